@@ -1,0 +1,79 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set with -ldflags "-X main.version=...".
+var version = "dev"
+
+// globals are the persistent flags every command sees.
+type globals struct {
+	repoRoot string
+	lane     string
+	json     bool
+}
+
+// usageError marks flag/argument errors (exit 2).
+type usageError struct{ error }
+
+func isUsageError(err error) bool {
+	var u usageError
+	return errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag needs an argument") ||
+		strings.HasPrefix(err.Error(), "invalid argument")
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "wave-orchestrator",
+		Short:         "Run fleets of AI coding agents in waves, each in its own tmux session",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.repoRoot, "repo-root", "", "repository root (default: $WAVE_REPO_ROOT or the current directory)")
+	root.PersistentFlags().StringVar(&g.lane, "lane", "", "lane name (default: config defaultLane, main)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		newVersionCmd(),
+	)
+	return root
+}
+
+// root resolves --repo-root / WAVE_REPO_ROOT / cwd to an absolute path.
+func (g *globals) root() (string, error) {
+	r := g.repoRoot
+	if r == "" {
+		r = os.Getenv("WAVE_REPO_ROOT")
+	}
+	if r == "" {
+		var err error
+		if r, err = os.Getwd(); err != nil {
+			return "", err
+		}
+	}
+	abs, err := filepath.Abs(r)
+	if err != nil {
+		return "", fmt.Errorf("repo root %q: %w", r, err)
+	}
+	return abs, nil
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			fmt.Fprintln(c.OutOrStdout(), "wave-orchestrator", version)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,187 @@
+// Package config loads wave.config.yaml (or a reference wave.config.json),
+// WAVE_* environment variables and flags into a typed Config, and resolves
+// the per-lane view with lane overrides merged over the top level.
+package config
+
+import "github.com/wave-orchestrator/wave-orchestrator/wave"
+
+// Config is the whole configuration file. Key names are the reference's
+// camelCase names so a reference wave.config.json reads unchanged.
+type Config struct {
+	Version        int                   `json:"version" yaml:"version"`
+	ProjectName    string                `json:"projectName" yaml:"projectName"`
+	RepoMode       string                `json:"repoMode" yaml:"repoMode"` // single-repo|multi-lane
+	DefaultLane    string                `json:"defaultLane" yaml:"defaultLane"`
+	Paths          Paths                 `json:"paths" yaml:"paths"`
+	Roles          Roles                 `json:"roles" yaml:"roles"`
+	Executors      Executors             `json:"executors" yaml:"executors"`
+	SharedPlanDocs []string              `json:"sharedPlanDocs" yaml:"sharedPlanDocs"`
+	Validation     Validation            `json:"validation" yaml:"validation"`
+	Runtime        Runtime               `json:"runtime" yaml:"runtime"`
+	GitHub         GitHub                `json:"github" yaml:"github"`
+	Backlog        Backlog               `json:"backlog" yaml:"backlog"`
+	Lanes          map[string]LaneConfig `json:"lanes" yaml:"lanes"`
+
+	// File is the path the config was read from ("" when defaults only).
+	File string `json:"-" yaml:"-"`
+}
+
+// Paths are repo-relative directories and files.
+type Paths struct {
+	DocsDir                        string `json:"docsDir" yaml:"docsDir"`
+	PlansDir                       string `json:"plansDir,omitempty" yaml:"plansDir,omitempty"`
+	WavesDir                       string `json:"wavesDir,omitempty" yaml:"wavesDir,omitempty"`
+	StateRoot                      string `json:"stateRoot" yaml:"stateRoot"` // ours: .wave
+	ComponentCutoverMatrixDocPath  string `json:"componentCutoverMatrixDocPath,omitempty" yaml:"componentCutoverMatrixDocPath,omitempty"`
+	ComponentCutoverMatrixJSONPath string `json:"componentCutoverMatrixJsonPath,omitempty" yaml:"componentCutoverMatrixJsonPath,omitempty"`
+}
+
+// Roles binds closure role ids and role prompt paths.
+type Roles struct {
+	RolePromptDir               string `json:"rolePromptDir" yaml:"rolePromptDir"`
+	ContQaAgentID               string `json:"contQaAgentId" yaml:"contQaAgentId"`
+	ContEvalAgentID             string `json:"contEvalAgentId" yaml:"contEvalAgentId"`
+	IntegrationAgentID          string `json:"integrationAgentId" yaml:"integrationAgentId"`
+	DocumentationAgentID        string `json:"documentationAgentId" yaml:"documentationAgentId"`
+	ContQaRolePromptPath        string `json:"contQaRolePromptPath" yaml:"contQaRolePromptPath"`
+	ContEvalRolePromptPath      string `json:"contEvalRolePromptPath" yaml:"contEvalRolePromptPath"`
+	IntegrationRolePromptPath   string `json:"integrationRolePromptPath" yaml:"integrationRolePromptPath"`
+	DocumentationRolePromptPath string `json:"documentationRolePromptPath" yaml:"documentationRolePromptPath"`
+	SecurityRolePromptPath      string `json:"securityRolePromptPath" yaml:"securityRolePromptPath"`
+	DesignRolePromptPath        string `json:"designRolePromptPath" yaml:"designRolePromptPath"`
+}
+
+// Executors is the executors section: default id, per-vendor defaults and
+// named profiles. Vendor sections reuse the wave file's executor types so
+// lane ← profile ← agent merging works on one shape.
+type Executors struct {
+	Default  string                 `json:"default" yaml:"default"`
+	Profiles map[string]Profile     `json:"profiles" yaml:"profiles"`
+	Codex    wave.CodexConfig       `json:"codex" yaml:"codex"`
+	Claude   ClaudeDefaults         `json:"claude" yaml:"claude"`
+	Opencode wave.OpencodeConfig    `json:"opencode" yaml:"opencode"`
+	Shell    wave.ShellConfig       `json:"shell" yaml:"shell"`
+	Env      EnvPolicy              `json:"env" yaml:"env"`
+	Extra    map[string]interface{} `json:"-" yaml:"-"`
+}
+
+// ClaudeDefaults are lane-level claude settings (the agent-level keys plus
+// the system prompt mode).
+type ClaudeDefaults struct {
+	wave.ClaudeConfig      `yaml:",inline"`
+	AppendSystemPromptMode string `json:"appendSystemPromptMode,omitempty" yaml:"appendSystemPromptMode,omitempty"` // append|replace
+}
+
+// Profile is executors.profiles.<name>.
+type Profile struct {
+	ID        string               `json:"id,omitempty" yaml:"id,omitempty"`
+	Model     string               `json:"model,omitempty" yaml:"model,omitempty"`
+	Fallbacks []string             `json:"fallbacks,omitempty" yaml:"fallbacks,omitempty"`
+	Tags      []string             `json:"tags,omitempty" yaml:"tags,omitempty"`
+	Budget    *wave.Budget         `json:"budget,omitempty" yaml:"budget,omitempty"`
+	Codex     *wave.CodexConfig    `json:"codex,omitempty" yaml:"codex,omitempty"`
+	Claude    *wave.ClaudeConfig   `json:"claude,omitempty" yaml:"claude,omitempty"`
+	Opencode  *wave.OpencodeConfig `json:"opencode,omitempty" yaml:"opencode,omitempty"`
+}
+
+// EnvPolicy controls the agent environment.
+type EnvPolicy struct {
+	// Scrub lists variables removed from every agent's environment.
+	// Default: ANTHROPIC_BASE_URL, ANTHROPIC_CUSTOM_HEADERS.
+	Scrub []string `json:"scrub,omitempty" yaml:"scrub,omitempty"`
+}
+
+// Validation holds thresholds: a rule applies to waves >= its value; nil
+// disables it.
+type Validation struct {
+	RequireDocumentationStewardFromWave *int        `json:"requireDocumentationStewardFromWave" yaml:"requireDocumentationStewardFromWave"`
+	RequireContext7DeclarationsFromWave *int        `json:"requireContext7DeclarationsFromWave" yaml:"requireContext7DeclarationsFromWave"`
+	RequireExitContractsFromWave        *int        `json:"requireExitContractsFromWave" yaml:"requireExitContractsFromWave"`
+	RequireIntegrationStewardFromWave   *int        `json:"requireIntegrationStewardFromWave" yaml:"requireIntegrationStewardFromWave"`
+	RequireComponentPromotionsFromWave  *int        `json:"requireComponentPromotionsFromWave" yaml:"requireComponentPromotionsFromWave"`
+	RequireAgentComponentsFromWave      *int        `json:"requireAgentComponentsFromWave" yaml:"requireAgentComponentsFromWave"`
+	RequiredPromptReferences            []string    `json:"requiredPromptReferences" yaml:"requiredPromptReferences"`
+	GateModeThresholds                  Modes       `json:"gateModeThresholds" yaml:"gateModeThresholds"`
+	ClosureModeThresholds               Modes       `json:"closureModeThresholds" yaml:"closureModeThresholds"`
+	AutoClosure                         AutoClosure `json:"autoClosure" yaml:"autoClosure"`
+}
+
+// Modes maps a wave number to bootstrap/standard/strict.
+type Modes struct {
+	Bootstrap int `json:"bootstrap" yaml:"bootstrap"`
+	Standard  int `json:"standard" yaml:"standard"`
+	Strict    int `json:"strict" yaml:"strict"`
+}
+
+// AutoClosure lets closure stages pass without an agent.
+type AutoClosure struct {
+	AllowInferredIntegration   bool `json:"allowInferredIntegration" yaml:"allowInferredIntegration"`
+	AllowAutoDocNoChange       bool `json:"allowAutoDocNoChange" yaml:"allowAutoDocNoChange"`
+	AllowSkipContQaInBootstrap bool `json:"allowSkipContQaInBootstrap" yaml:"allowSkipContQaInBootstrap"`
+}
+
+// Runtime tunes the runner and liveness.
+type Runtime struct {
+	HeartbeatIntervalMs int `json:"heartbeatIntervalMs" yaml:"heartbeatIntervalMs"` // default 2000
+	TerminateGraceMs    int `json:"terminateGraceMs" yaml:"terminateGraceMs"`       // default 5000
+	TimeoutMinutes      int `json:"timeoutMinutes" yaml:"timeoutMinutes"`           // default 240
+	HistoryLimit        int `json:"historyLimit" yaml:"historyLimit"`               // tmux history-limit, default 50000
+	RateLimitRetries    int `json:"rateLimitRetries" yaml:"rateLimitRetries"`       // default 2
+	RateLimitBaseDelayS int `json:"rateLimitBaseDelaySeconds" yaml:"rateLimitBaseDelaySeconds"`
+	RateLimitMaxDelayS  int `json:"rateLimitMaxDelaySeconds" yaml:"rateLimitMaxDelaySeconds"`
+}
+
+// GitHub configures backlog mode's API access.
+type GitHub struct {
+	Owner      string `json:"owner" yaml:"owner"`
+	Repo       string `json:"repo" yaml:"repo"`
+	BaseBranch string `json:"baseBranch" yaml:"baseBranch"`
+	APIURL     string `json:"apiUrl" yaml:"apiUrl"`
+	TokenEnv   string `json:"tokenEnv" yaml:"tokenEnv"`
+}
+
+// Backlog configures backlog mode.
+type Backlog struct {
+	Width      int    `json:"width" yaml:"width"`
+	ClaimLabel string `json:"claimLabel" yaml:"claimLabel"`
+}
+
+// RuntimePolicy is lanes.<lane>.runtimePolicy.
+type RuntimePolicy struct {
+	RuntimeMixTargets     map[string]int    `json:"runtimeMixTargets,omitempty" yaml:"runtimeMixTargets,omitempty"`
+	DefaultExecutorByRole map[string]string `json:"defaultExecutorByRole,omitempty" yaml:"defaultExecutorByRole,omitempty"`
+	FallbackExecutorOrder []string          `json:"fallbackExecutorOrder,omitempty" yaml:"fallbackExecutorOrder,omitempty"`
+}
+
+// LaneConfig is lanes.<lane>: overrides merged over the top level.
+type LaneConfig struct {
+	Paths          *Paths        `json:"paths,omitempty" yaml:"paths,omitempty"`
+	DocsDir        string        `json:"docsDir,omitempty" yaml:"docsDir,omitempty"`
+	PlansDir       string        `json:"plansDir,omitempty" yaml:"plansDir,omitempty"`
+	WavesDir       string        `json:"wavesDir,omitempty" yaml:"wavesDir,omitempty"`
+	Roles          *Roles        `json:"roles,omitempty" yaml:"roles,omitempty"`
+	Validation     *Validation   `json:"validation,omitempty" yaml:"validation,omitempty"`
+	Executors      *Executors    `json:"executors,omitempty" yaml:"executors,omitempty"`
+	RuntimePolicy  RuntimePolicy `json:"runtimePolicy,omitempty" yaml:"runtimePolicy,omitempty"`
+	SharedPlanDocs []string      `json:"sharedPlanDocs,omitempty" yaml:"sharedPlanDocs,omitempty"`
+}
+
+// Lane is the resolved view of one lane: top level with the lane's
+// overrides merged in. Everything downstream reads this, never Config.
+type Lane struct {
+	Name           string
+	Project        string
+	RepoRoot       string // absolute
+	DocsDir        string // repo-relative
+	PlansDir       string
+	WavesDir       string
+	StateRoot      string // repo-relative, default .wave
+	Roles          Roles
+	Executors      Executors
+	RuntimePolicy  RuntimePolicy
+	Validation     Validation
+	SharedPlanDocs []string
+	Runtime        Runtime
+	MatrixDocPath  string
+	MatrixJSONPath string
+}

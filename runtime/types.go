@@ -1,0 +1,112 @@
+// Package runtime starts, observes and terminates agent runs. A run is one
+// tmux session whose pane runs `wave-orchestrator agent-run --payload
+// <run>/launch.json`; the runner owns the agent's process group and writes
+// the run's runtime record and status file, which are the truth about
+// liveness. Only this package signals processes.
+package runtime
+
+import "time"
+
+// SchemaVersion of runtime.json, status.json and launch.json.
+const SchemaVersion = 1
+
+// Dispositions of a runtime record.
+const (
+	Launching  = "launching"
+	Running    = "running"
+	Completed  = "completed"
+	Failed     = "failed"
+	Terminated = "terminated"
+)
+
+// Payload is launch.json: everything the runner needs to start one agent.
+// It is also the dry-run preview, so secret env values are redacted when
+// written (see Redacted); real values travel in the tmux session env.
+type Payload struct {
+	SchemaVersion  int    `json:"schemaVersion"`
+	RunID          string `json:"runId"` // e.g. w0-A1-a1
+	Lane           string `json:"lane"`
+	WaveNumber     int    `json:"waveNumber"`
+	Attempt        int    `json:"attempt"`
+	AgentID        string `json:"agentId"`
+	ExecutorID     string `json:"executorId"`
+	OrchestratorID string `json:"orchestratorId"`
+	PromptHash     string `json:"promptHash"`
+
+	// Argv is the agent command; never passed through a shell by us.
+	Argv []string `json:"argv"`
+	// Env is added to the agent environment (after Scrub).
+	Env map[string]string `json:"env"`
+	// Scrub lists variables removed from the agent environment.
+	Scrub []string `json:"scrub"`
+	// Stdin, when set, is a file fed to the agent's stdin (codex reads its
+	// prompt there); otherwise stdin is the pty.
+	Stdin string `json:"stdin,omitempty"`
+	Cwd   string `json:"cwd"`
+
+	RunDir      string `json:"runDir"`
+	PromptPath  string `json:"promptPath"`
+	LogPath     string `json:"logPath"`
+	StatusPath  string `json:"statusPath"`
+	RuntimePath string `json:"runtimePath"`
+
+	SocketName  string `json:"socketName"`
+	SessionName string `json:"sessionName"`
+
+	HeartbeatIntervalMs int       `json:"heartbeatIntervalMs"`
+	RateLimit           RateLimit `json:"rateLimit"`
+	// DeadlineAt is when the launcher will terminate the run.
+	DeadlineAt *time.Time `json:"deadlineAt,omitempty"`
+}
+
+// RateLimit is the runner's retry policy for rate-limited agents: when the
+// output of one start matches a rate-limit pattern and the agent exited
+// non-zero, wait min(Base·2^(k-1), Max)+jitter and start it again, up to
+// Retries more times. Retries 0 disables.
+type RateLimit struct {
+	Retries     int `json:"retries"`
+	BaseDelayMs int `json:"baseDelayMs"`
+	MaxDelayMs  int `json:"maxDelayMs"`
+}
+
+// Record is runtime.json. Written only by the runner (and by the launcher
+// before the runner starts, as `launching`), always atomically.
+type Record struct {
+	SchemaVersion       int        `json:"schemaVersion"`
+	RunID               string     `json:"runId"`
+	Lane                string     `json:"lane"`
+	WaveNumber          int        `json:"waveNumber"`
+	Attempt             int        `json:"attempt"`
+	AgentID             string     `json:"agentId"`
+	ExecutorID          string     `json:"executorId"`
+	SessionBackend      string     `json:"sessionBackend"` // "tmux"
+	SocketName          string     `json:"socketName"`
+	SessionName         string     `json:"sessionName"`
+	RunnerPid           int        `json:"runnerPid"`
+	RunnerStartTime     uint64     `json:"runnerStartTime"` // /proc/<pid>/stat field 22
+	ExecutorPid         int        `json:"executorPid"`
+	Pgid                int        `json:"pgid"`
+	StartedAt           time.Time  `json:"startedAt"`
+	LastHeartbeatAt     time.Time  `json:"lastHeartbeatAt"`
+	HeartbeatIntervalMs int        `json:"heartbeatIntervalMs"`
+	TerminalDisposition string     `json:"terminalDisposition"`
+	ExitCode            *int       `json:"exitCode"`
+	Signal              string     `json:"signal,omitempty"` // e.g. SIGKILL
+	ExitReason          string     `json:"exitReason,omitempty"`
+	FinishedAt          *time.Time `json:"finishedAt,omitempty"`
+	LogPath             string     `json:"logPath"`
+	StatusPath          string     `json:"statusPath"`
+	PromptHash          string     `json:"promptHash"`
+}
+
+// Status is status.json, written by the runner when the agent exits and
+// before the terminal record. Code is the real exit code (128+n for
+// signal n).
+type Status struct {
+	Code           int       `json:"code"`
+	Signal         string    `json:"signal,omitempty"`
+	PromptHash     string    `json:"promptHash"`
+	OrchestratorID string    `json:"orchestratorId"`
+	Attempt        int       `json:"attempt"`
+	CompletedAt    time.Time `json:"completedAt"`
+}

@@ -1,0 +1,172 @@
+// Package wave parses and validates wave files (docs/plans/waves/wave-<n>.md)
+// in the reference's markdown format and builds the launch manifest. It is
+// pure: it reads only the files it is handed (wave files and role prompts).
+package wave
+
+// Wave is one parsed wave file. JSON names follow the reference's
+// waves.manifest.json so tools written for it keep working.
+type Wave struct {
+	Number              int                  `json:"wave"`
+	File                string               `json:"file"` // repo-relative
+	CommitMessage       *string              `json:"commitMessage"`
+	DeployEnvironments  []DeployEnvironment  `json:"deployEnvironments"`
+	EvalTargets         []EvalTarget         `json:"evalTargets"`
+	Context7Defaults    *Context7            `json:"context7Defaults"`
+	ComponentPromotions []ComponentPromotion `json:"componentPromotions"`
+	Agents              []Agent              `json:"agents"`
+	ContQaReportPath    *string              `json:"contQaReportPath"`
+	ContEvalReportPath  *string              `json:"contEvalReportPath"`
+}
+
+// Agent is one `## Agent <ID>: <title>` section.
+type Agent struct {
+	ID               string             `json:"agentId"`
+	Title            string             `json:"title"`
+	Slug             string             `json:"slug"`
+	Prompt           string             `json:"prompt"`        // standing prompts + local prompt
+	LocalPrompt      string             `json:"promptOverlay"` // the `### Prompt` fence body
+	RolePromptPaths  []string           `json:"rolePromptPaths"`
+	Context7         *Context7          `json:"context7Config"`
+	ExitContract     *ExitContract      `json:"exitContract"`
+	Executor         *ExecutorConfig    `json:"executorConfig"`
+	Components       []string           `json:"components"`
+	ComponentTargets map[string]*string `json:"componentTargets"`
+	Capabilities     []string           `json:"capabilities"`
+	Skills           []string           `json:"skills"`
+	Deliverables     []string           `json:"deliverables"`
+	ProofArtifacts   []ProofArtifact    `json:"proofArtifacts"`
+	OwnedPaths       []string           `json:"ownedPaths"`
+
+	// Line is the 1-based line of the agent header in its file.
+	Line int `json:"-"`
+}
+
+// ExitContract is the `### Exit contract` section. Values are the
+// reference's ordered enums.
+type ExitContract struct {
+	Completion string `json:"completion"` // contract|integrated|authoritative|live
+	Durability string `json:"durability"` // none|ephemeral|durable
+	Proof      string `json:"proof"`      // unit|integration|live
+	DocImpact  string `json:"docImpact"`  // none|owned|shared-plan
+}
+
+// ProofArtifact is one `### Proof artifacts` bullet.
+type ProofArtifact struct {
+	Path        string   `json:"path"`
+	Kind        *string  `json:"kind"`
+	RequiredFor []string `json:"requiredFor"`
+}
+
+// ComponentPromotion is one `## Component promotions` bullet.
+type ComponentPromotion struct {
+	ComponentID string `json:"componentId"`
+	TargetLevel string `json:"targetLevel"`
+}
+
+// DeployEnvironment is one `## Deploy environments` bullet.
+type DeployEnvironment struct {
+	ID        string  `json:"id"`
+	Kind      string  `json:"kind"`
+	IsDefault bool    `json:"isDefault"`
+	Notes     *string `json:"notes"`
+}
+
+// EvalTarget is one `## Eval targets` bullet.
+type EvalTarget struct {
+	ID              string   `json:"id"`
+	Selection       string   `json:"selection"`
+	BenchmarkFamily *string  `json:"benchmarkFamily"`
+	Benchmarks      []string `json:"benchmarks"`
+	Objective       string   `json:"objective"`
+	Threshold       string   `json:"threshold"`
+}
+
+// Context7 is a `### Context7` section or `## Context7 defaults`.
+type Context7 struct {
+	Bundle *string `json:"bundle"`
+	Query  *string `json:"query"`
+}
+
+// ExecutorConfig is the `### Executor` section: every key of
+// reference-spec §2.4 plus our own `local.*` and `shell.*` knobs. Unset
+// fields are nil so precedence (agent → profile → lane) can tell "not set"
+// from a zero value.
+type ExecutorConfig struct {
+	ID                   *string         `json:"id"`
+	Profile              *string         `json:"profile"`
+	Model                *string         `json:"model"`
+	Fallbacks            []string        `json:"fallbacks"`
+	Tags                 []string        `json:"tags"`
+	Budget               *Budget         `json:"budget"`
+	RetryPolicy          *string         `json:"retryPolicy"` // sticky|fallback-allowed
+	AllowFallbackOnRetry *bool           `json:"allowFallbackOnRetry"`
+	Codex                *CodexConfig    `json:"codex"`
+	Claude               *ClaudeConfig   `json:"claude"`
+	Opencode             *OpencodeConfig `json:"opencode"`
+	Local                *LocalConfig    `json:"local,omitempty"`
+	Shell                *ShellConfig    `json:"shell,omitempty"`
+}
+
+// Budget is budget.turns / budget.minutes.
+type Budget struct {
+	Turns   *int `json:"turns"`
+	Minutes *int `json:"minutes"`
+}
+
+// CodexConfig holds codex.* keys.
+type CodexConfig struct {
+	Command     *string  `json:"command,omitempty"`
+	Sandbox     *string  `json:"sandbox,omitempty"`
+	ProfileName *string  `json:"profileName,omitempty"`
+	Config      []string `json:"config,omitempty"`
+	Search      *bool    `json:"search,omitempty"`
+	Images      []string `json:"images,omitempty"`
+	AddDirs     []string `json:"addDirs,omitempty"`
+	JSON        *bool    `json:"json,omitempty"`
+	Ephemeral   *bool    `json:"ephemeral,omitempty"`
+}
+
+// ClaudeConfig holds claude.* keys.
+type ClaudeConfig struct {
+	Command              *string        `json:"command,omitempty"`
+	Agent                *string        `json:"agent,omitempty"`
+	PermissionMode       *string        `json:"permissionMode,omitempty"`
+	PermissionPromptTool *string        `json:"permissionPromptTool,omitempty"`
+	Effort               *string        `json:"effort,omitempty"`
+	MaxTurns             *int           `json:"maxTurns,omitempty"`
+	McpConfig            []string       `json:"mcpConfig,omitempty"`
+	Settings             *string        `json:"settings,omitempty"`
+	SettingsJSON         map[string]any `json:"settingsJson,omitempty"`
+	HooksJSON            map[string]any `json:"hooksJson,omitempty"`
+	AllowedHTTPHookURLs  []string       `json:"allowedHttpHookUrls,omitempty"`
+	OutputFormat         *string        `json:"outputFormat,omitempty"`
+	AllowedTools         []string       `json:"allowedTools,omitempty"`
+	DisallowedTools      []string       `json:"disallowedTools,omitempty"`
+}
+
+// OpencodeConfig holds opencode.* keys.
+type OpencodeConfig struct {
+	Command      *string        `json:"command,omitempty"`
+	Agent        *string        `json:"agent,omitempty"`
+	Attach       *string        `json:"attach,omitempty"`
+	Files        []string       `json:"files,omitempty"`
+	Format       *string        `json:"format,omitempty"`
+	Steps        *int           `json:"steps,omitempty"`
+	Instructions []string       `json:"instructions,omitempty"`
+	Permission   any            `json:"permission,omitempty"`
+	ConfigJSON   map[string]any `json:"configJson,omitempty"`
+}
+
+// LocalConfig holds local.* knobs of the built-in simulated agent.
+type LocalConfig struct {
+	Delay        *string `json:"delay,omitempty"`        // Go duration, e.g. "2s"
+	ExitCode     *int    `json:"exitCode,omitempty"`     // exit with this code
+	FailAttempts *int    `json:"failAttempts,omitempty"` // fail the first N attempts
+	Verdict      *string `json:"verdict,omitempty"`      // cont-QA verdict, e.g. FAIL
+	Security     *string `json:"security,omitempty"`     // clear|concerns|blocked
+}
+
+// ShellConfig holds shell.* keys.
+type ShellConfig struct {
+	Command *string `json:"command,omitempty"` // template with {prompt_file} etc.
+}
