@@ -70,6 +70,7 @@ type Executors struct {
 type ClaudeDefaults struct {
 	wave.ClaudeConfig      `yaml:",inline"`
 	AppendSystemPromptMode string `json:"appendSystemPromptMode,omitempty" yaml:"appendSystemPromptMode,omitempty"` // append|replace
+	StrictMcpConfig        bool   `json:"strictMcpConfig,omitempty" yaml:"strictMcpConfig,omitempty"`
 }
 
 // Profile is executors.profiles.<name>.

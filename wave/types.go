@@ -129,6 +129,7 @@ type CodexConfig struct {
 // ClaudeConfig holds claude.* keys.
 type ClaudeConfig struct {
 	Command              *string        `json:"command,omitempty"`
+	Model                *string        `json:"model,omitempty"` // lane/profile default; agents use `model`
 	Agent                *string        `json:"agent,omitempty"`
 	PermissionMode       *string        `json:"permissionMode,omitempty"`
 	PermissionPromptTool *string        `json:"permissionPromptTool,omitempty"`
@@ -147,6 +148,7 @@ type ClaudeConfig struct {
 // OpencodeConfig holds opencode.* keys.
 type OpencodeConfig struct {
 	Command      *string        `json:"command,omitempty"`
+	Model        *string        `json:"model,omitempty"` // lane/profile default; agents use `model`
 	Agent        *string        `json:"agent,omitempty"`
 	Attach       *string        `json:"attach,omitempty"`
 	Files        []string       `json:"files,omitempty"`
