@@ -1,0 +1,84 @@
+package state
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+)
+
+// Observer reports the facts of one run directory (runtime record, status
+// file, liveness, last marker). The runtime package provides the real one;
+// state stays free of process and tmux access.
+type Observer func(runDir string) RunFacts
+
+// BlockerSource returns the open blocking coordination records of a wave.
+type BlockerSource func(wave int) []Blocker
+
+// Load gathers a lane's events and run facts and reduces them. Unreadable
+// inputs become Problems; Load fails only if the state dir cannot be read.
+func Load(l lanes.Layout, observe Observer, blockers BlockerSource, now time.Time) (Lane, error) {
+	out := Lane{SchemaVersion: SchemaVersion, Lane: l.Lane, Socket: l.Socket(), GeneratedAt: now.UTC(),
+		Problems: []string{}, Waves: []Wave{}, LastEvents: []EventRef{}}
+	if _, err := os.Stat(l.StateDir); err != nil && !os.IsNotExist(err) {
+		return out, fmt.Errorf("lane %s state %s: %w", l.Lane, l.StateDir, err)
+	}
+	evs, bad, err := ReadEvents(l.EventsPath())
+	if err != nil {
+		return out, fmt.Errorf("lane %s: %w", l.Lane, err)
+	}
+	for _, b := range bad {
+		out.Problems = append(out.Problems, "unreadable event line "+b)
+	}
+	if info, err := lanes.ReadLockInfo(l.LockPath()); err == nil {
+		out.Launcher = &Launcher{Pid: info.Pid, StartedAt: info.StartedAt, Alive: lanes.Held(l.LockPath())}
+	}
+	runs := map[string]RunFacts{}
+	var runDirs []string
+	for _, ev := range evs {
+		if ev.EntityType != EntityAgentRun || ev.Action != "started" {
+			continue
+		}
+		if d, _ := ev.Data["runDir"].(string); d != "" && !slices.Contains(runDirs, d) {
+			runDirs = append(runDirs, d)
+		}
+	}
+	if observe != nil {
+		for _, d := range runDirs {
+			f := observe(d)
+			if f.Err != "" {
+				out.Problems = append(out.Problems, f.Err)
+			}
+			runs[d] = f
+		}
+	}
+	bl := map[int][]Blocker{}
+	out.Waves = Reduce(evs, runs, bl, now)
+	if blockers != nil {
+		for i := range out.Waves {
+			if b := blockers(out.Waves[i].Wave); len(b) > 0 {
+				out.Waves[i].Blockers = b
+			}
+		}
+	}
+	for _, w := range out.Waves {
+		out.LastEvents = append(out.LastEvents, w.LastEvents...)
+	}
+	slices.SortStableFunc(out.LastEvents, func(a, b EventRef) int { return a.At.Compare(b.At) })
+	if n := len(out.LastEvents); n > lastEventsKept {
+		out.LastEvents = out.LastEvents[n-lastEventsKept:]
+	}
+	return out, nil
+}
+
+// FindWave returns the wave n of a lane state, or nil.
+func (l *Lane) FindWave(n int) *Wave {
+	for i := range l.Waves {
+		if l.Waves[i].Wave == n {
+			return &l.Waves[i]
+		}
+	}
+	return nil
+}

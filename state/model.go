@@ -1,0 +1,128 @@
+package state
+
+import "time"
+
+// SchemaVersion of the lane state (`status --json`) and waves/<N>/state.json.
+const SchemaVersion = 1
+
+// Agent states.
+const (
+	AgentPending    = "pending"
+	AgentLaunching  = "launching"
+	AgentRunning    = "running"
+	AgentCompleted  = "completed"
+	AgentFailed     = "failed"
+	AgentTimedOut   = "timed-out"
+	AgentLost       = "lost"
+	AgentTerminated = "terminated"
+	AgentReused     = "reused"
+)
+
+// Wave statuses.
+const (
+	WavePending   = "pending"
+	WaveRunning   = "running"
+	WaveCompleted = "completed"
+	WaveFailed    = "failed"
+	WaveBlocked   = "blocked"
+	WaveStopped   = "stopped"
+)
+
+// Stage states.
+const (
+	StagePending = "pending"
+	StageRunning = "running"
+	StagePassed  = "passed"
+	StageFailed  = "failed"
+	StageSkipped = "skipped"
+)
+
+// Lane is what `status --json` prints and the dashboard draws.
+type Lane struct {
+	SchemaVersion int        `json:"schemaVersion"`
+	Lane          string     `json:"lane"`
+	Socket        string     `json:"socket"`
+	Launcher      *Launcher  `json:"launcher"`
+	Waves         []Wave     `json:"waves"`
+	Problems      []string   `json:"problems"` // unreadable files, reported not fatal
+	GeneratedAt   time.Time  `json:"generatedAt"`
+	LastEvents    []EventRef `json:"lastEvents"`
+}
+
+// Launcher is the lane lock holder, if any.
+type Launcher struct {
+	Pid       int       `json:"pid"`
+	Alive     bool      `json:"alive"`
+	StartedAt time.Time `json:"startedAt"`
+}
+
+// Wave is the reduced state of one wave.
+type Wave struct {
+	Wave        int        `json:"wave"`
+	File        string     `json:"file"`
+	Status      string     `json:"status"`
+	Phase       string     `json:"phase"`
+	Attempt     int        `json:"attempt"`
+	MaxAttempts int        `json:"maxAttempts"`
+	StartedAt   *time.Time `json:"startedAt"`
+	FinishedAt  *time.Time `json:"finishedAt"`
+	UpdatedAt   *time.Time `json:"updatedAt"`
+	Closure     []Stage    `json:"closure"`
+	Agents      []Agent    `json:"agents"`
+	Failures    []Failure  `json:"failures"`
+	Blockers    []Blocker  `json:"blockers"`
+	LastEvents  []EventRef `json:"lastEvents"`
+}
+
+// Stage is one closure stage.
+type Stage struct {
+	Phase  string   `json:"phase"`
+	State  string   `json:"state"`
+	Agents []string `json:"agents"`
+	Detail string   `json:"detail"`
+}
+
+// Agent is the reduced state of one agent of a wave.
+type Agent struct {
+	ID             string     `json:"id"`
+	Title          string     `json:"title"`
+	Role           string     `json:"role"`
+	Executor       string     `json:"executor"`
+	State          string     `json:"state"`
+	Attempt        int        `json:"attempt"`
+	StartedAt      *time.Time `json:"startedAt"`
+	FinishedAt     *time.Time `json:"finishedAt"`
+	ExitCode       *int       `json:"exitCode"`
+	Signal         string     `json:"signal"`
+	HeartbeatAgeMs *int64     `json:"heartbeatAgeMs"`
+	SessionName    string     `json:"sessionName"`
+	RunDir         string     `json:"runDir"`
+	LogPath        string     `json:"logPath"`
+	LastMarker     string     `json:"lastMarker"`
+	StatusCode     string     `json:"statusCode"`
+	Detail         string     `json:"detail"`
+}
+
+// Failure is a gate or run failure users act on.
+type Failure struct {
+	AgentID    string `json:"agentId"`
+	Gate       string `json:"gate"`
+	StatusCode string `json:"statusCode"`
+	Detail     string `json:"detail"`
+	LogPath    string `json:"logPath"`
+}
+
+// Blocker is an open blocking coordination record.
+type Blocker struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	AgentID string `json:"agentId"`
+	Summary string `json:"summary"`
+}
+
+// EventRef is a short event line for views.
+type EventRef struct {
+	At      time.Time `json:"at"`
+	Wave    int       `json:"wave"`
+	Message string    `json:"message"`
+}

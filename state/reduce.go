@@ -1,0 +1,264 @@
+package state
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+)
+
+// RunFacts is what the reducer needs to know about one run directory,
+// gathered by Load from runtime.json/status.json/agent.log and liveness.
+type RunFacts struct {
+	RunDir          string
+	Disposition     string // runtime record terminalDisposition, "" if unreadable
+	ExitCode        *int
+	Signal          string
+	StartedAt       *time.Time
+	FinishedAt      *time.Time
+	LastHeartbeatAt *time.Time
+	// Lost is set when liveness found the runner dead without a terminal record.
+	Lost       bool
+	LastMarker string
+	Err        string // unreadable record, reported
+}
+
+// AgentInfo describes an agent in a wave_run started event.
+type AgentInfo struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Role     string `json:"role"`
+	Executor string `json:"executor"`
+}
+
+// WaveStarted is the data of a wave_run started event.
+type WaveStarted struct {
+	File        string      `json:"file"`
+	MaxAttempts int         `json:"maxAttempts"`
+	Agents      []AgentInfo `json:"agents"`
+	Closure     []Stage     `json:"closure"`
+}
+
+// AgentRunData is the data of agent_run events.
+type AgentRunData struct {
+	AgentID     string `json:"agentId"`
+	SessionName string `json:"sessionName,omitempty"`
+	Executor    string `json:"executorId,omitempty"`
+	RunDir      string `json:"runDir,omitempty"`
+	LogPath     string `json:"logPath,omitempty"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	Signal      string `json:"signal,omitempty"`
+	StatusCode  string `json:"statusCode,omitempty"`
+	Detail      string `json:"detail,omitempty"`
+}
+
+// Data converts a typed payload into an event's data map.
+func Data(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+func decode(m map[string]any, v any) {
+	b, _ := json.Marshal(m)
+	_ = json.Unmarshal(b, v)
+}
+
+// Reduce is the one reducer: events (in append order) plus run facts and
+// open blockers give the state of every wave seen. Pure.
+func Reduce(events []Event, runs map[string]RunFacts, blockers map[int][]Blocker, now time.Time) []Wave {
+	byWave := map[int]*Wave{}
+	var order []int
+	for _, ev := range events {
+		w := byWave[ev.Wave]
+		if w == nil {
+			w = &Wave{Wave: ev.Wave, Status: WavePending}
+			byWave[ev.Wave] = w
+			order = append(order, ev.Wave)
+		}
+		apply(w, ev)
+	}
+	sort.Ints(order)
+	out := make([]Wave, 0, len(order))
+	for _, n := range order {
+		w := byWave[n]
+		for i := range w.Agents {
+			overlay(&w.Agents[i], runs, now)
+		}
+		w.Blockers = blockers[n]
+		if w.Failures == nil {
+			w.Failures = []Failure{}
+		}
+		if w.Blockers == nil {
+			w.Blockers = []Blocker{}
+		}
+		out = append(out, *w)
+	}
+	return out
+}
+
+const lastEventsKept = 12
+
+func apply(w *Wave, ev Event) {
+	at := ev.RecordedAt
+	w.UpdatedAt = &at
+	switch ev.EntityType {
+	case EntityWaveRun:
+		applyWaveRun(w, ev)
+	case EntityAttempt:
+		if ev.Action == "running" {
+			w.Attempt = ev.Attempt
+			if p, _ := ev.Data["phase"].(string); p != "" {
+				w.Phase = p
+			}
+		}
+	case EntityAgentRun:
+		applyAgentRun(w, ev)
+	case EntityClosure:
+		phase, _ := ev.Data["phase"].(string)
+		detail, _ := ev.Data["detail"].(string)
+		for i := range w.Closure {
+			if w.Closure[i].Phase == phase {
+				w.Closure[i].State = ev.Action
+				w.Closure[i].Detail = detail
+			}
+		}
+		if ev.Action == StageRunning {
+			w.Phase = phase
+		}
+	case EntityGate:
+		var d struct {
+			Failures []Failure `json:"failures"`
+		}
+		decode(ev.Data, &d)
+		w.Failures = d.Failures
+	}
+	w.LastEvents = append(w.LastEvents, EventRef{At: at, Wave: ev.Wave, Message: Describe(ev)})
+	if len(w.LastEvents) > lastEventsKept {
+		w.LastEvents = w.LastEvents[len(w.LastEvents)-lastEventsKept:]
+	}
+}
+
+func applyWaveRun(w *Wave, ev Event) {
+	at := ev.RecordedAt
+	switch ev.Action {
+	case "started":
+		var d WaveStarted
+		decode(ev.Data, &d)
+		*w = Wave{Wave: w.Wave, File: d.File, Status: WaveRunning, Phase: "implementation",
+			MaxAttempts: d.MaxAttempts, StartedAt: &at, UpdatedAt: &at, LastEvents: w.LastEvents}
+		for _, a := range d.Agents {
+			w.Agents = append(w.Agents, Agent{ID: a.ID, Title: a.Title, Role: a.Role, Executor: a.Executor, State: AgentPending})
+		}
+		for _, s := range d.Closure {
+			s.State = StagePending
+			w.Closure = append(w.Closure, s)
+		}
+	case WaveCompleted, WaveFailed, WaveBlocked, WaveStopped:
+		w.Status = ev.Action
+		w.FinishedAt = &at
+		if ev.Action == WaveCompleted {
+			w.Phase = "completed"
+		}
+		var d struct {
+			Failures []Failure `json:"failures"`
+		}
+		decode(ev.Data, &d)
+		if d.Failures != nil {
+			w.Failures = d.Failures
+		}
+	}
+}
+
+func applyAgentRun(w *Wave, ev Event) {
+	var d AgentRunData
+	decode(ev.Data, &d)
+	i := slices.IndexFunc(w.Agents, func(a Agent) bool { return a.ID == d.AgentID })
+	if i < 0 {
+		w.Agents = append(w.Agents, Agent{ID: d.AgentID})
+		i = len(w.Agents) - 1
+	}
+	a := &w.Agents[i]
+	at := ev.RecordedAt
+	switch ev.Action {
+	case "started":
+		*a = Agent{ID: a.ID, Title: a.Title, Role: a.Role, Executor: a.Executor, State: AgentLaunching,
+			Attempt: ev.Attempt, StartedAt: &at, SessionName: d.SessionName, RunDir: d.RunDir, LogPath: d.LogPath}
+		if d.Executor != "" {
+			a.Executor = d.Executor
+		}
+	case AgentReused:
+		a.State = AgentReused
+		a.RunDir, a.LogPath, a.Detail = d.RunDir, d.LogPath, d.Detail
+		a.ExitCode = d.ExitCode
+	default: // terminal outcomes
+		a.State = ev.Action
+		a.FinishedAt = &at
+		a.ExitCode, a.Signal, a.StatusCode, a.Detail = d.ExitCode, d.Signal, d.StatusCode, d.Detail
+	}
+}
+
+// overlay brings live run facts into an agent the events still show as
+// in flight: the record is the truth even when the launcher is gone.
+func overlay(a *Agent, runs map[string]RunFacts, now time.Time) {
+	f, ok := runs[a.RunDir]
+	if !ok || a.RunDir == "" {
+		return
+	}
+	if f.LastMarker != "" {
+		a.LastMarker = f.LastMarker
+	}
+	if a.State != AgentLaunching && a.State != AgentRunning {
+		return
+	}
+	if f.Err != "" {
+		a.Detail = f.Err
+	}
+	switch f.Disposition {
+	case "running":
+		a.State = AgentRunning
+	case "completed", "failed", "terminated":
+		a.State = f.Disposition
+		a.ExitCode, a.Signal, a.FinishedAt = f.ExitCode, f.Signal, f.FinishedAt
+	}
+	if f.Lost && a.State == AgentRunning || f.Lost && a.State == AgentLaunching {
+		a.State = AgentLost
+		a.Detail = "runner died without a terminal record"
+	}
+	if a.State == AgentRunning && f.LastHeartbeatAt != nil {
+		age := now.Sub(*f.LastHeartbeatAt).Milliseconds()
+		a.HeartbeatAgeMs = &age
+	}
+}
+
+// Describe renders an event as one human line.
+func Describe(ev Event) string {
+	switch ev.EntityType {
+	case EntityAgentRun:
+		id, _ := ev.Data["agentId"].(string)
+		s := fmt.Sprintf("%s %s (attempt %d)", id, ev.Action, ev.Attempt)
+		if code, _ := ev.Data["statusCode"].(string); code != "" && ev.Action != AgentCompleted {
+			s += ": " + code
+		}
+		return s
+	case EntityClosure:
+		p, _ := ev.Data["phase"].(string)
+		return fmt.Sprintf("closure %s %s", p, ev.Action)
+	case EntityAttempt:
+		return fmt.Sprintf("attempt %d %s", ev.Attempt, ev.Action)
+	case EntityWaveRun:
+		return fmt.Sprintf("wave %d %s", ev.Wave, ev.Action)
+	case EntityGate:
+		p, _ := ev.Data["phase"].(string)
+		ok, _ := ev.Data["ok"].(bool)
+		if ok {
+			return fmt.Sprintf("gate %s passed", p)
+		}
+		return fmt.Sprintf("gate %s failed", p)
+	case EntityRetry:
+		return fmt.Sprintf("retry planned for attempt %d", ev.Attempt)
+	}
+	return ev.EntityType + " " + ev.Action
+}
