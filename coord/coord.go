@@ -1,0 +1,234 @@
+// Package coord owns a wave's coordination log (waves/<N>/coordination.jsonl):
+// the records agents and the launcher append (claims, evidence, requests,
+// decisions, blockers, handoffs), their defaults and validation, and the
+// materialised view that says which records block closure.
+package coord
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Record is one coordination record (reference §4.5 shape).
+type Record struct {
+	RecordVersion   int       `json:"recordVersion"`
+	ID              string    `json:"id"`
+	Kind            string    `json:"kind"`
+	Wave            int       `json:"wave"`
+	Lane            string    `json:"lane"`
+	AgentID         string    `json:"agentId"`
+	Targets         []string  `json:"targets"`
+	Status          string    `json:"status"`
+	Priority        string    `json:"priority"`
+	Blocking        bool      `json:"blocking"`
+	BlockerSeverity string    `json:"blockerSeverity"`
+	ArtifactRefs    []string  `json:"artifactRefs"`
+	DependsOn       []string  `json:"dependsOn"`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
+	Confidence      string    `json:"confidence"`
+	Summary         string    `json:"summary"`
+	Detail          string    `json:"detail"`
+	Attempt         *int      `json:"attempt"`
+	Source          string    `json:"source"`
+}
+
+// Enums (reference §4.5).
+var (
+	Kinds = []string{"request", "ack", "claim", "evidence", "decision", "blocker", "handoff",
+		"clarification-request", "orchestrator-guidance", "resolved-by-policy", "human-escalation",
+		"human-feedback", "integration-summary"}
+	Statuses   = []string{"open", "acknowledged", "in_progress", "resolved", "closed", "superseded", "cancelled"}
+	Priorities = []string{"low", "normal", "high", "urgent"}
+	Severities = []string{"hard", "soft", "stale", "advisory", "proof-critical", "closure-critical"}
+)
+
+// Post fills defaults, validates, and appends rec to the log at path.
+// Blocking defaults to true for request, blocker, clarification-request
+// and human-* kinds; pass blocking to override.
+func Post(path string, rec Record, blocking *bool, now time.Time) (Record, error) {
+	if err := fill(&rec, blocking, now); err != nil {
+		return rec, err
+	}
+	line, _ := json.Marshal(rec)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return rec, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return rec, fmt.Errorf("coordination log %s: %w", path, err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return rec, fmt.Errorf("coordination log %s: %w", path, err)
+	}
+	return rec, nil
+}
+
+func fill(rec *Record, blocking *bool, now time.Time) error {
+	rec.RecordVersion = 1
+	if !slices.Contains(Kinds, rec.Kind) {
+		return fmt.Errorf("coordination record: kind %q: want one of %v", rec.Kind, Kinds)
+	}
+	if rec.AgentID == "" || rec.Summary == "" {
+		return fmt.Errorf("coordination record: agent and summary are required")
+	}
+	if rec.Status == "" {
+		rec.Status = "open"
+		if rec.Kind == "resolved-by-policy" {
+			rec.Status = "resolved"
+		}
+	}
+	if rec.Priority == "" {
+		rec.Priority = "normal"
+	}
+	if rec.Confidence == "" {
+		rec.Confidence = "medium"
+	}
+	if rec.Source == "" {
+		rec.Source = "agent"
+	}
+	for name, pair := range map[string][2]any{
+		"status": {rec.Status, Statuses}, "priority": {rec.Priority, Priorities},
+		"confidence": {rec.Confidence, []string{"low", "medium", "high"}},
+	} {
+		if !slices.Contains(pair[1].([]string), pair[0].(string)) {
+			return fmt.Errorf("coordination record: %s %q: want one of %v", name, pair[0], pair[1])
+		}
+	}
+	switch rec.Kind {
+	case "request", "blocker", "clarification-request", "human-escalation", "human-feedback":
+		rec.Blocking = true
+	}
+	if blocking != nil {
+		rec.Blocking = *blocking
+	}
+	if rec.BlockerSeverity == "" {
+		rec.BlockerSeverity = defaultSeverity(rec)
+	} else if !slices.Contains(Severities, rec.BlockerSeverity) {
+		return fmt.Errorf("coordination record: severity %q: want one of %v", rec.BlockerSeverity, Severities)
+	}
+	if rec.ID == "" {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		rec.ID = "coord-" + rec.Kind + "-" + hex.EncodeToString(b[:])
+	}
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = now.UTC()
+	}
+	rec.UpdatedAt = now.UTC()
+	if rec.Targets == nil {
+		rec.Targets = []string{}
+	}
+	if rec.ArtifactRefs == nil {
+		rec.ArtifactRefs = []string{}
+	}
+	if rec.DependsOn == nil {
+		rec.DependsOn = []string{}
+	}
+	return nil
+}
+
+func defaultSeverity(r *Record) string {
+	switch {
+	case !r.Blocking:
+		return "advisory"
+	case r.Kind == "human-escalation" || r.Kind == "human-feedback":
+		return "hard"
+	case r.Kind == "request" || r.Kind == "clarification-request":
+		return "closure-critical"
+	case r.Kind == "blocker" && (r.Priority == "high" || r.Priority == "urgent"):
+		return "hard"
+	case r.Kind == "blocker":
+		return "soft"
+	}
+	return "advisory"
+}
+
+// Read reads the log; corrupt lines are reported, not fatal.
+func Read(path string) (recs []Record, bad []string, err error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			bad = append(bad, fmt.Sprintf("%s:%d", path, n))
+			continue
+		}
+		recs = append(recs, r)
+	}
+	return recs, bad, sc.Err()
+}
+
+// Materialize orders records by updatedAt then id and lets a later record
+// with the same id replace an earlier one (keeping the first createdAt).
+func Materialize(recs []Record) []Record {
+	sorted := slices.Clone(recs)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if !sorted[i].UpdatedAt.Equal(sorted[j].UpdatedAt) {
+			return sorted[i].UpdatedAt.Before(sorted[j].UpdatedAt)
+		}
+		return sorted[i].ID < sorted[j].ID
+	})
+	idx := map[string]int{}
+	var out []Record
+	for _, r := range sorted {
+		if i, ok := idx[r.ID]; ok {
+			r.CreatedAt = out[i].CreatedAt
+			out[i] = r
+			continue
+		}
+		idx[r.ID] = len(out)
+		out = append(out, r)
+	}
+	return out
+}
+
+// Blocks reports whether a materialised record holds closure: a blocker,
+// clarification request or human escalation/feedback that is open,
+// acknowledged or in progress, blocking, and not stale/advisory. Plain
+// requests between agents do not hold closure (as in the reference, where
+// the launcher's own seed requests never block completion).
+func Blocks(r Record) bool {
+	switch r.Kind {
+	case "blocker", "clarification-request", "human-escalation", "human-feedback":
+	default:
+		return false
+	}
+	switch r.Status {
+	case "open", "acknowledged", "in_progress":
+	default:
+		return false
+	}
+	return r.Blocking && r.BlockerSeverity != "stale" && r.BlockerSeverity != "advisory" && r.Source != "launcher"
+}
+
+// Open returns the materialised records that block closure.
+func Open(recs []Record) []Record {
+	var out []Record
+	for _, r := range Materialize(recs) {
+		if Blocks(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
