@@ -1,0 +1,236 @@
+package tmuxadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ServerOptions are set on every session-creating invocation, BEFORE its
+// first new-session: a separate call races with panes that exit at once
+// (measured: the session and server were gone 3/3 times).
+var serverOptions = [][]string{
+	{"set-option", "-g", "remain-on-exit", "on"},
+	{"set-option", "-g", "history-limit", "50000"},
+	{"set-option", "-g", "window-size", "latest"},
+}
+
+// SessionSpec describes one session to create.
+type SessionSpec struct {
+	Name string
+	// Argv is the pane command. One word runs through sh -c; several are
+	// executed directly by tmux (execvp), without a shell.
+	Argv    []string
+	Cwd     string
+	Env     map[string]string // new-session -e: reaches the pane's process
+	Width   int
+	Height  int
+	Options map[string]string // session user options, e.g. @wave_run
+}
+
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// ValidateName rejects session names tmux would rewrite or misparse.
+func ValidateName(name string) error {
+	if !nameRe.MatchString(name) {
+		return fmt.Errorf("tmux session name %q: must match %s", name, nameRe)
+	}
+	return nil
+}
+
+// escapeArg protects a word from tmux's command-line parser: a trailing ';'
+// would end the command, so it is written as "\;".
+func escapeArg(s string) string {
+	if strings.HasSuffix(s, ";") {
+		return s[:len(s)-1] + `\;`
+	}
+	return s
+}
+
+// target is an exact-match session target for commands taking a pane or
+// window ("=name:"), which a bare "=name" does not satisfy.
+func paneTarget(name string) string { return "=" + name + ":" }
+
+// newSessionArgs builds one new-session command plus its option tags, and
+// the same with env values elided for error messages.
+func newSessionArgs(s SessionSpec) (args, shown []string, err error) {
+	if err := ValidateName(s.Name); err != nil {
+		return nil, nil, err
+	}
+	if len(s.Argv) == 0 {
+		return nil, nil, fmt.Errorf("tmux session %s: empty command", s.Name)
+	}
+	add := func(a, sh string) { args = append(args, a); shown = append(shown, sh) }
+	add("new-session", "new-session")
+	add("-d", "-d")
+	add("-s", "-s")
+	add(s.Name, s.Name)
+	if s.Cwd != "" {
+		// -c is format-expanded; '#' must be doubled to stay literal.
+		add("-c", "-c")
+		c := escapeArg(strings.ReplaceAll(s.Cwd, "#", "##"))
+		add(c, c)
+	}
+	if s.Width > 0 && s.Height > 0 {
+		add("-x", "-x")
+		add(strconv.Itoa(s.Width), strconv.Itoa(s.Width))
+		add("-y", "-y")
+		add(strconv.Itoa(s.Height), strconv.Itoa(s.Height))
+	}
+	for _, k := range slices.Sorted(mapsKeys(s.Env)) {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return nil, nil, fmt.Errorf("tmux session %s: bad env name %q", s.Name, k)
+		}
+		add("-e", "-e")
+		add(escapeArg(k+"="+s.Env[k]), k+"=…")
+	}
+	for _, w := range s.Argv {
+		add(escapeArg(w), escapeArg(w))
+	}
+	for _, k := range slices.Sorted(mapsKeys(s.Options)) {
+		if !strings.HasPrefix(k, "@") || strings.ContainsAny(k, " \t;") {
+			return nil, nil, fmt.Errorf("tmux session %s: option %q is not a user option", s.Name, k)
+		}
+		v := escapeArg(s.Options[k])
+		for _, a := range []string{";", "set-option", "-t", paneTarget(s.Name), k, v} {
+			add(a, a)
+		}
+	}
+	return args, shown, nil
+}
+
+func mapsKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// NewSession creates one detached session.
+func (c *Client) NewSession(ctx context.Context, s SessionSpec) error {
+	return c.NewSessions(ctx, []SessionSpec{s})
+}
+
+// NewSessions creates many sessions in ONE tmux invocation (measured: 50
+// sessions 0.9 s versus 1.7 s one per call), preceded by the server options.
+// tmux stops at the first failing command, so on error some sessions may
+// exist; the error names the failing one when tmux does.
+func (c *Client) NewSessions(ctx context.Context, specs []SessionSpec) error {
+	if len(specs) == 0 {
+		return nil
+	}
+	args := []string{"start-server"}
+	for _, o := range serverOptions {
+		args = append(append(args, ";"), o...)
+	}
+	shown := slices.Clone(args)
+	seen := map[string]bool{}
+	for _, s := range specs {
+		if seen[s.Name] {
+			return fmt.Errorf("tmux session %s: %w (twice in one batch)", s.Name, ErrSessionExists)
+		}
+		seen[s.Name] = true
+		a, sh, err := newSessionArgs(s)
+		if err != nil {
+			return err
+		}
+		args = append(append(args, ";"), a...)
+		shown = append(append(shown, ";"), sh...)
+	}
+	_, err := c.run(ctx, true, shown, args...)
+	return err
+}
+
+// HasSession reports whether the session exists; no server means false.
+func (c *Client) HasSession(ctx context.Context, name string) (bool, error) {
+	if err := ValidateName(name); err != nil {
+		return false, err
+	}
+	_, err := c.run(ctx, false, nil, "has-session", "-t", "="+name)
+	if IsGone(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// KillSession kills a session. A session or server already gone is success.
+func (c *Client) KillSession(ctx context.Context, name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	_, err := c.run(ctx, true, nil, "kill-session", "-t", "="+name)
+	if IsGone(err) {
+		return nil
+	}
+	return err
+}
+
+// KillServer kills the whole server. No server is success.
+func (c *Client) KillServer(ctx context.Context) error {
+	_, err := c.run(ctx, true, nil, "kill-server")
+	if errors.Is(err, ErrNoServer) {
+		return nil
+	}
+	return err
+}
+
+// Capture returns the last lines of the session's pane, history included.
+func (c *Client) Capture(ctx context.Context, session string, lines int) (string, error) {
+	if err := ValidateName(session); err != nil {
+		return "", err
+	}
+	if lines <= 0 {
+		lines = 100
+	}
+	return c.run(ctx, false, nil, "capture-pane", "-p", "-J", "-S", "-"+strconv.Itoa(lines), "-t", paneTarget(session))
+}
+
+// SendKeys sends key names (e.g. "Enter", "C-c") and text to the pane.
+func (c *Client) SendKeys(ctx context.Context, session string, keys ...string) error {
+	return c.send(ctx, session, false, keys)
+}
+
+// SendLiteral sends text to the pane verbatim (send-keys -l): no key-name
+// lookup, so "Enter" is five characters.
+func (c *Client) SendLiteral(ctx context.Context, session, text string) error {
+	return c.send(ctx, session, true, []string{text})
+}
+
+func (c *Client) send(ctx context.Context, session string, literal bool, keys []string) error {
+	if err := ValidateName(session); err != nil {
+		return err
+	}
+	args := []string{"send-keys", "-t", paneTarget(session)}
+	if literal {
+		args = append(args, "-l")
+	}
+	shown := slices.Clone(args)
+	for _, k := range keys {
+		args = append(args, escapeArg(k))
+		shown = append(shown, "…")
+	}
+	_, err := c.run(ctx, true, shown, args...)
+	return err
+}
+
+// AttachArgv is the command that shows session to a user: attach-session
+// from outside tmux, switch-client from inside a client of the same server.
+func (c *Client) AttachArgv(session string, insideTmux bool) []string {
+	if insideTmux {
+		return c.argv("switch-client", "-t", "="+session)
+	}
+	return c.argv("attach-session", "-t", "="+session)
+}
+
+// Version returns `tmux -V` (e.g. "tmux 3.3a").
+func (c *Client) Version(ctx context.Context) (string, error) {
+	out, err := c.run(ctx, false, nil, "-V")
+	return strings.TrimSpace(out), err
+}

@@ -1,0 +1,200 @@
+package tmuxadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestInstantExitKeepsDeadPaneWithStatus(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	// The pane exits before any later tmux call could set remain-on-exit.
+	if err := c.NewSession(ctx, SessionSpec{Name: "fast", Argv: []string{"exit 7"}}); err != nil {
+		t.Fatal(err)
+	}
+	var p Pane
+	waitFor(t, "dead pane", func() bool {
+		var err error
+		p, err = c.PaneInfo(ctx, "fast")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Dead
+	})
+	if p.DeadStatus == nil || *p.DeadStatus != 7 {
+		t.Fatalf("pane_dead_status = %v, want 7", p.DeadStatus)
+	}
+}
+
+func TestSignalDeathReportsSignal(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	if err := c.NewSession(ctx, SessionSpec{Name: "sig", Argv: []string{"kill -KILL $$"}}); err != nil {
+		t.Fatal(err)
+	}
+	var p Pane
+	waitFor(t, "dead pane", func() bool { p, _ = c.PaneInfo(ctx, "sig"); return p.Dead })
+	if p.DeadStatus != nil || p.DeadSignal != 9 {
+		t.Fatalf("pane = %+v, want no status and signal 9", p)
+	}
+}
+
+func TestBatchCreateTagsAndLists(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	var specs []SessionSpec
+	for i := range 20 {
+		specs = append(specs, SessionSpec{
+			Name: fmt.Sprintf("w1-A%d", i), Argv: []string{"sleep 60"},
+			Options: map[string]string{"@wave_run": fmt.Sprintf("w1-A%d-a1", i), "@wave_lane": "main;", "@wave_agent": fmt.Sprintf("A%d", i)},
+		})
+	}
+	if err := c.NewSessions(ctx, specs); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := c.ListSessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 20 {
+		t.Fatalf("got %d sessions, want 20", len(ss))
+	}
+	byName := map[string]Session{}
+	for _, s := range ss {
+		byName[s.Name] = s
+	}
+	got := byName["w1-A3"]
+	if got.Run != "w1-A3-a1" || got.Lane != "main;" || got.Agent != "A3" || got.Created == 0 {
+		t.Fatalf("w1-A3 = %+v", got)
+	}
+}
+
+func TestErrorsAreClassified(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	if ss, err := c.ListSessions(ctx); err != nil || len(ss) != 0 {
+		t.Fatalf("no server: ListSessions = %v, %v; want empty, nil", ss, err)
+	}
+	if ok, err := c.HasSession(ctx, "x"); ok || err != nil {
+		t.Fatalf("no server: HasSession = %v, %v", ok, err)
+	}
+	if _, err := c.PaneInfo(ctx, "x"); !errors.Is(err, ErrNoServer) {
+		t.Fatalf("no server: PaneInfo err = %v, want ErrNoServer", err)
+	}
+	if err := c.NewSession(ctx, SessionSpec{Name: "a", Argv: []string{"sleep 60"}}); err != nil {
+		t.Fatal(err)
+	}
+	err := c.NewSession(ctx, SessionSpec{Name: "a", Argv: []string{"sleep 60"}})
+	if !errors.Is(err, ErrSessionExists) {
+		t.Fatalf("duplicate: err = %v, want ErrSessionExists", err)
+	}
+	var te *Error
+	if !errors.As(err, &te) || te.Stderr == "" {
+		t.Fatalf("duplicate: err %v is not a *Error with stderr", err)
+	}
+	if _, err := c.Capture(ctx, "nope", 10); !errors.Is(err, ErrSessionNotFound) {
+		t.Fatalf("missing: Capture err = %v, want ErrSessionNotFound", err)
+	}
+	// Exact match: "a" must not be found as a prefix of another name.
+	if ok, _ := c.HasSession(ctx, "ab"); ok {
+		t.Fatal("HasSession(ab) true with only session a")
+	}
+	if err := c.KillSession(ctx, "nope"); err != nil {
+		t.Fatalf("KillSession of a missing session = %v, want nil", err)
+	}
+	if err := New("x", WithBinary("/nonexistent/tmux")).KillServer(ctx); !errors.Is(err, ErrBinaryMissing) {
+		t.Fatalf("missing binary err = %v", err)
+	}
+}
+
+func TestArgvIsNotClassified(t *testing.T) {
+	// A prompt-like argument that mentions "no server running" must not
+	// change the outcome of a successful call.
+	c := newClient(t)
+	ctx := context.Background()
+	spec := SessionSpec{Name: "p", Argv: []string{"echo 'no server running; duplicate session'; sleep 60"}}
+	if err := c.NewSession(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.HasSession(ctx, "p"); !ok || err != nil {
+		t.Fatalf("HasSession = %v, %v", ok, err)
+	}
+}
+
+func TestEnvCwdAndHostileWordsArriveLiterally(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "cwd #{session_name}")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	val := `a'b"c $(touch PWNED) ` + "`x`;"
+	// Several words: tmux execs them directly, no shell.
+	argv := []string{"sh", "-c", `printf '%s\n' "$PWD" "$V" "$1" > "$0"`, out, "last;"}
+	err := c.NewSession(ctx, SessionSpec{Name: "env", Argv: argv, Cwd: dir, Env: map[string]string{"V": val}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	waitFor(t, "output file", func() bool {
+		got, _ = os.ReadFile(out)
+		return strings.Count(string(got), "\n") == 3
+	})
+	want := dir + "\n" + val + "\nlast;\n"
+	if string(got) != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestSendKeysAndCapture(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	if err := c.NewSession(ctx, SessionSpec{Name: "cat", Argv: []string{"cat"}, Width: 100, Height: 20}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SendLiteral(ctx, "cat", "hello Enter;"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SendKeys(ctx, "cat", "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "echo in pane", func() bool {
+		s, err := c.Capture(ctx, "cat", 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(s, "hello Enter;") == 2 // tty echo + cat's output
+	})
+}
+
+func TestRejectsBadNames(t *testing.T) {
+	c := New("unused")
+	for _, n := range []string{"", "a b", "a:b", "a.b", "=a", "$(x)"} {
+		if err := c.NewSession(context.Background(), SessionSpec{Name: n, Argv: []string{"true"}}); err == nil {
+			t.Errorf("NewSession(%q) accepted", n)
+		}
+	}
+}
+
+func TestAttachArgv(t *testing.T) {
+	c := New("sock")
+	if got := strings.Join(c.AttachArgv("w1-A", false), " "); got != "tmux -u -L sock attach-session -t =w1-A" {
+		t.Errorf("outside: %s", got)
+	}
+	if got := strings.Join(c.AttachArgv("w1-A", true), " "); got != "tmux -u -L sock switch-client -t =w1-A" {
+		t.Errorf("inside: %s", got)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	v, err := newClient(t).Version(context.Background())
+	if err != nil || !strings.HasPrefix(v, "tmux ") {
+		t.Fatalf("Version = %q, %v", v, err)
+	}
+}
