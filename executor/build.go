@@ -1,0 +1,252 @@
+package executor
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
+)
+
+// BuildInput is one agent run to turn into a launch spec.
+type BuildInput struct {
+	Agent      *wave.Agent
+	Wave       *wave.Wave
+	Resolved   Resolved
+	Lane       *config.Lane
+	RunDir     string // overlay files are written here
+	PromptPath string
+	LogPath    string
+	Attempt    int
+	// Self is the absolute path of the wave-orchestrator binary; the
+	// local executor runs it.
+	Self string
+}
+
+// Spec is what the runner starts: Argv exactly (no shell), with Scrub
+// removed from and Env added to its environment, and Stdin (a file) as
+// standard input when set.
+type Spec struct {
+	Argv            []string          `json:"argv"`
+	Env             map[string]string `json:"env"`
+	Scrub           []string          `json:"scrub"`
+	Stdin           string            `json:"stdin,omitempty"`
+	RateLimit       runtime.RateLimit `json:"rateLimit"`
+	DeadlineMinutes int               `json:"deadlineMinutes"` // min(lane timeout, budget.minutes)
+	Files           []string          `json:"files"`           // overlay files written
+}
+
+// DefaultScrub are removed from every agent's environment unless the lane
+// configures its own list: inherited from a parent Claude Code session,
+// they send a child's authentication to the wrong endpoint.
+var DefaultScrub = []string{"ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS"}
+
+// MaxArgPrompt is the largest prompt passed as an argv element. Linux
+// refuses a single argument over 128 KiB (MAX_ARG_STRLEN), so larger
+// prompts go to claude and opencode on stdin, which both read when no
+// prompt argument is given.
+const MaxArgPrompt = 100 << 10
+
+// Reference defaults (scripts/wave-orchestrator/shared.mjs).
+const (
+	defaultTimeoutMinutes = 240
+	defaultRateBaseS      = 20
+	defaultRateMaxS       = 180
+)
+
+// Build produces the launch spec for in and writes the executor's overlay
+// files (claude settings and system prompt, opencode config and agent
+// prompt) into in.RunDir.
+func Build(in BuildInput) (Spec, error) {
+	r := in.Resolved
+	s := Spec{
+		Env: map[string]string{
+			"WAVE_LANE":        in.Lane.Name,
+			"WAVE_NUMBER":      strconv.Itoa(in.Wave.Number),
+			"WAVE_AGENT_ID":    in.Agent.ID,
+			"WAVE_ATTEMPT":     strconv.Itoa(in.Attempt),
+			"WAVE_EXECUTOR":    r.ID,
+			"WAVE_RUN_DIR":     in.RunDir,
+			"WAVE_PROMPT_FILE": in.PromptPath,
+		},
+		Scrub:           scrubList(in.Lane),
+		DeadlineMinutes: deadline(in.Lane, r.Budget),
+		Files:           []string{},
+	}
+	if r.ID != Local && r.ID != Shell {
+		s.RateLimit = rateLimit(in.Lane.Runtime)
+	}
+	var err error
+	switch r.ID {
+	case Codex:
+		s.Argv, s.Stdin = codexArgv(r), in.PromptPath
+	case Claude:
+		err = buildClaude(in, &s)
+	case Opencode:
+		err = buildOpencode(in, &s)
+	case Local:
+		s.Argv, err = localArgv(in)
+	case Shell:
+		s.Argv, err = ExpandTemplate(deref(r.Shell.Command), map[string]string{
+			"{prompt_file}": in.PromptPath,
+			"{log}":         in.LogPath,
+			"{agent}":       in.Agent.ID,
+			"{wave}":        strconv.Itoa(in.Wave.Number),
+			"{attempt}":     strconv.Itoa(in.Attempt),
+			"{run_dir}":     in.RunDir,
+		})
+	default:
+		err = fmt.Errorf("unknown executor %q", r.ID)
+	}
+	if err != nil {
+		return Spec{}, fmt.Errorf("agent %s: executor %s: %w", in.Agent.ID, r.ID, err)
+	}
+	return s, nil
+}
+
+func scrubList(l *config.Lane) []string {
+	if len(l.Executors.Env.Scrub) > 0 {
+		return union(l.Executors.Env.Scrub)
+	}
+	return append([]string(nil), DefaultScrub...)
+}
+
+func deadline(l *config.Lane, b *wave.Budget) int {
+	m := l.Runtime.TimeoutMinutes
+	if m <= 0 {
+		m = defaultTimeoutMinutes
+	}
+	if b != nil && b.Minutes != nil && *b.Minutes > 0 {
+		m = min(m, *b.Minutes)
+	}
+	return m
+}
+
+func rateLimit(rt config.Runtime) runtime.RateLimit {
+	base, maxS := rt.RateLimitBaseDelayS, rt.RateLimitMaxDelayS
+	if base <= 0 {
+		base = defaultRateBaseS
+	}
+	if maxS <= 0 {
+		maxS = defaultRateMaxS
+	}
+	return runtime.RateLimit{Retries: max(rt.RateLimitRetries, 0), BaseDelayMs: base * 1000, MaxDelayMs: max(maxS, base) * 1000}
+}
+
+// codexArgv is the reference's codex exec line (§7.2) as argv; the prompt
+// comes on stdin ("-"). search is honoured through the config override
+// `tools.web_search=true`: `codex exec` rejects the TUI's --search flag.
+func codexArgv(r Resolved) []string {
+	c := r.Codex
+	a := []string{Command(r), "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+		"--sandbox", cmp(deref(c.Sandbox), DefaultCodexSandbox)}
+	a = single(a, "--model", deref(r.Model))
+	a = single(a, "--profile", deref(c.ProfileName))
+	cfg := c.Config
+	if c.Search != nil && *c.Search {
+		cfg = union(cfg, []string{"tools.web_search=true"})
+	}
+	a = repeated(a, "-c", cfg)
+	a = repeated(a, "--image", c.Images)
+	a = repeated(a, "--add-dir", c.AddDirs)
+	if c.JSON != nil && *c.JSON {
+		a = append(a, "--json")
+	}
+	if c.Ephemeral != nil && *c.Ephemeral {
+		a = append(a, "--ephemeral")
+	}
+	return append(a, "-")
+}
+
+func localArgv(in BuildInput) ([]string, error) {
+	if in.Self == "" {
+		return nil, fmt.Errorf("no path to the wave-orchestrator binary for the local agent")
+	}
+	l := in.Resolved.Local
+	a := []string{in.Self, "local", "--prompt-file", in.PromptPath}
+	a = single(a, "--delay", deref(l.Delay))
+	if l.ExitCode != nil {
+		a = append(a, "--exit-code", strconv.Itoa(*l.ExitCode))
+	}
+	if l.FailAttempts != nil {
+		a = append(a, "--fail-attempts", strconv.Itoa(*l.FailAttempts))
+	}
+	a = single(a, "--verdict", deref(l.Verdict))
+	a = single(a, "--security", deref(l.Security))
+	return a, nil
+}
+
+// promptArg returns the prompt as the final argv element, or, when it is
+// too large for one argument, nothing and the prompt file as stdin.
+func promptArg(in BuildInput, s *Spec) ([]string, error) {
+	b, err := os.ReadFile(in.PromptPath)
+	if err != nil {
+		return nil, fmt.Errorf("read prompt: %w", err)
+	}
+	if len(b) > MaxArgPrompt {
+		s.Stdin = in.PromptPath
+		return nil, nil
+	}
+	return []string{string(b)}, nil
+}
+
+func single(a []string, flag, v string) []string {
+	if v == "" {
+		return a
+	}
+	return append(a, flag, v)
+}
+
+func repeated(a []string, flag string, vs []string) []string {
+	for _, v := range vs {
+		if v != "" {
+			a = append(a, flag, v)
+		}
+	}
+	return a
+}
+
+func writeOverlay(s *Spec, path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("overlay dir: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("write overlay: %w", err)
+	}
+	s.Files = append(s.Files, path)
+	return nil
+}
+
+var secretKey = regexp.MustCompile(`(?i)token|secret|key|password`)
+
+// Redact returns a copy of env in which the value of every variable whose
+// name mentions token, secret, key or password is "<redacted>", for
+// previews and launch.json.
+func Redact(env map[string]string) map[string]string {
+	out := maps.Clone(env)
+	for k := range out {
+		if secretKey.MatchString(k) {
+			out[k] = "<redacted>"
+		}
+	}
+	return out
+}
+
+// harnessPrompt is the system prompt overlay for claude and opencode.
+func harnessPrompt(a *wave.Agent, executorID string) string {
+	return strings.Join([]string{
+		"You run inside the wave orchestrator, unattended.",
+		"Executor: " + executorID + ".",
+		"Your assignment: agent " + oneLine(a.ID) + " (" + oneLine(a.Title) + ").",
+		"The task prompt you receive is the authoritative assignment.",
+		"Print the wave markers it asks for exactly as written, each on its own line.",
+		"Keep its coordination, exit-contract and file-ownership rules; never drop or reword them.",
+		"Answer in plain text unless the task asks for code blocks.",
+	}, "\n") + "\n"
+}

@@ -1,0 +1,382 @@
+// Package executor owns everything between a parsed agent and the command
+// its runner starts: executor resolution (precedence, profiles, budgets,
+// retry policy and fallback chains), the agent prompt and its fingerprint,
+// and the launch spec (argv, environment, stdin, overlay files) for the
+// claude, codex, opencode, local and shell executors. Nothing here passes
+// through a shell: every value stays one argv element.
+package executor
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
+)
+
+// Executor ids.
+const (
+	Codex    = "codex"
+	Claude   = "claude"
+	Opencode = "opencode"
+	Local    = "local"
+	Shell    = "shell"
+)
+
+// IDs lists every executor id.
+var IDs = []string{Codex, Claude, Opencode, Local, Shell}
+
+// Defaults shared with the reference.
+const (
+	DefaultExecutor       = Codex
+	DefaultCodexSandbox   = "danger-full-access"
+	DefaultPermissionMode = "bypassPermissions"
+)
+
+// SelectedBy values: which rule chose the executor.
+const (
+	ByAgentID       = "agent-id"
+	ByAgentProfile  = "agent-profile"
+	ByLaneRole      = "lane-role-default"
+	ByCLI           = "cli-default"
+	ByLaneDefault   = "lane-default"
+	ByRetryFallback = "retry-fallback"
+)
+
+// Retry policies.
+const (
+	Sticky          = "sticky"
+	FallbackAllowed = "fallback-allowed"
+)
+
+// HistoryEntry records which executor ran an attempt and why.
+type HistoryEntry struct {
+	Attempt    int    `json:"attempt"`
+	ExecutorID string `json:"executorId"`
+	Reason     string `json:"reason"`
+}
+
+// ClaudeResolved is the merged claude section plus the lane-only knobs.
+type ClaudeResolved struct {
+	wave.ClaudeConfig
+	AppendSystemPromptMode string  `json:"appendSystemPromptMode,omitempty"` // append|replace
+	StrictMcpConfig        bool    `json:"strictMcpConfig,omitempty"`
+	MaxTurnsSource         *string `json:"maxTurnsSource"`
+}
+
+// Resolved is an agent's executor after precedence, merging and fallback
+// selection. Its JSON is the reference's executorResolved shape, plus our
+// local and shell sections.
+type Resolved struct {
+	ID                   string              `json:"id"`
+	InitialExecutorID    string              `json:"initialExecutorId"`
+	Model                *string             `json:"model"`
+	InitialModel         *string             `json:"initialModel"`
+	Role                 string              `json:"role"`
+	Profile              *string             `json:"profile"`
+	SelectedBy           string              `json:"selectedBy"`
+	Fallbacks            []string            `json:"fallbacks"`
+	Tags                 []string            `json:"tags"`
+	RetryPolicy          string              `json:"retryPolicy"`
+	AllowFallbackOnRetry bool                `json:"allowFallbackOnRetry"`
+	Budget               *wave.Budget        `json:"budget"`
+	FallbackUsed         bool                `json:"fallbackUsed"`
+	FallbackReason       *string             `json:"fallbackReason"`
+	History              []HistoryEntry      `json:"executorHistory"`
+	Codex                wave.CodexConfig    `json:"codex"`
+	Claude               ClaudeResolved      `json:"claude"`
+	Opencode             wave.OpencodeConfig `json:"opencode"`
+	Local                wave.LocalConfig    `json:"local"`
+	Shell                wave.ShellConfig    `json:"shell"`
+}
+
+// Resolve applies reference-spec §7.1 to agent a holding runtime role role
+// in lane: the executor id comes from the agent's id, then its profile's
+// id, then the lane's default for the role, then cliExecutor (--executor),
+// then the lane default. Vendor sections merge lane ← profile ← agent with
+// list keys unioned. proofCentric agents default to a sticky retry policy.
+func Resolve(a *wave.Agent, role string, lane *config.Lane, cliExecutor string, proofCentric bool) (Resolved, error) {
+	ec := a.Executor
+	if ec == nil {
+		ec = &wave.ExecutorConfig{}
+	}
+	ex := lane.Executors
+	var profile *config.Profile
+	if ec.Profile != nil {
+		name := strings.ToLower(strings.TrimSpace(*ec.Profile))
+		p, ok := ex.Profiles[name]
+		if !ok {
+			return Resolved{}, fmt.Errorf("agent %s: unknown executor profile %q (lane %s defines %v)", a.ID, *ec.Profile, lane.Name, profileNames(ex.Profiles))
+		}
+		profile = &p
+	}
+	if profile == nil {
+		profile = &config.Profile{}
+	}
+
+	id, by := "", ""
+	switch {
+	case deref(ec.ID) != "":
+		id, by = *ec.ID, ByAgentID
+	case profile.ID != "":
+		id, by = profile.ID, ByAgentProfile
+	case lane.RuntimePolicy.DefaultExecutorByRole[role] != "":
+		id, by = lane.RuntimePolicy.DefaultExecutorByRole[role], ByLaneRole
+	case cliExecutor != "":
+		id, by = cliExecutor, ByCLI
+	default:
+		id, by = cmp(ex.Default, DefaultExecutor), ByLaneDefault
+	}
+	id = strings.ToLower(strings.TrimSpace(id))
+	if !slices.Contains(IDs, id) {
+		return Resolved{}, fmt.Errorf("agent %s: unknown executor %q (selected by %s): want one of %v", a.ID, id, by, IDs)
+	}
+
+	r := Resolved{
+		ID:                id,
+		InitialExecutorID: id,
+		Role:              role,
+		Profile:           ec.Profile,
+		SelectedBy:        by,
+		Tags:              union(profile.Tags, ec.Tags),
+		History:           []HistoryEntry{{Attempt: 0, ExecutorID: id, Reason: "initial"}},
+	}
+	r.Codex = mergeCodex(id, ex.Codex, profile.Codex, ec.Codex)
+	r.Claude = mergeClaude(ex.Claude, profile.Claude, ec.Claude)
+	r.Opencode = mergeOpencode(ex.Opencode, profile.Opencode, ec.Opencode)
+	if ec.Local != nil {
+		r.Local = *ec.Local
+	}
+	r.Shell = ex.Shell
+	if ec.Shell != nil && ec.Shell.Command != nil {
+		r.Shell.Command = ec.Shell.Command
+	}
+	if id == Shell && strings.TrimSpace(deref(r.Shell.Command)) == "" {
+		return Resolved{}, fmt.Errorf("agent %s: executor shell needs shell.command (a template such as `my-agent --prompt {prompt_file}`)", a.ID)
+	}
+
+	r.Model = firstSet(ec.Model, strPtr(profile.Model))
+	switch id {
+	case Claude:
+		r.Model = firstSet(r.Model, r.Claude.Model)
+		r.Claude.Model = r.Model
+	case Opencode:
+		r.Model = firstSet(r.Model, r.Opencode.Model)
+		r.Opencode.Model = r.Model
+	}
+
+	r.InitialModel = r.Model
+	r.Budget = mergeBudget(profile.Budget, ec.Budget)
+	applyTurnBudget(&r)
+
+	allow := !proofCentric
+	if ec.RetryPolicy != nil {
+		allow = *ec.RetryPolicy != Sticky
+	}
+	if ec.AllowFallbackOnRetry != nil {
+		allow = *ec.AllowFallbackOnRetry
+	}
+	r.AllowFallbackOnRetry = allow
+	r.RetryPolicy = deref(ec.RetryPolicy)
+	if r.RetryPolicy == "" {
+		r.RetryPolicy = map[bool]string{true: FallbackAllowed, false: Sticky}[allow]
+	}
+	fallbacks := union(profile.Fallbacks, ec.Fallbacks)
+	switch {
+	case !allow:
+		r.Fallbacks = []string{}
+	case len(fallbacks) > 0:
+		r.Fallbacks = fallbacks
+	default:
+		r.Fallbacks = []string{}
+		for _, c := range lane.RuntimePolicy.FallbackExecutorOrder {
+			if c != id {
+				r.Fallbacks = append(r.Fallbacks, c)
+			}
+		}
+	}
+	for _, f := range r.Fallbacks {
+		if !slices.Contains(IDs, f) {
+			return Resolved{}, fmt.Errorf("agent %s: unknown fallback executor %q: want one of %v", a.ID, f, IDs)
+		}
+	}
+	return r, nil
+}
+
+// applyTurnBudget maps budget.turns onto the vendor's turn limit when the
+// vendor section sets none. The reference leaves budget.turns advisory;
+// we enforce it because an unbounded headless agent is the costlier
+// surprise.
+func applyTurnBudget(r *Resolved) {
+	src := func(s string) *string { return &s }
+	if r.Claude.MaxTurns != nil {
+		r.Claude.MaxTurnsSource = src("claude.maxTurns")
+	} else if r.Budget != nil && r.Budget.Turns != nil {
+		t := *r.Budget.Turns
+		r.Claude.MaxTurns = &t
+		r.Claude.MaxTurnsSource = src("budget.turns")
+	}
+	if r.Opencode.Steps == nil && r.Budget != nil && r.Budget.Turns != nil {
+		t := *r.Budget.Turns
+		r.Opencode.Steps = &t
+	}
+}
+
+func mergeBudget(profile, agent *wave.Budget) *wave.Budget {
+	var b wave.Budget
+	for _, s := range []*wave.Budget{profile, agent} {
+		if s == nil {
+			continue
+		}
+		b.Turns = firstSet(s.Turns, b.Turns)
+		b.Minutes = firstSet(s.Minutes, b.Minutes)
+	}
+	if b.Turns == nil && b.Minutes == nil {
+		return nil
+	}
+	return &b
+}
+
+func mergeCodex(id string, lane wave.CodexConfig, profile, agent *wave.CodexConfig) wave.CodexConfig {
+	c := lane
+	for _, s := range []*wave.CodexConfig{profile, agent} {
+		if s == nil {
+			continue
+		}
+		c.Command = firstSet(s.Command, c.Command)
+		c.Sandbox = firstSet(s.Sandbox, c.Sandbox)
+		c.ProfileName = firstSet(s.ProfileName, c.ProfileName)
+		c.Search = firstSet(s.Search, c.Search)
+		c.JSON = firstSet(s.JSON, c.JSON)
+		c.Ephemeral = firstSet(s.Ephemeral, c.Ephemeral)
+		c.Config = union(c.Config, s.Config)
+		c.Images = union(c.Images, s.Images)
+		c.AddDirs = union(c.AddDirs, s.AddDirs)
+	}
+	c.Config, c.Images, c.AddDirs = union(c.Config), union(c.Images), union(c.AddDirs)
+	c.Command = firstSet(c.Command, strPtr(Codex))
+	c.Sandbox = firstSet(c.Sandbox, strPtr(DefaultCodexSandbox))
+	f := false
+	c.Search, c.JSON, c.Ephemeral = firstSet(c.Search, &f), firstSet(c.JSON, &f), firstSet(c.Ephemeral, &f)
+	return c
+}
+
+func mergeClaude(lane config.ClaudeDefaults, profile, agent *wave.ClaudeConfig) ClaudeResolved {
+	c := ClaudeResolved{ClaudeConfig: lane.ClaudeConfig, AppendSystemPromptMode: lane.AppendSystemPromptMode, StrictMcpConfig: lane.StrictMcpConfig}
+	for _, s := range []*wave.ClaudeConfig{profile, agent} {
+		if s == nil {
+			continue
+		}
+		d := &c.ClaudeConfig
+		d.Command = firstSet(s.Command, d.Command)
+		d.Model = firstSet(s.Model, d.Model)
+		d.Agent = firstSet(s.Agent, d.Agent)
+		d.PermissionMode = firstSet(s.PermissionMode, d.PermissionMode)
+		d.PermissionPromptTool = firstSet(s.PermissionPromptTool, d.PermissionPromptTool)
+		d.Effort = firstSet(s.Effort, d.Effort)
+		d.MaxTurns = firstSet(s.MaxTurns, d.MaxTurns)
+		d.Settings = firstSet(s.Settings, d.Settings)
+		d.OutputFormat = firstSet(s.OutputFormat, d.OutputFormat)
+		if s.SettingsJSON != nil {
+			d.SettingsJSON = s.SettingsJSON
+		}
+		if s.HooksJSON != nil {
+			d.HooksJSON = s.HooksJSON
+		}
+		d.McpConfig = union(d.McpConfig, s.McpConfig)
+		d.AllowedTools = union(d.AllowedTools, s.AllowedTools)
+		d.DisallowedTools = union(d.DisallowedTools, s.DisallowedTools)
+		d.AllowedHTTPHookURLs = union(d.AllowedHTTPHookURLs, s.AllowedHTTPHookURLs)
+	}
+	d := &c.ClaudeConfig
+	d.McpConfig, d.AllowedTools = union(d.McpConfig), union(d.AllowedTools)
+	d.DisallowedTools, d.AllowedHTTPHookURLs = union(d.DisallowedTools), union(d.AllowedHTTPHookURLs)
+	d.Command = firstSet(d.Command, strPtr(Claude))
+	d.PermissionMode = firstSet(d.PermissionMode, strPtr(DefaultPermissionMode))
+	d.OutputFormat = firstSet(d.OutputFormat, strPtr("text"))
+	return c
+}
+
+func mergeOpencode(lane wave.OpencodeConfig, profile, agent *wave.OpencodeConfig) wave.OpencodeConfig {
+	c := lane
+	for _, s := range []*wave.OpencodeConfig{profile, agent} {
+		if s == nil {
+			continue
+		}
+		c.Command = firstSet(s.Command, c.Command)
+		c.Model = firstSet(s.Model, c.Model)
+		c.Agent = firstSet(s.Agent, c.Agent)
+		c.Attach = firstSet(s.Attach, c.Attach)
+		c.Format = firstSet(s.Format, c.Format)
+		c.Steps = firstSet(s.Steps, c.Steps)
+		if s.Permission != nil {
+			c.Permission = s.Permission
+		}
+		if s.ConfigJSON != nil {
+			c.ConfigJSON = s.ConfigJSON
+		}
+		c.Files = union(c.Files, s.Files)
+		c.Instructions = union(c.Instructions, s.Instructions)
+	}
+	c.Files, c.Instructions = union(c.Files), union(c.Instructions)
+	c.Command = firstSet(c.Command, strPtr(Opencode))
+	c.Format = firstSet(c.Format, strPtr("default"))
+	return c
+}
+
+// union concatenates lists, trimming entries and dropping blanks and
+// duplicates while keeping first-seen order. It never returns nil so the
+// JSON shape is stable.
+func union(lists ...[]string) []string {
+	out := []string{}
+	for _, l := range lists {
+		for _, v := range l {
+			v = strings.TrimSpace(v)
+			if v != "" && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// firstSet returns the first non-nil pointer.
+func firstSet[T any](ps ...*T) *T {
+	for _, p := range ps {
+		if p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func cmp(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
+
+func profileNames(m map[string]config.Profile) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
