@@ -1,0 +1,26 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/localagent"
+)
+
+// newLocalCmd is the built-in simulated agent the `local` executor runs.
+// Flags are parsed by localagent itself, so cobra passes them through.
+func newLocalCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "local --prompt-file <path> [--delay 2s] [--exit-code N] [--fail-attempts N] [--verdict V] [--security S]",
+		Short:              "Run the built-in simulated agent (used by the local executor)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			if code := localagent.Main(args, c.OutOrStdout(), os.Getenv); code != 0 {
+				return withCode(code, nil)
+			}
+			return nil
+		},
+	}
+}
