@@ -324,8 +324,8 @@ func Components(w *wave.Wave, b roles.Bindings, s map[string]Summary, v config.V
 	return out
 }
 
-// Design checks every design steward's [wave-design] marker and packet.
-func Design(w *wave.Wave, b roles.Bindings, s map[string]Summary, agents []string) []Failure {
+// DesignPhase checks every design steward's [wave-design] marker and packet.
+func DesignPhase(w *wave.Wave, b roles.Bindings, s map[string]Summary, agents []string) []Failure {
 	var out []Failure
 	for _, id := range agents {
 		sum, ok := s[id]
