@@ -3,8 +3,6 @@
 // the per-lane view with lane overrides merged over the top level.
 package config
 
-import "github.com/wave-orchestrator/wave-orchestrator/wave"
-
 // Config is the whole configuration file. Key names are the reference's
 // camelCase names so a reference wave.config.json reads unchanged.
 type Config struct {
@@ -20,69 +18,74 @@ type Config struct {
 	Runtime        Runtime               `json:"runtime" yaml:"runtime"`
 	GitHub         GitHub                `json:"github" yaml:"github"`
 	Backlog        Backlog               `json:"backlog" yaml:"backlog"`
+	RuntimePolicy  RuntimePolicy         `json:"runtimePolicy,omitzero" yaml:"runtimePolicy,omitempty"`
 	Lanes          map[string]LaneConfig `json:"lanes" yaml:"lanes"`
 
 	// File is the path the config was read from ("" when defaults only).
 	File string `json:"-" yaml:"-"`
+
+	// src records where each key came from (file line or env var) so
+	// errors found after decoding can still point at their origin.
+	src sources
 }
 
 // Paths are repo-relative directories and files.
 type Paths struct {
-	DocsDir                        string `json:"docsDir" yaml:"docsDir"`
+	DocsDir                        string `json:"docsDir,omitempty" yaml:"docsDir"`
 	PlansDir                       string `json:"plansDir,omitempty" yaml:"plansDir,omitempty"`
 	WavesDir                       string `json:"wavesDir,omitempty" yaml:"wavesDir,omitempty"`
-	StateRoot                      string `json:"stateRoot" yaml:"stateRoot"` // ours: .wave
+	StateRoot                      string `json:"stateRoot,omitempty" yaml:"stateRoot"` // ours: .wave
 	ComponentCutoverMatrixDocPath  string `json:"componentCutoverMatrixDocPath,omitempty" yaml:"componentCutoverMatrixDocPath,omitempty"`
 	ComponentCutoverMatrixJSONPath string `json:"componentCutoverMatrixJsonPath,omitempty" yaml:"componentCutoverMatrixJsonPath,omitempty"`
 }
 
 // Roles binds closure role ids and role prompt paths.
 type Roles struct {
-	RolePromptDir               string `json:"rolePromptDir" yaml:"rolePromptDir"`
-	ContQaAgentID               string `json:"contQaAgentId" yaml:"contQaAgentId"`
-	ContEvalAgentID             string `json:"contEvalAgentId" yaml:"contEvalAgentId"`
-	IntegrationAgentID          string `json:"integrationAgentId" yaml:"integrationAgentId"`
-	DocumentationAgentID        string `json:"documentationAgentId" yaml:"documentationAgentId"`
-	ContQaRolePromptPath        string `json:"contQaRolePromptPath" yaml:"contQaRolePromptPath"`
-	ContEvalRolePromptPath      string `json:"contEvalRolePromptPath" yaml:"contEvalRolePromptPath"`
-	IntegrationRolePromptPath   string `json:"integrationRolePromptPath" yaml:"integrationRolePromptPath"`
-	DocumentationRolePromptPath string `json:"documentationRolePromptPath" yaml:"documentationRolePromptPath"`
-	SecurityRolePromptPath      string `json:"securityRolePromptPath" yaml:"securityRolePromptPath"`
-	DesignRolePromptPath        string `json:"designRolePromptPath" yaml:"designRolePromptPath"`
+	RolePromptDir               string `json:"rolePromptDir,omitempty" yaml:"rolePromptDir"`
+	ContQaAgentID               string `json:"contQaAgentId,omitempty" yaml:"contQaAgentId"`
+	ContEvalAgentID             string `json:"contEvalAgentId,omitempty" yaml:"contEvalAgentId"`
+	IntegrationAgentID          string `json:"integrationAgentId,omitempty" yaml:"integrationAgentId"`
+	DocumentationAgentID        string `json:"documentationAgentId,omitempty" yaml:"documentationAgentId"`
+	ContQaRolePromptPath        string `json:"contQaRolePromptPath,omitempty" yaml:"contQaRolePromptPath"`
+	ContEvalRolePromptPath      string `json:"contEvalRolePromptPath,omitempty" yaml:"contEvalRolePromptPath"`
+	IntegrationRolePromptPath   string `json:"integrationRolePromptPath,omitempty" yaml:"integrationRolePromptPath"`
+	DocumentationRolePromptPath string `json:"documentationRolePromptPath,omitempty" yaml:"documentationRolePromptPath"`
+	SecurityRolePromptPath      string `json:"securityRolePromptPath,omitempty" yaml:"securityRolePromptPath"`
+	DesignRolePromptPath        string `json:"designRolePromptPath,omitempty" yaml:"designRolePromptPath"`
 }
 
 // Executors is the executors section: default id, per-vendor defaults and
 // named profiles. Vendor sections reuse the wave file's executor types so
 // lane ← profile ← agent merging works on one shape.
 type Executors struct {
-	Default  string                 `json:"default" yaml:"default"`
-	Profiles map[string]Profile     `json:"profiles" yaml:"profiles"`
-	Codex    wave.CodexConfig       `json:"codex" yaml:"codex"`
-	Claude   ClaudeDefaults         `json:"claude" yaml:"claude"`
-	Opencode wave.OpencodeConfig    `json:"opencode" yaml:"opencode"`
-	Shell    wave.ShellConfig       `json:"shell" yaml:"shell"`
-	Env      EnvPolicy              `json:"env" yaml:"env"`
+	Default  string                 `json:"default,omitempty" yaml:"default"`
+	Profiles map[string]Profile     `json:"profiles,omitempty" yaml:"profiles"`
+	Codex    CodexConfig            `json:"codex,omitzero" yaml:"codex"`
+	Claude   ClaudeDefaults         `json:"claude,omitzero" yaml:"claude"`
+	Opencode OpencodeConfig         `json:"opencode,omitzero" yaml:"opencode"`
+	Shell    ShellConfig            `json:"shell,omitzero" yaml:"shell"`
+	Env      EnvPolicy              `json:"env,omitzero" yaml:"env"`
 	Extra    map[string]interface{} `json:"-" yaml:"-"`
 }
 
 // ClaudeDefaults are lane-level claude settings (the agent-level keys plus
 // the system prompt mode).
 type ClaudeDefaults struct {
-	wave.ClaudeConfig      `yaml:",inline"`
+	ClaudeConfig           `yaml:",inline"`
 	AppendSystemPromptMode string `json:"appendSystemPromptMode,omitempty" yaml:"appendSystemPromptMode,omitempty"` // append|replace
 	StrictMcpConfig        bool   `json:"strictMcpConfig,omitempty" yaml:"strictMcpConfig,omitempty"`
 }
 
 // Profile is executors.profiles.<name>.
 type Profile struct {
-	ID        string               `json:"id,omitempty" yaml:"id,omitempty"`
-	Model     string               `json:"model,omitempty" yaml:"model,omitempty"`
-	Fallbacks []string             `json:"fallbacks,omitempty" yaml:"fallbacks,omitempty"`
-	Tags      []string             `json:"tags,omitempty" yaml:"tags,omitempty"`
-	Budget    *wave.Budget         `json:"budget,omitempty" yaml:"budget,omitempty"`
-	Codex     *wave.CodexConfig    `json:"codex,omitempty" yaml:"codex,omitempty"`
-	Claude    *wave.ClaudeConfig   `json:"claude,omitempty" yaml:"claude,omitempty"`
-	Opencode  *wave.OpencodeConfig `json:"opencode,omitempty" yaml:"opencode,omitempty"`
+	ID        string          `json:"id,omitempty" yaml:"id,omitempty"`
+	Model     string          `json:"model,omitempty" yaml:"model,omitempty"`
+	Fallbacks []string        `json:"fallbacks,omitempty" yaml:"fallbacks,omitempty"`
+	Tags      []string        `json:"tags,omitempty" yaml:"tags,omitempty"`
+	Budget    *Budget         `json:"budget,omitempty" yaml:"budget,omitempty"`
+	Codex     *CodexConfig    `json:"codex,omitempty" yaml:"codex,omitempty"`
+	Claude    *ClaudeConfig   `json:"claude,omitempty" yaml:"claude,omitempty"`
+	Opencode  *OpencodeConfig `json:"opencode,omitempty" yaml:"opencode,omitempty"`
 }
 
 // EnvPolicy controls the agent environment.
@@ -95,30 +98,30 @@ type EnvPolicy struct {
 // Validation holds thresholds: a rule applies to waves >= its value; nil
 // disables it.
 type Validation struct {
-	RequireDocumentationStewardFromWave *int        `json:"requireDocumentationStewardFromWave" yaml:"requireDocumentationStewardFromWave"`
-	RequireContext7DeclarationsFromWave *int        `json:"requireContext7DeclarationsFromWave" yaml:"requireContext7DeclarationsFromWave"`
-	RequireExitContractsFromWave        *int        `json:"requireExitContractsFromWave" yaml:"requireExitContractsFromWave"`
-	RequireIntegrationStewardFromWave   *int        `json:"requireIntegrationStewardFromWave" yaml:"requireIntegrationStewardFromWave"`
-	RequireComponentPromotionsFromWave  *int        `json:"requireComponentPromotionsFromWave" yaml:"requireComponentPromotionsFromWave"`
-	RequireAgentComponentsFromWave      *int        `json:"requireAgentComponentsFromWave" yaml:"requireAgentComponentsFromWave"`
-	RequiredPromptReferences            []string    `json:"requiredPromptReferences" yaml:"requiredPromptReferences"`
-	GateModeThresholds                  Modes       `json:"gateModeThresholds" yaml:"gateModeThresholds"`
-	ClosureModeThresholds               Modes       `json:"closureModeThresholds" yaml:"closureModeThresholds"`
-	AutoClosure                         AutoClosure `json:"autoClosure" yaml:"autoClosure"`
+	RequireDocumentationStewardFromWave *int        `json:"requireDocumentationStewardFromWave,omitempty" yaml:"requireDocumentationStewardFromWave"`
+	RequireContext7DeclarationsFromWave *int        `json:"requireContext7DeclarationsFromWave,omitempty" yaml:"requireContext7DeclarationsFromWave"`
+	RequireExitContractsFromWave        *int        `json:"requireExitContractsFromWave,omitempty" yaml:"requireExitContractsFromWave"`
+	RequireIntegrationStewardFromWave   *int        `json:"requireIntegrationStewardFromWave,omitempty" yaml:"requireIntegrationStewardFromWave"`
+	RequireComponentPromotionsFromWave  *int        `json:"requireComponentPromotionsFromWave,omitempty" yaml:"requireComponentPromotionsFromWave"`
+	RequireAgentComponentsFromWave      *int        `json:"requireAgentComponentsFromWave,omitempty" yaml:"requireAgentComponentsFromWave"`
+	RequiredPromptReferences            []string    `json:"requiredPromptReferences,omitempty" yaml:"requiredPromptReferences"`
+	GateModeThresholds                  Modes       `json:"gateModeThresholds,omitzero" yaml:"gateModeThresholds"`
+	ClosureModeThresholds               Modes       `json:"closureModeThresholds,omitzero" yaml:"closureModeThresholds"`
+	AutoClosure                         AutoClosure `json:"autoClosure,omitzero" yaml:"autoClosure"`
 }
 
 // Modes maps a wave number to bootstrap/standard/strict.
 type Modes struct {
-	Bootstrap int `json:"bootstrap" yaml:"bootstrap"`
-	Standard  int `json:"standard" yaml:"standard"`
-	Strict    int `json:"strict" yaml:"strict"`
+	Bootstrap int `json:"bootstrap,omitempty" yaml:"bootstrap"`
+	Standard  int `json:"standard,omitempty" yaml:"standard"`
+	Strict    int `json:"strict,omitempty" yaml:"strict"`
 }
 
 // AutoClosure lets closure stages pass without an agent.
 type AutoClosure struct {
-	AllowInferredIntegration   bool `json:"allowInferredIntegration" yaml:"allowInferredIntegration"`
-	AllowAutoDocNoChange       bool `json:"allowAutoDocNoChange" yaml:"allowAutoDocNoChange"`
-	AllowSkipContQaInBootstrap bool `json:"allowSkipContQaInBootstrap" yaml:"allowSkipContQaInBootstrap"`
+	AllowInferredIntegration   bool `json:"allowInferredIntegration,omitempty" yaml:"allowInferredIntegration"`
+	AllowAutoDocNoChange       bool `json:"allowAutoDocNoChange,omitempty" yaml:"allowAutoDocNoChange"`
+	AllowSkipContQaInBootstrap bool `json:"allowSkipContQaInBootstrap,omitempty" yaml:"allowSkipContQaInBootstrap"`
 }
 
 // Runtime tunes the runner and liveness.
@@ -154,7 +157,8 @@ type RuntimePolicy struct {
 	FallbackExecutorOrder []string          `json:"fallbackExecutorOrder,omitempty" yaml:"fallbackExecutorOrder,omitempty"`
 }
 
-// LaneConfig is lanes.<lane>: overrides merged over the top level.
+// LaneConfig is lanes.<lane>: overrides merged over the top level. Path
+// keys may be given flat (the reference's form) or under paths.
 type LaneConfig struct {
 	Paths          *Paths        `json:"paths,omitempty" yaml:"paths,omitempty"`
 	DocsDir        string        `json:"docsDir,omitempty" yaml:"docsDir,omitempty"`
@@ -163,8 +167,21 @@ type LaneConfig struct {
 	Roles          *Roles        `json:"roles,omitempty" yaml:"roles,omitempty"`
 	Validation     *Validation   `json:"validation,omitempty" yaml:"validation,omitempty"`
 	Executors      *Executors    `json:"executors,omitempty" yaml:"executors,omitempty"`
-	RuntimePolicy  RuntimePolicy `json:"runtimePolicy,omitempty" yaml:"runtimePolicy,omitempty"`
+	RuntimePolicy  RuntimePolicy `json:"runtimePolicy,omitzero" yaml:"runtimePolicy,omitempty"`
 	SharedPlanDocs []string      `json:"sharedPlanDocs,omitempty" yaml:"sharedPlanDocs,omitempty"`
+
+	// Flat forms the reference accepts directly under lanes.<lane>.
+	StateRoot                      string            `json:"stateRoot,omitempty" yaml:"stateRoot,omitempty"`
+	ComponentCutoverMatrixDocPath  string            `json:"componentCutoverMatrixDocPath,omitempty" yaml:"componentCutoverMatrixDocPath,omitempty"`
+	ComponentCutoverMatrixJSONPath string            `json:"componentCutoverMatrixJsonPath,omitempty" yaml:"componentCutoverMatrixJsonPath,omitempty"`
+	RuntimeMixTargets              map[string]int    `json:"runtimeMixTargets,omitempty" yaml:"runtimeMixTargets,omitempty"`
+	DefaultExecutorByRole          map[string]string `json:"defaultExecutorByRole,omitempty" yaml:"defaultExecutorByRole,omitempty"`
+	FallbackExecutorOrder          []string          `json:"fallbackExecutorOrder,omitempty" yaml:"fallbackExecutorOrder,omitempty"`
+
+	// raw is the lane's section as read from the file. Merging replays it
+	// over the top level, so a key set to its zero value (or null) in the
+	// file still overrides; nil for a LaneConfig built in code.
+	raw []byte
 }
 
 // Lane is the resolved view of one lane: top level with the lane's

@@ -3,6 +3,8 @@
 // pure: it reads only the files it is handed (wave files and role prompts).
 package wave
 
+import "github.com/wave-orchestrator/wave-orchestrator/config"
+
 // Wave is one parsed wave file. JSON names follow the reference's
 // waves.manifest.json so tools written for it keep working.
 type Wave struct {
@@ -16,6 +18,10 @@ type Wave struct {
 	Agents              []Agent              `json:"agents"`
 	ContQaReportPath    *string              `json:"contQaReportPath"`
 	ContEvalReportPath  *string              `json:"contEvalReportPath"`
+
+	// lines holds the 1-based line of each top-level section heading
+	// (key: heading text) for validation messages.
+	lines map[string]int
 }
 
 // Agent is one `## Agent <ID>: <title>` section.
@@ -39,6 +45,9 @@ type Agent struct {
 
 	// Line is the 1-based line of the agent header in its file.
 	Line int `json:"-"`
+
+	// lines holds the 1-based line of each `###` subsection heading.
+	lines map[string]int
 }
 
 // ExitContract is the `### Exit contract` section. Values are the
@@ -107,68 +116,29 @@ type ExecutorConfig struct {
 	Shell                *ShellConfig    `json:"shell,omitempty"`
 }
 
-// Budget is budget.turns / budget.minutes.
-type Budget struct {
-	Turns   *int `json:"turns"`
-	Minutes *int `json:"minutes"`
-}
+// The executor section types live in config (lane defaults and profiles
+// use the same shapes); aliases keep the wave file's vocabulary.
+type (
+	Budget         = config.Budget
+	CodexConfig    = config.CodexConfig
+	ClaudeConfig   = config.ClaudeConfig
+	OpencodeConfig = config.OpencodeConfig
+	LocalConfig    = config.LocalConfig
+	ShellConfig    = config.ShellConfig
+)
 
-// CodexConfig holds codex.* keys.
-type CodexConfig struct {
-	Command     *string  `json:"command,omitempty"`
-	Sandbox     *string  `json:"sandbox,omitempty"`
-	ProfileName *string  `json:"profileName,omitempty"`
-	Config      []string `json:"config,omitempty"`
-	Search      *bool    `json:"search,omitempty"`
-	Images      []string `json:"images,omitempty"`
-	AddDirs     []string `json:"addDirs,omitempty"`
-	JSON        *bool    `json:"json,omitempty"`
-	Ephemeral   *bool    `json:"ephemeral,omitempty"`
-}
-
-// ClaudeConfig holds claude.* keys.
-type ClaudeConfig struct {
-	Command              *string        `json:"command,omitempty"`
-	Model                *string        `json:"model,omitempty"` // lane/profile default; agents use `model`
-	Agent                *string        `json:"agent,omitempty"`
-	PermissionMode       *string        `json:"permissionMode,omitempty"`
-	PermissionPromptTool *string        `json:"permissionPromptTool,omitempty"`
-	Effort               *string        `json:"effort,omitempty"`
-	MaxTurns             *int           `json:"maxTurns,omitempty"`
-	McpConfig            []string       `json:"mcpConfig,omitempty"`
-	Settings             *string        `json:"settings,omitempty"`
-	SettingsJSON         map[string]any `json:"settingsJson,omitempty"`
-	HooksJSON            map[string]any `json:"hooksJson,omitempty"`
-	AllowedHTTPHookURLs  []string       `json:"allowedHttpHookUrls,omitempty"`
-	OutputFormat         *string        `json:"outputFormat,omitempty"`
-	AllowedTools         []string       `json:"allowedTools,omitempty"`
-	DisallowedTools      []string       `json:"disallowedTools,omitempty"`
-}
-
-// OpencodeConfig holds opencode.* keys.
-type OpencodeConfig struct {
-	Command      *string        `json:"command,omitempty"`
-	Model        *string        `json:"model,omitempty"` // lane/profile default; agents use `model`
-	Agent        *string        `json:"agent,omitempty"`
-	Attach       *string        `json:"attach,omitempty"`
-	Files        []string       `json:"files,omitempty"`
-	Format       *string        `json:"format,omitempty"`
-	Steps        *int           `json:"steps,omitempty"`
-	Instructions []string       `json:"instructions,omitempty"`
-	Permission   any            `json:"permission,omitempty"`
-	ConfigJSON   map[string]any `json:"configJson,omitempty"`
-}
-
-// LocalConfig holds local.* knobs of the built-in simulated agent.
-type LocalConfig struct {
-	Delay        *string `json:"delay,omitempty"`        // Go duration, e.g. "2s"
-	ExitCode     *int    `json:"exitCode,omitempty"`     // exit with this code
-	FailAttempts *int    `json:"failAttempts,omitempty"` // fail the first N attempts
-	Verdict      *string `json:"verdict,omitempty"`      // cont-QA verdict, e.g. FAIL
-	Security     *string `json:"security,omitempty"`     // clear|concerns|blocked
-}
-
-// ShellConfig holds shell.* keys.
-type ShellConfig struct {
-	Command *string `json:"command,omitempty"` // template with {prompt_file} etc.
+// Roles mirrors config.Roles field for field, so a caller converts with
+// wave.Roles(lane.Roles); wave cannot import config (config imports wave).
+type Roles struct {
+	RolePromptDir               string
+	ContQaAgentID               string
+	ContEvalAgentID             string
+	IntegrationAgentID          string
+	DocumentationAgentID        string
+	ContQaRolePromptPath        string
+	ContEvalRolePromptPath      string
+	IntegrationRolePromptPath   string
+	DocumentationRolePromptPath string
+	SecurityRolePromptPath      string
+	DesignRolePromptPath        string
 }
