@@ -1,0 +1,167 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+)
+
+// tailBytes bounds how much of a log the views read: enough for ~40 long
+// lines, cheap for a lane of hundreds of runs.
+const tailBytes = 32 << 10
+
+// LogTail returns the last n lines of the log at path, escape sequences
+// stripped; a carriage-return-rewritten line (progress bars) keeps only
+// its final text.
+func LogTail(path string, n int) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("log %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("log %s: %w", path, err)
+	}
+	off := max(0, fi.Size()-tailBytes)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("log %s: %w", path, err)
+	}
+	if off > 0 {
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf = buf[i+1:] // drop the partial first line
+		}
+	}
+	raw := strings.Split(strings.TrimRight(string(buf), "\n"), "\n")
+	if len(raw) == 1 && raw[0] == "" {
+		return []string{}, nil
+	}
+	lines := make([]string, 0, len(raw))
+	for _, l := range raw {
+		lines = append(lines, strings.TrimRight(clean(lastCR(l)), " "))
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines, nil
+}
+
+// lastCR keeps the text a terminal would show after carriage returns.
+func lastCR(l string) string {
+	segs := strings.Split(l, "\r")
+	for i := len(segs) - 1; i >= 0; i-- {
+		if strings.TrimSpace(segs[i]) != "" {
+			return segs[i]
+		}
+	}
+	return ""
+}
+
+// LastLine is the last meaningful line of a log: the last one holding a
+// letter or digit, so spinners, rules and blank lines are skipped. It
+// returns "" when the log is missing or empty.
+func LastLine(path string) string {
+	lines, err := LogTail(path, 200)
+	if err != nil {
+		return ""
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.IndexFunc(lines[i], func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return ""
+}
+
+// LastLines reads the last meaningful log line of every agent of wave
+// (every wave when wave < 0), keyed by log path, for Options.LastLines.
+func LastLines(l state.Lane, wave int) map[string]string {
+	out := map[string]string{}
+	for _, w := range l.Waves {
+		if wave >= 0 && w.Wave != wave {
+			continue
+		}
+		for _, a := range w.Agents {
+			if a.LogPath == "" {
+				continue
+			}
+			if s := LastLine(a.LogPath); s != "" {
+				out[a.LogPath] = s
+			}
+		}
+	}
+	return out
+}
+
+// FollowLog copies the log at path to w from its current end as it
+// grows, until ctx is done. It waits on fsnotify events of the log's
+// directory rather than polling; a log that is truncated (the runner's
+// rate-limit retry restarts it) is followed from its new start.
+func FollowLog(ctx context.Context, path string, w io.Writer) error {
+	wt, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("follow %s: %w", path, err)
+	}
+	defer wt.Close()
+	if err := wt.Add(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("follow %s: %w", path, err)
+	}
+	var off int64
+	if fi, err := os.Stat(path); err == nil {
+		off = fi.Size()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-wt.Errors:
+			if !errors.Is(err, fsnotify.ErrEventOverflow) {
+				return fmt.Errorf("follow %s: %w", path, err)
+			}
+		case ev := <-wt.Events:
+			if filepath.Clean(ev.Name) != filepath.Clean(path) {
+				continue
+			}
+		}
+		n, err := copyFrom(path, off, w)
+		if err != nil {
+			return err
+		}
+		off = n
+	}
+}
+
+// copyFrom writes path's bytes from off to w and returns the new offset.
+func copyFrom(path string, off int64, w io.Writer) (int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return off, fmt.Errorf("follow %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return off, fmt.Errorf("follow %s: %w", path, err)
+	}
+	if fi.Size() < off {
+		off = 0
+	}
+	n, err := io.Copy(w, io.NewSectionReader(f, off, fi.Size()-off))
+	if err != nil {
+		return off + n, fmt.Errorf("follow %s: %w", path, err)
+	}
+	return off + n, nil
+}

@@ -1,0 +1,160 @@
+package dashboard
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden %s: %v (run go test ./dashboard -run %s -update)", path, err, t.Name())
+	}
+	if got != string(want) {
+		t.Errorf("frame %s differs from %s:\n--- got ---\n%s\n--- want ---\n%s", name, path, got, want)
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	lastLines := map[string]string{
+		"/repo/.wave/lanes/main/waves/3/runs/A2-a1/agent.log": "Editing runtime/record.go: atomic write with fsync",
+		"/repo/.wave/lanes/main/waves/3/runs/A1-a1/agent.log": "[wave-proof] completion=contract durability=none proof=unit state=met",
+	}
+	tests := []struct {
+		name string
+		lane state.Lane
+		o    Options
+	}{
+		{"running-160", runningLane(), Options{Width: 160, Selected: 1, LastLines: lastLines}},
+		{"running-80", runningLane(), Options{Width: 80, Selected: 1, LastLines: lastLines}},
+		{"running-color-120", runningLane(), Options{Width: 120, Color: true, Selected: 0, LastLines: lastLines}},
+		{"closure-160", closureLane(), Options{Width: 160, Selected: 3}},
+		{"closure-80", closureLane(), Options{Width: 80, Selected: 3}},
+		{"failed-160", failedLane(), Options{Width: 160, Selected: -1}},
+		{"failed-80", failedLane(), Options{Width: 80, Selected: -1}},
+		{"empty", state.Lane{Lane: "main", Socket: "wave-demo-main-1a2b3c4d"}, Options{Width: 80, Selected: -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.o.Now, tt.o.Wave = clock, -1
+			got := Render(tt.lane, tt.o)
+			golden(t, tt.name, got)
+			if !tt.o.Color && strings.Contains(got, "\x1b[") {
+				t.Errorf("colour off but frame has escape sequences")
+			}
+			for i, line := range strings.Split(got, "\n") {
+				if w := visibleWidth(line); w > tt.o.Width {
+					t.Errorf("line %d is %d columns, wider than %d: %q", i+1, w, tt.o.Width, line)
+				}
+			}
+		})
+	}
+}
+
+func TestRenderStatusGolden(t *testing.T) {
+	l := failedLane()
+	l.Waves = append([]state.Wave{closureLane().Waves[0]}, l.Waves...)
+	l.Waves[0].Wave = 2
+	golden(t, "status-all-100", RenderStatus(l, Options{Width: 100, Now: clock, Wave: -1}))
+	got := RenderStatus(l, Options{Width: 100, Now: clock, Wave: 2})
+	if !strings.Contains(got, "wave 2") || strings.Contains(got, "wave 3") {
+		t.Errorf("--wave 2 should show only wave 2:\n%s", got)
+	}
+	if got := RenderStatus(l, Options{Width: 100, Now: clock, Wave: 9}); !strings.Contains(got, "wave 9 has not run") {
+		t.Errorf("missing wave not reported:\n%s", got)
+	}
+}
+
+// The failed frame must say what went wrong without colour: every bad
+// state by name, the lost agent's reason and the gate status codes.
+func TestRenderFailedWaveTellsTheTruth(t *testing.T) {
+	got := Render(failedLane(), Options{Width: 160, Now: clock, Wave: -1, Selected: -1})
+	for _, want := range []string{"failed", "lost", "timed-out", "runner died without a terminal record",
+		"143/SIGTERM", "missing-wave-proof", "timeout-no-status", "launcher pid 4242 exited", "events.jsonl:17"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("failed frame lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestRenderHeartbeatAgesWithClock(t *testing.T) {
+	l := runningLane()
+	// The loader read the state 2 s before the clock with A2's heartbeat
+	// 1.5 s old: the frame must show 3s, and 40 s later it is stale.
+	row := func(frame, id string) string {
+		for _, line := range strings.Split(frame, "\n") {
+			if f := strings.Fields(strings.TrimPrefix(line, "›")); len(f) > 0 && f[0] == id {
+				return line
+			}
+		}
+		t.Fatalf("no row for %s in\n%s", id, frame)
+		return ""
+	}
+	now := Render(l, Options{Width: 160, Now: clock, Wave: -1, Selected: -1})
+	if r := row(now, "A2"); !strings.Contains(r, " 3s ") || strings.Contains(r, "!") {
+		t.Errorf("A2 heartbeat at now: %q", r)
+	}
+	later := Render(l, Options{Width: 160, Now: clock.Add(40e9), Wave: -1, Selected: -1})
+	if r := row(later, "A2"); !strings.Contains(r, "43s!") {
+		t.Errorf("A2 heartbeat 40 s later should be stale: %q", r)
+	}
+}
+
+func TestCleanStripsTerminalControl(t *testing.T) {
+	tests := map[string]string{
+		"plain":                     "plain",
+		"\x1b[31mred\x1b[0m":        "red",
+		"a\tb\nc":                   "a b c",
+		"bell\x07 and \x1b]0;t\x07": "bell and ",
+	}
+	for in, want := range tests {
+		if got := clean(in); got != want {
+			t.Errorf("clean(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestWindowKeepsSelectionVisible(t *testing.T) {
+	tests := []struct{ n, sel, rows, from, to int }{
+		{5, 0, 0, 0, 5},
+		{5, 4, 10, 0, 5},
+		{100, 0, 10, 0, 10},
+		{100, 50, 10, 45, 55},
+		{100, 99, 10, 90, 100},
+	}
+	for _, tt := range tests {
+		from, to := window(tt.n, tt.sel, tt.rows)
+		if from != tt.from || to != tt.to {
+			t.Errorf("window(%d,%d,%d) = %d,%d, want %d,%d", tt.n, tt.sel, tt.rows, from, to, tt.from, tt.to)
+		}
+	}
+}
+
+func BenchmarkRender(b *testing.B) {
+	l := bigLane(200)
+	o := Options{Width: 160, Now: clock, Wave: -1, Selected: 100, Color: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Render(l, o)
+	}
+}
+
+func visibleWidth(s string) int { return ansiWidth(s) }
