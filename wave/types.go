@@ -126,19 +126,3 @@ type (
 	LocalConfig    = config.LocalConfig
 	ShellConfig    = config.ShellConfig
 )
-
-// Roles mirrors config.Roles field for field, so a caller converts with
-// wave.Roles(lane.Roles); wave cannot import config (config imports wave).
-type Roles struct {
-	RolePromptDir               string
-	ContQaAgentID               string
-	ContEvalAgentID             string
-	IntegrationAgentID          string
-	DocumentationAgentID        string
-	ContQaRolePromptPath        string
-	ContEvalRolePromptPath      string
-	IntegrationRolePromptPath   string
-	DocumentationRolePromptPath string
-	SecurityRolePromptPath      string
-	DesignRolePromptPath        string
-}
