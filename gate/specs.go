@@ -140,9 +140,10 @@ func normalize(kind string, sp spec, vals map[string]string) string {
 	if (kind == KindProof || kind == KindComponent) && strings.EqualFold(vals["state"], "complete") {
 		vals["state"] = "met"
 	}
-	for k, allowed := range sp.enums {
+	for _, k := range sp.keys {
+		allowed, ok := sp.enums[k]
 		v := strings.ToLower(vals[k])
-		if v == "" {
+		if !ok || v == "" {
 			continue
 		}
 		if !slices.Contains(allowed, v) {

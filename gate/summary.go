@@ -86,11 +86,11 @@ func Summarize(in SummaryInput) Summary {
 	s.AgentID = a.ID
 	s.Deliverables = []FileCheck{}
 	for _, d := range a.Deliverables {
-		s.Deliverables = append(s.Deliverables, check(in.FS, d))
+		s.Deliverables = append(s.Deliverables, checkFile(in.FS, d))
 	}
 	s.ProofArtifacts = []FileCheck{}
 	for _, pa := range a.ProofArtifacts {
-		c := check(in.FS, pa.Path)
+		c := checkFile(in.FS, pa.Path)
 		if pa.Kind != nil {
 			c.Kind = *pa.Kind
 		}
@@ -102,7 +102,7 @@ func Summarize(in SummaryInput) Summary {
 		s.ReportPath = reportPath(a, in.Bindings)
 	}
 	if s.ReportPath != "" {
-		c := check(in.FS, s.ReportPath)
+		c := checkFile(in.FS, s.ReportPath)
 		s.ReportExists = c.Exists
 		if c.Exists {
 			if b, err := fs.ReadFile(in.FS, fsPath(s.ReportPath)); err == nil {
@@ -133,7 +133,7 @@ func fsPath(p string) string {
 	return path.Clean(strings.TrimPrefix(p, "./"))
 }
 
-func check(fsys fs.FS, p string) FileCheck {
+func checkFile(fsys fs.FS, p string) FileCheck {
 	c := FileCheck{Path: p}
 	fp := fsPath(p)
 	if fsys == nil || !fs.ValidPath(fp) {
