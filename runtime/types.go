@@ -85,6 +85,7 @@ type Record struct {
 	RunnerPid           int        `json:"runnerPid"`
 	RunnerStartTime     uint64     `json:"runnerStartTime"` // /proc/<pid>/stat field 22
 	ExecutorPid         int        `json:"executorPid"`
+	ExecutorStartTime   uint64     `json:"executorStartTime,omitempty"` // guards signals to the agent group
 	Pgid                int        `json:"pgid"`
 	StartedAt           time.Time  `json:"startedAt"`
 	LastHeartbeatAt     time.Time  `json:"lastHeartbeatAt"`

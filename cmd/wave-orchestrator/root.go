@@ -43,6 +43,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newVersionCmd(),
+		newAgentRunCmd(),
 		newLocalCmd(),
 	)
 	return root

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+)
+
+// newAgentRunCmd is the runner inside each agent's tmux pane (DESIGN §5).
+func newAgentRunCmd() *cobra.Command {
+	var payload string
+	c := &cobra.Command{
+		Use:    "agent-run --payload <run>/launch.json",
+		Short:  "Run one agent inside its tmux pane (internal)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if payload == "" {
+				return usageError{errMissingPayload}
+			}
+			// The runner handles TERM/INT/HUP itself (forward, record, exit
+			// after the agent); main's signal context must not cut that short.
+			ctx := context.WithoutCancel(c.Context())
+			code := runtime.RunAgent(ctx, payload, runtime.Stdio{In: os.Stdin, Out: os.Stdout})
+			if code != 0 {
+				return withCode(code, nil)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&payload, "payload", "", "path of the run's launch.json")
+	return c
+}
+
+var errMissingPayload = errors.New("agent-run: --payload is required")

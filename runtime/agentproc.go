@@ -1,0 +1,131 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// drainTimeout bounds reading the pty after the agent exited: a background
+// grandchild holding the terminal open must not keep the runner alive.
+const drainTimeout = 2 * time.Second
+
+// startOnce starts the agent on a fresh pty in its own session and process
+// group, relays output and signals, and waits for it to exit.
+func (r *Runner) startOnce(ctx context.Context, p *Payload, rw *recordWriter, out *sink, in *input, sigs <-chan os.Signal) outcome {
+	if len(p.Argv) == 0 {
+		return outcome{code: 127, startErr: errors.New("empty argv")}
+	}
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		return r.startFailed(out, err)
+	}
+	defer ptmx.Close()
+	if f, ok := out.pane.(*os.File); ok {
+		pty.InheritSize(f, ptmx)
+	}
+	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd.Dir = p.Cwd
+	cmd.Env = agentEnv(os.Environ(), p)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	if p.Stdin != "" {
+		f, err := os.Open(p.Stdin)
+		if err != nil {
+			tty.Close()
+			return r.startFailed(out, err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	// Setsid: own session and process group (pgid = pid) with the pty as
+	// controlling terminal (fd 1 in the child).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
+	err = cmd.Start()
+	tty.Close()
+	if err != nil {
+		return r.startFailed(out, err)
+	}
+	pid := cmd.Process.Pid
+	start, _, _ := ProcStartTime(pid)
+	rw.update(func(rec *Record) {
+		rec.ExecutorPid, rec.Pgid, rec.ExecutorStartTime = pid, pid, start
+		rec.TerminalDisposition = Running
+		rec.LastHeartbeatAt = r.Now()
+	})
+	in.set(ptmx)
+	defer in.set(nil)
+
+	var scan rateLimitScanner
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		buf := make([]byte, 32*1024)
+		for {
+			n, err := ptmx.Read(buf)
+			if n > 0 {
+				out.write(buf[:n])
+				scan.Write(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	var res outcome
+	forward := func(s syscall.Signal, name string) {
+		if res.received == "" {
+			res.received = name
+		}
+		syscall.Kill(-pid, s)
+	}
+	done := ctx.Done()
+loop:
+	for {
+		select {
+		case s := <-sigs:
+			sig := s.(syscall.Signal)
+			if sig == syscall.SIGWINCH {
+				if f, ok := out.pane.(*os.File); ok {
+					pty.InheritSize(f, ptmx)
+				}
+				continue
+			}
+			forward(sig, unix.SignalName(sig))
+		case <-done:
+			done = nil
+			forward(syscall.SIGTERM, "context canceled")
+		case <-waited:
+			break loop
+		}
+	}
+	select {
+	case <-drained:
+	case <-time.After(drainTimeout):
+		ptmx.Close() // the pty fd is pollable: this ends the pending Read
+		<-drained
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled():
+		res.code = 128 + int(ws.Signal())
+		res.signal = unix.SignalName(ws.Signal())
+	default:
+		res.code = ws.ExitStatus()
+	}
+	res.rateLimited = scan.matched
+	return res
+}
+
+func (r *Runner) startFailed(out *sink, err error) outcome {
+	out.logLine("[wave] agent start failed: " + err.Error())
+	return outcome{code: 127, startErr: err}
+}

@@ -1,0 +1,141 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+)
+
+// Backend starts, observes and terminates runs. tmux is the one
+// implementation; a Kubernetes backend is planned.
+type Backend interface {
+	Start(ctx context.Context, payloads []*Payload) error
+	Terminate(ctx context.Context, runDir string, grace time.Duration, keepSession bool) error
+	Observe(ctx context.Context, runDir string, now time.Time) (Observation, error)
+}
+
+// TmuxBackend runs each agent in its own session on one tmux server.
+type TmuxBackend struct {
+	tm     *tmuxadapter.Client
+	self   string
+	logger *slog.Logger
+}
+
+var _ Backend = (*TmuxBackend)(nil)
+
+// NewTmuxBackend returns a backend whose sessions run `self agent-run`;
+// self is the path of the wave-orchestrator binary.
+func NewTmuxBackend(tm *tmuxadapter.Client, self string, logger *slog.Logger) *TmuxBackend {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &TmuxBackend{tm: tm, self: self, logger: logger}
+}
+
+// Tmux returns the backend's tmux client.
+func (b *TmuxBackend) Tmux() *tmuxadapter.Client { return b.tm }
+
+// Start writes each run's launch.json (secrets redacted; real values go to
+// the session env) and a `launching` runtime.json, then creates every
+// session in one tmux invocation, tagged @wave_run/@wave_lane/@wave_agent.
+func (b *TmuxBackend) Start(ctx context.Context, payloads []*Payload) error {
+	specs := make([]tmuxadapter.SessionSpec, 0, len(payloads))
+	now := time.Now()
+	for _, p := range payloads {
+		if err := validatePayload(p); err != nil {
+			return err
+		}
+		p.FillPaths()
+		if p.SchemaVersion == 0 {
+			p.SchemaVersion = SchemaVersion
+		}
+		if p.SocketName == "" {
+			p.SocketName = b.tm.Socket()
+		}
+		if err := os.MkdirAll(p.RunDir, 0o755); err != nil {
+			return fmt.Errorf("run %s: %w", p.RunID, err)
+		}
+		launch := filepath.Join(p.RunDir, launchFile)
+		if err := WriteJSON(launch, Redacted(*p)); err != nil {
+			return fmt.Errorf("run %s: %w", p.RunID, err)
+		}
+		if err := WriteJSON(p.RuntimePath, launchingRecord(p, now)); err != nil {
+			return fmt.Errorf("run %s: %w", p.RunID, err)
+		}
+		cmd := "exec " + ShellJoin([]string{b.self, "agent-run", "--payload", launch})
+		specs = append(specs, tmuxadapter.SessionSpec{
+			Name: p.SessionName,
+			// One word: tmux hands it to sh -c, so it must be quoted for sh.
+			Argv: []string{cmd},
+			Cwd:  p.Cwd,
+			Env:  p.Env,
+			Options: map[string]string{
+				"@wave_run": p.RunID, "@wave_lane": p.Lane, "@wave_agent": p.AgentID,
+			},
+		})
+	}
+	if err := b.tm.NewSessions(ctx, specs); err != nil {
+		return fmt.Errorf("start %d runs: %w", len(specs), err)
+	}
+	return nil
+}
+
+func validatePayload(p *Payload) error {
+	switch {
+	case p.RunID == "":
+		return errors.New("payload: empty runId")
+	case p.RunDir == "":
+		return fmt.Errorf("run %s: empty runDir", p.RunID)
+	case len(p.Argv) == 0:
+		return fmt.Errorf("run %s (agent %s): empty argv", p.RunID, p.AgentID)
+	}
+	if err := tmuxadapter.ValidateName(p.SessionName); err != nil {
+		return fmt.Errorf("run %s (agent %s): %w", p.RunID, p.AgentID, err)
+	}
+	return nil
+}
+
+func launchingRecord(p *Payload, now time.Time) Record {
+	return Record{
+		SchemaVersion: SchemaVersion, RunID: p.RunID, Lane: p.Lane, WaveNumber: p.WaveNumber,
+		Attempt: p.Attempt, AgentID: p.AgentID, ExecutorID: p.ExecutorID, SessionBackend: "tmux",
+		SocketName: p.SocketName, SessionName: p.SessionName, StartedAt: now, LastHeartbeatAt: now,
+		HeartbeatIntervalMs: p.HeartbeatIntervalMs, TerminalDisposition: Launching,
+		LogPath: p.LogPath, StatusPath: p.StatusPath, PromptHash: p.PromptHash,
+	}
+}
+
+// Observe classifies the run in runDir.
+func (b *TmuxBackend) Observe(ctx context.Context, runDir string, now time.Time) (Observation, error) {
+	obs := observeRun(ctx, paneFacts(b.tm), runDir, now)
+	return obs, obs.Err
+}
+
+// Terminate stops the run in runDir (see Terminate) and then kills its
+// session unless keepSession.
+func (b *TmuxBackend) Terminate(ctx context.Context, runDir string, grace time.Duration, keepSession bool) error {
+	rec, err := ReadRecord(filepath.Join(runDir, runtimeFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("terminate %s: %w", runDir, err)
+	}
+	if err := Terminate(ctx, *rec, grace); err != nil {
+		return fmt.Errorf("terminate %s: %w", rec.RunID, err)
+	}
+	if keepSession || rec.SessionName == "" {
+		return nil
+	}
+	if err := b.tm.KillSession(ctx, rec.SessionName); err != nil {
+		return fmt.Errorf("terminate %s: %w", rec.RunID, err)
+	}
+	return nil
+}

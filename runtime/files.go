@@ -1,0 +1,106 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ErrUnreadable marks a record file that exists but does not parse
+// (truncated, corrupt). Errors wrapping it name the path.
+var ErrUnreadable = errors.New("unreadable")
+
+// WriteJSON writes v to path atomically: a temp file in the same directory,
+// fsync, rename, then fsync of the directory. Readers see the old or the new
+// content, never a prefix.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// readJSON decodes path into v. A missing file returns an error satisfying
+// errors.Is(err, fs.ErrNotExist); a corrupt one wraps ErrUnreadable.
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w: %w", path, ErrUnreadable, err)
+	}
+	return nil
+}
+
+// ReadRecord reads a runtime.json.
+func ReadRecord(path string) (*Record, error) {
+	var r Record
+	if err := readJSON(path, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ReadStatus reads a status.json.
+func ReadStatus(path string) (*Status, error) {
+	var s Status
+	if err := readJSON(path, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// ReadPayload reads a launch.json.
+func ReadPayload(path string) (*Payload, error) {
+	var p Payload
+	if err := readJSON(path, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Paths of a run directory's files.
+const (
+	launchFile  = "launch.json"
+	runtimeFile = "runtime.json"
+	statusFile  = "status.json"
+	logFile     = "agent.log"
+)
+
+// FillPaths sets the payload's file paths that are empty from RunDir.
+func (p *Payload) FillPaths() {
+	set := func(dst *string, name string) {
+		if *dst == "" {
+			*dst = filepath.Join(p.RunDir, name)
+		}
+	}
+	set(&p.LogPath, logFile)
+	set(&p.StatusPath, statusFile)
+	set(&p.RuntimePath, runtimeFile)
+}

@@ -1,0 +1,173 @@
+package runtime
+
+import (
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+)
+
+// State is the launcher's view of a run.
+type State string
+
+// States of a run. Completed, Failed, Terminated, TimedOut and Lost are
+// final.
+const (
+	StateUnknown    State = "unknown"
+	StateLaunching  State = "launching"
+	StateRunning    State = "running"
+	StateCompleted  State = "completed"
+	StateFailed     State = "failed"
+	StateTerminated State = "terminated"
+	StateTimedOut   State = "timed-out"
+	StateLost       State = "lost"
+)
+
+// SessionFacts is what tmux said about the run's session. Known is false
+// when tmux was not asked or did not answer: indeterminate is not dead.
+type SessionFacts struct {
+	Known  bool
+	Exists bool
+	Pane   *tmuxadapter.Pane // when the session exists and was inspected
+}
+
+// Facts is everything Classify decides from.
+type Facts struct {
+	Now         time.Time
+	Record      *Record // nil when missing or unreadable
+	Status      *Status // nil when missing
+	RunnerAlive bool    // runner pid alive with the recorded start time
+	AgentAlive  bool    // agent group leader alive with its recorded start time
+	Session     SessionFacts
+	Deadline    *time.Time
+	// LaunchGrace is how long a launching record may wait for its runner
+	// before a missing session means lost.
+	LaunchGrace time.Duration
+}
+
+// Verdict is the classification of one run.
+type Verdict struct {
+	State    State    `json:"state"`
+	Done     bool     `json:"done"`
+	ExitCode *int     `json:"exitCode,omitempty"`
+	Signal   string   `json:"signal,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Terminate asks the caller to terminate the run (deadline passed, or
+	// an agent outlived its runner).
+	Terminate bool `json:"terminate,omitempty"`
+}
+
+// Classify decides a run's state, in this order: terminal record, status
+// file, live runner, dead runner (lost, with tmux's pane status as second
+// channel). It does no I/O.
+func Classify(f Facts) Verdict {
+	rec := f.Record
+	if rec != nil && isTerminal(rec.TerminalDisposition) {
+		v := Verdict{State: State(rec.TerminalDisposition), Done: true, ExitCode: rec.ExitCode, Signal: rec.Signal, Reason: rec.ExitReason}
+		if rec.TerminalDisposition == Terminated && f.Deadline != nil && rec.FinishedAt != nil && !rec.FinishedAt.Before(*f.Deadline) {
+			v.State = StateTimedOut
+		}
+		return v
+	}
+	if st := f.Status; st != nil {
+		code := st.Code
+		v := Verdict{Done: true, ExitCode: &code, Signal: st.Signal, Reason: "status file without terminal record"}
+		switch {
+		case st.Signal != "":
+			v.State = StateTerminated
+		case code == 0:
+			v.State = StateCompleted
+		default:
+			v.State = StateFailed
+		}
+		return v
+	}
+	if rec == nil {
+		return Verdict{State: StateUnknown, Reason: "no runtime record"}
+	}
+	if f.RunnerAlive {
+		return classifyLive(f)
+	}
+	if rec.RunnerPid == 0 {
+		return classifyLaunching(f)
+	}
+	v := Verdict{State: StateLost, Done: true, Reason: "runner died without a terminal record"}
+	addPaneExit(&v, f.Session)
+	if f.AgentAlive {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("agent pid %d outlived its runner", rec.ExecutorPid))
+		v.Terminate = true
+	}
+	return v
+}
+
+func classifyLive(f Facts) Verdict {
+	rec := f.Record
+	v := Verdict{State: StateRunning}
+	if rec.TerminalDisposition == Launching {
+		v.State = StateLaunching
+	}
+	every := time.Duration(rec.HeartbeatIntervalMs) * time.Millisecond
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	if age := f.Now.Sub(rec.LastHeartbeatAt); age > 3*every {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("heartbeat %s old (interval %s)", age.Round(time.Millisecond), every))
+	}
+	if f.Session.Known && !f.Session.Exists {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("tmux session %s is gone but the runner is alive", rec.SessionName))
+	}
+	if f.Deadline != nil && !f.Now.Before(*f.Deadline) {
+		v.Terminate = true
+		v.Reason = "deadline passed"
+	}
+	return v
+}
+
+// classifyLaunching handles a record the launcher wrote before the runner
+// started.
+func classifyLaunching(f Facts) Verdict {
+	s := f.Session
+	switch {
+	case s.Known && s.Exists && s.Pane != nil && s.Pane.Dead:
+		v := Verdict{State: StateLost, Done: true, Reason: "pane died before the runner wrote its record"}
+		addPaneExit(&v, s)
+		return v
+	case s.Known && !s.Exists && f.Now.Sub(f.Record.StartedAt) > f.LaunchGrace:
+		return Verdict{State: StateLost, Done: true, Reason: "session never started"}
+	}
+	v := Verdict{State: StateLaunching}
+	if f.Deadline != nil && !f.Now.Before(*f.Deadline) {
+		v.Terminate = true
+		v.Reason = "deadline passed"
+	}
+	return v
+}
+
+// addPaneExit enriches a lost verdict with what tmux kept of the pane.
+func addPaneExit(v *Verdict, s SessionFacts) {
+	p := s.Pane
+	if p == nil || !p.Dead {
+		if s.Known && !s.Exists {
+			v.Reason += "; session gone"
+		}
+		return
+	}
+	switch {
+	case p.DeadSignal > 0:
+		name := unix.SignalName(syscallSignal(p.DeadSignal))
+		code := 128 + p.DeadSignal
+		v.ExitCode, v.Signal = &code, name
+		v.Reason += fmt.Sprintf("; pane died by %s", name)
+	case p.DeadStatus != nil:
+		code := *p.DeadStatus
+		v.ExitCode = &code
+		v.Reason += fmt.Sprintf("; pane exited with status %d", code)
+	}
+}
+
+func isTerminal(d string) bool {
+	return d == Completed || d == Failed || d == Terminated
+}
