@@ -1,0 +1,298 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// repoWith makes a temp repo holding files (name → content).
+func repoWith(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func yamlRepo(t *testing.T, body string) string {
+	return repoWith(t, map[string]string{"wave.config.yaml": body})
+}
+
+func mustLoad(t *testing.T, dir string, env map[string]string) *Config {
+	t.Helper()
+	c, err := Load(dir, mapEnv(env))
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return c
+}
+
+func mapEnv(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func mustLane(t *testing.T, c *Config, dir, name string) *Lane {
+	t.Helper()
+	l, err := c.Lane(dir, name)
+	if err != nil {
+		t.Fatalf("Lane(%q): %v", name, err)
+	}
+	return l
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func TestDefaultsWithoutConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	c := mustLoad(t, dir, nil)
+	if c.File != "" {
+		t.Errorf("File = %q, want empty", c.File)
+	}
+	l := mustLane(t, c, dir, "")
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"lane", l.Name, "main"},
+		{"project", l.Project, filepath.Base(dir)},
+		{"wavesDir", l.WavesDir, "docs/plans/waves"},
+		{"stateRoot", l.StateRoot, ".wave"},
+		{"matrix", l.MatrixDocPath, "docs/plans/component-cutover-matrix.md"},
+		{"sharedPlanDocs", l.SharedPlanDocs, []string{"docs/plans/current-state.md", "docs/plans/master-plan.md", "docs/plans/migration.md"}},
+		{"contQa", l.Roles.ContQaAgentID, "A0"},
+		{"contEval", l.Roles.ContEvalAgentID, "E0"},
+		{"integration", l.Roles.IntegrationAgentID, "A8"},
+		{"documentation", l.Roles.DocumentationAgentID, "A9"},
+		{"securityPrompt", l.Roles.SecurityRolePromptPath, "docs/agents/wave-security-role.md"},
+		{"executor", l.Executors.Default, "codex"},
+		{"codex sandbox", deref(l.Executors.Codex.Sandbox), "danger-full-access"},
+		{"claude permission", deref(l.Executors.Claude.PermissionMode), "bypassPermissions"},
+		{"claude output", deref(l.Executors.Claude.OutputFormat), "text"},
+		{"claude prompt mode", l.Executors.Claude.AppendSystemPromptMode, "append"},
+		{"opencode format", deref(l.Executors.Opencode.Format), "default"},
+		{"scrub", l.Executors.Env.Scrub, []string{"ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS"}},
+		{"doc steward", deref(l.Validation.RequireDocumentationStewardFromWave), 0},
+		{"context7", deref(l.Validation.RequireContext7DeclarationsFromWave), 6},
+		{"exit contracts", deref(l.Validation.RequireExitContractsFromWave), 6},
+		{"integration steward", deref(l.Validation.RequireIntegrationStewardFromWave), nil},
+		{"promotions", deref(l.Validation.RequireComponentPromotionsFromWave), 0},
+		{"agent components", deref(l.Validation.RequireAgentComponentsFromWave), 0},
+		{"prompt refs", len(l.Validation.RequiredPromptReferences), 2},
+		{"gate modes", l.Validation.GateModeThresholds, Modes{0, 4, 10}},
+		{"closure modes", l.Validation.ClosureModeThresholds, Modes{0, 4, 10}},
+		{"auto closure", l.Validation.AutoClosure, AutoClosure{}},
+		{"runtime", l.Runtime, Runtime{2000, 5000, 240, 50000, 2, 20, 180}},
+	} {
+		if !reflect.DeepEqual(tc.got, tc.want) {
+			t.Errorf("%s = %#v, want %#v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestReferenceJSONLoads(t *testing.T) {
+	data, err := os.ReadFile("testdata/reference-wave.config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := repoWith(t, map[string]string{"wave.config.json": string(data)})
+	c := mustLoad(t, dir, nil)
+	l := mustLane(t, c, dir, "main")
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"file", filepath.Base(c.File), "wave.config.json"},
+		{"project", l.Project, "Wave Orchestration"},
+		// The reference's ".tmp" is not our state root.
+		{"stateRoot", l.StateRoot, ".wave"},
+		{"wavesDir", l.WavesDir, "docs/plans/waves"},
+		{"profiles", len(l.Executors.Profiles), 8},
+		{"planning sandbox", deref(l.Executors.Profiles["planning-readonly"].Codex.Sandbox), "read-only"},
+		{"planning config", l.Executors.Profiles["planning-readonly"].Codex.Config, []string{"model_reasoning_effort=high"}},
+		{"security tools", len(l.Executors.Profiles["security-review"].Claude.AllowedTools), 6},
+		{"docs budget", deref(l.Executors.Profiles["docs-pass"].Budget.Minutes), 20},
+		// The starter file omits permissionMode; the code default fills it.
+		{"claude permission", deref(l.Executors.Claude.PermissionMode), "bypassPermissions"},
+		{"integration steward", deref(l.Validation.RequireIntegrationStewardFromWave), 0},
+		{"auto closure", l.Validation.AutoClosure, AutoClosure{true, true, true}},
+		{"gate modes kept", l.Validation.GateModeThresholds, Modes{0, 4, 10}},
+		{"mix", l.RuntimePolicy.RuntimeMixTargets, map[string]int{"codex": 7, "claude": 4, "opencode": 2}},
+		{"fallback order", l.RuntimePolicy.FallbackExecutorOrder, []string{"claude", "opencode", "codex"}},
+		{"role default", l.RuntimePolicy.DefaultExecutorByRole["cont-eval"], "codex"},
+	} {
+		if !reflect.DeepEqual(tc.got, tc.want) {
+			t.Errorf("%s = %#v, want %#v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// A JSON file indented with tabs is valid JSON but not valid YAML; it
+// must still load.
+func TestTabIndentedJSONLoads(t *testing.T) {
+	dir := repoWith(t, map[string]string{"wave.config.json": "{\n\t\"defaultLane\": \"ops\",\n\t\"executors\": {\n\t\t\"default\": \"claude\"\n\t}\n}\n"})
+	c := mustLoad(t, dir, nil)
+	if c.DefaultLane != "ops" || c.Executors.Default != "claude" {
+		t.Errorf("got lane %q executor %q", c.DefaultLane, c.Executors.Default)
+	}
+	bad := repoWith(t, map[string]string{"wave.config.json": "{\n\t\"executors\": {\n\t\t\"defualt\": \"claude\"\n\t}\n}\n"})
+	if _, err := Load(bad, nil); err == nil || !strings.Contains(err.Error(), "executors.defualt: unknown key") {
+		t.Errorf("err = %v, want unknown key executors.defualt", err)
+	}
+}
+
+func TestYAMLPreferredOverJSON(t *testing.T) {
+	dir := repoWith(t, map[string]string{
+		"wave.config.yaml": "defaultLane: from-yaml\n",
+		"wave.config.json": `{"defaultLane": "from-json"}`,
+	})
+	if c := mustLoad(t, dir, nil); c.DefaultLane != "from-yaml" {
+		t.Errorf("DefaultLane = %q, want from-yaml", c.DefaultLane)
+	}
+	yml := repoWith(t, map[string]string{"wave.config.yml": "defaultLane: from-yml\n"})
+	if c := mustLoad(t, yml, nil); c.DefaultLane != "from-yml" {
+		t.Errorf("DefaultLane = %q, want from-yml", c.DefaultLane)
+	}
+}
+
+func TestYAMLStateRootIsHonoured(t *testing.T) {
+	dir := yamlRepo(t, "paths:\n  stateRoot: ./var/wave/\n")
+	l := mustLane(t, mustLoad(t, dir, nil), dir, "")
+	if l.StateRoot != "var/wave" {
+		t.Errorf("StateRoot = %q, want var/wave", l.StateRoot)
+	}
+}
+
+func TestEmptyYAMLIsDefaults(t *testing.T) {
+	for _, body := range []string{"", "# nothing\n", "---\n"} {
+		dir := yamlRepo(t, body)
+		c := mustLoad(t, dir, nil)
+		if c.Executors.Default != "codex" || c.Runtime.HeartbeatIntervalMs != 2000 {
+			t.Errorf("%q: not defaults: %+v", body, c.Executors.Default)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		yaml string
+		want []string // substrings of the joined error
+	}{
+		{"unknown top key", "projetName: x\n", []string{"wave.config.yaml:1: projetName: unknown key"}},
+		{"unknown nested key", "runtime:\n  heartbeatInterval: 5\n", []string{"wave.config.yaml:2: runtime.heartbeatInterval: unknown key"}},
+		{"unknown claude key", "executors:\n  claude:\n    permisionMode: plan\n", []string{":3: executors.claude.permisionMode: unknown key"}},
+		{"unknown lane key", "lanes:\n  ops:\n    wavesdir: x\n", []string{":3: lanes.ops.wavesdir: unknown key"}},
+		{"unknown profile key", "executors:\n  profiles:\n    fast:\n      modle: x\n", []string{":4: executors.profiles.fast.modle: unknown key"}},
+		{"all reported at once", "a: 1\nb: 2\n", []string{":1: a: unknown key", ":2: b: unknown key"}},
+		{"renamed role", "roles:\n  evaluatorAgentId: A0\n", []string{"roles.evaluatorAgentId: renamed to roles.contQaAgentId"}},
+		{"not a mapping", "runtime: 5\n", []string{":1: runtime: want a mapping"}},
+		{"not an int", "runtime:\n  timeoutMinutes: soon\n", []string{":2: runtime.timeoutMinutes: want an integer, got \"soon\""}},
+		{"not a bool", "executors:\n  codex:\n    search: maybe\n", []string{":3: executors.codex.search: want true or false"}},
+		{"list of mappings for string", "projectName: [a]\n", []string{"projectName: want a single value"}},
+		{"bad yaml", "a: [\n", []string{"wave.config.yaml: not valid YAML"}},
+		{"bad executor", "executors:\n  default: codx\n", []string{":2: executors.default: \"codx\" is not one of claude, codex, local, opencode, shell"}},
+		{"bad sandbox", "executors:\n  codex:\n    sandbox: yolo\n", []string{":3: executors.codex.sandbox: \"yolo\" is not one of"}},
+		{"bad profile id", "executors:\n  profiles:\n    x:\n      id: gpt\n", []string{":4: executors.profiles.x.id: \"gpt\" is not one of"}},
+		{"bad profile budget", "executors:\n  profiles:\n    x:\n      budget:\n        minutes: 0\n", []string{"executors.profiles.x.budget.minutes: must be a positive integer"}},
+		{"negative heartbeat", "runtime:\n  heartbeatIntervalMs: -1\n", []string{":2: runtime.heartbeatIntervalMs: must be >= 1, got -1"}},
+		{"negative grace", "runtime:\n  terminateGraceMs: -5\n", []string{"runtime.terminateGraceMs: must be >= 0"}},
+		{"max below base", "runtime:\n  rateLimitBaseDelaySeconds: 60\n  rateLimitMaxDelaySeconds: 10\n", []string{":3: runtime.rateLimitMaxDelaySeconds: must be >= rateLimitBaseDelaySeconds"}},
+		{"negative threshold", "validation:\n  requireExitContractsFromWave: -1\n", []string{":2: validation.requireExitContractsFromWave: must be >= 0"}},
+		{"bad lane name", "lanes:\n  Bad_Lane:\n    wavesDir: x\n", []string{"lanes.Bad_Lane: lane \"Bad_Lane\""}},
+		{"bad default lane", "defaultLane: \"a b\"\n", []string{":1: defaultLane: lane \"a b\""}},
+		{"escaping path", "paths:\n  docsDir: ../elsewhere\n", []string{"must stay inside the repository"}},
+		{"lane escaping wavesDir", "lanes:\n  ops:\n    wavesDir: /abs\n", []string{":3: lanes.ops.wavesDir: path \"/abs\" must stay inside"}},
+		{"lane bad executor", "lanes:\n  ops:\n    executors:\n      default: nope\n", []string{":4: lanes.ops.executors.default: \"nope\" is not one of"}},
+		{"bad repoMode", "repoMode: mono\n", []string{":1: repoMode: \"mono\" is not one of single-repo, multi-lane"}},
+		{"bad mix executor", "runtimePolicy:\n  runtimeMixTargets:\n    gpt: 2\n", []string{"runtimePolicy.runtimeMixTargets.gpt: \"gpt\" is not one of"}},
+		{"evaluator role", "lanes:\n  main:\n    runtimePolicy:\n      defaultExecutorByRole:\n        evaluator: claude\n", []string{"defaultExecutorByRole.evaluator: renamed"}},
+		{"bad scrub name", "executors:\n  env:\n    scrub: [\"A B\"]\n", []string{"executors.env.scrub[0]: \"A B\" is not an environment variable name"}},
+		{"bad api url", "github:\n  apiUrl: ftp://x\n", []string{":2: github.apiUrl: want an http(s) URL"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := yamlRepo(t, tc.yaml)
+			c, err := Load(dir, nil)
+			if err == nil {
+				t.Fatalf("Load succeeded (%+v), want error", c)
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Errorf("error %v is not a *config.Error", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// Reference-only keys are accepted in YAML too, at the top level and in
+// lanes; a typo next to them is still an error.
+func TestReferenceOnlyKeysAccepted(t *testing.T) {
+	body := `planner: {agentic: {defaultMaxWaves: 3}}
+skills: {dir: skills}
+waveControl: {enabled: false}
+paths: {terminalsPath: .vscode/terminals.json}
+validation:
+  testCommand: make test
+  autoClosure: {allowAutoDocProjection: true}
+executors:
+  profiles:
+    x: {id: claude, claude: {strictMcpConfig: true}}
+lanes:
+  ops:
+    skills: {base: [a]}
+    validation: {bootstrapPassConditions: {requireA0Verdict: true}}
+`
+	dir := yamlRepo(t, body)
+	mustLoad(t, dir, nil)
+	dir = yamlRepo(t, body+"    skils: {}\n")
+	if _, err := Load(dir, nil); err == nil || !strings.Contains(err.Error(), ":15: lanes.ops.skils: unknown key") {
+		t.Errorf("err = %v, want unknown key lanes.ops.skils at line 15", err)
+	}
+}
+
+func TestScalarForms(t *testing.T) {
+	dir := yamlRepo(t, `executors:
+  codex:
+    config: model_reasoning_effort=high
+    search: "yes"
+  profiles:
+    Fast:
+      id: codex
+      fallbacks: claude, opencode
+runtime:
+  timeoutMinutes: "30"
+`)
+	c := mustLoad(t, dir, nil)
+	if got := c.Executors.Codex.Config; !reflect.DeepEqual(got, []string{"model_reasoning_effort=high"}) {
+		t.Errorf("codex.config = %q", got)
+	}
+	if c.Executors.Codex.Search == nil || !*c.Executors.Codex.Search {
+		t.Errorf("codex.search = %v, want true", deref(c.Executors.Codex.Search))
+	}
+	if got := c.Executors.Profiles["fast"].Fallbacks; !reflect.DeepEqual(got, []string{"claude", "opencode"}) {
+		t.Errorf("profile fast (lower-cased) fallbacks = %q", got)
+	}
+	if c.Runtime.TimeoutMinutes != 30 {
+		t.Errorf("timeoutMinutes = %d", c.Runtime.TimeoutMinutes)
+	}
+}

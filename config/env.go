@@ -1,0 +1,147 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// envVar binds one scalar config key to its WAVE_* variable.
+type envVar struct {
+	Name  string // WAVE_RUNTIME_HEARTBEAT_INTERVAL_MS
+	Key   string // runtime.heartbeatIntervalMs
+	index []int  // field index path from Config
+}
+
+// envVars lists every key settable from the environment. The name is
+// WAVE_ followed by the key's path in upper snake case, camelCase split
+// at each capital:
+//
+//	defaultLane                      WAVE_DEFAULT_LANE
+//	runtime.heartbeatIntervalMs      WAVE_RUNTIME_HEARTBEAT_INTERVAL_MS
+//	executors.default                WAVE_EXECUTORS_DEFAULT
+//	executors.claude.permissionMode  WAVE_EXECUTORS_CLAUDE_PERMISSION_MODE
+//	validation.requireExitContractsFromWave
+//	                                 WAVE_VALIDATION_REQUIRE_EXIT_CONTRACTS_FROM_WAVE
+//	github.tokenEnv                  WAVE_GITHUB_TOKEN_ENV
+//
+// Only scalars and string lists are covered (lists are comma-separated);
+// lanes, profiles and other maps are file-only. An optional threshold
+// set to "null" is disabled.
+func envVars() []envVar {
+	var out []envVar
+	var walk func(t reflect.Type, key string, index []int)
+	walk = func(t reflect.Type, key string, index []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			idx := append(append([]int(nil), index...), i)
+			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+				walk(f.Type, key, idx)
+				continue
+			}
+			if !f.IsExported() || name == "-" || name == "" {
+				continue
+			}
+			k := join(key, name)
+			ft := f.Type
+			switch {
+			case ft.Kind() == reflect.Struct:
+				walk(ft, k, idx)
+			case envSettable(ft):
+				out = append(out, envVar{Name: "WAVE_" + upperSnake(k), Key: k, index: idx})
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config](), "", nil)
+	return out
+}
+
+func envSettable(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Int, reflect.Bool:
+		return true
+	case reflect.Slice:
+		return t.Elem().Kind() == reflect.String
+	}
+	return false
+}
+
+// upperSnake turns "runtime.heartbeatIntervalMs" into
+// "RUNTIME_HEARTBEAT_INTERVAL_MS".
+func upperSnake(key string) string {
+	var b strings.Builder
+	rs := []rune(key)
+	for i, r := range rs {
+		switch {
+		case r == '.':
+			b.WriteByte('_')
+			continue
+		case unicode.IsUpper(r) && i > 0 && rs[i-1] != '.' &&
+			(!unicode.IsUpper(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]))):
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
+}
+
+// applyEnv sets every key whose WAVE_* variable env reports as set.
+func applyEnv(c *Config, env func(string) (string, bool)) error {
+	var errs []error
+	for _, ev := range envVars() {
+		raw, ok := env(ev.Name)
+		if !ok {
+			continue
+		}
+		if err := setValue(reflect.ValueOf(c).Elem().FieldByIndex(ev.index), raw); err != nil {
+			errs = append(errs, &Error{Env: ev.Name, Key: ev.Key, Msg: err.Error()})
+			continue
+		}
+		if c.src.env == nil {
+			c.src.env = map[string]string{}
+		}
+		c.src.env[ev.Key] = ev.Name
+	}
+	return errors.Join(errs...)
+}
+
+func setValue(v reflect.Value, raw string) error {
+	raw = strings.TrimSpace(raw)
+	if v.Kind() == reflect.Pointer {
+		if raw == "null" {
+			v.SetZero()
+			return nil
+		}
+		p := reflect.New(v.Type().Elem())
+		if err := setValue(p.Elem(), raw); err != nil {
+			return err
+		}
+		v.Set(p)
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(raw)
+	case reflect.Int:
+		n, err := strconv.Atoi(raw)
+		if err != nil {
+			return errors.New("want an integer, got " + strconv.Quote(raw))
+		}
+		v.SetInt(int64(n))
+	case reflect.Bool:
+		b, ok := parseBool(raw)
+		if !ok {
+			return errors.New("want true or false, got " + strconv.Quote(raw))
+		}
+		v.SetBool(b)
+	case reflect.Slice:
+		v.Set(reflect.ValueOf(splitCSV(raw)))
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+)
+
+// File names Load looks for, in order. The first that exists wins, so a
+// repo migrating from the reference can keep its wave.config.json next to
+// a new wave.config.yaml.
+var fileNames = []string{"wave.config.yaml", "wave.config.yml", "wave.config.json"}
+
+// Load reads <repoRoot>/wave.config.yaml (or .yml), else a reference
+// <repoRoot>/wave.config.json, else uses Default(); then applies WAVE_*
+// overrides looked up with env (nil: none; see applyEnv for the names),
+// fills defaults, validates every value and resolves every configured lane.
+// All problems are returned at once, joined; each is an *Error.
+func Load(repoRoot string, env func(string) (string, bool)) (*Config, error) {
+	cfg := Default()
+	path, err := findFile(repoRoot)
+	if err != nil {
+		return nil, err
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read config: %w", err)
+		}
+		if err := decode(data, path, cfg); err != nil {
+			return nil, err
+		}
+	}
+	if env != nil {
+		if err := applyEnv(cfg, env); err != nil {
+			return nil, err
+		}
+	}
+	cfg.normalize()
+	errs := cfg.validate()
+	names := []string{cfg.DefaultLane}
+	for name := range cfg.Lanes {
+		if name != cfg.DefaultLane {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names[1:])
+	for _, name := range names {
+		if _, err := cfg.Lane(repoRoot, name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func findFile(repoRoot string) (string, error) {
+	for _, name := range fileNames {
+		p := filepath.Join(repoRoot, name)
+		_, err := os.Stat(p)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("config %s: %w", p, err)
+		}
+	}
+	return "", nil
+}
+
+// decode checks data against the Config schema and decodes it over cfg,
+// so keys the file leaves out keep cfg's (default) values. JSON is parsed
+// as YAML, which it is, to share one checker and get line numbers.
+func decode(data []byte, path string, cfg *Config) error {
+	isJSON := filepath.Ext(path) == ".json"
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		if !isJSON {
+			return &Error{File: path, Msg: fmt.Sprintf("not valid YAML: %v", err)}
+		}
+		// Valid JSON that YAML rejects (tab indentation): check it
+		// without line numbers.
+		var v any
+		if jerr := json.Unmarshal(data, &v); jerr != nil {
+			return &Error{File: path, Msg: fmt.Sprintf("not valid JSON: %v", jerr)}
+		}
+		root = yaml.Node{}
+		if err := root.Encode(v); err != nil {
+			return &Error{File: path, Msg: fmt.Sprintf("not valid JSON: %v", err)}
+		}
+	}
+	c := &checker{file: path, lines: map[string]int{}}
+	cfg.File, cfg.src = path, sources{file: path, lines: c.lines}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind == 0 || doc.Kind == yaml.DocumentNode {
+		return nil // empty file or only comments: all defaults
+	}
+	c.walk(doc, reflect.TypeFor[Config](), "")
+	if len(c.errs) > 0 {
+		return errors.Join(c.errs...)
+	}
+	c.nodes = 0
+	b, err := json.Marshal(c.toValue(doc))
+	if err != nil {
+		return &Error{File: path, Msg: fmt.Sprintf("decode: %v", err)}
+	}
+	if err := json.Unmarshal(b, cfg); err != nil {
+		return &Error{File: path, Msg: fmt.Sprintf("decode: %v", err)}
+	}
+	if isJSON {
+		cfg.dropReferenceStateRoot()
+	}
+	return nil
+}
+
+// dropReferenceStateRoot discards a reference file's stateRoot (".tmp"):
+// the reference's state tree has a different layout, and sharing its
+// directory would mix the two tools' locks and records. Our state lives
+// under .wave/ unless a wave.config.yaml says otherwise.
+func (c *Config) dropReferenceStateRoot() {
+	c.Paths.StateRoot = defaultStateRoot
+	for name, lc := range c.Lanes {
+		lc.StateRoot = ""
+		if lc.Paths != nil {
+			lc.Paths.StateRoot = ""
+		}
+		c.Lanes[name] = lc
+	}
+}
+
+// UnmarshalJSON decodes a lane section and keeps its raw bytes, so that
+// merging can replay exactly the keys the file set.
+func (lc *LaneConfig) UnmarshalJSON(b []byte) error {
+	type plain LaneConfig
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*lc = LaneConfig(p)
+	if string(b) != "null" {
+		lc.raw = append([]byte(nil), b...)
+	}
+	return nil
+}
