@@ -45,6 +45,12 @@ func newRootCmd() *cobra.Command {
 		newVersionCmd(),
 		newAgentRunCmd(),
 		newLocalCmd(),
+		newLaunchCmd(g),
+		newResumeCmd(g),
+		newCoordCmd(g),
+		newInitCmd(g),
+		newDoctorCmd(g),
+		newStopCmd(g),
 	)
 	return root
 }

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/coord"
+)
+
+func newCoordCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "coord", Short: "Post to or list a wave's coordination log"}
+	c.AddCommand(newCoordPostCmd(g), newCoordListCmd(g))
+	return c
+}
+
+// envInt reads an int flag default from the agent environment (WAVE_*),
+// so agents can post without repeating what the runner already set.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func newCoordPostCmd(g *globals) *cobra.Command {
+	var (
+		waveN                 int
+		rec                   coord.Record
+		blocking, nonBlocking bool
+	)
+	c := &cobra.Command{
+		Use:   "post",
+		Short: "Append a coordination record (claim, evidence, request, decision, blocker, handoff)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if g.lane == "" {
+				g.lane = os.Getenv("WAVE_LANE")
+			}
+			e, err := openLane(g)
+			if err != nil {
+				return err
+			}
+			if waveN < 0 {
+				return usageError{fmt.Errorf("--wave is required (or WAVE_NUMBER in the environment)")}
+			}
+			if rec.AgentID == "" {
+				rec.AgentID = os.Getenv("WAVE_AGENT_ID")
+			}
+			rec.Wave, rec.Lane = waveN, e.lane.Name
+			if a := envInt("WAVE_ATTEMPT", 0); a > 0 {
+				rec.Attempt = &a
+			}
+			var b *bool
+			if blocking {
+				t := true
+				b = &t
+			} else if nonBlocking {
+				f := false
+				b = &f
+			}
+			out, err := coord.Post(e.layout.CoordinationPath(waveN), rec, b, time.Now())
+			if err != nil {
+				return usageError{err}
+			}
+			if g.json {
+				return json.NewEncoder(c.OutOrStdout()).Encode(out)
+			}
+			fmt.Fprintf(c.OutOrStdout(), "posted %s %s (%s)\n", out.Kind, out.ID, out.Status)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&waveN, "wave", envInt("WAVE_NUMBER", -1), "wave number (default $WAVE_NUMBER)")
+	f.StringVar(&rec.AgentID, "agent", "", "posting agent id (default $WAVE_AGENT_ID)")
+	f.StringVar(&rec.Kind, "kind", "", "claim|evidence|request|decision|blocker|handoff|…")
+	f.StringVar(&rec.Summary, "summary", "", "one-line summary")
+	f.StringVar(&rec.Detail, "detail", "", "details")
+	f.StringVar(&rec.ID, "id", "", "record id (reuse an id to update a record, e.g. to resolve a blocker)")
+	f.StringVar(&rec.Status, "status", "", "open|acknowledged|in_progress|resolved|closed|superseded|cancelled")
+	f.StringVar(&rec.Priority, "priority", "", "low|normal|high|urgent")
+	f.StringSliceVar(&rec.Targets, "target", nil, "target (repeatable), e.g. agent:A2")
+	f.StringSliceVar(&rec.ArtifactRefs, "artifact", nil, "artifact path (repeatable)")
+	f.BoolVar(&blocking, "blocking", false, "mark blocking")
+	f.BoolVar(&nonBlocking, "non-blocking", false, "mark non-blocking")
+	f.BoolVar(&g.json, "json", false, "print the record as JSON")
+	_ = c.MarkFlagRequired("kind")
+	_ = c.MarkFlagRequired("summary")
+	return c
+}
+
+func newCoordListCmd(g *globals) *cobra.Command {
+	var (
+		waveN    int
+		openOnly bool
+	)
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List a wave's coordination records (materialised: latest per id)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			e, err := openLane(g)
+			if err != nil {
+				return err
+			}
+			recs, bad, err := coord.Read(e.layout.CoordinationPath(waveN))
+			if err != nil {
+				return err
+			}
+			for _, b := range bad {
+				fmt.Fprintln(c.ErrOrStderr(), "unreadable record at", b)
+			}
+			view := coord.Materialize(recs)
+			if openOnly {
+				view = coord.Open(recs)
+			}
+			if g.json {
+				if view == nil {
+					view = []coord.Record{}
+				}
+				return json.NewEncoder(c.OutOrStdout()).Encode(view)
+			}
+			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tAGENT\tBLOCKS\tSUMMARY")
+			for _, r := range view {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\n", r.ID, r.Kind, r.Status, r.AgentID, coord.Blocks(r), r.Summary)
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().IntVar(&waveN, "wave", envInt("WAVE_NUMBER", 0), "wave number")
+	c.Flags().BoolVar(&openOnly, "open", false, "only records that hold closure")
+	c.Flags().BoolVar(&g.json, "json", false, "print JSON")
+	return c
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/scaffold"
+)
+
+func newInitCmd(g *globals) *cobra.Command {
+	var force bool
+	c := &cobra.Command{
+		Use:   "init",
+		Short: "Scaffold wave.config.yaml, a demo wave-0 and role prompts",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			root, err := g.root()
+			if err != nil {
+				return err
+			}
+			files, err := scaffold.Write(root, force)
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				fmt.Fprintln(c.OutOrStdout(), "wrote", f)
+			}
+			fmt.Fprintln(c.OutOrStdout(), "next: wave-orchestrator doctor && wave-orchestrator launch --lane main")
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&force, "force", false, "overwrite existing files")
+	return c
+}

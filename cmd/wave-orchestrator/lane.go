@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
+)
+
+// laneEnv is a resolved lane: config, the merged lane view and its layout.
+type laneEnv struct {
+	cfg    *config.Config
+	lane   *config.Lane
+	layout lanes.Layout
+}
+
+// openLane loads config and resolves the lane named by --lane.
+func openLane(g *globals) (*laneEnv, error) {
+	root, err := g.root()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(root, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	lane, err := cfg.Lane(root, g.lane)
+	if err != nil {
+		return nil, err
+	}
+	if err := lanes.ValidateLane(lane.Name); err != nil {
+		return nil, usageError{err}
+	}
+	project := lane.Project
+	if project == "" {
+		project = cfg.ProjectName
+	}
+	return &laneEnv{cfg: cfg, lane: lane, layout: lanes.New(root, lane.StateRoot, project, lane.Name)}, nil
+}
+
+// waveOptions are the parse options for this lane.
+func (e *laneEnv) waveOptions() wave.Options {
+	root := e.lane.RepoRoot
+	return wave.Options{
+		Roles: wave.Roles(e.lane.Roles),
+		ReadFile: func(rel string) ([]byte, error) {
+			return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		},
+	}
+}
+
+// loadWaves parses and validates every wave of the lane; one invalid wave
+// blocks all (as in the reference), with every problem listed.
+func (e *laneEnv) loadWaves() ([]*wave.Wave, error) {
+	opts := e.waveOptions()
+	ws, err := wave.LoadDir(e.lane.RepoRoot, e.lane.WavesDir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := wave.Validate(ws, e.lane, opts); err != nil {
+		return nil, err
+	}
+	return ws, nil
+}
+
+// self is the absolute path of this binary (the runner and local agent).
+func self() (string, error) {
+	p, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("locate wave-orchestrator binary: %w", err)
+	}
+	return filepath.EvalSymlinks(p)
+}

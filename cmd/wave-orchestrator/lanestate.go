@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/coord"
+	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+)
+
+// loadLaneState is the one loader behind `status`, `status --json`, the
+// dashboard, `attach` and `stop`: config → lane → state.Load with the
+// runtime as observer and the coordination log as blocker source.
+func loadLaneState(ctx context.Context, g *globals) (state.Lane, lanes.Layout, error) {
+	e, err := openLane(g)
+	if err != nil {
+		return state.Lane{}, lanes.Layout{}, err
+	}
+	l, err := loadLayoutState(ctx, e.layout)
+	return l, e.layout, err
+}
+
+func loadLayoutState(ctx context.Context, layout lanes.Layout) (state.Lane, error) {
+	backend := runtime.NewTmuxBackend(tmuxadapter.New(layout.Socket()), "", nil)
+	now := time.Now()
+	observe := func(runDir string) state.RunFacts {
+		octx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		obs, _ := backend.Observe(octx, runDir, now)
+		return runFacts(obs)
+	}
+	blockers := func(n int) []state.Blocker {
+		recs, _, _ := coord.Read(layout.CoordinationPath(n))
+		var out []state.Blocker
+		for _, r := range coord.Open(recs) {
+			out = append(out, state.Blocker{ID: r.ID, Kind: r.Kind, AgentID: r.AgentID, Summary: r.Summary})
+		}
+		return out
+	}
+	return state.Load(layout, observe, blockers, now)
+}
+
+// runFacts converts a runtime observation into the reducer's input.
+func runFacts(obs runtime.Observation) state.RunFacts {
+	f := state.RunFacts{RunDir: obs.RunDir}
+	if rec := obs.Record; rec != nil {
+		f.Disposition = rec.TerminalDisposition
+		f.ExitCode, f.Signal = rec.ExitCode, rec.Signal
+		started, hb := rec.StartedAt, rec.LastHeartbeatAt
+		f.StartedAt, f.LastHeartbeatAt, f.FinishedAt = &started, &hb, rec.FinishedAt
+	}
+	switch obs.Verdict.State {
+	case runtime.StateLost:
+		f.Lost = true
+	case runtime.StateCompleted, runtime.StateFailed, runtime.StateTerminated:
+		if f.Disposition == "" || f.Disposition == runtime.Running || f.Disposition == runtime.Launching {
+			f.Disposition = string(obs.Verdict.State)
+			f.ExitCode, f.Signal = obs.Verdict.ExitCode, obs.Verdict.Signal
+		}
+	}
+	if obs.Err != nil {
+		f.Err = obs.Err.Error()
+	}
+	f.LastMarker = lastMarker(filepath.Join(obs.RunDir, lanes.LogFile))
+	return f
+}
+
+// lastMarker is the last [wave-phase] line of a log tail, else its last
+// non-blank line: what the agent is doing now.
+func lastMarker(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const tail = 8 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
+		_, _ = f.Seek(-tail, io.SeekEnd)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	lines := strings.Split(gate.StripANSI(string(b)), "\n")
+	last := ""
+	for i := len(lines) - 1; i >= 0; i-- {
+		s := strings.TrimSpace(strings.ReplaceAll(lines[i], "\r", ""))
+		if s == "" {
+			continue
+		}
+		if strings.HasPrefix(s, "[wave-phase]") {
+			return s
+		}
+		if last == "" {
+			last = s
+		}
+	}
+	if len(last) > 200 {
+		last = last[:200]
+	}
+	return last
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
+	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+)
+
+type launchFlags struct {
+	start, end     int
+	autoNext       bool
+	dryRun         bool
+	manifestOut    string
+	executor       string
+	timeoutMinutes int
+	maxRetries     int
+	staggerMs      int
+	noDashboard    bool
+	keepSessions   bool
+	phase          string
+}
+
+func (f *launchFlags) register(c *cobra.Command, resume bool) {
+	fl := c.Flags()
+	fl.StringVar(&f.executor, "executor", "", "default executor for agents that name none (codex|claude|opencode|local|shell)")
+	fl.IntVar(&f.timeoutMinutes, "timeout-minutes", 0, "per-agent deadline in minutes (default: config runtime.timeoutMinutes, 240)")
+	fl.IntVar(&f.maxRetries, "max-retries-per-wave", 1, "retries after the first attempt")
+	fl.IntVar(&f.staggerMs, "agent-launch-stagger-ms", 0, "pause between agent launches")
+	fl.BoolVar(&f.noDashboard, "no-dashboard", false, "do not start the dashboard tmux session")
+	fl.BoolVar(&f.keepSessions, "keep-sessions", false, "keep agent and dashboard tmux sessions after the wave")
+	if resume {
+		fl.IntVar(&f.start, "wave", -1, "wave to resume (required)")
+		fl.StringVar(&f.phase, "phase", "", "phase to re-run with every later closure stage: "+fmt.Sprint(roles.Phases))
+		return
+	}
+	fl.IntVar(&f.start, "start-wave", 0, "first wave to run")
+	fl.IntVar(&f.end, "end-wave", -1, "last wave to run (default: the last wave)")
+	fl.BoolVar(&f.autoNext, "auto-next", false, "start at the first wave not yet completed")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "write prompts, launch previews and the manifest; start nothing")
+	fl.StringVar(&f.manifestOut, "manifest-out", "", "write the wave manifest here (dry-run default: <state>/dry-run/waves.manifest.json)")
+}
+
+func newLaunchCmd(g *globals) *cobra.Command {
+	f := &launchFlags{}
+	c := &cobra.Command{
+		Use:   "launch",
+		Short: "Run waves: every agent in its own tmux session, gated, with staged closure and retries",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if f.end >= 0 && f.end < f.start && !f.autoNext {
+				return usageError{fmt.Errorf("--end-wave %d is before --start-wave %d", f.end, f.start)}
+			}
+			return runLaunch(c.Context(), c, g, f, false)
+		},
+	}
+	f.register(c, false)
+	return c
+}
+
+func newResumeCmd(g *globals) *cobra.Command {
+	f := &launchFlags{}
+	c := &cobra.Command{
+		Use:   "resume",
+		Short: "Pick a wave up again: re-run a phase and every later closure stage, reusing proven agents",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if f.start < 0 {
+				return usageError{errors.New("--wave is required")}
+			}
+			if f.phase != "" {
+				if err := roles.ValidPhase(f.phase); err != nil {
+					return usageError{err}
+				}
+			}
+			f.end = f.start
+			return runLaunch(c.Context(), c, g, f, true)
+		},
+	}
+	f.register(c, true)
+	return c
+}
+
+func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags, resume bool) error {
+	e, err := openLane(g)
+	if err != nil {
+		return err
+	}
+	ws, err := e.loadWaves()
+	if err != nil {
+		return err
+	}
+	bin, err := self()
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opt := launcher.Options{
+		Layout: e.layout, Lane: e.lane, Waves: ws, StartWave: f.start, EndWave: f.end, AutoNext: f.autoNext,
+		Executor: f.executor, TimeoutMinutes: f.timeoutMinutes, MaxRetries: f.maxRetries, StaggerMs: f.staggerMs,
+		KeepSessions: f.keepSessions, Self: bin, ResumePhase: f.phase, Resume: resume,
+		Out: c.OutOrStdout(), Logger: logger,
+	}
+	if f.dryRun {
+		return dryRun(c, e, opt, f.manifestOut)
+	}
+	lock, err := lanes.AcquireLock(e.layout.LockPath())
+	if err != nil {
+		var le *lanes.LockedError
+		if errors.As(err, &le) {
+			return withCode(exitLocked, fmt.Errorf("another launcher is active on lane %s: %w", e.lane.Name, err))
+		}
+		return err
+	}
+	defer lock.Release()
+	_ = os.Remove(e.layout.ControlPath()) // a stop request is for the launcher it found
+
+	runs, err := launcher.NewRuntimeRuns(ctx, e.layout, bin, e.lane, logger)
+	if err != nil {
+		return err
+	}
+	defer runs.Close()
+	if !f.noDashboard {
+		argv := []string{bin, "dashboard", "--watch", "--repo-root", e.lane.RepoRoot, "--lane", e.lane.Name}
+		if err := runs.StartDashboard(ctx, argv); err != nil {
+			fmt.Fprintln(c.ErrOrStderr(), "dashboard not started:", err)
+		} else {
+			fmt.Fprintf(c.OutOrStdout(), "dashboard: tmux -L %s attach -t %s\n", e.layout.Socket(), lanes.DashboardSession)
+		}
+	}
+	res, err := launcher.New(opt, runs).Run(ctx)
+	if !f.keepSessions {
+		runs.StopDashboard(context.WithoutCancel(ctx))
+	}
+	switch {
+	case errors.Is(err, launcher.ErrStopped):
+		return withCode(exitFailed, fmt.Errorf("lane %s stopped on request", e.lane.Name))
+	case ctx.Err() != nil:
+		return withCode(exitFailed, fmt.Errorf("launcher interrupted; agents keep running in tmux (socket %s); run `launch` again to adopt them", e.layout.Socket()))
+	case err != nil:
+		return err
+	}
+	if res.ExitCode != 0 {
+		return withCode(res.ExitCode, nil)
+	}
+	return nil
+}
+
+func dryRun(c *cobra.Command, e *laneEnv, opt launcher.Options, manifestOut string) error {
+	m, err := launcher.New(opt, nil).DryRun()
+	if err != nil {
+		return err
+	}
+	if manifestOut == "" {
+		manifestOut = filepath.Join(e.layout.DryRun().StateDir, "waves.manifest.json")
+	}
+	if err := state.WriteJSON(manifestOut, m); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.OutOrStdout(), "[dry-run] manifest: %s\n", manifestOut)
+	return nil
+}

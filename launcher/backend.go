@@ -1,0 +1,106 @@
+package launcher
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+)
+
+// RuntimeRuns is Runs over the tmux runtime backend and its watcher.
+type RuntimeRuns struct {
+	tm      *tmuxadapter.Client
+	backend *runtime.TmuxBackend
+	watcher *runtime.Watcher
+	changed chan string
+	cancel  context.CancelFunc
+	cwd     string
+}
+
+// NewRuntimeRuns starts a watcher for the lane's runs on its tmux socket.
+func NewRuntimeRuns(ctx context.Context, l lanes.Layout, self string, lane *config.Lane, logger *slog.Logger) (*RuntimeRuns, error) {
+	tm := tmuxadapter.New(l.Socket(), tmuxadapter.WithLogger(logger))
+	b := runtime.NewTmuxBackend(tm, self, logger)
+	w := runtime.NewWatcher(logger, runtime.WithBackend(b))
+	ctx, cancel := context.WithCancel(ctx)
+	r := &RuntimeRuns{tm: tm, backend: b, watcher: w, changed: make(chan string, 4096), cancel: cancel, cwd: lane.RepoRoot}
+	go func() { _ = w.Run(ctx) }()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ch := <-w.Changes():
+				select {
+				case r.changed <- ch.RunDir:
+				default: // the launcher's 1 s sweep catches up
+				}
+			}
+		}
+	}()
+	return r, nil
+}
+
+// Close stops the watcher. Runs keep going.
+func (r *RuntimeRuns) Close() { r.cancel() }
+
+// Start implements Runs.
+func (r *RuntimeRuns) Start(ctx context.Context, ps []*runtime.Payload) error {
+	return r.backend.Start(ctx, ps)
+}
+
+// Watch implements Runs.
+func (r *RuntimeRuns) Watch(runDir string) { r.watcher.Add(runDir) }
+
+// Changed implements Runs.
+func (r *RuntimeRuns) Changed() <-chan string { return r.changed }
+
+// Terminate implements Runs.
+func (r *RuntimeRuns) Terminate(ctx context.Context, runDir string, grace time.Duration, keep bool) error {
+	return r.backend.Terminate(ctx, runDir, grace, keep)
+}
+
+// KillSession implements Runs; a session already gone is fine.
+func (r *RuntimeRuns) KillSession(ctx context.Context, name string) error {
+	if err := r.tm.KillSession(ctx, name); err != nil && !tmuxadapter.IsGone(err) {
+		return err
+	}
+	return nil
+}
+
+// Outcome implements Runs from the runtime's liveness verdict.
+func (r *RuntimeRuns) Outcome(ctx context.Context, runDir string, now time.Time) Outcome {
+	obs, _ := r.backend.Observe(ctx, runDir, now)
+	return outcomeOf(obs)
+}
+
+func outcomeOf(obs runtime.Observation) Outcome {
+	v := obs.Verdict
+	o := Outcome{Done: v.Done, State: string(v.State), ExitCode: v.ExitCode, Signal: v.Signal,
+		Live: v.State == runtime.StateRunning || v.State == runtime.StateLaunching}
+	var detail []string
+	if v.Reason != "" {
+		detail = append(detail, v.Reason)
+	}
+	detail = append(detail, v.Warnings...)
+	if obs.Err != nil {
+		detail = append(detail, obs.Err.Error())
+	}
+	o.Detail = strings.Join(detail, "; ")
+	return o
+}
+
+// StartDashboard (re)creates the lane's dashboard session running argv.
+func (r *RuntimeRuns) StartDashboard(ctx context.Context, argv []string) error {
+	_ = r.KillSession(ctx, lanes.DashboardSession)
+	return r.tm.NewSession(ctx, tmuxadapter.SessionSpec{Name: lanes.DashboardSession, Argv: argv, Cwd: r.cwd,
+		Width: 200, Height: 50, Options: map[string]string{"@wave_run": "dashboard"}})
+}
+
+// StopDashboard kills the dashboard session.
+func (r *RuntimeRuns) StopDashboard(ctx context.Context) { _ = r.KillSession(ctx, lanes.DashboardSession) }

@@ -1,0 +1,69 @@
+package launcher
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
+)
+
+// Preview is launch.json in dry-run: the payload the runner would get
+// (secrets redacted) plus the resolved executor.
+type Preview struct {
+	runtime.Payload
+	ExecutorResolved executor.Resolved `json:"executorResolved"`
+	DeadlineMinutes  int               `json:"deadlineMinutes"`
+	Overlays         []string          `json:"overlays"`
+}
+
+// DryRun writes every selected agent's prompt.md and launch.json under the
+// lane's dry-run tree and returns the manifest of all waves. It starts
+// nothing.
+func (l *Launcher) DryRun() (wave.Manifest, error) {
+	sel, err := l.selectWaves()
+	if err != nil {
+		return wave.Manifest{}, err
+	}
+	dry := l.opt.Layout.DryRun()
+	if err := os.RemoveAll(dry.StateDir); err != nil {
+		return wave.Manifest{}, err
+	}
+	plans := map[int]*wavePlan{}
+	for _, w := range l.opt.Waves {
+		p, err := plan(w, l.opt.Lane, l.opt.Executor, "")
+		if err != nil {
+			return wave.Manifest{}, err
+		}
+		plans[w.Number] = p
+	}
+	for _, w := range sel {
+		p := plans[w.Number]
+		r := &waveRun{l: &Launcher{opt: l.opt, now: l.now, log: l.log}, p: p, n: w.Number}
+		r.l.opt.Layout = dry
+		for _, id := range p.Order {
+			pl, err := r.payload(id, 1)
+			if err != nil {
+				return wave.Manifest{}, err
+			}
+			prev := Preview{Payload: runtime.Redacted(*pl), ExecutorResolved: p.Agents[id].Resolved}
+			if pl.DeadlineAt != nil {
+				prev.DeadlineMinutes = int(pl.DeadlineAt.Sub(l.now()).Round(60e9).Minutes())
+			}
+			prev.DeadlineAt = nil
+			if err := state.WriteJSON(filepath.Join(pl.RunDir, lanes.LaunchFile), prev); err != nil {
+				return wave.Manifest{}, err
+			}
+			fmt.Fprintf(l.opt.Out, "[dry-run] wave %d %s: %s %v\n", w.Number, id, pl.ExecutorID, pl.Argv)
+		}
+	}
+	m := wave.BuildManifest(l.opt.Waves,
+		func(w *wave.Wave) roles.Bindings { return plans[w.Number].Bindings },
+		func(w *wave.Wave, a *wave.Agent) any { return plans[w.Number].Agents[a.ID].Resolved })
+	return m, nil
+}

@@ -1,0 +1,205 @@
+// Package launcher runs the wave loop: for each selected wave it plans
+// agents, reuses proven ones, launches the rest in tmux through the
+// runtime backend, waits on watcher events, summarises and gates, sweeps
+// closure one stage at a time, retries the implicated agents, and records
+// every step in the lane's event log. It adopts live runs of a launcher
+// that died, so no result is lost.
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
+)
+
+// Exit codes (DESIGN §2).
+const (
+	ExitOK         = 0
+	ExitFailed     = 1
+	ExitContQaOnly = 42
+	ExitNeedsHuman = 43
+)
+
+// Options select and tune a launch. The caller holds the lane lock.
+type Options struct {
+	Layout         lanes.Layout
+	Lane           *config.Lane
+	Waves          []*wave.Wave // all waves of the lane, parsed and validated
+	StartWave      int
+	EndWave        int // inclusive; <0 means the last wave
+	AutoNext       bool
+	Executor       string // --executor
+	TimeoutMinutes int
+	MaxRetries     int
+	StaggerMs      int
+	KeepSessions   bool
+	Self           string // absolute path of this binary
+	OrchestratorID string
+	// ResumePhase, when set, re-runs that phase of StartWave and every
+	// later closure stage, reusing proven implementation agents.
+	ResumePhase string
+	Resume      bool // resume without a phase: follow the resume plan
+	Out         io.Writer
+	Logger      *slog.Logger
+}
+
+// Runs is what the launcher needs from the runtime: start runs, learn
+// their outcome, be woken when a run directory changes, terminate.
+type Runs interface {
+	Start(ctx context.Context, ps []*runtime.Payload) error
+	Watch(runDir string)
+	Changed() <-chan string
+	Outcome(ctx context.Context, runDir string, now time.Time) Outcome
+	Terminate(ctx context.Context, runDir string, grace time.Duration, keepSession bool) error
+	KillSession(ctx context.Context, name string) error
+}
+
+// Outcome is a run's state as the launcher sees it.
+type Outcome struct {
+	Done     bool
+	State    string // state.Agent* value: completed, failed, terminated, lost, running, launching
+	ExitCode *int
+	Signal   string
+	Detail   string
+	// Live reports a runner that is alive (used for adoption).
+	Live bool
+}
+
+// Result is the verdict of a launch.
+type Result struct {
+	ExitCode int
+	Failures []gate.Failure
+	Waves    []int // waves completed
+}
+
+// ErrStopped is returned when `stop` asked the launcher to stop.
+var ErrStopped = errors.New("stopped on request")
+
+// Launcher runs waves.
+type Launcher struct {
+	opt  Options
+	runs Runs
+	now  func() time.Time
+	log  *slog.Logger
+}
+
+// New returns a launcher over runs.
+func New(opt Options, runs Runs) *Launcher {
+	if opt.Out == nil {
+		opt.Out = io.Discard
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opt.TimeoutMinutes <= 0 {
+		opt.TimeoutMinutes = opt.Lane.Runtime.TimeoutMinutes
+	}
+	if opt.TimeoutMinutes <= 0 {
+		opt.TimeoutMinutes = 240
+	}
+	if opt.OrchestratorID == "" {
+		opt.OrchestratorID = fmt.Sprintf("%s-orch-%d", opt.Lane.Name, os.Getpid())
+	}
+	return &Launcher{opt: opt, runs: runs, now: time.Now, log: opt.Logger}
+}
+
+// Run runs the selected waves in order and stops at the first that does
+// not pass.
+func (l *Launcher) Run(ctx context.Context) (Result, error) {
+	sel, err := l.selectWaves()
+	if err != nil {
+		return Result{ExitCode: ExitFailed}, err
+	}
+	if len(sel) == 0 {
+		fmt.Fprintln(l.opt.Out, "all waves are completed; nothing to run")
+		return Result{}, nil
+	}
+	var res Result
+	for _, w := range sel {
+		out, err := l.runWave(ctx, w)
+		res.Failures = out.Failures
+		if err != nil {
+			res.ExitCode = ExitFailed
+			return res, err
+		}
+		if out.ExitCode != ExitOK {
+			res.ExitCode = out.ExitCode
+			return res, nil
+		}
+		res.Waves = append(res.Waves, w.Number)
+		if err := markCompleted(l.opt.Layout.LedgerPath(), w.Number); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (l *Launcher) selectWaves() ([]*wave.Wave, error) {
+	start, end := l.opt.StartWave, l.opt.EndWave
+	if l.opt.AutoNext {
+		done, err := completedWaves(l.opt.Layout.LedgerPath())
+		if err != nil {
+			return nil, err
+		}
+		start = -1
+		for _, w := range l.opt.Waves {
+			if !done[w.Number] {
+				start = w.Number
+				break
+			}
+		}
+		if start < 0 {
+			return nil, nil
+		}
+	}
+	var out []*wave.Wave
+	for _, w := range l.opt.Waves {
+		if w.Number >= start && (end < 0 || w.Number <= end) {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no wave in range %d..%d", start, end)
+	}
+	return out, nil
+}
+
+// emit appends an event and refreshes the wave's state.json.
+func (l *Launcher) emit(n int, entity, id, action string, attempt int, data any) {
+	ev := state.NewEvent(l.opt.Lane.Name, n, entity, id, action, attempt, state.Data(data))
+	if err := state.Append(l.opt.Layout.EventsPath(), ev); err != nil {
+		l.log.Error("event log", "err", err)
+	}
+	l.refresh(n)
+}
+
+// refresh rewrites waves/<n>/state.json from the one reducer.
+func (l *Launcher) refresh(n int) {
+	evs, _, err := state.ReadEvents(l.opt.Layout.EventsPath())
+	if err != nil {
+		l.log.Error("read events", "err", err)
+		return
+	}
+	for _, w := range state.Reduce(evs, nil, nil, l.now()) {
+		if w.Wave == n {
+			if err := state.WriteJSON(l.opt.Layout.StatePath(n), w); err != nil {
+				l.log.Error("write state", "err", err)
+			}
+		}
+	}
+}
+
+func (l *Launcher) printf(format string, args ...any) {
+	fmt.Fprintf(l.opt.Out, "[%s] %s\n", l.now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}

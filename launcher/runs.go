@@ -1,0 +1,392 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+)
+
+func sessionFor(n int, id string) string { return lanes.SessionName(n, id) }
+
+// shellWord quotes s for the coordination command shown in prompts.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func (l *Launcher) available(cmd string) bool {
+	if cmd == "" {
+		return true
+	}
+	_, err := lookPath(cmd)
+	return err == nil
+}
+
+var runDirRe = regexp.MustCompile(`^(.+)-a(\d+)$`)
+
+// latestRun returns the highest-numbered run directory of an agent in a
+// wave and its index (0 when none).
+func latestRun(l lanes.Layout, n int, id string) (string, int) {
+	entries, _ := os.ReadDir(l.RunsDir(n))
+	best, dir := 0, ""
+	want := lanes.SanitizeSession(id)
+	for _, e := range entries {
+		m := runDirRe.FindStringSubmatch(e.Name())
+		if m == nil || m[1] != want {
+			continue
+		}
+		if k, _ := strconv.Atoi(m[2]); k > best {
+			best, dir = k, filepath.Join(l.RunsDir(n), e.Name())
+		}
+	}
+	return dir, best
+}
+
+// reusable lists implementation agents whose last run exited 0 with the
+// current prompt fingerprint and still passes its gate (files on disk
+// included). Closure roles are never reused. Agents with an adoptable run
+// from an interrupted launcher are adopted instead.
+func (r *waveRun) reusable() []string {
+	var out []string
+	for _, id := range r.p.implementationAgents() {
+		if _, ok := r.prior[id]; ok {
+			continue
+		}
+		dir, k := latestRun(r.l.opt.Layout, r.n, id)
+		if k == 0 {
+			continue
+		}
+		st, err := runtime.ReadStatus(filepath.Join(dir, lanes.StatusFile))
+		if err != nil || st.Code != 0 || st.PromptHash != r.p.Agents[id].Hash {
+			continue
+		}
+		sum := r.summarize(id, dir, Outcome{Done: true, State: state.AgentCompleted, ExitCode: &st.Code}, st.Attempt)
+		if r.p.Agents[id].Impl && len(gate.Implementation(r.p.Wave, r.p.Bindings, map[string]gate.Summary{id: sum}, []string{id})) > 0 {
+			continue
+		}
+		r.results[id] = &agentResult{RunDir: dir, Summary: sum, Reused: true,
+			Outcome: Outcome{Done: true, State: state.AgentCompleted, ExitCode: &st.Code}}
+		out = append(out, id)
+	}
+	return out
+}
+
+func (r *waveRun) reuse(id string) {
+	res := r.results[id]
+	r.l.emit(r.n, state.EntityAgentRun, fmt.Sprintf("wave-%d-agent-%s", r.n, id), state.AgentReused, 0,
+		state.AgentRunData{AgentID: id, RunDir: res.RunDir, LogPath: res.Summary.LogPath, ExitCode: res.Outcome.ExitCode,
+			Detail: "last run passed with the same prompt; reused"})
+}
+
+// runAgents starts (or adopts) the given agents and waits for all of them.
+func (r *waveRun) runAgents(ctx context.Context, attempt int, ids []string) error {
+	var payloads []*runtime.Payload
+	dirs := map[string]string{}
+	for _, id := range ids {
+		if dir, ok := r.prior[id]; ok {
+			delete(r.prior, id)
+			dirs[id] = dir
+			r.l.runs.Watch(dir)
+			r.l.printf("wave %d: adopting %s from %s", r.n, id, dir)
+			r.startedEvent(id, attempt, dir, true)
+			continue
+		}
+		p, err := r.payload(id, attempt)
+		if err != nil {
+			return err
+		}
+		payloads = append(payloads, p)
+		dirs[id] = p.RunDir
+	}
+	if err := r.start(ctx, payloads, attempt); err != nil {
+		return err
+	}
+	return r.wait(ctx, attempt, dirs)
+}
+
+func (r *waveRun) start(ctx context.Context, ps []*runtime.Payload, attempt int) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	if stopRequested(r.l.opt.Layout.ControlPath()) {
+		return ErrStopped
+	}
+	batch := [][]*runtime.Payload{ps}
+	if r.l.opt.StaggerMs > 0 {
+		batch = nil
+		for _, p := range ps {
+			batch = append(batch, []*runtime.Payload{p})
+		}
+	}
+	for i, b := range batch {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(r.l.opt.StaggerMs) * time.Millisecond):
+			}
+		}
+		for _, p := range b {
+			r.l.runs.Watch(p.RunDir)
+		}
+		if err := r.l.runs.Start(ctx, b); err != nil {
+			return fmt.Errorf("wave %d: start %d runs: %w", r.n, len(b), err)
+		}
+		for _, p := range b {
+			r.startedEvent(p.AgentID, attempt, p.RunDir, false)
+			r.l.printf("wave %d: %s started (%s) in tmux session %s", r.n, p.AgentID, p.ExecutorID, p.SessionName)
+		}
+	}
+	return nil
+}
+
+func (r *waveRun) startedEvent(id string, attempt int, dir string, adopted bool) {
+	d := state.Data(state.AgentRunData{AgentID: id, SessionName: sessionFor(r.n, id), Executor: r.p.Agents[id].Resolved.ID,
+		RunDir: dir, LogPath: filepath.Join(dir, lanes.LogFile)})
+	d["adopted"] = adopted
+	r.l.emit(r.n, state.EntityAgentRun, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, attempt, id), "started", attempt, d)
+}
+
+// payload writes the prompt of the next run of agent id and returns its
+// launch payload.
+func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
+	l := r.l
+	ap := r.p.Agents[id]
+	_, k := latestRun(l.opt.Layout, r.n, id)
+	k++
+	dir := l.opt.Layout.RunDir(r.n, id, k)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run dir %s: %w", dir, err)
+	}
+	prompt := executor.Prompt(executor.PromptInput{Wave: r.p.Wave, Agent: ap.Agent, Bindings: r.p.Bindings,
+		Resolved: ap.Resolved, RepoRoot: l.opt.Lane.RepoRoot, Lane: l.opt.Lane.Name, Attempt: k,
+		CoordCommand: fmt.Sprintf("%s coord post --repo-root %s --lane %s --wave %d --agent %s",
+			shellWord(l.opt.Self), shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name, r.n, id)})
+	promptPath := filepath.Join(dir, lanes.PromptFile)
+	if err := os.WriteFile(promptPath, []byte(prompt+"\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("prompt %s: %w", promptPath, err)
+	}
+	logPath := filepath.Join(dir, lanes.LogFile)
+	spec, err := executor.Build(executor.BuildInput{Agent: ap.Agent, Wave: r.p.Wave, Resolved: ap.Resolved, Lane: l.opt.Lane,
+		RunDir: dir, PromptPath: promptPath, LogPath: logPath, Attempt: k, Self: l.opt.Self})
+	if err != nil {
+		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
+	}
+	minutes := l.opt.TimeoutMinutes
+	if spec.DeadlineMinutes > 0 && spec.DeadlineMinutes < minutes {
+		minutes = spec.DeadlineMinutes
+	}
+	deadline := l.now().Add(time.Duration(minutes) * time.Minute)
+	return &runtime.Payload{
+		SchemaVersion: runtime.SchemaVersion, RunID: lanes.RunID(r.n, id, k), Lane: l.opt.Lane.Name,
+		WaveNumber: r.n, Attempt: k, AgentID: id, ExecutorID: ap.Resolved.ID, OrchestratorID: l.opt.OrchestratorID,
+		PromptHash: ap.Hash, Argv: spec.Argv, Env: spec.Env, Scrub: spec.Scrub, Stdin: spec.Stdin,
+		Cwd: l.opt.Lane.RepoRoot, RunDir: dir, PromptPath: promptPath, LogPath: logPath,
+		StatusPath:  filepath.Join(dir, lanes.StatusFile),
+		RuntimePath: filepath.Join(dir, lanes.RuntimeFile),
+		SocketName:  l.opt.Layout.Socket(), SessionName: sessionFor(r.n, id),
+		HeartbeatIntervalMs: l.opt.Lane.Runtime.HeartbeatIntervalMs, RateLimit: spec.RateLimit, DeadlineAt: &deadline,
+	}, nil
+}
+
+// wait blocks until every run in dirs is done, terminating runs past their
+// deadline. It wakes on watcher events and on a 1 s sweep.
+func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string) error {
+	l := r.l
+	pending := map[string]string{} // run dir → agent
+	deadlines := map[string]time.Time{}
+	for id, d := range dirs {
+		pending[d] = id
+		if p, err := runtime.ReadPayload(filepath.Join(d, lanes.LaunchFile)); err == nil && p.DeadlineAt != nil {
+			deadlines[d] = *p.DeadlineAt
+		}
+	}
+	check := func(d string) {
+		id := pending[d]
+		o := l.runs.Outcome(ctx, d, l.now())
+		if !o.Done {
+			if dl, ok := deadlines[d]; ok && l.now().After(dl) {
+				grace := time.Duration(l.opt.Lane.Runtime.TerminateGraceMs) * time.Millisecond
+				_ = l.runs.Terminate(ctx, d, grace, l.opt.KeepSessions)
+				o = Outcome{Done: true, State: state.AgentTimedOut, Detail: fmt.Sprintf("deadline %s passed", dl.Format(time.RFC3339))}
+				if after := l.runs.Outcome(ctx, d, l.now()); after.ExitCode != nil {
+					o.ExitCode, o.Signal = after.ExitCode, after.Signal
+				}
+			} else {
+				return
+			}
+		}
+		delete(pending, d)
+		r.finalize(id, d, attempt, o)
+	}
+	for d := range pending {
+		check(d)
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for len(pending) > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case d := <-l.runs.Changed():
+			if _, ok := pending[d]; ok {
+				check(d)
+			}
+		case <-tick.C:
+			if stopRequested(l.opt.Layout.ControlPath()) {
+				return ErrStopped
+			}
+			for d := range pending {
+				check(d)
+			}
+		}
+	}
+	if stopRequested(l.opt.Layout.ControlPath()) {
+		return ErrStopped
+	}
+	return nil
+}
+
+// finalize summarises a finished run and records its outcome.
+func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
+	_, k := runIndex(dir)
+	sum := r.summarize(id, dir, o, k)
+	_ = state.WriteJSON(filepath.Join(dir, lanes.SummaryFile), sum)
+	r.results[id] = &agentResult{RunDir: dir, Outcome: o, Summary: sum}
+	code := ""
+	if o.ExitCode != nil {
+		code = strconv.Itoa(*o.ExitCode)
+	}
+	switch o.State {
+	case state.AgentTimedOut:
+		code = "timeout-no-status"
+	case state.AgentLost:
+		code = "runtime-lost"
+	}
+	r.l.emit(r.n, state.EntityAgentRun, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, attempt, id), o.State, attempt,
+		state.AgentRunData{AgentID: id, RunDir: dir, ExitCode: o.ExitCode, Signal: o.Signal, StatusCode: code, Detail: o.Detail})
+	r.l.printf("wave %d: %s %s (exit %s)", r.n, id, o.State, orDash(code))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func runIndex(dir string) (string, int) {
+	m := runDirRe.FindStringSubmatch(filepath.Base(dir))
+	if m == nil {
+		return "", 0
+	}
+	k, _ := strconv.Atoi(m[2])
+	return m[1], k
+}
+
+func (r *waveRun) summarize(id, dir string, o Outcome, attempt int) gate.Summary {
+	logPath := filepath.Join(dir, lanes.LogFile)
+	logText, _ := readTail(logPath, 256<<10)
+	ap := r.p.Agents[id]
+	s := gate.Summarize(gate.SummaryInput{Agent: ap.Agent, Bindings: r.p.Bindings, Log: logText, ExitCode: o.ExitCode,
+		Signal: o.Signal, FS: os.DirFS(r.l.opt.Lane.RepoRoot), LogPath: logPath, PromptHash: ap.Hash, Attempt: attempt,
+		CompletedAt: r.l.now()})
+	s.AgentID = id
+	return s
+}
+
+// readTail reads at most max bytes from the end of a file.
+func readTail(path string, max int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	off := fi.Size() - max
+	if off < 0 {
+		off = 0
+	}
+	b := make([]byte, fi.Size()-off)
+	_, err = f.ReadAt(b, off)
+	return string(b), err
+}
+
+// interruptedRuns finds the runs of a wave run whose launcher died: when
+// the wave's last wave_run event is "started", every agent run started
+// after it is adoptable (live runs are waited on, finished ones used).
+func interruptedRuns(eventsPath string, n int) map[string]string {
+	evs, _, _ := state.ReadEvents(eventsPath)
+	start := -1
+	for i, ev := range evs {
+		if ev.Wave == n && ev.EntityType == state.EntityWaveRun {
+			start = i
+			if ev.Action != "started" {
+				start = -1
+			}
+		}
+	}
+	out := map[string]string{}
+	if start < 0 {
+		return out
+	}
+	for _, ev := range evs[start+1:] {
+		if ev.Wave != n || ev.EntityType != state.EntityAgentRun || ev.Action != "started" {
+			continue
+		}
+		id, _ := ev.Data["agentId"].(string)
+		dir, _ := ev.Data["runDir"].(string)
+		if id != "" && dir != "" {
+			out[id] = dir
+		}
+	}
+	return out
+}
+
+// lastFailures returns the failures recorded when the wave last ended.
+func lastFailures(eventsPath string, n int) []gate.Failure {
+	evs, _, _ := state.ReadEvents(eventsPath)
+	for i := len(evs) - 1; i >= 0; i-- {
+		ev := evs[i]
+		if ev.Wave == n && ev.EntityType == state.EntityWaveRun && ev.Action != "started" {
+			var d struct {
+				Failures []gate.Failure `json:"failures"`
+			}
+			decodeData(ev.Data, &d)
+			return d.Failures
+		}
+	}
+	return nil
+}
+
+func stopRequested(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func decodeData(m map[string]any, v any) {
+	b, _ := json.Marshal(m)
+	_ = json.Unmarshal(b, v)
+}
+
+var lookPath = exec.LookPath

@@ -1,0 +1,380 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/coord"
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/retry"
+	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
+)
+
+// Status codes the launcher itself produces (gates produce the rest).
+const (
+	codeBlockerOpen    = "coordination-blocker-open"
+	codeFallbackBlock  = "retry-fallback-blocked"
+	codeMissingClosure = "missing-closure-run"
+)
+
+// waveRun is one run of one wave: its plan and the latest result of every
+// agent in it.
+type waveRun struct {
+	l       *Launcher
+	p       *wavePlan
+	n       int
+	results map[string]*agentResult
+	prior   map[string]string // agent → run dir of an interrupted run, adoptable
+}
+
+type agentResult struct {
+	RunDir  string
+	Outcome Outcome
+	Summary gate.Summary
+	Reused  bool
+}
+
+type waveOutcome struct {
+	ExitCode int
+	Failures []gate.Failure
+}
+
+func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, error) {
+	coordBase := fmt.Sprintf("%s coord post --repo-root %s --lane %s", shellWord(l.opt.Self), shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name)
+	p, err := plan(w, l.opt.Lane, l.opt.Executor, coordBase)
+	if err != nil {
+		return waveOutcome{ExitCode: ExitFailed}, err
+	}
+	r := &waveRun{l: l, p: p, n: w.Number, results: map[string]*agentResult{}}
+	r.prior = interruptedRuns(l.opt.Layout.EventsPath(), w.Number)
+	reusable := r.reusable()
+
+	maxAttempts := l.opt.MaxRetries + 1
+	stages := p.Bindings.Stages(p.Order)
+	var agents []state.AgentInfo
+	for _, id := range p.Order {
+		ap := p.Agents[id]
+		agents = append(agents, state.AgentInfo{ID: id, Title: ap.Agent.Title, Role: ap.Role, Executor: ap.Resolved.ID})
+	}
+	var closure []state.Stage
+	for _, s := range stages {
+		closure = append(closure, state.Stage{Phase: s.Phase, Agents: s.Agents})
+	}
+	l.emit(r.n, state.EntityWaveRun, fmt.Sprintf("wave-%d", r.n), "started", 0,
+		state.WaveStarted{File: w.File, MaxAttempts: maxAttempts, Agents: agents, Closure: closure})
+	l.printf("wave %d: %d agents, %d reusable, up to %d attempts", r.n, len(p.Order), len(reusable), maxAttempts)
+	for _, id := range reusable {
+		r.reuse(id)
+	}
+
+	impl, closureFrom, err := r.firstSelection(reusable)
+	if err != nil {
+		return waveOutcome{ExitCode: ExitFailed}, err
+	}
+	var failures []gate.Failure
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		l.emit(r.n, state.EntityAttempt, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt), "running", attempt,
+			map[string]any{"selectedAgentIds": impl, "phase": phaseOf(impl, closureFrom)})
+		failures, err = r.attempt(ctx, attempt, impl, closureFrom)
+		if err != nil {
+			return r.finish(ctx, attempt, state.WaveStopped, failures), err
+		}
+		if len(failures) == 0 {
+			l.emit(r.n, state.EntityAttempt, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt), "completed", attempt, nil)
+			return r.finish(ctx, attempt, state.WaveCompleted, nil), nil
+		}
+		l.emit(r.n, state.EntityAttempt, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt), "failed", attempt,
+			map[string]any{"failures": failures})
+		if needsHuman(failures) || attempt == maxAttempts {
+			break
+		}
+		var blocked bool
+		impl, closureFrom, blocked = r.retryPlan(attempt+1, failures)
+		if blocked {
+			failures = append(failures, gate.Failure{Gate: "retry", StatusCode: codeFallbackBlock,
+				Detail: "no executor in the fallback chain is available and the current one is missing"})
+			break
+		}
+		l.emit(r.n, state.EntityRetry, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt+1), "planned", attempt+1,
+			map[string]any{"agents": impl, "resumeFromPhase": closureFrom})
+		l.printf("wave %d: retrying %v (closure from %s)", r.n, impl, closureFrom)
+	}
+	code := ExitFailed
+	switch {
+	case needsHuman(failures):
+		code = ExitNeedsHuman
+	case gate.ContQaOnly(failures):
+		code = ExitContQaOnly
+	}
+	status := state.WaveFailed
+	if code == ExitNeedsHuman {
+		status = state.WaveBlocked
+	}
+	out := r.finish(ctx, maxAttempts, status, failures)
+	out.ExitCode = code
+	r.report(failures)
+	return out, nil
+}
+
+func needsHuman(fs []gate.Failure) bool {
+	for _, f := range fs {
+		if f.StatusCode == codeBlockerOpen || f.StatusCode == codeFallbackBlock {
+			return true
+		}
+	}
+	return false
+}
+
+func phaseOf(impl []string, closureFrom string) string {
+	if len(impl) > 0 {
+		return roles.PhaseImplementation
+	}
+	return closureFrom
+}
+
+// firstSelection picks the first attempt's implementation agents and the
+// closure stage to start from: a resume phase cascades to every later
+// stage; otherwise every implementation agent that cannot be reused runs.
+func (r *waveRun) firstSelection(reusable []string) ([]string, string, error) {
+	opt := r.l.opt
+	if opt.Resume && opt.ResumePhase == "" {
+		opt.ResumePhase = r.resumePhaseFromPlan(reusable)
+		r.l.printf("wave %d: resume plan says phase %s", r.n, opt.ResumePhase)
+	}
+	if opt.ResumePhase != "" {
+		impl, from, err := retry.ForPhase(opt.ResumePhase, r.p.Wave, r.p.Bindings, reusable)
+		if err != nil {
+			return nil, "", err
+		}
+		return impl, from, nil
+	}
+	var impl []string
+	for _, id := range r.p.implementationAgents() {
+		if !slices.Contains(reusable, id) {
+			impl = append(impl, id)
+		}
+	}
+	return impl, roles.PhaseContEval, nil
+}
+
+// attempt runs the selected implementation agents, gates them, and then
+// sweeps closure from closureFrom.
+func (r *waveRun) attempt(ctx context.Context, attempt int, impl []string, closureFrom string) ([]gate.Failure, error) {
+	if len(impl) > 0 {
+		if err := r.runAgents(ctx, attempt, impl); err != nil {
+			return nil, err
+		}
+	}
+	if f := r.implementationGate(); len(f) > 0 {
+		r.l.emit(r.n, state.EntityGate, fmt.Sprintf("wave-%d-attempt-%d-gate", r.n, attempt), "evaluated", attempt,
+			map[string]any{"phase": roles.PhaseImplementation, "ok": false, "failures": f})
+		return f, nil
+	}
+	r.l.emit(r.n, state.EntityGate, fmt.Sprintf("wave-%d-attempt-%d-gate", r.n, attempt), "evaluated", attempt,
+		map[string]any{"phase": roles.PhaseImplementation, "ok": true})
+	if f := r.barrier(); len(f) > 0 {
+		return f, nil
+	}
+	return r.sweep(ctx, attempt, closureFrom)
+}
+
+// implementationGate checks every implementation owner: run failures
+// first (timeouts, lost runners), then the gate over summaries.
+func (r *waveRun) implementationGate() []gate.Failure {
+	var f []gate.Failure
+	owners := r.p.implOwners()
+	sums := map[string]gate.Summary{}
+	var gated []string
+	for _, id := range owners {
+		res := r.results[id]
+		if res == nil {
+			f = append(f, gate.Failure{AgentID: id, Gate: "implementation", StatusCode: "missing-result",
+				Detail: "agent has no run in this wave; run `resume --phase implementation`"})
+			continue
+		}
+		if rf := r.runFailure(id, res); rf != nil {
+			f = append(f, *rf)
+			continue
+		}
+		sums[id] = res.Summary
+		gated = append(gated, id)
+	}
+	f = append(f, gate.Implementation(r.p.Wave, r.p.Bindings, sums, gated)...)
+	if len(f) == 0 {
+		f = gate.Components(r.p.Wave, r.p.Bindings, r.summaries(), r.l.opt.Lane.Validation)
+	}
+	return f
+}
+
+// runFailure turns a run that never produced a result into a failure.
+func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
+	code := ""
+	switch res.Outcome.State {
+	case state.AgentTimedOut:
+		code = "timeout-no-status"
+	case state.AgentLost:
+		code = "runtime-lost"
+	default:
+		return nil
+	}
+	f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, code, res.Outcome.Detail, res.Summary.LogPath)
+	return &f
+}
+
+func (r *waveRun) summaries() map[string]gate.Summary {
+	m := map[string]gate.Summary{}
+	for id, res := range r.results {
+		m[id] = res.Summary
+	}
+	return m
+}
+
+// barrier holds closure while a blocking coordination record is open.
+func (r *waveRun) barrier() []gate.Failure {
+	recs, _, err := coord.Read(r.l.opt.Layout.CoordinationPath(r.n))
+	if err != nil {
+		return []gate.Failure{{Gate: "coordination", StatusCode: "coordination-unreadable", Detail: err.Error()}}
+	}
+	var f []gate.Failure
+	for _, rec := range coord.Open(recs) {
+		f = append(f, gate.Failure{AgentID: rec.AgentID, Gate: "coordination", StatusCode: codeBlockerOpen,
+			Detail: fmt.Sprintf("%s %s: %s (resolve with `coord post --id %s --kind %s --status resolved`)", rec.Kind, rec.ID, rec.Summary, rec.ID, rec.Kind)})
+	}
+	return f
+}
+
+// sweep runs closure stages from `from` on, one stage and one agent at a
+// time, stopping at the first failing gate.
+func (r *waveRun) sweep(ctx context.Context, attempt int, from string) ([]gate.Failure, error) {
+	lane := r.l.opt.Lane
+	ranSemantic := false
+	for _, st := range r.p.Bindings.Stages(r.p.Order) {
+		if roles.PhaseIndex(st.Phase) < roles.PhaseIndex(from) {
+			continue
+		}
+		id := fmt.Sprintf("wave-%d-closure-%s", r.n, st.Phase)
+		run, required := gate.StagePlan(st.Phase, r.p.Wave, r.p.Bindings, lane, ranSemantic)
+		if len(st.Agents) == 0 || !run {
+			if len(st.Agents) == 0 && required {
+				f := []gate.Failure{{Gate: gate.PhaseGate(st.Phase), StatusCode: codeMissingClosure, Detail: "stage " + st.Phase + " is required but no agent holds it"}}
+				r.l.emit(r.n, state.EntityClosure, id, state.StageFailed, attempt, map[string]any{"phase": st.Phase, "detail": codeMissingClosure})
+				return f, nil
+			}
+			r.l.emit(r.n, state.EntityClosure, id, state.StageSkipped, attempt, map[string]any{"phase": st.Phase})
+			continue
+		}
+		r.l.emit(r.n, state.EntityClosure, id, state.StageRunning, attempt, map[string]any{"phase": st.Phase})
+		for _, a := range st.Agents {
+			if err := r.runAgents(ctx, attempt, []string{a}); err != nil {
+				return nil, err
+			}
+			if rf := r.runFailure(a, r.results[a]); rf != nil {
+				r.l.emit(r.n, state.EntityClosure, id, state.StageFailed, attempt, map[string]any{"phase": st.Phase, "detail": rf.StatusCode})
+				return []gate.Failure{*rf}, nil
+			}
+		}
+		f := gate.Stage(st.Phase, r.p.Wave, r.p.Bindings, r.summaries(), lane)
+		r.l.emit(r.n, state.EntityGate, fmt.Sprintf("wave-%d-attempt-%d-gate-%s", r.n, attempt, st.Phase), "evaluated", attempt,
+			map[string]any{"phase": st.Phase, "ok": len(f) == 0, "failures": f})
+		if len(f) > 0 {
+			r.l.emit(r.n, state.EntityClosure, id, state.StageFailed, attempt, map[string]any{"phase": st.Phase, "detail": f[0].StatusCode})
+			return f, nil
+		}
+		r.l.emit(r.n, state.EntityClosure, id, state.StagePassed, attempt, map[string]any{"phase": st.Phase})
+		ranSemantic = true
+	}
+	return nil, nil
+}
+
+// retryPlan selects what the next attempt runs: failed implementation
+// agents (with executor fallback when policy allows) and closure from the
+// cont-eval stage, or — when implementation passed — closure from the
+// failed stage on.
+func (r *waveRun) retryPlan(next int, failures []gate.Failure) (impl []string, from string, blocked bool) {
+	from = roles.PhaseContEval
+	for _, f := range failures {
+		if f.AgentID == "" {
+			continue
+		}
+		ap := r.p.Agents[f.AgentID]
+		if ap == nil {
+			continue
+		}
+		if stage := r.p.Bindings.StageOf(f.AgentID); stage != "" && slices.Contains(roles.ClosurePhases, gate.GatePhase(f.Gate)) {
+			if len(impl) == 0 {
+				from = stage
+			}
+			r.fallback(ap, next, f.StatusCode, &blocked)
+			continue
+		}
+		if !slices.Contains(impl, f.AgentID) {
+			impl = append(impl, f.AgentID)
+		}
+		r.fallback(ap, next, f.StatusCode, &blocked)
+	}
+	for _, f := range failures {
+		if p := gate.GatePhase(f.Gate); f.AgentID == "" && slices.Contains(roles.ClosurePhases, p) && len(impl) == 0 {
+			from = p
+		}
+	}
+	return impl, from, blocked
+}
+
+func (r *waveRun) fallback(ap *agentPlan, next int, code string, blocked *bool) {
+	nr, b := executor.Fallback(ap.Resolved, next, code, r.l.available)
+	if b {
+		*blocked = true
+		return
+	}
+	if nr.ID != ap.Resolved.ID {
+		r.l.printf("wave %d: %s falls back from %s to %s", r.n, ap.Agent.ID, ap.Resolved.ID, nr.ID)
+	}
+	ap.Resolved = nr
+}
+
+// resumePhaseFromPlan asks the pure resume planner where to pick up.
+func (r *waveRun) resumePhaseFromPlan(reusable []string) string {
+	last := lastFailures(r.l.opt.Layout.EventsPath(), r.n)
+	plan := retry.Plan(retry.PlanInput{Wave: r.p.Wave, Bindings: r.p.Bindings, Lane: r.l.opt.Lane.Name,
+		Summaries: r.summaries(), Failures: last})
+	if plan.ResumeFromPhase == "" || plan.ResumeFromPhase == "completed" {
+		return roles.PhaseImplementation
+	}
+	return plan.ResumeFromPhase
+}
+
+func (r *waveRun) finish(ctx context.Context, attempt int, status string, failures []gate.Failure) waveOutcome {
+	r.l.emit(r.n, state.EntityWaveRun, fmt.Sprintf("wave-%d", r.n), status, attempt, map[string]any{"failures": failures})
+	if !r.l.opt.KeepSessions && status != state.WaveStopped {
+		for _, id := range r.p.Order {
+			_ = r.l.runs.KillSession(context.WithoutCancel(ctx), sessionFor(r.n, id))
+		}
+	}
+	r.l.printf("wave %d %s", r.n, status)
+	return waveOutcome{Failures: failures}
+}
+
+func (r *waveRun) report(failures []gate.Failure) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "wave %d failed:\n", r.n)
+	for _, f := range failures {
+		agent := f.AgentID
+		if agent == "" {
+			agent = f.Gate
+		}
+		fmt.Fprintf(&b, "  - %s: %s", agent, f.StatusCode)
+		if f.Detail != "" {
+			fmt.Fprintf(&b, ", %s", f.Detail)
+		}
+		if f.LogPath != "" {
+			fmt.Fprintf(&b, ", log %s", f.LogPath)
+		}
+		b.WriteByte('\n')
+	}
+	fmt.Fprint(r.l.opt.Out, b.String())
+}
