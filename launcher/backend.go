@@ -103,4 +103,6 @@ func (r *RuntimeRuns) StartDashboard(ctx context.Context, argv []string) error {
 }
 
 // StopDashboard kills the dashboard session.
-func (r *RuntimeRuns) StopDashboard(ctx context.Context) { _ = r.KillSession(ctx, lanes.DashboardSession) }
+func (r *RuntimeRuns) StopDashboard(ctx context.Context) {
+	_ = r.KillSession(ctx, lanes.DashboardSession)
+}
