@@ -9,11 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
 
 	"github.com/fsnotify/fsnotify"
-
-	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 // tailBytes bounds how much of a log the views read: enough for ~40 long
@@ -66,42 +63,6 @@ func lastCR(l string) string {
 		}
 	}
 	return ""
-}
-
-// LastLine is the last meaningful line of a log: the last one holding a
-// letter or digit, so spinners, rules and blank lines are skipped. It
-// returns "" when the log is missing or empty.
-func LastLine(path string) string {
-	lines, err := LogTail(path, 200)
-	if err != nil {
-		return ""
-	}
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.IndexFunc(lines[i], func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
-			return strings.TrimSpace(lines[i])
-		}
-	}
-	return ""
-}
-
-// LastLines reads the last meaningful log line of every agent of wave
-// (every wave when wave < 0), keyed by log path, for Options.LastLines.
-func LastLines(l state.Lane, wave int) map[string]string {
-	out := map[string]string{}
-	for _, w := range l.Waves {
-		if wave >= 0 && w.Wave != wave {
-			continue
-		}
-		for _, a := range w.Agents {
-			if a.LogPath == "" {
-				continue
-			}
-			if s := LastLine(a.LogPath); s != "" {
-				out[a.LogPath] = s
-			}
-		}
-	}
-	return out
 }
 
 // FollowLog copies the log at path to w from its current end as it

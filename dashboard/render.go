@@ -34,12 +34,7 @@ type Options struct {
 	// MaxAgentRows bounds the agent table (a window around Selected);
 	// 0 shows every agent.
 	MaxAgentRows int
-	// LastLines maps an agent's log path to its last meaningful log line
-	// (see LastLines); missing entries fall back to the agent's last
-	// marker or detail.
-	LastLines map[string]string
-
-	generated time.Time // when the loader read the lane, for heartbeat ages
+	generated    time.Time // when the loader read the lane, for heartbeat ages
 }
 
 // staleHeartbeat is the heartbeat age past which a running agent is

@@ -34,18 +34,14 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestRenderGolden(t *testing.T) {
-	lastLines := map[string]string{
-		"/repo/.wave/lanes/main/waves/3/runs/A2-a1/agent.log": "Editing runtime/record.go: atomic write with fsync",
-		"/repo/.wave/lanes/main/waves/3/runs/A1-a1/agent.log": "[wave-proof] completion=contract durability=none proof=unit state=met",
-	}
 	tests := []struct {
 		name string
 		lane state.Lane
 		o    Options
 	}{
-		{"running-160", runningLane(), Options{Width: 160, Selected: 1, LastLines: lastLines}},
-		{"running-80", runningLane(), Options{Width: 80, Selected: 1, LastLines: lastLines}},
-		{"running-color-120", runningLane(), Options{Width: 120, Color: true, Selected: 0, LastLines: lastLines}},
+		{"running-160", runningLane(), Options{Width: 160, Selected: 1}},
+		{"running-80", runningLane(), Options{Width: 80, Selected: 1}},
+		{"running-color-120", runningLane(), Options{Width: 120, Color: true, Selected: 0}},
 		{"closure-160", closureLane(), Options{Width: 160, Selected: 3}},
 		{"closure-80", closureLane(), Options{Width: 80, Selected: 3}},
 		{"failed-160", failedLane(), Options{Width: 160, Selected: -1}},

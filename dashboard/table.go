@@ -51,7 +51,7 @@ func agentColumns(agents []state.Agent, o Options) []column {
 	}
 	rem := o.Width - used
 	title := func(a state.Agent) string { return clean(a.Title) }
-	last := func(a state.Agent) string { return lastCell(a, o) }
+	last := lastCell
 	switch {
 	case rem >= 32:
 		tw := min(widest(5, title), max(12, rem/3))
@@ -176,14 +176,11 @@ func exitCell(a state.Agent) string {
 }
 
 // lastCell is what an agent is doing: for a failed run the reason, else
-// its last meaningful log line, else its last marker.
-func lastCell(a state.Agent, o Options) string {
+// its last marker (the loader's last [wave-phase] or meaningful log line).
+func lastCell(a state.Agent) string {
 	failed := a.State == state.AgentFailed || a.State == state.AgentTimedOut || a.State == state.AgentLost
 	if failed && a.Detail != "" {
 		return clean(a.Detail)
-	}
-	if s := o.LastLines[a.LogPath]; a.LogPath != "" && s != "" {
-		return clean(s)
 	}
 	if a.LastMarker != "" {
 		return clean(a.LastMarker)

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+)
+
+// attachTail is how much of a log attach prints when the session is gone.
+const attachTail = 200
+
+func newAttachCmd(g *globals) *cobra.Command {
+	var agentID string
+	wave, dash := -1, false
+	c := &cobra.Command{
+		Use:   "attach (--agent ID [--wave N] | --dashboard)",
+		Short: "Attach to an agent's tmux session (or the dashboard's); follow its log if the session is gone",
+		Long: `Attach to an agent's tmux session on the lane socket, or switch to it when
+already inside a client of that server. The agent is looked up in the latest
+wave that ran it (or --wave). When the session is gone the run's agent.log is
+shown instead: its tail, then, while the run is still in flight, new output
+until Ctrl-C. --dashboard attaches to the dashboard session, or shows the
+dashboard here when that session is not running.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if (agentID == "") == !dash {
+				return usageError{errors.New("attach needs exactly one of --agent ID or --dashboard")}
+			}
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			defer stop()
+			l, layout, err := loadLaneState(ctx, g)
+			if err != nil {
+				return err
+			}
+			if dash {
+				return attachDashboard(ctx, g, layout, c.OutOrStdout(), c.ErrOrStderr())
+			}
+			return attachAgent(ctx, l, layout, agentID, wave, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	c.Flags().StringVar(&agentID, "agent", "", "agent `ID` to attach to")
+	c.Flags().IntVar(&wave, "wave", -1, "look the agent up in wave `N` (default: the latest wave that ran it)")
+	c.Flags().BoolVar(&dash, "dashboard", false, "attach to the lane's dashboard session")
+	return c
+}
+
+func attachAgent(ctx context.Context, l state.Lane, layout lanes.Layout, id string, wave int, stdout, stderr io.Writer) error {
+	w, a, err := dashboard.FindAgent(l, id, wave)
+	if err != nil {
+		return err
+	}
+	client := tmuxadapter.New(layout.Socket())
+	if a.SessionName != "" {
+		ok, err := client.HasSession(ctx, a.SessionName)
+		if err != nil {
+			return fmt.Errorf("agent %s wave %d: session %s: %w", a.ID, w.Wave, a.SessionName, err)
+		}
+		if ok {
+			return attachSession(client, a.SessionName)
+		}
+	}
+	if a.LogPath == "" {
+		return fmt.Errorf("agent %s wave %d (%s): no tmux session and no run log yet", a.ID, w.Wave, a.State)
+	}
+	session := a.SessionName
+	if session == "" {
+		session = lanes.SessionName(w.Wave, a.ID)
+	}
+	fmt.Fprintf(stderr, "session %s is gone from tmux socket %s; showing agent %s's log %s\n", session, layout.Socket(), a.ID, a.LogPath)
+	lines, err := dashboard.LogTail(a.LogPath, attachTail)
+	if err != nil {
+		return fmt.Errorf("agent %s wave %d: %w", a.ID, w.Wave, err)
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(stdout, strings.Join(lines, "\n"))
+	}
+	if a.State != state.AgentRunning && a.State != state.AgentLaunching {
+		fmt.Fprintf(stderr, "run %s is %s; nothing more will be written\n", a.RunDir, a.State)
+		return nil
+	}
+	fmt.Fprintln(stderr, "following new output (Ctrl-C to stop)")
+	return dashboard.FollowLog(ctx, a.LogPath, stdout)
+}
+
+func attachDashboard(ctx context.Context, g *globals, layout lanes.Layout, stdout, stderr io.Writer) error {
+	client := tmuxadapter.New(layout.Socket())
+	ok, err := client.HasSession(ctx, lanes.DashboardSession)
+	if err != nil {
+		return fmt.Errorf("dashboard session on %s: %w", layout.Socket(), err)
+	}
+	if ok {
+		return attachSession(client, lanes.DashboardSession)
+	}
+	fmt.Fprintf(stderr, "no %s session on tmux socket %s; showing the dashboard here\n", lanes.DashboardSession, layout.Socket())
+	return watchDashboard(ctx, g, layout, -1, stdout)
+}
+
+// attachSession hands the terminal to tmux: attach-session, or
+// switch-client from inside a client of the lane's server.
+func attachSession(client *tmuxadapter.Client, session string) error {
+	inside := dashboard.InsideLaneTmux(os.Getenv("TMUX"), client.Socket())
+	cmd := dashboard.AttachCommand(client.AttachArgv(session, inside), inside)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("attach %s: %w", session, err)
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
+)
+
+func newStatusCmd(g *globals) *cobra.Command {
+	wave := -1
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Print one snapshot of the lane: waves, agents, closure stages, blockers",
+		Long: `Print one snapshot of the lane's state. The text view is the dashboard's
+wave block for every wave; --json prints the versioned lane state documented
+in docs/status-schema.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if wave < -1 {
+				return usageError{fmt.Errorf("--wave %d: must be a wave number", wave)}
+			}
+			l, _, err := loadLaneState(c.Context(), g)
+			if err != nil {
+				return err
+			}
+			out := c.OutOrStdout()
+			if g.json {
+				return dashboard.WriteStatusJSON(out, l, wave)
+			}
+			o := dashboard.Options{Width: outWidth(out), Color: outColor(out), Now: time.Now(), Wave: wave, Selected: -1}
+			_, err = fmt.Fprint(out, dashboard.RenderStatus(l, o))
+			return err
+		},
+	}
+	c.Flags().IntVar(&wave, "wave", -1, "show only wave `N`")
+	c.Flags().BoolVar(&g.json, "json", false, "print the lane state as JSON (schema: docs/status-schema.md)")
+	return c
+}
+
+// outWidth is the terminal width of out, 100 when out is not a terminal.
+func outWidth(out io.Writer) int {
+	if f, ok := out.(*os.File); ok {
+		return dashboard.Width(f, 100)
+	}
+	return 100
+}
+
+// outColor reports whether out gets colour (a terminal, NO_COLOR unset).
+func outColor(out io.Writer) bool {
+	f, ok := out.(*os.File)
+	return ok && dashboard.ColorFor(f)
+}

@@ -1,0 +1,119 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Watch calls onChange, debounced by debounce, after any change under the
+// lane state dir that a view shows: events.jsonl and the lock in the
+// state dir, coordination logs in wave dirs, runtime/status records and
+// logs in run dirs. Wave and run directories are added as they appear; an
+// event queue overflow resyncs the watch set and reports a change. A
+// state dir that does not exist yet is waited for through its nearest
+// existing ancestor. Watch returns when ctx is done.
+func Watch(ctx context.Context, stateDir string, debounce time.Duration, onChange func()) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", stateDir, err)
+	}
+	defer w.Close()
+	watched := map[string]bool{}
+	sync := func() {
+		for _, d := range watchDirs(stateDir) {
+			if watched[d] {
+				continue
+			}
+			// A directory removed between listing and adding is fine.
+			if err := w.Add(d); err == nil {
+				watched[d] = true
+			}
+		}
+	}
+	sync()
+	var fire <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				delete(watched, ev.Name)
+			}
+			if ev.Has(fsnotify.Create) {
+				sync()
+			}
+			if fire == nil {
+				fire = time.After(debounce)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			if !errors.Is(err, fsnotify.ErrEventOverflow) {
+				return fmt.Errorf("watch %s: %w", stateDir, err)
+			}
+			sync()
+			if fire == nil {
+				fire = time.After(debounce)
+			}
+		case <-fire:
+			fire = nil
+			onChange()
+		}
+	}
+}
+
+// watchDirs lists the directories to watch: the state dir, waves/,
+// waves/<n>/, waves/<n>/runs/ and every run dir; or, while the state dir
+// is missing, its nearest existing ancestor.
+func watchDirs(stateDir string) []string {
+	if _, err := os.Stat(stateDir); err != nil {
+		d := stateDir
+		for {
+			parent := filepath.Dir(d)
+			if parent == d {
+				return nil
+			}
+			d = parent
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				return []string{d}
+			}
+		}
+	}
+	dirs := []string{stateDir}
+	waves := filepath.Join(stateDir, "waves")
+	if _, err := os.Stat(waves); err != nil {
+		return dirs
+	}
+	dirs = append(dirs, waves)
+	ws, _ := os.ReadDir(waves)
+	for _, wv := range ws {
+		if !wv.IsDir() {
+			continue
+		}
+		wd := filepath.Join(waves, wv.Name())
+		dirs = append(dirs, wd)
+		runs := filepath.Join(wd, "runs")
+		rs, err := os.ReadDir(runs)
+		if err != nil {
+			continue
+		}
+		dirs = append(dirs, runs)
+		for _, r := range rs {
+			if r.IsDir() {
+				dirs = append(dirs, filepath.Join(runs, r.Name()))
+			}
+		}
+	}
+	return dirs
+}
