@@ -51,6 +51,9 @@ func newRootCmd() *cobra.Command {
 		newInitCmd(g),
 		newDoctorCmd(g),
 		newStopCmd(g),
+		newStatusCmd(g),
+		newDashboardCmd(g),
+		newAttachCmd(g),
 	)
 	return root
 }
