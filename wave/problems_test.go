@@ -116,7 +116,10 @@ func intp(n int) *int { return &n }
 func TestValidateProblems(t *testing.T) {
 	matrix := `{"levels":["inventoried","repo-landed","pilot-live"],"components":{"api":{"currentLevel":"repo-landed","promotions":[{"wave":1,"target":"pilot-live"}]},"web":{"currentLevel":"inventoried","promotions":[{"wave":1,"target":"repo-landed"}]}}}`
 	read := roleDocs(map[string]string{"docs/plans/matrix.json": matrix})
-	promo := func(l *config.Lane) { l.Validation.RequireComponentPromotionsFromWave = intp(0); l.MatrixJSONPath = "docs/plans/matrix.json" }
+	promo := func(l *config.Lane) {
+		l.Validation.RequireComponentPromotionsFromWave = intp(0)
+		l.MatrixJSONPath = "docs/plans/matrix.json"
+	}
 	tests := []struct {
 		name    string
 		content string
@@ -131,7 +134,10 @@ func TestValidateProblems(t *testing.T) {
 		{"context7 threshold", base, func(l *config.Lane) { l.Validation.RequireContext7DeclarationsFromWave = intp(1) }, wantProblem{"missing-context7", 1, "A0"}},
 		{"context7 defaults", base, func(l *config.Lane) { l.Validation.RequireContext7DeclarationsFromWave = intp(1) }, wantProblem{"missing-context7-defaults", 1, ""}},
 		{"closure agent components", "## Component promotions\n- api: pilot-live\n" + agent("A0", "### Role prompts\n- docs/agents/wave-cont-qa-role.md\n### Components\n- api\n", "reviews/q.md"), nil, wantProblem{"closure-agent-components", 6, "A0"}},
-		{"missing components", base, func(l *config.Lane) { l.Validation.RequireAgentComponentsFromWave = intp(0); l.MatrixJSONPath = "docs/plans/matrix.json" }, wantProblem{"missing-components", 9, "A1"}},
+		{"missing components", base, func(l *config.Lane) {
+			l.Validation.RequireAgentComponentsFromWave = intp(0)
+			l.MatrixJSONPath = "docs/plans/matrix.json"
+		}, wantProblem{"missing-components", 9, "A1"}},
 		{"component not promoted", base + agent("A2", "### Components\n- api\n", "b/"), nil, wantProblem{"component-not-promoted", 16, "A2"}},
 		{"promoted component unowned", "## Component promotions\n- api: repo-landed\n" + base, nil, wantProblem{"promoted-component-unowned", 1, ""}},
 		{"exit contract threshold", base, func(l *config.Lane) { l.Validation.RequireExitContractsFromWave = intp(1) }, wantProblem{"missing-exit-contract", 9, "A1"}},
