@@ -25,6 +25,11 @@ var (
 	contEvalReport = regexp.MustCompile(`(?i)(?:^|/)(?:reviews?|.*cont[-_]?eval|.*eval).*\.(?:md|txt)$`)
 	securityReport = regexp.MustCompile(`(?i)(?:^|/).*security.*\.(?:md|txt)$`)
 	designReport   = regexp.MustCompile(`(?i)(?:^|/).*(?:design|handoff|decision-lineage).*\.(?:md|txt)$`)
+	titleWord      = map[string]*regexp.Regexp{
+		RoleInfra:    regexp.MustCompile(`\binfra\b`),
+		RoleDeploy:   regexp.MustCompile(`\bdeploy\b`),
+		RoleResearch: regexp.MustCompile(`\bresearch\b`),
+	}
 )
 
 func clean(p string) string { return strings.ReplaceAll(strings.TrimSpace(p), `\`, "/") }
@@ -186,7 +191,8 @@ func (b Bindings) RuntimeRole(a *wave.Agent) string {
 				return r
 			}
 		}
-		if strings.Contains(title, r) {
+		// Whole words only, as the reference (/\binfra\b/): "Infrastructure" is not infra.
+		if titleWord[r].MatchString(title) {
 			return r
 		}
 	}
