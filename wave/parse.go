@@ -329,3 +329,6 @@ func LoadDir(repoRoot, wavesDir string, opts Options) ([]*Wave, error) {
 	}
 	return waves, nil
 }
+
+// Roles is config.Roles; the alias lets callers write wave.Roles(lane.Roles).
+type Roles = config.Roles
