@@ -112,7 +112,6 @@ func TestLaneMerge(t *testing.T) {
 	}
 }
 
-
 func TestMultiLaneRepoModeMovesDefaultLane(t *testing.T) {
 	dir := yamlRepo(t, "repoMode: multi-lane\ndefaultLane: core\n")
 	l := mustLane(t, mustLoad(t, dir, nil), dir, "")
