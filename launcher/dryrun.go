@@ -11,6 +11,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
+	"github.com/wave-orchestrator/wave-orchestrator/wave/manifest"
 )
 
 // Preview is launch.json in dry-run: the payload the runner would get
@@ -25,20 +26,20 @@ type Preview struct {
 // DryRun writes every selected agent's prompt.md and launch.json under the
 // lane's dry-run tree and returns the manifest of all waves. It starts
 // nothing.
-func (l *Launcher) DryRun() (wave.Manifest, error) {
+func (l *Launcher) DryRun() (manifest.Manifest, error) {
 	sel, err := l.selectWaves()
 	if err != nil {
-		return wave.Manifest{}, err
+		return manifest.Manifest{}, err
 	}
 	dry := l.opt.Layout.DryRun()
 	if err := os.RemoveAll(dry.StateDir); err != nil {
-		return wave.Manifest{}, err
+		return manifest.Manifest{}, err
 	}
 	plans := map[int]*wavePlan{}
 	for _, w := range l.opt.Waves {
 		p, err := plan(w, l.opt.Lane, l.opt.Executor, "")
 		if err != nil {
-			return wave.Manifest{}, err
+			return manifest.Manifest{}, err
 		}
 		plans[w.Number] = p
 	}
@@ -49,7 +50,7 @@ func (l *Launcher) DryRun() (wave.Manifest, error) {
 		for _, id := range p.Order {
 			pl, err := r.payload(id, 1)
 			if err != nil {
-				return wave.Manifest{}, err
+				return manifest.Manifest{}, err
 			}
 			prev := Preview{Payload: runtime.Redacted(*pl), ExecutorResolved: p.Agents[id].Resolved}
 			if pl.DeadlineAt != nil {
@@ -57,13 +58,18 @@ func (l *Launcher) DryRun() (wave.Manifest, error) {
 			}
 			prev.DeadlineAt = nil
 			if err := state.WriteJSON(filepath.Join(pl.RunDir, lanes.LaunchFile), prev); err != nil {
-				return wave.Manifest{}, err
+				return manifest.Manifest{}, err
 			}
 			fmt.Fprintf(l.opt.Out, "[dry-run] wave %d %s: %s %v\n", w.Number, id, pl.ExecutorID, pl.Argv)
 		}
 	}
-	m := wave.BuildManifest(l.opt.Waves,
+	m := manifest.Build(l.opt.Waves,
 		func(w *wave.Wave) roles.Bindings { return plans[w.Number].Bindings },
 		func(w *wave.Wave, a *wave.Agent) any { return plans[w.Number].Agents[a.ID].Resolved })
+	m.SetLane(l.opt.Lane.Name)
+	m.Source = manifest.Source(l.opt.Lane.DocsDir)
+	if docs, err := manifest.Docs(os.DirFS(l.opt.Lane.RepoRoot), l.opt.Lane.DocsDir); err == nil {
+		m.Docs = docs
+	}
 	return m, nil
 }

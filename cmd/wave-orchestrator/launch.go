@@ -13,7 +13,6 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
-	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 type launchFlags struct {
@@ -163,8 +162,15 @@ func dryRun(c *cobra.Command, e *laneEnv, opt launcher.Options, manifestOut stri
 	if manifestOut == "" {
 		manifestOut = filepath.Join(e.layout.DryRun().StateDir, "waves.manifest.json")
 	}
-	if err := state.WriteJSON(manifestOut, m); err != nil {
+	b, err := m.Encode()
+	if err != nil {
 		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(manifestOut), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(manifestOut, b, 0o644); err != nil {
+		return fmt.Errorf("manifest %s: %w", manifestOut, err)
 	}
 	fmt.Fprintf(c.OutOrStdout(), "[dry-run] manifest: %s\n", manifestOut)
 	return nil

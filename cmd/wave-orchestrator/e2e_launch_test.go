@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+)
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func launch(t *testing.T, r *testRepo, extra ...string) result {
+	t.Helper()
+	args := append([]string{"launch", "--lane", "main", "--no-dashboard"}, extra...)
+	return r.run(ctxFor(t), args...)
+}
+
+// closureEvents returns "phase:action" for every closure event in order.
+func closureEvents(evs []state.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.EntityType == state.EntityClosure {
+			p, _ := ev.Data["phase"].(string)
+			out = append(out, p+":"+ev.Action)
+		}
+	}
+	return out
+}
+
+func TestLaunchAllPass(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2"), implAgent("A3")}, closureAgents()...)...)
+	res := launch(t, r)
+	if res.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	evs := r.events()
+	order := startOrder(evs)
+	// Implementation agents start before any closure agent, and closure
+	// runs A8 → A9 → A0, each started only after the previous finished.
+	if len(order) != 6 {
+		t.Fatalf("started %v, want 6 runs", order)
+	}
+	impl := order[:3]
+	slices.Sort(impl)
+	if !slices.Equal(impl, []string{"A1", "A2", "A3"}) || !slices.Equal(order[3:], []string{"A8", "A9", "A0"}) {
+		t.Fatalf("start order %v", order)
+	}
+	if got := closureEvents(evs); !slices.Equal(got, []string{
+		"cont-eval:skipped", "security-review:skipped",
+		"integrating:running", "integrating:passed",
+		"docs-closure:running", "docs-closure:passed",
+		"cont-qa-closure:running", "cont-qa-closure:passed",
+	}) {
+		t.Fatalf("closure events %v", got)
+	}
+	// One stage at a time: each closure agent's run finished before the next started.
+	finished := map[string]int{}
+	for i, ev := range evs {
+		if ev.EntityType == state.EntityAgentRun && ev.Action == state.AgentCompleted {
+			id, _ := ev.Data["agentId"].(string)
+			finished[id] = i
+		}
+	}
+	started := map[string]int{}
+	for i, ev := range evs {
+		if ev.EntityType == state.EntityAgentRun && ev.Action == "started" {
+			id, _ := ev.Data["agentId"].(string)
+			started[id] = i
+		}
+	}
+	if !(finished["A8"] < started["A9"] && finished["A9"] < started["A0"]) {
+		t.Fatalf("closure overlapped: finished %v started %v", finished, started)
+	}
+	for _, f := range []string{"src/a1.txt", "src/a2.txt", "src/a3.txt", "docs/plans/waves/reviews/wave-0-cont-qa.md"} {
+		if _, err := os.Stat(filepath.Join(r.root, f)); err != nil {
+			t.Errorf("deliverable %s: %v", f, err)
+		}
+	}
+	var st state.Wave
+	readJSONFile(t, r.layout().StatePath(0), &st)
+	if st.Status != state.WaveCompleted {
+		t.Fatalf("state.json status %q", st.Status)
+	}
+}
+
+func TestLaunchRetriesOnlyTheFailedAgent(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.fail-attempts: 1"), implAgent("A2")}, closureAgents()...)...)
+	res := launch(t, r)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	launched, _ := agentStarts(r.events())
+	if launched["A1"] != 2 || launched["A2"] != 1 {
+		t.Fatalf("launches %v: want A1 twice, A2 once", launched)
+	}
+	if _, err := os.Stat(filepath.Join(r.layout().RunDir(0, "A1", 2), "status.json")); err != nil {
+		t.Fatalf("second attempt has its own run dir: %v", err)
+	}
+}
+
+func TestLaunchFailsAfterRetriesWithReport(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.fail-attempts: 9"), implAgent("A2")}, closureAgents()...)...)
+	res := launch(t, r)
+	if res.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var line string
+	for _, l := range lines(res.stdout) {
+		if strings.Contains(l, "- A1:") {
+			line = l
+		}
+	}
+	if line == "" || !strings.Contains(line, "agent.log") || !strings.Contains(line, "1") {
+		t.Fatalf("failure report does not name A1, its status code and log:\n%s", res.stdout)
+	}
+	launched, _ := agentStarts(r.events())
+	if launched["A1"] != 2 || launched["A0"] != 0 {
+		t.Fatalf("launches %v", launched)
+	}
+}
+
+func TestLaunchContQaFailExits42(t *testing.T) {
+	r := newRepo(t)
+	cl := closureAgents()
+	cl[2].knobs = []string{"local.verdict: FAIL"}
+	r.writeWave(0, append([]agentSpec{implAgent("A1")}, cl...)...)
+	res := launch(t, r, "--max-retries-per-wave", "0")
+	if res.code != 42 {
+		t.Fatalf("exit %d, want 42\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+func TestLaunchExitCodeHonoured(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.exit-code: 3")}, closureAgents()...)...)
+	res := launch(t, r, "--max-retries-per-wave", "0")
+	if res.code != 1 || !strings.Contains(res.stdout, "A1: 3") {
+		t.Fatalf("exit %d, want 1 with A1: 3\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var st struct {
+		Code int `json:"code"`
+	}
+	readJSONFile(t, filepath.Join(r.layout().RunDir(0, "A1", 1), "status.json"), &st)
+	if st.Code != 3 {
+		t.Fatalf("status.json code %d, want the real exit code 3", st.Code)
+	}
+}
+
+func TestSecurityBlockedThenResumeFromSecurityReview(t *testing.T) {
+	r := newRepo(t)
+	agents := append([]agentSpec{implAgent("A1"), implAgent("A2"), securityAgent("local.security: blocked")}, closureAgents()...)
+	r.writeWave(0, agents...)
+	res := launch(t, r, "--max-retries-per-wave", "0")
+	if res.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	launched, _ := agentStarts(r.events())
+	for _, id := range []string{"A8", "A9", "A0"} {
+		if launched[id] != 0 {
+			t.Fatalf("%s ran after security blocked: %v", id, launched)
+		}
+	}
+	if launched["S1"] != 1 {
+		t.Fatalf("security reviewer runs %v", launched)
+	}
+	// The reviewer is fixed; resume from security-review re-runs it and
+	// every later stage, in order, and reuses A1/A2.
+	agents[2] = securityAgent()
+	r.writeWave(0, agents...)
+	before := len(r.events())
+	res = r.run(ctxFor(t), "resume", "--lane", "main", "--wave", "0", "--phase", "security-review", "--no-dashboard")
+	if res.code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	evs := r.events()[before:]
+	if got := startOrder(evs); !slices.Equal(got, []string{"S1", "A8", "A9", "A0"}) {
+		t.Fatalf("resume ran %v, want S1 A8 A9 A0", got)
+	}
+}
+
+func TestRerunReusesUnchangedAgents(t *testing.T) {
+	r := newRepo(t)
+	a1, a2 := implAgent("A1"), implAgent("A2")
+	r.writeWave(0, append([]agentSpec{a1, a2}, closureAgents()...)...)
+	if res := launch(t, r); res.code != 0 {
+		t.Fatalf("first run exit %d\n%s", res.code, res.stderr)
+	}
+	a2.prompt = "Do the work of Part A2, now with a changed prompt."
+	r.writeWave(0, append([]agentSpec{a1, a2}, closureAgents()...)...)
+	before := len(r.events())
+	if res := launch(t, r); res.code != 0 {
+		t.Fatalf("rerun exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	evs := r.events()[before:]
+	launched, _ := agentStarts(evs)
+	reused := 0
+	for _, ev := range evs {
+		if ev.EntityType == state.EntityAgentRun && ev.Action == state.AgentReused {
+			if id, _ := ev.Data["agentId"].(string); id == "A1" {
+				reused++
+			}
+		}
+	}
+	if reused != 1 || launched["A1"] != 0 || launched["A2"] != 1 || launched["A0"] != 1 {
+		t.Fatalf("reused A1 %d times, launches %v", reused, launched)
+	}
+}
+
+func TestSecondLauncherExits32(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 30s")}, closureAgents()...)...)
+	ctx := ctxFor(t)
+	first := r.command(ctx, "launch", "--lane", "main", "--no-dashboard")
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		first.Process.Kill()
+		first.Wait()
+		r.run(context.Background(), "stop", "--lane", "main")
+	})
+	waitFor(t, "first launcher to start A1", 30*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(r.layout().RunDir(0, "A1", 1), "runtime.json"))
+		return err == nil
+	})
+	res := r.run(ctx, "launch", "--lane", "main", "--no-dashboard")
+	if res.code != 32 || !strings.Contains(res.stderr, "pid") {
+		t.Fatalf("second launcher exit %d, stderr %q; want 32 naming the holder's pid", res.code, res.stderr)
+	}
+}
+
+func TestKilledLauncherRunsAreAdopted(t *testing.T) {
+	r := newRepo(t)
+	var impl []agentSpec
+	for _, id := range []string{"A1", "A2", "A3", "A4", "A5"} {
+		impl = append(impl, implAgent(id, "local.delay: 3s"))
+	}
+	r.writeWave(0, append(impl, closureAgents()...)...)
+	ctx := ctxFor(t)
+	first := r.command(ctx, "launch", "--lane", "main", "--no-dashboard")
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "five running agents", 30*time.Second, func() bool {
+		n := 0
+		for _, id := range []string{"A1", "A2", "A3", "A4", "A5"} {
+			var rec struct {
+				TerminalDisposition string `json:"terminalDisposition"`
+			}
+			b, err := os.ReadFile(filepath.Join(r.layout().RunDir(0, id, 1), "runtime.json"))
+			if err == nil && strings.Contains(string(b), `"running"`) {
+				_ = rec
+				n++
+			}
+		}
+		return n == 5
+	})
+	_ = first.Process.Signal(syscall.SIGKILL)
+	_ = first.Wait()
+	res := launch(t, r)
+	if res.code != 0 {
+		t.Fatalf("relaunch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	launched, adopted := agentStarts(r.events())
+	for _, id := range []string{"A1", "A2", "A3", "A4", "A5"} {
+		if launched[id] != 1 || adopted[id] != 1 {
+			t.Fatalf("%s launched %d adopted %d; want one launch and one adoption", id, launched[id], adopted[id])
+		}
+		if _, err := os.Stat(filepath.Join(r.root, "src", strings.ToLower(id)+".txt")); err != nil {
+			t.Fatalf("result of %s lost: %v", id, err)
+		}
+	}
+}
