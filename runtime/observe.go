@@ -29,40 +29,66 @@ const DefaultLaunchGrace = 10 * time.Second
 // pane, which may be nil) only when the files cannot decide, and classifies.
 func observeRun(ctx context.Context, pane func(context.Context, string) SessionFacts, runDir string, now time.Time) Observation {
 	obs := Observation{RunDir: runDir, RunID: filepath.Base(runDir)}
-	var errs []error
 	f := Facts{Now: now, LaunchGrace: DefaultLaunchGrace}
+	var payloadErr error
 	if p, err := ReadPayload(filepath.Join(runDir, launchFile)); err == nil {
 		f.Deadline = p.DeadlineAt
 		obs.RunID = p.RunID
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, err)
+		payloadErr = err
 	}
-	if rec, err := ReadRecord(filepath.Join(runDir, runtimeFile)); err == nil {
-		f.Record, obs.Record = rec, rec
-		if rec.RunID != "" {
-			obs.RunID = rec.RunID
+	fileErr := readRunFiles(runDir, &f)
+	if !live(&f) && f.Record != nil && !isTerminal(f.Record.TerminalDisposition) && f.Status == nil {
+		if pane != nil && f.Record.SessionName != "" {
+			f.Session = pane(ctx, f.Record.SessionName)
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, err)
+		// The runner may have written (its first record, or its last)
+		// between the read and the liveness check: read again and re-check.
+		// Once the runner is seen dead its files are final.
+		fileErr = readRunFiles(runDir, &f)
+		live(&f)
 	}
-	if st, err := ReadStatus(filepath.Join(runDir, statusFile)); err == nil {
-		f.Status, obs.Status = st, st
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, err)
+	obs.Record, obs.Status = f.Record, f.Status
+	if obs.Record != nil && obs.Record.RunID != "" {
+		obs.RunID = obs.Record.RunID
 	}
-	obs.Err = errors.Join(errs...)
-	if rec := f.Record; rec != nil && !isTerminal(rec.TerminalDisposition) && f.Status == nil {
-		f.RunnerAlive = ProcAlive(rec.RunnerPid, rec.RunnerStartTime)
-		f.AgentAlive = rec.ExecutorStartTime != 0 && ProcAlive(rec.ExecutorPid, rec.ExecutorStartTime)
-		if !f.RunnerAlive && pane != nil && rec.SessionName != "" {
-			f.Session = pane(ctx, rec.SessionName)
-		}
-	}
+	obs.Err = errors.Join(payloadErr, fileErr)
 	obs.Verdict = Classify(f)
 	if obs.Verdict.State == StateUnknown && obs.Err != nil {
 		obs.Verdict.Reason = obs.Err.Error()
 	}
 	return obs
+}
+
+// live fills the process facts of a non-final record and reports whether
+// the runner is alive.
+func live(f *Facts) bool {
+	f.RunnerAlive, f.AgentAlive = false, false
+	rec := f.Record
+	if rec == nil || isTerminal(rec.TerminalDisposition) || f.Status != nil {
+		return false
+	}
+	f.RunnerAlive = ProcAlive(rec.RunnerPid, rec.RunnerStartTime)
+	f.AgentAlive = rec.ExecutorStartTime != 0 && ProcAlive(rec.ExecutorPid, rec.ExecutorStartTime)
+	return f.RunnerAlive
+}
+
+// readRunFiles reads runtime.json and status.json into f; a missing file is
+// nil, an unreadable one an error naming its path.
+func readRunFiles(runDir string, f *Facts) error {
+	var errs []error
+	f.Record, f.Status = nil, nil
+	if rec, err := ReadRecord(filepath.Join(runDir, runtimeFile)); err == nil {
+		f.Record = rec
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	if st, err := ReadStatus(filepath.Join(runDir, statusFile)); err == nil {
+		f.Status = st
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // paneFacts asks tmux about one session.

@@ -125,8 +125,10 @@ func fmtSeconds(d time.Duration) string {
 	return fmt.Sprintf("%.1fs", d.Seconds())
 }
 
-// finish writes status.json, then the terminal record, then the log line.
+// finish appends the log line, then writes status.json, then the terminal
+// record: whoever sees the terminal record can read a complete log.
 func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome) int {
+	out.logLine(fmt.Sprintf("[wave] %s finished with code %d", p.RunID, res.code))
 	now := r.Now()
 	disp, reason := disposition(res)
 	st := Status{Code: res.code, Signal: res.signal, PromptHash: p.PromptHash, OrchestratorID: p.OrchestratorID, Attempt: p.Attempt, CompletedAt: now}
@@ -145,7 +147,6 @@ func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome) in
 	if err != nil {
 		r.Logger.Error("record_write_failed", "path", p.RuntimePath, "err", err)
 	}
-	out.logLine(fmt.Sprintf("[wave] %s finished with code %d", p.RunID, res.code))
 	return res.code
 }
 

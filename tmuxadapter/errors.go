@@ -30,7 +30,11 @@ func (e *Error) Error() string {
 	if msg == "" && e.Err != nil {
 		msg = e.Err.Error()
 	}
-	return fmt.Sprintf("tmux %s: %s", strings.Join(e.Args, " "), msg)
+	cmd := strings.Join(e.Args, " ")
+	if len(cmd) > 200 {
+		cmd = cmd[:200] + "…"
+	}
+	return fmt.Sprintf("tmux %s: %s", cmd, msg)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

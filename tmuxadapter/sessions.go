@@ -126,11 +126,12 @@ func (c *Client) NewSessions(ctx context.Context, specs []SessionSpec) error {
 	if len(specs) == 0 {
 		return nil
 	}
-	args := []string{"start-server"}
+	prefix := []string{"start-server"}
 	for _, o := range serverOptions {
-		args = append(append(args, ";"), o...)
+		prefix = append(append(prefix, ";"), o...)
 	}
-	shown := slices.Clone(args)
+	args, shown := slices.Clone(prefix), slices.Clone(prefix)
+	size, pending := argsSize(prefix), 0
 	seen := map[string]bool{}
 	for _, s := range specs {
 		if seen[s.Name] {
@@ -141,11 +142,34 @@ func (c *Client) NewSessions(ctx context.Context, specs []SessionSpec) error {
 		if err != nil {
 			return err
 		}
+		// tmux refuses a command line over its message size (16 KiB):
+		// flush the batch before it would grow past maxBatch.
+		if pending > 0 && size+argsSize(a) > maxBatch {
+			if _, err := c.run(ctx, true, shown, args...); err != nil {
+				return err
+			}
+			args, shown = slices.Clone(prefix), slices.Clone(prefix)
+			size, pending = argsSize(prefix), 0
+		}
 		args = append(append(args, ";"), a...)
 		shown = append(append(shown, ";"), sh...)
+		size += argsSize(a) + 2
+		pending++
 	}
 	_, err := c.run(ctx, true, shown, args...)
 	return err
+}
+
+// maxBatch is the byte budget of one batched invocation, under tmux's
+// 16 KiB message limit with room for framing.
+const maxBatch = 12 * 1024
+
+func argsSize(args []string) int {
+	n := 0
+	for _, a := range args {
+		n += len(a) + 1
+	}
+	return n
 }
 
 // HasSession reports whether the session exists; no server means false.

@@ -24,7 +24,7 @@ func TestInstantExitKeepsDeadPaneWithStatus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.Dead
+		return p.Dead && (p.DeadStatus != nil || p.DeadSignal != 0)
 	})
 	if p.DeadStatus == nil || *p.DeadStatus != 7 {
 		t.Fatalf("pane_dead_status = %v, want 7", p.DeadStatus)
@@ -38,7 +38,12 @@ func TestSignalDeathReportsSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	var p Pane
-	waitFor(t, "dead pane", func() bool { p, _ = c.PaneInfo(ctx, "sig"); return p.Dead })
+	// pane_dead turns on at EOF, before tmux reaps the child and learns how
+	// it died.
+	waitFor(t, "dead pane with its signal", func() bool {
+		p, _ = c.PaneInfo(ctx, "sig")
+		return p.Dead && (p.DeadStatus != nil || p.DeadSignal != 0)
+	})
 	if p.DeadStatus != nil || p.DeadSignal != 9 {
 		t.Fatalf("pane = %+v, want no status and signal 9", p)
 	}

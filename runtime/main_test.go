@@ -1,0 +1,194 @@
+package runtime
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+)
+
+// The test binary doubles as the runner (`agent-run`, the session command)
+// and as a scriptable fake agent (`fake-agent <mode> ...`).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "agent-run":
+			if len(os.Args) != 4 || os.Args[2] != "--payload" {
+				fmt.Fprintln(os.Stderr, "usage: agent-run --payload PATH")
+				os.Exit(2)
+			}
+			os.Exit(RunAgent(context.Background(), os.Args[3], Stdio{In: os.Stdin, Out: os.Stdout}))
+		case "fake-agent":
+			os.Exit(fakeAgent(os.Args[2:]))
+		}
+	}
+	os.Exit(runIsolated(m))
+}
+
+func runIsolated(m *testing.M) int {
+	os.Unsetenv("TMUX")
+	os.Unsetenv("TMUX_PANE")
+	dir, err := os.MkdirTemp("/tmp", "wt")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("TMUX_TMPDIR", dir)
+	code := m.Run()
+	socks, _ := filepath.Glob(filepath.Join(dir, "tmux-*", "*"))
+	for _, s := range socks {
+		if exec.Command("tmux", "-S", s, "list-sessions").Run() == nil {
+			fmt.Fprintln(os.Stderr, "tmux server left running:", s)
+			exec.Command("tmux", "-S", s, "kill-server").Run()
+			code = 1
+		}
+	}
+	return code
+}
+
+// fakeAgent is the scriptable agent. Modes:
+//
+//	exit N                 print a line, exit N
+//	hang                   print "ready", wait for a signal
+//	ignore-term            ignore SIGTERM/SIGHUP, print "ready", wait
+//	echo                   print "ready", answer each stdin line "got: <line>"
+//	ratelimit FILE K       count starts in FILE; the first K print a 429 and exit 1
+//	args FILE              write argv and WAVE_* env as JSON to FILE, exit 0
+func fakeAgent(args []string) int {
+	wait := func() int {
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
+	switch args[0] {
+	case "exit":
+		n, _ := strconv.Atoi(args[1])
+		fmt.Println("fake agent exiting with", n)
+		return n
+	case "hang":
+		fmt.Println("ready")
+		return wait()
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
+		fmt.Println("ready")
+		return wait()
+	case "echo":
+		fmt.Println("ready")
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			fmt.Println("got: " + sc.Text())
+		}
+		return 0
+	case "ratelimit":
+		data, _ := os.ReadFile(args[1])
+		n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		n++
+		os.WriteFile(args[1], []byte(strconv.Itoa(n)), 0o644)
+		k, _ := strconv.Atoi(args[2])
+		if n <= k {
+			fmt.Println("error: 429 Too Many Requests")
+			return 1
+		}
+		fmt.Println("done")
+		return 0
+	case "args":
+		out := map[string]any{"argv": args[2:], "agent": os.Getenv("WAVE_AGENT_ID"), "prompt": os.Getenv("PROMPT"), "tmux": os.Getenv("TMUX")}
+		data, _ := json.Marshal(out)
+		os.WriteFile(args[1], data, 0o644)
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "fake-agent: unknown mode", args)
+	return 2
+}
+
+var socketSeq atomic.Int64
+
+// harness is one isolated tmux server with a backend whose runner is this
+// test binary.
+type harness struct {
+	t  *testing.T
+	tm *tmuxadapter.Client
+	b  *TmuxBackend
+}
+
+func newHarness(t testing.TB) *harness {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := tmuxadapter.New(fmt.Sprintf("rt%d-%d", os.Getpid(), socketSeq.Add(1)))
+	t.Cleanup(func() { tm.KillServer(context.Background()) })
+	return &harness{tm: tm, b: NewTmuxBackend(tm, self, nil)}
+}
+
+// payload returns a run of the fake agent in mode args under root.
+func (h *harness) payload(t testing.TB, root, id string, args ...string) *Payload {
+	t.Helper()
+	self, _ := os.Executable()
+	return &Payload{
+		RunID: "w1-" + id + "-a1", Lane: "main", WaveNumber: 1, Attempt: 1, AgentID: id, ExecutorID: "local",
+		OrchestratorID: "test", Argv: append([]string{self, "fake-agent"}, args...),
+		RunDir: filepath.Join(root, id+"-a1"), SessionName: "w1-" + id, Cwd: root,
+		HeartbeatIntervalMs: 100,
+	}
+}
+
+func (h *harness) start(t testing.TB, ps ...*Payload) {
+	t.Helper()
+	if err := h.b.Start(context.Background(), ps); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond until it holds or a generous deadline passes.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitDone waits until the run is classified final and, unless it is
+// lost, its terminal record is written (status.json comes first).
+func (h *harness) waitDone(t testing.TB, dir string) Observation {
+	t.Helper()
+	var obs Observation
+	waitFor(t, "run "+dir+" to finish", func() bool {
+		obs, _ = h.b.Observe(context.Background(), dir, time.Now())
+		return obs.Verdict.State == StateLost || obs.Record != nil && isTerminal(obs.Record.TerminalDisposition)
+	})
+	return obs
+}
+
+// waitRunning waits until the agent has started and returns the record.
+func waitRunning(t testing.TB, p *Payload) *Record {
+	t.Helper()
+	var rec *Record
+	waitFor(t, "agent "+p.AgentID+" to print ready", func() bool {
+		rec, _ = ReadRecord(filepath.Join(p.RunDir, runtimeFile))
+		log, _ := os.ReadFile(filepath.Join(p.RunDir, logFile))
+		return rec != nil && rec.ExecutorPid != 0 && strings.Contains(string(log), "ready")
+	})
+	return rec
+}

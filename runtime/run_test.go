@@ -1,0 +1,272 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestExitCodeIsRecorded(t *testing.T) {
+	h := newHarness(t)
+	p := h.payload(t, t.TempDir(), "A1", "exit", "3")
+	h.start(t, p)
+	obs := h.waitDone(t, p.RunDir)
+	if obs.Verdict.State != StateFailed || obs.Record.ExitCode == nil || *obs.Record.ExitCode != 3 {
+		t.Fatalf("verdict %+v record %+v", obs.Verdict, obs.Record)
+	}
+	st, err := ReadStatus(p.StatusPath)
+	if err != nil || st.Code != 3 || st.Attempt != 1 || st.OrchestratorID != "test" {
+		t.Fatalf("status = %+v, %v", st, err)
+	}
+	log, _ := os.ReadFile(p.LogPath)
+	if !strings.Contains(string(log), "fake agent exiting with 3") || !strings.Contains(string(log), "[wave] w1-A1-a1 finished with code 3") {
+		t.Fatalf("log:\n%s", log)
+	}
+}
+
+func TestAgentKilledFromOutside(t *testing.T) {
+	h := newHarness(t)
+	p := h.payload(t, t.TempDir(), "A1", "hang")
+	h.start(t, p)
+	rec := waitRunning(t, p)
+	if err := syscall.Kill(rec.ExecutorPid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	obs := h.waitDone(t, p.RunDir)
+	r := obs.Record
+	if r.TerminalDisposition != Terminated || r.ExitCode == nil || *r.ExitCode != 137 || r.Signal != "SIGKILL" {
+		t.Fatalf("record %+v", r)
+	}
+	if st, _ := ReadStatus(p.StatusPath); st == nil || st.Code != 137 || st.Signal != "SIGKILL" {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestRunnerKilledIsLost(t *testing.T) {
+	h := newHarness(t)
+	p := h.payload(t, t.TempDir(), "A1", "hang")
+	h.start(t, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := NewWatcher(nil, WithBackend(h.b), WithSweep(100*time.Millisecond))
+	w.Add(p.RunDir)
+	go w.Run(ctx)
+	rec := waitRunning(t, p)
+	if err := syscall.Kill(rec.RunnerPid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for c := range w.Changes() {
+		if !c.Obs.Verdict.Done {
+			continue
+		}
+		v := c.Obs.Verdict
+		// The pane ran the runner (sh exec'd it), so tmux saw it die by KILL.
+		if v.State != StateLost || v.Signal != "SIGKILL" {
+			t.Fatalf("verdict %+v", v)
+		}
+		return
+	}
+	t.Fatal("watcher stopped without a final change")
+}
+
+func TestKillSessionForwardsHangup(t *testing.T) {
+	h := newHarness(t)
+	p := h.payload(t, t.TempDir(), "A1", "hang")
+	h.start(t, p)
+	waitRunning(t, p)
+	if err := h.tm.KillSession(context.Background(), p.SessionName); err != nil {
+		t.Fatal(err)
+	}
+	obs := h.waitDone(t, p.RunDir)
+	r := obs.Record
+	if r.TerminalDisposition != Terminated || !strings.Contains(r.ExitReason, "SIGHUP") || r.Signal != "SIGHUP" {
+		t.Fatalf("record %+v", r)
+	}
+}
+
+func TestKillServerWithTenLiveRuns(t *testing.T) {
+	h := newHarness(t)
+	root := t.TempDir()
+	var ps []*Payload
+	for i := range 10 {
+		ps = append(ps, h.payload(t, root, fmt.Sprintf("A%d", i), "hang"))
+	}
+	h.start(t, ps...)
+	for _, p := range ps {
+		waitRunning(t, p)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := NewWatcher(nil, WithBackend(h.b), WithSweep(100*time.Millisecond))
+	for _, p := range ps {
+		w.Add(p.RunDir)
+	}
+	go w.Run(ctx)
+	if err := h.tm.KillServer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	done := map[string]Verdict{}
+	for c := range w.Changes() {
+		if c.Obs.Verdict.Done {
+			done[c.RunDir] = c.Obs.Verdict
+		}
+		if len(done) == len(ps) {
+			break
+		}
+	}
+	for dir, v := range done {
+		if v.State != StateTerminated && v.State != StateLost {
+			t.Errorf("%s: %+v", dir, v)
+		}
+	}
+}
+
+func TestDeadlineKillsAgentIgnoringTerm(t *testing.T) {
+	h := newHarness(t)
+	p := h.payload(t, t.TempDir(), "A1", "ignore-term")
+	deadline := time.Now()
+	p.DeadlineAt = &deadline
+	h.start(t, p)
+	waitRunning(t, p)
+	ctx := context.Background()
+	obs, err := h.b.Observe(ctx, p.RunDir, time.Now())
+	if err != nil || obs.Verdict.State != StateRunning || !obs.Verdict.Terminate {
+		t.Fatalf("before: %+v %v", obs.Verdict, err)
+	}
+	if err := h.b.Terminate(ctx, p.RunDir, 300*time.Millisecond, false); err != nil {
+		t.Fatal(err)
+	}
+	obs = h.waitDone(t, p.RunDir)
+	v := obs.Verdict
+	if v.State != StateTimedOut || v.Signal != "SIGKILL" || *v.ExitCode != 137 || !strings.Contains(v.Reason, "SIGTERM") {
+		t.Fatalf("after: %+v", v)
+	}
+	if ok, _ := h.tm.HasSession(ctx, p.SessionName); ok {
+		t.Fatal("session kept after Terminate without keepSession")
+	}
+}
+
+func TestPIDReuseIsNotAlive(t *testing.T) {
+	start, _, err := ProcStartTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ProcAlive(os.Getpid(), start) {
+		t.Fatal("self with its own start time not alive")
+	}
+	if ProcAlive(os.Getpid(), start+1) {
+		t.Fatal("self with another start time counted alive")
+	}
+	dir := t.TempDir()
+	rec := Record{RunID: "r", RunnerPid: os.Getpid(), RunnerStartTime: start + 1, ExecutorPid: os.Getpid(), ExecutorStartTime: start + 1,
+		TerminalDisposition: Running, HeartbeatIntervalMs: 100, LastHeartbeatAt: time.Now()}
+	if err := WriteJSON(filepath.Join(dir, runtimeFile), rec); err != nil {
+		t.Fatal(err)
+	}
+	if v := ObserveFiles(dir, time.Now()).Verdict; v.State != StateLost {
+		t.Fatalf("recycled runner pid: %+v", v)
+	}
+	// Terminate must not signal this (live, recycled-looking) process.
+	if err := Terminate(context.Background(), rec, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHundredConcurrentRuns(t *testing.T) {
+	h := newHarness(t)
+	root := t.TempDir()
+	var ps []*Payload
+	for i := range 100 {
+		ps = append(ps, h.payload(t, root, fmt.Sprintf("A%03d", i), "exit", fmt.Sprint(i%4)))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := NewWatcher(nil, WithBackend(h.b))
+	go w.Run(ctx)
+	h.start(t, ps...)
+	for _, p := range ps {
+		w.Add(p.RunDir)
+	}
+	finals := map[string]int{}
+	for c := range w.Changes() {
+		if c.Obs.Verdict.Done {
+			finals[c.RunDir]++
+			if len(finals) == len(ps) {
+				break
+			}
+		}
+	}
+	for i, p := range ps {
+		if finals[p.RunDir] != 1 {
+			t.Errorf("%s: %d final changes", p.RunID, finals[p.RunDir])
+		}
+		st, err := ReadStatus(p.StatusPath)
+		if err != nil || st.Code != i%4 {
+			t.Errorf("%s: status %+v, %v; want code %d", p.RunID, st, err, i%4)
+		}
+	}
+}
+
+func TestSendKeysReachAgent(t *testing.T) {
+	h := newHarness(t)
+	p := h.payload(t, t.TempDir(), "A1", "echo")
+	h.start(t, p)
+	waitRunning(t, p)
+	ctx := context.Background()
+	if err := h.tm.SendLiteral(ctx, p.SessionName, "hello wave"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.tm.SendKeys(ctx, p.SessionName, "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "echo in agent.log", func() bool {
+		log, _ := os.ReadFile(p.LogPath)
+		return strings.Contains(string(log), "got: hello wave")
+	})
+	out, err := h.tm.Capture(ctx, p.SessionName, 50)
+	if err != nil || !strings.Contains(out, "got: hello wave") {
+		t.Fatalf("capture %q, %v", out, err)
+	}
+}
+
+func TestHostileWordsPassLiterally(t *testing.T) {
+	h := newHarness(t)
+	hostile := "it's \"q\" $(touch PWNED) `touch PWNED` ;\nnext line;"
+	root := filepath.Join(t.TempDir(), "dir "+hostile)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(root, "args.json")
+	p := h.payload(t, root, "A1", "args", out, hostile, "$HOME")
+	p.AgentID = "A1 " + hostile
+	p.Env = map[string]string{"PROMPT": hostile}
+	h.start(t, p)
+	obs := h.waitDone(t, p.RunDir)
+	if obs.Verdict.State != StateCompleted {
+		t.Fatalf("verdict %+v", obs.Verdict)
+	}
+	var got struct {
+		Argv   []string
+		Agent  string
+		Prompt string
+		Tmux   string
+	}
+	data, err := os.ReadFile(out)
+	if err != nil || json.Unmarshal(data, &got) != nil {
+		t.Fatalf("args file: %v %s", err, data)
+	}
+	if len(got.Argv) != 2 || got.Argv[0] != hostile || got.Argv[1] != "$HOME" || got.Agent != p.AgentID || got.Prompt != hostile || got.Tmux != "" {
+		t.Fatalf("got %+v", got)
+	}
+	for _, d := range []string{root, filepath.Dir(root), "."} {
+		if _, err := os.Stat(filepath.Join(d, "PWNED")); err == nil {
+			t.Fatalf("PWNED created in %s", d)
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Change is a run whose observed state changed.
+type Change struct {
+	RunDir string
+	Obs    Observation
+}
+
+// Watcher turns run-directory file events into typed run-state changes:
+// fsnotify on every added run directory (debounced; every event re-reads the
+// files), a full rescan when the kernel queue overflows, and a slow sweep
+// for what makes no file event (a SIGKILLed runner, stale heartbeats,
+// deadlines).
+type Watcher struct {
+	logger   *slog.Logger
+	observe  func(ctx context.Context, runDir string, now time.Time) Observation
+	sweep    time.Duration
+	debounce time.Duration
+	changes  chan Change
+
+	mu      sync.Mutex
+	dirs    map[string]*watched
+	added   []string
+	wakeAdd chan struct{}
+}
+
+type watched struct {
+	last  string // key of the last delivered observation
+	final bool
+}
+
+// WatcherOption configures a Watcher.
+type WatcherOption func(*Watcher)
+
+// WithBackend observes through b (tmux pane facts for lost runs) instead of
+// files alone.
+func WithBackend(b Backend) WatcherOption {
+	return func(w *Watcher) {
+		w.observe = func(ctx context.Context, dir string, now time.Time) Observation {
+			obs, _ := b.Observe(ctx, dir, now)
+			return obs
+		}
+	}
+}
+
+// WithSweep sets the slow sweep interval (default 1s).
+func WithSweep(d time.Duration) WatcherOption { return func(w *Watcher) { w.sweep = d } }
+
+// WithDebounce sets how long events on one directory are coalesced
+// (default 5ms).
+func WithDebounce(d time.Duration) WatcherOption { return func(w *Watcher) { w.debounce = d } }
+
+// NewWatcher returns a watcher with no directories; Add them as runs start.
+func NewWatcher(logger *slog.Logger, opts ...WatcherOption) *Watcher {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	w := &Watcher{
+		logger:   logger,
+		observe:  func(_ context.Context, dir string, now time.Time) Observation { return ObserveFiles(dir, now) },
+		sweep:    time.Second,
+		debounce: 5 * time.Millisecond,
+		changes:  make(chan Change, 256),
+		dirs:     map[string]*watched{},
+		wakeAdd:  make(chan struct{}, 1),
+	}
+	for _, o := range opts {
+		o(w)
+	}
+	return w
+}
+
+// Changes delivers run-state changes; it is closed when Run returns.
+func (w *Watcher) Changes() <-chan Change { return w.changes }
+
+// Add watches a run directory (which should exist). Safe at any time.
+func (w *Watcher) Add(runDir string) {
+	w.mu.Lock()
+	w.added = append(w.added, filepath.Clean(runDir))
+	w.mu.Unlock()
+	select {
+	case w.wakeAdd <- struct{}{}:
+	default:
+	}
+}
+
+// Run watches until ctx ends.
+func (w *Watcher) Run(ctx context.Context) error {
+	defer close(w.changes)
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch runs: %w", err)
+	}
+	defer fsw.Close()
+	sweep := time.NewTicker(w.sweep)
+	defer sweep.Stop()
+	pending := map[string]bool{}
+	flush := time.NewTimer(time.Hour)
+	flush.Stop()
+	w.addPending(ctx, fsw)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-w.wakeAdd:
+			w.addPending(ctx, fsw)
+		case ev, ok := <-fsw.Events:
+			if !ok {
+				return nil
+			}
+			if relevant(ev.Name) {
+				if len(pending) == 0 {
+					flush.Reset(w.debounce)
+				}
+				pending[filepath.Dir(ev.Name)] = true
+			}
+		case err, ok := <-fsw.Errors:
+			if !ok {
+				return nil
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				w.logger.Warn("run_watch_overflow", "action", "rescan")
+				w.scan(ctx, true)
+			} else {
+				w.logger.Warn("run_watch_error", "err", err)
+			}
+		case <-flush.C:
+			for dir := range pending {
+				w.check(ctx, dir)
+			}
+			clear(pending)
+		case <-sweep.C:
+			w.scan(ctx, false)
+		}
+	}
+}
+
+// relevant reports whether a file event can change a run's state; the
+// writers' temp files are skipped (the rename brings the real name).
+func relevant(name string) bool {
+	b := filepath.Base(name)
+	return b == runtimeFile || b == statusFile || b == launchFile
+}
+
+func (w *Watcher) addPending(ctx context.Context, fsw *fsnotify.Watcher) {
+	w.mu.Lock()
+	dirs := w.added
+	w.added = nil
+	for _, d := range dirs {
+		if w.dirs[d] == nil {
+			w.dirs[d] = &watched{}
+		}
+	}
+	w.mu.Unlock()
+	for _, d := range dirs {
+		if err := fsw.Add(d); err != nil {
+			// The sweep still covers it.
+			w.logger.Warn("run_watch_add_failed", "dir", d, "err", err)
+		}
+		w.check(ctx, d)
+	}
+}
+
+// scan re-observes every directory (all, or only those not yet final).
+func (w *Watcher) scan(ctx context.Context, all bool) {
+	w.mu.Lock()
+	var dirs []string
+	for d, s := range w.dirs {
+		if all || !s.final {
+			dirs = append(dirs, d)
+		}
+	}
+	w.mu.Unlock()
+	for _, d := range dirs {
+		w.check(ctx, d)
+	}
+}
+
+// check observes dir and delivers a Change when its state changed.
+func (w *Watcher) check(ctx context.Context, dir string) {
+	obs := w.observe(ctx, dir, time.Now())
+	if finishing(obs) {
+		// status.json is written just before the terminal record; deliver
+		// one final change, from the record, unless the runner died between.
+		return
+	}
+	key := obsKey(obs)
+	w.mu.Lock()
+	s := w.dirs[dir]
+	if s == nil || s.last == key {
+		w.mu.Unlock()
+		return
+	}
+	s.last, s.final = key, obs.Verdict.Done
+	w.mu.Unlock()
+	if obs.Err != nil {
+		w.logger.Warn("run_record_unreadable", "dir", dir, "err", obs.Err)
+	}
+	select {
+	case w.changes <- Change{RunDir: dir, Obs: obs}:
+	case <-ctx.Done():
+	}
+}
+
+// finishing reports a run whose status file exists while its live runner
+// has not yet written the terminal record.
+func finishing(o Observation) bool {
+	r := o.Record
+	return o.Status != nil && r != nil && !isTerminal(r.TerminalDisposition) && ProcAlive(r.RunnerPid, r.RunnerStartTime)
+}
+
+// obsKey is what a consumer cares about in an observation; heartbeats alone
+// are not a change.
+func obsKey(o Observation) string {
+	v := o.Verdict
+	code := ""
+	if v.ExitCode != nil {
+		code = fmt.Sprint(*v.ExitCode)
+	}
+	errs := ""
+	if o.Err != nil {
+		errs = o.Err.Error()
+	}
+	disp := ""
+	if o.Record != nil {
+		disp = o.Record.TerminalDisposition
+	}
+	return strings.Join([]string{string(v.State), disp, code, v.Signal, fmt.Sprint(v.Terminate), errs, strings.Join(v.Warnings, "|")}, "\x00")
+}
