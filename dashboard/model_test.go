@@ -167,3 +167,42 @@ func TestModelKeys(t *testing.T) {
 		t.Errorf("q did not quit")
 	}
 }
+
+// enter checks the session first: a live session is attached, a gone one
+// opens the agent's log instead of failing in tmux.
+func TestModelEnterFallsBackToLogWhenSessionGone(t *testing.T) {
+	c := isolateTmux(t)
+	ctx := context.Background()
+	// A second session keeps the server up once w3-A2 is killed, as the
+	// dashboard and the other agents do on a real lane.
+	for _, name := range []string{"w3-A2", "dashboard"} {
+		if err := c.NewSession(ctx, tmuxadapter.SessionSpec{Name: name, Argv: []string{"sleep", "600"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := laneWithLogs(t)
+	m := NewModel(Config{Wave: -1, Now: func() time.Time { return clock }, HasSession: c.HasSession,
+		Attach: func(s string) *exec.Cmd { return AttachCommand(c.AttachArgv(s, false), false) }}, l)
+	m, _ = press(t, m, "down")
+
+	_, cmd := press(t, m, "enter")
+	if _, gone := cmd().(sessionGoneMsg); gone {
+		t.Fatal("live session w3-A2 reported gone")
+	}
+
+	if err := c.KillSession(ctx, "w3-A2"); err != nil {
+		t.Fatal(err)
+	}
+	m, cmd = press(t, m, "enter")
+	msg := cmd()
+	if _, gone := msg.(sessionGoneMsg); !gone {
+		t.Fatalf("killed session: got %T, want sessionGoneMsg", msg)
+	}
+	next, cmd := m.Update(msg)
+	m = next.(Model)
+	next, _ = m.Update(cmd())
+	v := next.(Model).View()
+	if !strings.Contains(v, "session w3-A2 is gone") || !strings.Contains(v, "A2 line 60") {
+		t.Errorf("gone session should show the log with a note:\n%s", v)
+	}
+}

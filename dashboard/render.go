@@ -251,31 +251,46 @@ func writeEvents(b *strings.Builder, evs []state.EventRef, p palette, o Options)
 // palette holds the styles of one rendering; with colour off every style
 // renders its input unchanged.
 type palette struct {
-	bold, dim, good, bad, warn, live, sel lipgloss.Style
+	bold, dim, good, bad, warn, live, sel style
+}
+
+// style is a lipgloss style reduced to the escape sequences around its
+// text: lipgloss.Style.Render per cell dominated the frame's cost.
+type style struct{ pre, post string }
+
+func (s style) Render(text string) string {
+	if s.pre == "" {
+		return text
+	}
+	return s.pre + text + s.post
 }
 
 func newPalette(color bool) palette {
+	if !color {
+		return palette{}
+	}
 	r := lipgloss.NewRenderer(io.Discard)
-	if color {
-		r.SetColorProfile(termenv.ANSI256)
-	} else {
-		r.SetColorProfile(termenv.Ascii)
+	r.SetColorProfile(termenv.ANSI256)
+	mk := func(st lipgloss.Style) style {
+		out := st.Render("x")
+		i := strings.Index(out, "x")
+		return style{pre: out[:i], post: out[i+1:]}
 	}
 	s := r.NewStyle
 	return palette{
-		bold: s().Bold(true),
-		dim:  s().Faint(true),
-		good: s().Foreground(lipgloss.Color("2")),
-		bad:  s().Foreground(lipgloss.Color("1")).Bold(true),
-		warn: s().Foreground(lipgloss.Color("3")),
-		live: s().Foreground(lipgloss.Color("6")),
-		sel:  s().Reverse(true),
+		bold: mk(s().Bold(true)),
+		dim:  mk(s().Faint(true)),
+		good: mk(s().Foreground(lipgloss.Color("2"))),
+		bad:  mk(s().Foreground(lipgloss.Color("1")).Bold(true)),
+		warn: mk(s().Foreground(lipgloss.Color("3"))),
+		live: mk(s().Foreground(lipgloss.Color("6"))),
+		sel:  mk(s().Reverse(true)),
 	}
 }
 
 // agentStyle maps an agent (or stage) state to its colour, the reference's
 // scheme: green done, red failed, cyan in flight, dim pending.
-func (p palette) agentStyle(s string) lipgloss.Style {
+func (p palette) agentStyle(s string) style {
 	switch s {
 	case state.AgentCompleted, state.AgentReused, state.StagePassed:
 		return p.good

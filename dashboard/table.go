@@ -259,6 +259,9 @@ func orDash(s string) string {
 // terminal cell: escape sequences and control characters removed, tabs
 // and newlines turned into spaces.
 func clean(s string) string {
+	if plain(s) {
+		return s
+	}
 	s = ansi.Strip(s)
 	return strings.Map(func(r rune) rune {
 		switch {
@@ -269,6 +272,16 @@ func clean(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// plain reports whether s is printable ASCII, which needs no cleaning.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // pad truncates or right-pads plain text to exactly w columns.

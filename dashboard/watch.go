@@ -25,14 +25,25 @@ func Watch(ctx context.Context, stateDir string, debounce time.Duration, onChang
 	}
 	defer w.Close()
 	watched := map[string]bool{}
+	// sync makes the watch set match watchDirs: new wave and run dirs
+	// are added, a recreated state dir is re-added, and the ancestor
+	// watched while the state dir was missing is dropped.
 	sync := func() {
+		want := map[string]bool{}
 		for _, d := range watchDirs(stateDir) {
+			want[d] = true
 			if watched[d] {
 				continue
 			}
 			// A directory removed between listing and adding is fine.
 			if err := w.Add(d); err == nil {
 				watched[d] = true
+			}
+		}
+		for d := range watched {
+			if !want[d] {
+				_ = w.Remove(d)
+				delete(watched, d)
 			}
 		}
 	}
@@ -49,7 +60,7 @@ func Watch(ctx context.Context, stateDir string, debounce time.Duration, onChang
 			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 				delete(watched, ev.Name)
 			}
-			if ev.Has(fsnotify.Create) {
+			if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 				sync()
 			}
 			if fire == nil {
