@@ -296,3 +296,18 @@ runtime:
 		t.Errorf("timeoutMinutes = %d", c.Runtime.TimeoutMinutes)
 	}
 }
+
+// An alias bomb under a free-form key must fail fast, not expand.
+func TestAliasBombIsRejected(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("executors:\n  claude:\n    settingsJson:\n      a: &a [x,x,x,x,x,x,x,x,x]\n")
+	prev := "a"
+	for _, name := range []string{"b", "c", "d", "e", "f", "g", "h"} {
+		b.WriteString("      " + name + ": &" + name + " [" + strings.Repeat("*"+prev+",", 8) + "*" + prev + "]\n")
+		prev = name
+	}
+	_, err := Load(yamlRepo(t, b.String()), nil)
+	if err == nil || !strings.Contains(err.Error(), "document too large") {
+		t.Errorf("err = %v, want document too large", err)
+	}
+}

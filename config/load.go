@@ -112,7 +112,11 @@ func decode(data []byte, path string, cfg *Config) error {
 		return errors.Join(c.errs...)
 	}
 	c.nodes = 0
-	b, err := json.Marshal(c.toValue(doc))
+	v := c.toValue(doc)
+	if c.tooBig {
+		return &Error{File: path, Msg: fmt.Sprintf("document too large (more than %d nodes after alias expansion)", maxNodes)}
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return &Error{File: path, Msg: fmt.Sprintf("decode: %v", err)}
 	}

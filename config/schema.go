@@ -76,10 +76,11 @@ func isReferenceOnly(path string) bool {
 // their line, records each key's line, and normalises scalars in place
 // (e.g. a string where a list is expected) so the tree then decodes.
 type checker struct {
-	file  string
-	lines map[string]int
-	errs  []error
-	nodes int
+	file   string
+	lines  map[string]int
+	errs   []error
+	nodes  int
+	tooBig bool // toValue hit maxNodes
 }
 
 func (c *checker) fail(n *yaml.Node, key, format string, args ...any) {
@@ -265,7 +266,8 @@ func join(path, key string) string {
 // toValue converts a checked YAML tree into plain values that
 // encoding/json can marshal (string-keyed maps, finite numbers).
 func (c *checker) toValue(n *yaml.Node) any {
-	if c.nodes++; c.nodes > 2*maxNodes {
+	if c.nodes++; c.nodes > maxNodes {
+		c.tooBig = true
 		return nil
 	}
 	switch n.Kind {
