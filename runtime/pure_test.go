@@ -1,0 +1,180 @@
+package runtime
+
+import (
+	"io"
+	"log/slog"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+)
+
+func slogDiscard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestShellQuoteRoundTrip(t *testing.T) {
+	words := []string{"", "plain", "it's", `"dq"`, "$(touch PWNED)", "`id`", "a\nb", `back\slash`, "'", "''", "*", "; rm -rf /"}
+	script := "printf '%s\\0' " + ShellJoin(words)
+	out, err := exec.Command("sh", "-c", script).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range splitNul(out) {
+		got = append(got, w)
+	}
+	if !slices.Equal(got, words) {
+		t.Fatalf("got %q, want %q", got, words)
+	}
+}
+
+func splitNul(b []byte) []string {
+	var out []string
+	start := 0
+	for i, c := range b {
+		if c == 0 {
+			out = append(out, string(b[start:i]))
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func TestAgentEnv(t *testing.T) {
+	p := &Payload{Lane: "main", WaveNumber: 2, AgentID: "A1", Attempt: 3, RunDir: "/r", OrchestratorID: "o", ExecutorID: "codex",
+		Scrub: []string{"ANTHROPIC_BASE_URL"},
+		Env:   map[string]string{"API_TOKEN": RedactedValue, "NEW_TOKEN": RedactedValue, "MODE": "x"}}
+	base := []string{"PATH=/bin", "TMUX=/tmp/x,1,0", "TMUX_PANE=%1", "ANTHROPIC_BASE_URL=http://bad", "API_TOKEN=real", "MODE=old"}
+	env := map[string]string{}
+	for _, kv := range agentEnv(base, p) {
+		k, v, _ := cut(kv)
+		env[k] = v
+	}
+	for k, want := range map[string]string{"PATH": "/bin", "API_TOKEN": "real", "NEW_TOKEN": RedactedValue, "MODE": "x",
+		"WAVE_LANE": "main", "WAVE_NUMBER": "2", "WAVE_AGENT_ID": "A1", "WAVE_ATTEMPT": "3", "WAVE_RUN_DIR": "/r",
+		"WAVE_ORCHESTRATOR_ID": "o", "WAVE_EXECUTOR_MODE": "codex"} {
+		if env[k] != want {
+			t.Errorf("%s = %q, want %q", k, env[k], want)
+		}
+	}
+	for _, k := range []string{"TMUX", "TMUX_PANE", "ANTHROPIC_BASE_URL"} {
+		if _, ok := env[k]; ok {
+			t.Errorf("%s not removed", k)
+		}
+	}
+}
+
+func cut(kv string) (string, string, bool) {
+	for i := range kv {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return kv, "", false
+}
+
+func TestRateLimitDelay(t *testing.T) {
+	rl := RateLimit{Retries: 5, BaseDelayMs: 1000, MaxDelayMs: 5000}
+	for _, tc := range []struct {
+		k      int
+		jitter float64
+		want   time.Duration
+	}{
+		{1, 0, time.Second}, {2, 0, 2 * time.Second}, {3, 0, 4 * time.Second}, {4, 0, 5 * time.Second},
+		{10, 0, 5 * time.Second}, {1, 0.999, time.Second + 249750*time.Microsecond},
+	} {
+		if got := rateLimitDelay(rl, tc.k, tc.jitter); got != tc.want {
+			t.Errorf("k=%d jitter=%v: %v, want %v", tc.k, tc.jitter, got, tc.want)
+		}
+	}
+}
+
+func TestRateLimitScannerAcrossChunks(t *testing.T) {
+	var s rateLimitScanner
+	s.Write([]byte("HTTP 429 Too Many "))
+	if s.matched {
+		t.Fatal("matched early")
+	}
+	s.Write([]byte("Requests\n"))
+	if !s.matched {
+		t.Fatal("split match missed")
+	}
+	var n rateLimitScanner
+	n.Write([]byte("all good, limited scope"))
+	if n.matched {
+		t.Fatal("false positive")
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	line := "123 (a) b) c) S 1 123 123 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 98765 0 0"
+	st, z, err := parseStat([]byte(line))
+	if err != nil || st != 98765 || z {
+		t.Fatalf("got %d %v %v", st, z, err)
+	}
+	zl := "9 (x) Z 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 0 0"
+	if _, z, _ := parseStat([]byte(zl)); !z {
+		t.Fatal("zombie not detected")
+	}
+	if _, _, err := parseStat([]byte("garbage")); err == nil {
+		t.Fatal("garbage accepted")
+	}
+}
+
+func TestClassify(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	code := func(n int) *int { return &n }
+	past, future := now.Add(-time.Minute), now.Add(time.Minute)
+	running := func() *Record {
+		return &Record{RunnerPid: 10, RunnerStartTime: 5, TerminalDisposition: Running, HeartbeatIntervalMs: 100, LastHeartbeatAt: now, StartedAt: past, SessionName: "w1-A"}
+	}
+	terminal := func(d string, c int, sig string, fin time.Time) *Record {
+		r := running()
+		r.TerminalDisposition, r.ExitCode, r.Signal, r.FinishedAt = d, code(c), sig, &fin
+		return r
+	}
+	stale := running()
+	stale.LastHeartbeatAt = now.Add(-time.Second)
+	launching := &Record{TerminalDisposition: Launching, StartedAt: now.Add(-time.Minute), SessionName: "w1-A"}
+	freshLaunch := &Record{TerminalDisposition: Launching, StartedAt: now, SessionName: "w1-A"}
+	for _, tc := range []struct {
+		name      string
+		f         Facts
+		state     State
+		done      bool
+		exit      *int
+		signal    string
+		warnings  int
+		terminate bool
+	}{
+		{"completed record", Facts{Record: terminal(Completed, 0, "", now)}, StateCompleted, true, code(0), "", 0, false},
+		{"failed record wins over live runner", Facts{Record: terminal(Failed, 3, "", now), RunnerAlive: true}, StateFailed, true, code(3), "", 0, false},
+		{"terminated after deadline is timed out", Facts{Record: terminal(Terminated, 137, "SIGKILL", now), Deadline: &past}, StateTimedOut, true, code(137), "SIGKILL", 0, false},
+		{"terminated before deadline", Facts{Record: terminal(Terminated, 143, "SIGTERM", now), Deadline: &future}, StateTerminated, true, code(143), "SIGTERM", 0, false},
+		{"status without record", Facts{Record: running(), Status: &Status{Code: 2}}, StateFailed, true, code(2), "", 0, false},
+		{"status with signal", Facts{Record: running(), Status: &Status{Code: 137, Signal: "SIGKILL"}}, StateTerminated, true, code(137), "SIGKILL", 0, false},
+		{"live runner", Facts{Record: running(), RunnerAlive: true}, StateRunning, false, nil, "", 0, false},
+		{"stale heartbeat warns", Facts{Record: stale, RunnerAlive: true}, StateRunning, false, nil, "", 1, false},
+		{"missing session with live runner only warns", Facts{Record: running(), RunnerAlive: true, Session: SessionFacts{Known: true}}, StateRunning, false, nil, "", 1, false},
+		{"deadline passed asks to terminate", Facts{Record: running(), RunnerAlive: true, Deadline: &past}, StateRunning, false, nil, "", 0, true},
+		{"dead runner is lost", Facts{Record: running()}, StateLost, true, nil, "", 0, false},
+		{"dead runner with pane status", Facts{Record: running(), Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Dead: true, DeadStatus: code(4)}}}, StateLost, true, code(4), "", 0, false},
+		{"dead runner with pane signal", Facts{Record: running(), Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Dead: true, DeadSignal: 9}}}, StateLost, true, code(137), "SIGKILL", 0, false},
+		{"orphaned agent", Facts{Record: running(), AgentAlive: true}, StateLost, true, nil, "", 1, true},
+		{"launching, session alive", Facts{Record: launching, Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{}}}, StateLaunching, false, nil, "", 0, false},
+		{"launching, session never came", Facts{Record: launching, Session: SessionFacts{Known: true}, LaunchGrace: time.Second}, StateLost, true, nil, "", 0, false},
+		{"launching, within grace", Facts{Record: freshLaunch, Session: SessionFacts{Known: true}, LaunchGrace: time.Second}, StateLaunching, false, nil, "", 0, false},
+		{"launching, tmux indeterminate", Facts{Record: launching}, StateLaunching, false, nil, "", 0, false},
+		{"no record", Facts{}, StateUnknown, false, nil, "", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.f.Now = now
+			v := Classify(tc.f)
+			if v.State != tc.state || v.Done != tc.done || v.Signal != tc.signal || len(v.Warnings) != tc.warnings || v.Terminate != tc.terminate ||
+				(tc.exit == nil) != (v.ExitCode == nil) || (tc.exit != nil && *tc.exit != *v.ExitCode) {
+				t.Fatalf("got %+v", v)
+			}
+		})
+	}
+}
