@@ -311,3 +311,13 @@ func TestAliasBombIsRejected(t *testing.T) {
 		t.Errorf("err = %v, want document too large", err)
 	}
 }
+
+func TestInheritedErrorReportedOnce(t *testing.T) {
+	_, err := Load(yamlRepo(t, "executors:\n  default: gpt\nlanes:\n  a: {}\n  b: {}\n"), nil)
+	if err == nil {
+		t.Fatal("Load succeeded")
+	}
+	if n := strings.Count(err.Error(), "executors.default"); n != 1 {
+		t.Errorf("executors.default reported %d times:\n%v", n, err)
+	}
+}

@@ -52,9 +52,16 @@ func Load(repoRoot string, env func(string) (string, bool)) (*Config, error) {
 		}
 	}
 	sort.Strings(names[1:])
+	// Lanes inheriting a bad top-level value report it once each; keep
+	// the first.
+	seen := map[string]bool{}
 	for _, name := range names {
-		if _, err := cfg.Lane(repoRoot, name); err != nil {
-			errs = append(errs, err)
+		_, err := cfg.Lane(repoRoot, name)
+		for _, e := range unjoin(err) {
+			if !seen[e.Error()] {
+				seen[e.Error()] = true
+				errs = append(errs, e)
+			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -155,6 +162,16 @@ func (lc *LaneConfig) UnmarshalJSON(b []byte) error {
 	*lc = LaneConfig(p)
 	if string(b) != "null" {
 		lc.raw = append([]byte(nil), b...)
+	}
+	return nil
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err != nil {
+		return []error{err}
 	}
 	return nil
 }
