@@ -69,7 +69,9 @@ func Render(l state.Lane, o Options) string {
 
 // RenderStatus draws the `status` text view: the lane header and, for
 // each wave (or only o.Wave), the same wave block the dashboard draws,
-// without the progress bar and events.
+// without the progress bar and events. When all waves are shown, a
+// completed wave other than the latest takes one summary line, so a
+// long-lived lane stays readable.
 func RenderStatus(l state.Lane, o Options) string {
 	o = o.defaults()
 	o.generated = l.GeneratedAt
@@ -80,6 +82,12 @@ func RenderStatus(l state.Lane, o Options) string {
 	n := 0
 	for _, w := range l.Waves {
 		if o.Wave >= 0 && w.Wave != o.Wave {
+			continue
+		}
+		latest := w.Wave == l.Waves[len(l.Waves)-1].Wave
+		if o.Wave < 0 && !latest && w.Status == state.WaveCompleted {
+			writeWaveSummary(&b, w, p, o)
+			n++
 			continue
 		}
 		if n > 0 {
@@ -187,6 +195,18 @@ func writeWave(b *strings.Builder, w state.Wave, p palette, o Options, bar bool)
 	writeClosure(b, w.Closure, p, o)
 	writeFailures(b, w.Failures, p, o)
 	writeBlockers(b, w.Blockers, p, o)
+}
+
+// writeWaveSummary is the one-line form of a finished wave.
+func writeWaveSummary(b *strings.Builder, w state.Wave, p palette, o Options) {
+	t := countAgents(w.Agents)
+	writeParts(b, []string{
+		p.bold.Render(fmt.Sprintf("wave %d", w.Wave)),
+		p.wave(w.Status),
+		fmt.Sprintf("attempt %d/%d", w.Attempt, w.MaxAttempts),
+		"elapsed " + span(w.StartedAt, w.FinishedAt, o.Now),
+		fmt.Sprintf("%d/%d agents ok", t.ok, t.total),
+	}, o.Width)
 }
 
 // tally counts agents by how far they got.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
@@ -69,7 +70,17 @@ func TestRenderStatusGolden(t *testing.T) {
 	l := failedLane()
 	l.Waves = append([]state.Wave{closureLane().Waves[0]}, l.Waves...)
 	l.Waves[0].Wave = 2
-	golden(t, "status-all-100", RenderStatus(l, Options{Width: 100, Now: clock, Wave: -1}))
+	done := runningLane().Waves[0]
+	done.Wave, done.Status, done.StartedAt, done.FinishedAt = 1, state.WaveCompleted, at(50*time.Minute), at(40*time.Minute)
+	l.Waves = append([]state.Wave{done}, l.Waves...)
+	all := RenderStatus(l, Options{Width: 100, Now: clock, Wave: -1})
+	golden(t, "status-all-100", all)
+	if strings.Count(all, "Parser for the wa") != 0 {
+		t.Errorf("completed wave 1 should be one summary line:\n%s", all)
+	}
+	if got := RenderStatus(l, Options{Width: 100, Now: clock, Wave: 1}); !strings.Contains(got, "Parser for the wa") {
+		t.Errorf("--wave 1 should show wave 1's agents:\n%s", got)
+	}
 	got := RenderStatus(l, Options{Width: 100, Now: clock, Wave: 2})
 	if !strings.Contains(got, "wave 2") || strings.Contains(got, "wave 3") {
 		t.Errorf("--wave 2 should show only wave 2:\n%s", got)
