@@ -144,6 +144,9 @@ func (r *waveRun) start(ctx context.Context, ps []*runtime.Payload, attempt int)
 			}
 		}
 		for _, p := range b {
+			// The agent's previous run is finished (we never launch over a
+			// live one); its session only remains for inspection.
+			_ = r.l.runs.KillSession(ctx, p.SessionName)
 			r.l.runs.Watch(p.RunDir)
 		}
 		if err := r.l.runs.Start(ctx, b); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -230,7 +231,9 @@ func TestSecondLauncherExits32(t *testing.T) {
 	t.Cleanup(func() {
 		first.Process.Kill()
 		first.Wait()
-		r.run(context.Background(), "stop", "--lane", "main")
+		res := r.run(context.Background(), "stop", "--lane", "main")
+		t.Logf("stop: %d %s %s", res.code, res.stdout, res.stderr)
+		waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", 1), "runtime.json"))
 	})
 	waitFor(t, "first launcher to start A1", 30*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(r.layout().RunDir(0, "A1", 1), "runtime.json"))
@@ -283,4 +286,23 @@ func TestKilledLauncherRunsAreAdopted(t *testing.T) {
 			t.Fatalf("result of %s lost: %v", id, err)
 		}
 	}
+}
+
+// waitTerminal waits until a runtime record is terminal, so nothing writes
+// into the test's directories after it ends.
+func waitTerminal(t *testing.T, path string) {
+	waitFor(t, "terminal record "+path, 30*time.Second, func() bool {
+		var rec struct {
+			TerminalDisposition string `json:"terminalDisposition"`
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || json.Unmarshal(b, &rec) != nil {
+			return false
+		}
+		switch rec.TerminalDisposition {
+		case "completed", "failed", "terminated":
+			return true
+		}
+		return false
+	})
 }
