@@ -66,7 +66,7 @@ func latestRun(l lanes.Layout, n int, id string) (string, int) {
 func (r *waveRun) reusable() []string {
 	var out []string
 	for _, id := range r.p.implementationAgents() {
-		if _, ok := r.prior[id]; ok {
+		if d, ok := r.prior[id]; ok && hasRecord(d) {
 			continue
 		}
 		dir, k := latestRun(r.l.opt.Layout, r.n, id)
@@ -100,7 +100,7 @@ func (r *waveRun) runAgents(ctx context.Context, attempt int, ids []string) erro
 	var payloads []*runtime.Payload
 	dirs := map[string]string{}
 	for _, id := range ids {
-		if dir, ok := r.prior[id]; ok {
+		if dir, ok := r.prior[id]; ok && hasRecord(dir) {
 			delete(r.prior, id)
 			dirs[id] = dir
 			r.l.runs.Watch(dir)
@@ -148,12 +148,15 @@ func (r *waveRun) start(ctx context.Context, ps []*runtime.Payload, attempt int)
 			// live one); its session only remains for inspection.
 			_ = r.l.runs.KillSession(ctx, p.SessionName)
 			r.l.runs.Watch(p.RunDir)
+			// Recorded before the session exists, so a launcher killed
+			// right after Start still leaves every run findable by
+			// adoption and `stop`.
+			r.startedEvent(p.AgentID, attempt, p.RunDir, false)
 		}
 		if err := r.l.runs.Start(ctx, b); err != nil {
 			return fmt.Errorf("wave %d: start %d runs: %w", r.n, len(b), err)
 		}
 		for _, p := range b {
-			r.startedEvent(p.AgentID, attempt, p.RunDir, false)
 			r.l.printf("wave %d: %s started (%s) in tmux session %s", r.n, p.AgentID, p.ExecutorID, p.SessionName)
 		}
 	}
@@ -393,3 +396,10 @@ func decodeData(m map[string]any, v any) {
 }
 
 var lookPath = exec.LookPath
+
+// hasRecord reports whether a run got as far as its runtime record; a run
+// recorded in events but never started is relaunched, not adopted.
+func hasRecord(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, lanes.RuntimeFile))
+	return err == nil
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,10 +27,6 @@ func newStopCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ls, err := loadLayoutState(ctx, e.layout)
-			if err != nil {
-				return err
-			}
 			// A live launcher is asked to stop through its control file;
 			// its lock is never taken from it.
 			if agent == "" && lanes.Held(e.layout.LockPath()) {
@@ -41,22 +38,24 @@ func newStopCmd(g *globals) *cobra.Command {
 			tm := tmuxadapter.New(e.layout.Socket())
 			backend := runtime.NewTmuxBackend(tm, "", nil)
 			grace := time.Duration(e.lane.Runtime.TerminateGraceMs) * time.Millisecond
+			// Run records, not events, say what is in flight: a run whose
+			// launcher died before recording it is still found.
+			dirs, _ := filepath.Glob(filepath.Join(e.layout.StateDir, "waves", "*", "runs", "*"))
 			n := 0
-			for _, w := range ls.Waves {
-				for _, a := range w.Agents {
-					if agent != "" && a.ID != agent || a.RunDir == "" {
-						continue
-					}
-					if a.State != state.AgentRunning && a.State != state.AgentLaunching {
-						continue
-					}
-					if err := backend.Terminate(ctx, a.RunDir, grace, false); err != nil {
-						fmt.Fprintf(c.ErrOrStderr(), "wave %d %s: %v\n", w.Wave, a.ID, err)
-						continue
-					}
-					n++
-					fmt.Fprintf(c.OutOrStdout(), "terminated wave %d %s (%s)\n", w.Wave, a.ID, a.SessionName)
+			for _, d := range dirs {
+				rec, err := runtime.ReadRecord(filepath.Join(d, lanes.RuntimeFile))
+				if err != nil || agent != "" && rec.AgentID != agent {
+					continue
 				}
+				if rec.TerminalDisposition != runtime.Running && rec.TerminalDisposition != runtime.Launching {
+					continue
+				}
+				if err := backend.Terminate(ctx, d, grace, false); err != nil {
+					fmt.Fprintf(c.ErrOrStderr(), "%s: %v\n", rec.RunID, err)
+					continue
+				}
+				n++
+				fmt.Fprintf(c.OutOrStdout(), "terminated %s (session %s)\n", rec.RunID, rec.SessionName)
 			}
 			if agent == "" && !keepDashboard {
 				_ = tm.KillSession(context.WithoutCancel(ctx), lanes.DashboardSession)
