@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/coord"
+)
+
+// An agent that posts a blocking record holds closure: the wave stops with
+// exit 43 before any closure agent runs; once the blocker is resolved,
+// `resume` (following the resume plan) reuses the implementation agents
+// and runs closure.
+func TestBlockerHoldsClosureUntilResolved(t *testing.T) {
+	r := newRepo(t)
+	poster := agentSpec{id: "A3", title: "Schema owner", owns: []string{"src/schema.txt"},
+		knobs: []string{"id: shell", "shell.command: " + binPath + " coord post --kind blocker --priority high --summary schema-undecided"}}
+	agents := append([]agentSpec{implAgent("A1"), poster}, closureAgents()...)
+	r.writeWave(0, agents...)
+	res := launch(t, r)
+	if res.code != 43 || !strings.Contains(res.stdout, "coordination-blocker-open") {
+		t.Fatalf("exit %d, want 43 naming the open blocker\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	launched, _ := agentStarts(r.events())
+	if launched["A8"]+launched["A9"]+launched["A0"] != 0 {
+		t.Fatalf("closure ran while a blocker was open: %v", launched)
+	}
+	out := r.run(ctxFor(t), "coord", "list", "--lane", "main", "--wave", "0", "--open", "--json")
+	var open []coord.Record
+	if err := json.Unmarshal([]byte(out.stdout), &open); err != nil || len(open) != 1 || open[0].AgentID != "A3" {
+		t.Fatalf("open records %q (%v)", out.stdout, err)
+	}
+	if res := r.run(ctxFor(t), "coord", "post", "--lane", "main", "--wave", "0", "--agent", "A3", "--id", open[0].ID,
+		"--kind", "blocker", "--status", "resolved", "--summary", "schema decided"); res.code != 0 {
+		t.Fatalf("resolve: %d %s", res.code, res.stderr)
+	}
+	before := len(r.events())
+	res = r.run(ctxFor(t), "resume", "--lane", "main", "--wave", "0", "--no-dashboard")
+	if res.code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if got := startOrder(r.events()[before:]); !slices.Equal(got, []string{"A8", "A9", "A0"}) {
+		t.Fatalf("resume ran %v, want only closure A8 A9 A0 (A1, A3 reused)", got)
+	}
+}
+
+// `resume --phase implementation` reruns the implementation agents that
+// are not proven (here: the one whose prompt changed) and then all of
+// closure.
+func TestResumeImplementationPhase(t *testing.T) {
+	r := newRepo(t)
+	a1, a2 := implAgent("A1"), implAgent("A2")
+	r.writeWave(0, append([]agentSpec{a1, a2}, closureAgents()...)...)
+	if res := launch(t, r); res.code != 0 {
+		t.Fatalf("first run exit %d\n%s", res.code, res.stderr)
+	}
+	a2.prompt = "Part A2 again, differently."
+	r.writeWave(0, append([]agentSpec{a1, a2}, closureAgents()...)...)
+	before := len(r.events())
+	res := r.run(ctxFor(t), "resume", "--lane", "main", "--wave", "0", "--phase", "implementation", "--no-dashboard")
+	if res.code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if got := startOrder(r.events()[before:]); !slices.Equal(got, []string{"A2", "A8", "A9", "A0"}) {
+		t.Fatalf("resume ran %v, want A2 then closure", got)
+	}
+}
+
+func TestResumeRejectsUnknownPhase(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
+	res := r.run(ctxFor(t), "resume", "--lane", "main", "--wave", "0", "--phase", "qa")
+	if res.code != 2 || !strings.Contains(res.stderr, "security-review") {
+		t.Fatalf("exit %d stderr %q: want usage error listing phases", res.code, res.stderr)
+	}
+}
