@@ -1,0 +1,475 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+)
+
+// bgRun is a CLI invocation running in the background.
+type bgRun struct {
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	done chan result
+}
+
+// lockedBuffer lets the test read output while the process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func newLockedBuffer() *lockedBuffer { return &lockedBuffer{} }
+
+func (lb *lockedBuffer) Write(p []byte) (int, error) {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	return lb.b.Write(p)
+}
+
+func (lb *lockedBuffer) String() string {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	return lb.b.String()
+}
+
+// start runs the binary in the background; the result arrives on done.
+// Cleanup kills it if the test did not wait for it.
+func (r *testRepo) start(ctx context.Context, args ...string) *bgRun {
+	r.t.Helper()
+	cmd := r.command(ctx, args...)
+	bg := &bgRun{cmd: cmd, out: newLockedBuffer(), done: make(chan result, 1)}
+	errb := newLockedBuffer()
+	cmd.Stdout, cmd.Stderr = bg.out, errb
+	if err := cmd.Start(); err != nil {
+		r.t.Fatalf("start %v: %v", args, err)
+	}
+	go func() {
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			code = -1
+		}
+		bg.done <- result{code: code, stdout: bg.out.String(), stderr: errb.String()}
+	}()
+	r.t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+	return bg
+}
+
+// wait returns the invocation's result, failing the test after timeout.
+func (bg *bgRun) wait(t *testing.T, what string, timeout time.Duration) result {
+	t.Helper()
+	select {
+	case res := <-bg.done:
+		return res
+	case <-time.After(timeout):
+		t.Fatalf("%s did not exit within %v; output so far:\n%s", what, timeout, bg.out.String())
+		return result{}
+	}
+}
+
+// tmuxLane runs tmux on the repo's lane socket (tests may; production
+// code goes through tmuxadapter).
+func (r *testRepo) tmuxLane(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-L", r.layout().Socket()}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// capture is the visible text of a session's pane, "" if it is gone.
+func (r *testRepo) capture(session string) string {
+	out, err := r.tmuxLane("capture-pane", "-p", "-t", session+":")
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+// disposition is terminalDisposition of the agent's run record, "" if
+// there is none yet.
+func (r *testRepo) disposition(agent string, attempt int) string {
+	var rec struct {
+		TerminalDisposition string `json:"terminalDisposition"`
+	}
+	b, err := os.ReadFile(filepath.Join(r.layout().RunDir(0, agent, attempt), lanes.RuntimeFile))
+	if err != nil || json.Unmarshal(b, &rec) != nil {
+		return ""
+	}
+	return rec.TerminalDisposition
+}
+
+// status runs `status --json` and decodes it.
+func (r *testRepo) status(t *testing.T) state.Lane {
+	t.Helper()
+	res := r.run(ctxFor(t), "status", "--lane", "main", "--json")
+	if res.code != 0 {
+		t.Fatalf("status --json exit %d: %s", res.code, res.stderr)
+	}
+	var l state.Lane
+	if err := json.Unmarshal([]byte(res.stdout), &l); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, res.stdout)
+	}
+	return l
+}
+
+func agentOf(t *testing.T, l state.Lane, wave int, id string) state.Agent {
+	t.Helper()
+	w := l.FindWave(wave)
+	if w == nil {
+		t.Fatalf("status has no wave %d: %+v", wave, l.Waves)
+	}
+	for _, a := range w.Agents {
+		if a.ID == id {
+			return a
+		}
+	}
+	t.Fatalf("wave %d has no agent %s", wave, id)
+	return state.Agent{}
+}
+
+// agentRow matches the dashboard table row of an agent in a state (the
+// selection marker may precede it).
+func agentRow(id, st string) *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^(› |  )` + regexp.QuoteMeta(id) + `\s+` + regexp.QuoteMeta(st) + `\b`)
+}
+
+func TestDashboardSessionFollowsTheWave(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 3s"), implAgent("A2")}, closureAgents()...)...)
+	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--keep-sessions")
+
+	var frame string
+	waitFor(t, "the dashboard to show A1 running", 30*time.Second, func() bool {
+		frame = r.capture(lanes.DashboardSession)
+		return agentRow("A1", "running").MatchString(frame)
+	})
+	if !regexp.MustCompile(`wave 0 · running`).MatchString(frame) {
+		t.Fatalf("A1 runs but the wave is not shown running:\n%s", frame)
+	}
+	res := bg.wait(t, "launch", time.Minute)
+	if res.code != 0 {
+		t.Fatalf("launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "tmux -L "+r.layout().Socket()+" attach -t dashboard") {
+		t.Fatalf("launch does not say how to reach the dashboard:\n%s", res.stdout)
+	}
+	// The launcher has exited; the kept dashboard must reach the final frame.
+	waitFor(t, "the dashboard to show the wave completed", 30*time.Second, func() bool {
+		frame = r.capture(lanes.DashboardSession)
+		return strings.Contains(frame, "wave 0 · completed") && agentRow("A1", "completed").MatchString(frame)
+	})
+	for _, id := range []string{"A2", "A8", "A9", "A0"} {
+		if !agentRow(id, "completed").MatchString(frame) {
+			t.Errorf("final frame does not show %s completed:\n%s", id, frame)
+		}
+	}
+	if !strings.Contains(frame, "launcher pid") || !strings.Contains(frame, "exited") {
+		t.Errorf("final frame does not say the launcher exited:\n%s", frame)
+	}
+}
+
+func TestStatusJSONOfFinishedLane(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
+	if res := launch(t, r); res.code != 0 {
+		t.Fatalf("launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	res := r.run(ctxFor(t), "status", "--lane", "main", "--json")
+	if res.code != 0 {
+		t.Fatalf("status --json exit %d: %s", res.code, res.stderr)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("status --json is not JSON: %v\n%s", err, res.stdout)
+	}
+	if v, _ := doc["schemaVersion"].(float64); v != 1 {
+		t.Fatalf("schemaVersion %v, want 1", doc["schemaVersion"])
+	}
+	for _, k := range []string{"lane", "socket", "launcher", "waves", "problems", "generatedAt", "lastEvents"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("lane has no %q", k)
+		}
+	}
+	waves, _ := doc["waves"].([]any)
+	if len(waves) != 1 {
+		t.Fatalf("waves %v, want one", doc["waves"])
+	}
+	w := waves[0].(map[string]any)
+	if w["status"] != "completed" || w["phase"] != "completed" {
+		t.Fatalf("wave status %v phase %v, want completed", w["status"], w["phase"])
+	}
+	agents, _ := w["agents"].([]any)
+	if len(agents) != 5 {
+		t.Fatalf("%d agents, want 5", len(agents))
+	}
+	// Every documented agent field is present, and the facts a consumer
+	// reads first are filled in for a finished run.
+	fields := []string{"id", "title", "role", "executor", "state", "attempt", "startedAt", "finishedAt",
+		"exitCode", "signal", "heartbeatAgeMs", "sessionName", "runDir", "logPath", "lastMarker", "statusCode", "detail"}
+	for _, a := range agents {
+		a := a.(map[string]any)
+		for _, f := range fields {
+			if _, ok := a[f]; !ok {
+				t.Errorf("agent %v has no %q", a["id"], f)
+			}
+		}
+		if a["state"] != "completed" || a["exitCode"] != 0.0 || a["finishedAt"] == nil || a["heartbeatAgeMs"] != nil {
+			t.Errorf("agent %v: state %v exitCode %v finishedAt %v heartbeatAgeMs %v", a["id"], a["state"], a["exitCode"], a["finishedAt"], a["heartbeatAgeMs"])
+		}
+		if _, err := os.Stat(a["logPath"].(string)); err != nil {
+			t.Errorf("agent %v logPath: %v", a["id"], err)
+		}
+	}
+	text := r.run(ctxFor(t), "status", "--lane", "main")
+	if text.code != 0 {
+		t.Fatalf("status exit %d: %s", text.code, text.stderr)
+	}
+	if !strings.Contains(text.stdout, "wave 0 · completed") || !agentRow("A0", "completed").MatchString(text.stdout) {
+		t.Fatalf("status text does not show the completed wave:\n%s", text.stdout)
+	}
+}
+
+// ptyClient runs argv as a tmux client on a pseudo-terminal, as a user's
+// terminal would.
+func ptyClient(t *testing.T, env []string, argv ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(env, "TERM=xterm")
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatalf("start %v on a pty: %v", argv, err)
+	}
+	// tmux blocks writing to a pty nobody reads.
+	go func() { _, _ = io.Copy(io.Discard, f) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		f.Close()
+	})
+	return cmd
+}
+
+// envWithout is the test environment minus the named variables.
+func envWithout(names ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		keep := true
+		for _, n := range names {
+			if strings.HasPrefix(kv, n+"=") {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// clientSessions lists the sessions the lane server's clients show.
+func (r *testRepo) clientSessions() []string {
+	out, err := r.tmuxLane("list-clients", "-F", "#{client_session}")
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(out)
+}
+
+func TestAttachTargetsTheAgentSession(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
+	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+	t.Cleanup(func() {
+		r.run(context.Background(), "stop", "--lane", "main")
+		waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
+		<-bg.done
+	})
+	waitFor(t, "A1 to run", 30*time.Second, func() bool { return r.disposition("A1", 1) == "running" })
+	want := agentOf(t, r.status(t), 0, "A1").SessionName
+	if want != lanes.SessionName(0, "A1") {
+		t.Fatalf("status names session %q for A1", want)
+	}
+	env := append(envWithout("TMUX", "TMUX_PANE"), "TMUX_TMPDIR="+tmuxTmp)
+
+	// From a plain terminal: attach-session, a client on A1's session.
+	outside := ptyClient(t, env, binPath, "--repo-root", r.root, "attach", "--lane", "main", "--agent", "A1")
+	waitFor(t, "a client attached to "+want, 30*time.Second, func() bool {
+		s := r.clientSessions()
+		return len(s) == 1 && s[0] == want
+	})
+	if _, err := r.tmuxLane("detach-client", "-s", want); err != nil {
+		t.Fatalf("detach: %v", err)
+	}
+	waitFor(t, "attach to return after detach", 30*time.Second, func() bool {
+		return processExited(outside)
+	})
+
+	// From inside a client of the lane server ($TMUX set by tmux in the
+	// pane): switch-client moves that client to A1's session.
+	if out, err := r.tmuxLane("new-session", "-d", "-s", "probe", "-x", "120", "-y", "40", "cat"); err != nil {
+		t.Fatalf("probe session: %v %s", err, out)
+	}
+	ptyClient(t, env, "tmux", "-L", r.layout().Socket(), "attach", "-t", "probe")
+	waitFor(t, "a client on probe", 30*time.Second, func() bool {
+		s := r.clientSessions()
+		return len(s) == 1 && s[0] == "probe"
+	})
+	if out, err := r.tmuxLane("respawn-pane", "-k", "-t", "probe:", binPath, "--repo-root", r.root, "attach", "--lane", "main", "--agent", "A1"); err != nil {
+		t.Fatalf("respawn probe: %v %s", err, out)
+	}
+	waitFor(t, "the probe client to switch to "+want, 30*time.Second, func() bool {
+		s := r.clientSessions()
+		return len(s) == 1 && s[0] == want
+	})
+}
+
+// processExited reports whether cmd's process is gone (reaped or zombie),
+// without waiting for it.
+func processExited(cmd *exec.Cmd) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(rest, "Z")
+}
+
+func TestAttachShowsLogWhenSessionGone(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
+	if res := launch(t, r); res.code != 0 {
+		t.Fatalf("launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	a := agentOf(t, r.status(t), 0, "A1")
+	if _, err := r.tmuxLane("has-session", "-t", a.SessionName); err == nil {
+		t.Fatalf("session %s still exists after the wave; the test needs it gone", a.SessionName)
+	}
+	log, err := os.ReadFile(a.LogPath)
+	if err != nil || len(bytes.TrimSpace(log)) == 0 {
+		t.Fatalf("A1 log %s: %v (%d bytes)", a.LogPath, err, len(log))
+	}
+	res := r.run(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
+	if res.code != 0 {
+		t.Fatalf("attach exit %d: %s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "session "+a.SessionName+" is gone") || !strings.Contains(res.stderr, a.LogPath) {
+		t.Fatalf("attach does not say the session is gone and which log it shows:\n%s", res.stderr)
+	}
+	if !strings.Contains(res.stderr, "completed; nothing more will be written") {
+		t.Fatalf("attach does not say the run is over:\n%s", res.stderr)
+	}
+	lastLine := lines(strings.TrimSpace(string(log)))
+	if !strings.Contains(res.stdout, lastLine[len(lastLine)-1]) {
+		t.Fatalf("attach output lacks the log's last line %q:\n%s", lastLine[len(lastLine)-1], res.stdout)
+	}
+	if res := r.run(ctxFor(t), "attach", "--lane", "main", "--agent", "A7"); res.code == 0 || !strings.Contains(res.stderr, "A7") {
+		t.Fatalf("attach to an unknown agent: exit %d %q", res.code, res.stderr)
+	}
+}
+
+func TestStopLaneTerminatesTheWave(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
+	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+	waitFor(t, "A1 to run", 30*time.Second, func() bool { return r.disposition("A1", 1) == "running" })
+
+	stop := r.run(ctxFor(t), "stop", "--lane", "main")
+	if stop.code != 0 || !strings.Contains(stop.stdout, "terminated w0-A1-a1") {
+		t.Fatalf("stop exit %d\n%s\n%s", stop.code, stop.stdout, stop.stderr)
+	}
+	res := bg.wait(t, "the stopped launcher", 30*time.Second)
+	if res.code == 0 || !strings.Contains(res.stderr, "stopped on request") {
+		t.Fatalf("launcher exit %d after stop, want non-zero saying it was stopped\n%s", res.code, res.stderr)
+	}
+	var rec struct {
+		TerminalDisposition string `json:"terminalDisposition"`
+		ExitCode            *int   `json:"exitCode"`
+		Signal              string `json:"signal"`
+	}
+	readJSONFile(t, filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.RuntimeFile), &rec)
+	if rec.TerminalDisposition != "terminated" || (rec.Signal == "" && rec.ExitCode == nil) {
+		t.Fatalf("A1 record %+v, want terminated with a signal or exit code", rec)
+	}
+	l := r.status(t)
+	if w := l.FindWave(0); w.Status != state.WaveStopped {
+		t.Fatalf("wave status %q, want stopped", w.Status)
+	}
+	if a := agentOf(t, l, 0, "A1"); a.State != state.AgentTerminated || (a.Signal == "" && a.ExitCode == nil) {
+		t.Fatalf("A1 in status: state %q signal %q exit %v", a.State, a.Signal, a.ExitCode)
+	}
+	if l.Launcher == nil || l.Launcher.Alive {
+		t.Fatalf("status shows launcher %+v, want it exited", l.Launcher)
+	}
+	if lanes.Held(r.layout().LockPath()) {
+		t.Fatal("lane lock still held after the launcher stopped")
+	}
+	// The lane is free: a new launch takes it and runs the wave through.
+	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
+	if res := launch(t, r); res.code != 0 {
+		t.Fatalf("launch after stop: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+func TestStopAgentLeavesTheLauncherRunning(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
+	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+	t.Cleanup(func() {
+		r.run(context.Background(), "stop", "--lane", "main")
+		for _, k := range []int{1, 2} {
+			if r.disposition("A1", k) != "" {
+				waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", k), lanes.RuntimeFile))
+			}
+		}
+		<-bg.done
+	})
+	waitFor(t, "A1 to run", 30*time.Second, func() bool { return r.disposition("A1", 1) == "running" })
+
+	stop := r.run(ctxFor(t), "stop", "--lane", "main", "--agent", "A1")
+	if stop.code != 0 || strings.Contains(stop.stdout, "asked the running launcher") {
+		t.Fatalf("stop --agent exit %d\n%s\n%s", stop.code, stop.stdout, stop.stderr)
+	}
+	if _, err := os.Stat(r.layout().ControlPath()); err == nil {
+		t.Fatal("stop --agent wrote the lane's stop request")
+	}
+	waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
+	if d := r.disposition("A1", 1); d != "terminated" {
+		t.Fatalf("A1 attempt 1 is %q, want terminated", d)
+	}
+	// The launcher treats the terminated run as a failed attempt and,
+	// with one retry allowed, runs A1 again; A2, which passed, is not
+	// relaunched.
+	waitFor(t, "the launcher to retry A1", 30*time.Second, func() bool { return r.disposition("A1", 2) == "running" })
+	select {
+	case res := <-bg.done:
+		t.Fatalf("launcher exited %d after stop --agent\n%s\n%s", res.code, res.stdout, res.stderr)
+	default:
+	}
+	launched, _ := agentStarts(r.events())
+	if launched["A1"] != 2 || launched["A2"] != 1 {
+		t.Fatalf("launches %v, want A1 twice and A2 once", launched)
+	}
+	if a := agentOf(t, r.status(t), 0, "A1"); a.State != state.AgentRunning || a.Attempt != 2 {
+		t.Fatalf("status shows A1 %s attempt %d, want running attempt 2", a.State, a.Attempt)
+	}
+}
