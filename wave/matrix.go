@@ -2,7 +2,9 @@ package wave
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 )
 
@@ -89,8 +91,13 @@ func (v *validator) components() {
 	}
 	line := v.topLine("Component promotions")
 	var m *Matrix
-	if promoRule || agentRule {
-		m = v.loadMatrix()
+	switch {
+	case promoRule || agentRule:
+		m = v.loadMatrix(false)
+	case len(promoted) > 0:
+		// The reference checks declared promotions against the matrix even
+		// with the component rules off; we do too when the matrix exists.
+		m = v.loadMatrix(true)
 	}
 	implementing := slices.ContainsFunc(w.Agents, func(a Agent) bool { return !isClosureLike(&a, r) })
 	if promoRule && len(promoted) == 0 && implementing {
@@ -155,10 +162,14 @@ func (v *validator) components() {
 	}
 }
 
-func (v *validator) loadMatrix() *Matrix {
+// loadMatrix reads the lane's component matrix. When optional, a missing
+// matrix is no problem.
+func (v *validator) loadMatrix(optional bool) *Matrix {
 	p := v.lane.MatrixJSONPath
-	if p == "" {
-		v.ps.add(1, "", "component-matrix", "component rules are on but no component matrix path is configured")
+	if p == "" || optional && v.opts.ReadFile == nil {
+		if !optional {
+			v.ps.add(1, "", "component-matrix", "component rules are on but no component matrix path is configured")
+		}
 		return nil
 	}
 	if v.opts.ReadFile == nil {
@@ -166,6 +177,9 @@ func (v *validator) loadMatrix() *Matrix {
 		return nil
 	}
 	data, err := v.opts.ReadFile(p)
+	if err != nil && optional && errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		v.ps.add(1, "", "component-matrix", "component matrix %s: %v", p, err)
 		return nil

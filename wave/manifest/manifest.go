@@ -12,8 +12,10 @@ import (
 	"io/fs"
 	"path"
 	"slices"
-	"strings"
 	"time"
+
+	"golang.org/x/text/collate"
+	"golang.org/x/text/language"
 
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
@@ -211,18 +213,22 @@ func exitContract(ec *wave.ExitContract) *ExitContract {
 	return &ExitContract{opt(ec.Completion), opt(ec.Durability), opt(ec.Proof), opt(ec.DocImpact)}
 }
 
-// Docs lists every file under docsDir in fsys (rooted at the repo) with
-// its size and SHA-256, sorted by path, as the reference records them.
+// Docs lists every regular file under docsDir in fsys (rooted at the
+// repo) with its size and SHA-256, as the reference records them: the
+// content is read as UTF-8 text (invalid bytes become U+FFFD before
+// hashing), symlinks are skipped, and paths are ordered by the reference's
+// locale collation (JavaScript localeCompare), not byte order.
 func Docs(fsys fs.FS, docsDir string) ([]Doc, error) {
 	docs := []Doc{}
 	err := fs.WalkDir(fsys, docsDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
 		data, err := fs.ReadFile(fsys, p)
 		if err != nil {
 			return err
 		}
+		data = decodeUTF8(data)
 		sum := sha256.Sum256(data)
 		docs = append(docs, Doc{Path: p, Bytes: len(data), SHA256: hex.EncodeToString(sum[:])})
 		return nil
@@ -230,8 +236,16 @@ func Docs(fsys fs.FS, docsDir string) ([]Doc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list docs under %s: %w", docsDir, err)
 	}
-	slices.SortFunc(docs, func(a, b Doc) int { return strings.Compare(a.Path, b.Path) })
+	SortPaths(docs, func(d Doc) string { return d.Path })
 	return docs, nil
+}
+
+// SortPaths sorts s stably by key in the order of JavaScript's
+// String.prototype.localeCompare (ICU root collation), which the reference
+// uses for the docs list.
+func SortPaths[T any](s []T, key func(T) string) {
+	c := collate.New(language.Und)
+	slices.SortStableFunc(s, func(a, b T) int { return c.CompareString(key(a), key(b)) })
 }
 
 // Source is the manifest's source glob for a docs dir.
