@@ -92,6 +92,8 @@ type Launcher struct {
 	runs Runs
 	now  func() time.Time
 	log  *slog.Logger
+	// current holds the events of the wave run in progress.
+	current []state.Event
 }
 
 // New returns a launcher over runs.
@@ -181,17 +183,18 @@ func (l *Launcher) emit(n int, entity, id, action string, attempt int, data any)
 	if err := state.Append(l.opt.Layout.EventsPath(), ev); err != nil {
 		l.log.Error("event log", "err", err)
 	}
+	if entity == state.EntityWaveRun && action == "started" {
+		l.current = l.current[:0]
+	}
+	l.current = append(l.current, ev)
 	l.refresh(n)
 }
 
-// refresh rewrites waves/<n>/state.json from the one reducer.
+// refresh rewrites waves/<n>/state.json with the one reducer over the
+// current wave run's events (kept in memory: a wave_run started event
+// resets the wave's state, so earlier events never matter here).
 func (l *Launcher) refresh(n int) {
-	evs, _, err := state.ReadEvents(l.opt.Layout.EventsPath())
-	if err != nil {
-		l.log.Error("read events", "err", err)
-		return
-	}
-	for _, w := range state.Reduce(evs, nil, nil, l.now()) {
+	for _, w := range state.Reduce(l.current, nil, nil, l.now()) {
 		if w.Wave == n {
 			if err := state.WriteJSON(l.opt.Layout.StatePath(n), w); err != nil {
 				l.log.Error("write state", "err", err)

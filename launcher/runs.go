@@ -177,6 +177,7 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	ap := r.p.Agents[id]
 	_, k := latestRun(l.opt.Layout, r.n, id)
 	k++
+	pruneRuns(l.opt.Layout, r.n, id, k-keptRuns)
 	dir := l.opt.Layout.RunDir(r.n, id, k)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run dir %s: %w", dir, err)
@@ -402,4 +403,25 @@ var lookPath = exec.LookPath
 func hasRecord(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, lanes.RuntimeFile))
 	return err == nil
+}
+
+// keptRuns bounds the run directories kept per agent and wave: every
+// attempt gets a new directory, and without a bound reruns would grow the
+// state without limit.
+const keptRuns = 8
+
+// pruneRuns removes an agent's run directories numbered below min.
+func pruneRuns(l lanes.Layout, n int, id string, min int) {
+	if min <= 1 {
+		return
+	}
+	entries, _ := os.ReadDir(l.RunsDir(n))
+	want := lanes.SanitizeSession(id)
+	for _, e := range entries {
+		if m := runDirRe.FindStringSubmatch(e.Name()); m != nil && m[1] == want {
+			if k, _ := strconv.Atoi(m[2]); k < min {
+				_ = os.RemoveAll(filepath.Join(l.RunsDir(n), e.Name()))
+			}
+		}
+	}
 }
