@@ -120,3 +120,37 @@ func firstOwned(a *Agent, re *regexp.Regexp) string {
 	}
 	return ""
 }
+
+var titleWordRe = map[string]*regexp.Regexp{
+	"infra":    regexp.MustCompile(`\binfra\b`),
+	"deploy":   regexp.MustCompile(`\bdeploy\b`),
+	"research": regexp.MustCompile(`\bresearch\b`),
+}
+
+// runtimeRole is the agent's runtime role as the reference infers it for
+// executor defaults (package roles has the same rule for the launcher).
+func runtimeRole(a *Agent, r config.Roles) string {
+	switch {
+	case a.ID == r.ContQaAgentID:
+		return "cont-qa"
+	case a.ID == r.ContEvalAgentID:
+		return "cont-eval"
+	case a.ID == r.IntegrationAgentID:
+		return "integration"
+	case a.ID == r.DocumentationAgentID:
+		return "documentation"
+	case isDesign(a, r):
+		return "design"
+	case isSecurityReviewer(a, r):
+		return "security"
+	}
+	title := strings.ToLower(jsTrim(a.Title))
+	for _, role := range []string{"infra", "deploy", "research"} {
+		if slices.ContainsFunc(a.Capabilities, func(c string) bool {
+			return strings.HasPrefix(strings.ToLower(jsTrim(c)), role)
+		}) || titleWordRe[role].MatchString(title) {
+			return role
+		}
+	}
+	return "implementation"
+}

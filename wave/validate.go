@@ -169,7 +169,9 @@ func proofCentric(a *Agent) bool {
 	return false
 }
 
-// executorID is the agent's resolved executor id as far as validation can tell.
+// executorID is the agent's resolved executor id as far as validation can
+// tell, in the reference's order: agent id, profile id, the lane's default
+// for the agent's runtime role, the lane default.
 func (v *validator) executorID(a *Agent) string {
 	if v.opts.ExecutorID != nil {
 		return v.opts.ExecutorID(v.w, a)
@@ -183,6 +185,9 @@ func (v *validator) executorID(a *Agent) string {
 				return p.ID
 			}
 		}
+	}
+	if id := v.lane.RuntimePolicy.DefaultExecutorByRole[runtimeRole(a, v.r)]; id != "" {
+		return id
 	}
 	if v.lane.Executors.Default != "" {
 		return v.lane.Executors.Default
