@@ -23,20 +23,39 @@ type Backend interface {
 
 // TmuxBackend runs each agent in its own session on one tmux server.
 type TmuxBackend struct {
-	tm     *tmuxadapter.Client
-	self   string
-	logger *slog.Logger
+	tm          *tmuxadapter.Client
+	self        string
+	logger      *slog.Logger
+	launchGrace time.Duration
+}
+
+// BackendOption configures a TmuxBackend.
+type BackendOption func(*TmuxBackend)
+
+// WithLaunchGrace sets how long a run recorded as launching may lack its
+// tmux session before Observe calls it lost (default DefaultLaunchGrace).
+// Raise it when a loaded host is slow to start sessions.
+func WithLaunchGrace(d time.Duration) BackendOption {
+	return func(b *TmuxBackend) {
+		if d > 0 {
+			b.launchGrace = d
+		}
+	}
 }
 
 var _ Backend = (*TmuxBackend)(nil)
 
 // NewTmuxBackend returns a backend whose sessions run `self agent-run`;
 // self is the path of the wave-orchestrator binary.
-func NewTmuxBackend(tm *tmuxadapter.Client, self string, logger *slog.Logger) *TmuxBackend {
+func NewTmuxBackend(tm *tmuxadapter.Client, self string, logger *slog.Logger, opts ...BackendOption) *TmuxBackend {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &TmuxBackend{tm: tm, self: self, logger: logger}
+	b := &TmuxBackend{tm: tm, self: self, logger: logger, launchGrace: DefaultLaunchGrace}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
 }
 
 // Tmux returns the backend's tmux client.
@@ -114,7 +133,7 @@ func launchingRecord(p *Payload, now time.Time) Record {
 
 // Observe classifies the run in runDir.
 func (b *TmuxBackend) Observe(ctx context.Context, runDir string, now time.Time) (Observation, error) {
-	obs := observeRun(ctx, paneFacts(b.tm), runDir, now)
+	obs := observeRun(ctx, paneFacts(b.tm), runDir, now, b.launchGrace)
 	return obs, obs.Err
 }
 

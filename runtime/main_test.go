@@ -62,6 +62,7 @@ func runIsolated(m *testing.M) int {
 // fakeAgent is the scriptable agent. Modes:
 //
 //	exit N                 print a line, exit N
+//	stamp FILE N           write the time (Unix ns) to FILE, exit N
 //	hang                   print "ready", wait for a signal
 //	ignore-term            ignore SIGTERM/SIGHUP, print "ready", wait
 //	echo                   print "ready", answer each stdin line "got: <line>"
@@ -77,6 +78,11 @@ func fakeAgent(args []string) int {
 	case "exit":
 		n, _ := strconv.Atoi(args[1])
 		fmt.Println("fake agent exiting with", n)
+		return n
+	case "stamp":
+		// The moment of exit, for latency benchmarks: written last.
+		n, _ := strconv.Atoi(args[2])
+		os.WriteFile(args[1], []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o644)
 		return n
 	case "hang":
 		fmt.Println("ready")

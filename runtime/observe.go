@@ -22,14 +22,15 @@ type Observation struct {
 	Err error `json:"-"`
 }
 
-// DefaultLaunchGrace is how long a launching run may lack a session.
+// DefaultLaunchGrace is how long a launching run may lack a session before
+// it is lost (see WithLaunchGrace).
 const DefaultLaunchGrace = 10 * time.Second
 
 // observeRun reads the run's files and process facts, asks tmux (through
 // pane, which may be nil) only when the files cannot decide, and classifies.
-func observeRun(ctx context.Context, pane func(context.Context, string) SessionFacts, runDir string, now time.Time) Observation {
+func observeRun(ctx context.Context, pane func(context.Context, string) SessionFacts, runDir string, now time.Time, grace time.Duration) Observation {
 	obs := Observation{RunDir: runDir, RunID: filepath.Base(runDir)}
-	f := Facts{Now: now, LaunchGrace: DefaultLaunchGrace}
+	f := Facts{Now: now, LaunchGrace: grace}
 	var payloadErr error
 	if p, err := ReadPayload(filepath.Join(runDir, launchFile)); err == nil {
 		f.Deadline = p.DeadlineAt
@@ -109,5 +110,5 @@ func paneFacts(tm *tmuxadapter.Client) func(context.Context, string) SessionFact
 // ObserveFiles observes a run from its files and /proc only, never asking
 // tmux: a runner that died leaves the run lost without pane details.
 func ObserveFiles(runDir string, now time.Time) Observation {
-	return observeRun(context.Background(), nil, runDir, now)
+	return observeRun(context.Background(), nil, runDir, now, DefaultLaunchGrace)
 }

@@ -23,10 +23,17 @@ type Change struct {
 // fsnotify on every added run directory (debounced; every event re-reads the
 // files), a full rescan when the kernel queue overflows, and a slow sweep
 // for what makes no file event (a SIGKILLed runner, stale heartbeats,
-// deadlines).
+// deadlines, a pane that died before its runner wrote a record).
+//
+// File events are classified from the run's files and /proc alone: they
+// come from a writer that just acted, so asking the backend would add
+// nothing but latency (a tmux call waits behind a server busy creating
+// sessions). Only the sweep, in its own goroutine, and a run the files
+// call lost ask the backend.
 type Watcher struct {
 	logger   *slog.Logger
-	observe  func(ctx context.Context, runDir string, now time.Time) Observation
+	observe  observeFunc // may ask the backend
+	files    observeFunc // files and /proc only
 	sweep    time.Duration
 	debounce time.Duration
 	changes  chan Change
@@ -34,19 +41,30 @@ type Watcher struct {
 	mu      sync.Mutex
 	dirs    map[string]*watched
 	added   []string
+	seq     uint64 // orders observations, so a slow sweep never undoes an event
 	wakeAdd chan struct{}
 }
 
+type observeFunc func(ctx context.Context, runDir string, now time.Time) Observation
+
 type watched struct {
 	last  string // key of the last delivered observation
+	seq   uint64 // sequence of the newest observation considered
 	final bool
+}
+
+// seen is one observation and the sequence number taken before it was made.
+type seen struct {
+	seq uint64
+	dir string
+	obs Observation
 }
 
 // WatcherOption configures a Watcher.
 type WatcherOption func(*Watcher)
 
-// WithBackend observes through b (tmux pane facts for lost runs) instead of
-// files alone.
+// WithBackend observes through b (tmux pane facts for lost and
+// never-started runs) instead of files alone.
 func WithBackend(b Backend) WatcherOption {
 	return func(w *Watcher) {
 		w.observe = func(ctx context.Context, dir string, now time.Time) Observation {
@@ -68,9 +86,13 @@ func NewWatcher(logger *slog.Logger, opts ...WatcherOption) *Watcher {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	files := func(ctx context.Context, dir string, now time.Time) Observation {
+		return observeRun(ctx, nil, dir, now, DefaultLaunchGrace)
+	}
 	w := &Watcher{
 		logger:   logger,
-		observe:  func(_ context.Context, dir string, now time.Time) Observation { return ObserveFiles(dir, now) },
+		observe:  files,
+		files:    files,
 		sweep:    time.Second,
 		debounce: 5 * time.Millisecond,
 		changes:  make(chan Change, 256),
@@ -86,7 +108,9 @@ func NewWatcher(logger *slog.Logger, opts ...WatcherOption) *Watcher {
 // Changes delivers run-state changes; it is closed when Run returns.
 func (w *Watcher) Changes() <-chan Change { return w.changes }
 
-// Add watches a run directory (which should exist). Safe at any time.
+// Add watches a run directory (which should exist). Safe at any time; the
+// directory is checked once its watch is in place, so nothing written
+// before is missed.
 func (w *Watcher) Add(runDir string) {
 	w.mu.Lock()
 	w.added = append(w.added, filepath.Clean(runDir))
@@ -105,8 +129,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return fmt.Errorf("watch runs: %w", err)
 	}
 	defer fsw.Close()
-	sweep := time.NewTicker(w.sweep)
-	defer sweep.Stop()
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	swept := make(chan []seen)
+	wg.Go(func() { w.sweeper(ctx, swept) })
+
 	pending := map[string]bool{}
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
@@ -133,7 +162,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				w.logger.Warn("run_watch_overflow", "action", "rescan")
-				w.scan(ctx, true)
+				for _, d := range w.dirList(true) {
+					w.check(ctx, d)
+				}
 			} else {
 				w.logger.Warn("run_watch_error", "err", err)
 			}
@@ -142,8 +173,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 				w.check(ctx, dir)
 			}
 			clear(pending)
-		case <-sweep.C:
-			w.scan(ctx, false)
+		case batch := <-swept:
+			for _, s := range batch {
+				w.deliver(ctx, s)
+			}
 		}
 	}
 }
@@ -174,24 +207,66 @@ func (w *Watcher) addPending(ctx context.Context, fsw *fsnotify.Watcher) {
 	}
 }
 
-// scan re-observes every directory (all, or only those not yet final).
-func (w *Watcher) scan(ctx context.Context, all bool) {
+// sweeper observes every unfinished run through the backend each sweep
+// interval and hands the observations to Run, which alone delivers.
+func (w *Watcher) sweeper(ctx context.Context, out chan<- []seen) {
+	t := time.NewTicker(w.sweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var batch []seen
+		for _, d := range w.dirList(false) {
+			seq := w.nextSeq()
+			batch = append(batch, seen{seq, d, w.observe(ctx, d, time.Now())})
+		}
+		select {
+		case out <- batch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// dirList returns the watched directories (all, or only those not final).
+func (w *Watcher) dirList(all bool) []string {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	var dirs []string
 	for d, s := range w.dirs {
 		if all || !s.final {
 			dirs = append(dirs, d)
 		}
 	}
-	w.mu.Unlock()
-	for _, d := range dirs {
-		w.check(ctx, d)
-	}
+	return dirs
 }
 
-// check observes dir and delivers a Change when its state changed.
+func (w *Watcher) nextSeq() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seq++
+	return w.seq
+}
+
+// check observes dir from its files (through the backend only when the
+// files say the runner is lost, for the pane's exit status) and delivers a
+// Change when its state changed.
 func (w *Watcher) check(ctx context.Context, dir string) {
-	obs := w.observe(ctx, dir, time.Now())
+	seq := w.nextSeq()
+	obs := w.files(ctx, dir, time.Now())
+	if obs.Verdict.State == StateLost {
+		obs = w.observe(ctx, dir, time.Now())
+	}
+	w.deliver(ctx, seen{seq, dir, obs})
+}
+
+// deliver sends the observation unless it is older than one already
+// considered for its directory, or not a change.
+func (w *Watcher) deliver(ctx context.Context, s seen) {
+	obs := s.obs
 	if finishing(obs) {
 		// status.json is written just before the terminal record; deliver
 		// one final change, from the record, unless the runner died between.
@@ -199,18 +274,23 @@ func (w *Watcher) check(ctx context.Context, dir string) {
 	}
 	key := obsKey(obs)
 	w.mu.Lock()
-	s := w.dirs[dir]
-	if s == nil || s.last == key {
+	d := w.dirs[s.dir]
+	if d == nil || s.seq < d.seq {
 		w.mu.Unlock()
 		return
 	}
-	s.last, s.final = key, obs.Verdict.Done
+	d.seq = s.seq
+	if d.last == key {
+		w.mu.Unlock()
+		return
+	}
+	d.last, d.final = key, obs.Verdict.Done
 	w.mu.Unlock()
 	if obs.Err != nil {
-		w.logger.Warn("run_record_unreadable", "dir", dir, "err", obs.Err)
+		w.logger.Warn("run_record_unreadable", "dir", s.dir, "err", obs.Err)
 	}
 	select {
-	case w.changes <- Change{RunDir: dir, Obs: obs}:
+	case w.changes <- Change{RunDir: s.dir, Obs: obs}:
 	case <-ctx.Done():
 	}
 }

@@ -134,3 +134,157 @@ func TestAdoptClassifiesLiveAndFinishedRuns(t *testing.T) {
 		t.Fatalf("after Terminate: %+v", v)
 	}
 }
+
+// slowBackend stands in for a tmux server busy creating sessions: Observe
+// answers from the files, but for block (every directory when empty) only
+// after gate is closed. calls counts Observe calls per directory.
+type slowBackend struct {
+	block string
+	gate  chan struct{}
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func newSlowBackend() *slowBackend {
+	return &slowBackend{gate: make(chan struct{}), calls: map[string]int{}}
+}
+
+func (b *slowBackend) Start(context.Context, []*Payload) error { return nil }
+
+func (b *slowBackend) Terminate(context.Context, string, time.Duration, bool) error { return nil }
+
+func (b *slowBackend) Observe(ctx context.Context, dir string, now time.Time) (Observation, error) {
+	obs := ObserveFiles(dir, now) // what was true when the call began
+	b.mu.Lock()
+	b.calls[dir]++
+	b.mu.Unlock()
+	if b.block != "" && b.block != dir {
+		return obs, obs.Err
+	}
+	select {
+	case <-b.gate:
+	case <-ctx.Done():
+	}
+	return obs, obs.Err
+}
+
+func (b *slowBackend) count(dir string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls[dir]
+}
+
+// liveRecord is a running record whose runner is this test process.
+func liveRecord(t *testing.T, id string) Record {
+	start, _, err := ProcStartTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Record{RunID: id, TerminalDisposition: Running, RunnerPid: os.Getpid(), RunnerStartTime: start,
+		StartedAt: time.Now(), LastHeartbeatAt: time.Now(), HeartbeatIntervalMs: 60_000}
+}
+
+func finished(rec Record) Record {
+	code, now := 0, time.Now()
+	rec.TerminalDisposition, rec.ExitCode, rec.FinishedAt = Completed, &code, &now
+	return rec
+}
+
+// A run's exit must reach the consumer while the backend (tmux) is stuck:
+// file events never wait on it.
+func TestWatcherDeliversExitWhileBackendIsSlow(t *testing.T) {
+	dir := t.TempDir()
+	b := newSlowBackend()
+	defer close(b.gate)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := NewWatcher(slogDiscard(), WithBackend(b), WithSweep(10*time.Millisecond))
+	w.Add(dir)
+	go w.Run(ctx)
+	// A launching record (no runner yet) is what made the old watcher ask
+	// tmux from its event loop.
+	rec := Record{RunID: "w1-A-a1", TerminalDisposition: Launching, StartedAt: time.Now(), LastHeartbeatAt: time.Now()}
+	if err := WriteJSON(filepath.Join(dir, runtimeFile), rec); err != nil {
+		t.Fatal(err)
+	}
+	if c := nextChange(t, w, dir); c.Obs.Verdict.State != StateLaunching {
+		t.Fatalf("first change %+v", c.Obs.Verdict)
+	}
+	waitFor(t, "the sweep to be stuck in the backend", func() bool { return b.count(dir) > 0 })
+	if err := WriteJSON(filepath.Join(dir, runtimeFile), finished(rec)); err != nil {
+		t.Fatal(err)
+	}
+	if c := nextChange(t, w, dir); c.Obs.Verdict.State != StateCompleted {
+		t.Fatalf("final change %+v", c.Obs.Verdict)
+	}
+}
+
+// A sweep that began before a run finished must not report the run as
+// running again after its final change.
+func TestWatcherDropsStaleSweep(t *testing.T) {
+	done, other := t.TempDir(), t.TempDir()
+	b := newSlowBackend()
+	b.block = done
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := liveRecord(t, "w1-A-a1")
+	for _, d := range []string{done, other} {
+		if err := WriteJSON(filepath.Join(d, runtimeFile), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := NewWatcher(slogDiscard(), WithBackend(b), WithSweep(10*time.Millisecond))
+	w.Add(done)
+	w.Add(other)
+	go w.Run(ctx)
+	for range 2 {
+		if c := <-w.Changes(); c.Obs.Verdict.State != StateRunning {
+			t.Fatalf("first change %+v", c)
+		}
+	}
+	waitFor(t, "a sweep to be stuck", func() bool { return b.count(done) > 0 })
+	if err := WriteJSON(filepath.Join(done, runtimeFile), finished(rec)); err != nil {
+		t.Fatal(err)
+	}
+	if c := nextChange(t, w, done); c.Obs.Verdict.State != StateCompleted {
+		t.Fatalf("final change %+v", c.Obs.Verdict)
+	}
+	close(b.gate) // the stuck sweep returns "running" for done
+	// Two more sweeps of the unfinished run mean the stale batch was
+	// received and delivered by the event loop.
+	n := b.count(other)
+	waitFor(t, "two more sweeps", func() bool { return b.count(other) >= n+2 })
+	for {
+		select {
+		case c := <-w.Changes():
+			if c.RunDir == done {
+				t.Fatalf("stale change after the final one: %+v", c.Obs.Verdict)
+			}
+		default:
+			return
+		}
+	}
+}
+
+// WithLaunchGrace decides how long a launching run may lack its session.
+func TestLaunchGraceOption(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	rec := Record{RunID: "w1-A-a1", TerminalDisposition: Launching, SessionName: "never-started",
+		StartedAt: time.Now().Add(-2 * time.Second)}
+	if err := WriteJSON(filepath.Join(dir, runtimeFile), rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		b    *TmuxBackend
+		want State
+	}{
+		{h.b, StateLaunching}, // default 10s
+		{NewTmuxBackend(h.tm, "", nil, WithLaunchGrace(time.Second)), StateLost},
+	} {
+		obs, _ := tc.b.Observe(context.Background(), dir, time.Now())
+		if obs.Verdict.State != tc.want {
+			t.Errorf("grace %s: %+v, want %s", tc.b.launchGrace, obs.Verdict, tc.want)
+		}
+	}
+}
