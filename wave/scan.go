@@ -110,17 +110,20 @@ func (d *doc) topSection(heading string) *block {
 	return nil
 }
 
-// subsection finds the first unfenced `### <heading>` line in lines
-// [from, to); its body runs to the next unfenced `###` or `##` line.
+// subsection finds the first unfenced line in [from, to) that ends with
+// `### <heading>` — the reference's unanchored /### <heading>[\r\n]+/, so
+// "#### Prompt" counts and "### Prompt " (trailing blank) does not. Its
+// body runs to the next unfenced line starting `###` and a blank: like the
+// reference, a `## ` line inside an agent's section does not end it.
 func (d *doc) subsection(from, to int, heading string) *block {
 	want := "### " + heading
 	for i := from; i < to; i++ {
-		if d.fenced[i] || strings.TrimRightFunc(d.line(i), unicode.IsSpace) != want {
+		if d.fenced[i] || !strings.HasSuffix(d.line(i), want) {
 			continue
 		}
 		b := &block{heading: i, from: i + 1, to: to}
 		for j := i + 1; j < to; j++ {
-			if l := d.line(j); !d.fenced[j] && (isH3(l) || isH2(l)) {
+			if !d.fenced[j] && isH3(d.line(j)) {
 				b.to = j
 				break
 			}
