@@ -1,6 +1,10 @@
 package wave
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"strings"
 )
 
@@ -90,4 +94,85 @@ func stripWrapped(s string) string {
 		s = s[1 : len(s)-1]
 	}
 	return jsTrim(s)
+}
+
+// DefaultBenchmarkCatalogPath is where the reference keeps its benchmark
+// catalog (paths.benchmarkCatalogPath).
+const DefaultBenchmarkCatalogPath = "docs/evals/benchmark-catalog.json"
+
+// benchmarkCatalog maps benchmark ids to their family; families lists the
+// family ids.
+type benchmarkCatalog struct {
+	families  map[string]bool
+	benchmark map[string]string
+}
+
+func parseBenchmarkCatalog(file string, data []byte) (*benchmarkCatalog, error) {
+	var raw struct {
+		Families map[string]struct {
+			Benchmarks map[string]json.RawMessage `json:"benchmarks"`
+		} `json:"families"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("benchmark catalog %s: %w", file, err)
+	}
+	if raw.Families == nil {
+		return nil, fmt.Errorf("benchmark catalog %s: needs a \"families\" object", file)
+	}
+	c := &benchmarkCatalog{families: map[string]bool{}, benchmark: map[string]string{}}
+	for fid, f := range raw.Families {
+		fid = strings.ToLower(jsTrim(fid))
+		if len(f.Benchmarks) == 0 {
+			return nil, fmt.Errorf("benchmark catalog %s: family %q needs a non-empty \"benchmarks\" object", file, fid)
+		}
+		c.families[fid] = true
+		for bid := range f.Benchmarks {
+			c.benchmark[strings.ToLower(jsTrim(bid))] = fid
+		}
+	}
+	return c, nil
+}
+
+// evalTargetsAgainstCatalog checks eval targets against the lane's
+// benchmark catalog, as the reference does when cont-EVAL runs. A repo
+// without a catalog is not checked (the reference requires one).
+func (v *validator) evalTargetsAgainstCatalog() {
+	p := v.opts.BenchmarkCatalogPath
+	if p == "" {
+		p = DefaultBenchmarkCatalogPath
+	}
+	if v.opts.ReadFile == nil {
+		return
+	}
+	data, err := v.opts.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	line := v.topLine("Eval targets")
+	if err != nil {
+		v.ps.add(line, "", "benchmark-catalog", "benchmark catalog %s: %v", p, err)
+		return
+	}
+	c, err := parseBenchmarkCatalog(p, data)
+	if err != nil {
+		v.ps.add(line, "", "benchmark-catalog", "%v", err)
+		return
+	}
+	for _, t := range v.w.EvalTargets {
+		if t.Selection == "delegated" {
+			if !c.families[*t.BenchmarkFamily] {
+				v.ps.add(line, "", "unknown-benchmark", "eval target %s names benchmark family %q, which %s does not define", t.ID, *t.BenchmarkFamily, p)
+			}
+			continue
+		}
+		for _, b := range t.Benchmarks {
+			fam, ok := c.benchmark[b]
+			switch {
+			case !ok:
+				v.ps.add(line, "", "unknown-benchmark", "eval target %s names benchmark %q, which %s does not define", t.ID, b, p)
+			case t.BenchmarkFamily != nil && *t.BenchmarkFamily != fam:
+				v.ps.add(line, "", "benchmark-family-mismatch", "eval target %s pins benchmark %q of family %q, not its declared family %q", t.ID, b, fam, *t.BenchmarkFamily)
+			}
+		}
+	}
 }

@@ -29,6 +29,10 @@ type Options struct {
 	// it the agent's own `id`, else its profile's id, else the lane
 	// default is used.
 	ExecutorID func(w *Wave, a *Agent) string
+	// BenchmarkCatalogPath is the repo-relative benchmark catalog eval
+	// targets are checked against when it exists; empty means
+	// DefaultBenchmarkCatalogPath.
+	BenchmarkCatalogPath string
 	// CompletedWaves lists waves already completed; their promotions may
 	// sit below the matrix's current level.
 	CompletedWaves map[int]bool

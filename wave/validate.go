@@ -234,6 +234,8 @@ func (v *validator) closureRoles() {
 		}
 		if len(w.EvalTargets) == 0 {
 			v.ps.add(ev.Line, ev.ID, "missing-eval-targets", "a wave with cont-EVAL agent %s needs a \"## Eval targets\" section", ev.ID)
+		} else {
+			v.evalTargetsAgainstCatalog()
 		}
 	} else if len(w.EvalTargets) > 0 {
 		v.ps.add(v.topLine("Eval targets"), "", "eval-targets-without-cont-eval", "\"## Eval targets\" needs cont-EVAL agent %s in the wave", r.ContEvalAgentID)
