@@ -67,7 +67,9 @@ func buildManifest(root string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := wave.Options{Roles: lane.Roles}
+	opts := wave.Options{Roles: lane.Roles, ReadFile: func(rel string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	}}
 	ws, err := wave.LoadDir(root, lane.WavesDir, opts)
 	if err != nil {
 		return nil, err
