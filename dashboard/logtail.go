@@ -66,10 +66,14 @@ func lastCR(l string) string {
 }
 
 // FollowLog copies the log at path to w from its current end as it
-// grows, until ctx is done. It waits on fsnotify events of the log's
-// directory rather than polling; a log that is truncated (the runner's
-// rate-limit retry restarts it) is followed from its new start.
-func FollowLog(ctx context.Context, path string, w io.Writer) error {
+// grows, until ctx is done or finished (if not nil) reports true. It waits
+// on fsnotify events of the log's directory rather than polling, and asks
+// finished after each of them: the run directory also holds the run's
+// records, whose last write follows the log's last line, so the log is
+// copied to its end once more before returning. A log that is truncated
+// (the runner's rate-limit retry restarts it) is followed from its new
+// start.
+func FollowLog(ctx context.Context, path string, w io.Writer, finished func() bool) error {
 	wt, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("follow %s: %w", path, err)
@@ -82,7 +86,15 @@ func FollowLog(ctx context.Context, path string, w io.Writer) error {
 	if fi, err := os.Stat(path); err == nil {
 		off = fi.Size()
 	}
-	for {
+	done := func() bool { return finished != nil && finished() }
+	for end := done(); ; end = done() {
+		// Checked before copying: output written before the run's
+		// final record is then never left behind.
+		n, err := copyFrom(path, off, w)
+		if err != nil || end {
+			return err
+		}
+		off = n
 		select {
 		case <-ctx.Done():
 			return nil
@@ -90,16 +102,8 @@ func FollowLog(ctx context.Context, path string, w io.Writer) error {
 			if !errors.Is(err, fsnotify.ErrEventOverflow) {
 				return fmt.Errorf("follow %s: %w", path, err)
 			}
-		case ev := <-wt.Events:
-			if filepath.Clean(ev.Name) != filepath.Clean(path) {
-				continue
-			}
+		case <-wt.Events:
 		}
-		n, err := copyFrom(path, off, w)
-		if err != nil {
-			return err
-		}
-		off = n
 	}
 }
 

@@ -149,7 +149,7 @@ func TestFollowLogCopiesAppends(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- FollowLog(ctx, path, &out) }()
+	go func() { done <- FollowLog(ctx, path, &out, nil) }()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -165,6 +165,55 @@ func TestFollowLogCopiesAppends(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "old output") {
 		t.Errorf("follow repeated output from before it started: %q", out.String())
+	}
+}
+
+func TestFollowLogStopsWhenRunFinishes(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.log")
+	write(t, path, "old output\n")
+	record := filepath.Join(dir, "runtime.json")
+	finished := func() bool {
+		b, _ := os.ReadFile(record)
+		return strings.Contains(string(b), "completed")
+	}
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- FollowLog(context.Background(), path, &out, finished) }()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	waitFor(t, "appended line followed", func() bool {
+		io.WriteString(f, "working\n")
+		return strings.Contains(out.String(), "working")
+	})
+	// The runner's order: last log line, then the terminal record.
+	io.WriteString(f, "last line\n")
+	write(t, record, `{"terminalDisposition":"completed"}`)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("FollowLog kept following a finished run")
+	}
+	if !strings.HasSuffix(out.String(), "last line\n") {
+		t.Fatalf("output %q lacks the line written before the run finished", out.String())
+	}
+}
+
+func TestFollowLogOfFinishedRunReturns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.log")
+	write(t, path, "all done\n")
+	var out syncBuffer
+	if err := FollowLog(context.Background(), path, &out, func() bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "" {
+		t.Fatalf("follow repeated output from before it started: %q", out.String())
 	}
 }
 

@@ -9,11 +9,13 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
@@ -31,7 +33,7 @@ func newAttachCmd(g *globals) *cobra.Command {
 already inside a client of that server. The agent is looked up in the latest
 wave that ran it (or --wave). When the session is gone the run's agent.log is
 shown instead: its tail, then, while the run is still in flight, new output
-until Ctrl-C. --dashboard attaches to the dashboard session, or shows the
+until the run ends (or Ctrl-C). --dashboard attaches to the dashboard session, or shows the
 dashboard here when that session is not running.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -90,8 +92,17 @@ func attachAgent(ctx context.Context, l state.Lane, layout lanes.Layout, id stri
 		fmt.Fprintf(stderr, "run %s is %s; nothing more will be written\n", a.RunDir, a.State)
 		return nil
 	}
-	fmt.Fprintln(stderr, "following new output (Ctrl-C to stop)")
-	return dashboard.FollowLog(ctx, a.LogPath, stdout)
+	fmt.Fprintln(stderr, "following new output until the run ends (Ctrl-C to stop)")
+	var end runtime.State
+	finished := func() bool {
+		end = runtime.ObserveFiles(a.RunDir, time.Now()).Verdict.State
+		return end != runtime.StateRunning && end != runtime.StateLaunching && end != runtime.StateUnknown
+	}
+	if err := dashboard.FollowLog(ctx, a.LogPath, stdout, finished); err != nil || ctx.Err() != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "run %s is %s; nothing more will be written\n", a.RunDir, end)
+	return nil
 }
 
 func attachDashboard(ctx context.Context, g *globals, layout lanes.Layout, stdout, stderr io.Writer) error {

@@ -23,9 +23,9 @@ import (
 
 // bgRun is a CLI invocation running in the background.
 type bgRun struct {
-	cmd  *exec.Cmd
-	out  *lockedBuffer
-	done chan result
+	cmd      *exec.Cmd
+	out, err *lockedBuffer
+	done     chan result
 }
 
 // lockedBuffer lets the test read output while the process writes it.
@@ -53,9 +53,8 @@ func (lb *lockedBuffer) String() string {
 func (r *testRepo) start(ctx context.Context, args ...string) *bgRun {
 	r.t.Helper()
 	cmd := r.command(ctx, args...)
-	bg := &bgRun{cmd: cmd, out: newLockedBuffer(), done: make(chan result, 1)}
-	errb := newLockedBuffer()
-	cmd.Stdout, cmd.Stderr = bg.out, errb
+	bg := &bgRun{cmd: cmd, out: newLockedBuffer(), err: newLockedBuffer(), done: make(chan result, 1)}
+	cmd.Stdout, cmd.Stderr = bg.out, bg.err
 	if err := cmd.Start(); err != nil {
 		r.t.Fatalf("start %v: %v", args, err)
 	}
@@ -67,7 +66,7 @@ func (r *testRepo) start(ctx context.Context, args ...string) *bgRun {
 		} else if err != nil {
 			code = -1
 		}
-		bg.done <- result{code: code, stdout: bg.out.String(), stderr: errb.String()}
+		bg.done <- result{code: code, stdout: bg.out.String(), stderr: bg.err.String()}
 	}()
 	r.t.Cleanup(func() {
 		if cmd.ProcessState == nil {
@@ -84,7 +83,7 @@ func (bg *bgRun) wait(t *testing.T, what string, timeout time.Duration) result {
 	case res := <-bg.done:
 		return res
 	case <-time.After(timeout):
-		t.Fatalf("%s did not exit within %v; output so far:\n%s", what, timeout, bg.out.String())
+		t.Fatalf("%s did not exit within %v; output so far:\n%s\n%s", what, timeout, bg.out.String(), bg.err.String())
 		return result{}
 	}
 }
@@ -254,7 +253,10 @@ func TestStatusJSONOfFinishedLane(t *testing.T) {
 func ptyClient(t *testing.T, env []string, argv ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(env, "TERM=xterm")
+	// bubbletea's init asks the terminal for its background colour and
+	// waits up to 5 s for an answer on xterm-like terminals; this pty
+	// answers nothing, and termenv does not ask screen/tmux terminals.
+	cmd.Env = append(env, "TERM=screen")
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {
 		t.Fatalf("start %v on a pty: %v", argv, err)
@@ -385,6 +387,50 @@ func TestAttachShowsLogWhenSessionGone(t *testing.T) {
 	if res := r.run(ctxFor(t), "attach", "--lane", "main", "--agent", "A7"); res.code == 0 || !strings.Contains(res.stderr, "A7") {
 		t.Fatalf("attach to an unknown agent: exit %d %q", res.code, res.stderr)
 	}
+}
+
+// A run whose session is gone while it still runs (here: renamed away)
+// is followed through its log until it ends.
+func TestAttachFollowsLogOfRunWithoutSession(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
+	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+	t.Cleanup(func() {
+		r.run(context.Background(), "stop", "--lane", "main")
+		waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
+		<-bg.done
+	})
+	waitFor(t, "A1 to run", 30*time.Second, func() bool { return r.disposition("A1", 1) == "running" })
+	session := lanes.SessionName(0, "A1")
+	if out, err := r.tmuxLane("rename-session", "-t", session+":", "hidden"); err != nil {
+		t.Fatalf("rename: %v %s", err, out)
+	}
+	att := r.start(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
+	waitFor(t, "attach to follow the log", 30*time.Second, func() bool {
+		return strings.Contains(att.err.String(), "following new output")
+	})
+	if !strings.Contains(att.err.String(), "session "+session+" is gone") {
+		t.Fatalf("attach does not say the session is gone:\n%s", att.err.String())
+	}
+	if out, err := r.tmuxLane("rename-session", "-t", "hidden:", session); err != nil {
+		t.Fatalf("rename back: %v %s", err, out)
+	}
+	if res := r.run(ctxFor(t), "stop", "--lane", "main", "--agent", "A1"); res.code != 0 {
+		t.Fatalf("stop --agent exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	res := att.wait(t, "attach following a run that ended", 30*time.Second)
+	if res.code != 0 || !strings.Contains(res.stderr, "is terminated; nothing more will be written") {
+		t.Fatalf("attach exit %d, want 0 saying the run ended\n%s", res.code, res.stderr)
+	}
+	log, err := os.ReadFile(filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := lines(strings.TrimSpace(string(log)))
+	if !strings.Contains(res.stdout, last[len(last)-1]) {
+		t.Fatalf("attach did not follow the log to its last line %q:\n%s", last[len(last)-1], res.stdout)
+	}
+	t.Logf("followed:\n%s", res.stdout)
 }
 
 func TestStopLaneTerminatesTheWave(t *testing.T) {
