@@ -220,7 +220,7 @@ var (
 )
 
 func parseExitContract(d *doc, b *block, ps *problems, agent string) *ExitContract {
-	vals, lines := parseSettings(d, b, ps, agent, "Exit contract")
+	vals, _ := parseSettings(d, b, ps, agent, "Exit contract")
 	if vals == nil {
 		return nil
 	}
@@ -228,23 +228,13 @@ func parseExitContract(d *doc, b *block, ps *problems, agent string) *ExitContra
 	if vals["docImpact"] != "" {
 		docKey = "docImpact"
 	}
-	ec := &ExitContract{}
-	fields := []struct {
-		key  string
-		dst  *string
-		enum []string
-	}{
-		{"completion", &ec.Completion, CompletionLevels},
-		{"durability", &ec.Durability, DurabilityLevels},
-		{"proof", &ec.Proof, ProofLevels},
-		{docKey, &ec.DocImpact, DocImpactLevels},
-	}
-	for _, f := range fields {
-		v := jsTrim(vals[f.key])
-		if v != "" && !slices.Contains(f.enum, v) {
-			ps.add(lines[f.key], agent, "bad-enum", "exit contract %s %q: want one of %s", f.key, v, strings.Join(f.enum, ", "))
-		}
-		*f.dst = v
+	// Values are kept as written; like the reference, they are checked
+	// only where exit contracts are required (see validator.agent).
+	ec := &ExitContract{
+		Completion: jsTrim(vals["completion"]),
+		Durability: jsTrim(vals["durability"]),
+		Proof:      jsTrim(vals["proof"]),
+		DocImpact:  jsTrim(vals[docKey]),
 	}
 	if *ec == (ExitContract{}) {
 		return nil

@@ -62,7 +62,6 @@ func TestParseProblems(t *testing.T) {
 		{"unknown executor key", base + agent("A2", "### Executor\n- id: codex\n- codex.turbo: on\n", "b/"), wantProblem{"unknown-executor-key", 18, "A2"}},
 		{"empty executor value", base + agent("A2", "### Executor\n- model: \"\"\n", "b/"), wantProblem{"empty-executor-value", 17, "A2"}},
 		{"bad executor id", base + agent("A2", "### Executor\n- id: gpt\n", "b/"), wantProblem{"bad-enum", 17, "A2"}},
-		{"bad exit contract enum", base + agent("A2", "### Exit contract\n- completion: done\n", "b/"), wantProblem{"bad-enum", 17, "A2"}},
 		{"bad local exit code", base + agent("A2", "### Executor\n- id: local\n- local.exit-code: 300\n", "b/"), wantProblem{"bad-value", 18, "A2"}},
 		{"bad local delay", base + agent("A2", "### Executor\n- local.delay: soon\n", "b/"), wantProblem{"bad-value", 17, "A2"}},
 		{"bad budget", base + agent("A2", "### Executor\n- budget.minutes: 0\n", "b/"), wantProblem{"bad-value", 17, "A2"}},
@@ -141,6 +140,8 @@ func TestValidateProblems(t *testing.T) {
 		{"component not promoted", base + agent("A2", "### Components\n- api\n", "b/"), nil, wantProblem{"component-not-promoted", 16, "A2"}},
 		{"promoted component unowned", "## Component promotions\n- api: repo-landed\n" + base, nil, wantProblem{"promoted-component-unowned", 1, ""}},
 		{"exit contract threshold", base, func(l *config.Lane) { l.Validation.RequireExitContractsFromWave = intp(1) }, wantProblem{"missing-exit-contract", 9, "A1"}},
+		// Like the reference, exit contract values are checked only where exit contracts are required.
+		{"bad exit contract enum", base + agent("A2", "### Exit contract\n- completion: done\n- durability: none\n- proof: unit\n- doc-impact: none\n", "b/"), func(l *config.Lane) { l.Validation.RequireExitContractsFromWave = intp(0) }, wantProblem{"bad-exit-contract", 16, "A2"}},
 		{"incomplete exit contract", base + agent("A2", "### Exit contract\n- completion: live\n", "b/"), func(l *config.Lane) { l.Validation.RequireExitContractsFromWave = intp(0) }, wantProblem{"bad-exit-contract", 16, "A2"}},
 		{"proof-centric needs artifacts", "## Component promotions\n- api: pilot-live\n" + base + agent("A2", "### Components\n- api\n", "b/"), nil, wantProblem{"missing-proof-artifacts", 17, "A2"}},
 		{"proof-centric local", base + agent("A2", "### Executor\n- id: local\n### Proof artifacts\n- b/p.json\n", "b/"), nil, wantProblem{"proof-centric-local", 16, "A2"}},

@@ -124,7 +124,7 @@ func (v *validator) agent(a *Agent) {
 		if a.ExitContract == nil {
 			v.ps.add(a.Line, id, "missing-exit-contract", "waves %d and later need a \"### Exit contract\" section", *val.RequireExitContractsFromWave)
 		} else if missing := exitContractGaps(a.ExitContract); len(missing) > 0 {
-			v.ps.add(subLine(a, "Exit contract"), id, "bad-exit-contract", "exit contract needs %s", strings.Join(missing, ", "))
+			v.ps.add(subLine(a, "Exit contract"), id, "bad-exit-contract", "exit contract needs a valid %s", strings.Join(missing, ", "))
 		}
 	}
 	if proofCentric(a) {
@@ -137,11 +137,21 @@ func (v *validator) agent(a *Agent) {
 	}
 }
 
+// exitContractGaps lists the fields that are missing or not one of their
+// levels, as the reference's exit contract shape check does.
 func exitContractGaps(ec *ExitContract) []string {
 	var out []string
-	for _, f := range []struct{ k, v string }{{"completion", ec.Completion}, {"durability", ec.Durability}, {"proof", ec.Proof}, {"doc-impact", ec.DocImpact}} {
-		if f.v == "" {
-			out = append(out, f.k)
+	for _, f := range []struct {
+		k, v string
+		enum []string
+	}{
+		{"completion", ec.Completion, CompletionLevels},
+		{"durability", ec.Durability, DurabilityLevels},
+		{"proof", ec.Proof, ProofLevels},
+		{"doc-impact", ec.DocImpact, DocImpactLevels},
+	} {
+		if !slices.Contains(f.enum, f.v) {
+			out = append(out, fmt.Sprintf("%s (one of %s)", f.k, strings.Join(f.enum, ", ")))
 		}
 	}
 	return out
