@@ -33,6 +33,10 @@ type Options struct {
 	// targets are checked against when it exists; empty means
 	// DefaultBenchmarkCatalogPath.
 	BenchmarkCatalogPath string
+	// Context7BundleIndexPath is the repo-relative Context7 bundle index
+	// named bundles are checked against when it exists; empty means
+	// DefaultContext7BundleIndexPath.
+	Context7BundleIndexPath string
 	// CompletedWaves lists waves already completed; their promotions may
 	// sit below the matrix's current level.
 	CompletedWaves map[int]bool

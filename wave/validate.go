@@ -75,6 +75,7 @@ func (v *validator) run() {
 		}
 	}
 	v.closureRoles()
+	v.context7Bundles()
 	if v.active(val.RequireContext7DeclarationsFromWave) && w.Context7Defaults == nil {
 		v.ps.add(1, "", "missing-context7-defaults", "waves %d and later need a \"## Context7 defaults\" section", *val.RequireContext7DeclarationsFromWave)
 	}
