@@ -27,6 +27,7 @@ type TmuxBackend struct {
 	self        string
 	logger      *slog.Logger
 	launchGrace time.Duration
+	launches    launchCache
 }
 
 // BackendOption configures a TmuxBackend.
@@ -133,7 +134,7 @@ func launchingRecord(p *Payload, now time.Time) Record {
 
 // Observe classifies the run in runDir.
 func (b *TmuxBackend) Observe(ctx context.Context, runDir string, now time.Time) (Observation, error) {
-	obs := observeRun(ctx, paneFacts(b.tm), runDir, now, b.launchGrace)
+	obs := observeRun(ctx, paneFacts(b.tm), b.launches.read, runDir, now, b.launchGrace)
 	return obs, obs.Err
 }
 

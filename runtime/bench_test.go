@@ -103,3 +103,26 @@ func exitLatencies(b *testing.B, h *harness, root, tag string) []time.Duration {
 	}
 	return lat
 }
+
+// BenchmarkObserveRunning is one Observe of a live run, the unit of the
+// watcher's and the launcher's sweeps.
+func BenchmarkObserveRunning(b *testing.B) {
+	dir := b.TempDir()
+	p := &Payload{RunID: "w1-A1-a1", RunDir: dir, Argv: []string{"claude", "-p", strings.Repeat("x", 200)},
+		Env: map[string]string{"A": "1", "B": "2", "PATH": "/usr/bin"}, Cwd: dir, SessionName: "w1-A1"}
+	p.FillPaths()
+	if err := WriteJSON(filepath.Join(dir, launchFile), p); err != nil {
+		b.Fatal(err)
+	}
+	rw := newRecordWriter(p, time.Now())
+	if err := rw.update(func(r *Record) { r.TerminalDisposition = Running }); err != nil {
+		b.Fatal(err)
+	}
+	be := NewTmuxBackend(nil, "", slogDiscard())
+	for b.Loop() {
+		obs, _ := be.Observe(context.Background(), dir, time.Now())
+		if obs.Verdict.State != StateRunning {
+			b.Fatal(obs.Verdict)
+		}
+	}
+}

@@ -94,6 +94,11 @@ func Classify(f Facts) Verdict {
 	if rec.RunnerPid == 0 {
 		return classifyLaunching(f)
 	}
+	if p := f.Session.Pane; p != nil && !p.Dead && p.Pid == rec.RunnerPid {
+		// The runner is the pane's process: tmux has not reaped it yet and
+		// will mark the pane dead, with its status, in a moment.
+		return Verdict{State: StateLost, Reason: "runner died; waiting for tmux to reap its pane"}
+	}
 	v := Verdict{State: StateLost, Done: true, Reason: "runner died without a terminal record"}
 	addPaneExit(&v, f.Session)
 	if f.AgentAlive {
@@ -109,11 +114,7 @@ func classifyLive(f Facts) Verdict {
 	if rec.TerminalDisposition == Launching {
 		v.State = StateLaunching
 	}
-	every := time.Duration(rec.HeartbeatIntervalMs) * time.Millisecond
-	if every <= 0 {
-		every = 2 * time.Second
-	}
-	if age := f.Now.Sub(rec.LastHeartbeatAt); age > 3*every {
+	if age, every, stale := heartbeatStale(rec, f.Now); stale {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("heartbeat %s old (interval %s)", age.Round(time.Millisecond), every))
 	}
 	if f.Session.Known && !f.Session.Exists {
@@ -124,6 +125,17 @@ func classifyLive(f Facts) Verdict {
 		v.Reason = "deadline passed"
 	}
 	return v
+}
+
+// heartbeatStale reports whether a live runner's last heartbeat is more
+// than three intervals old.
+func heartbeatStale(rec *Record, now time.Time) (age, every time.Duration, stale bool) {
+	every = time.Duration(rec.HeartbeatIntervalMs) * time.Millisecond
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	age = now.Sub(rec.LastHeartbeatAt)
+	return age, every, age > 3*every
 }
 
 // classifyLaunching handles a record the launcher wrote before the runner

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -174,8 +175,8 @@ func (b *slowBackend) count(dir string) int {
 	return b.calls[dir]
 }
 
-// liveRecord is a running record whose runner is this test process.
-func liveRecord(t *testing.T, id string) Record {
+// runningRecord is a running record whose runner is this test process.
+func runningRecord(t *testing.T, id string) Record {
 	start, _, err := ProcStartTime(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +228,9 @@ func TestWatcherDropsStaleSweep(t *testing.T) {
 	b.block = done
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rec := liveRecord(t, "w1-A-a1")
+	rec := runningRecord(t, "w1-A-a1")
+	// A stale heartbeat makes every sweep observe the runs again.
+	rec.HeartbeatIntervalMs, rec.LastHeartbeatAt = 1, time.Now().Add(-time.Hour)
 	for _, d := range []string{done, other} {
 		if err := WriteJSON(filepath.Join(d, runtimeFile), rec); err != nil {
 			t.Fatal(err)
@@ -286,5 +289,51 @@ func TestLaunchGraceOption(t *testing.T) {
 		if obs.Verdict.State != tc.want {
 			t.Errorf("grace %s: %+v, want %s", tc.b.launchGrace, obs.Verdict, tc.want)
 		}
+	}
+}
+
+// The sweep skips live runs whose files did not change, but a runner whose
+// heartbeats stop is still reported, and so is one that dies.
+func TestWatcherSweepReportsStaleHeartbeatAndDeadRunner(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := runningRecord(t, "w1-A-a1")
+	rec.HeartbeatIntervalMs = 20
+	if err := WriteJSON(filepath.Join(dir, runtimeFile), rec); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWatcher(slogDiscard(), WithSweep(10*time.Millisecond))
+	w.Add(dir)
+	go w.Run(ctx)
+	if c := nextChange(t, w, dir); c.Obs.Verdict.State != StateRunning || len(c.Obs.Verdict.Warnings) != 0 {
+		t.Fatalf("first change %+v", c.Obs.Verdict)
+	}
+	c := nextChange(t, w, dir)
+	if v := c.Obs.Verdict; v.State != StateRunning || len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], "heartbeat") {
+		t.Fatalf("after heartbeats stopped: %+v", v)
+	}
+
+	// A runner killed without a file event: only the sweep can see it.
+	other := t.TempDir()
+	runner := exec.Command("sleep", "60")
+	if err := runner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer runner.Process.Kill()
+	rec = runningRecord(t, "w1-B-a1")
+	rec.RunnerPid = runner.Process.Pid
+	rec.RunnerStartTime, _, _ = ProcStartTime(rec.RunnerPid)
+	if err := WriteJSON(filepath.Join(other, runtimeFile), rec); err != nil {
+		t.Fatal(err)
+	}
+	w.Add(other)
+	if c := nextChange(t, w, other); c.Obs.Verdict.State != StateRunning {
+		t.Fatalf("live runner: %+v", c.Obs.Verdict)
+	}
+	runner.Process.Kill()
+	runner.Wait()
+	if c := nextChange(t, w, other); c.Obs.Verdict.State != StateLost {
+		t.Fatalf("killed runner: %+v", c.Obs.Verdict)
 	}
 }
