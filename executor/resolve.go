@@ -40,7 +40,6 @@ const (
 	ByAgentProfile  = "agent-profile"
 	ByLaneRole      = "lane-role-default"
 	ByCLI           = "cli-default"
-	ByLaneDefault   = "lane-default"
 	ByRetryFallback = "retry-fallback"
 )
 
@@ -60,42 +59,61 @@ type HistoryEntry struct {
 // ClaudeResolved is the merged claude section plus the lane-only knobs.
 type ClaudeResolved struct {
 	wave.ClaudeConfig
-	AppendSystemPromptMode string  `json:"appendSystemPromptMode,omitempty"` // append|replace
-	StrictMcpConfig        bool    `json:"strictMcpConfig,omitempty"`
-	MaxTurnsSource         *string `json:"maxTurnsSource"`
+	AppendSystemPromptMode string // append|replace
+	StrictMcpConfig        bool
+	// MaxTurnsSource is "claude.maxTurns" when some layer sets maxTurns.
+	MaxTurnsSource *string
+}
+
+// OpencodeResolved is the merged opencode section.
+type OpencodeResolved struct {
+	wave.OpencodeConfig
+	// StepsSource is "opencode.steps" when some layer sets steps.
+	StepsSource *string
 }
 
 // Resolved is an agent's executor after precedence, merging and fallback
-// selection. Its JSON is the reference's executorResolved shape, plus our
-// local and shell sections.
+// selection. Its JSON (MarshalJSON) is the reference's executorResolved
+// object, plus our local and shell sections when they are set.
 type Resolved struct {
-	ID                   string              `json:"id"`
-	InitialExecutorID    string              `json:"initialExecutorId"`
-	Model                *string             `json:"model"`
-	InitialModel         *string             `json:"initialModel"`
-	Role                 string              `json:"role"`
-	Profile              *string             `json:"profile"`
-	SelectedBy           string              `json:"selectedBy"`
-	Fallbacks            []string            `json:"fallbacks"`
-	Tags                 []string            `json:"tags"`
-	RetryPolicy          string              `json:"retryPolicy"`
-	AllowFallbackOnRetry bool                `json:"allowFallbackOnRetry"`
-	Budget               *wave.Budget        `json:"budget"`
-	FallbackUsed         bool                `json:"fallbackUsed"`
-	FallbackReason       *string             `json:"fallbackReason"`
-	History              []HistoryEntry      `json:"executorHistory"`
-	Codex                wave.CodexConfig    `json:"codex"`
-	Claude               ClaudeResolved      `json:"claude"`
-	Opencode             wave.OpencodeConfig `json:"opencode"`
-	Local                wave.LocalConfig    `json:"local"`
-	Shell                wave.ShellConfig    `json:"shell"`
+	ID                string
+	InitialExecutorID string
+	Model             *string
+	// InitialModel is the model of the initial executor; a fallback
+	// changes Model but not the prompt fingerprint. Not serialised: the
+	// reference has no such field.
+	InitialModel         *string
+	Role                 string
+	Profile              *string
+	SelectedBy           string
+	Fallbacks            []string
+	Tags                 []string
+	RetryPolicy          string
+	AllowFallbackOnRetry bool
+	Budget               *wave.Budget
+	FallbackUsed         bool
+	FallbackReason       *string
+	History              []HistoryEntry
+	Codex                wave.CodexConfig
+	Claude               ClaudeResolved
+	Opencode             OpencodeResolved
+	Local                wave.LocalConfig
+	Shell                wave.ShellConfig
+
+	// keys is the JSON key order of the vendor sections (see keyOrder).
+	keys sectionKeys
 }
 
 // Resolve applies reference-spec §7.1 to agent a holding runtime role role
 // in lane: the executor id comes from the agent's id, then its profile's
-// id, then the lane's default for the role, then cliExecutor (--executor),
-// then the lane default. Vendor sections merge lane ← profile ← agent with
-// list keys unioned. proofCentric agents default to a sticky retry policy.
+// id, then the lane's default for the role, then cliExecutor (--executor,
+// which defaults to the lane default). Vendor sections merge lane ←
+// profile ← agent with list keys unioned. proofCentric agents default to
+// a sticky retry policy.
+//
+// budget.turns stays advisory here as in the reference (claude.maxTurns
+// and opencode.steps come only from the vendor sections); Build applies it
+// to the agent's own executor.
 func Resolve(a *wave.Agent, role string, lane *config.Lane, cliExecutor string, proofCentric bool) (Resolved, error) {
 	ec := a.Executor
 	if ec == nil {
@@ -115,20 +133,7 @@ func Resolve(a *wave.Agent, role string, lane *config.Lane, cliExecutor string, 
 		profile = &config.Profile{}
 	}
 
-	id, by := "", ""
-	switch {
-	case deref(ec.ID) != "":
-		id, by = *ec.ID, ByAgentID
-	case profile.ID != "":
-		id, by = profile.ID, ByAgentProfile
-	case lane.RuntimePolicy.DefaultExecutorByRole[role] != "":
-		id, by = lane.RuntimePolicy.DefaultExecutorByRole[role], ByLaneRole
-	case cliExecutor != "":
-		id, by = cliExecutor, ByCLI
-	default:
-		id, by = cmp(ex.Default, DefaultExecutor), ByLaneDefault
-	}
-	id = strings.ToLower(strings.TrimSpace(id))
+	id, by := selectID(ec, profile, lane, role, cliExecutor)
 	if !slices.Contains(IDs, id) {
 		return Resolved{}, fmt.Errorf("agent %s: unknown executor %q (selected by %s): want one of %v", a.ID, id, by, IDs)
 	}
@@ -141,8 +146,9 @@ func Resolve(a *wave.Agent, role string, lane *config.Lane, cliExecutor string, 
 		SelectedBy:        by,
 		Tags:              union(profile.Tags, ec.Tags),
 		History:           []HistoryEntry{{Attempt: 0, ExecutorID: id, Reason: "initial"}},
+		keys:              keyOrder(ex, profile, ec),
 	}
-	r.Codex = mergeCodex(id, ex.Codex, profile.Codex, ec.Codex)
+	r.Codex = mergeCodex(ex.Codex, profile.Codex, ec.Codex)
 	r.Claude = mergeClaude(ex.Claude, profile.Claude, ec.Claude)
 	r.Opencode = mergeOpencode(ex.Opencode, profile.Opencode, ec.Opencode)
 	if ec.Local != nil {
@@ -156,20 +162,53 @@ func Resolve(a *wave.Agent, role string, lane *config.Lane, cliExecutor string, 
 		return Resolved{}, fmt.Errorf("agent %s: executor shell needs shell.command (a template such as `my-agent --prompt {prompt_file}`)", a.ID)
 	}
 
+	// The vendor default model counts only for the agent's own executor;
+	// the other vendor sections keep the lane's model.
 	r.Model = firstSet(ec.Model, strPtr(profile.Model))
 	switch id {
 	case Claude:
-		r.Model = firstSet(r.Model, r.Claude.Model)
+		r.Model = firstSet(r.Model, ex.Claude.Model)
 		r.Claude.Model = r.Model
 	case Opencode:
-		r.Model = firstSet(r.Model, r.Opencode.Model)
+		r.Model = firstSet(r.Model, ex.Opencode.Model)
 		r.Opencode.Model = r.Model
 	}
-
 	r.InitialModel = r.Model
 	r.Budget = mergeBudget(profile.Budget, ec.Budget)
-	applyTurnBudget(&r)
+	if r.Claude.MaxTurns != nil {
+		r.Claude.MaxTurnsSource = strPtr("claude.maxTurns")
+	}
+	if r.Opencode.Steps != nil {
+		r.Opencode.StepsSource = strPtr("opencode.steps")
+	}
 
+	if err := retryPolicy(&r, a.ID, ec, profile, lane, proofCentric); err != nil {
+		return Resolved{}, err
+	}
+	return r, nil
+}
+
+// selectID applies the id precedence. The reference's launch always sets
+// --executor (to the lane default when the flag is absent), so the lane
+// default is reported as cli-default there; we do the same.
+func selectID(ec *wave.ExecutorConfig, profile *config.Profile, lane *config.Lane, role, cliExecutor string) (id, by string) {
+	switch {
+	case deref(ec.ID) != "":
+		id, by = *ec.ID, ByAgentID
+	case profile.ID != "":
+		id, by = profile.ID, ByAgentProfile
+	case lane.RuntimePolicy.DefaultExecutorByRole[role] != "":
+		id, by = lane.RuntimePolicy.DefaultExecutorByRole[role], ByLaneRole
+	default:
+		id, by = cmp(cliExecutor, cmp(lane.Executors.Default, DefaultExecutor)), ByCLI
+	}
+	return strings.ToLower(strings.TrimSpace(id)), by
+}
+
+// retryPolicy sets the retry policy and the fallback chain: an explicit
+// allow-fallback-on-retry wins, then an explicit retry-policy, then the
+// default (fallback allowed unless proof-centric).
+func retryPolicy(r *Resolved, agentID string, ec *wave.ExecutorConfig, profile *config.Profile, lane *config.Lane, proofCentric bool) error {
 	allow := !proofCentric
 	if ec.RetryPolicy != nil {
 		allow = *ec.RetryPolicy != Sticky
@@ -191,36 +230,17 @@ func Resolve(a *wave.Agent, role string, lane *config.Lane, cliExecutor string, 
 	default:
 		r.Fallbacks = []string{}
 		for _, c := range lane.RuntimePolicy.FallbackExecutorOrder {
-			if c != id {
+			if c != r.ID {
 				r.Fallbacks = append(r.Fallbacks, c)
 			}
 		}
 	}
 	for _, f := range r.Fallbacks {
 		if !slices.Contains(IDs, f) {
-			return Resolved{}, fmt.Errorf("agent %s: unknown fallback executor %q: want one of %v", a.ID, f, IDs)
+			return fmt.Errorf("agent %s: unknown fallback executor %q: want one of %v", agentID, f, IDs)
 		}
 	}
-	return r, nil
-}
-
-// applyTurnBudget maps budget.turns onto the vendor's turn limit when the
-// vendor section sets none. The reference leaves budget.turns advisory;
-// we enforce it because an unbounded headless agent is the costlier
-// surprise.
-func applyTurnBudget(r *Resolved) {
-	src := func(s string) *string { return &s }
-	if r.Claude.MaxTurns != nil {
-		r.Claude.MaxTurnsSource = src("claude.maxTurns")
-	} else if r.Budget != nil && r.Budget.Turns != nil {
-		t := *r.Budget.Turns
-		r.Claude.MaxTurns = &t
-		r.Claude.MaxTurnsSource = src("budget.turns")
-	}
-	if r.Opencode.Steps == nil && r.Budget != nil && r.Budget.Turns != nil {
-		t := *r.Budget.Turns
-		r.Opencode.Steps = &t
-	}
+	return nil
 }
 
 func mergeBudget(profile, agent *wave.Budget) *wave.Budget {
@@ -238,7 +258,7 @@ func mergeBudget(profile, agent *wave.Budget) *wave.Budget {
 	return &b
 }
 
-func mergeCodex(id string, lane wave.CodexConfig, profile, agent *wave.CodexConfig) wave.CodexConfig {
+func mergeCodex(lane wave.CodexConfig, profile, agent *wave.CodexConfig) wave.CodexConfig {
 	c := lane
 	for _, s := range []*wave.CodexConfig{profile, agent} {
 		if s == nil {
@@ -263,14 +283,14 @@ func mergeCodex(id string, lane wave.CodexConfig, profile, agent *wave.CodexConf
 }
 
 func mergeClaude(lane config.ClaudeDefaults, profile, agent *wave.ClaudeConfig) ClaudeResolved {
-	c := ClaudeResolved{ClaudeConfig: lane.ClaudeConfig, AppendSystemPromptMode: lane.AppendSystemPromptMode, StrictMcpConfig: lane.StrictMcpConfig}
+	c := ClaudeResolved{ClaudeConfig: lane.ClaudeConfig, StrictMcpConfig: lane.StrictMcpConfig,
+		AppendSystemPromptMode: cmp(strings.ToLower(strings.TrimSpace(lane.AppendSystemPromptMode)), "append")}
 	for _, s := range []*wave.ClaudeConfig{profile, agent} {
 		if s == nil {
 			continue
 		}
 		d := &c.ClaudeConfig
 		d.Command = firstSet(s.Command, d.Command)
-		d.Model = firstSet(s.Model, d.Model)
 		d.Agent = firstSet(s.Agent, d.Agent)
 		d.PermissionMode = firstSet(s.PermissionMode, d.PermissionMode)
 		d.PermissionPromptTool = firstSet(s.PermissionPromptTool, d.PermissionPromptTool)
@@ -298,14 +318,13 @@ func mergeClaude(lane config.ClaudeDefaults, profile, agent *wave.ClaudeConfig) 
 	return c
 }
 
-func mergeOpencode(lane wave.OpencodeConfig, profile, agent *wave.OpencodeConfig) wave.OpencodeConfig {
+func mergeOpencode(lane wave.OpencodeConfig, profile, agent *wave.OpencodeConfig) OpencodeResolved {
 	c := lane
 	for _, s := range []*wave.OpencodeConfig{profile, agent} {
 		if s == nil {
 			continue
 		}
 		c.Command = firstSet(s.Command, c.Command)
-		c.Model = firstSet(s.Model, c.Model)
 		c.Agent = firstSet(s.Agent, c.Agent)
 		c.Attach = firstSet(s.Attach, c.Attach)
 		c.Format = firstSet(s.Format, c.Format)
@@ -322,7 +341,7 @@ func mergeOpencode(lane wave.OpencodeConfig, profile, agent *wave.OpencodeConfig
 	c.Files, c.Instructions = union(c.Files), union(c.Instructions)
 	c.Command = firstSet(c.Command, strPtr(Opencode))
 	c.Format = firstSet(c.Format, strPtr("default"))
-	return c
+	return OpencodeResolved{OpencodeConfig: c}
 }
 
 // union concatenates lists, trimming entries and dropping blanks and

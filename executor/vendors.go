@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
 // buildClaude is the reference's claude line (§7.2) as argv: headless
@@ -35,8 +37,8 @@ func buildClaude(in BuildInput, s *Spec) error {
 	a = single(a, "--permission-mode", cmp(deref(c.PermissionMode), DefaultPermissionMode))
 	a = single(a, "--permission-prompt-tool", deref(c.PermissionPromptTool))
 	a = single(a, "--effort", deref(c.Effort))
-	if c.MaxTurns != nil {
-		a = append(a, "--max-turns", strconv.Itoa(*c.MaxTurns))
+	if t := turnLimit(c.MaxTurns, r.Budget); t != nil {
+		a = append(a, "--max-turns", strconv.Itoa(*t))
 	}
 	a = repeated(a, "--mcp-config", c.McpConfig)
 	a = single(a, "--settings", settings)
@@ -117,8 +119,8 @@ func buildOpencode(in BuildInput, s *Spec) error {
 	if m := deref(firstSet(o.Model, r.Model)); m != "" {
 		agentDef["model"] = m
 	}
-	if o.Steps != nil {
-		agentDef["steps"] = *o.Steps
+	if t := turnLimit(o.Steps, r.Budget); t != nil {
+		agentDef["steps"] = *t
 	}
 	if o.Permission != nil {
 		agentDef["permission"] = o.Permission
@@ -162,6 +164,16 @@ func buildOpencode(in BuildInput, s *Spec) error {
 	}
 	s.Argv = append(a, p...)
 	return nil
+}
+
+// turnLimit is the vendor's own turn limit, else budget.turns. The
+// reference leaves budget.turns advisory; we enforce it on the agent's own
+// executor because an unbounded headless agent is the costlier surprise.
+func turnLimit(vendor *int, b *wave.Budget) *int {
+	if vendor != nil || b == nil {
+		return vendor
+	}
+	return b.Turns
 }
 
 func readJSONObject(root, p string) (map[string]any, error) {
