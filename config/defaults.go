@@ -19,6 +19,13 @@ const (
 // Executor ids a config may name: the reference's four plus our shell.
 var executorIDs = []string{"claude", "codex", "local", "opencode", "shell"}
 
+// The reference's fixed default paths of the benchmark catalog and the
+// Context7 bundle index (not derived from docsDir).
+const (
+	DefaultBenchmarkCatalogPath    = "docs/evals/benchmark-catalog.json"
+	DefaultContext7BundleIndexPath = "docs/context7/bundles.json"
+)
+
 var sharedPlanDocNames = []string{"current-state.md", "master-plan.md", "migration.md"}
 
 func ptr[T any](v T) *T { return &v }
@@ -114,6 +121,8 @@ func (c *Config) normalize() {
 		joinPath(c.Paths.DocsDir, "plans", matrixDocName))
 	c.Paths.ComponentCutoverMatrixJSONPath = orDefault(c.Paths.ComponentCutoverMatrixJSONPath,
 		joinPath(c.Paths.DocsDir, "plans", matrixJSONName))
+	c.Paths.BenchmarkCatalogPath = orDefault(c.Paths.BenchmarkCatalogPath, DefaultBenchmarkCatalogPath)
+	c.Paths.Context7BundleIndexPath = orDefault(c.Paths.Context7BundleIndexPath, DefaultContext7BundleIndexPath)
 	normalizeRoles(&c.Roles)
 	normalizeExecutors(&c.Executors)
 }

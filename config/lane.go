@@ -146,6 +146,12 @@ func (c *Config) resolvePaths(l *Lane, lc LaneConfig) {
 		c.Paths.ComponentCutoverMatrixDocPath, joinPath(l.PlansDir, matrixDocName))
 	l.MatrixJSONPath = first(lc.ComponentCutoverMatrixJSONPath, lp.ComponentCutoverMatrixJSONPath,
 		c.Paths.ComponentCutoverMatrixJSONPath, joinPath(l.PlansDir, matrixJSONName))
+	// Unlike the matrix, these default to fixed paths in every lane, as in
+	// the reference.
+	l.BenchmarkCatalogPath = first(lc.BenchmarkCatalogPath, lp.BenchmarkCatalogPath,
+		c.Paths.BenchmarkCatalogPath, DefaultBenchmarkCatalogPath)
+	l.Context7BundleIndexPath = first(lc.Context7BundleIndexPath, lp.Context7BundleIndexPath,
+		c.Paths.Context7BundleIndexPath, DefaultContext7BundleIndexPath)
 	switch {
 	case lc.SharedPlanDocs != nil:
 		l.SharedPlanDocs = lc.SharedPlanDocs

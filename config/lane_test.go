@@ -251,3 +251,45 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// The benchmark catalog and Context7 bundle index paths are real settings:
+// wave validation reads the files they name (a repo that keeps them
+// elsewhere must not be checked against the default paths).
+func TestCatalogAndBundleIndexPaths(t *testing.T) {
+	dir := repoWith(t, map[string]string{"wave.config.json": `{
+  "paths": {"benchmarkCatalogPath": "./evals//catalog.json", "context7BundleIndexPath": "ctx/bundles.json"},
+  "lanes": {
+    "ops": {"context7BundleIndexPath": "ops/bundles.json"},
+    "qa": {"paths": {"benchmarkCatalogPath": "qa/catalog.json"}}
+  }
+}`})
+	c := mustLoad(t, dir, nil)
+	for _, tc := range []struct {
+		lane, catalog, bundles string
+	}{
+		{"main", "evals/catalog.json", "ctx/bundles.json"},
+		{"ops", "evals/catalog.json", "ops/bundles.json"},
+		{"qa", "qa/catalog.json", "ctx/bundles.json"},
+	} {
+		l := mustLane(t, c, dir, tc.lane)
+		if l.BenchmarkCatalogPath != tc.catalog || l.Context7BundleIndexPath != tc.bundles {
+			t.Errorf("lane %s: catalog %q, bundles %q; want %q, %q", tc.lane, l.BenchmarkCatalogPath, l.Context7BundleIndexPath, tc.catalog, tc.bundles)
+		}
+	}
+
+	// Unset, both default to the reference's fixed paths in every lane,
+	// even when docsDir moves.
+	dir = yamlRepo(t, "paths: {docsDir: documentation}\nrepoMode: multi-lane\n")
+	for _, name := range []string{"main", "ops"} {
+		l := mustLane(t, mustLoad(t, dir, nil), dir, name)
+		if l.BenchmarkCatalogPath != "docs/evals/benchmark-catalog.json" || l.Context7BundleIndexPath != "docs/context7/bundles.json" {
+			t.Errorf("lane %s defaults: catalog %q, bundles %q", name, l.BenchmarkCatalogPath, l.Context7BundleIndexPath)
+		}
+	}
+
+	dir = yamlRepo(t, "paths: {benchmarkCatalogPath: ../outside.json}\n")
+	if _, err := Load(dir, nil); err == nil || !strings.Contains(err.Error(), "wave.config.yaml:1: paths.benchmarkCatalogPath") ||
+		!strings.Contains(err.Error(), "inside the repository") {
+		t.Errorf("err = %v, want wave.config.yaml:1: paths.benchmarkCatalogPath must stay inside the repository", err)
+	}
+}

@@ -19,14 +19,12 @@ var referenceOnly = []string{
 	"defaultProject", "planner", "skills", "waveControl", "externalProviders",
 	"capabilityRouting", "projects",
 	"paths.orchestratorStateDir", "paths.terminalsPath",
-	"paths.context7BundleIndexPath", "paths.benchmarkCatalogPath",
 	"validation.bootstrapPassConditions", "validation.testCommand",
 	"validation.testCommandTimeout", "validation.autoClosure.allowAutoDocProjection",
 	"executors.profiles.*.claude.strictMcpConfig",
 	"lanes.*.skills", "lanes.*.capabilityRouting", "lanes.*.waveControl",
 	"lanes.*.externalProviders", "lanes.*.terminalsPath",
-	"lanes.*.orchestratorStateDir", "lanes.*.context7BundleIndexPath",
-	"lanes.*.benchmarkCatalogPath",
+	"lanes.*.orchestratorStateDir",
 }
 
 // renamedKeys are keys the reference itself rejects with a rename hint.

@@ -37,6 +37,8 @@ type Paths struct {
 	StateRoot                      string `json:"stateRoot,omitempty" yaml:"stateRoot"` // ours: .wave
 	ComponentCutoverMatrixDocPath  string `json:"componentCutoverMatrixDocPath,omitempty" yaml:"componentCutoverMatrixDocPath,omitempty"`
 	ComponentCutoverMatrixJSONPath string `json:"componentCutoverMatrixJsonPath,omitempty" yaml:"componentCutoverMatrixJsonPath,omitempty"`
+	BenchmarkCatalogPath           string `json:"benchmarkCatalogPath,omitempty" yaml:"benchmarkCatalogPath,omitempty"`
+	Context7BundleIndexPath        string `json:"context7BundleIndexPath,omitempty" yaml:"context7BundleIndexPath,omitempty"`
 }
 
 // Roles binds closure role ids and role prompt paths.
@@ -174,6 +176,8 @@ type LaneConfig struct {
 	StateRoot                      string            `json:"stateRoot,omitempty" yaml:"stateRoot,omitempty"`
 	ComponentCutoverMatrixDocPath  string            `json:"componentCutoverMatrixDocPath,omitempty" yaml:"componentCutoverMatrixDocPath,omitempty"`
 	ComponentCutoverMatrixJSONPath string            `json:"componentCutoverMatrixJsonPath,omitempty" yaml:"componentCutoverMatrixJsonPath,omitempty"`
+	BenchmarkCatalogPath           string            `json:"benchmarkCatalogPath,omitempty" yaml:"benchmarkCatalogPath,omitempty"`
+	Context7BundleIndexPath        string            `json:"context7BundleIndexPath,omitempty" yaml:"context7BundleIndexPath,omitempty"`
 	RuntimeMixTargets              map[string]int    `json:"runtimeMixTargets,omitempty" yaml:"runtimeMixTargets,omitempty"`
 	DefaultExecutorByRole          map[string]string `json:"defaultExecutorByRole,omitempty" yaml:"defaultExecutorByRole,omitempty"`
 	FallbackExecutorOrder          []string          `json:"fallbackExecutorOrder,omitempty" yaml:"fallbackExecutorOrder,omitempty"`
@@ -202,4 +206,8 @@ type Lane struct {
 	Runtime        Runtime
 	MatrixDocPath  string
 	MatrixJSONPath string
+	// BenchmarkCatalogPath and Context7BundleIndexPath are the files eval
+	// targets and Context7 bundle names are checked against.
+	BenchmarkCatalogPath    string
+	Context7BundleIndexPath string
 }

@@ -118,6 +118,8 @@ func (c *Config) validateLane(l *Lane) []error {
 		{"paths.stateRoot", &l.StateRoot},
 		{"paths.componentCutoverMatrixDocPath", &l.MatrixDocPath},
 		{"paths.componentCutoverMatrixJsonPath", &l.MatrixJSONPath},
+		{"paths.benchmarkCatalogPath", &l.BenchmarkCatalogPath},
+		{"paths.context7BundleIndexPath", &l.Context7BundleIndexPath},
 		{"roles.rolePromptDir", &l.Roles.RolePromptDir},
 		{"roles.contQaRolePromptPath", &l.Roles.ContQaRolePromptPath},
 		{"roles.contEvalRolePromptPath", &l.Roles.ContEvalRolePromptPath},

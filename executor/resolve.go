@@ -221,7 +221,7 @@ func retryPolicy(r *Resolved, agentID string, ec *wave.ExecutorConfig, profile *
 	if r.RetryPolicy == "" {
 		r.RetryPolicy = map[bool]string{true: FallbackAllowed, false: Sticky}[allow]
 	}
-	fallbacks := union(profile.Fallbacks, ec.Fallbacks)
+	fallbacks := union(lowerIDs(profile.Fallbacks), lowerIDs(ec.Fallbacks))
 	switch {
 	case !allow:
 		r.Fallbacks = []string{}
@@ -229,7 +229,7 @@ func retryPolicy(r *Resolved, agentID string, ec *wave.ExecutorConfig, profile *
 		r.Fallbacks = fallbacks
 	default:
 		r.Fallbacks = []string{}
-		for _, c := range lane.RuntimePolicy.FallbackExecutorOrder {
+		for _, c := range lowerIDs(lane.RuntimePolicy.FallbackExecutorOrder) {
 			if c != r.ID {
 				r.Fallbacks = append(r.Fallbacks, c)
 			}
@@ -260,6 +260,14 @@ func mergeBudget(profile, agent *wave.Budget) *wave.Budget {
 
 func mergeCodex(lane wave.CodexConfig, profile, agent *wave.CodexConfig) wave.CodexConfig {
 	c := lane
+	if profile != nil {
+		// The reference normalizes profiles twice, so a profile's codex
+		// section turns its unset flags into false, over the lane's.
+		p := *profile
+		f := false
+		p.Search, p.JSON, p.Ephemeral = firstSet(p.Search, &f), firstSet(p.JSON, &f), firstSet(p.Ephemeral, &f)
+		profile = &p
+	}
 	for _, s := range []*wave.CodexConfig{profile, agent} {
 		if s == nil {
 			continue
@@ -285,6 +293,10 @@ func mergeCodex(lane wave.CodexConfig, profile, agent *wave.CodexConfig) wave.Co
 func mergeClaude(lane config.ClaudeDefaults, profile, agent *wave.ClaudeConfig) ClaudeResolved {
 	c := ClaudeResolved{ClaudeConfig: lane.ClaudeConfig, StrictMcpConfig: lane.StrictMcpConfig,
 		AppendSystemPromptMode: cmp(strings.ToLower(strings.TrimSpace(lane.AppendSystemPromptMode)), "append")}
+	if profile != nil {
+		// As for codex: a profile's claude section resets strictMcpConfig.
+		c.StrictMcpConfig = false
+	}
 	for _, s := range []*wave.ClaudeConfig{profile, agent} {
 		if s == nil {
 			continue
@@ -356,6 +368,15 @@ func union(lists ...[]string) []string {
 				out = append(out, v)
 			}
 		}
+	}
+	return out
+}
+
+// lowerIDs normalizes executor ids the way the reference reads them.
+func lowerIDs(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strings.ToLower(strings.TrimSpace(id))
 	}
 	return out
 }

@@ -45,7 +45,9 @@ func openLane(g *globals) (*laneEnv, error) {
 func (e *laneEnv) waveOptions() wave.Options {
 	root := e.lane.RepoRoot
 	return wave.Options{
-		Roles: wave.Roles(e.lane.Roles),
+		Roles:                   wave.Roles(e.lane.Roles),
+		BenchmarkCatalogPath:    e.lane.BenchmarkCatalogPath,
+		Context7BundleIndexPath: e.lane.Context7BundleIndexPath,
 		ReadFile: func(rel string) ([]byte, error) {
 			return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
 		},
