@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
@@ -37,27 +38,53 @@ var (
 type sectionKeys struct{ codex, claude, opencode []string }
 
 // keyOrder computes the vendor sections' key order from the layers that
-// set them. The agent layer uses the canonical order, not the order of
-// the lines in the wave file as the reference does.
+// set them. The agent layer follows the wave file's line order when the
+// parser recorded it (ec.Keys), else the canonical order.
 func keyOrder(ex config.Executors, profile *config.Profile, ec *wave.ExecutorConfig) sectionKeys {
-	var k sectionKeys
-	k.codex = spread(
-		set(codexKeys, codexLane, codexSet(&ex.Codex)),
-		set(codexKeys, nil, codexSet(profile.Codex)),
-		set(codexKeys, nil, codexSet(ec.Codex)),
-		codexExplicit)
 	noModel := func(m map[string]bool) map[string]bool { delete(m, "model"); return m }
-	k.claude = spread(
-		set(claudeKeys, claudeLane, claudeSet(&ex.Claude.ClaudeConfig)),
-		set(claudeKeys, nil, noModel(claudeSet(profile.Claude))),
-		set(claudeKeys, nil, noModel(claudeSet(ec.Claude))),
-		claudeExplicit)
-	k.opencode = spread(
-		set(opencodeKeys, opencodeLane, opencodeSet(&ex.Opencode)),
-		set(opencodeKeys, nil, noModel(opencodeSet(profile.Opencode))),
-		set(opencodeKeys, nil, noModel(opencodeSet(ec.Opencode))),
-		opencodeExplicit)
-	return k
+	agent := func(vendor string, canonical []string, isSet map[string]bool) []string {
+		if len(ec.Keys) == 0 {
+			return set(canonical, nil, isSet)
+		}
+		return fileKeys(ec.Keys, vendor)
+	}
+	return sectionKeys{
+		codex: spread(
+			set(codexKeys, codexLane, codexSet(&ex.Codex)),
+			set(codexKeys, nil, codexSet(profile.Codex)),
+			agent(Codex, codexKeys, codexSet(ec.Codex)),
+			codexExplicit),
+		claude: spread(
+			set(claudeKeys, claudeLane, claudeSet(&ex.Claude.ClaudeConfig)),
+			set(claudeKeys, nil, noModel(claudeSet(profile.Claude))),
+			agent(Claude, claudeKeys, noModel(claudeSet(ec.Claude))),
+			claudeExplicit),
+		opencode: spread(
+			set(opencodeKeys, opencodeLane, opencodeSet(&ex.Opencode)),
+			set(opencodeKeys, nil, noModel(opencodeSet(profile.Opencode))),
+			agent(Opencode, opencodeKeys, noModel(opencodeSet(ec.Opencode))),
+			opencodeExplicit),
+	}
+}
+
+// fileKeys turns the wave file's "<vendor>.<snake_key>" keys of one vendor
+// into the section's camelCase keys, in file order.
+func fileKeys(keys []string, vendor string) []string {
+	var out []string
+	for _, k := range keys {
+		rest, ok := strings.CutPrefix(k, vendor+".")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(rest, "_")
+		for i := 1; i < len(parts); i++ {
+			if parts[i] != "" {
+				parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+			}
+		}
+		out = append(out, strings.Join(parts, ""))
+	}
+	return out
 }
 
 // set lists the keys of order that are always present or set.

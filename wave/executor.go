@@ -323,7 +323,9 @@ func parseExecutor(d *doc, b *block, ps *problems, agent string) *ExecutorConfig
 					rule = bv.rule
 				}
 				ps.add(line, agent, rule, "executor %s", err.Error())
+				return
 			}
+			c.Keys = append(c.Keys, key)
 		}
 	})
 	return c

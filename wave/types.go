@@ -114,6 +114,9 @@ type ExecutorConfig struct {
 	Opencode             *OpencodeConfig `json:"opencode"`
 	Local                *LocalConfig    `json:"local,omitempty"`
 	Shell                *ShellConfig    `json:"shell,omitempty"`
+	// Keys are the keys set, in file order: the reference's
+	// executorResolved sections list an agent's keys in that order.
+	Keys []string `json:"-"`
 }
 
 // The executor section types live in config (lane defaults and profiles
