@@ -90,7 +90,7 @@ func dryRunResolved(t *testing.T, root, executor string) []resolvedAgent {
 	}
 	opts := wave.Options{Roles: wave.Roles(lane.Roles), BenchmarkCatalogPath: lane.BenchmarkCatalogPath,
 		Context7BundleIndexPath: lane.Context7BundleIndexPath,
-		ReadFile: func(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel))) }}
+		ReadFile:                func(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel))) }}
 	ws, err := wave.LoadDir(root, lane.WavesDir, opts)
 	if err == nil {
 		err = wave.Validate(ws, lane, opts)
