@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -191,5 +192,42 @@ func TestCommand(t *testing.T) {
 	}
 	if got := Command(Resolved{ID: Local}); got != "" {
 		t.Errorf("local command = %q, want empty", got)
+	}
+}
+
+func TestFileKeys(t *testing.T) {
+	keys := []string{"id", "claude.max_turns", "codex.add_dirs", "claude.allowed_http_hook_urls", "opencode.config_json", "claude.effort"}
+	for _, tc := range []struct {
+		vendor string
+		want   []string
+	}{
+		{Claude, []string{"maxTurns", "allowedHttpHookUrls", "effort"}},
+		{Codex, []string{"addDirs"}},
+		{Opencode, []string{"configJson"}},
+		{Local, nil},
+	} {
+		if got := fileKeys(keys, tc.vendor); !slices.Equal(got, tc.want) {
+			t.Errorf("fileKeys(%s) = %v, want %v", tc.vendor, got, tc.want)
+		}
+	}
+}
+
+// A Resolved built without Resolve (as tests and replays do) still
+// serialises in the reference's shape: lists as [], explicit keys as null.
+func TestResolvedJSONWithoutResolve(t *testing.T) {
+	b, err := json.Marshal(Resolved{ID: Codex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"fallbacks":[]`, `"executorHistory":[]`, `"budget":null`, `"profileName":null`,
+		`"maxTurnsSource":null`, `"stepsSource":null`, `"config":[]`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s", b, want)
+		}
+	}
+	for _, absent := range []string{"initialModel", `"local"`, `"shell"`} {
+		if strings.Contains(string(b), absent) {
+			t.Errorf("%s has %s, which the reference never writes", b, absent)
+		}
 	}
 }
