@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,8 +82,13 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 		l.emit(r.n, state.EntityAttempt, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt), "running", attempt,
 			map[string]any{"selectedAgentIds": impl, "phase": phaseOf(impl, closureFrom)})
 		failures, err = r.attempt(ctx, attempt, impl, closureFrom)
-		if err != nil {
+		if errors.Is(err, ErrStopped) {
 			return r.finish(ctx, attempt, state.WaveStopped, failures), err
+		}
+		if err != nil {
+			// Interrupted (signal) or a start failure: the wave run stays
+			// open in the event log so the next launch adopts its runs.
+			return waveOutcome{ExitCode: ExitFailed}, err
 		}
 		if len(failures) == 0 {
 			l.emit(r.n, state.EntityAttempt, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt), "completed", attempt, nil)

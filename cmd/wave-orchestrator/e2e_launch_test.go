@@ -245,7 +245,16 @@ func TestSecondLauncherExits32(t *testing.T) {
 	}
 }
 
+// A launcher that dies — kill -9, or a plain SIGTERM/Ctrl-C — leaves its
+// agents running in tmux; the next launch adopts them instead of
+// launching them again, and every result is kept.
 func TestKilledLauncherRunsAreAdopted(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { testLauncherDeathAdoption(t, sig) })
+	}
+}
+
+func testLauncherDeathAdoption(t *testing.T, sig syscall.Signal) {
 	r := newRepo(t)
 	var impl []agentSpec
 	for _, id := range []string{"A1", "A2", "A3", "A4", "A5"} {
@@ -271,7 +280,7 @@ func TestKilledLauncherRunsAreAdopted(t *testing.T) {
 		}
 		return n == 5
 	})
-	_ = first.Process.Signal(syscall.SIGKILL)
+	_ = first.Process.Signal(sig)
 	_ = first.Wait()
 	res := launch(t, r)
 	if res.code != 0 {
