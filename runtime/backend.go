@@ -154,8 +154,20 @@ func (b *TmuxBackend) Terminate(ctx context.Context, runDir string, grace time.D
 	if keepSession || rec.SessionName == "" {
 		return nil
 	}
-	if err := b.tm.KillSession(ctx, rec.SessionName); err != nil {
+	// The agent's next attempt reuses the session name, and the launcher
+	// may start it as soon as this run's record is terminal: kill the
+	// session only while it is still this run's.
+	ss, err := b.tm.ListSessions(ctx)
+	if err != nil {
 		return fmt.Errorf("terminate %s: %w", rec.RunID, err)
+	}
+	for _, s := range ss {
+		if s.Name != rec.SessionName || s.Run != "" && s.Run != rec.RunID {
+			continue
+		}
+		if err := b.tm.KillSession(ctx, rec.SessionName); err != nil {
+			return fmt.Errorf("terminate %s: %w", rec.RunID, err)
+		}
 	}
 	return nil
 }
