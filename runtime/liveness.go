@@ -94,10 +94,8 @@ func Classify(f Facts) Verdict {
 	if rec.RunnerPid == 0 {
 		return classifyLaunching(f)
 	}
-	if p := f.Session.Pane; p != nil && !p.Dead && p.Pid == rec.RunnerPid {
-		// The runner is the pane's process: tmux has not reaped it yet and
-		// will mark the pane dead, with its status, in a moment.
-		return Verdict{State: StateLost, Reason: "runner died; waiting for tmux to reap its pane"}
+	if paneSettling(f) {
+		return Verdict{State: StateLost, Reason: "runner died; waiting for tmux to report its pane's exit"}
 	}
 	v := Verdict{State: StateLost, Done: true, Reason: "runner died without a terminal record"}
 	addPaneExit(&v, f.Session)
@@ -125,6 +123,19 @@ func classifyLive(f Facts) Verdict {
 		v.Reason = "deadline passed"
 	}
 	return v
+}
+
+// paneSettling reports a dead runner whose pane (the runner was its
+// process) tmux has not finished with: not yet reaped, or closed but its
+// exit status not yet recorded. Both last milliseconds; the verdict waits
+// for them, but no longer than the heartbeat would take to go stale.
+func paneSettling(f Facts) bool {
+	p := f.Session.Pane
+	if p == nil || p.Pid != f.Record.RunnerPid || p.Dead && (p.DeadStatus != nil || p.DeadSignal > 0) {
+		return false
+	}
+	_, _, stale := heartbeatStale(f.Record, f.Now)
+	return !stale
 }
 
 // heartbeatStale reports whether a live runner's last heartbeat is more

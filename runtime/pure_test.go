@@ -162,6 +162,8 @@ func TestClassify(t *testing.T) {
 		{"dead runner with pane status", Facts{Record: running(), Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Dead: true, DeadStatus: code(4)}}}, StateLost, true, code(4), "", 0, false},
 		{"dead runner with pane signal", Facts{Record: running(), Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Dead: true, DeadSignal: 9}}}, StateLost, true, code(137), "SIGKILL", 0, false},
 		{"dead runner, tmux not yet reaped its pane", Facts{Record: running(), Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 10}}}, StateLost, false, nil, "", 0, false},
+		{"dead runner, pane closed without status yet", Facts{Record: running(), Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 10, Dead: true}}}, StateLost, false, nil, "", 0, false},
+		{"dead runner, pane never reported, heartbeat stale", Facts{Record: stale, Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 10, Dead: true}}}, StateLost, true, nil, "", 0, false},
 		{"dead runner, pane runs another process", Facts{Record: running(), Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 7}}}, StateLost, true, nil, "", 0, false},
 		{"orphaned agent", Facts{Record: running(), AgentAlive: true}, StateLost, true, nil, "", 1, true},
 		{"launching, session alive", Facts{Record: launching, Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{}}}, StateLaunching, false, nil, "", 0, false},

@@ -66,8 +66,11 @@ func TestRunnerKilledIsLost(t *testing.T) {
 			continue
 		}
 		v := c.Obs.Verdict
-		// The pane ran the runner (sh exec'd it), so tmux saw it die by KILL.
-		if v.State != StateLost || v.Signal != "SIGKILL" {
+		// The pane ran the runner (sh exec'd it), so tmux saw it die by
+		// KILL, though tmux 3.3a sometimes closes the pane without ever
+		// recording the status (seen 5 in 40 runs): the verdict is then
+		// lost without an exit code, once the heartbeat has gone stale.
+		if v.State != StateLost || v.Signal != "SIGKILL" && v.ExitCode != nil {
 			t.Fatalf("verdict %+v", v)
 		}
 		return

@@ -366,5 +366,5 @@ func obsKey(o Observation) string {
 	if o.Record != nil {
 		disp = o.Record.TerminalDisposition
 	}
-	return strings.Join([]string{string(v.State), disp, code, v.Signal, fmt.Sprint(v.Terminate), errs, strings.Join(v.Warnings, "|")}, "\x00")
+	return strings.Join([]string{string(v.State), fmt.Sprint(v.Done), disp, code, v.Signal, fmt.Sprint(v.Terminate), errs, strings.Join(v.Warnings, "|")}, "\x00")
 }
