@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"syscall"
 )
@@ -14,7 +13,7 @@ import (
 // pid it names one process for its whole life, so a recycled pid is never
 // mistaken for the one a record saw.
 func ProcStartTime(pid int) (start uint64, zombie bool, err error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	data, err := readSmall("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, false, err
 	}

@@ -93,8 +93,9 @@ func NewWatcher(logger *slog.Logger, opts ...WatcherOption) *Watcher {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	launches := &launchCache{}
 	files := func(ctx context.Context, dir string, now time.Time) Observation {
-		return observeRun(ctx, nil, readLaunchFile, dir, now, DefaultLaunchGrace)
+		return observeRun(ctx, nil, launches.read, dir, now, DefaultLaunchGrace)
 	}
 	w := &Watcher{
 		logger:   logger,
