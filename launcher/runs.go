@@ -225,43 +225,54 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 			deadlines[d] = *p.DeadlineAt
 		}
 	}
-	check := func(d string) {
+	check := func(d string, expired bool) {
 		id := pending[d]
 		o := l.runs.Outcome(ctx, d, l.now())
 		if !o.Done {
-			if dl, ok := deadlines[d]; ok && l.now().After(dl) {
-				grace := time.Duration(l.opt.Lane.Runtime.TerminateGraceMs) * time.Millisecond
-				_ = l.runs.Terminate(ctx, d, grace, l.opt.KeepSessions)
-				o = Outcome{Done: true, State: state.AgentTimedOut, Detail: fmt.Sprintf("deadline %s passed", dl.Format(time.RFC3339))}
-				if after := l.runs.Outcome(ctx, d, l.now()); after.ExitCode != nil {
-					o.ExitCode, o.Signal = after.ExitCode, after.Signal
-				}
-			} else {
+			if !expired {
 				return
+			}
+			grace := time.Duration(l.opt.Lane.Runtime.TerminateGraceMs) * time.Millisecond
+			_ = l.runs.Terminate(ctx, d, grace, l.opt.KeepSessions)
+			o = Outcome{Done: true, State: state.AgentTimedOut, Detail: fmt.Sprintf("deadline %s passed", deadlines[d].Format(time.RFC3339))}
+			if after := l.runs.Outcome(ctx, d, l.now()); after.ExitCode != nil {
+				o.ExitCode, o.Signal = after.ExitCode, after.Signal
 			}
 		}
 		delete(pending, d)
 		r.finalize(id, d, attempt, o)
 	}
-	for d := range pending {
-		check(d)
+	expired := func(d string) bool {
+		dl, ok := deadlines[d]
+		return ok && l.now().After(dl)
 	}
+	for d := range pending {
+		check(d, expired(d))
+	}
+	// The watcher wakes us on every change of a run (and its own sweep
+	// finds lost runners), so the 1 s tick only checks deadlines and stop
+	// requests; a full look at every run every sweepEvery ticks is the
+	// safety net for a change dropped under load.
+	const sweepEvery = 10
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	for len(pending) > 0 {
+	for n := 1; len(pending) > 0; {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case d := <-l.runs.Changed():
 			if _, ok := pending[d]; ok {
-				check(d)
+				check(d, expired(d))
 			}
 		case <-tick.C:
 			if stopRequested(l.opt.Layout.ControlPath()) {
 				return ErrStopped
 			}
+			n++
 			for d := range pending {
-				check(d)
+				if e := expired(d); e || n%sweepEvery == 0 {
+					check(d, e)
+				}
 			}
 		}
 	}
