@@ -15,23 +15,39 @@ import (
 // (truncated, corrupt). Errors wrapping it name the path.
 var ErrUnreadable = errors.New("unreadable")
 
-// WriteJSON writes v to path atomically: a temp file in the same directory,
-// fsync, rename, then fsync of the directory. Readers see the old or the new
+// WriteJSON writes v to path atomically and durably: a temp file, fsync,
+// rename, then fsync of the directory. Readers see the old or the new
 // content, never a prefix.
-func WriteJSON(path string, v any) error {
+func WriteJSON(path string, v any) error { return writeJSON(path, v, true) }
+
+// tmpDir holds writers' temp files inside a run directory. inotify is not
+// recursive, so a watcher of the run directory sees one event per write
+// (the rename) instead of create/write/close events of the temp file too.
+const tmpDir = ".tmp"
+
+// writeJSON is WriteJSON; without durable it skips the fsyncs, for
+// heartbeats, whose loss in a crash costs nothing.
+func writeJSON(path string, v any, durable bool) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
 	data = append(data, '\n')
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	tdir := filepath.Join(dir, tmpDir)
+	if err := os.MkdirAll(tdir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(tdir, filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	_, werr := f.Write(data)
-	serr := f.Sync()
+	var serr error
+	if durable {
+		serr = f.Sync()
+	}
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
 		os.Remove(tmp)
@@ -41,9 +57,11 @@ func WriteJSON(path string, v any) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	if durable {
+		if d, err := os.Open(dir); err == nil {
+			d.Sync()
+			d.Close()
+		}
 	}
 	return nil
 }

@@ -42,14 +42,17 @@ func newRecordWriter(p *Payload, now time.Time) *recordWriter {
 	}}
 }
 
-func (w *recordWriter) update(f func(*Record)) error {
+func (w *recordWriter) update(f func(*Record)) error { return w.write(f, true) }
+
+// write applies f and rewrites the record unless it is already final.
+func (w *recordWriter) write(f func(*Record), durable bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done {
 		return nil
 	}
 	f(&w.rec)
-	return WriteJSON(w.path, w.rec)
+	return writeJSON(w.path, w.rec, durable)
 }
 
 func (w *recordWriter) final(f func(*Record)) error {
@@ -68,7 +71,7 @@ func (w *recordWriter) heartbeat(ctx context.Context, every time.Duration, now f
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := w.update(func(r *Record) { r.LastHeartbeatAt = now() }); err != nil {
+			if err := w.write(func(r *Record) { r.LastHeartbeatAt = now() }, false); err != nil {
 				log.Warn("heartbeat_write_failed", "path", w.path, "err", err)
 			}
 		}

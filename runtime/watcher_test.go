@@ -45,7 +45,7 @@ func TestReaderNeverSeesPartialRecord(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*tmp*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), tmpDir, "*")); len(left) != 0 {
 		t.Fatalf("temp files left: %v", left)
 	}
 }
