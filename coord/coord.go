@@ -5,17 +5,14 @@
 package coord
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // Record is one coordination record (reference §4.5 shape).
@@ -59,17 +56,8 @@ func Post(path string, rec Record, blocking *bool, now time.Time) (Record, error
 	if err := fill(&rec, blocking, now); err != nil {
 		return rec, err
 	}
-	line, _ := json.Marshal(rec)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return rec, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return rec, fmt.Errorf("coordination log %s: %w", path, err)
-	}
-	defer f.Close()
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		return rec, fmt.Errorf("coordination log %s: %w", path, err)
+	if err := jsonfile.Append(path, rec); err != nil {
+		return rec, fmt.Errorf("coordination log: %w", err)
 	}
 	return rec, nil
 }
@@ -156,27 +144,7 @@ func defaultSeverity(r *Record) string {
 
 // Read reads the log; corrupt lines are reported, not fatal.
 func Read(path string) (recs []Record, bad []string, err error) {
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var r Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			bad = append(bad, fmt.Sprintf("%s:%d", path, n))
-			continue
-		}
-		recs = append(recs, r)
-	}
-	return recs, bad, sc.Err()
+	return jsonfile.ReadLines[Record](path)
 }
 
 // Materialize orders records by updatedAt then id and lets a later record

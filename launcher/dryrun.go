@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
-	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 	"github.com/wave-orchestrator/wave-orchestrator/wave/manifest"
 )
@@ -57,7 +57,7 @@ func (l *Launcher) DryRun() (manifest.Manifest, error) {
 				prev.DeadlineMinutes = int(pl.DeadlineAt.Sub(l.now()).Round(60e9).Minutes())
 			}
 			prev.DeadlineAt = nil
-			if err := state.WriteJSON(filepath.Join(pl.RunDir, lanes.LaunchFile), prev); err != nil {
+			if err := jsonfile.Write(filepath.Join(pl.RunDir, lanes.LaunchFile), prev); err != nil {
 				return manifest.Manifest{}, err
 			}
 			fmt.Fprintf(l.opt.Out, "[dry-run] wave %d %s: %s %v\n", w.Number, id, pl.ExecutorID, pl.Argv)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -196,7 +197,7 @@ func (l *Launcher) emit(n int, entity, id, action string, attempt int, data any)
 func (l *Launcher) refresh(n int) {
 	for _, w := range state.Reduce(l.current, nil, nil, l.now()) {
 		if w.Wave == n {
-			if err := state.WriteJSON(l.opt.Layout.StatePath(n), w); err != nil {
+			if err := jsonfile.Write(l.opt.Layout.StatePath(n), w); err != nil {
 				l.log.Error("write state", "err", err)
 			}
 		}

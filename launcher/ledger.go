@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // ledger is the lane's completed-wave ledger (for --auto-next).
@@ -55,5 +55,5 @@ func markCompleted(path string, n int) error {
 		slices.Sort(lg.CompletedWaves)
 	}
 	lg.SchemaVersion, lg.Kind, lg.UpdatedAt = 1, "wave-run-state", time.Now().UTC()
-	return state.WriteJSON(path, lg)
+	return jsonfile.Write(path, lg)
 }

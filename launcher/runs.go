@@ -14,6 +14,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -286,7 +287,7 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 	_, k := runIndex(dir)
 	sum := r.summarize(id, dir, o, k)
-	_ = state.WriteJSON(filepath.Join(dir, lanes.SummaryFile), sum)
+	_ = jsonfile.Write(filepath.Join(dir, lanes.SummaryFile), sum)
 	r.results[id] = &agentResult{RunDir: dir, Outcome: o, Summary: sum}
 	code := ""
 	if o.ExitCode != nil {

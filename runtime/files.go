@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,56 +16,11 @@ import (
 // (truncated, corrupt). Errors wrapping it name the path.
 var ErrUnreadable = errors.New("unreadable")
 
-// WriteJSON writes v to path atomically and durably: a temp file, fsync,
-// rename, then fsync of the directory. Readers see the old or the new
-// content, never a prefix.
-func WriteJSON(path string, v any) error { return writeJSON(path, v, true) }
+// WriteJSON writes v to path atomically and durably (see jsonfile.Write).
+func WriteJSON(path string, v any) error { return jsonfile.Write(path, v) }
 
-// tmpDir holds writers' temp files inside a run directory. inotify is not
-// recursive, so a watcher of the run directory sees one event per write
-// (the rename) instead of create/write/close events of the temp file too.
-const tmpDir = ".tmp"
-
-// writeJSON is WriteJSON; without durable it skips the fsyncs, for
-// heartbeats, whose loss in a crash costs nothing.
-func writeJSON(path string, v any, durable bool) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
-	}
-	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	tdir := filepath.Join(dir, tmpDir)
-	if err := os.MkdirAll(tdir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(tdir, filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	var serr error
-	if durable {
-		serr = f.Sync()
-	}
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if durable {
-		if d, err := os.Open(dir); err == nil {
-			d.Sync()
-			d.Close()
-		}
-	}
-	return nil
-}
+// tmpDir is where writers put temp files inside a run directory.
+const tmpDir = jsonfile.TmpDir
 
 // readJSON decodes path into v. A missing file returns an error satisfying
 // errors.Is(err, fs.ErrNotExist); a corrupt one wraps ErrUnreadable.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // recordWriter owns runtime.json for the runner: every change goes through
@@ -52,7 +54,10 @@ func (w *recordWriter) write(f func(*Record), durable bool) error {
 		return nil
 	}
 	f(&w.rec)
-	return writeJSON(w.path, w.rec, durable)
+	if durable {
+		return jsonfile.Write(w.path, w.rec)
+	}
+	return jsonfile.WriteVolatile(w.path, w.rec)
 }
 
 func (w *recordWriter) final(f func(*Record)) error {

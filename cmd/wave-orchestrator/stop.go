@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
-	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -30,7 +30,7 @@ func newStopCmd(g *globals) *cobra.Command {
 			// A live launcher is asked to stop through its control file;
 			// its lock is never taken from it.
 			if agent == "" && lanes.Held(e.layout.LockPath()) {
-				if err := state.WriteJSON(e.layout.ControlPath(), map[string]any{"stop": true, "requestedAt": time.Now().UTC()}); err != nil {
+				if err := jsonfile.Write(e.layout.ControlPath(), map[string]any{"stop": true, "requestedAt": time.Now().UTC()}); err != nil {
 					return err
 				}
 				fmt.Fprintln(c.OutOrStdout(), "asked the running launcher to stop")

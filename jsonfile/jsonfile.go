@@ -1,0 +1,116 @@
+// Package jsonfile owns how lane state reaches disk as JSON: documents
+// replaced atomically (readers see the old or the new content, never a
+// prefix), and append-only JSON Lines logs whose torn or corrupt lines are
+// reported by position instead of making the whole log unreadable.
+package jsonfile
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// TmpDir holds writers' temp files inside the target's directory. inotify
+// is not recursive, so a watcher of that directory sees one event per
+// write (the rename) instead of the temp file's create/write/close too.
+const TmpDir = ".tmp"
+
+// Write writes v to path atomically and durably: indented JSON with a
+// trailing newline to a temp file, fsync, rename, fsync of the directory.
+func Write(path string, v any) error { return write(path, v, true) }
+
+// WriteVolatile is Write without the fsyncs, for data whose loss in a
+// crash costs nothing (heartbeats). It is still atomic.
+func WriteVolatile(path string, v any) error { return write(path, v, false) }
+
+func write(path string, v any, durable bool) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	tdir := filepath.Join(dir, TmpDir)
+	if err := os.MkdirAll(tdir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(tdir, filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	var serr error
+	if durable {
+		serr = f.Sync()
+	}
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if durable {
+		if d, err := os.Open(dir); err == nil {
+			d.Sync()
+			d.Close()
+		}
+	}
+	return nil
+}
+
+// Append writes v as one JSON line with a single O_APPEND write, so
+// concurrent appenders never interleave within a line.
+func Append(path string, v any) error {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode line for %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("append %s: %w", path, err)
+	}
+	_, werr := f.Write(append(line, '\n'))
+	if err := errors.Join(werr, f.Close()); err != nil {
+		return fmt.Errorf("append %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadLines decodes every line of a JSON Lines file. A missing file is
+// empty. A line that does not decode (a torn last line after a crash, a
+// hand edit) is skipped and reported in bad as "path:line".
+func ReadLines[T any](path string) (out []T, bad []string, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(line, &v); err != nil {
+			bad = append(bad, fmt.Sprintf("%s:%d", path, n))
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, bad, sc.Err()
+}

@@ -1,0 +1,81 @@
+package jsonfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+type doc struct {
+	N    int    `json:"n"`
+	Body string `json:"body"`
+}
+
+func TestWriteIsAtomicAndLeavesNoTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	if err := Write(path, doc{N: 1, Body: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteVolatile(path, doc{N: 2, Body: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "{\n  \"n\": 2,\n  \"body\": \"second\"\n}\n" {
+		t.Fatalf("content %q, %v", b, err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, TmpDir)); len(left) != 0 {
+		t.Fatalf("temp files left: %v", left)
+	}
+	if err := Write(path, func() {}); err == nil {
+		t.Fatal("encoding a func succeeded")
+	}
+	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
+		t.Fatal("a failed write changed the file")
+	}
+}
+
+func TestAppendConcurrentLinesNeverInterleave(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				if err := Append(path, doc{N: w*1000 + i, Body: fmt.Sprintf("%0200d", i)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	got, bad, err := ReadLines[doc](path)
+	if err != nil || len(bad) != 0 || len(got) != 1600 {
+		t.Fatalf("read %d lines, bad %v, err %v", len(got), bad, err)
+	}
+}
+
+func TestReadLinesReportsTornLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	body := "{\"n\":1}\n\n{\"n\":2,\"bo\n{\"n\":3}\n{\"n\":4"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, bad, err := ReadLines[doc](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].N != 1 || got[1].N != 3 {
+		t.Fatalf("got %+v", got)
+	}
+	if len(bad) != 2 || bad[0] != path+":3" || bad[1] != path+":5" {
+		t.Fatalf("bad = %v", bad)
+	}
+	none, bad, err := ReadLines[doc](filepath.Join(t.TempDir(), "missing.jsonl"))
+	if none != nil || bad != nil || err != nil {
+		t.Fatalf("missing file: %v %v %v", none, bad, err)
+	}
+}

@@ -1,0 +1,208 @@
+package state
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+)
+
+var t0 = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+
+// script builds events one second apart.
+type script struct {
+	evs []Event
+	at  time.Time
+}
+
+func (s *script) add(entity, action string, attempt int, data any) *script {
+	if s.at.IsZero() {
+		s.at = t0
+	}
+	ev := NewEvent("main", 0, entity, "x", action, attempt, Data(data))
+	ev.RecordedAt = s.at
+	s.at = s.at.Add(time.Second)
+	s.evs = append(s.evs, ev)
+	return s
+}
+
+func started(agents ...string) WaveStarted {
+	w := WaveStarted{File: "docs/plans/waves/wave-0.md", MaxAttempts: 2,
+		Closure: []Stage{{Phase: "integrating", Agents: []string{"A8"}}, {Phase: "cont-qa-closure", Agents: []string{"A0"}}}}
+	for _, a := range agents {
+		w.Agents = append(w.Agents, AgentInfo{ID: a, Title: "t " + a, Role: "implementation", Executor: "local"})
+	}
+	return w
+}
+
+func code(n int) *int { return &n }
+
+func agentStates(w Wave) map[string]string {
+	m := map[string]string{}
+	for _, a := range w.Agents {
+		m[a.ID] = a.State
+	}
+	return m
+}
+
+func TestReduce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		events *script
+		runs   map[string]RunFacts
+		status string
+		phase  string
+		agents map[string]string
+		stages []string
+	}{
+		{
+			name:   "pending agents listed from the start event",
+			events: new(script).add(EntityWaveRun, "started", 0, started("A1", "A2", "A8", "A0")),
+			status: WaveRunning, phase: "implementation",
+			agents: map[string]string{"A1": AgentPending, "A2": AgentPending, "A8": AgentPending, "A0": AgentPending},
+			stages: []string{"pending", "pending"},
+		},
+		{
+			name: "running record overlays a launched agent; finished ones keep their outcome",
+			events: new(script).add(EntityWaveRun, "started", 0, started("A1", "A2")).
+				add(EntityAttempt, "running", 1, map[string]any{"phase": "implementation"}).
+				add(EntityAgentRun, "started", 1, AgentRunData{AgentID: "A1", RunDir: "/r/A1-a1"}).
+				add(EntityAgentRun, "started", 1, AgentRunData{AgentID: "A2", RunDir: "/r/A2-a1"}).
+				add(EntityAgentRun, AgentFailed, 1, AgentRunData{AgentID: "A2", ExitCode: code(3), StatusCode: "3"}),
+			runs:   map[string]RunFacts{"/r/A1-a1": {Disposition: "running", LastHeartbeatAt: ptr(t0.Add(3 * time.Second))}},
+			status: WaveRunning, phase: "implementation",
+			agents: map[string]string{"A1": AgentRunning, "A2": AgentFailed},
+		},
+		{
+			name: "a terminal record beats a launcher that died before recording it",
+			events: new(script).add(EntityWaveRun, "started", 0, started("A1")).
+				add(EntityAgentRun, "started", 1, AgentRunData{AgentID: "A1", RunDir: "/r/A1-a1"}),
+			runs:   map[string]RunFacts{"/r/A1-a1": {Disposition: "completed", ExitCode: code(0)}},
+			status: WaveRunning, phase: "implementation",
+			agents: map[string]string{"A1": AgentCompleted},
+		},
+		{
+			name: "a dead runner without a terminal record is lost",
+			events: new(script).add(EntityWaveRun, "started", 0, started("A1")).
+				add(EntityAgentRun, "started", 1, AgentRunData{AgentID: "A1", RunDir: "/r/A1-a1"}),
+			runs:   map[string]RunFacts{"/r/A1-a1": {Disposition: "running", Lost: true}},
+			status: WaveRunning, phase: "implementation",
+			agents: map[string]string{"A1": AgentLost},
+		},
+		{
+			name: "closure stages move in order and the wave completes",
+			events: new(script).add(EntityWaveRun, "started", 0, started("A1", "A8", "A0")).
+				add(EntityAgentRun, AgentReused, 0, AgentRunData{AgentID: "A1", ExitCode: code(0)}).
+				add(EntityClosure, StageRunning, 1, map[string]any{"phase": "integrating"}).
+				add(EntityClosure, StagePassed, 1, map[string]any{"phase": "integrating"}).
+				add(EntityClosure, StageRunning, 1, map[string]any{"phase": "cont-qa-closure"}).
+				add(EntityClosure, StagePassed, 1, map[string]any{"phase": "cont-qa-closure"}).
+				add(EntityWaveRun, WaveCompleted, 1, nil),
+			status: WaveCompleted, phase: "completed",
+			agents: map[string]string{"A1": AgentReused, "A8": AgentPending, "A0": AgentPending},
+			stages: []string{"passed", "passed"},
+		},
+		{
+			name: "a new wave run resets the previous run's state",
+			events: new(script).add(EntityWaveRun, "started", 0, started("A1")).
+				add(EntityAgentRun, AgentFailed, 1, AgentRunData{AgentID: "A1", StatusCode: "1"}).
+				add(EntityWaveRun, WaveFailed, 1, map[string]any{"failures": []Failure{{AgentID: "A1", StatusCode: "1"}}}).
+				add(EntityWaveRun, "started", 0, started("A1")),
+			status: WaveRunning, phase: "implementation",
+			agents: map[string]string{"A1": AgentPending},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := Reduce(tc.events.evs, tc.runs, nil, t0.Add(time.Minute))
+			if len(ws) != 1 {
+				t.Fatalf("%d waves", len(ws))
+			}
+			w := ws[0]
+			if w.Status != tc.status || w.Phase != tc.phase {
+				t.Fatalf("status %q phase %q, want %q %q", w.Status, w.Phase, tc.status, tc.phase)
+			}
+			if got := agentStates(w); !mapsEqual(got, tc.agents) {
+				t.Fatalf("agents %v, want %v", got, tc.agents)
+			}
+			if tc.stages != nil {
+				var got []string
+				for _, s := range w.Closure {
+					got = append(got, s.State)
+				}
+				if !slices.Equal(got, tc.stages) {
+					t.Fatalf("stages %v, want %v", got, tc.stages)
+				}
+			}
+			if w.Failures == nil || w.Blockers == nil {
+				t.Fatal("failures and blockers must be arrays, never null")
+			}
+		})
+	}
+}
+
+func TestReduceHeartbeatAgeAndFailures(t *testing.T) {
+	s := new(script).add(EntityWaveRun, "started", 0, started("A1")).
+		add(EntityAgentRun, "started", 1, AgentRunData{AgentID: "A1", RunDir: "/r/A1-a1"}).
+		add(EntityGate, "evaluated", 1, map[string]any{"phase": "implementation", "ok": false,
+			"failures": []Failure{{AgentID: "A1", Gate: "implementationGate", StatusCode: "missing-wave-proof"}}})
+	hb := t0.Add(10 * time.Second)
+	ws := Reduce(s.evs, map[string]RunFacts{"/r/A1-a1": {Disposition: "running", LastHeartbeatAt: &hb}}, nil, t0.Add(12*time.Second))
+	a := ws[0].Agents[0]
+	if a.HeartbeatAgeMs == nil || *a.HeartbeatAgeMs != 2000 {
+		t.Fatalf("heartbeat age %v, want 2000", a.HeartbeatAgeMs)
+	}
+	if f := ws[0].Failures; len(f) != 1 || f[0].StatusCode != "missing-wave-proof" {
+		t.Fatalf("failures %+v", f)
+	}
+}
+
+func TestLoadReportsCorruptEventsAndKeepsGoing(t *testing.T) {
+	l := lanes.New(t.TempDir(), ".wave", "p", "main")
+	ev := NewEvent("main", 0, EntityWaveRun, "wave-0", "started", 0, Data(started("A1")))
+	if err := Append(l.EventsPath(), ev); err != nil {
+		t.Fatal(err)
+	}
+	appendRaw(t, l.EventsPath(), "{\"torn\":")
+	got, err := Load(l, nil, func(int) []Blocker { return []Blocker{{ID: "b1", Kind: "blocker"}} }, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Waves) != 1 || len(got.Problems) != 1 || got.Problems[0] != "unreadable event line "+l.EventsPath()+":2" {
+		t.Fatalf("waves %d problems %v", len(got.Waves), got.Problems)
+	}
+	if len(got.Waves[0].Blockers) != 1 {
+		t.Fatalf("blockers %v", got.Waves[0].Blockers)
+	}
+	if got.Socket != l.Socket() || filepath.Base(got.Socket) == "" {
+		t.Fatalf("socket %q", got.Socket)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func appendRaw(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
