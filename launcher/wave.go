@@ -265,6 +265,11 @@ func (r *waveRun) sweep(ctx context.Context, attempt int, from string) ([]gate.F
 		}
 		id := fmt.Sprintf("wave-%d-closure-%s", r.n, st.Phase)
 		run, required := gate.StagePlan(st.Phase, r.p.Wave, r.p.Bindings, lane, ranSemantic)
+		if st.Phase == roles.PhaseDocsClosure && r.docsAutoClosed() {
+			r.l.emit(r.n, state.EntityClosure, id, state.StageSkipped, attempt, map[string]any{"phase": st.Phase,
+				"detail": "auto-closed: no shared-plan doc delta and no component promotion"})
+			continue
+		}
 		if len(st.Agents) == 0 || !run {
 			if len(st.Agents) == 0 && required {
 				f := []gate.Failure{{Gate: gate.PhaseGate(st.Phase), StatusCode: codeMissingClosure, Detail: "stage " + st.Phase + " is required but no agent holds it"}}
@@ -383,4 +388,20 @@ func (r *waveRun) report(failures []gate.Failure) {
 		b.WriteByte('\n')
 	}
 	fmt.Fprint(r.l.opt.Out, b.String())
+}
+
+// docsAutoClosed reports whether documentation closure is satisfied
+// without running its steward (the reference's auto "no-change"): allowed
+// by config, no agent reported a shared-plan doc delta, and the wave
+// promotes no component (nothing for the matrix).
+func (r *waveRun) docsAutoClosed() bool {
+	if !r.l.opt.Lane.Validation.AutoClosure.AllowAutoDocNoChange || len(r.p.Wave.ComponentPromotions) > 0 {
+		return false
+	}
+	for _, res := range r.results {
+		if d := res.Summary.DocDelta; d != nil && d.State == "shared-plan" {
+			return false
+		}
+	}
+	return true
 }

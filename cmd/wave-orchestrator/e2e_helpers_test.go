@@ -139,6 +139,7 @@ type agentSpec struct {
 	knobs      []string // extra `### Executor` bullets, e.g. "local.fail-attempts: 1"
 	impl       bool
 	prompt     string
+	docImpact  string // exit contract doc-impact, default owned
 }
 
 func implAgent(id string, knobs ...string) agentSpec {
@@ -171,7 +172,11 @@ func (r *testRepo) writeWave(n int, agents ...agentSpec) {
 		}
 		b.WriteString("\n")
 		if a.impl {
-			b.WriteString("### Exit contract\n- completion: contract\n- durability: none\n- proof: unit\n- doc-impact: owned\n\n")
+			doc := a.docImpact
+			if doc == "" {
+				doc = "owned"
+			}
+			fmt.Fprintf(&b, "### Exit contract\n- completion: contract\n- durability: none\n- proof: unit\n- doc-impact: %s\n\n", doc)
 			fmt.Fprintf(&b, "### Deliverables\n- %s\n\n", a.owns[0])
 		}
 		prompt := a.prompt

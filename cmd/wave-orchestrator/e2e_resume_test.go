@@ -76,3 +76,28 @@ func TestResumeRejectsUnknownPhase(t *testing.T) {
 		t.Fatalf("exit %d stderr %q: want usage error listing phases", res.code, res.stderr)
 	}
 }
+
+// With autoClosure.allowAutoDocNoChange (the reference's starter setting)
+// the documentation steward is not run when nobody reported a shared-plan
+// doc delta — and is run when somebody did.
+func TestDocsClosureAutoClosesWithoutSharedPlanDelta(t *testing.T) {
+	for _, tc := range []struct {
+		docImpact string
+		wantA9    int
+	}{{"owned", 0}, {"shared-plan", 1}} {
+		t.Run(tc.docImpact, func(t *testing.T) {
+			r := newRepo(t)
+			r.write("wave.config.yaml", testConfig+"  autoClosure:\n    allowAutoDocNoChange: true\n")
+			a1 := implAgent("A1")
+			a1.docImpact = tc.docImpact
+			r.writeWave(0, append([]agentSpec{a1}, closureAgents()...)...)
+			if res := launch(t, r); res.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+			}
+			launched, _ := agentStarts(r.events())
+			if launched["A9"] != tc.wantA9 || launched["A0"] != 1 {
+				t.Fatalf("launches %v: want A9 %d times, A0 once", launched, tc.wantA9)
+			}
+		})
+	}
+}
