@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,7 +167,10 @@ func (r *testRepo) writeWave(n int, agents ...agentSpec) {
 		if a.rolePrompt != "" {
 			fmt.Fprintf(&b, "### Role prompts\n- %s\n\n", a.rolePrompt)
 		}
-		b.WriteString("### Executor\n- id: local\n")
+		b.WriteString("### Executor\n")
+		if !slices.ContainsFunc(a.knobs, func(k string) bool { return strings.HasPrefix(k, "id:") }) {
+			b.WriteString("- id: local\n")
+		}
 		for _, k := range a.knobs {
 			fmt.Fprintf(&b, "- %s\n", k)
 		}

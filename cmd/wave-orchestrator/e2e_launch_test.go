@@ -315,3 +315,28 @@ func waitTerminal(t *testing.T, path string) {
 		return false
 	})
 }
+
+// A failed agent whose policy allows fallback is retried on the next
+// executor of its chain: attempt 1 on shell (exits 1), attempt 2 on local.
+func TestRetrySwitchesToFallbackExecutor(t *testing.T) {
+	r := newRepo(t)
+	a1 := implAgent("A1", "id: shell", "shell.command: false {agent}", "fallbacks: local", "retry-policy: fallback-allowed")
+	r.writeWave(0, append([]agentSpec{a1}, closureAgents()...)...)
+	res := launch(t, r)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var execs []string
+	for _, ev := range r.events() {
+		if ev.EntityType == state.EntityAgentRun && ev.Action == "started" && ev.Data["agentId"] == "A1" {
+			e, _ := ev.Data["executorId"].(string)
+			execs = append(execs, e)
+		}
+	}
+	if !slices.Equal(execs, []string{"shell", "local"}) {
+		t.Fatalf("A1 ran on %v, want shell then local", execs)
+	}
+	if !strings.Contains(res.stdout, "falls back from shell to local") {
+		t.Fatalf("no fallback line in the launcher output:\n%s", res.stdout)
+	}
+}
