@@ -142,6 +142,34 @@ func defaultSeverity(r *Record) string {
 	return "advisory"
 }
 
+// Update returns old with the fields set in change applied: an update
+// posted with only an id and a status keeps the record's kind, author,
+// summary, targets and creation time.
+func Update(old, change Record) Record {
+	out := old
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&out.Kind, change.Kind)
+	set(&out.Status, change.Status)
+	set(&out.Priority, change.Priority)
+	set(&out.Summary, change.Summary)
+	set(&out.Detail, change.Detail)
+	set(&out.BlockerSeverity, change.BlockerSeverity)
+	if len(change.Targets) > 0 {
+		out.Targets = change.Targets
+	}
+	if len(change.ArtifactRefs) > 0 {
+		out.ArtifactRefs = change.ArtifactRefs
+	}
+	if change.Attempt != nil {
+		out.Attempt = change.Attempt
+	}
+	return out
+}
+
 // Read reads the log; corrupt lines are reported, not fatal.
 func Read(path string) (recs []Record, bad []string, err error) {
 	return jsonfile.ReadLines[Record](path)

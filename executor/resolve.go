@@ -161,6 +161,13 @@ func Resolve(a *wave.Agent, role string, lane *config.Lane, cliExecutor string, 
 	if id == Shell && strings.TrimSpace(deref(r.Shell.Command)) == "" {
 		return Resolved{}, fmt.Errorf("agent %s: executor shell needs shell.command (a template such as `my-agent --prompt {prompt_file}`)", a.ID)
 	}
+	if id == Shell {
+		// A template that cannot be split fails here, before any agent of
+		// the wave runs, not when this agent's turn comes.
+		if _, err := SplitWords(*r.Shell.Command); err != nil {
+			return Resolved{}, fmt.Errorf("agent %s: shell.command %q: %w", a.ID, *r.Shell.Command, err)
+		}
+	}
 
 	// The vendor default model counts only for the agent's own executor;
 	// the other vendor sections keep the lane's model.

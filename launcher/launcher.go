@@ -173,6 +173,9 @@ func (l *Launcher) selectWaves() ([]*wave.Wave, error) {
 		}
 	}
 	if len(out) == 0 {
+		if end < 0 {
+			return nil, fmt.Errorf("no wave numbered %d or later", start)
+		}
 		return nil, fmt.Errorf("no wave in range %d..%d", start, end)
 	}
 	return out, nil

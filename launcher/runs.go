@@ -67,7 +67,7 @@ func latestRun(l lanes.Layout, n int, id string) (string, int) {
 func (r *waveRun) reusable() []string {
 	var out []string
 	for _, id := range r.p.implementationAgents() {
-		if d, ok := r.prior[id]; ok && hasRecord(d) {
+		if _, ok := r.adoptable(id); ok {
 			continue
 		}
 		dir, k := latestRun(r.l.opt.Layout, r.n, id)
@@ -101,8 +101,9 @@ func (r *waveRun) runAgents(ctx context.Context, attempt int, ids []string) erro
 	var payloads []*runtime.Payload
 	dirs := map[string]string{}
 	for _, id := range ids {
-		if dir, ok := r.prior[id]; ok && hasRecord(dir) {
-			delete(r.prior, id)
+		dir, ok := r.adoptable(id)
+		delete(r.prior, id)
+		if ok {
 			dirs[id] = dir
 			r.l.runs.Watch(dir)
 			r.l.printf("wave %d: adopting %s from %s", r.n, id, dir)
@@ -154,6 +155,7 @@ func (r *waveRun) start(ctx context.Context, ps []*runtime.Payload, attempt int)
 			// adoption and `stop`.
 			r.startedEvent(p.AgentID, attempt, p.RunDir, false)
 		}
+		r.fresh = true
 		if err := r.l.runs.Start(ctx, b); err != nil {
 			return fmt.Errorf("wave %d: start %d runs: %w", r.n, len(b), err)
 		}
@@ -410,11 +412,27 @@ func decodeData(m map[string]any, v any) {
 
 var lookPath = exec.LookPath
 
-// hasRecord reports whether a run got as far as its runtime record; a run
-// recorded in events but never started is relaunched, not adopted.
-func hasRecord(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, lanes.RuntimeFile))
-	return err == nil
+// adoptable returns the run of agent id left by an interrupted launcher
+// if it may stand for this wave run: it got as far as its runtime record,
+// it ran the agent's current prompt, and — for closure agents — nothing
+// upstream has been run afresh since (a new implementation result would
+// make its verdict stale).
+func (r *waveRun) adoptable(id string) (string, bool) {
+	dir, ok := r.prior[id]
+	if !ok {
+		return "", false
+	}
+	p, err := runtime.ReadPayload(filepath.Join(dir, lanes.LaunchFile))
+	if err != nil || p.PromptHash != r.p.Agents[id].Hash {
+		return "", false
+	}
+	if _, err := os.Stat(filepath.Join(dir, lanes.RuntimeFile)); err != nil {
+		return "", false
+	}
+	if r.p.Agents[id].Closure && r.fresh {
+		return "", false
+	}
+	return dir, true
 }
 
 // keptRuns bounds the run directories kept per agent and wave: every

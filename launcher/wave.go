@@ -31,6 +31,7 @@ type waveRun struct {
 	n       int
 	results map[string]*agentResult
 	prior   map[string]string // agent → run dir of an interrupted run, adoptable
+	fresh   bool              // a run was started (not adopted) in this wave run
 }
 
 type agentResult struct {
@@ -108,7 +109,11 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 		}
 		l.emit(r.n, state.EntityRetry, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt+1), "planned", attempt+1,
 			map[string]any{"agents": impl, "resumeFromPhase": closureFrom})
-		l.printf("wave %d: retrying %v (closure from %s)", r.n, impl, closureFrom)
+		if len(impl) > 0 {
+			l.printf("wave %d: retrying %s, then closure from %s", r.n, strings.Join(impl, ", "), closureFrom)
+		} else {
+			l.printf("wave %d: retrying closure from %s", r.n, closureFrom)
+		}
 	}
 	code := ExitFailed
 	switch {
@@ -123,7 +128,7 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	}
 	out := r.finish(ctx, maxAttempts, status, failures)
 	out.ExitCode = code
-	r.report(failures)
+	r.report(status, failures)
 	return out, nil
 }
 
@@ -148,24 +153,38 @@ func phaseOf(impl []string, closureFrom string) string {
 // stage; otherwise every implementation agent that cannot be reused runs.
 func (r *waveRun) firstSelection(reusable []string) ([]string, string, error) {
 	opt := r.l.opt
+	if opt.Resume && opt.ResumePhase == "" && len(r.prior) > 0 {
+		// The last run of this wave was interrupted: resuming continues
+		// it, adopting its runs, rather than replanning from an older end.
+		opt.Resume = false
+		r.l.printf("wave %d: continuing the interrupted run", r.n)
+	}
 	if opt.Resume && opt.ResumePhase == "" {
 		opt.ResumePhase = r.resumePhaseFromPlan(reusable)
 		r.l.printf("wave %d: resume plan says phase %s", r.n, opt.ResumePhase)
 	}
+	var impl []string
+	from := roles.PhaseContEval
 	if opt.ResumePhase != "" {
-		impl, from, err := retry.ForPhase(opt.ResumePhase, r.p.Wave, r.p.Bindings, reusable)
-		if err != nil {
+		var err error
+		if impl, from, err = retry.ForPhase(opt.ResumePhase, r.p.Wave, r.p.Bindings, reusable); err != nil {
 			return nil, "", err
 		}
-		return impl, from, nil
+	} else {
+		for _, id := range r.p.implementationAgents() {
+			if !slices.Contains(reusable, id) {
+				impl = append(impl, id)
+			}
+		}
 	}
-	var impl []string
+	// Implementation runs of an interrupted launcher are always collected,
+	// so a resume from a later phase still has their results.
 	for _, id := range r.p.implementationAgents() {
-		if !slices.Contains(reusable, id) {
+		if _, ok := r.adoptable(id); ok && !slices.Contains(impl, id) {
 			impl = append(impl, id)
 		}
 	}
-	return impl, roles.PhaseContEval, nil
+	return impl, from, nil
 }
 
 // attempt runs the selected implementation agents, gates them, and then
@@ -186,7 +205,11 @@ func (r *waveRun) attempt(ctx context.Context, attempt int, impl []string, closu
 	if f := r.barrier(); len(f) > 0 {
 		return f, nil
 	}
-	return r.sweep(ctx, attempt, closureFrom)
+	if f, err := r.sweep(ctx, attempt, closureFrom); err != nil || len(f) > 0 {
+		return f, err
+	}
+	// A closure agent may have posted a blocker; it holds the wave too.
+	return r.barrier(), nil
 }
 
 // implementationGate checks every implementation owner: run failures
@@ -249,7 +272,7 @@ func (r *waveRun) barrier() []gate.Failure {
 	var f []gate.Failure
 	for _, rec := range coord.Open(recs) {
 		f = append(f, gate.Failure{AgentID: rec.AgentID, Gate: "coordination", StatusCode: codeBlockerOpen,
-			Detail: fmt.Sprintf("%s %s: %s (resolve with `coord post --id %s --kind %s --status resolved`)", rec.Kind, rec.ID, rec.Summary, rec.ID, rec.Kind)})
+			Detail: fmt.Sprintf("%s %s: %s (resolve with `wave-orchestrator coord post --wave %d --id %s --status resolved`)", rec.Kind, rec.ID, rec.Summary, r.n, rec.ID)})
 	}
 	return f
 }
@@ -260,10 +283,15 @@ func (r *waveRun) sweep(ctx context.Context, attempt int, from string) ([]gate.F
 	lane := r.l.opt.Lane
 	ranSemantic := false
 	for _, st := range r.p.Bindings.Stages(r.p.Order) {
+		id := fmt.Sprintf("wave-%d-closure-%s", r.n, st.Phase)
 		if roles.PhaseIndex(st.Phase) < roles.PhaseIndex(from) {
+			r.l.emit(r.n, state.EntityClosure, id, state.StageSkipped, attempt,
+				map[string]any{"phase": st.Phase, "detail": "before the resume phase " + from})
 			continue
 		}
-		id := fmt.Sprintf("wave-%d-closure-%s", r.n, st.Phase)
+		if f := r.barrier(); len(f) > 0 {
+			return f, nil
+		}
 		run, required := gate.StagePlan(st.Phase, r.p.Wave, r.p.Bindings, lane, ranSemantic)
 		if st.Phase == roles.PhaseDocsClosure && r.docsAutoClosed() {
 			r.l.emit(r.n, state.EntityClosure, id, state.StageSkipped, attempt, map[string]any{"phase": st.Phase,
@@ -362,7 +390,9 @@ func (r *waveRun) resumePhaseFromPlan(reusable []string) string {
 func (r *waveRun) finish(ctx context.Context, attempt int, status string, failures []gate.Failure) waveOutcome {
 	r.l.emit(r.n, state.EntityWaveRun, fmt.Sprintf("wave-%d", r.n), status, attempt, map[string]any{"failures": failures})
 	if !r.l.opt.KeepSessions && status != state.WaveStopped {
-		for _, id := range r.p.Order {
+		// Only sessions of runs seen finished: a live run this launcher did
+		// not adopt keeps going.
+		for id := range r.results {
 			_ = r.l.runs.KillSession(context.WithoutCancel(ctx), sessionFor(r.n, id))
 		}
 	}
@@ -370,9 +400,9 @@ func (r *waveRun) finish(ctx context.Context, attempt int, status string, failur
 	return waveOutcome{Failures: failures}
 }
 
-func (r *waveRun) report(failures []gate.Failure) {
+func (r *waveRun) report(status string, failures []gate.Failure) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "wave %d failed:\n", r.n)
+	fmt.Fprintf(&b, "wave %d %s:\n", r.n, status)
 	for _, f := range failures {
 		agent := f.AgentID
 		if agent == "" {
@@ -380,10 +410,10 @@ func (r *waveRun) report(failures []gate.Failure) {
 		}
 		fmt.Fprintf(&b, "  - %s: %s", agent, f.StatusCode)
 		if f.Detail != "" {
-			fmt.Fprintf(&b, ", %s", f.Detail)
+			fmt.Fprintf(&b, ", %s", strings.TrimSuffix(f.Detail, "."))
 		}
 		if f.LogPath != "" {
-			fmt.Fprintf(&b, ", log %s", f.LogPath)
+			fmt.Fprintf(&b, " (log %s)", f.LogPath)
 		}
 		b.WriteByte('\n')
 	}

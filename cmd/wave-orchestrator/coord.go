@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -52,6 +53,23 @@ func newCoordPostCmd(g *globals) *cobra.Command {
 			if rec.AgentID == "" {
 				rec.AgentID = os.Getenv("WAVE_AGENT_ID")
 			}
+			path := e.layout.CoordinationPath(waveN)
+			if rec.ID != "" {
+				// An update of an existing record (e.g. resolving a
+				// blocker) keeps what it does not change.
+				recs, _, err := coord.Read(path)
+				if err != nil {
+					return err
+				}
+				for _, old := range coord.Materialize(recs) {
+					if old.ID == rec.ID {
+						rec = coord.Update(old, rec)
+					}
+				}
+			}
+			if rec.Kind == "" || rec.Summary == "" {
+				return usageError{errors.New("--kind and --summary are required for a new record")}
+			}
 			rec.Wave, rec.Lane = waveN, e.lane.Name
 			if a := envInt("WAVE_ATTEMPT", 0); a > 0 {
 				rec.Attempt = &a
@@ -64,7 +82,7 @@ func newCoordPostCmd(g *globals) *cobra.Command {
 				f := false
 				b = &f
 			}
-			out, err := coord.Post(e.layout.CoordinationPath(waveN), rec, b, time.Now())
+			out, err := coord.Post(path, rec, b, time.Now())
 			if err != nil {
 				return usageError{err}
 			}
@@ -89,8 +107,6 @@ func newCoordPostCmd(g *globals) *cobra.Command {
 	f.BoolVar(&blocking, "blocking", false, "mark blocking")
 	f.BoolVar(&nonBlocking, "non-blocking", false, "mark non-blocking")
 	f.BoolVar(&g.json, "json", false, "print the record as JSON")
-	_ = c.MarkFlagRequired("kind")
-	_ = c.MarkFlagRequired("summary")
 	return c
 }
 

@@ -32,8 +32,7 @@ func TestBlockerHoldsClosureUntilResolved(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.stdout), &open); err != nil || len(open) != 1 || open[0].AgentID != "A3" {
 		t.Fatalf("open records %q (%v)", out.stdout, err)
 	}
-	if res := r.run(ctxFor(t), "coord", "post", "--lane", "main", "--wave", "0", "--agent", "A3", "--id", open[0].ID,
-		"--kind", "blocker", "--status", "resolved", "--summary", "schema decided"); res.code != 0 {
+	if res := r.run(ctxFor(t), "coord", "post", "--lane", "main", "--wave", "0", "--id", open[0].ID, "--status", "resolved"); res.code != 0 {
 		t.Fatalf("resolve: %d %s", res.code, res.stderr)
 	}
 	before := len(r.events())
@@ -99,5 +98,22 @@ func TestDocsClosureAutoClosesWithoutSharedPlanDelta(t *testing.T) {
 				t.Fatalf("launches %v: want A9 %d times, A0 once", launched, tc.wantA9)
 			}
 		})
+	}
+}
+
+// A blocker posted by a closure agent holds the later stages too.
+func TestBlockerPostedDuringClosureHoldsTheWave(t *testing.T) {
+	r := newRepo(t)
+	cl := closureAgents()
+	cl[0].knobs = []string{"id: shell", `shell.command: sh -c "` + binPath +
+		` coord post --kind blocker --summary contract-drift && echo '[wave-integration] state=ready-for-doc-closure claims=0 conflicts=0 blockers=0'" sh`}
+	r.writeWave(0, append([]agentSpec{implAgent("A1")}, cl...)...)
+	res := launch(t, r, "--max-retries-per-wave", "0")
+	if res.code != 43 || !strings.Contains(res.stdout, "contract-drift") {
+		t.Fatalf("exit %d, want 43 naming the blocker\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	launched, _ := agentStarts(r.events())
+	if launched["A8"] != 1 || launched["A9"]+launched["A0"] != 0 {
+		t.Fatalf("launches %v: later stages ran past an open blocker", launched)
 	}
 }
