@@ -332,6 +332,8 @@ func (p palette) wave(s string) string {
 		return p.bad.Render(s)
 	case state.WaveRunning:
 		return p.live.Render(s)
+	case state.WaveInterrupted:
+		return p.warn.Render(s)
 	}
 	return p.dim.Render(orDash(s))
 }

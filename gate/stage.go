@@ -176,7 +176,7 @@ func security(id string, s Summary) (string, string) {
 	case s.ReportPath == "":
 		return "missing-security-report", id + " owns no security report path."
 	case !s.ReportExists:
-		return "missing-security-report", "security report " + s.ReportPath + " of " + id + " is missing."
+		return "missing-security-report", "security report " + s.ReportPath + " of " + id + " is " + missingOrStale(s) + "."
 	case sec.State == "clear" && (sec.Findings > 0 || sec.Approvals > 0):
 		return "invalid-security-clear-state", fmt.Sprintf("%s reported clear with %d findings and %d approvals open.", id, sec.Findings, sec.Approvals)
 	case sec.State == "blocked":
@@ -255,7 +255,7 @@ func contQa(id string, s Summary) (string, string) {
 	case s.ReportPath == "":
 		return "missing-cont-qa-report", id + " owns no cont-QA report path."
 	case !s.ReportExists:
-		return "missing-cont-qa-report", "cont-QA report " + s.ReportPath + " of " + id + " is missing."
+		return "missing-cont-qa-report", "cont-QA report " + s.ReportPath + " of " + id + " is " + missingOrStale(s) + "."
 	}
 	for _, v := range []struct {
 		v    *Verdict
@@ -277,4 +277,12 @@ func contQa(id string, s Summary) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// missingOrStale says why a report does not count.
+func missingOrStale(s Summary) string {
+	if s.ReportStale {
+		return "stale (older than this run; a previous run wrote it)"
+	}
+	return "missing"
 }

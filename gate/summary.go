@@ -31,6 +31,9 @@ type SummaryInput struct {
 	// and owned paths (e.g. the wave's contQaReportPath).
 	ReportPath  string
 	CompletedAt time.Time
+	// StartedAt is when the run started; a report file older than that is
+	// stale. Zero disables the check.
+	StartedAt time.Time
 }
 
 // FileCheck records whether a declared file exists on disk.
@@ -56,6 +59,9 @@ type Summary struct {
 	ProofArtifacts []FileCheck `json:"proofArtifacts"`
 	ReportPath     string      `json:"reportPath"`
 	ReportExists   bool        `json:"reportExists"`
+	// ReportStale marks a report left by an earlier run (older than this
+	// run's start); it counts as missing.
+	ReportStale bool `json:"reportStale,omitempty"`
 	// ReportVerdict is the first `Verdict:` line of the report.
 	ReportVerdict *Verdict `json:"reportVerdict"`
 
@@ -103,8 +109,13 @@ func Summarize(in SummaryInput) Summary {
 	}
 	if s.ReportPath != "" {
 		c := checkFile(in.FS, s.ReportPath)
-		s.ReportExists = c.Exists
-		if c.Exists {
+		// A report older than the run is a previous run's verdict, not
+		// this one's (a second of slack covers coarse file times).
+		stale := c.Exists && !in.StartedAt.IsZero() && c.ModifiedAt != nil &&
+			c.ModifiedAt.Before(in.StartedAt.Add(-time.Second))
+		s.ReportStale = stale
+		s.ReportExists = c.Exists && !stale
+		if s.ReportExists {
 			if b, err := fs.ReadFile(in.FS, fsPath(s.ReportPath)); err == nil {
 				s.ReportVerdict = ReportVerdict(string(b))
 			}

@@ -326,9 +326,13 @@ func (r *waveRun) summarize(id, dir string, o Outcome, attempt int) gate.Summary
 	logPath := filepath.Join(dir, lanes.LogFile)
 	logText, _ := readTail(logPath, 256<<10)
 	ap := r.p.Agents[id]
+	var started time.Time
+	if rec, err := runtime.ReadRecord(filepath.Join(dir, lanes.RuntimeFile)); err == nil {
+		started = rec.StartedAt
+	}
 	s := gate.Summarize(gate.SummaryInput{Agent: ap.Agent, Bindings: r.p.Bindings, Log: logText, ExitCode: o.ExitCode,
 		Signal: o.Signal, FS: os.DirFS(r.l.opt.Lane.RepoRoot), LogPath: logPath, PromptHash: ap.Hash, Attempt: attempt,
-		CompletedAt: r.l.now()})
+		CompletedAt: r.l.now(), StartedAt: started})
 	s.AgentID = id
 	return s
 }

@@ -63,25 +63,33 @@ func NewEvent(lane string, wave int, entity, entityID, action string, attempt in
 	}
 }
 
-// MaxEventsBytes bounds events.jsonl: past it the file is rotated to
-// events.jsonl.1 (one generation kept), so the log never grows without
-// limit across runs (the reference's run state reached 500 MB).
+// MaxEventsBytes bounds events.jsonl: a wave run that starts past it
+// rotates the log to events.jsonl.1 (one generation kept), so the log
+// never grows without limit across runs (the reference's run state reached
+// 500 MB). Rotation happens only at a wave run's start, so the run in
+// progress always reads from the current file.
 const MaxEventsBytes = 8 << 20
 
-// Append writes one event as a JSON line, rotating the log first when it
-// would pass MaxEventsBytes.
+// Append writes one event as a JSON line.
 func Append(path string, ev Event) error {
-	if fi, err := os.Stat(path); err == nil && fi.Size() > MaxEventsBytes {
-		if err := os.Rename(path, path+".1"); err != nil {
-			return fmt.Errorf("rotate %s: %w", path, err)
+	if ev.EntityType == EntityWaveRun && ev.Action == "started" {
+		if fi, err := os.Stat(path); err == nil && fi.Size() > MaxEventsBytes {
+			if err := os.Rename(path, path+".1"); err != nil {
+				return fmt.Errorf("rotate %s: %w", path, err)
+			}
 		}
 	}
 	return jsonfile.Append(path, ev)
 }
 
-// ReadEvents reads events.jsonl. A corrupt line (e.g. a torn final line
-// after a crash) is skipped and reported in bad as "path:line"; it never
-// makes the whole log unreadable.
+// ReadEvents reads the rotated generation and then events.jsonl. A corrupt
+// line (e.g. a torn final line after a crash) is skipped and reported in
+// bad as "path:line"; it never makes the whole log unreadable.
 func ReadEvents(path string) (evs []Event, bad []string, err error) {
-	return jsonfile.ReadLines[Event](path)
+	old, badOld, err := jsonfile.ReadLines[Event](path + ".1")
+	if err != nil {
+		return nil, nil, err
+	}
+	cur, badCur, err := jsonfile.ReadLines[Event](path)
+	return append(old, cur...), append(badOld, badCur...), err
 }

@@ -63,6 +63,13 @@ func Load(l lanes.Layout, observe Observer, blockers BlockerSource, now time.Tim
 			}
 		}
 	}
+	if out.Launcher == nil || !out.Launcher.Alive {
+		for i := range out.Waves {
+			if out.Waves[i].Status == WaveRunning {
+				out.Waves[i].Status = WaveInterrupted
+			}
+		}
+	}
 	for _, w := range out.Waves {
 		out.LastEvents = append(out.LastEvents, w.LastEvents...)
 	}

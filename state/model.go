@@ -26,6 +26,10 @@ const (
 	WaveFailed    = "failed"
 	WaveBlocked   = "blocked"
 	WaveStopped   = "stopped"
+	// WaveInterrupted is a wave whose run is open in the event log while
+	// no launcher holds the lane: its agents may still be running, and the
+	// next launch or resume adopts them.
+	WaveInterrupted = "interrupted"
 )
 
 // Stage states.

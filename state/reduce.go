@@ -154,6 +154,9 @@ func applyWaveRun(w *Wave, ev Event) {
 		}
 		for _, s := range d.Closure {
 			s.State = StagePending
+			if s.Agents == nil {
+				s.Agents = []string{}
+			}
 			w.Closure = append(w.Closure, s)
 		}
 	case WaveCompleted, WaveFailed, WaveBlocked, WaveStopped:
@@ -209,6 +212,9 @@ func overlay(a *Agent, runs map[string]RunFacts, now time.Time) {
 	}
 	if f.LastMarker != "" {
 		a.LastMarker = f.LastMarker
+	}
+	if f.StartedAt != nil && a.State != AgentReused {
+		a.StartedAt = f.StartedAt // an adopted run started before its adoption event
 	}
 	if a.State != AgentLaunching && a.State != AgentRunning {
 		return

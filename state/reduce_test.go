@@ -206,3 +206,28 @@ func appendRaw(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// The log rotates only when a wave run starts, and readers see both
+// generations, so an open wave run is never split from its start event.
+func TestEventsRotateAtWaveRunStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	pad := NewEvent("main", 0, EntityAgentRun, "x", "started", 1, map[string]any{"pad": string(make([]byte, 1<<20))})
+	for range 9 {
+		if err := Append(path, pad); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(path + ".1"); !os.IsNotExist(err) {
+		t.Fatal("rotated in the middle of a wave run")
+	}
+	if err := Append(path, NewEvent("main", 1, EntityWaveRun, "wave-1", "started", 0, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".1"); err != nil {
+		t.Fatalf("no rotation at a wave run start past the limit: %v", err)
+	}
+	evs, bad, err := ReadEvents(path)
+	if err != nil || len(bad) != 0 || len(evs) != 10 || evs[9].EntityType != EntityWaveRun {
+		t.Fatalf("read %d events, bad %v, err %v", len(evs), bad, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestInstantExitKeepsDeadPaneWithStatus(t *testing.T) {
@@ -43,13 +44,20 @@ func TestSignalDeathReportsSignal(t *testing.T) {
 	}
 	var p Pane
 	// pane_dead turns on at EOF, before tmux reaps the child and learns how
-	// it died.
-	waitFor(t, "dead pane with its signal", func() bool {
+	// it died — and tmux 3.3a sometimes never learns it (see
+	// TestInstantExitKeepsDeadPaneWithStatus), so "unknown" is allowed;
+	// a known outcome must be the signal.
+	waitFor(t, "dead pane", func() bool {
 		p, _ = c.PaneInfo(ctx, "sig")
-		return p.Dead && (p.DeadStatus != nil || p.DeadSignal != 0)
+		return p.Dead
 	})
-	if p.DeadStatus != nil || p.DeadSignal != 9 {
-		t.Fatalf("pane = %+v, want no status and signal 9", p)
+	deadline := time.Now().Add(2 * time.Second)
+	for p.DeadStatus == nil && p.DeadSignal == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		p, _ = c.PaneInfo(ctx, "sig")
+	}
+	if p.DeadStatus != nil || p.DeadSignal != 0 && p.DeadSignal != 9 {
+		t.Fatalf("pane = %+v, want no status and signal 9 (or nothing known yet)", p)
 	}
 }
 

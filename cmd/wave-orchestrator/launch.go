@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -112,6 +114,12 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 	if f.dryRun {
 		return dryRun(c, e, opt, f.manifestOut)
 	}
+	// A closed stdout (`launch | head`) must not kill the launcher mid-wave:
+	// catching SIGPIPE (not ignoring it, which children would inherit)
+	// turns it into write errors we can drop.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
 	lock, err := lanes.AcquireLock(e.layout.LockPath())
 	if err != nil {
 		var le *lanes.LockedError

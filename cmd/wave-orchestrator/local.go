@@ -2,6 +2,8 @@ package main
 
 import (
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +19,9 @@ func newLocalCmd() *cobra.Command {
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
+			// Like a real agent, the simulated one dies of SIGTERM/SIGINT
+			// (the root command catches them for the launcher's sake).
+			signal.Reset(syscall.SIGTERM, os.Interrupt)
 			if code := localagent.Main(args, c.OutOrStdout(), os.Getenv); code != 0 {
 				return withCode(code, nil)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -41,21 +43,39 @@ func newStopCmd(g *globals) *cobra.Command {
 			// Run records, not events, say what is in flight: a run whose
 			// launcher died before recording it is still found.
 			dirs, _ := filepath.Glob(filepath.Join(e.layout.StateDir, "waves", "*", "runs", "*"))
-			n := 0
+			var live []*runtime.Record
 			for _, d := range dirs {
 				rec, err := runtime.ReadRecord(filepath.Join(d, lanes.RuntimeFile))
 				if err != nil || agent != "" && rec.AgentID != agent {
 					continue
 				}
-				if rec.TerminalDisposition != runtime.Running && rec.TerminalDisposition != runtime.Launching {
-					continue
+				if rec.TerminalDisposition == runtime.Running || rec.TerminalDisposition == runtime.Launching {
+					live = append(live, rec)
 				}
-				if err := backend.Terminate(ctx, d, grace, false); err != nil {
-					fmt.Fprintf(c.ErrOrStderr(), "%s: %v\n", rec.RunID, err)
+			}
+			// All at once: each run gets one grace period, not one after
+			// another.
+			var wg sync.WaitGroup
+			errs := make([]error, len(live))
+			for i, rec := range live {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = backend.Terminate(ctx, filepath.Dir(rec.StatusPath), grace, false)
+				}()
+			}
+			wg.Wait()
+			n := 0
+			for i, rec := range live {
+				if errs[i] != nil {
+					fmt.Fprintf(c.ErrOrStderr(), "%s: %v\n", rec.RunID, errs[i])
 					continue
 				}
 				n++
 				fmt.Fprintf(c.OutOrStdout(), "terminated %s (session %s)\n", rec.RunID, rec.SessionName)
+			}
+			if agent == "" {
+				closeOpenWaveRuns(e)
 			}
 			if agent == "" && !keepDashboard {
 				_ = tm.KillSession(context.WithoutCancel(ctx), lanes.DashboardSession)
@@ -70,4 +90,34 @@ func newStopCmd(g *globals) *cobra.Command {
 	c.Flags().StringVar(&agent, "agent", "", "stop only this agent's run")
 	c.Flags().BoolVar(&keepDashboard, "keep-dashboard", false, "leave the dashboard session")
 	return c
+}
+
+// closeOpenWaveRuns records a stop for every wave run left open by a dead
+// launcher, so the next launch starts afresh instead of adopting the runs
+// just terminated. It only does so while holding the lane lock: a live
+// launcher records its own stop.
+func closeOpenWaveRuns(e *laneEnv) {
+	lock, err := lanes.AcquireLock(e.layout.LockPath())
+	if err != nil {
+		return
+	}
+	defer lock.Release()
+	evs, _, err := state.ReadEvents(e.layout.EventsPath())
+	if err != nil {
+		return
+	}
+	open := map[int]bool{}
+	for _, ev := range evs {
+		if ev.EntityType == state.EntityWaveRun {
+			open[ev.Wave] = ev.Action == "started"
+		}
+	}
+	for n, isOpen := range open {
+		if isOpen {
+			ev := state.NewEvent(e.lane.Name, n, state.EntityWaveRun, fmt.Sprintf("wave-%d", n), state.WaveStopped, 0,
+				map[string]any{"detail": "stopped by `wave-orchestrator stop` after its launcher died"})
+			ev.Source, ev.Actor = "stop", "stop"
+			_ = state.Append(e.layout.EventsPath(), ev)
+		}
+	}
 }
