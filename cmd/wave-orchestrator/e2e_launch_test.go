@@ -340,3 +340,62 @@ func TestRetrySwitchesToFallbackExecutor(t *testing.T) {
 		t.Fatalf("no fallback line in the launcher output:\n%s", res.stdout)
 	}
 }
+
+// killLauncherWhileRunning starts a launcher, waits until agent id's first
+// run is running, and kills the launcher with SIGKILL.
+func killLauncherWhileRunning(t *testing.T, r *testRepo, id string) {
+	t.Helper()
+	first := r.command(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, id+" running", 30*time.Second, func() bool {
+		b, err := os.ReadFile(filepath.Join(r.layout().RunDir(0, id, 1), "runtime.json"))
+		return err == nil && strings.Contains(string(b), `"running"`)
+	})
+	_ = first.Process.Signal(syscall.SIGKILL)
+	_ = first.Wait()
+}
+
+// A prompt edited while the launcher was dead is not answered by the run
+// of the old prompt: the agent reruns, and so does closure.
+func TestAdoptionSkipsRunsOfAnOldPrompt(t *testing.T) {
+	r := newRepo(t)
+	a1 := implAgent("A1", "local.delay: 2s")
+	r.writeWave(0, append([]agentSpec{a1}, closureAgents()...)...)
+	killLauncherWhileRunning(t, r, "A1")
+	a1.prompt = "Part A1, reworded while the launcher was down."
+	r.writeWave(0, append([]agentSpec{a1}, closureAgents()...)...)
+	if res := launch(t, r); res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	launched, adopted := agentStarts(r.events())
+	if launched["A1"] != 2 || adopted["A1"] != 0 {
+		t.Fatalf("A1 launched %d adopted %d: want a fresh run of the new prompt", launched["A1"], adopted["A1"])
+	}
+}
+
+// After a launcher died, `status` says the wave is interrupted; `stop`
+// then closes the run so the next launch starts afresh instead of
+// adopting what was just terminated.
+func TestStopAfterLauncherDeath(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s")}, closureAgents()...)...)
+	killLauncherWhileRunning(t, r, "A1")
+	st := r.run(ctxFor(t), "status", "--lane", "main", "--json")
+	var lane state.Lane
+	if err := json.Unmarshal([]byte(st.stdout), &lane); err != nil || len(lane.Waves) != 1 || lane.Waves[0].Status != state.WaveInterrupted {
+		t.Fatalf("status after launcher death: %v %s", err, st.stdout)
+	}
+	if res := r.run(ctxFor(t), "stop", "--lane", "main"); res.code != 0 || !strings.Contains(res.stdout, "1 run(s) terminated") {
+		t.Fatalf("stop: %d %s %s", res.code, res.stdout, res.stderr)
+	}
+	waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", 1), "runtime.json"))
+	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
+	if res := launch(t, r, "--max-retries-per-wave", "0"); res.code != 0 {
+		t.Fatalf("launch after stop: %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if _, adopted := agentStarts(r.events()); adopted["A1"] != 0 {
+		t.Fatal("the terminated run was adopted")
+	}
+}

@@ -117,3 +117,19 @@ func TestBlockerPostedDuringClosureHoldsTheWave(t *testing.T) {
 		t.Fatalf("launches %v: later stages ran past an open blocker", launched)
 	}
 }
+
+// `resume` after the launcher died continues the interrupted run: the
+// finished and live runs are adopted, nothing is relaunched.
+func TestResumeContinuesAnInterruptedRun(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 2s"), implAgent("A2")}, closureAgents()...)...)
+	killLauncherWhileRunning(t, r, "A1")
+	res := r.run(ctxFor(t), "resume", "--lane", "main", "--wave", "0", "--no-dashboard")
+	if res.code != 0 || !strings.Contains(res.stdout, "continuing the interrupted run") {
+		t.Fatalf("resume exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	launched, adopted := agentStarts(r.events())
+	if launched["A1"] != 1 || launched["A2"] != 1 || adopted["A1"] != 1 || adopted["A2"] != 1 {
+		t.Fatalf("launched %v adopted %v: want A1 and A2 each launched once and adopted once", launched, adopted)
+	}
+}
