@@ -75,6 +75,9 @@ type Outcome struct {
 	Detail   string
 	// Live reports a runner that is alive (used for adoption).
 	Live bool
+	// Terminate asks for the run to be terminated before anything else
+	// (e.g. an agent that outlived its runner must not race a retry).
+	Terminate bool
 }
 
 // Result is the verdict of a launch.

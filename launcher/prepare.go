@@ -6,6 +6,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -57,8 +58,16 @@ func proofCentric(a *wave.Agent) bool {
 // plan resolves executors, prompts and fingerprints for every agent.
 func plan(w *wave.Wave, lane *config.Lane, cliExecutor, coordBase string) (*wavePlan, error) {
 	p := &wavePlan{Wave: w, Bindings: roles.Bind(w, lane.Roles), Agents: map[string]*agentPlan{}}
+	sessions := map[string]string{}
 	for i := range w.Agents {
 		a := &w.Agents[i]
+		// Session and run directory names keep only [A-Za-z0-9_-]; two ids
+		// that map to one name would share (and kill) each other's runs.
+		name := lanes.SessionName(w.Number, a.ID)
+		if other, ok := sessions[name]; ok {
+			return nil, fmt.Errorf("%s: agents %q and %q both map to tmux session %s; rename one (letters, digits, '-' and '_' are kept)", w.File, other, a.ID, name)
+		}
+		sessions[name] = a.ID
 		role := p.Bindings.RuntimeRole(a)
 		r, err := executor.Resolve(a, role, lane, cliExecutor, proofCentric(a))
 		if err != nil {

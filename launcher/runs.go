@@ -188,7 +188,7 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	prompt := executor.Prompt(executor.PromptInput{Wave: r.p.Wave, Agent: ap.Agent, Bindings: r.p.Bindings,
 		Resolved: ap.Resolved, RepoRoot: l.opt.Lane.RepoRoot, Lane: l.opt.Lane.Name, Attempt: k,
 		CoordCommand: fmt.Sprintf("%s coord post --repo-root %s --lane %s --wave %d --agent %s",
-			shellWord(l.opt.Self), shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name, r.n, id)})
+			shellWord(l.opt.Self), shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name, r.n, shellWord(id))})
 	promptPath := filepath.Join(dir, lanes.PromptFile)
 	if err := os.WriteFile(promptPath, []byte(prompt+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("prompt %s: %w", promptPath, err)
@@ -231,6 +231,12 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 	check := func(d string, expired bool) {
 		id := pending[d]
 		o := l.runs.Outcome(ctx, d, l.now())
+		if o.Terminate && o.Done {
+			// The runner is gone but its agent is not: stop the agent
+			// before its result is used or a retry starts next to it.
+			grace := time.Duration(l.opt.Lane.Runtime.TerminateGraceMs) * time.Millisecond
+			_ = l.runs.Terminate(ctx, d, grace, l.opt.KeepSessions)
+		}
 		if !o.Done {
 			if !expired {
 				return

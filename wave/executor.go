@@ -310,6 +310,15 @@ func parseExecutor(d *doc, b *block, ps *problems, agent string) *ExecutorConfig
 			return
 		}
 		key, val := m[1], cleanExecutorValue(m[2])
+		if key == "shell.command" {
+			// Our key, not the reference's: a template such as
+			// `sh -c "…"` ends in a quote that is part of the command,
+			// so only a whole-value backtick wrapping is removed.
+			val = jsTrim(m[2])
+			if len(val) >= 2 && val[0] == '`' && val[len(val)-1] == '`' {
+				val = val[1 : len(val)-1]
+			}
+		}
 		set, ok := executorKeys[key]
 		switch {
 		case !ok:

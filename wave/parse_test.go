@@ -259,3 +259,24 @@ func TestLoadDirCollectsProblemsOfAllFiles(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// shell.command is ours: a template ending in a quote keeps it (the
+// reference's edge-quote stripping would break `sh -c "…"`), and a
+// whole-value backtick wrapping is removed.
+func TestShellCommandKeepsEdgeQuotes(t *testing.T) {
+	for value, want := range map[string]string{
+		`sh -c "my-agent --prompt {prompt_file}"`: `sh -c "my-agent --prompt {prompt_file}"`,
+		"`my-agent {prompt_file}`":                "my-agent {prompt_file}",
+		`'quoted' first`:                          `'quoted' first`,
+	} {
+		src := "## Agent A1: One\n\n### Executor\n- id: shell\n- shell.command: " + value +
+			"\n\n### Prompt\n```text\nGo.\n\nFile ownership (only touch these paths):\n- src/a.txt\n```\n"
+		w, err := Parse("docs/plans/waves/wave-1.md", []byte(src), Options{ReadFile: roleDocs(nil)})
+		if err != nil {
+			t.Fatalf("%s: %v", value, err)
+		}
+		if got := *w.Agents[0].Executor.Shell.Command; got != want {
+			t.Errorf("shell.command %s → %q, want %q", value, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -397,5 +398,40 @@ func TestStopAfterLauncherDeath(t *testing.T) {
 	}
 	if _, adopted := agentStarts(r.events()); adopted["A1"] != 0 {
 		t.Fatal("the terminated run was adopted")
+	}
+}
+
+// Agent ids that map to one tmux session name are refused before anything
+// starts (they would kill each other's runs and share run directories).
+func TestCollidingAgentIDsAreRefused(t *testing.T) {
+	r := newRepo(t)
+	a, b := implAgent("A.1"), implAgent("A_1")
+	b.owns = []string{"src/other.txt"}
+	r.writeWave(0, append([]agentSpec{a, b}, closureAgents()...)...)
+	res := launch(t, r)
+	if res.code != 1 || !strings.Contains(res.stderr, `"A.1" and "A_1"`) {
+		t.Fatalf("exit %d stderr %q", res.code, res.stderr)
+	}
+	if _, err := os.Stat(r.layout().RunsDir(0)); !os.IsNotExist(err) {
+		t.Fatal("runs were created before the refusal")
+	}
+}
+
+// `stop` clears sessions a finished launch kept (--keep-sessions).
+func TestStopClearsKeptSessions(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
+	if res := launch(t, r, "--keep-sessions"); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	sock := r.layout().Socket()
+	if out, err := exec.Command("tmux", "-L", sock, "ls").CombinedOutput(); err != nil || !strings.Contains(string(out), "w0-A0") {
+		t.Fatalf("kept sessions: %v %s", err, out)
+	}
+	if res := r.run(ctxFor(t), "stop", "--lane", "main"); res.code != 0 {
+		t.Fatalf("stop: %d %s", res.code, res.stderr)
+	}
+	if out, err := exec.Command("tmux", "-L", sock, "ls").CombinedOutput(); err == nil && strings.TrimSpace(string(out)) != "" {
+		t.Fatalf("sessions left after stop: %s", out)
 	}
 }

@@ -77,8 +77,14 @@ func newStopCmd(g *globals) *cobra.Command {
 			if agent == "" {
 				closeOpenWaveRuns(e)
 			}
-			if agent == "" && !keepDashboard {
-				_ = tm.KillSession(context.WithoutCancel(ctx), lanes.DashboardSession)
+			if agent == "" {
+				// Leftover sessions (kept, or of runs already over) go too.
+				ss, _ := tm.ListSessions(ctx)
+				for _, sess := range ss {
+					if sess.Name != lanes.DashboardSession || !keepDashboard {
+						_ = tm.KillSession(context.WithoutCancel(ctx), sess.Name)
+					}
+				}
 			}
 			if agent != "" && n == 0 {
 				return fmt.Errorf("no running run of agent %s on lane %s", agent, e.lane.Name)
