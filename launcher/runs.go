@@ -309,7 +309,11 @@ func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 	}
 	r.l.emit(r.n, state.EntityAgentRun, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, attempt, id), o.State, attempt,
 		state.AgentRunData{AgentID: id, RunDir: dir, ExitCode: o.ExitCode, Signal: o.Signal, StatusCode: code, Detail: o.Detail})
-	r.l.printf("wave %d: %s %s (exit %s)", r.n, id, o.State, orDash(code))
+	what := "exit " + orDash(code)
+	if o.ExitCode == nil && code != "" {
+		what = code
+	}
+	r.l.printf("wave %d: %s %s (%s)", r.n, id, o.State, what)
 }
 
 func orDash(s string) string {
