@@ -8,13 +8,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
-// drainTimeout bounds reading the pty after the agent exited: a background
-// grandchild holding the terminal open must not keep the runner alive.
-const drainTimeout = 2 * time.Second
+// After the agent's main process exits, what is left of its process group
+// gets SIGHUP and, groupGrace later, SIGKILL; the pty is then read for at
+// most drainTimeout more: a stray in another session (setsid) holding the
+// terminal open must not keep the runner from recording the exit.
+const (
+	groupGrace   = time.Second
+	drainTimeout = time.Second
+)
 
 // startOnce starts the agent on a fresh pty in its own session and process
 // group, relays output and signals, and waits for it to exit.
@@ -22,13 +26,13 @@ func (r *Runner) startOnce(ctx context.Context, p *Payload, rw *recordWriter, ou
 	if len(p.Argv) == 0 {
 		return outcome{code: 127, startErr: errors.New("empty argv")}
 	}
-	ptmx, tty, err := pty.Open()
+	ptmx, tty, err := openPty()
 	if err != nil {
 		return r.startFailed(out, err)
 	}
 	defer ptmx.Close()
 	if f, ok := out.pane.(*os.File); ok {
-		pty.InheritSize(f, ptmx)
+		copySize(f, ptmx)
 	}
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Dir = p.Cwd
@@ -95,7 +99,7 @@ loop:
 			sig := s.(syscall.Signal)
 			if sig == syscall.SIGWINCH {
 				if f, ok := out.pane.(*os.File); ok {
-					pty.InheritSize(f, ptmx)
+					copySize(f, ptmx)
 				}
 				continue
 			}
@@ -107,10 +111,12 @@ loop:
 			break loop
 		}
 	}
+	endGroup(pid, start)
 	select {
 	case <-drained:
 	case <-time.After(drainTimeout):
-		ptmx.Close() // the pty fd is pollable: this ends the pending Read
+		// The master is non-blocking (see openPty): Close ends the Read.
+		ptmx.Close()
 		<-drained
 	}
 	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
@@ -123,6 +129,16 @@ loop:
 	}
 	res.rateLimited = scan.matched
 	return res
+}
+
+// endGroup stops what the agent left running in its process group: SIGHUP
+// as a terminal hangup would, then SIGKILL for those ignoring it.
+func endGroup(pgid int, since uint64) {
+	if !signalGroup(pgid, since, syscall.SIGHUP) {
+		return
+	}
+	waitUntil(context.Background(), groupGrace, func() bool { return !groupAlive(pgid, since) })
+	signalGroup(pgid, since, syscall.SIGKILL)
 }
 
 func (r *Runner) startFailed(out *sink, err error) outcome {

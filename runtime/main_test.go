@@ -68,6 +68,10 @@ func runIsolated(m *testing.M) int {
 //	echo                   print "ready", answer each stdin line "got: <line>"
 //	ratelimit FILE K       count starts in FILE; the first K print a 429 and exit 1
 //	args FILE              write argv and WAVE_* env as JSON to FILE, exit 0
+//	spawn FILE setsid|group  start a `guard FILE` child sharing the pty (in
+//	                       its own session, or in the agent's group), wait
+//	                       until it is ready, print "spawned", exit 0
+//	guard FILE             ignore SIGTERM/SIGHUP, write its pid to FILE, wait
 func fakeAgent(args []string) int {
 	wait := func() int {
 		for {
@@ -115,6 +119,29 @@ func fakeAgent(args []string) int {
 		data, _ := json.Marshal(out)
 		os.WriteFile(args[1], data, 0o644)
 		return 0
+	case "spawn":
+		self, _ := os.Executable()
+		cmd := exec.Command(self, "fake-agent", "guard", args[1])
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: args[2] == "setsid"}
+		if err := cmd.Start(); err != nil {
+			fmt.Println("spawn:", err)
+			return 1
+		}
+		for {
+			if _, err := os.Stat(args[1]); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		fmt.Println("spawned")
+		return 0
+	case "guard":
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
+		tmp := args[1] + ".tmp"
+		os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())), 0o644)
+		os.Rename(tmp, args[1])
+		return wait()
 	}
 	fmt.Fprintln(os.Stderr, "fake-agent: unknown mode", args)
 	return 2

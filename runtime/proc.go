@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"syscall"
 )
@@ -13,31 +14,84 @@ import (
 // pid it names one process for its whole life, so a recycled pid is never
 // mistaken for the one a record saw.
 func ProcStartTime(pid int) (start uint64, zombie bool, err error) {
+	st, err := readStat(pid)
+	return st.start, st.zombie, err
+}
+
+// procStat is what we use of /proc/<pid>/stat.
+type procStat struct {
+	pgrp   int
+	start  uint64
+	zombie bool
+}
+
+func readStat(pid int) (procStat, error) {
 	data, err := readSmall("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false, err
+		return procStat{}, err
 	}
 	return parseStat(data)
 }
 
-// parseStat reads the state and start time from a /proc/<pid>/stat line.
-// The command name (field 2) may contain spaces and ')' so fields are
-// counted from the last ')'.
-func parseStat(data []byte) (uint64, bool, error) {
+// parseStat reads the state, process group and start time from a
+// /proc/<pid>/stat line. The command name (field 2) may contain spaces and
+// ')' so fields are counted from the last ')'.
+func parseStat(data []byte) (procStat, error) {
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, false, errors.New("proc stat: no ')'")
+		return procStat{}, errors.New("proc stat: no ')'")
 	}
 	f := bytes.Fields(data[i+1:])
-	// f[0] is field 3 (state); field 22 is f[19].
+	// f[0] is field 3 (state), f[2] field 5 (pgrp), f[19] field 22.
 	if len(f) < 20 {
-		return 0, false, fmt.Errorf("proc stat: %d fields after comm", len(f))
+		return procStat{}, fmt.Errorf("proc stat: %d fields after comm", len(f))
 	}
 	st, err := strconv.ParseUint(string(f[19]), 10, 64)
 	if err != nil {
-		return 0, false, fmt.Errorf("proc stat: starttime: %w", err)
+		return procStat{}, fmt.Errorf("proc stat: starttime: %w", err)
 	}
-	return st, string(f[0]) == "Z", nil
+	pgrp, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return procStat{}, fmt.Errorf("proc stat: pgrp: %w", err)
+	}
+	return procStat{pgrp: pgrp, start: st, zombie: string(f[0]) == "Z"}, nil
+}
+
+// groupAlive reports whether group pgid has a live member that started
+// at or after since, the recorded leader's start time. Everything the agent
+// forked started after its leader; an older process in a group of that
+// number is someone else's (a recycled id) and is never counted. since 0
+// means the group is unknown.
+func groupAlive(pgid int, since uint64) bool {
+	if pgid <= 1 || since == 0 {
+		return false
+	}
+	d, err := os.Open("/proc")
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		st, err := readStat(pid)
+		if err == nil && !st.zombie && st.pgrp == pgid && st.start >= since {
+			return true
+		}
+	}
+	return false
+}
+
+// signalGroup signals group pgid while it still has a member no older
+// than since (see groupAlive).
+func signalGroup(pgid int, since uint64, sig syscall.Signal) bool {
+	if !groupAlive(pgid, since) {
+		return false
+	}
+	return syscall.Kill(-pgid, sig) == nil
 }
 
 // ProcAlive reports whether pid is a live (non-zombie) process that started

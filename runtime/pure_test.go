@@ -109,15 +109,15 @@ func TestRateLimitScannerAcrossChunks(t *testing.T) {
 
 func TestParseStat(t *testing.T) {
 	line := "123 (a) b) c) S 1 123 123 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 98765 0 0"
-	st, z, err := parseStat([]byte(line))
-	if err != nil || st != 98765 || z {
-		t.Fatalf("got %d %v %v", st, z, err)
+	st, err := parseStat([]byte(line))
+	if err != nil || st != (procStat{pgrp: 123, start: 98765}) {
+		t.Fatalf("got %+v %v", st, err)
 	}
-	zl := "9 (x) Z 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 0 0"
-	if _, z, _ := parseStat([]byte(zl)); !z {
-		t.Fatal("zombie not detected")
+	zl := "9 (x) Z 1 7 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 0 0"
+	if st, _ := parseStat([]byte(zl)); !st.zombie || st.pgrp != 7 {
+		t.Fatalf("zombie line: %+v", st)
 	}
-	if _, _, err := parseStat([]byte("garbage")); err == nil {
+	if _, err := parseStat([]byte("garbage")); err == nil {
 		t.Fatal("garbage accepted")
 	}
 }
