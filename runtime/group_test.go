@@ -1,12 +1,15 @@
 package runtime
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // guardPid reads the pid a `guard` child wrote and returns it with its
@@ -59,5 +62,51 @@ func TestAgentExitWithChildHoldingPty(t *testing.T) {
 				t.Fatal("child in the agent's group survived the agent")
 			}
 		})
+	}
+}
+
+// startGroup starts `fake-agent spawn FILE group` as the leader of a new
+// process group, waits for the leader to exit, and returns the record a
+// dead runner would have left and the guard still running in the group.
+func startGroup(t *testing.T) (Record, int, uint64) {
+	t.Helper()
+	self, _ := os.Executable()
+	pidFile := filepath.Join(t.TempDir(), "guard.pid")
+	cmd := exec.Command(self, "fake-agent", "spawn", pidFile, "group")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	leader := cmd.Process.Pid
+	start, _, _ := ProcStartTime(leader)
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	pid, gstart := guardPid(t, pidFile)
+	rec := Record{RunID: "r", ExecutorPid: leader, ExecutorStartTime: start, Pgid: leader}
+	return rec, pid, gstart
+}
+
+func TestTerminateKillsGroupAfterLeaderExited(t *testing.T) {
+	rec, pid, start := startGroup(t)
+	if !ProcAlive(pid, start) {
+		t.Fatal("guard not running")
+	}
+	if err := Terminate(context.Background(), rec, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the guard to die", func() bool { return !ProcAlive(pid, start) })
+}
+
+// A group member older than the recorded agent cannot be the agent's: the
+// group id was recycled, and Terminate must leave it alone.
+func TestTerminateSparesOlderGroupMember(t *testing.T) {
+	rec, pid, start := startGroup(t)
+	rec.ExecutorStartTime = start + 1
+	if err := Terminate(context.Background(), rec, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if !ProcAlive(pid, start) {
+		t.Fatal("older process in a recycled group was killed")
 	}
 }
