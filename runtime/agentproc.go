@@ -21,8 +21,8 @@ const (
 )
 
 // startOnce starts the agent on a fresh pty in its own session and process
-// group, relays output and signals, and waits for it to exit.
-func (r *Runner) startOnce(ctx context.Context, p *Payload, rw *recordWriter, out *sink, in *input, sigs <-chan os.Signal) outcome {
+// group, with env as the base of its environment (see agentEnv), relays output and signals, and waits for it to exit.
+func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *recordWriter, out *sink, in *input, sigs <-chan os.Signal) outcome {
 	if len(p.Argv) == 0 {
 		return outcome{code: 127, startErr: errors.New("empty argv")}
 	}
@@ -36,7 +36,7 @@ func (r *Runner) startOnce(ctx context.Context, p *Payload, rw *recordWriter, ou
 	}
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Dir = p.Cwd
-	cmd.Env = agentEnv(os.Environ(), p)
+	cmd.Env = agentEnv(env, p)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	if p.Stdin != "" {
 		f, err := os.Open(p.Stdin)

@@ -62,8 +62,9 @@ func NewTmuxBackend(tm *tmuxadapter.Client, self string, logger *slog.Logger, op
 // Tmux returns the backend's tmux client.
 func (b *TmuxBackend) Tmux() *tmuxadapter.Client { return b.tm }
 
-// Start writes each run's launch.json (secrets redacted; real values go to
-// the session env) and a `launching` runtime.json, then creates every
+// Start writes each run's launch.json (secrets redacted), its env file (this
+// process's environment and the secrets, see launchEnv) and a `launching`
+// runtime.json, then creates every
 // session in one tmux invocation, tagged @wave_run/@wave_lane/@wave_agent.
 func (b *TmuxBackend) Start(ctx context.Context, payloads []*Payload) error {
 	specs := make([]tmuxadapter.SessionSpec, 0, len(payloads))
@@ -86,6 +87,9 @@ func (b *TmuxBackend) Start(ctx context.Context, payloads []*Payload) error {
 		if err := WriteJSON(launch, Redacted(*p)); err != nil {
 			return fmt.Errorf("run %s: %w", p.RunID, err)
 		}
+		if err := writeEnvFile(p, os.Environ()); err != nil {
+			return fmt.Errorf("run %s: %w", p.RunID, err)
+		}
 		if err := WriteJSON(p.RuntimePath, launchingRecord(p, now)); err != nil {
 			return fmt.Errorf("run %s: %w", p.RunID, err)
 		}
@@ -95,7 +99,6 @@ func (b *TmuxBackend) Start(ctx context.Context, payloads []*Payload) error {
 			// One word: tmux hands it to sh -c, so it must be quoted for sh.
 			Argv: []string{cmd},
 			Cwd:  p.Cwd,
-			Env:  p.Env,
 			Options: map[string]string{
 				"@wave_run": p.RunID, "@wave_lane": p.Lane, "@wave_agent": p.AgentID,
 			},

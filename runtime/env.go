@@ -1,17 +1,83 @@
 package runtime
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // RedactedValue stands in launch.json for a secret env value; the runner
-// keeps the value it inherited from the tmux session env (new-session -e)
-// instead.
+// takes the real value from the run's env file (see writeEnvFile).
 const RedactedValue = "<redacted>"
+
+// launchEnv is a run's env file: the launching process's environment,
+// which the agent starts from (the tmux server's own environment is
+// whatever the launcher that started the server had), and the real values
+// of the env entries redacted in launch.json. It is mode 0600 and the
+// runner deletes it once read, so secrets rest on disk only until then.
+type launchEnv struct {
+	Environ []string          `json:"environ"`
+	Secrets map[string]string `json:"secrets,omitempty"`
+}
+
+// writeEnvFile writes p's env file with environ minus TMUX and TMUX_PANE.
+func writeEnvFile(p *Payload, environ []string) error {
+	le := launchEnv{Secrets: map[string]string{}}
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); k != "TMUX" && k != "TMUX_PANE" {
+			le.Environ = append(le.Environ, kv)
+		}
+	}
+	red := Redacted(*p)
+	for k, v := range p.Env {
+		if red.Env[k] != v {
+			le.Secrets[k] = v
+		}
+	}
+	// WriteVolatile creates the file with os.CreateTemp, mode 0600.
+	return jsonfile.WriteVolatile(filepath.Join(p.RunDir, envFile), le)
+}
+
+// takeEnv reads and deletes p's env file, restores the secrets it holds
+// into p.Env, and returns the environment the agent starts from. Without
+// an env file (a run started by an older launcher) that is the runner's
+// own. Either way TERM is the runner's: the agent's output goes to the
+// pane, not to the launcher's terminal.
+func takeEnv(p *Payload, own []string) ([]string, error) {
+	path := filepath.Join(p.RunDir, envFile)
+	var le launchEnv
+	err := readJSON(path, &le)
+	if errors.Is(err, fs.ErrNotExist) {
+		return own, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(path); err != nil {
+		return nil, fmt.Errorf("env file: %w", err)
+	}
+	for k, v := range le.Secrets {
+		if p.Env[k] == RedactedValue {
+			p.Env[k] = v
+		}
+	}
+	env := le.Environ
+	for _, kv := range own {
+		if strings.HasPrefix(kv, "TERM=") {
+			env = append(env, kv)
+		}
+	}
+	return env, nil
+}
 
 var secretName = regexp.MustCompile(`(?i)token|secret|key|password`)
 
@@ -27,7 +93,7 @@ func Redacted(p Payload) Payload {
 	return p
 }
 
-// agentEnv builds the agent's environment from the runner's: TMUX,
+// agentEnv builds the agent's environment from base: TMUX,
 // TMUX_PANE and p.Scrub are removed (a child agent inside our pane must not
 // drive the user's tmux, and some variables break agents), p.Env is
 // applied, then the WAVE_* identity of the run.

@@ -68,6 +68,7 @@ const (
 	runtimeFile = "runtime.json"
 	statusFile  = "status.json"
 	logFile     = "agent.log"
+	envFile     = "env"
 )
 
 // FillPaths sets the payload's file paths that are empty from RunDir.

@@ -71,6 +71,7 @@ func runIsolated(m *testing.M) int {
 //	spawn FILE setsid|group  start a `guard FILE` child sharing the pty (in
 //	                       its own session, or in the agent's group), wait
 //	                       until it is ready, print "spawned", exit 0
+//	env FILE               write the environment as a JSON object to FILE, exit 0
 //	guard FILE             ignore SIGTERM/SIGHUP, write its pid to FILE, wait
 func fakeAgent(args []string) int {
 	wait := func() int {
@@ -135,6 +136,15 @@ func fakeAgent(args []string) int {
 			time.Sleep(5 * time.Millisecond)
 		}
 		fmt.Println("spawned")
+		return 0
+	case "env":
+		env := map[string]string{}
+		for _, kv := range os.Environ() {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		data, _ := json.Marshal(env)
+		os.WriteFile(args[1], data, 0o644)
 		return 0
 	case "guard":
 		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)

@@ -74,6 +74,11 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 		fmt.Fprintf(os.Stderr, "agent-run: %v\n", err)
 		return 2
 	}
+	env, err := takeEnv(p, os.Environ())
+	if err != nil {
+		// Never fall back to the pane's environment: it may be stale.
+		return r.finish(p, rw, out, r.startFailed(out, err))
+	}
 	hbCtx, stopHB := context.WithCancel(context.Background())
 	defer stopHB()
 	go rw.heartbeat(hbCtx, time.Duration(p.HeartbeatIntervalMs)*time.Millisecond, r.Now, r.Logger)
@@ -89,7 +94,7 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 
 	var res outcome
 	for k := 0; ; k++ {
-		res = r.startOnce(ctx, p, rw, out, in, sigs)
+		res = r.startOnce(ctx, p, env, rw, out, in, sigs)
 		if res.received != "" || res.startErr != nil || res.code == 0 || !res.rateLimited || k >= p.RateLimit.Retries {
 			break
 		}

@@ -21,7 +21,7 @@ const (
 
 // Payload is launch.json: everything the runner needs to start one agent.
 // It is also the dry-run preview, so secret env values are redacted when
-// written (see Redacted); real values travel in the tmux session env.
+// written (see Redacted); real values travel in the run's env file.
 type Payload struct {
 	SchemaVersion  int    `json:"schemaVersion"`
 	RunID          string `json:"runId"` // e.g. w0-A1-a1

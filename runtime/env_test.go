@@ -1,0 +1,83 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func readEnvJSON(t *testing.T, path string) map[string]string {
+	t.Helper()
+	var env map[string]string
+	data, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(data, &env) != nil {
+		t.Fatalf("env of %s: %v %s", path, err, data)
+	}
+	return env
+}
+
+// Two launches on one tmux server: each agent gets its own launcher's
+// environment, not the one of the launcher that started the server, and
+// secrets reach it though launch.json has them redacted.
+func TestAgentEnvIsTheLaunchers(t *testing.T) {
+	h := newHarness(t)
+	root := t.TempDir()
+	var ps []*Payload
+	for _, v := range []string{"first", "second"} {
+		t.Setenv("WAVE_TEST_FOO", v)
+		p := h.payload(t, root, "A"+v, "env", filepath.Join(root, v+".json"))
+		p.Env = map[string]string{"API_TOKEN": "s3cret-" + v}
+		h.start(t, p)
+		h.waitDone(t, p.RunDir)
+		ps = append(ps, p)
+	}
+	for i, v := range []string{"first", "second"} {
+		env := readEnvJSON(t, filepath.Join(root, v+".json"))
+		if env["WAVE_TEST_FOO"] != v || env["API_TOKEN"] != "s3cret-"+v {
+			t.Errorf("launch %d: WAVE_TEST_FOO=%q API_TOKEN=%q", i, env["WAVE_TEST_FOO"], env["API_TOKEN"])
+		}
+		launch, err := ReadPayload(filepath.Join(ps[i].RunDir, launchFile))
+		if err != nil || launch.Env["API_TOKEN"] != RedactedValue {
+			t.Errorf("launch.json of %s: %+v %v", v, launch, err)
+		}
+		if _, err := os.Stat(filepath.Join(ps[i].RunDir, envFile)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("env file of %s left on disk: %v", v, err)
+		}
+	}
+}
+
+func TestEnvFileIsPrivateAndTakenOnce(t *testing.T) {
+	p := &Payload{RunID: "r", RunDir: t.TempDir(), Env: map[string]string{"API_KEY": "k", "MODE": "m"}}
+	if err := writeEnvFile(p, []string{"PATH=/bin", "TMUX=/tmp/x,1,0", "TMUX_PANE=%1", "TERM=xterm"}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(p.RunDir, envFile))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("env file: %v %v", fi, err)
+	}
+	launch := Redacted(*p)
+	env, err := takeEnv(&launch, []string{"TERM=tmux-256color", "PATH=/pane"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"PATH=/bin", "TERM=xterm", "TERM=tmux-256color"}
+	if len(env) != len(want) {
+		t.Fatalf("env %q, want %q", env, want)
+	}
+	for i := range want {
+		if env[i] != want[i] {
+			t.Fatalf("env %q, want %q", env, want)
+		}
+	}
+	if launch.Env["API_KEY"] != "k" || launch.Env["MODE"] != "m" {
+		t.Fatalf("secrets not restored: %v", launch.Env)
+	}
+	// Gone after the first read: a second runner falls back to its own.
+	env, err = takeEnv(&launch, []string{"PATH=/pane"})
+	if err != nil || len(env) != 1 || env[0] != "PATH=/pane" {
+		t.Fatalf("second take: %q %v", env, err)
+	}
+}
