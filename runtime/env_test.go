@@ -3,9 +3,11 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -79,5 +81,31 @@ func TestEnvFileIsPrivateAndTakenOnce(t *testing.T) {
 	env, err = takeEnv(&launch, []string{"PATH=/pane"})
 	if err != nil || len(env) != 1 || env[0] != "PATH=/pane" {
 		t.Fatalf("second take: %q %v", env, err)
+	}
+}
+
+// The runner survives a vanished pane by catching SIGPIPE, not ignoring
+// it: an ignored signal would be inherited, and `yes | head` would spin
+// forever inside the agent.
+func TestAgentDoesNotInheritIgnoredSigpipe(t *testing.T) {
+	h := newHarness(t)
+	root := t.TempDir()
+	out := filepath.Join(root, "status")
+	p := h.payload(t, root, "A1")
+	p.Argv = []string{"sh", "-c", `grep SigIgn /proc/self/status > "$1"`, "sh", out}
+	h.start(t, p)
+	if obs := h.waitDone(t, p.RunDir); obs.Verdict.State != StateCompleted {
+		t.Fatalf("verdict %+v", obs.Verdict)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mask uint64
+	if _, err := fmt.Sscanf(string(data), "SigIgn: %x", &mask); err != nil {
+		t.Fatalf("%q: %v", data, err)
+	}
+	if mask&(1<<(syscall.SIGPIPE-1)) != 0 {
+		t.Fatalf("agent starts with SIGPIPE ignored: %s", data)
 	}
 }

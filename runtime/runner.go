@@ -87,7 +87,11 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGWINCH)
 	defer signal.Stop(sigs)
 	// The pane may vanish under us; writes to it must fail, not kill us.
-	signal.Ignore(syscall.SIGPIPE)
+	// Catch SIGPIPE rather than ignore it: an ignored signal stays ignored
+	// across exec, a caught one is reset, and agents need the default.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 
 	in := newInput(stdio.In)
 	defer in.restore()
