@@ -93,11 +93,11 @@ func (b *TmuxBackend) Start(ctx context.Context, payloads []*Payload) error {
 		if err := WriteJSON(p.RuntimePath, launchingRecord(p, now)); err != nil {
 			return fmt.Errorf("run %s: %w", p.RunID, err)
 		}
-		cmd := "exec " + ShellJoin([]string{b.self, "agent-run", "--payload", launch})
 		specs = append(specs, tmuxadapter.SessionSpec{
 			Name: p.SessionName,
-			// One word: tmux hands it to sh -c, so it must be quoted for sh.
-			Argv: []string{cmd},
+			// Several words: tmux executes them without a shell, so the
+			// server's default-shell is never involved.
+			Argv: []string{b.self, "agent-run", "--payload", launch},
 			Cwd:  p.Cwd,
 			Options: map[string]string{
 				"@wave_run": p.RunID, "@wave_lane": p.Lane, "@wave_agent": p.AgentID,

@@ -1,12 +1,14 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -108,4 +110,33 @@ func TestAgentDoesNotInheritIgnoredSigpipe(t *testing.T) {
 	if mask&(1<<(syscall.SIGPIPE-1)) != 0 {
 		t.Fatalf("agent starts with SIGPIPE ignored: %s", data)
 	}
+}
+
+// A user's ~/.tmux.conf must not reach lane servers: destroy-unattached
+// would kill every (detached) agent session, and a default-shell that is
+// not a shell would break the panes.
+func TestUserTmuxConfIsIgnored(t *testing.T) {
+	home := t.TempDir()
+	conf := "set -g destroy-unattached on\nset -g default-shell /bin/false\n"
+	if err := os.WriteFile(filepath.Join(home, ".tmux.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("SHELL", "/bin/false")
+	h := newHarness(t)
+	p := h.payload(t, t.TempDir(), "A1", "echo")
+	h.start(t, p)
+	waitRunning(t, p)
+	ctx := context.Background()
+	if err := h.tm.SendLiteral(ctx, p.SessionName, "still here"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.tm.SendKeys(ctx, p.SessionName, "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "echo in agent.log", func() bool {
+		log, _ := os.ReadFile(p.LogPath)
+		return strings.Contains(string(log), "got: still here")
+	})
 }

@@ -1,5 +1,5 @@
 // Package tmuxadapter is the only code that runs tmux. Every invocation goes
-// through one argv builder that adds -L <socket> and -u, removes TMUX and
+// through one argv builder that adds -L <socket>, -f /dev/null and -u, removes TMUX and
 // TMUX_PANE from the child's environment, bounds the call with a timeout,
 // retries transient failures and classifies errors from stderr.
 package tmuxadapter
@@ -62,9 +62,16 @@ func New(socket string, opts ...Option) *Client {
 // Socket returns the -L name of the server.
 func (c *Client) Socket() string { return c.socket }
 
-// argv is the single place a tmux command line is built.
+// argv is the single place a tmux command line is built. -f /dev/null
+// keeps the user's tmux.conf (destroy-unattached, default-shell, hooks)
+// away from our servers; a client talking to a running server ignores it.
 func (c *Client) argv(args ...string) []string {
-	return append([]string{c.binary, "-u", "-L", c.socket}, args...)
+	return append(c.clientArgv("-f", "/dev/null"), args...)
+}
+
+// clientArgv is the tmux command prefix: binary, -u, -L socket, then flags.
+func (c *Client) clientArgv(flags ...string) []string {
+	return append([]string{c.binary, "-u", "-L", c.socket}, flags...)
 }
 
 // environ is the caller's environment without TMUX/TMUX_PANE (a bare tmux

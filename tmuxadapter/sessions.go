@@ -246,11 +246,12 @@ func (c *Client) send(ctx context.Context, session string, literal bool, keys []
 
 // AttachArgv is the command that shows session to a user: attach-session
 // from outside tmux, switch-client from inside a client of the same server.
+// It never starts a server, so it needs no -f.
 func (c *Client) AttachArgv(session string, insideTmux bool) []string {
 	if insideTmux {
-		return c.argv("switch-client", "-t", "="+session)
+		return c.clientArgv("switch-client", "-t", "="+session)
 	}
-	return c.argv("attach-session", "-t", "="+session)
+	return c.clientArgv("attach-session", "-t", "="+session)
 }
 
 // Version returns `tmux -V` (e.g. "tmux 3.3a").

@@ -215,3 +215,25 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("Version = %q, %v", v, err)
 	}
 }
+
+// The user's tmux.conf must not apply to our servers: with
+// destroy-unattached on, every detached session would be destroyed.
+func TestUserConfIsNotRead(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".tmux.conf"), []byte("set -g destroy-unattached on\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, WithEnv("HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config")))
+	ctx := context.Background()
+	if err := c.NewSession(ctx, SessionSpec{Name: "kept", Argv: []string{"sleep", "600"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A second session: a server that read the conf has destroyed the
+	// first by the time it handles this command.
+	if err := c.NewSession(ctx, SessionSpec{Name: "other", Argv: []string{"sleep", "600"}}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.HasSession(ctx, "kept"); !ok || err != nil {
+		t.Fatalf("detached session destroyed: %v %v", ok, err)
+	}
+}
