@@ -102,7 +102,7 @@ func (c *Client) run(ctx context.Context, mutate bool, shown []string, args ...s
 	for attempt := 0; ; attempt++ {
 		var out string
 		out, err = c.once(ctx, shown, args)
-		if err == nil || attempt >= c.retries || !retryable(err) || ctx.Err() != nil {
+		if err == nil || attempt >= c.retries || !retryable(err, mutate) || ctx.Err() != nil {
 			return out, err
 		}
 		d := backoff + time.Duration(rand.Int64N(int64(backoff)))
@@ -118,8 +118,11 @@ func (c *Client) run(ctx context.Context, mutate bool, shown []string, args ...s
 	}
 }
 
-func retryable(err error) bool {
-	return errors.Is(err, errTransient) || errors.Is(err, ErrTimeout)
+// retryable reports whether a failed call may be repeated. A mutation that
+// timed out may have been done (a slow new-session batch that succeeded
+// would fail again as "duplicate session"), so only queries retry timeouts.
+func retryable(err error, mutate bool) bool {
+	return errors.Is(err, errTransient) || !mutate && errors.Is(err, ErrTimeout)
 }
 
 func (c *Client) once(ctx context.Context, shown, args []string) (string, error) {

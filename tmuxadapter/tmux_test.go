@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -235,5 +236,30 @@ func TestUserConfIsNotRead(t *testing.T) {
 	}
 	if ok, err := c.HasSession(ctx, "kept"); !ok || err != nil {
 		t.Fatalf("detached session destroyed: %v %v", ok, err)
+	}
+}
+
+// A mutation that times out after tmux did it must not be retried: the
+// retry of a new-session would fail as a duplicate and hide the timeout.
+func TestMutationTimeoutIsNotRetried(t *testing.T) {
+	real, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux not installed")
+	}
+	// A tmux that, when it succeeds, hangs past the client's timeout.
+	slow := filepath.Join(t.TempDir(), "slow-tmux")
+	script := "#!/bin/sh\n'" + strings.ReplaceAll(real, "'", `'\''`) + "' \"$@\" || exit\nexec sleep 60\n"
+	if err := os.WriteFile(slow, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t)
+	sc := New(c.Socket(), WithBinary(slow), WithTimeout(2*time.Second))
+	ctx := context.Background()
+	err = sc.NewSession(ctx, SessionSpec{Name: "slow", Argv: []string{"sleep", "600"}})
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if ok, err := c.HasSession(ctx, "slow"); !ok || err != nil {
+		t.Fatalf("session made by the timed-out call: %v %v", ok, err)
 	}
 }
