@@ -127,7 +127,7 @@ loop:
 	default:
 		res.code = ws.ExitStatus()
 	}
-	res.rateLimited = scan.matched
+	res.rateLimited = scan.matched()
 	return res
 }
 

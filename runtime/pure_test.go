@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,17 +94,40 @@ func TestRateLimitDelay(t *testing.T) {
 func TestRateLimitScannerAcrossChunks(t *testing.T) {
 	var s rateLimitScanner
 	s.Write([]byte("HTTP 429 Too Many "))
-	if s.matched {
+	if s.matched() {
 		t.Fatal("matched early")
 	}
 	s.Write([]byte("Requests\n"))
-	if !s.matched {
+	if !s.matched() {
 		t.Fatal("split match missed")
 	}
 	var n rateLimitScanner
 	n.Write([]byte("all good, limited scope"))
-	if n.matched {
+	if n.matched() {
 		t.Fatal("false positive")
+	}
+}
+
+func TestRateLimitOnlyAtTheEnd(t *testing.T) {
+	early := "implementing a rate limit for the API client\n" + strings.Repeat("test output line\n", 30) + "FAIL: 2 tests\n"
+	long := "429 Too Many Requests\n" + strings.Repeat("x", 5000) + "\nexit 1\n"
+	for _, tc := range []struct {
+		name, out string
+		want      bool
+	}{
+		{"at the end", "working\nerror: 429 Too Many Requests\n\n", true},
+		{"20th line from the end", "rate limit hit\n" + strings.Repeat("retrying\n", 19), true},
+		{"21st line from the end", "rate limit hit\n" + strings.Repeat("retrying\n", 20), false},
+		{"early in a long output", early, false},
+		{"beyond the last 4 KiB", long, false},
+	} {
+		var s rateLimitScanner
+		for chunk := range slices.Chunk([]byte(tc.out), 7) {
+			s.Write(chunk)
+		}
+		if got := s.matched(); got != tc.want {
+			t.Errorf("%s: matched %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 

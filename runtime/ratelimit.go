@@ -1,35 +1,56 @@
 package runtime
 
 import (
+	"bytes"
 	"regexp"
 	"time"
 )
 
 var rateLimitRe = regexp.MustCompile(`(?i)429 Too Many Requests|exceeded retry limit|last status: 429|rate limit`)
 
-// rateLimitTail is how much of the previous chunk is kept so a match split
-// across two reads is still found.
-const rateLimitTail = 64
+// Only the end of a start's output is searched for a rate-limit message:
+// an agent that failed for another reason may well have mentioned rate
+// limits earlier (say, while writing rate-limiter code).
+const (
+	rateLimitTailBytes = 4 << 10
+	rateLimitTailLines = 20
+)
 
-// rateLimitScanner watches one start's output for a rate-limit message.
+// rateLimitScanner keeps the end of one start's output.
 type rateLimitScanner struct {
-	tail    []byte
-	matched bool
+	tail []byte
 }
 
 func (s *rateLimitScanner) Write(p []byte) {
-	if s.matched {
-		return
+	s.tail = append(s.tail, p...)
+	// Trim in amortised steps, not on every write.
+	if len(s.tail) > 2*rateLimitTailBytes {
+		s.tail = append(s.tail[:0], s.tail[len(s.tail)-rateLimitTailBytes:]...)
 	}
-	buf := append(s.tail, p...)
-	if rateLimitRe.Match(buf) {
-		s.matched = true
-		return
+}
+
+// matched reports whether the last rateLimitTailLines lines (at most
+// rateLimitTailBytes) of the output name a rate limit.
+func (s *rateLimitScanner) matched() bool {
+	return rateLimitRe.Match(lastLines(s.tail, rateLimitTailBytes, rateLimitTailLines))
+}
+
+// lastLines returns the last n lines of b, ignoring trailing blank space,
+// within its last maxBytes.
+func lastLines(b []byte, maxBytes, n int) []byte {
+	b = bytes.TrimRight(b, " \t\r\n")
+	if len(b) > maxBytes {
+		b = b[len(b)-maxBytes:]
 	}
-	if len(buf) > rateLimitTail {
-		buf = buf[len(buf)-rateLimitTail:]
+	end := len(b)
+	for range n {
+		i := bytes.LastIndexByte(b[:end], '\n')
+		if i < 0 {
+			return b
+		}
+		end = i
 	}
-	s.tail = append(s.tail[:0], buf...)
+	return b[end+1:]
 }
 
 // rateLimitDelay is the wait before retry k (1-based): min(base·2^(k-1),

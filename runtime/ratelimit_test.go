@@ -90,3 +90,14 @@ func TestNoRetryWithoutRateLimitText(t *testing.T) {
 		t.Fatalf("code %d waits %v", code, waits)
 	}
 }
+
+// An agent that failed after writing rate-limiter code mentions "rate
+// limit" early in its output; that is not a rate-limited start.
+func TestNoRetryForEarlyMention(t *testing.T) {
+	p := (&harness{}).payload(t, t.TempDir(), "A1")
+	p.Argv = []string{"sh", "-c", `echo "added a rate limit to the client"; seq 1 50; echo "tests failed"; exit 1`}
+	p.RateLimit = RateLimit{Retries: 3, BaseDelayMs: 10, MaxDelayMs: 100}
+	if code, waits := runInProcess(t, p); code != 1 || len(waits) != 0 {
+		t.Fatalf("code %d waits %v; want 1 without retry", code, waits)
+	}
+}
