@@ -1,6 +1,7 @@
 package lanes
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,15 +44,22 @@ type Lock struct {
 	path string
 }
 
-// AcquireLock takes the lane lock without blocking. If another process
-// holds it the error is a *LockedError.
+// lockPatience is how long AcquireLock keeps trying: Held (status,
+// dashboard, doctor, stop) takes the lock for an instant to probe it, and
+// a launcher starting at that instant must not be turned away.
+const lockPatience = 250 * time.Millisecond
+
+// AcquireLock takes the lane lock, trying for up to lockPatience. If
+// another process holds it the error is a *LockedError.
 func AcquireLock(path string) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lane lock %s: %w", path, err)
 	}
 	fl := flock.New(path)
-	ok, err := fl.TryLock()
-	if err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), lockPatience)
+	defer cancel()
+	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("lane lock %s: %w", path, err)
 	}
 	if !ok {
