@@ -30,14 +30,20 @@ func Watch(ctx context.Context, stateDir string, debounce time.Duration, onChang
 	// watched while the state dir was missing is dropped.
 	sync := func() {
 		want := map[string]bool{}
-		for _, d := range watchDirs(stateDir) {
-			want[d] = true
-			if watched[d] {
-				continue
-			}
-			// A directory removed between listing and adding is fine.
-			if err := w.Add(d); err == nil {
-				watched[d] = true
+		// A directory created between listing its parent and watching it
+		// sends no event to anyone: list again until nothing new appears.
+		for added := true; added; {
+			added = false
+			for _, d := range watchDirs(stateDir) {
+				want[d] = true
+				if watched[d] {
+					continue
+				}
+				// A directory removed between listing and adding is fine.
+				if err := w.Add(d); err == nil {
+					watched[d] = true
+					added = true
+				}
 			}
 		}
 		for d := range watched {
