@@ -109,5 +109,10 @@ func (l *Lock) Release() error {
 	if l == nil || l.fl == nil {
 		return nil
 	}
-	return l.fl.Unlock()
+	err := l.fl.Unlock()
+	// Unlocking writes nothing; touching the file lets watchers (the
+	// dashboard) see that the launcher is gone.
+	now := time.Now()
+	_ = os.Chtimes(l.path, now, now)
+	return err
 }
