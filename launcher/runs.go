@@ -213,6 +213,7 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 		RuntimePath: filepath.Join(dir, lanes.RuntimeFile),
 		SocketName:  l.opt.Layout.Socket(), SessionName: sessionFor(r.n, id),
 		HeartbeatIntervalMs: l.opt.Lane.Runtime.HeartbeatIntervalMs, RateLimit: spec.RateLimit, DeadlineAt: &deadline,
+		TerminateGraceMs: l.opt.Lane.Runtime.TerminateGraceMs,
 	}, nil
 }
 

@@ -92,9 +92,27 @@ func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *re
 		syscall.Kill(-pid, s)
 	}
 	done := ctx.Done()
+	// The runner backs up the launcher's deadline, so a wedged agent is
+	// stopped even when no launcher is alive: one grace after the deadline
+	// (the launcher acts first and records a timeout), TERM to the group,
+	// then KILL after another grace.
+	grace := time.Duration(p.TerminateGraceMs) * time.Millisecond
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	var deadline, kill <-chan time.Time
+	if p.DeadlineAt != nil {
+		deadline = time.After(time.Until(p.DeadlineAt.Add(grace)))
+	}
 loop:
 	for {
 		select {
+		case <-deadline:
+			deadline = nil
+			forward(syscall.SIGTERM, deadlineReason)
+			kill = time.After(grace)
+		case <-kill:
+			syscall.Kill(-pid, syscall.SIGKILL)
 		case s := <-sigs:
 			sig := s.(syscall.Signal)
 			if sig == syscall.SIGWINCH {

@@ -147,11 +147,28 @@ func TestDeadlineKillsAgentIgnoringTerm(t *testing.T) {
 	}
 	obs = h.waitDone(t, p.RunDir)
 	v := obs.Verdict
-	if v.State != StateTimedOut || v.Signal != "SIGKILL" || *v.ExitCode != 137 || !strings.Contains(v.Reason, "SIGTERM") {
+	if v.State != StateTimedOut || v.Signal != "SIGKILL" || *v.ExitCode != 137 ||
+		!strings.Contains(v.Reason, "SIGTERM") && !strings.Contains(v.Reason, deadlineReason) {
 		t.Fatalf("after: %+v", v)
 	}
 	if ok, _ := h.tm.HasSession(ctx, p.SessionName); ok {
 		t.Fatal("session kept after Terminate without keepSession")
+	}
+}
+
+// With no launcher alive, the runner itself stops an agent at its
+// deadline: TERM to the group, KILL after the grace, recorded as such.
+func TestRunnerEnforcesDeadlineAlone(t *testing.T) {
+	h := newHarness(t)
+	p := h.payload(t, t.TempDir(), "A1", "ignore-term")
+	deadline := time.Now().Add(3 * time.Second)
+	p.DeadlineAt = &deadline
+	p.TerminateGraceMs = 200
+	h.start(t, p)
+	waitRunning(t, p) // the agent ignores TERM from here on
+	v := h.waitDone(t, p.RunDir).Verdict
+	if v.Signal != "SIGKILL" || v.ExitCode == nil || *v.ExitCode != 137 || v.Reason != deadlineReason {
+		t.Fatalf("verdict %+v, want SIGKILL/137 with reason %q", v, deadlineReason)
 	}
 }
 

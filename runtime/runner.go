@@ -159,11 +159,16 @@ func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome) in
 	return res.code
 }
 
+// deadlineReason marks a run the runner stopped at its deadline.
+const deadlineReason = "deadline passed"
+
 // disposition maps an outcome onto the record's terminal disposition.
 func disposition(res outcome) (string, string) {
 	switch {
 	case res.startErr != nil:
 		return Failed, "start failed: " + res.startErr.Error()
+	case res.received == deadlineReason:
+		return Terminated, deadlineReason
 	case res.received != "":
 		return Terminated, "runner received " + res.received
 	case res.signal != "":

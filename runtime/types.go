@@ -55,8 +55,11 @@ type Payload struct {
 
 	HeartbeatIntervalMs int       `json:"heartbeatIntervalMs"`
 	RateLimit           RateLimit `json:"rateLimit"`
-	// DeadlineAt is when the launcher will terminate the run.
+	// DeadlineAt is when the run is terminated (by the launcher, and by
+	// the runner itself should no launcher be alive).
 	DeadlineAt *time.Time `json:"deadlineAt,omitempty"`
+	// TerminateGraceMs is the TERM → KILL grace (default 5000).
+	TerminateGraceMs int `json:"terminateGraceMs,omitempty"`
 }
 
 // RateLimit is the runner's retry policy for rate-limited agents: when the
