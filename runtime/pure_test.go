@@ -3,7 +3,6 @@ package runtime
 import (
 	"io"
 	"log/slog"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -13,34 +12,6 @@ import (
 )
 
 func slogDiscard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-func TestShellQuoteRoundTrip(t *testing.T) {
-	words := []string{"", "plain", "it's", `"dq"`, "$(touch PWNED)", "`id`", "a\nb", `back\slash`, "'", "''", "*", "; rm -rf /"}
-	script := "printf '%s\\0' " + ShellJoin(words)
-	out, err := exec.Command("sh", "-c", script).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, w := range splitNul(out) {
-		got = append(got, w)
-	}
-	if !slices.Equal(got, words) {
-		t.Fatalf("got %q, want %q", got, words)
-	}
-}
-
-func splitNul(b []byte) []string {
-	var out []string
-	start := 0
-	for i, c := range b {
-		if c == 0 {
-			out = append(out, string(b[start:i]))
-			start = i + 1
-		}
-	}
-	return out
-}
 
 func TestAgentEnv(t *testing.T) {
 	p := &Payload{Lane: "main", WaveNumber: 2, AgentID: "A1", Attempt: 3, RunDir: "/r", OrchestratorID: "o", ExecutorID: "codex",
