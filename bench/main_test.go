@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
@@ -53,33 +54,20 @@ func fakeAgent(args []string) int {
 	return 2
 }
 
-// run isolates tmux (own TMUX_TMPDIR, no TMUX) and builds the runner.
+// run isolates tmux and builds the runner into the private tmux dir.
 func run(m *testing.M) int {
-	os.Unsetenv("TMUX")
-	os.Unsetenv("TMUX_PANE")
-	dir, err := os.MkdirTemp("/tmp", "wb")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	os.Setenv("TMUX_TMPDIR", dir)
-	runnerBin = filepath.Join(dir, "wave-orchestrator")
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		gobin = filepath.Join(goruntime.GOROOT(), "bin", "go")
-	}
-	build := exec.Command(gobin, "build", "-o", runnerBin, "github.com/wave-orchestrator/wave-orchestrator/cmd/wave-orchestrator")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build wave-orchestrator: %v\n%s", err, out)
-		return 1
-	}
-	code := m.Run()
-	socks, _ := filepath.Glob(filepath.Join(dir, "tmux-*", "*"))
-	for _, s := range socks {
-		exec.Command("tmux", "-S", s, "kill-server").Run()
-	}
-	return code
+	return tmuxtest.Run(m, func(dir string) error {
+		runnerBin = filepath.Join(dir, "wave-orchestrator")
+		gobin, err := exec.LookPath("go")
+		if err != nil {
+			gobin = filepath.Join(goruntime.GOROOT(), "bin", "go")
+		}
+		build := exec.Command(gobin, "build", "-o", runnerBin, "github.com/wave-orchestrator/wave-orchestrator/cmd/wave-orchestrator")
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("build wave-orchestrator: %v\n%s", err, out)
+		}
+		return nil
+	})
 }
 
 var socketSeq atomic.Int64

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -34,29 +35,7 @@ func TestMain(m *testing.M) {
 			os.Exit(fakeAgent(os.Args[2:]))
 		}
 	}
-	os.Exit(runIsolated(m))
-}
-
-func runIsolated(m *testing.M) int {
-	os.Unsetenv("TMUX")
-	os.Unsetenv("TMUX_PANE")
-	dir, err := os.MkdirTemp("/tmp", "wt")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	os.Setenv("TMUX_TMPDIR", dir)
-	code := m.Run()
-	socks, _ := filepath.Glob(filepath.Join(dir, "tmux-*", "*"))
-	for _, s := range socks {
-		if exec.Command("tmux", "-S", s, "list-sessions").Run() == nil {
-			fmt.Fprintln(os.Stderr, "tmux server left running:", s)
-			exec.Command("tmux", "-S", s, "kill-server").Run()
-			code = 1
-		}
-	}
-	return code
+	os.Exit(tmuxtest.Run(m, nil))
 }
 
 // fakeAgent is the scriptable agent. Modes:

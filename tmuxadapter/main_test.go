@@ -5,50 +5,17 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 )
 
 var socketSeq atomic.Int64
 
-// TestMain isolates tmux: no inherited $TMUX, a private TMUX_TMPDIR, and a
-// check that every server a test started is gone afterwards.
-func TestMain(m *testing.M) {
-	os.Exit(runIsolated(m))
-}
-
-func runIsolated(m *testing.M) int {
-	os.Unsetenv("TMUX")
-	os.Unsetenv("TMUX_PANE")
-	dir, err := os.MkdirTemp("/tmp", "wt")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	os.Setenv("TMUX_TMPDIR", dir)
-	code := m.Run()
-	if leaked := liveServers(dir); len(leaked) > 0 {
-		fmt.Fprintln(os.Stderr, "tmux servers left running:", leaked)
-		code = 1
-	}
-	return code
-}
-
-// liveServers kills and returns every server still answering under dir.
-func liveServers(dir string) []string {
-	socks, _ := filepath.Glob(filepath.Join(dir, "tmux-*", "*"))
-	var live []string
-	for _, s := range socks {
-		if exec.Command("tmux", "-S", s, "list-sessions").Run() == nil {
-			live = append(live, filepath.Base(s))
-			exec.Command("tmux", "-S", s, "kill-server").Run()
-		}
-	}
-	return live
-}
+// TestMain isolates tmux and fails the run if a test leaves a server.
+func TestMain(m *testing.M) { os.Exit(tmuxtest.Run(m, nil)) }
 
 // newClient returns a client on a fresh socket whose server is killed when
 // the test ends.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
@@ -30,51 +31,14 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
-	os.Unsetenv("TMUX")
-	os.Unsetenv("TMUX_PANE")
-	dir, err := os.MkdirTemp("/tmp", "wot")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	tmuxTmp = filepath.Join(dir, "t")
-	os.MkdirAll(tmuxTmp, 0o700)
-	os.Setenv("TMUX_TMPDIR", tmuxTmp)
-	binPath = filepath.Join(dir, "wave-orchestrator")
-	out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-		return 1
-	}
-	code := m.Run()
-	if left := liveServers(); len(left) > 0 {
-		fmt.Fprintf(os.Stderr, "tmux servers left behind: %v\n", left)
-		killServers()
-		if code == 0 {
-			code = 1
+	return tmuxtest.Run(m, func(dir string) error {
+		tmuxTmp = dir
+		binPath = filepath.Join(dir, "wave-orchestrator")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			return fmt.Errorf("build: %v\n%s", err, out)
 		}
-	}
-	return code
-}
-
-// liveServers lists sockets under TMUX_TMPDIR whose server still answers.
-func liveServers() []string {
-	var live []string
-	socks, _ := filepath.Glob(filepath.Join(tmuxTmp, "tmux-*", "*"))
-	for _, s := range socks {
-		if exec.Command("tmux", "-S", s, "ls").Run() == nil {
-			live = append(live, filepath.Base(s))
-		}
-	}
-	return live
-}
-
-func killServers() {
-	socks, _ := filepath.Glob(filepath.Join(tmuxTmp, "tmux-*", "*"))
-	for _, s := range socks {
-		_ = exec.Command("tmux", "-S", s, "kill-server").Run()
-	}
+		return nil
+	})
 }
 
 // testRepo is a scratch repository with a config, role prompts and waves.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 )
 
 // bareRepo is an empty git repository: what a user has before `init`.
@@ -225,7 +227,7 @@ func TestInitDoctorDryRun(t *testing.T) {
 	if want := envFor(1, "A2", "codex"); !reflect.DeepEqual(codex.Env, want) {
 		t.Errorf("wave 1 A2 env:\n got %v\nwant %v", codex.Env, want)
 	}
-	if sessions := liveServers(); len(sessions) > 0 {
+	if sessions := tmuxtest.Live(tmuxTmp); len(sessions) > 0 {
 		t.Errorf("a dry run started tmux servers: %v", sessions)
 	}
 }
