@@ -105,6 +105,11 @@ func (b *TmuxBackend) Start(ctx context.Context, payloads []*Payload) error {
 		})
 	}
 	if err := b.tm.NewSessions(ctx, specs); err != nil {
+		// Secrets stay at rest no longer than needed: a run whose session
+		// did not start never reads its env file.
+		for _, p := range payloads {
+			os.Remove(filepath.Join(p.RunDir, envFile))
+		}
 		return fmt.Errorf("start %d runs: %w", len(specs), err)
 	}
 	return nil
