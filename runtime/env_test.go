@@ -140,3 +140,20 @@ func TestUserTmuxConfIsIgnored(t *testing.T) {
 		return strings.Contains(string(log), "got: still here")
 	})
 }
+
+// When tmux refuses the sessions, no env file (it holds secrets) is left.
+func TestFailedStartLeavesNoEnvFile(t *testing.T) {
+	h := newHarness(t)
+	root := t.TempDir()
+	a := h.payload(t, root, "A1", "hang")
+	b := h.payload(t, root, "A2", "hang")
+	b.SessionName = a.SessionName // tmux refuses the duplicate
+	b.Env = map[string]string{"API_TOKEN": "s3cret"}
+	if err := h.b.Start(context.Background(), []*Payload{a, b}); err == nil {
+		t.Fatal("start with a duplicate session name succeeded")
+	}
+	h.tm.KillServer(context.Background())
+	if _, err := os.Stat(filepath.Join(b.RunDir, envFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("env file left after a failed start: %v", err)
+	}
+}
