@@ -296,3 +296,20 @@ func agentStates(view string) map[string]string {
 	}
 	return out
 }
+
+// For a wave that has not run, the dashboard and status say the same and
+// show no other wave's events.
+func TestStatusAndDashboardAgreeOnAWaveNotRun(t *testing.T) {
+	l := runningLane()
+	o := Options{Width: 120, Now: clock, Wave: 57, Selected: -1}
+	for name, view := range map[string]string{"dashboard": Render(l, o), "status": RenderStatus(l, o)} {
+		if !strings.Contains(view, "wave 57 has not run on this lane") {
+			t.Errorf("%s:\n%s", name, view)
+		}
+		for _, ev := range l.LastEvents {
+			if strings.Contains(view, ev.Message) {
+				t.Errorf("%s shows another wave's event %q", name, ev.Message)
+			}
+		}
+	}
+}

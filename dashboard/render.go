@@ -52,8 +52,14 @@ func Render(l state.Lane, o Options) string {
 	w := pickWave(l, o.Wave)
 	writeLaneHeader(&b, l, p, o)
 	if w == nil {
-		fmt.Fprintln(&b, p.dim.Render("no wave has run on this lane yet"))
-		writeEvents(&b, l.LastEvents, p, o)
+		if o.Wave >= 0 {
+			// Same words as `status --wave N`; other waves' events are not
+			// this wave's.
+			fmt.Fprintln(&b, p.dim.Render(fmt.Sprintf("wave %d has not run on this lane", o.Wave)))
+		} else {
+			fmt.Fprintln(&b, p.dim.Render("no wave has run on this lane yet"))
+			writeEvents(&b, l.LastEvents, p, o)
+		}
 		writeProblems(&b, l.Problems, p, o)
 		return b.String()
 	}
