@@ -81,8 +81,7 @@ func (r *RuntimeRuns) Outcome(ctx context.Context, runDir string, now time.Time)
 
 func outcomeOf(obs runtime.Observation) Outcome {
 	v := obs.Verdict
-	o := Outcome{Done: v.Done, State: string(v.State), ExitCode: v.ExitCode, Signal: v.Signal,
-		Live: v.State == runtime.StateRunning || v.State == runtime.StateLaunching, Terminate: v.Terminate}
+	o := Outcome{Done: v.Done, State: string(v.State), ExitCode: v.ExitCode, Signal: v.Signal, Terminate: v.Terminate}
 	var detail []string
 	if v.Reason != "" {
 		detail = append(detail, v.Reason)

@@ -73,8 +73,6 @@ type Outcome struct {
 	ExitCode *int
 	Signal   string
 	Detail   string
-	// Live reports a runner that is alive (used for adoption).
-	Live bool
 	// Terminate asks for the run to be terminated before anything else
 	// (e.g. an agent that outlived its runner must not race a retry).
 	Terminate bool
