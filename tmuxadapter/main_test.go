@@ -8,14 +8,29 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 )
 
 var socketSeq atomic.Int64
 
 // TestMain isolates tmux and fails the run if a test leaves a server.
-func TestMain(m *testing.M) { os.Exit(tmuxtest.Run(m, nil)) }
+// (internal/tmuxtest does this for other packages; it imports this one.)
+func TestMain(m *testing.M) {
+	os.Unsetenv("TMUX")
+	os.Unsetenv("TMUX_PANE")
+	dir, err := os.MkdirTemp("/tmp", "wt")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("TMUX_TMPDIR", dir)
+	code := m.Run()
+	if left := KillServers(context.Background(), dir); len(left) > 0 {
+		fmt.Fprintln(os.Stderr, "tmux servers left running:", left)
+		code = 1
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // newClient returns a client on a fresh socket whose server is killed when
 // the test ends.

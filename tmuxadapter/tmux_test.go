@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -261,5 +262,23 @@ func TestMutationTimeoutIsNotRetried(t *testing.T) {
 	}
 	if ok, err := c.HasSession(ctx, "slow"); !ok || err != nil {
 		t.Fatalf("session made by the timed-out call: %v %v", ok, err)
+	}
+}
+
+func TestLiveAndKillServers(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	if err := c.NewSession(ctx, SessionSpec{Name: "s", Argv: []string{"sleep 60"}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := os.Getenv("TMUX_TMPDIR")
+	if live := LiveServers(ctx, dir); !slices.Contains(live, c.Socket()) {
+		t.Fatalf("live %v lacks %s", live, c.Socket())
+	}
+	if killed := KillServers(ctx, dir); !slices.Contains(killed, c.Socket()) {
+		t.Fatalf("killed %v lacks %s", killed, c.Socket())
+	}
+	if live := LiveServers(ctx, dir); slices.Contains(live, c.Socket()) {
+		t.Fatalf("%s still live after KillServers", c.Socket())
 	}
 }

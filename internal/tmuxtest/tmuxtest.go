@@ -4,26 +4,24 @@
 package tmuxtest
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
-// Run is a TestMain body: it isolates tmux, runs the tests (and setup, if
-// non-nil, first; a setup error fails the run), and fails the run if a
-// tmux server is left behind, killing it.
+// Run is a TestMain body: it isolates tmux, runs setup (if non-nil; an
+// error fails the run) and the tests, and fails the run if a tmux server
+// is left behind, killing it.
 func Run(m *testing.M, setup func(tmuxDir string) error) int {
-	os.Unsetenv("TMUX")
-	os.Unsetenv("TMUX_PANE")
-	dir, err := os.MkdirTemp("/tmp", "wt")
+	dir, err := isolate()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	os.Setenv("TMUX_TMPDIR", dir)
 	if setup != nil {
 		if err := setup(dir); err != nil {
 			fmt.Fprintln(os.Stderr, "test setup:", err)
@@ -31,33 +29,25 @@ func Run(m *testing.M, setup func(tmuxDir string) error) int {
 		}
 	}
 	code := m.Run()
-	if left := KillLive(dir); len(left) > 0 {
+	if left := tmuxadapter.KillServers(context.Background(), dir); len(left) > 0 {
 		fmt.Fprintln(os.Stderr, "tmux servers left running:", left)
 		code = 1
 	}
 	return code
 }
 
-// Live returns the socket names of servers still answering under the
-// TMUX_TMPDIR dir.
-func Live(dir string) []string {
-	socks, _ := filepath.Glob(filepath.Join(dir, "tmux-*", "*"))
-	var live []string
-	for _, s := range socks {
-		if exec.Command("tmux", "-S", s, "list-sessions").Run() == nil {
-			live = append(live, s)
-		}
+// isolate unsets TMUX/TMUX_PANE and points TMUX_TMPDIR at a fresh short
+// directory, which it returns.
+func isolate() (string, error) {
+	os.Unsetenv("TMUX")
+	os.Unsetenv("TMUX_PANE")
+	dir, err := os.MkdirTemp("/tmp", "wt")
+	if err != nil {
+		return "", err
 	}
-	return live
+	os.Setenv("TMUX_TMPDIR", dir)
+	return dir, nil
 }
 
-// KillLive kills every server still answering under dir and returns their
-// socket names.
-func KillLive(dir string) []string {
-	var names []string
-	for _, s := range Live(dir) {
-		exec.Command("tmux", "-S", s, "kill-server").Run()
-		names = append(names, filepath.Base(s))
-	}
-	return names
-}
+// Live returns the sockets under dir whose server still has sessions.
+func Live(dir string) []string { return tmuxadapter.LiveServers(context.Background(), dir) }
