@@ -97,8 +97,10 @@ func Default() *Config {
 			RateLimitBaseDelayS: 20,
 			RateLimitMaxDelayS:  180,
 		},
-		GitHub:  GitHub{BaseBranch: "main", APIURL: "https://api.github.com/", TokenEnv: "GITHUB_TOKEN"},
-		Backlog: Backlog{ClaimLabel: "wave:claimed"},
+		GitHub: GitHub{APIURL: "https://api.github.com/", TokenEnv: "GITHUB_TOKEN"},
+		Backlog: Backlog{ClaimLabel: "wave:claimed", NeedsInputLabel: "needs-input", LocalDir: "docs/backlog",
+			UndeclaredSurface: "serial", SilenceMinutes: 60, VerifyTimeoutMin: 30, Claim: Claim{LeaseMinutes: 120},
+			Probe: Probe{TimeoutSeconds: 60}},
 	}
 }
 

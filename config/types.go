@@ -146,10 +146,51 @@ type GitHub struct {
 	TokenEnv   string `json:"tokenEnv" yaml:"tokenEnv"`
 }
 
-// Backlog configures backlog mode.
+// Backlog configures backlog mode (BACKLOG.md). Commands (probe, verify,
+// claim hooks) are argv lists, never shell strings.
 type Backlog struct {
-	Width      int    `json:"width" yaml:"width"`
-	ClaimLabel string `json:"claimLabel" yaml:"claimLabel"`
+	Source            string            `json:"source" yaml:"source"`     // github|local; default github when github.owner is set
+	LocalDir          string            `json:"localDir" yaml:"localDir"` // local source: docs/backlog
+	Width             int               `json:"width" yaml:"width"`       // workers at once, default 5
+	MaxIssues         int               `json:"maxIssues" yaml:"maxIssues"`
+	MaxMinutes        int               `json:"maxMinutes" yaml:"maxMinutes"`
+	Labels            []string          `json:"labels" yaml:"labels"` // required labels (AND)
+	ClaimLabel        string            `json:"claimLabel" yaml:"claimLabel"`
+	NeedsInputLabel   string            `json:"needsInputLabel" yaml:"needsInputLabel"`
+	UndeclaredSurface string            `json:"undeclaredSurface" yaml:"undeclaredSurface"` // serial|parallel
+	WorktreeRoot      string            `json:"worktreeRoot" yaml:"worktreeRoot"`
+	SilenceMinutes    int               `json:"silenceMinutes" yaml:"silenceMinutes"` // default 60; 0 = off
+	SilenceSeconds    int               `json:"silenceSeconds" yaml:"silenceSeconds"` // finer; wins when > 0
+	WorkerPRs         *bool             `json:"workerPRs" yaml:"workerPRs"`           // default true (github only)
+	Verify            []string          `json:"verify" yaml:"verify"`                 // argv run at the would-be merge
+	VerifyTimeoutMin  int               `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
+	Probe             Probe             `json:"probe" yaml:"probe"`
+	Review            Review            `json:"review" yaml:"review"`
+	Executor          map[string]string `json:"executor" yaml:"executor"` // `### Executor` keys
+	Claim             Claim             `json:"claim" yaml:"claim"`
+	WorkerRolePrompt  string            `json:"workerRolePromptPath" yaml:"workerRolePromptPath"`
+}
+
+// Probe is backlog.probe: a connectivity check run before a salvage
+// relaunch; a failing probe means wait and retry, not relaunch.
+type Probe struct {
+	Argv           []string `json:"argv" yaml:"argv"`
+	TimeoutSeconds int      `json:"timeoutSeconds" yaml:"timeoutSeconds"`
+}
+
+// Review is backlog.review: a reviewer agent run over a ready worker's
+// diff whose [wave-verdict] decides the merge.
+type Review struct {
+	Executor map[string]string `json:"executor" yaml:"executor"`
+}
+
+// Claim is backlog.claim: a repository's own claim system, run in
+// addition to the claim ref ({issue} is replaced by the number), and the
+// lease of our claims.
+type Claim struct {
+	Check        []string `json:"check" yaml:"check"`
+	Command      []string `json:"command" yaml:"command"`
+	LeaseMinutes int      `json:"leaseMinutes" yaml:"leaseMinutes"` // default 120
 }
 
 // RuntimePolicy is lanes.<lane>.runtimePolicy.

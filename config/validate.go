@@ -95,7 +95,7 @@ func (c *Config) validate() []error {
 		p.add("runtime.rateLimitMaxDelaySeconds", "must be >= rateLimitBaseDelaySeconds (%d), got %d",
 			r.RateLimitBaseDelayS, r.RateLimitMaxDelayS)
 	}
-	p.atLeast("backlog.width", c.Backlog.Width, 0)
+	c.validateBacklog(p)
 	if c.GitHub.APIURL != "" {
 		if u, err := url.Parse(c.GitHub.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			p.add("github.apiUrl", "want an http(s) URL, got %q", c.GitHub.APIURL)

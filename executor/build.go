@@ -27,6 +27,19 @@ type BuildInput struct {
 	// Self is the absolute path of the wave-orchestrator binary; the
 	// local executor runs it.
 	Self string
+	// Worker is set for a backlog worker run.
+	Worker *WorkerInfo
+}
+
+// WorkerInfo describes a backlog worker run: the issue, its branch, the
+// wave branch it is merged into and its worktree (the agent's cwd).
+type WorkerInfo struct {
+	Issue    int
+	Branch   string
+	Target   string
+	Worktree string
+	// TokenEnv names the GitHub token variable: workers never get it.
+	TokenEnv string
 }
 
 // Spec is what the runner starts: Argv exactly (no shell), with Scrub
@@ -82,6 +95,27 @@ func Build(in BuildInput) (Spec, error) {
 	if r.ID != Local && r.ID != Shell {
 		s.RateLimit = rateLimit(in.Lane.Runtime)
 	}
+	placeholders := map[string]string{
+		"{prompt_file}": in.PromptPath,
+		"{log}":         in.LogPath,
+		"{agent}":       in.Agent.ID,
+		"{wave}":        strconv.Itoa(in.Wave.Number),
+		"{attempt}":     strconv.Itoa(in.Attempt),
+		"{run_dir}":     in.RunDir,
+	}
+	if w := in.Worker; w != nil {
+		s.Env["WAVE_ISSUE_NUMBER"] = strconv.Itoa(w.Issue)
+		s.Env["WAVE_WORKER_BRANCH"] = w.Branch
+		s.Env["WAVE_TARGET_BRANCH"] = w.Target
+		s.Env["WAVE_WORKTREE"] = w.Worktree
+		delete(s.Env, "WAVE_NUMBER")
+		if w.TokenEnv != "" {
+			s.Scrub = append(s.Scrub, w.TokenEnv)
+		}
+		placeholders["{issue}"] = strconv.Itoa(w.Issue)
+		placeholders["{branch}"] = w.Branch
+		placeholders["{worktree}"] = w.Worktree
+	}
 	var err error
 	switch r.ID {
 	case Codex:
@@ -93,14 +127,7 @@ func Build(in BuildInput) (Spec, error) {
 	case Local:
 		s.Argv, err = localArgv(in)
 	case Shell:
-		s.Argv, err = ExpandTemplate(deref(r.Shell.Command), map[string]string{
-			"{prompt_file}": in.PromptPath,
-			"{log}":         in.LogPath,
-			"{agent}":       in.Agent.ID,
-			"{wave}":        strconv.Itoa(in.Wave.Number),
-			"{attempt}":     strconv.Itoa(in.Attempt),
-			"{run_dir}":     in.RunDir,
-		})
+		s.Argv, err = ExpandTemplate(deref(r.Shell.Command), placeholders)
 	default:
 		err = fmt.Errorf("unknown executor %q", r.ID)
 	}
@@ -169,6 +196,12 @@ func localArgv(in BuildInput) ([]string, error) {
 		return nil, fmt.Errorf("no path to the wave-orchestrator binary for the local agent")
 	}
 	l := in.Resolved.Local
+	if in.Worker != nil {
+		// The backlog worker simulator: its knobs come from the issue
+		// it is given, like a real agent's instructions.
+		a := []string{in.Self, "local-worker", "--prompt-file", in.PromptPath}
+		return single(a, "--delay", deref(l.Delay)), nil
+	}
 	a := []string{in.Self, "local", "--prompt-file", in.PromptPath}
 	a = single(a, "--delay", deref(l.Delay))
 	if l.ExitCode != nil {

@@ -14,6 +14,7 @@ import (
 )
 
 var wantFiles = []string{
+	"docs/agents/wave-backlog-worker-role.md",
 	"docs/agents/wave-cont-eval-role.md",
 	"docs/agents/wave-cont-qa-role.md",
 	"docs/agents/wave-design-role.md",

@@ -29,3 +29,21 @@ func newLocalCmd() *cobra.Command {
 		},
 	}
 }
+
+// newLocalWorkerCmd is the built-in simulated backlog worker the `local`
+// executor runs for `backlog run`.
+func newLocalWorkerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "local-worker --prompt-file <path> [--delay 2s]",
+		Short:              "Run the built-in simulated backlog worker (used by the local executor in backlog mode)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			signal.Reset(syscall.SIGTERM, os.Interrupt)
+			if code := localagent.WorkerMain(args, c.OutOrStdout(), os.Getenv); code != 0 {
+				return withCode(code, nil)
+			}
+			return nil
+		},
+	}
+}

@@ -45,6 +45,7 @@ func newRootCmd() *cobra.Command {
 		newVersionCmd(),
 		newAgentRunCmd(),
 		newLocalCmd(),
+		newLocalWorkerCmd(),
 		newLaunchCmd(g),
 		newResumeCmd(g),
 		newCoordCmd(g),
@@ -54,6 +55,7 @@ func newRootCmd() *cobra.Command {
 		newStatusCmd(g),
 		newDashboardCmd(g),
 		newAttachCmd(g),
+		newBacklogCmd(g),
 	)
 	return root
 }

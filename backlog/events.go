@@ -1,0 +1,121 @@
+package backlog
+
+import "time"
+
+// Event kinds of a backlog run's events.jsonl, the run's truth: every
+// decision and every external write is recorded here first, so a
+// supervisor restarted after kill -9 knows what it did and what it only
+// meant to do.
+const (
+	EvRunStarted     = "run_started"     // Run
+	EvPlanned        = "planned"         // Plan; Issue 0
+	EvIssue          = "issue"           // Issue, Title, Surface: an issue entered the run
+	EvClaimed        = "claimed"         // Issue, Ref (claim commit)
+	EvClaimLost      = "claim_lost"      // Issue, Detail (holder)
+	EvIntent         = "intent"          // Intent: an external write about to happen
+	EvIntentDone     = "intent_done"     // Intent.ID, URL
+	EvWorkerStarted  = "worker_started"  // Issue, Attempt, Branch, Worktree, RunDir, Session, Salvage
+	EvWorkerFinished = "worker_finished" // Issue, Attempt, Outcome, ExitCode, Detail, Question, Commits
+	EvSalvaged       = "salvaged"        // Issue, Attempt, Ref
+	EvReady          = "ready"           // Issue, Commits: queued for merge
+	EvMergeStarted   = "merge_started"   // Issue
+	EvVerify         = "verify"          // Issue, Outcome (running|passed|failed), Detail
+	EvMerged         = "merged"          // Issue, Commit, Files
+	EvConflict       = "conflict"        // Issue, Files, Attempt
+	EvNeedsInput     = "needs_input"     // Issue, Question
+	EvParked         = "parked"          // Issue, Detail, Question, Files
+	EvFailed         = "failed"          // Issue, Detail
+	EvPR             = "pr"              // Issue (0 = final PR), URL, Number
+	EvReleased       = "released"        // Issue, Detail
+	EvSurfaceOverlap = "surface_overlap" // Issue, Files, Detail: actual diff touched in-flight work
+	EvBaseMerged     = "base_merged"     // Commit: origin/<base> merged into the wave branch
+	EvDropped        = "dropped"         // Issue, Outcome (a Skip reason), Detail: left the run before dispatch
+	EvRunFinished    = "run_finished"    // Outcome (finished|stopped), ExitCode, Detail
+)
+
+// Worker outcomes (EvWorkerFinished.Outcome).
+const (
+	OutcomeReady      = "ready"
+	OutcomeNeedsInput = "needs-input"
+	OutcomeBlocked    = "blocked"
+	OutcomeNoWork     = "no-work"
+	OutcomeFailed     = "failed"
+	OutcomeLost       = "lost"
+	OutcomeStalled    = "stalled"
+	OutcomeTimedOut   = "timed-out"
+)
+
+// Event is one line of a backlog run's events.jsonl. Fields are used as
+// the kind says; the rest stay empty.
+type Event struct {
+	At       time.Time `json:"at"`
+	Kind     string    `json:"kind"`
+	Issue    int       `json:"issue,omitempty"`
+	Run      *RunInfo  `json:"run,omitempty"`
+	Plan     *Plan     `json:"plan,omitempty"`
+	Intent   *Intent   `json:"intent,omitempty"`
+	Title    string    `json:"title,omitempty"`
+	Surface  *Surface  `json:"surface,omitempty"`
+	Group    int       `json:"group,omitempty"` // first issue of the issue's group
+	Attempt  int       `json:"attempt,omitempty"`
+	Branch   string    `json:"branch,omitempty"`
+	Worktree string    `json:"worktree,omitempty"`
+	RunDir   string    `json:"runDir,omitempty"`
+	Session  string    `json:"session,omitempty"`
+	Salvage  bool      `json:"salvage,omitempty"`
+	Outcome  string    `json:"outcome,omitempty"`
+	ExitCode *int      `json:"exitCode,omitempty"`
+	Detail   string    `json:"detail,omitempty"`
+	Question string    `json:"question,omitempty"`
+	Commits  int       `json:"commits,omitempty"`
+	Files    []string  `json:"files,omitempty"`
+	Commit   string    `json:"commit,omitempty"`
+	Ref      string    `json:"ref,omitempty"`
+	URL      string    `json:"url,omitempty"`
+	Number   int       `json:"number,omitempty"`
+}
+
+// RunInfo describes a backlog run; recorded once, when it starts.
+type RunInfo struct {
+	ID         string    `json:"id"`
+	Lane       string    `json:"lane"`
+	Source     string    `json:"source"` // github | local
+	Repo       string    `json:"repo"`
+	WaveBranch string    `json:"waveBranch"`
+	Base       string    `json:"base"`
+	Default    string    `json:"defaultBranch"`
+	Bounded    []int     `json:"bounded"` // --issues; empty = unbounded
+	Width      int       `json:"width"`
+	MaxIssues  int       `json:"maxIssues"`
+	MaxMinutes int       `json:"maxMinutes"`
+	Host       string    `json:"host"`
+	Pid        int       `json:"pid"`
+	StartedAt  time.Time `json:"startedAt"`
+}
+
+// Intent is an external write recorded before it is made. Its Marker is
+// carried by the write itself (a hidden comment marker, a PR head, a ref),
+// so after a crash the write can be looked for before it is made again.
+type Intent struct {
+	ID     string `json:"id"` // unique in the run, e.g. "comment-claim-12"
+	Op     string `json:"op"` // one of the Op* constants
+	Issue  int    `json:"issue,omitempty"`
+	Marker string `json:"marker,omitempty"`
+	Label  string `json:"label,omitempty"`
+	Body   string `json:"body,omitempty"`
+	Title  string `json:"title,omitempty"`
+	Head   string `json:"head,omitempty"` // branch pushed, or a PR's head
+	Base   string `json:"base,omitempty"` // a PR's base
+	SHA    string `json:"sha,omitempty"`  // release/renew: the claim commit expected on origin
+}
+
+// Intent operations.
+const (
+	OpLabel   = "label"
+	OpUnlabel = "unlabel"
+	OpComment = "comment"
+	OpPR      = "pr"
+	OpPush    = "push"
+	OpClose   = "close"
+	OpRelease = "release"
+)

@@ -1,0 +1,112 @@
+package backlog
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FinalPRInput is what the one pull request wave → base says.
+type FinalPRInput struct {
+	Run          *Run
+	DefaultBase  bool   // base is the repository's default branch (Closes #n fires)
+	CloseCommand string // how to close the issues otherwise
+	Marker       string
+	BaseConflict string // merging origin/<base> into the wave branch failed in these files
+}
+
+// FinalPRTitle is the final PR's title.
+func FinalPRTitle(r *Run) string {
+	t := r.Tally()
+	return fmt.Sprintf("%s: %d issue(s) merged", r.Info.WaveBranch, t.Merged)
+}
+
+// FinalPRBody is the final PR's body: a Closes line for every merged
+// issue and only those, the worker PRs or branches, the tally, and the
+// parked and needs-input issues with their questions.
+func FinalPRBody(in FinalPRInput) string {
+	r := in.Run
+	var b strings.Builder
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	t := r.Tally()
+	line("Backlog run `%s` merged %d issue(s) into `%s`, one at a time.", r.Info.ID, t.Merged, r.Info.WaveBranch)
+	line("")
+	line("Tally: merged %d / in flight %d / blocked %d / needs-input %d.", t.Merged, t.InFlight, t.Blocked, t.NeedsInput)
+	line("")
+	var merged, parked, asking []*IssueRun
+	for _, is := range r.List() {
+		switch is.State {
+		case StateMerged:
+			merged = append(merged, is)
+		case StateParked, StateFailed:
+			parked = append(parked, is)
+		case StateNeedsInput:
+			asking = append(asking, is)
+		}
+	}
+	if len(merged) > 0 {
+		line("## Merged")
+		line("")
+		for _, is := range merged {
+			link := "branch `" + is.Branch + "`"
+			if is.PR != nil && is.PR.URL != "" {
+				link = is.PR.URL
+			}
+			line("- #%d %s — %s", is.Number, oneLineText(is.Title), link)
+		}
+		line("")
+		if !in.DefaultBase {
+			line("`%s` is not the default branch, so GitHub will not close these issues when this PR merges.", r.Info.Base)
+			line("After it merges, run `%s` to close them.", in.CloseCommand)
+			line("")
+		}
+		for _, is := range merged {
+			line("Closes #%d", is.Number)
+		}
+		line("")
+	}
+	if len(parked) > 0 {
+		line("## Parked (not in this PR)")
+		line("")
+		for _, is := range parked {
+			line("- #%d %s — %s", is.Number, oneLineText(is.Title), oneLineText(is.Detail))
+			if is.Question != "" {
+				line("  - question: %s", oneLineText(is.Question))
+			}
+			if len(is.Files) > 0 && is.Conflicts > 0 {
+				line("  - conflicting files: %s", strings.Join(is.Files, ", "))
+			}
+		}
+		line("")
+	}
+	if len(asking) > 0 {
+		line("## Needs input (not in this PR)")
+		line("")
+		for _, is := range asking {
+			line("- #%d %s — %s", is.Number, oneLineText(is.Title), oneLineText(is.Question))
+		}
+		line("")
+	}
+	if in.BaseConflict != "" {
+		line("Merging `%s` into the wave branch conflicted in %s; resolve it in this PR.", r.Info.Base, in.BaseConflict)
+		line("")
+	}
+	if in.Marker != "" {
+		line("%s", in.Marker)
+	}
+	return b.String()
+}
+
+// oneLineText is untrusted text made safe for one markdown line: in a
+// code span, so a title saying "Closes #7" closes nothing and no markup
+// or mention in it renders.
+func oneLineText(s string) string {
+	s = strings.Join(strings.Fields(Clean(s)), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:197]) + "..."
+	}
+	if s == "" {
+		return ""
+	}
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	return fence + " " + s + " " + fence
+}

@@ -1,0 +1,267 @@
+package backlog
+
+import (
+	"slices"
+	"time"
+)
+
+// Issue states in a run (BACKLOG.md §8).
+const (
+	StatePlanned    = "planned"
+	StateClaimed    = "claimed"
+	StateRunning    = "running"
+	StateReady      = "ready"
+	StateMerging    = "merging"
+	StateMerged     = "merged"
+	StateNeedsInput = "needs-input"
+	StateParked     = "parked"
+	StateFailed     = "failed"
+)
+
+// Run is the reduced state of one backlog run: what `backlog status`, its
+// JSON and the dashboard's backlog view all show.
+type Run struct {
+	Info       RunInfo           `json:"run"`
+	Issues     map[int]*IssueRun `json:"-"`
+	Order      []int             `json:"-"` // issues in the order they entered the run
+	Queue      []int             `json:"queue"`
+	Intents    map[string]Intent `json:"-"` // recorded and not yet done
+	Done       map[string]string `json:"-"` // intents done → what they produced (a URL), if anything
+	FinalPR    *PRRef            `json:"finalPr,omitempty"`
+	Finished   bool              `json:"finished"`
+	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
+	Outcome    string            `json:"outcome,omitempty"`
+	ExitCode   *int              `json:"exitCode,omitempty"`
+	Detail     string            `json:"detail,omitempty"`
+	LastPlan   *Plan             `json:"-"`
+	BaseMerges int               `json:"baseMerges,omitempty"`
+	Dropped    []Skip            `json:"dropped,omitempty"` // left the run before dispatch, with why
+	applied    int
+}
+
+// PRRef is a pull request the run opened (or the local source's file).
+type PRRef struct {
+	Number int    `json:"number,omitempty"`
+	URL    string `json:"url"`
+}
+
+// IssueRun is one issue's life in the run.
+type IssueRun struct {
+	Number      int      `json:"number"`
+	Title       string   `json:"title"`
+	State       string   `json:"state"`
+	Group       int      `json:"group,omitempty"`
+	Surface     Surface  `json:"surface"`
+	Branch      string   `json:"branch,omitempty"`
+	Worktree    string   `json:"worktree,omitempty"`
+	Session     string   `json:"session,omitempty"`
+	RunDir      string   `json:"runDir,omitempty"`
+	Attempts    int      `json:"attempts"`
+	Salvages    int      `json:"salvages"`
+	Conflicts   int      `json:"conflicts"`
+	ClaimRef    string   `json:"claimRef,omitempty"`
+	Outcome     string   `json:"outcome,omitempty"` // last worker outcome
+	ExitCode    *int     `json:"exitCode,omitempty"`
+	Detail      string   `json:"detail,omitempty"`
+	Question    string   `json:"question,omitempty"`
+	Commits     int      `json:"commits"`
+	Files       []string `json:"files,omitempty"` // conflicting files, or the merged diff
+	Verify      string   `json:"verify,omitempty"`
+	MergeCommit string   `json:"mergeCommit,omitempty"`
+	PR          *PRRef   `json:"pr,omitempty"`
+	Released    bool     `json:"released,omitempty"`
+	SalvageRefs []string `json:"salvageRefs,omitempty"`
+	ReadyAt     int      `json:"-"` // event index it became ready (FIFO key)
+}
+
+// Tally is the count the seed's supervisor reports at every checkpoint.
+type Tally struct {
+	Merged     int `json:"merged"`
+	InFlight   int `json:"inFlight"`
+	Blocked    int `json:"blocked"`
+	NeedsInput int `json:"needsInput"`
+	Planned    int `json:"planned"`
+}
+
+// Terminal reports whether an issue's state is final for this run.
+func Terminal(state string) bool {
+	switch state {
+	case StateMerged, StateNeedsInput, StateParked, StateFailed:
+		return true
+	}
+	return false
+}
+
+// Tally counts the run's issues by state.
+func (r *Run) Tally() Tally {
+	var t Tally
+	for _, is := range r.Issues {
+		switch is.State {
+		case StateMerged:
+			t.Merged++
+		case StateParked, StateFailed:
+			t.Blocked++
+		case StateNeedsInput:
+			t.NeedsInput++
+		case StatePlanned:
+			t.Planned++
+		default:
+			t.InFlight++
+		}
+	}
+	return t
+}
+
+// List returns the run's issues in the order they entered it.
+func (r *Run) List() []*IssueRun {
+	out := make([]*IssueRun, 0, len(r.Order))
+	for _, n := range r.Order {
+		out = append(out, r.Issues[n])
+	}
+	return out
+}
+
+// Reduce folds a run's events into its state. It is pure: the same events
+// always give the same Run, which is why the tally after a kill -9 and a
+// restart is the tally before it.
+func Reduce(events []Event) *Run {
+	r := &Run{Issues: map[int]*IssueRun{}, Intents: map[string]Intent{}, Done: map[string]string{}}
+	for _, ev := range events {
+		r.Apply(ev)
+	}
+	return r
+}
+
+// Apply folds one more event into the run.
+func (r *Run) Apply(ev Event) {
+	r.apply(r.applied, ev)
+	r.applied++
+}
+
+func (r *Run) issue(n int) *IssueRun {
+	is := r.Issues[n]
+	if is == nil {
+		is = &IssueRun{Number: n, State: StatePlanned}
+		r.Issues[n] = is
+		r.Order = append(r.Order, n)
+	}
+	return is
+}
+
+func (r *Run) apply(i int, ev Event) {
+	switch ev.Kind {
+	case EvRunStarted:
+		if ev.Run != nil {
+			r.Info = *ev.Run
+		}
+		return
+	case EvPlanned:
+		r.LastPlan = ev.Plan
+		return
+	case EvIntent:
+		if ev.Intent != nil {
+			r.Intents[ev.Intent.ID] = *ev.Intent
+		}
+		return
+	case EvIntentDone:
+		if ev.Intent != nil {
+			delete(r.Intents, ev.Intent.ID)
+			r.Done[ev.Intent.ID] = ev.URL
+		}
+		return
+	case EvBaseMerged:
+		r.BaseMerges++
+		return
+	case EvRunFinished:
+		r.Finished, r.Outcome, r.ExitCode, r.Detail = true, ev.Outcome, ev.ExitCode, ev.Detail
+		at := ev.At
+		r.FinishedAt = &at
+		return
+	case EvPR:
+		if ev.Issue == 0 {
+			r.FinalPR = &PRRef{Number: ev.Number, URL: ev.URL}
+			return
+		}
+	}
+	if ev.Issue == 0 {
+		return
+	}
+	r.applyIssue(i, r.issue(ev.Issue), ev)
+}
+
+func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
+	switch ev.Kind {
+	case EvIssue:
+		is.Title, is.Group = ev.Title, ev.Group
+		if ev.Surface != nil {
+			is.Surface = *ev.Surface
+		}
+	case EvClaimed:
+		is.State, is.ClaimRef = StateClaimed, ev.Ref
+	case EvClaimLost:
+		is.State, is.Detail = StateFailed, "claimed elsewhere: "+ev.Detail
+		is.Released = true // never ours
+	case EvWorkerStarted:
+		is.State, is.Attempts = StateRunning, ev.Attempt
+		is.Branch, is.Worktree, is.RunDir, is.Session = ev.Branch, ev.Worktree, ev.RunDir, ev.Session
+		is.ExitCode, is.Outcome = nil, ""
+	case EvWorkerFinished:
+		is.Outcome, is.ExitCode, is.Commits = ev.Outcome, ev.ExitCode, ev.Commits
+		if ev.Detail != "" {
+			is.Detail = ev.Detail
+		}
+	case EvSalvaged:
+		is.Salvages++
+		is.SalvageRefs = append(is.SalvageRefs, ev.Ref)
+	case EvReady:
+		is.State, is.Commits, is.ReadyAt = StateReady, ev.Commits, i
+		if !slices.Contains(r.Queue, is.Number) {
+			r.Queue = append(r.Queue, is.Number)
+		}
+	case EvMergeStarted:
+		is.State = StateMerging
+	case EvVerify:
+		is.Verify = ev.Outcome
+		if ev.Outcome == "failed" {
+			is.Detail = ev.Detail
+		}
+	case EvMerged:
+		is.State, is.MergeCommit, is.Files = StateMerged, ev.Commit, ev.Files
+		r.dequeue(is.Number)
+	case EvConflict:
+		is.Conflicts++
+		is.Files = ev.Files
+		r.dequeue(is.Number)
+	case EvNeedsInput:
+		is.State, is.Question = StateNeedsInput, ev.Question
+		r.dequeue(is.Number)
+	case EvParked:
+		is.State, is.Detail, is.Question = StateParked, ev.Detail, ev.Question
+		if len(ev.Files) > 0 {
+			is.Files = ev.Files
+		}
+		r.dequeue(is.Number)
+	case EvFailed:
+		is.State, is.Detail = StateFailed, ev.Detail
+		r.dequeue(is.Number)
+	case EvPR:
+		is.PR = &PRRef{Number: ev.Number, URL: ev.URL}
+	case EvReleased:
+		is.Released = true
+	case EvSurfaceOverlap:
+		is.Detail = ev.Detail
+	case EvDropped:
+		r.dequeue(is.Number)
+		delete(r.Issues, is.Number)
+		if i := slices.Index(r.Order, is.Number); i >= 0 {
+			r.Order = slices.Delete(r.Order, i, i+1)
+		}
+		r.Dropped = append(r.Dropped, Skip{Issue: is.Number, Reason: ev.Outcome, Detail: ev.Detail})
+	}
+}
+
+func (r *Run) dequeue(n int) {
+	if i := slices.Index(r.Queue, n); i >= 0 {
+		r.Queue = slices.Delete(r.Queue, i, i+1)
+	}
+}

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/forge"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
+)
+
+type backlogFlags struct {
+	issues     string
+	unbounded  bool
+	width      int
+	maxIssues  int
+	maxMinutes int
+	labels     []string
+	slug       string
+	base       string
+	executor   string
+	noDash     bool
+	run        string
+}
+
+func (f *backlogFlags) selection(c *cobra.Command) {
+	c.Flags().StringVar(&f.issues, "issues", "", "bounded: exactly these issue numbers, in this order (e.g. 12,15,18)")
+	c.Flags().BoolVar(&f.unbounded, "unbounded", false, "take the next eligible issues as capacity frees, until drained or capped")
+	c.Flags().IntVar(&f.width, "width", 0, "workers at once (default: backlog.width, else min(5, groups))")
+	c.Flags().StringArrayVar(&f.labels, "label", nil, "only issues with this label (repeatable; all must match)")
+}
+
+func (f *backlogFlags) numbers() ([]int, error) {
+	if f.issues != "" && f.unbounded {
+		return nil, usageError{errors.New("--issues and --unbounded exclude each other")}
+	}
+	if f.issues == "" && !f.unbounded {
+		return nil, usageError{errors.New("say which issues: --issues 12,15,18 or --unbounded")}
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, p := range strings.Split(f.issues, ",") {
+		p = strings.TrimPrefix(strings.TrimSpace(p), "#")
+		if p == "" {
+			continue
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 {
+			return nil, usageError{fmt.Errorf("--issues: %q is not an issue number", p)}
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func newBacklogCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "backlog",
+		Short: "Work a slice of the issue backlog: one worker per issue, merged one at a time into a wave branch, one final PR",
+		Example: `  wave-orchestrator backlog plan --issues 12,15,18
+  wave-orchestrator backlog run --issues 12,15,18
+  wave-orchestrator backlog status --json`,
+	}
+	c.AddCommand(newBacklogPlanCmd(g), newBacklogRunCmd(g), newBacklogStatusCmd(g), newBacklogStopCmd(g), newBacklogCloseCmd(g))
+	return c
+}
+
+// backlogEnv is a lane with its backlog source and repository opened.
+type backlogEnv struct {
+	*laneEnv
+	src    forge.Source
+	git    *gitops.Repo
+	logger *slog.Logger
+}
+
+func openBacklog(ctx context.Context, g *globals, stderr io.Writer) (*backlogEnv, error) {
+	e, err := openLane(g)
+	if err != nil {
+		return nil, err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	repo, err := gitops.Open(ctx, e.lane.RepoRoot, gitops.Options{Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("backlog mode needs a git repository with an origin: %w", err)
+	}
+	src, err := openSource(ctx, e, repo, logger)
+	if err != nil {
+		return nil, err
+	}
+	return &backlogEnv{laneEnv: e, src: src, git: repo, logger: logger}, nil
+}
+
+func openSource(ctx context.Context, e *laneEnv, repo *gitops.Repo, logger *slog.Logger) (forge.Source, error) {
+	cfg := e.cfg
+	if cfg.SourceKind() == config.SourceGitHub {
+		env := cfg.GitHub.TokenEnv
+		token := os.Getenv(env)
+		if token == "" {
+			return nil, fmt.Errorf("backlog source github (%s/%s): set $%s to a token (github.tokenEnv)", cfg.GitHub.Owner, cfg.GitHub.Repo, env)
+		}
+		return forge.NewGitHub(forge.GitHubOptions{Owner: cfg.GitHub.Owner, Repo: cfg.GitHub.Repo, APIURL: cfg.GitHub.APIURL,
+			Token: token, Logger: logger})
+	}
+	base, err := repo.DefaultBranch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return forge.NewLocal(forge.LocalOptions{Dir: filepath.Join(e.lane.RepoRoot, filepath.FromSlash(cfg.Backlog.LocalDir)),
+		StateDir: filepath.Join(e.lane.RepoRoot, e.lane.StateRoot, "backlog-local"), Base: base})
+}
+
+func newBacklogPlanCmd(g *globals) *cobra.Command {
+	f := &backlogFlags{}
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "plan",
+		Short: "Show what a backlog run would do: groups by conflict surface, width, order, and every skipped issue with why",
+		Example: `  wave-orchestrator backlog plan --issues 12,15,18
+  wave-orchestrator backlog plan --unbounded --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			nums, err := f.numbers()
+			if err != nil {
+				return err
+			}
+			be, err := openBacklog(c.Context(), g, c.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			p, err := supervisor.Preview(c.Context(), supervisor.PreviewOptions{Config: be.cfg, Source: be.src, Git: be.git,
+				Issues: nums, Width: f.width, Labels: f.labels})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(c.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(p)
+			}
+			printPlan(c.OutOrStdout(), p)
+			return nil
+		},
+	}
+	f.selection(c)
+	c.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	return c
+}
+
+func printPlan(w io.Writer, p supervisor.PlanView) {
+	fmt.Fprintf(w, "width %d (%d group(s) by conflict surface)\n", p.Width, len(p.Groups))
+	for i, gr := range p.Groups {
+		var parts []string
+		for _, n := range gr.Issues {
+			parts = append(parts, fmt.Sprintf("#%d %s", n, oneLineTitle(p.Titles[n])))
+		}
+		surface := strings.Join(append(append([]string{}, gr.Surface.Globs...), gr.Surface.Areas...), " ")
+		if surface == "" {
+			surface = "(undeclared)"
+		}
+		fmt.Fprintf(w, "group %d: %s\n  surface: %s\n", i+1, strings.Join(parts, " → "), surface)
+	}
+	for _, q := range p.NeedsInput {
+		fmt.Fprintf(w, "needs input: #%d %s\n", q.Issue, oneLineTitle(q.Question))
+	}
+	for _, s := range p.Skipped {
+		fmt.Fprintf(w, "skipped: #%d %s %s\n", s.Issue, s.Reason, oneLineTitle(s.Detail))
+	}
+}
+
+func oneLineTitle(s string) string { return strings.Join(strings.Fields(backlog.Clean(s)), " ") }
+
+func newBacklogRunCmd(g *globals) *cobra.Command {
+	f := &backlogFlags{}
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Claim, dispatch, supervise and merge: one worker per issue in its own worktree, one final PR (resumes an open run)",
+		Example: `  wave-orchestrator backlog run --issues 12,15,18
+  wave-orchestrator backlog run --unbounded --max-issues 10 --max-minutes 120
+  wave-orchestrator backlog run    # after a crash or stop: resume the open run`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runBacklog(c, g, f) },
+	}
+	f.selection(c)
+	fl := c.Flags()
+	fl.IntVar(&f.maxIssues, "max-issues", 0, "unbounded: stop taking new issues after this many")
+	fl.IntVar(&f.maxMinutes, "max-minutes", 0, "unbounded: stop taking new issues after this many minutes")
+	fl.StringVar(&f.slug, "slug", "", "wave branch name part: wave/<date>-<slug> (default backlog)")
+	fl.StringVar(&f.base, "base", "", "branch the wave is cut from and the final PR targets (default github.baseBranch, else the default branch)")
+	fl.StringVar(&f.executor, "executor", "", "executor for workers (default backlog.executor.id, else executors.default)")
+	fl.BoolVar(&f.noDash, "no-dashboard", false, "do not start the dashboard tmux session")
+	return c
+}
+
+func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
+	ctx := c.Context()
+	var nums []int
+	if f.issues != "" || f.unbounded {
+		var err error
+		if nums, err = f.numbers(); err != nil {
+			return err
+		}
+	}
+	be, err := openBacklog(ctx, g, c.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	open, err := supervisor.OpenRunDir(be.layout.StateDir)
+	if err != nil {
+		return err
+	}
+	if open == "" && nums == nil && !f.unbounded {
+		return usageError{errors.New("no open backlog run to resume; say which issues: --issues 12,15,18 or --unbounded")}
+	}
+	bin, err := self()
+	if err != nil {
+		return err
+	}
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
+	lock, err := lanes.AcquireLock(be.layout.LockPath())
+	if err != nil {
+		var le *lanes.LockedError
+		if errors.As(err, &le) {
+			return withCode(exitLocked, fmt.Errorf("another launcher or supervisor is active on lane %s: %w", be.lane.Name, err))
+		}
+		return err
+	}
+	defer lock.Release()
+	runs := supervisor.NewTmuxRuns(ctx, be.layout, bin, be.logger)
+	if !f.noDash {
+		startBacklogDashboard(c, be, bin)
+	}
+	sup, err := supervisor.New(supervisor.Options{Config: be.cfg, Lane: be.lane, Layout: be.layout, Source: be.src, Git: be.git,
+		Runs: runs, Self: bin, Issues: nums, Width: f.width, MaxIssues: f.maxIssues, MaxMinutes: f.maxMinutes,
+		Labels: f.labels, Slug: f.slug, Base: f.base, Executor: f.executor, Out: c.OutOrStdout(), Logger: be.logger})
+	if err != nil {
+		return err
+	}
+	res, err := sup.Run(ctx)
+	switch {
+	case errors.Is(err, supervisor.ErrStopped):
+		return withCode(exitFailed, fmt.Errorf("backlog run %s stopped on request; `backlog run` resumes it", res.RunID))
+	case ctx.Err() != nil:
+		return withCode(exitFailed, fmt.Errorf("supervisor interrupted; workers keep running in tmux (socket %s); `backlog run` resumes", be.layout.Socket()))
+	case err != nil:
+		return err
+	}
+	if res.ExitCode != 0 {
+		return withCode(res.ExitCode, nil)
+	}
+	return nil
+}
+
+func startBacklogDashboard(c *cobra.Command, be *backlogEnv, bin string) {
+	// The backlog view is part of the lane dashboard; a failure to start
+	// it never stops the run.
+	fmt.Fprintf(c.OutOrStdout(), "watch a worker: tmux -L %s attach -t %s<issue>\n", be.layout.Socket(), "backlog-i")
+}
+
+func newBacklogStopCmd(g *globals) *cobra.Command {
+	var run string
+	c := &cobra.Command{
+		Use:     "stop",
+		Short:   "Ask the lane's backlog supervisor to stop: workers are terminated, worktrees and claims kept; `backlog run` resumes",
+		Example: `  wave-orchestrator backlog stop`,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			e, err := openLane(g)
+			if err != nil {
+				return err
+			}
+			dir, err := supervisor.FindRun(e.layout.StateDir, run)
+			if err != nil {
+				return err
+			}
+			if err := supervisor.RequestStop(dir); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "asked backlog run %s to stop\n", filepath.Base(dir))
+			if !lanes.Held(e.layout.LockPath()) {
+				fmt.Fprintln(c.OutOrStdout(), "no supervisor is running on this lane: the request applies when `backlog run` resumes it")
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&run, "run", "", "backlog run id (default: the newest)")
+	return c
+}
+
+func newBacklogCloseCmd(g *globals) *cobra.Command {
+	var run string
+	c := &cobra.Command{
+		Use:     "close",
+		Short:   "Close a run's merged issues once its final PR is merged (for a base that is not the default branch)",
+		Example: `  wave-orchestrator backlog close --run 20261201T090000Z-backlog`,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			be, err := openBacklog(c.Context(), g, c.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			dir, err := supervisor.FindRun(be.layout.StateDir, run)
+			if err != nil {
+				return err
+			}
+			n, err := supervisor.Close(c.Context(), dir, be.src, be.git, be.cfg, c.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "closed %d issue(s)\n", n)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&run, "run", "", "backlog run id (default: the newest)")
+	return c
+}

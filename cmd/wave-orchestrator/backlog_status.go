@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
+)
+
+func newBacklogStatusCmd(g *globals) *cobra.Command {
+	var run string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "One snapshot of a backlog run: tally merged / in flight / blocked / needs-input, and every issue",
+		Example: `  wave-orchestrator backlog status
+  wave-orchestrator backlog status --run 20261201T090000Z-backlog --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			e, err := openLane(g)
+			if err != nil {
+				return err
+			}
+			dir, err := supervisor.FindRun(e.layout.StateDir, run)
+			if err != nil {
+				return err
+			}
+			repo, _ := gitops.Open(c.Context(), e.lane.RepoRoot, gitops.Options{})
+			v, err := supervisor.Status(c.Context(), dir, repo, lanes.Held(e.layout.LockPath()), time.Now())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(c.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(v)
+			}
+			supervisor.RenderStatus(c.OutOrStdout(), v)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&run, "run", "", "backlog run id (default: the newest)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the snapshot as JSON (docs/backlog-status-schema.md)")
+	return c
+}

@@ -1,0 +1,89 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Source kinds of backlog.source.
+const (
+	SourceGitHub = "github"
+	SourceLocal  = "local"
+)
+
+func (c *Config) validateBacklog(p *problems) {
+	b := &c.Backlog
+	b.Source = strings.ToLower(strings.TrimSpace(b.Source))
+	if b.Source != "" {
+		p.oneOf("backlog.source", b.Source, SourceGitHub, SourceLocal)
+	}
+	if b.Source == SourceGitHub && (c.GitHub.Owner == "" || c.GitHub.Repo == "") {
+		p.add("backlog.source", "github needs github.owner and github.repo")
+	}
+	p.atLeast("backlog.width", b.Width, 0)
+	p.atLeast("backlog.maxIssues", b.MaxIssues, 0)
+	p.atLeast("backlog.maxMinutes", b.MaxMinutes, 0)
+	p.atLeast("backlog.silenceMinutes", b.SilenceMinutes, 0)
+	p.atLeast("backlog.silenceSeconds", b.SilenceSeconds, 0)
+	p.atLeast("backlog.verifyTimeoutMinutes", b.VerifyTimeoutMin, 1)
+	p.atLeast("backlog.probe.timeoutSeconds", b.Probe.TimeoutSeconds, 1)
+	p.atLeast("backlog.claim.leaseMinutes", b.Claim.LeaseMinutes, 1)
+	p.oneOf("backlog.undeclaredSurface", b.UndeclaredSurface, "serial", "parallel")
+	for _, k := range []struct {
+		key string
+		v   string
+	}{{"backlog.claimLabel", b.ClaimLabel}, {"backlog.needsInputLabel", b.NeedsInputLabel}} {
+		if strings.TrimSpace(k.v) == "" {
+			p.add(k.key, "must not be empty")
+		}
+	}
+	for _, argv := range []struct {
+		key string
+		v   []string
+	}{{"backlog.verify", b.Verify}, {"backlog.probe.argv", b.Probe.Argv},
+		{"backlog.claim.check", b.Claim.Check}, {"backlog.claim.command", b.Claim.Command}} {
+		if len(argv.v) > 0 && strings.TrimSpace(argv.v[0]) == "" {
+			p.add(argv.key, "the command (first element) is empty")
+		}
+	}
+	if b.LocalDir != "" {
+		p.repoPath("backlog.localDir", &b.LocalDir)
+	}
+}
+
+// SourceKind is the backlog source in effect: backlog.source, else github
+// when github.owner is set, else local.
+func (c *Config) SourceKind() string {
+	switch {
+	case c.Backlog.Source != "":
+		return c.Backlog.Source
+	case c.GitHub.Owner != "":
+		return SourceGitHub
+	}
+	return SourceLocal
+}
+
+// Silence is how long a worker may produce no output and no worktree
+// change before it is called stalled; 0 disables the timer.
+func (b Backlog) Silence() time.Duration {
+	if b.SilenceSeconds > 0 {
+		return time.Duration(b.SilenceSeconds) * time.Second
+	}
+	return time.Duration(b.SilenceMinutes) * time.Minute
+}
+
+// WorkerPRsOn reports whether worker PRs are opened (default true).
+func (b Backlog) WorkerPRsOn() bool { return b.WorkerPRs == nil || *b.WorkerPRs }
+
+// KeyLine returns "file:line" of a key of the loaded file, or "" when the
+// key was not set there (for errors found by other packages).
+func (c *Config) KeyLine(key string) string {
+	if l, ok := c.src.lines[key]; ok && c.src.file != "" {
+		return c.src.file + ":" + strconv.Itoa(l)
+	}
+	if e, ok := c.src.env[key]; ok {
+		return "env " + e
+	}
+	return c.src.file
+}

@@ -1,0 +1,204 @@
+package localagent
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+)
+
+// directivePrefix starts a line of an issue that tells the simulated
+// worker what to do, the way a real issue tells a real agent:
+//
+//	local-agent: commit=src/x.go result=needs-input question="Which API?"
+//
+// Keys: commit=PATH|none (file to write and commit; default
+// backlog-work/issue-<n>.md), result=done|needs-input|blocked,
+// question=..., detail=..., exit=N, fail-attempts=N (exit 1 while
+// WAVE_ATTEMPT <= N), dirty=PATH (leave an uncommitted file first),
+// hang (never finish), delay=DURATION.
+const directivePrefix = "local-agent:"
+
+type workerKnobs struct {
+	commit, result, question, detail, dirty string
+	exit, failAttempts                      int
+	hang                                    bool
+	delay                                   time.Duration
+}
+
+// WorkerMain runs the simulated backlog worker in its worktree (the
+// current directory) and returns its exit code.
+func WorkerMain(args []string, stdout io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("local-worker", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	promptFile := fs.String("prompt-file", "", "prompt file written by the supervisor (required)")
+	delay := fs.Duration("delay", 0, "simulated work time")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	raw, err := os.ReadFile(*promptFile)
+	if err != nil {
+		fmt.Fprintf(stdout, "local worker: %v\n", err)
+		return 1
+	}
+	k, err := parseKnobs(string(raw))
+	if err != nil {
+		fmt.Fprintf(stdout, "local worker: %v\n", err)
+		return 2
+	}
+	if k.delay == 0 {
+		k.delay = *delay
+	}
+	issue, _ := strconv.Atoi(getenv("WAVE_ISSUE_NUMBER"))
+	attempt, _ := strconv.Atoi(getenv("WAVE_ATTEMPT"))
+	wt, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stdout, "local worker: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "[local-worker] issue #%d attempt %d in %s\n", issue, attempt, wt)
+	return runWorker(k, string(raw), issue, attempt, wt, getenv("WAVE_TARGET_BRANCH"), stdout)
+}
+
+func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target string, out io.Writer) int {
+	ctx := context.Background()
+	if k.dirty != "" {
+		if p, err := safePath(wt, k.dirty); err == nil {
+			if _, err := os.Stat(p); err == nil {
+				fmt.Fprintf(out, "[local-worker] found earlier uncommitted work in %s\n", k.dirty)
+			} else if err := os.WriteFile(p, []byte(fmt.Sprintf("work in progress on #%d (attempt %d)\n", issue, attempt)), 0o644); err != nil {
+				fmt.Fprintf(out, "local worker: %v\n", err)
+				return 1
+			}
+		}
+	}
+	time.Sleep(k.delay)
+	if k.hang {
+		fmt.Fprintln(out, "[local-worker] hanging (local-agent: hang)")
+		select {}
+	}
+	if attempt <= k.failAttempts {
+		fmt.Fprintf(out, "[local-worker] simulated failure on attempt %d (fail-attempts=%d)\n", attempt, k.failAttempts)
+		return 1
+	}
+	if strings.Contains(prompt, "## Merge the wave branch first") && target != "" {
+		if err := gitops.MergeFavouring(ctx, wt, target, "ours", fmt.Sprintf("Merge %s into the worker branch of #%d", target, issue)); err != nil {
+			fmt.Fprintf(out, "local worker: merge %s: %v\n", target, err)
+			return 1
+		}
+		fmt.Fprintf(out, "[local-worker] merged %s, conflicts resolved\n", target)
+	} else if k.result == "" || k.result == "done" {
+		if code := commitWork(ctx, k, issue, attempt, wt, out); code != 0 {
+			return code
+		}
+	}
+	switch k.result {
+	case "needs-input":
+		fmt.Fprintf(out, "[backlog-result] state=needs-input question=%s\n", strconv.Quote(orDefault(k.question, "What should this do?")))
+	case "blocked":
+		fmt.Fprintf(out, "[backlog-result] state=blocked detail=%s\n", orDefault(k.detail, "blocked by something outside the issue"))
+	default:
+		fmt.Fprintf(out, "[backlog-result] state=done detail=%s\n", orDefault(k.detail, fmt.Sprintf("simulated work for #%d", issue)))
+	}
+	return k.exit
+}
+
+func commitWork(ctx context.Context, k workerKnobs, issue, attempt int, wt string, out io.Writer) int {
+	if k.commit == "none" {
+		return 0
+	}
+	rel := orDefault(k.commit, fmt.Sprintf("backlog-work/issue-%d.md", issue))
+	p, err := safePath(wt, rel)
+	if err != nil {
+		fmt.Fprintf(out, "local worker: %v\n", err)
+		return 1
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		fmt.Fprintf(out, "local worker: %v\n", err)
+		return 1
+	}
+	body := fmt.Sprintf("Work for issue #%d (attempt %d) by the local worker.\n", issue, attempt)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		fmt.Fprintf(out, "local worker: %v\n", err)
+		return 1
+	}
+	if err := gitops.CommitAll(ctx, wt, fmt.Sprintf("Work on #%d", issue)); err != nil {
+		fmt.Fprintf(out, "local worker: commit: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(out, "[local-worker] committed %s\n", rel)
+	return 0
+}
+
+func orDefault(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
+
+// parseKnobs reads every directive line of the prompt; later keys win.
+func parseKnobs(prompt string) (workerKnobs, error) {
+	var k workerKnobs
+	for _, line := range strings.Split(prompt, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), directivePrefix)
+		if !ok {
+			continue
+		}
+		kv, err := backlog.ParseFields(rest)
+		if err != nil {
+			return k, fmt.Errorf("%s%s: %w", directivePrefix, rest, err)
+		}
+		for key, v := range kv {
+			if err := k.set(key, v); err != nil {
+				return k, err
+			}
+		}
+	}
+	return k, nil
+}
+
+func (k *workerKnobs) set(key, v string) error {
+	var err error
+	switch key {
+	case "commit":
+		k.commit = v
+	case "result":
+		if v != "done" && v != "needs-input" && v != "blocked" {
+			return fmt.Errorf("result=%q: want done, needs-input or blocked", v)
+		}
+		k.result = v
+	case "question":
+		k.question = v
+	case "detail":
+		k.detail = v
+	case "dirty":
+		k.dirty = v
+	case "exit":
+		k.exit, err = strconv.Atoi(v)
+	case "fail-attempts":
+		k.failAttempts, err = strconv.Atoi(v)
+	case "hang":
+		k.hang = true
+	case "delay":
+		k.delay, err = time.ParseDuration(v)
+	default:
+		return fmt.Errorf("unknown local-agent key %q", key)
+	}
+	if err != nil {
+		return fmt.Errorf("%s=%q: %w", key, v, err)
+	}
+	return nil
+}

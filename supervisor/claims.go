@@ -1,0 +1,173 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+)
+
+// dispatch claims a planned issue and starts its worker. An issue that
+// turned ineligible since planning (closed, needs input, claimed
+// elsewhere) leaves the run with the reason.
+func (s *Supervisor) dispatch(ctx context.Context, n int) error {
+	is := s.run().Issues[n]
+	if is.State == backlog.StatePlanned {
+		ok, err := s.claim(ctx, n)
+		if err != nil || !ok {
+			return err
+		}
+	}
+	// Re-read right before dispatch: orientation data is stale by
+	// definition (the seed's rule).
+	fresh, err := s.o.Source.Get(ctx, n)
+	if err != nil {
+		return fmt.Errorf("issue #%d: %w", n, err)
+	}
+	s.issues[n] = fresh
+	if why := s.ineligible(fresh); why != "" {
+		s.printf("#%d is no longer eligible (%s); releasing it", n, why)
+		if err := s.release(ctx, n, why); err != nil {
+			return err
+		}
+		return s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: why})
+	}
+	if err := s.claimCopies(ctx, n); err != nil {
+		return err
+	}
+	return s.startWorker(ctx, n, workerStart{})
+}
+
+func (s *Supervisor) ineligible(is backlog.Issue) string {
+	switch {
+	case is.State != "" && is.State != "open":
+		return backlog.SkipClosed
+	case slices.Contains(is.Labels, s.o.Config.Backlog.NeedsInputLabel):
+		return backlog.SkipNeedsInput
+	}
+	return ""
+}
+
+// claim wins issue n for this run with the compare-and-swap ref on
+// origin (and the repository's own claim hooks). A claim held by another
+// live run means the issue leaves this run; an expired lease of a dead
+// holder is taken over.
+func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
+	if ok, why := s.hook(ctx, s.o.Config.Backlog.Claim.Check, n); !ok {
+		s.printf("#%d not eligible by the claim check: %s", n, why)
+		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-check", Detail: why})
+	}
+	info := s.claimInfo(n)
+	won, holder, err := s.o.Git.Claim(ctx, info)
+	if err != nil {
+		return false, fmt.Errorf("claim #%d: %w", n, err)
+	}
+	if !won && holder.RunID == info.RunID {
+		won, info = true, holder // ours from before a restart
+	}
+	if !won && s.stale(holder) {
+		s.printf("#%d: taking over the expired claim of run %s on %s", n, holder.RunID, holder.Host)
+		if won, holder, err = s.o.Git.TakeOver(ctx, holder.SHA, info); err != nil {
+			return false, fmt.Errorf("take over claim #%d: %w", n, err)
+		}
+	}
+	if !won {
+		detail := fmt.Sprintf("run %s on %s", holder.RunID, holder.Host)
+		s.printf("#%d is claimed by %s; skipping it", n, detail)
+		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: backlog.SkipClaimed, Detail: detail})
+	}
+	if won && info.SHA == "" {
+		if c, ok, err := s.o.Git.ReadClaim(ctx, n); err == nil && ok {
+			info = c
+		}
+	}
+	if err := s.emit(backlog.Event{Kind: backlog.EvClaimed, Issue: n, Ref: info.SHA}); err != nil {
+		return false, err
+	}
+	if ok, why := s.hook(ctx, s.o.Config.Backlog.Claim.Command, n); !ok {
+		s.printf("#%d: the claim command failed (%s); releasing", n, why)
+		if err := s.release(ctx, n, "claim command failed"); err != nil {
+			return false, err
+		}
+		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-command", Detail: why})
+	}
+	return true, nil
+}
+
+func (s *Supervisor) claimInfo(n int) gitops.ClaimInfo {
+	lease := time.Duration(s.o.Config.Backlog.Claim.LeaseMinutes) * time.Minute
+	return gitops.ClaimInfo{Issue: n, RunID: s.run().Info.ID, Host: s.o.Host, PID: s.o.Pid, Lease: s.o.Now().UTC().Add(lease)}
+}
+
+// stale: the lease expired and, when the holder is on this host, its
+// process is gone. A holder on another host is trusted until its lease.
+func (s *Supervisor) stale(c gitops.ClaimInfo) bool {
+	if c.Lease.IsZero() || s.o.Now().Before(c.Lease) {
+		return false
+	}
+	if c.Host == s.o.Host && c.PID > 0 && processAlive(c.PID) {
+		return false
+	}
+	return true
+}
+
+// claimCopies writes the human-visible copy of the claim: the label and a
+// marker comment.
+func (s *Supervisor) claimCopies(ctx context.Context, n int) error {
+	label := s.o.Config.Backlog.ClaimLabel
+	if _, err := s.do(ctx, backlog.Intent{ID: "label-claim-" + strconv.Itoa(n), Op: backlog.OpLabel, Issue: n, Label: label}); err != nil {
+		return err
+	}
+	return s.comment(ctx, "claim", n, fmt.Sprintf("Claimed by wave-orchestrator run `%s` (wave branch `%s`). A worker is on it.",
+		s.run().Info.ID, s.run().Info.WaveBranch))
+}
+
+// release gives issue n back: claim ref deleted under its lease, label
+// removed, a comment saying why. Never called while work for n could
+// still land.
+func (s *Supervisor) release(ctx context.Context, n int, why string) error {
+	is := s.run().Issues[n]
+	if is == nil || is.Released {
+		return nil
+	}
+	if is.ClaimRef != "" {
+		if _, err := s.do(ctx, backlog.Intent{ID: "release-" + strconv.Itoa(n), Op: backlog.OpRelease, Issue: n, SHA: is.ClaimRef}); err != nil {
+			return err
+		}
+		if _, err := s.do(ctx, backlog.Intent{ID: "unlabel-claim-" + strconv.Itoa(n), Op: backlog.OpUnlabel, Issue: n,
+			Label: s.o.Config.Backlog.ClaimLabel}); err != nil {
+			return err
+		}
+		if _, done := s.run().Done["comment-claim-"+strconv.Itoa(n)]; done {
+			if err := s.comment(ctx, "released", n, "Released by wave-orchestrator run `"+s.run().Info.ID+"`: "+why+"."); err != nil {
+				return err
+			}
+		}
+	}
+	return s.emit(backlog.Event{Kind: backlog.EvReleased, Issue: n, Detail: why})
+}
+
+// hook runs a claim hook argv with {issue} replaced; no hook is a pass.
+func (s *Supervisor) hook(ctx context.Context, argv []string, n int) (bool, string) {
+	if len(argv) == 0 {
+		return true, ""
+	}
+	a := make([]string, len(argv))
+	for i, w := range argv {
+		a[i] = replaceIssue(w, n)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, a[0], a[1:]...)
+	cmd.Dir = s.o.Lane.RepoRoot
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return false, fmt.Sprintf("%s: %v: %s", a[0], err, oneLine(tail(string(out), 300)))
+	}
+	return true, ""
+}

@@ -1,0 +1,179 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+)
+
+// finish ends a run whose work is all final: merge a moved base once, open
+// the one PR wave → base, release what never landed, keep the claims of
+// what did, remove only worktrees and branches already on the wave branch.
+func (s *Supervisor) finish(ctx context.Context) (int, error) {
+	r := s.run()
+	if r.Finished {
+		return exitOf(r), nil
+	}
+	baseConflict, err := s.mergeBase(ctx)
+	if err != nil {
+		return ExitFailed, err
+	}
+	if err := s.finalPR(ctx, baseConflict); err != nil {
+		return ExitFailed, err
+	}
+	for _, is := range r.List() {
+		switch {
+		case is.State == backlog.StateMerged:
+			if err := s.renewClaim(ctx, is); err != nil {
+				s.printf("warning: renew the claim of #%d: %v", is.Number, err)
+			}
+		case !is.Released:
+			if err := s.release(ctx, is.Number, "its work did not reach the wave branch in this run"); err != nil {
+				return ExitFailed, err
+			}
+		}
+	}
+	s.cleanup(ctx)
+	code := s.exitCode()
+	if err := s.emit(backlog.Event{Kind: backlog.EvRunFinished, Outcome: "finished", ExitCode: &code}); err != nil {
+		return code, err
+	}
+	s.report()
+	return code, nil
+}
+
+func exitOf(r *backlog.Run) int {
+	if r.ExitCode != nil {
+		return *r.ExitCode
+	}
+	return ExitFailed
+}
+
+// exitCode: 43 when a person is needed (parked, needs-input), 1 when
+// something failed, else 0.
+func (s *Supervisor) exitCode() int {
+	t := s.run().Tally()
+	failed := false
+	parked := false
+	for _, is := range s.run().Issues {
+		switch is.State {
+		case backlog.StateFailed:
+			failed = true
+		case backlog.StateParked:
+			parked = true
+		}
+	}
+	switch {
+	case parked || t.NeedsInput > 0:
+		return ExitNeedPerson
+	case failed:
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// mergeBase merges origin/<base> into the wave branch once if base moved
+// since the branch was cut; a conflict leaves the wave branch as it was
+// and is said in the PR.
+func (s *Supervisor) mergeBase(ctx context.Context) (string, error) {
+	if s.run().Tally().Merged == 0 || s.run().BaseMerges > 0 {
+		return "", nil
+	}
+	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base)
+	if err != nil {
+		return "", fmt.Errorf("merge %s into the wave branch: %w", s.run().Info.Base, err)
+	}
+	if len(res.Conflicts) > 0 {
+		return strings.Join(res.Conflicts, ", "), nil
+	}
+	if res.Already {
+		return "", nil
+	}
+	s.printf("%s moved during the run; merged it into %s once (%s)", s.run().Info.Base, s.run().Info.WaveBranch, short(res.Commit))
+	return "", s.emit(backlog.Event{Kind: backlog.EvBaseMerged, Commit: res.Commit})
+}
+
+func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
+	r := s.run()
+	m := fmt.Sprintf("<!-- wave-orchestrator:final-pr run=%s -->", r.Info.ID)
+	body := backlog.FinalPRBody(backlog.FinalPRInput{Run: r, DefaultBase: r.Info.Base == r.Info.Default || r.Info.Default == "",
+		CloseCommand: "wave-orchestrator backlog close --run " + r.Info.ID, Marker: m, BaseConflict: baseConflict})
+	title := backlog.FinalPRTitle(r)
+	path := filepath.Join(s.log.dir, FinalPRFile)
+	if err := os.WriteFile(path, []byte("# "+title+"\n\n"+body), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if r.Tally().Merged == 0 {
+		s.printf("nothing merged: no pull request opened (body kept in %s)", path)
+		return nil
+	}
+	url, err := s.do(ctx, backlog.Intent{ID: "pr-final", Op: backlog.OpPR, Head: r.Info.WaveBranch, Base: r.Info.Base,
+		Title: title, Body: body, Marker: m})
+	if err != nil {
+		return err
+	}
+	u, num := splitPRRef(url)
+	if r.FinalPR == nil || r.FinalPR.URL != u {
+		if err := s.emit(backlog.Event{Kind: backlog.EvPR, URL: u, Number: num}); err != nil {
+			return err
+		}
+	}
+	s.printf("final pull request %s → %s: %s", r.Info.WaveBranch, r.Info.Base, firstNonEmpty(u, path))
+	return nil
+}
+
+// renewClaim keeps a merged issue's claim past the run: the issue stays
+// open until the final PR merges, and no other run may take it meanwhile.
+func (s *Supervisor) renewClaim(ctx context.Context, is *backlog.IssueRun) error {
+	if is.ClaimRef == "" {
+		return nil
+	}
+	c := s.claimInfo(is.Number)
+	c.Lease = s.o.Now().UTC().Add(30 * 24 * time.Hour)
+	_, _, err := s.o.Git.TakeOver(ctx, is.ClaimRef, c)
+	return err
+}
+
+// cleanup removes the worktrees and branches of merged issues, each only
+// when its tip is an ancestor of the wave branch on origin.
+func (s *Supervisor) cleanup(ctx context.Context) {
+	for _, is := range s.run().List() {
+		if is.State != backlog.StateMerged || is.Branch == "" {
+			continue
+		}
+		if err := s.o.Git.RemoveWorktree(ctx, is.Worktree); err != nil {
+			s.printf("warning: remove worktree of #%d: %v", is.Number, err)
+			continue
+		}
+		if _, err := s.o.Git.SafeDelete(ctx, is.Branch, s.run().Info.WaveBranch); err != nil {
+			s.printf("warning: delete branch %s: %v", is.Branch, err)
+		}
+	}
+}
+
+// report prints the hand-off: the tally, what merged, and every question
+// a person must answer, batched in one block.
+func (s *Supervisor) report() {
+	s.checkpoint("end")
+	var qs []string
+	for _, is := range s.run().List() {
+		switch is.State {
+		case backlog.StateParked, backlog.StateNeedsInput:
+			q := firstNonEmpty(is.Question, is.Detail)
+			where := ""
+			if is.Worktree != "" {
+				where = " (work kept in " + is.Worktree + ")"
+			}
+			qs = append(qs, "  #"+strconv.Itoa(is.Number)+" ["+is.State+"] "+oneLine(q)+where)
+		}
+	}
+	if len(qs) > 0 {
+		s.printf("questions for a person:\n%s", strings.Join(qs, "\n"))
+	}
+}

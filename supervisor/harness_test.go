@@ -1,0 +1,206 @@
+package supervisor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/forge"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+)
+
+// binPath is the wave-orchestrator binary: worker runs are its runner and
+// its local worker, so the supervisor's tests run the real thing.
+var binPath string
+
+func TestMain(m *testing.M) {
+	os.Exit(tmuxtest.Run(m, func(dir string) error {
+		binPath = filepath.Join(dir, "wave-orchestrator")
+		if out, err := exec.Command("go", "build", "-o", binPath, "../cmd/wave-orchestrator").CombinedOutput(); err != nil {
+			return fmt.Errorf("build: %v\n%s", err, out)
+		}
+		return nil
+	}))
+}
+
+// fixture is a clone of a bare origin with a local backlog.
+type fixture struct {
+	t      *testing.T
+	origin string
+	root   string
+	lane   string
+	config string
+}
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+const baseConfig = `executors:
+  default: local
+runtime:
+  heartbeatIntervalMs: 200
+  terminateGraceMs: 500
+backlog:
+  source: local
+  silenceSeconds: 30
+  executor:
+    id: local
+`
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{t: t, origin: filepath.Join(dir, "origin.git"), root: filepath.Join(dir, "repo"), lane: "main", config: baseConfig}
+	git(t, dir, "init", "-q", "--bare", "-b", "main", f.origin)
+	git(t, dir, "clone", "-q", f.origin, f.root)
+	git(t, f.root, "config", "user.name", "t")
+	git(t, f.root, "config", "user.email", "t@example.com")
+	git(t, f.root, "checkout", "-q", "-b", "main")
+	f.write("README.md", "scratch\n")
+	f.write(".gitignore", ".wave/\n")
+	git(t, f.root, "add", "-A")
+	git(t, f.root, "commit", "-q", "-m", "initial")
+	git(t, f.root, "push", "-q", "origin", "main")
+	git(t, f.root, "remote", "set-head", "origin", "main")
+	t.Cleanup(func() {
+		tm := tmuxadapter.New(f.layout().Socket())
+		_ = tm.KillServer(context.Background())
+	})
+	return f
+}
+
+func (f *fixture) write(rel, body string) {
+	f.t.Helper()
+	p := filepath.Join(f.root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// issue writes a local backlog issue.
+func (f *fixture) issue(n int, title, body string, labels ...string) {
+	ls := ""
+	if len(labels) > 0 {
+		ls = "labels: [" + strings.Join(labels, ", ") + "]\n"
+	}
+	f.write(fmt.Sprintf("docs/backlog/%d-issue.md", n), fmt.Sprintf("---\ntitle: %q\n%s---\n%s\n", title, ls, body))
+}
+
+func (f *fixture) layout() lanes.Layout { return lanes.New(f.root, ".wave", "", f.lane) }
+
+// result of one supervised run.
+type result struct {
+	Result
+	out string
+	err error
+}
+
+// options builds supervisor options over real parts: the config file,
+// the local source, gitops on the clone and tmux runs on the lane socket.
+func (f *fixture) options(ctx context.Context, out *syncBuffer, issues ...int) Options {
+	f.t.Helper()
+	f.write("wave.config.yaml", f.config)
+	cfg, err := config.Load(f.root, func(string) (string, bool) { return "", false })
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	lane, err := cfg.Lane(f.root, f.lane)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	repo, err := gitops.Open(ctx, f.root, gitops.Options{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	src := f.source()
+	cfg.Backlog.WorktreeRoot = filepath.Join(filepath.Dir(f.root), "worktrees")
+	return Options{Config: cfg, Lane: lane, Layout: f.layout(), Source: src, Git: repo,
+		Runs: NewTmuxRuns(ctx, f.layout(), binPath, nil), Self: binPath, Issues: issues, Out: out,
+		Slug: "t", Tick: 200 * time.Millisecond}
+}
+
+func (f *fixture) source() *forge.Local {
+	f.t.Helper()
+	src, err := forge.NewLocal(forge.LocalOptions{Dir: filepath.Join(f.root, "docs/backlog"),
+		StateDir: filepath.Join(f.root, ".wave", "backlog-local"), Base: "main"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return src
+}
+
+// run supervises issues to the end (or a 2-minute deadline).
+func (f *fixture) run(issues ...int) result {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := &syncBuffer{}
+	s, err := New(f.options(ctx, out, issues...))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	res, err := s.Run(ctx)
+	f.t.Logf("supervisor output:\n%s", out.String())
+	return result{Result: res, out: out.String(), err: err}
+}
+
+// originHas reports whether path exists in the tree of origin's branch.
+func (f *fixture) originFile(branch, path string) (string, bool) {
+	cmd := exec.Command("git", "--git-dir", f.origin, "show", branch+":"+path)
+	out, err := cmd.Output()
+	return string(out), err == nil
+}
+
+func (f *fixture) originBranches() []string {
+	out := git(f.t, f.origin, "for-each-ref", "--format=%(refname)", "refs/heads")
+	return strings.Fields(out)
+}
+
+func (f *fixture) events(dir string) []backlog.Event {
+	evs, _, err := readEvents(dir)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return evs
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,88 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+)
+
+// do makes one external write idempotently across crashes: the intent is
+// recorded first; a write already done in this run (by this process or one
+// before it) is not made again; and every write is itself a look-then-act
+// on a marker (comment marker, PR head, label, ref) so an intent recorded
+// but interrupted is safe to redo.
+func (s *Supervisor) do(ctx context.Context, in backlog.Intent) (string, error) {
+	if url, ok := s.run().Done[in.ID]; ok {
+		return url, nil
+	}
+	if _, pending := s.run().Intents[in.ID]; !pending {
+		if err := s.emit(backlog.Event{Kind: backlog.EvIntent, Issue: in.Issue, Intent: &in}); err != nil {
+			return "", err
+		}
+	}
+	url, err := s.perform(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("%s (#%d): %w", in.ID, in.Issue, err)
+	}
+	return url, s.emit(backlog.Event{Kind: backlog.EvIntentDone, Issue: in.Issue, Intent: &backlog.Intent{ID: in.ID}, URL: url})
+}
+
+func (s *Supervisor) perform(ctx context.Context, in backlog.Intent) (string, error) {
+	src := s.o.Source
+	switch in.Op {
+	case backlog.OpLabel:
+		return "", src.AddLabel(ctx, in.Issue, in.Label)
+	case backlog.OpUnlabel:
+		return "", src.RemoveLabel(ctx, in.Issue, in.Label)
+	case backlog.OpComment:
+		_, err := src.EnsureComment(ctx, in.Issue, in.Marker, in.Body)
+		return "", err
+	case backlog.OpPR:
+		pr, err := src.EnsurePR(ctx, in.Head, in.Base, in.Title, in.Body)
+		if err != nil {
+			return "", err
+		}
+		return pr.URL + "#" + strconv.Itoa(pr.Number), nil
+	case backlog.OpPush:
+		return "", s.o.Git.Push(ctx, "refs/heads/"+in.Head, in.Head)
+	case backlog.OpClose:
+		return "", src.CloseIssue(ctx, in.Issue)
+	case backlog.OpRelease:
+		return "", s.o.Git.Release(ctx, in.Issue, in.SHA)
+	}
+	return "", fmt.Errorf("unknown intent op %q", in.Op)
+}
+
+// restartIntents redoes the writes a previous supervisor recorded and did
+// not finish, in the order it meant them.
+func (s *Supervisor) restartIntents(ctx context.Context) error {
+	ids := make([]string, 0, len(s.run().Intents))
+	for id := range s.run().Intents {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		in := s.run().Intents[id]
+		s.printf("redoing an interrupted write: %s", id)
+		if _, err := s.do(ctx, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// marker is the hidden marker a comment of this run about issue n carries.
+func (s *Supervisor) marker(kind string, n int) string {
+	return fmt.Sprintf("<!-- wave-orchestrator:%s run=%s issue=%d -->", kind, s.run().Info.ID, n)
+}
+
+// comment posts body on issue n once per (kind, run).
+func (s *Supervisor) comment(ctx context.Context, kind string, n int, body string) error {
+	m := s.marker(kind, n)
+	_, err := s.do(ctx, backlog.Intent{ID: fmt.Sprintf("comment-%s-%d", kind, n), Op: backlog.OpComment, Issue: n,
+		Marker: m, Body: body + "\n\n" + m})
+	return err
+}

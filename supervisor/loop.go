@@ -1,0 +1,294 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+)
+
+// ErrStopped is returned when `backlog stop` asked the run to stop. The
+// run stays open: `backlog run` resumes it.
+var ErrStopped = errors.New("backlog run stopped")
+
+// loop drives the run until every issue it took is final and no more
+// work is to be taken: observe workers, merge what is ready, refill.
+func (s *Supervisor) loop(ctx context.Context) error {
+	for _, is := range s.run().List() {
+		if is.State == backlog.StateRunning && is.RunDir != "" {
+			s.o.Runs.Watch(is.RunDir)
+		}
+	}
+	tick := time.NewTicker(s.o.Tick)
+	defer tick.Stop()
+	for {
+		if s.stopRequested() {
+			return s.stop(ctx)
+		}
+		if err := s.step(ctx); err != nil {
+			return err
+		}
+		if s.complete() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.o.Runs.Changed():
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Supervisor) step(ctx context.Context) error {
+	if err := s.observe(ctx); err != nil {
+		return err
+	}
+	if err := s.mergeReady(ctx); err != nil {
+		return err
+	}
+	return s.refill(ctx)
+}
+
+// complete: nothing in flight and nothing more to take.
+func (s *Supervisor) complete() bool {
+	for _, is := range s.run().Issues {
+		if !backlog.Terminal(is.State) {
+			return false
+		}
+	}
+	return len(s.run().Info.Bounded) > 0 || s.drained || s.capped
+}
+
+// busy counts workers holding a slot (claimed or running).
+func (s *Supervisor) busy() int {
+	n := 0
+	for _, is := range s.run().Issues {
+		if is.State == backlog.StateClaimed || is.State == backlog.StateRunning {
+			n++
+		}
+	}
+	return n
+}
+
+// refill starts workers while slots are free: first issues already in the
+// run whose group predecessors are final, then (once) the bounded plan or
+// (unbounded) a fresh plan against the work in flight.
+func (s *Supervisor) refill(ctx context.Context) error {
+	if s.run().LastPlan == nil || (len(s.run().Info.Bounded) == 0 && s.wantMore()) {
+		if err := s.plan(ctx); err != nil {
+			return err
+		}
+	}
+	for _, is := range s.run().List() {
+		if s.busy() >= s.o.Width {
+			return nil
+		}
+		if (is.State == backlog.StatePlanned || is.State == backlog.StateClaimed) && s.turnOf(is) {
+			if err := s.dispatch(ctx, is.Number); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// wantMore: unbounded, not capped, slots free and nothing waiting.
+func (s *Supervisor) wantMore() bool {
+	if s.capped || s.drained {
+		return false
+	}
+	if s.o.MaxMinutes > 0 && s.o.Now().Sub(s.start) >= time.Duration(s.o.MaxMinutes)*time.Minute {
+		s.capped = true
+		s.printf("cap reached: %d minutes; finishing work in flight", s.o.MaxMinutes)
+		return false
+	}
+	if s.o.MaxIssues > 0 && len(s.run().Issues)+len(s.run().Dropped) >= s.o.MaxIssues {
+		s.capped = true
+		s.printf("cap reached: %d issues; finishing work in flight", s.o.MaxIssues)
+		return false
+	}
+	if s.busy() >= s.o.Width {
+		return false
+	}
+	for _, is := range s.run().Issues {
+		if is.State == backlog.StatePlanned {
+			return false
+		}
+	}
+	return true
+}
+
+// turnOf: every issue of is's group that entered the run before it is final.
+func (s *Supervisor) turnOf(is *backlog.IssueRun) bool {
+	for _, o := range s.run().List() {
+		if o.Number == is.Number {
+			return true
+		}
+		if o.Group == is.Group && is.Group != 0 && !backlog.Terminal(o.State) {
+			return false
+		}
+	}
+	return true
+}
+
+// plan lists the candidates, plans them and records every issue taken
+// (with its group) and every one skipped.
+func (s *Supervisor) plan(ctx context.Context) error {
+	issues, err := s.candidates(ctx)
+	if err != nil {
+		return err
+	}
+	opts := s.planOptions(ctx)
+	p := backlog.MakePlan(issues, opts)
+	if err := s.emit(backlog.Event{Kind: backlog.EvPlanned, Plan: &p}); err != nil {
+		return err
+	}
+	bounded := len(s.run().Info.Bounded) > 0
+	free := s.o.Width - s.busy()
+	taken := 0
+	for _, g := range p.Groups {
+		if !bounded && taken >= free {
+			break
+		}
+		taken++
+		for _, n := range g.Issues {
+			is := s.issues[n]
+			sf := backlog.ParseSurface(is.Body, is.Labels)
+			if err := s.emit(backlog.Event{Kind: backlog.EvIssue, Issue: n, Title: backlog.Clean(is.Title), Surface: &sf, Group: g.Issues[0]}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, q := range p.NeedsInput {
+		if _, in := s.run().Issues[q.Issue]; !in {
+			s.printf("needs input: #%d %s", q.Issue, oneLine(q.Question))
+		}
+	}
+	for _, sk := range p.Skipped {
+		if bounded || sk.Reason != backlog.SkipDone {
+			s.printf("skipped #%d: %s %s", sk.Issue, sk.Reason, oneLine(sk.Detail))
+		}
+	}
+	if !bounded && taken == 0 && s.busy() == 0 {
+		s.drained = true
+		s.printf("backlog drained: nothing eligible left")
+	}
+	s.checkpoint("planned")
+	return nil
+}
+
+// candidates: every open issue (with the required labels), plus each
+// bounded issue that is not open, so the planner can say why it is not run.
+func (s *Supervisor) candidates(ctx context.Context) ([]backlog.Issue, error) {
+	open, err := s.o.Source.ListOpen(ctx, s.o.Labels)
+	if err != nil {
+		return nil, fmt.Errorf("list issues: %w", err)
+	}
+	seen := map[int]bool{}
+	for _, is := range open {
+		s.issues[is.Number], seen[is.Number] = is, true
+	}
+	for _, n := range s.run().Info.Bounded {
+		if seen[n] {
+			continue
+		}
+		is, err := s.o.Source.Get(ctx, n)
+		if err != nil {
+			continue // reported by the planner as missing
+		}
+		s.issues[n] = is
+		open = append(open, is)
+	}
+	return open, nil
+}
+
+func (s *Supervisor) planOptions(ctx context.Context) backlog.PlanOptions {
+	r := s.run()
+	opts := backlog.PlanOptions{Issues: r.Info.Bounded, Width: s.o.Width, Labels: s.o.Labels,
+		NeedsInputLabel:    s.o.Config.Backlog.NeedsInputLabel,
+		UndeclaredParallel: s.o.Config.Backlog.UndeclaredSurface == "parallel",
+		Claimed:            map[int]string{}, Done: map[int]bool{}}
+	if len(r.Info.Bounded) == 0 && s.o.MaxIssues > 0 {
+		opts.MaxIssues = s.o.MaxIssues - len(r.Issues) - len(r.Dropped)
+	}
+	for n, is := range r.Issues {
+		opts.Done[n] = true
+		if !backlog.Terminal(is.State) {
+			opts.InFlight = append(opts.InFlight, backlog.InFlight{Issue: n, Surface: is.Surface})
+		}
+	}
+	for _, d := range r.Dropped {
+		opts.Done[d.Issue] = true
+	}
+	if claims, err := s.o.Git.ListClaims(ctx); err == nil {
+		for _, c := range claims {
+			if c.RunID != r.Info.ID {
+				opts.Claimed[c.Issue] = fmt.Sprintf("run %s on %s", c.RunID, c.Host)
+			}
+		}
+	} else {
+		s.printf("warning: cannot list claims: %v", err)
+	}
+	return opts
+}
+
+// checkpoint prints the tally line the seed's supervisor reports.
+func (s *Supervisor) checkpoint(why string) {
+	t := s.run().Tally()
+	line := fmt.Sprintf("tally (%s): merged %d / in flight %d / blocked %d / needs-input %d", why, t.Merged, t.InFlight, t.Blocked, t.NeedsInput)
+	if t.Planned > 0 {
+		line += fmt.Sprintf(" / waiting %d", t.Planned)
+	}
+	if n := s.o.Source.Calls(); n > 0 {
+		line += fmt.Sprintf(" · %d API calls", n)
+	}
+	s.printf("%s", line)
+}
+
+// stopRequested: `backlog stop` wrote the run's control file.
+func (s *Supervisor) stopRequested() bool {
+	_, err := os.Stat(filepath.Join(s.log.dir, ControlFile))
+	return err == nil
+}
+
+// stop terminates the workers (their worktrees and claims stay) and leaves
+// the run open for `backlog run` to resume.
+func (s *Supervisor) stop(ctx context.Context) error {
+	os.Remove(filepath.Join(s.log.dir, ControlFile))
+	grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
+	for _, is := range s.run().List() {
+		if is.State == backlog.StateRunning && is.RunDir != "" {
+			if is.Outcome == "" {
+				if err := s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: is.Number, Attempt: is.Attempts,
+					Outcome: outcomeStopped, Detail: "stopped by backlog stop"}); err != nil {
+					return err
+				}
+			}
+			if err := s.o.Runs.Terminate(ctx, is.RunDir, grace); err != nil {
+				s.printf("warning: stop #%d: %v", is.Number, err)
+			}
+		}
+	}
+	s.checkpoint("stopped")
+	return ErrStopped
+}
+
+func oneLine(s string) string {
+	s = backlog.Clean(s)
+	out := []rune{}
+	for _, r := range s {
+		if r == '\n' || r == '\t' {
+			r = ' '
+		}
+		out = append(out, r)
+	}
+	if len(out) > 200 {
+		out = append(out[:197], '.', '.', '.')
+	}
+	return string(out)
+}

@@ -1,0 +1,192 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+)
+
+// mergeReady merges the queue in FIFO order of readiness, one entry at a
+// time. An entry that conflicts or fails leaves the queue, so the next
+// one is never starved behind it.
+func (s *Supervisor) mergeReady(ctx context.Context) error {
+	for len(s.run().Queue) > 0 {
+		if s.stopRequested() {
+			return nil
+		}
+		if err := s.mergeOne(ctx, s.run().Queue[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
+	is := s.run().Issues[n]
+	if is.State != backlog.StateMerging {
+		if err := s.emit(backlog.Event{Kind: backlog.EvMergeStarted, Issue: n}); err != nil {
+			return err
+		}
+	}
+	if err := s.workerPR(ctx, is); err != nil {
+		return err
+	}
+	title := oneLine(is.Title)
+	res, err := s.o.Git.Merge(ctx, gitops.MergeRequest{
+		Wave:    s.run().Info.WaveBranch,
+		Worker:  "refs/heads/" + is.Branch,
+		Message: fmt.Sprintf("Merge #%d: %s\n\nWorker branch %s, backlog run %s.", n, title, is.Branch, s.run().Info.ID),
+		Verify:  s.verifier(n),
+	})
+	switch {
+	case errors.Is(err, gitops.ErrVerifyFailed):
+		if err := s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "failed", Detail: err.Error()}); err != nil {
+			return err
+		}
+		return s.park(ctx, n, "verify failed: "+oneLine(err.Error()),
+			fmt.Sprintf("The verify step failed on the merge of #%d; see %s. Fix it on %s and run again?", n,
+				s.verifyLog(n), is.Branch), nil)
+	case err != nil:
+		return fmt.Errorf("merge #%d: %w", n, err)
+	case len(res.Conflicts) > 0:
+		return s.conflict(ctx, is, res.Conflicts)
+	}
+	if err := s.emit(backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files}); err != nil {
+		return err
+	}
+	s.printf("#%d merged into %s (%s)", n, s.run().Info.WaveBranch, short(res.Commit))
+	s.surfaceCheck(is, res.Files)
+	s.checkpoint("merged")
+	return nil
+}
+
+// conflict sends the worker back once to merge the wave branch and
+// resolve; a second conflict parks the issue with the files.
+func (s *Supervisor) conflict(ctx context.Context, is *backlog.IssueRun, files []string) error {
+	n := is.Number
+	if err := s.emit(backlog.Event{Kind: backlog.EvConflict, Issue: n, Files: files, Attempt: is.Attempts}); err != nil {
+		return err
+	}
+	if is.Conflicts >= 2 {
+		return s.park(ctx, n, "conflicts with the wave branch again after one resolution attempt",
+			fmt.Sprintf("#%d conflicts with %s in %s. How should they be reconciled?", n, s.run().Info.WaveBranch, strings.Join(files, ", ")),
+			files)
+	}
+	s.printf("#%d conflicts with the wave branch in %s; sending it back to its worker", n, strings.Join(files, ", "))
+	return s.startWorker(ctx, n, workerStart{conflict: files})
+}
+
+// workerPR pushes the worker branch and opens its PR into the wave branch
+// (GitHub, backlog.workerPRs), before the merge, so the merge shows on it.
+func (s *Supervisor) workerPR(ctx context.Context, is *backlog.IssueRun) error {
+	if s.o.Source.Kind() != config.SourceGitHub || !s.o.Config.Backlog.WorkerPRsOn() {
+		return nil
+	}
+	n, k := is.Number, strconv.Itoa(is.Number)+"-a"+strconv.Itoa(is.Attempts)
+	if _, err := s.do(ctx, backlog.Intent{ID: "push-" + k, Op: backlog.OpPush, Issue: n, Head: is.Branch}); err != nil {
+		return err
+	}
+	m := s.marker("worker-pr", n)
+	body := fmt.Sprintf("Worker branch for #%d, merged by the supervisor into `%s` (backlog run `%s`).\n\n%s",
+		n, s.run().Info.WaveBranch, s.run().Info.ID, m)
+	url, err := s.do(ctx, backlog.Intent{ID: "pr-" + strconv.Itoa(n), Op: backlog.OpPR, Issue: n, Head: is.Branch,
+		Base: s.run().Info.WaveBranch, Title: fmt.Sprintf("#%d: %s", n, oneLine(is.Title)), Body: body, Marker: m})
+	if err != nil {
+		return err
+	}
+	if is.PR == nil && url != "" {
+		u, num := splitPRRef(url)
+		return s.emit(backlog.Event{Kind: backlog.EvPR, Issue: n, URL: u, Number: num})
+	}
+	return nil
+}
+
+func splitPRRef(v string) (string, int) {
+	i := strings.LastIndex(v, "#")
+	if i < 0 {
+		return v, 0
+	}
+	n, _ := strconv.Atoi(v[i+1:])
+	return v[:i], n
+}
+
+func (s *Supervisor) verifyLog(n int) string {
+	return filepath.Join(s.log.dir, "verify", fmt.Sprintf("i%d.log", n))
+}
+
+// verifier runs backlog.verify (an argv) in the scratch worktree at the
+// would-be merge commit; its output is kept in the run dir.
+func (s *Supervisor) verifier(n int) func(ctx context.Context, dir, commit string) error {
+	argv := s.o.Config.Backlog.Verify
+	if len(argv) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, dir, commit string) error {
+		_ = s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "running"})
+		timeout := time.Duration(s.o.Config.Backlog.VerifyTimeoutMin) * time.Minute
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		path := s.verifyLog(n)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		out, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer out.Close()
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
+		cmd.Env = append(os.Environ(), "WAVE_ISSUE_NUMBER="+strconv.Itoa(n), "WAVE_MERGE_COMMIT="+commit)
+		cmd.WaitDelay = 5 * time.Second
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %w (output in %s)", strings.Join(argv, " "), err, path)
+		}
+		return s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed"})
+	}
+}
+
+// surfaceCheck compares the files a merged worker changed with its
+// declared surface; a file outside it that touches work in flight is
+// reported, so the tally shows the overlap.
+func (s *Supervisor) surfaceCheck(is *backlog.IssueRun, files []string) {
+	var overlap []string
+	var with []int
+	for _, o := range s.run().List() {
+		if o.Number == is.Number || backlog.Terminal(o.State) || !o.Surface.Declared() {
+			continue
+		}
+		for _, f := range files {
+			if own, _ := backlog.Collide(backlog.Surface{Globs: []string{f}}, is.Surface, false); own && is.Surface.Declared() {
+				continue // inside its own surface
+			}
+			if hit, _ := backlog.Collide(backlog.Surface{Globs: []string{f}}, o.Surface, false); hit {
+				overlap = append(overlap, f)
+				with = append(with, o.Number)
+			}
+		}
+	}
+	if len(overlap) == 0 {
+		return
+	}
+	d := fmt.Sprintf("changed %s outside its declared surface, touching work in flight (%v)", strings.Join(overlap, ", "), with)
+	s.printf("#%d %s", is.Number, d)
+	_ = s.emit(backlog.Event{Kind: backlog.EvSurfaceOverlap, Issue: is.Number, Files: overlap, Detail: d})
+}
+
+func short(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}

@@ -1,0 +1,92 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
+)
+
+// WorkerRolePrompt is the scaffolded worker role prompt's default path.
+const WorkerRolePrompt = "docs/agents/wave-backlog-worker-role.md"
+
+// SessionName is the tmux session of issue n's worker.
+func SessionName(n int) string { return "backlog-i" + strconv.Itoa(n) }
+
+// WorkerAgent is the agent a worker runs as: its executor comes from
+// backlog.executor (the `### Executor` keys) or --executor, resolved like
+// any implementation agent's.
+func WorkerAgent(cfg map[string]string, n int, title string) (*wave.Agent, error) {
+	ec, errs := wave.ParseExecutorMap(cfg)
+	if len(errs) > 0 {
+		for i, e := range errs {
+			errs[i] = fmt.Errorf("backlog.executor.%w", e)
+		}
+		return nil, errors.Join(errs...)
+	}
+	return &wave.Agent{ID: "i" + strconv.Itoa(n), Title: oneLine(title), Executor: ec}, nil
+}
+
+func (s *Supervisor) runDir(n, attempt int) string {
+	return filepath.Join(s.log.dir, "runs", fmt.Sprintf("i%d-a%d", n, attempt))
+}
+
+// payload writes the worker's prompt and returns its launch payload.
+func (s *Supervisor) payload(n, attempt int, branch, wt string, why workerStart) (*runtime.Payload, error) {
+	issue := s.issues[n]
+	agent, err := WorkerAgent(s.o.Config.Backlog.Executor, n, issue.Title)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.o.Config.KeyLine("backlog.executor"), err)
+	}
+	res, err := executor.Resolve(agent, roles.RoleImplementation, s.o.Lane, s.o.Executor, false)
+	if err != nil {
+		return nil, fmt.Errorf("#%d: executor: %w", n, err)
+	}
+	dir := s.runDir(n, attempt)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run dir %s: %w", dir, err)
+	}
+	role, err := os.ReadFile(filepath.Join(s.o.Lane.RepoRoot, firstNonEmpty(s.o.Config.Backlog.WorkerRolePrompt, WorkerRolePrompt)))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("worker role prompt: %w", err)
+	}
+	prompt := backlog.WorkerPrompt(backlog.PromptInput{RolePrompt: string(role), Issue: issue, Branch: branch,
+		WaveBranch: s.run().Info.WaveBranch, Worktree: wt, Attempt: attempt, Salvage: why.salvage,
+		SalvageRef: why.salvageRef, Conflict: why.conflict})
+	promptPath := filepath.Join(dir, lanes.PromptFile)
+	if err := os.WriteFile(promptPath, []byte(prompt), 0o644); err != nil {
+		return nil, fmt.Errorf("prompt %s: %w", promptPath, err)
+	}
+	logPath := filepath.Join(dir, lanes.LogFile)
+	spec, err := executor.Build(executor.BuildInput{Agent: agent, Wave: &wave.Wave{}, Resolved: res, Lane: s.o.Lane,
+		RunDir: dir, PromptPath: promptPath, LogPath: logPath, Attempt: attempt, Self: s.o.Self,
+		Worker: &executor.WorkerInfo{Issue: n, Branch: branch, Target: s.run().Info.WaveBranch, Worktree: wt,
+			TokenEnv: s.o.Config.GitHub.TokenEnv}})
+	if err != nil {
+		return nil, fmt.Errorf("#%d: %w", n, err)
+	}
+	minutes := s.o.Lane.Runtime.TimeoutMinutes
+	if spec.DeadlineMinutes > 0 && spec.DeadlineMinutes < minutes {
+		minutes = spec.DeadlineMinutes
+	}
+	deadline := s.o.Now().Add(time.Duration(minutes) * time.Minute)
+	return &runtime.Payload{
+		SchemaVersion: runtime.SchemaVersion, RunID: filepath.Base(dir), Lane: s.o.Lane.Name, Attempt: attempt,
+		AgentID: agent.ID, ExecutorID: res.ID, OrchestratorID: "backlog-" + s.run().Info.ID,
+		Argv: spec.Argv, Env: spec.Env, Scrub: spec.Scrub, Stdin: spec.Stdin, Cwd: wt,
+		RunDir: dir, PromptPath: promptPath, LogPath: logPath,
+		StatusPath: filepath.Join(dir, lanes.StatusFile), RuntimePath: filepath.Join(dir, lanes.RuntimeFile),
+		SocketName: s.o.Layout.Socket(), SessionName: SessionName(n),
+		HeartbeatIntervalMs: s.o.Lane.Runtime.HeartbeatIntervalMs, RateLimit: spec.RateLimit, DeadlineAt: &deadline,
+		TerminateGraceMs: s.o.Lane.Runtime.TerminateGraceMs,
+	}, nil
+}

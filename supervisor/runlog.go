@@ -1,0 +1,130 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
+)
+
+// Files of a backlog run directory (.wave/lanes/<lane>/backlog/<run-id>/).
+const (
+	EventsFile  = "events.jsonl"
+	FinalPRFile = "final-pr.md"
+	ControlFile = "control.json"
+)
+
+// RunsRoot is where a lane's backlog runs live.
+func RunsRoot(laneStateDir string) string { return filepath.Join(laneStateDir, "backlog") }
+
+// runLog is a run's event log and its reduction, kept in step: every
+// event is appended to disk before it is applied, so what the supervisor
+// believes is never ahead of what a restart will read.
+type runLog struct {
+	dir  string
+	path string
+	run  *backlog.Run
+	now  func() time.Time
+}
+
+func openRunLog(dir string, now func() time.Time) (*runLog, []string, error) {
+	path := filepath.Join(dir, EventsFile)
+	evs, bad, err := jsonfile.ReadLines[backlog.Event](path)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, nil, fmt.Errorf("backlog run %s: %w", dir, err)
+	}
+	return &runLog{dir: dir, path: path, run: backlog.Reduce(evs), now: now}, bad, nil
+}
+
+// emit records ev and applies it.
+func (l *runLog) emit(ev backlog.Event) error {
+	if ev.At.IsZero() {
+		ev.At = l.now().UTC()
+	}
+	if err := jsonfile.Append(l.path, ev); err != nil {
+		return fmt.Errorf("record %s event: %w", ev.Kind, err)
+	}
+	l.run.Apply(ev)
+	return nil
+}
+
+func readEvents(dir string) ([]backlog.Event, []string, error) {
+	return jsonfile.ReadLines[backlog.Event](filepath.Join(dir, EventsFile))
+}
+
+// ReadRun reads and reduces one backlog run directory. Corrupt lines are
+// returned as "path:line" in bad, never fatal.
+func ReadRun(dir string) (*backlog.Run, []string, error) {
+	l, bad, err := openRunLog(dir, time.Now)
+	if err != nil {
+		return nil, bad, err
+	}
+	return l.run, bad, nil
+}
+
+// ListRuns returns a lane's backlog run directories, oldest first (run ids
+// start with their UTC start time, so names sort by age).
+func ListRuns(laneStateDir string) ([]string, error) {
+	root := RunsRoot(laneStateDir)
+	entries, err := os.ReadDir(root)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list backlog runs: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if _, err := os.Stat(filepath.Join(root, e.Name(), EventsFile)); err == nil {
+				out = append(out, filepath.Join(root, e.Name()))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// OpenRunDir returns the newest run of the lane that has not finished,
+// or "" when every run finished.
+func OpenRunDir(laneStateDir string) (string, error) {
+	dirs, err := ListRuns(laneStateDir)
+	if err != nil {
+		return "", err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		r, _, err := ReadRun(dirs[i])
+		if err != nil {
+			return "", err
+		}
+		if !r.Finished && r.Info.ID != "" {
+			return dirs[i], nil
+		}
+	}
+	return "", nil
+}
+
+// FindRun resolves --run ID (or, when id is empty, the newest run).
+func FindRun(laneStateDir, id string) (string, error) {
+	dirs, err := ListRuns(laneStateDir)
+	if err != nil {
+		return "", err
+	}
+	if len(dirs) == 0 {
+		return "", fmt.Errorf("no backlog run in %s yet", RunsRoot(laneStateDir))
+	}
+	if id == "" {
+		return dirs[len(dirs)-1], nil
+	}
+	for _, d := range dirs {
+		if filepath.Base(d) == id {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("backlog run %q not found in %s", id, RunsRoot(laneStateDir))
+}

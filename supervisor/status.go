@@ -1,0 +1,179 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+)
+
+// StatusSchemaVersion is the version of `backlog status --json`
+// (docs/backlog-status-schema.md).
+const StatusSchemaVersion = 1
+
+// StatusView is one snapshot of a backlog run: the reduced events plus
+// live worktree facts. `backlog status`, its JSON and the dashboard's
+// backlog view all render this.
+type StatusView struct {
+	SchemaVersion int                `json:"schemaVersion"`
+	Run           backlog.RunInfo    `json:"run"`
+	State         string             `json:"state"` // running|finished|interrupted
+	Tally         backlog.Tally      `json:"tally"`
+	Queue         []int              `json:"queue"`
+	Issues        []IssueView        `json:"issues"`
+	NeedsInput    []backlog.Question `json:"needsInput"`
+	Dropped       []backlog.Skip     `json:"dropped"`
+	FinalPR       *backlog.PRRef     `json:"finalPr"`
+	ExitCode      *int               `json:"exitCode"`
+	ElapsedSec    int64              `json:"elapsedSeconds"`
+	BadEvents     []string           `json:"badEvents"`
+}
+
+// IssueView is one issue of a run.
+type IssueView struct {
+	Number        int            `json:"number"`
+	Title         string         `json:"title"`
+	State         string         `json:"state"`
+	Branch        string         `json:"branch"`
+	Worktree      string         `json:"worktree"`
+	Session       string         `json:"session"`
+	Attempts      int            `json:"attempts"`
+	CommitsAhead  *int           `json:"commitsAhead"`
+	DirtyFiles    *int           `json:"dirtyFiles"`
+	LastOutputSec *int64         `json:"lastOutputAgeSeconds"`
+	QueuePosition int            `json:"queuePosition"` // 1-based; 0 = not queued
+	Verify        string         `json:"verify"`
+	Conflicts     int            `json:"conflicts"`
+	Files         []string       `json:"files"`
+	PR            *backlog.PRRef `json:"pr"`
+	Question      string         `json:"question"`
+	Detail        string         `json:"detail"`
+	MergeCommit   string         `json:"mergeCommit"`
+}
+
+// Status builds the snapshot of the run in dir. git may be nil (no live
+// worktree facts); lockHeld says whether a supervisor holds the lane.
+func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, now time.Time) (StatusView, error) {
+	r, bad, err := ReadRun(dir)
+	if err != nil {
+		return StatusView{}, err
+	}
+	v := StatusView{SchemaVersion: StatusSchemaVersion, Run: r.Info, Tally: r.Tally(), Queue: append([]int{}, r.Queue...),
+		Dropped: append([]backlog.Skip{}, r.Dropped...), FinalPR: r.FinalPR, ExitCode: r.ExitCode, BadEvents: append([]string{}, bad...),
+		Issues: []IssueView{}, NeedsInput: []backlog.Question{}}
+	if v.Run.Bounded == nil {
+		v.Run.Bounded = []int{}
+	}
+	switch {
+	case r.Finished:
+		v.State = "finished"
+		v.ElapsedSec = int64(r.FinishedAt.Sub(r.Info.StartedAt).Seconds())
+	case lockHeld:
+		v.State = "running"
+		v.ElapsedSec = int64(now.Sub(r.Info.StartedAt).Seconds())
+	default:
+		v.State = "interrupted"
+		v.ElapsedSec = int64(now.Sub(r.Info.StartedAt).Seconds())
+	}
+	for _, is := range r.List() {
+		iv := IssueView{Number: is.Number, Title: is.Title, State: is.State, Branch: is.Branch, Worktree: is.Worktree,
+			Session: is.Session, Attempts: is.Attempts, Verify: is.Verify, Conflicts: is.Conflicts, Files: is.Files,
+			PR: is.PR, Question: is.Question, Detail: is.Detail, MergeCommit: is.MergeCommit}
+		if iv.Files == nil {
+			iv.Files = []string{}
+		}
+		if i := slices.Index(r.Queue, is.Number); i >= 0 {
+			iv.QueuePosition = i + 1
+		}
+		live(ctx, &iv, is, git, "refs/remotes/origin/"+r.Info.WaveBranch, now)
+		v.Issues = append(v.Issues, iv)
+		if is.State == backlog.StateNeedsInput {
+			v.NeedsInput = append(v.NeedsInput, backlog.Question{Issue: is.Number, Title: is.Title, Question: is.Question})
+		}
+	}
+	return v, nil
+}
+
+// live adds worktree progress and output age for work not yet final.
+func live(ctx context.Context, iv *IssueView, is *backlog.IssueRun, git *gitops.Repo, waveRef string, now time.Time) {
+	if git == nil || is.Worktree == "" || backlog.Terminal(is.State) {
+		return
+	}
+	if _, err := os.Stat(is.Worktree); err != nil {
+		return
+	}
+	if c, err := git.CommitsAhead(ctx, is.Worktree, waveRef); err == nil {
+		iv.CommitsAhead = &c
+	}
+	if d, err := git.DirtyFiles(ctx, is.Worktree); err == nil {
+		iv.DirtyFiles = &d
+	}
+	if is.RunDir != "" {
+		if fi, err := os.Stat(filepath.Join(is.RunDir, lanes.LogFile)); err == nil {
+			age := int64(now.Sub(fi.ModTime()).Seconds())
+			iv.LastOutputSec = &age
+		}
+	}
+}
+
+// RenderStatus writes the snapshot for a terminal. Issue text is cleaned
+// of control characters.
+func RenderStatus(w io.Writer, v StatusView) {
+	t := v.Tally
+	fmt.Fprintf(w, "backlog run %s (%s) · wave branch %s → %s · source %s\n", v.Run.ID, v.State, v.Run.WaveBranch, v.Run.Base, v.Run.Source)
+	fmt.Fprintf(w, "tally: merged %d / in flight %d / blocked %d / needs-input %d", t.Merged, t.InFlight, t.Blocked, t.NeedsInput)
+	if t.Planned > 0 {
+		fmt.Fprintf(w, " / waiting %d", t.Planned)
+	}
+	fmt.Fprintf(w, " · elapsed %s\n", (time.Duration(v.ElapsedSec) * time.Second).String())
+	for _, is := range v.Issues {
+		extra := []string{}
+		if is.Branch != "" {
+			extra = append(extra, is.Branch)
+		}
+		if is.CommitsAhead != nil {
+			extra = append(extra, fmt.Sprintf("%d ahead", *is.CommitsAhead))
+		}
+		if is.DirtyFiles != nil {
+			extra = append(extra, fmt.Sprintf("%d dirty", *is.DirtyFiles))
+		}
+		if is.LastOutputSec != nil {
+			extra = append(extra, fmt.Sprintf("output %ds ago", *is.LastOutputSec))
+		}
+		if is.QueuePosition > 0 {
+			extra = append(extra, fmt.Sprintf("queue #%d", is.QueuePosition))
+		}
+		if is.Verify != "" {
+			extra = append(extra, "verify "+is.Verify)
+		}
+		if is.PR != nil && is.PR.URL != "" {
+			extra = append(extra, is.PR.URL)
+		}
+		fmt.Fprintf(w, "  #%-5d %-11s %s  [%s]\n", is.Number, is.State, oneLine(is.Title), strings.Join(extra, ", "))
+		if is.Question != "" && (is.State == backlog.StateNeedsInput || is.State == backlog.StateParked) {
+			fmt.Fprintf(w, "         question: %s\n", oneLine(is.Question))
+		} else if is.Detail != "" && (is.State == backlog.StateParked || is.State == backlog.StateFailed) {
+			fmt.Fprintf(w, "         %s\n", oneLine(is.Detail))
+		}
+		if len(is.Files) > 0 && is.Conflicts > 0 && !backlog.Terminal(is.State) || is.State == backlog.StateParked && len(is.Files) > 0 {
+			fmt.Fprintf(w, "         conflicting files: %s\n", oneLine(strings.Join(is.Files, ", ")))
+		}
+	}
+	for _, d := range v.Dropped {
+		fmt.Fprintf(w, "  #%-5d dropped     %s %s\n", d.Issue, d.Reason, oneLine(d.Detail))
+	}
+	if v.FinalPR != nil {
+		fmt.Fprintf(w, "final PR: %s\n", v.FinalPR.URL)
+	}
+	for _, b := range v.BadEvents {
+		fmt.Fprintf(w, "warning: corrupt event line skipped at %s\n", b)
+	}
+}

@@ -1,0 +1,260 @@
+// Package supervisor owns the backlog loop (BACKLOG.md): it plans a slice
+// of the backlog, claims each issue with a compare-and-swap ref on origin,
+// cuts the wave branch, runs one worker per issue in its own git worktree
+// as an agent run on the lane's tmux server, supervises and salvages the
+// workers, merges their branches one at a time into the wave branch and
+// ends with one pull request. Every decision and external write is first
+// an event in the run's log, so a supervisor killed at any instant
+// resumes where it was.
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/forge"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+)
+
+// Exit codes of a backlog run (DESIGN §2).
+const (
+	ExitOK         = 0
+	ExitFailed     = 1
+	ExitNeedPerson = 43
+)
+
+// Options configure one `backlog run`.
+type Options struct {
+	Config *config.Config
+	Lane   *config.Lane
+	Layout lanes.Layout
+	Source forge.Source
+	Git    *gitops.Repo
+	Runs   Runs
+	Self   string // the wave-orchestrator binary (runner and local agent)
+
+	Issues     []int // bounded: exactly these; nil = unbounded
+	Width      int
+	MaxIssues  int
+	MaxMinutes int
+	Labels     []string
+	Slug       string
+	Base       string
+	Executor   string // --executor
+
+	Out    io.Writer
+	Logger *slog.Logger
+	Now    func() time.Time
+	Host   string
+	Pid    int
+	// Tick is the slow sweep between watcher events (default 1 s).
+	Tick time.Duration
+}
+
+// Result is how a run ended.
+type Result struct {
+	RunID    string
+	Dir      string
+	ExitCode int
+	Tally    backlog.Tally
+	FinalPR  string
+	Resumed  bool
+}
+
+// Supervisor runs one backlog run.
+type Supervisor struct {
+	o      Options
+	log    *runLog
+	issues map[int]backlog.Issue // latest copy fetched from the source
+	start  time.Time
+	// progress remembers each worker's last seen output/worktree state
+	// for the silence timer.
+	progress map[int]*progress
+	probeAt  map[int]time.Time // salvage waiting for a passing probe
+	capped   bool
+	drained  bool
+}
+
+// New checks the options.
+func New(o Options) (*Supervisor, error) {
+	if o.Config == nil || o.Lane == nil || o.Source == nil || o.Git == nil || o.Runs == nil {
+		return nil, errors.New("supervisor: config, lane, source, git and runs are required")
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Host == "" {
+		o.Host, _ = os.Hostname()
+	}
+	if o.Pid == 0 {
+		o.Pid = os.Getpid()
+	}
+	if o.Tick <= 0 {
+		o.Tick = time.Second
+	}
+	if o.Width <= 0 {
+		o.Width = o.Config.Backlog.Width
+	}
+	if o.Width <= 0 {
+		o.Width = 5
+	}
+	if o.MaxIssues == 0 {
+		o.MaxIssues = o.Config.Backlog.MaxIssues
+	}
+	if o.MaxMinutes == 0 {
+		o.MaxMinutes = o.Config.Backlog.MaxMinutes
+	}
+	if len(o.Labels) == 0 {
+		o.Labels = o.Config.Backlog.Labels
+	}
+	return &Supervisor{o: o, issues: map[int]backlog.Issue{}, progress: map[int]*progress{}, probeAt: map[int]time.Time{}}, nil
+}
+
+func (s *Supervisor) printf(format string, args ...any) {
+	fmt.Fprintf(s.o.Out, "backlog: "+format+"\n", args...)
+}
+
+func (s *Supervisor) run() *backlog.Run { return s.log.run }
+
+func (s *Supervisor) emit(ev backlog.Event) error { return s.log.emit(ev) }
+
+// Run opens (or resumes) the lane's backlog run and drives it to its end.
+func (s *Supervisor) Run(ctx context.Context) (Result, error) {
+	resumed, err := s.open(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{RunID: s.run().Info.ID, Dir: s.log.dir, Resumed: resumed}
+	if err := s.loop(ctx); err != nil {
+		return res, err
+	}
+	code, err := s.finish(ctx)
+	res.ExitCode, res.Tally = code, s.run().Tally()
+	if s.run().FinalPR != nil {
+		res.FinalPR = s.run().FinalPR.URL
+	}
+	return res, err
+}
+
+// open resumes the newest unfinished run of the lane, or starts a new one:
+// base branch, wave branch (cut from origin/<base> and pushed), run_started.
+func (s *Supervisor) open(ctx context.Context) (bool, error) {
+	dir, err := OpenRunDir(s.o.Layout.StateDir)
+	if err != nil {
+		return false, err
+	}
+	if dir != "" {
+		l, bad, err := openRunLog(dir, s.o.Now)
+		if err != nil {
+			return false, err
+		}
+		for _, b := range bad {
+			s.printf("warning: skipped a corrupt event line at %s", b)
+		}
+		s.log = l
+		s.start = l.run.Info.StartedAt
+		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
+		if err := s.ensureWaveBranch(ctx); err != nil {
+			return true, err
+		}
+		return true, s.restartIntents(ctx)
+	}
+	now := s.o.Now().UTC()
+	info, err := s.newRunInfo(ctx, now)
+	if err != nil {
+		return false, err
+	}
+	dir = filepath.Join(RunsRoot(s.o.Layout.StateDir), info.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, fmt.Errorf("backlog run dir: %w", err)
+	}
+	if s.log, _, err = openRunLog(dir, s.o.Now); err != nil {
+		return false, err
+	}
+	s.start = now
+	if info.WaveBranch, err = s.cutWaveBranch(ctx, info.WaveBranch, info.Base); err != nil {
+		return false, err
+	}
+	if err := s.emit(backlog.Event{Kind: backlog.EvRunStarted, Run: &info}); err != nil {
+		return false, err
+	}
+	s.printf("run %s: wave branch %s from %s (width %d)", info.ID, info.WaveBranch, info.Base, info.Width)
+	return false, nil
+}
+
+func (s *Supervisor) newRunInfo(ctx context.Context, now time.Time) (backlog.RunInfo, error) {
+	def, err := s.o.Source.DefaultBranch(ctx)
+	if err != nil {
+		return backlog.RunInfo{}, fmt.Errorf("default branch: %w", err)
+	}
+	base := firstNonEmpty(s.o.Base, s.o.Config.GitHub.BaseBranch, def)
+	slug := gitops.BranchSlug(firstNonEmpty(s.o.Slug, "backlog"), 40)
+	date := now.Format("2006-01-02")
+	wave := "wave/" + date + "-" + slug
+	if err := gitops.CheckRefFormat(ctx, wave); err != nil {
+		return backlog.RunInfo{}, fmt.Errorf("wave branch name: %w", err)
+	}
+	id := now.Format("20060102T150405Z") + "-" + slug
+	src := s.o.Source.Kind()
+	repo := ""
+	if src == config.SourceGitHub {
+		repo = s.o.Config.GitHub.Owner + "/" + s.o.Config.GitHub.Repo
+	}
+	return backlog.RunInfo{ID: id, Lane: s.o.Lane.Name, Source: src, Repo: repo, WaveBranch: wave, Base: base,
+		Default: def, Bounded: s.o.Issues, Width: s.o.Width, MaxIssues: s.o.MaxIssues, MaxMinutes: s.o.MaxMinutes,
+		Host: s.o.Host, Pid: s.o.Pid, StartedAt: now}, nil
+}
+
+// cutWaveBranch creates the wave branch on origin from origin/<base>. The
+// creation is a compare-and-swap (the name must be free), so two runs
+// started the same day with the same slug never share a branch: the
+// second takes the next suffix.
+func (s *Supervisor) cutWaveBranch(ctx context.Context, name, base string) (string, error) {
+	for k := 1; k < 100; k++ {
+		cand := name
+		if k > 1 {
+			cand = fmt.Sprintf("%s-%d", name, k)
+		}
+		_, created, err := s.o.Git.EnsureWaveBranch(ctx, cand, base)
+		if err != nil {
+			return "", fmt.Errorf("wave branch %s from %s: %w", cand, base, err)
+		}
+		if created {
+			return cand, nil
+		}
+	}
+	return "", fmt.Errorf("wave branch %s: no free name after 99 tries", name)
+}
+
+func (s *Supervisor) ensureWaveBranch(ctx context.Context) error {
+	info := s.run().Info
+	if _, _, err := s.o.Git.EnsureWaveBranch(ctx, info.WaveBranch, info.Base); err != nil {
+		return fmt.Errorf("wave branch %s from %s: %w", info.WaveBranch, info.Base, err)
+	}
+	return nil
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

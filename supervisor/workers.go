@@ -1,0 +1,320 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+)
+
+// workerStart says why a worker run starts.
+type workerStart struct {
+	salvage    bool
+	salvageRef string
+	conflict   []string
+}
+
+// progress is what the silence timer compares between sweeps.
+type progress struct {
+	logSize  int64
+	commits  int
+	dirty    int
+	changeAt time.Time
+}
+
+func (s *Supervisor) branchOf(n int) string { return s.run().Info.WaveBranch + "-i" + strconv.Itoa(n) }
+
+func (s *Supervisor) worktreeOf(n int) string {
+	root := s.o.Config.Backlog.WorktreeRoot
+	if root == "" {
+		root = DefaultWorktreeRoot()
+	} else if !filepath.IsAbs(root) {
+		root = filepath.Join(s.o.Lane.RepoRoot, root)
+	}
+	return filepath.Join(root, s.o.Layout.Project+"-"+s.run().Info.ID, "i"+strconv.Itoa(n))
+}
+
+// DefaultWorktreeRoot is outside the repository, so the repo's own tooling
+// (linters, test discovery, file watchers) never scans worker trees:
+// $XDG_STATE_HOME/wave-orchestrator/worktrees, else ~/.local/state/….
+func DefaultWorktreeRoot() string {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = os.TempDir()
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "wave-orchestrator", "worktrees")
+}
+
+func (s *Supervisor) waveRef() string { return "refs/remotes/origin/" + s.run().Info.WaveBranch }
+
+// startWorker prepares issue n's worktree and starts its next agent run.
+func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) error {
+	is := s.run().Issues[n]
+	branch, wt := s.branchOf(n), s.worktreeOf(n)
+	if err := gitops.CheckRefFormat(ctx, branch); err != nil {
+		return fmt.Errorf("#%d: worker branch: %w", n, err)
+	}
+	if err := s.o.Git.Fetch(ctx); err != nil {
+		return fmt.Errorf("fetch: %w", err)
+	}
+	resumed, err := s.o.Git.EnsureWorktree(ctx, wt, branch, s.waveRef())
+	if err != nil {
+		return fmt.Errorf("#%d: worktree %s: %w", n, wt, err)
+	}
+	if resumed && is.Attempts == 0 {
+		s.printf("#%d: resuming the existing branch %s", n, branch)
+	}
+	attempt := is.Attempts + 1
+	p, err := s.payload(n, attempt, branch, wt, why)
+	if err != nil {
+		return err
+	}
+	_ = s.o.Runs.KillSession(ctx, p.SessionName)
+	// Recorded before the session exists, so a supervisor killed right
+	// after Start adopts the run instead of starting a second one.
+	if err := s.emit(backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: wt,
+		RunDir: p.RunDir, Session: p.SessionName, Salvage: why.salvage}); err != nil {
+		return err
+	}
+	s.o.Runs.Watch(p.RunDir)
+	if err := s.o.Runs.Start(ctx, []*runtime.Payload{p}); err != nil {
+		return fmt.Errorf("#%d: start worker: %w", n, err)
+	}
+	s.progress[n] = &progress{changeAt: s.o.Now()}
+	s.printf("#%d: worker started (%s, attempt %d) in tmux session %s, worktree %s", n, p.ExecutorID, attempt, p.SessionName, wt)
+	return nil
+}
+
+// observe classifies every running worker and acts on the finished ones.
+func (s *Supervisor) observe(ctx context.Context) error {
+	now := s.o.Now()
+	for _, is := range s.run().List() {
+		if is.State != backlog.StateRunning || is.RunDir == "" {
+			continue
+		}
+		obs := s.o.Runs.Observe(ctx, is.RunDir, now)
+		v := obs.Verdict
+		if !v.Done {
+			if v.Terminate || s.silent(ctx, is, now) {
+				grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
+				if err := s.o.Runs.Terminate(ctx, is.RunDir, grace); err != nil {
+					s.printf("warning: terminate #%d: %v", is.Number, err)
+				}
+			}
+			continue
+		}
+		if err := s.finished(ctx, is, obs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// silent is the seed's silence timer: no new output and no worktree change
+// for backlog.silenceMinutes. It records the stall before terminating.
+func (s *Supervisor) silent(ctx context.Context, is *backlog.IssueRun, now time.Time) bool {
+	limit := s.o.Config.Backlog.Silence()
+	if limit <= 0 {
+		return false
+	}
+	p := s.progress[is.Number]
+	if p == nil {
+		p = &progress{changeAt: now}
+		s.progress[is.Number] = p
+	}
+	size := int64(-1)
+	if fi, err := os.Stat(filepath.Join(is.RunDir, lanes.LogFile)); err == nil {
+		size = fi.Size()
+	}
+	commits, _ := s.o.Git.CommitsAhead(ctx, is.Worktree, s.waveRef())
+	dirty, _ := s.o.Git.DirtyFiles(ctx, is.Worktree)
+	if size != p.logSize || commits != p.commits || dirty != p.dirty {
+		p.logSize, p.commits, p.dirty, p.changeAt = size, commits, dirty, now
+		return false
+	}
+	if now.Sub(p.changeAt) < limit || is.Outcome == backlog.OutcomeStalled {
+		return false
+	}
+	s.printf("#%d: no output and no worktree change for %s; stopping the worker as stalled", is.Number, limit)
+	_ = s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: is.Number, Attempt: is.Attempts, Outcome: backlog.OutcomeStalled,
+		Detail: fmt.Sprintf("stalled: silent for %s", limit)})
+	return true
+}
+
+// finished decides what a finished worker run means (BACKLOG.md §6).
+func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs runtime.Observation) error {
+	n, v, prior := is.Number, obs.Verdict, is.Outcome
+	text, _ := readTail(filepath.Join(is.RunDir, lanes.LogFile), 256<<10)
+	res, marked := backlog.ParseResult(gate.StripANSI(text))
+	commits, err := s.o.Git.CommitsAhead(ctx, is.Worktree, s.waveRef())
+	if err != nil {
+		return fmt.Errorf("#%d: commits ahead: %w", n, err)
+	}
+	outcome, detail := classify(v, prior, res, marked, commits)
+	if prior == "" || prior == outcomeStopped {
+		if err := s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: n, Attempt: is.Attempts, Outcome: outcome,
+			ExitCode: v.ExitCode, Detail: detail, Question: res.Question, Commits: commits}); err != nil {
+			return err
+		}
+	}
+	switch outcome {
+	case backlog.OutcomeReady:
+		if err := s.emit(backlog.Event{Kind: backlog.EvReady, Issue: n, Commits: commits}); err != nil {
+			return err
+		}
+		s.printf("#%d: ready to merge (%d commit(s) on %s)", n, commits, is.Branch)
+		return nil
+	case backlog.OutcomeNeedsInput:
+		return s.needsInput(ctx, n, firstNonEmpty(res.Question, "The worker needs input to go on."))
+	case backlog.OutcomeBlocked:
+		return s.park(ctx, n, "worker reported blocked: "+detail, firstNonEmpty(res.Question, detail), nil)
+	case backlog.OutcomeNoWork:
+		s.printf("#%d: failed: the worker finished without a commit", n)
+		if err := s.emit(backlog.Event{Kind: backlog.EvFailed, Issue: n, Detail: "no work: the worker exited 0 without a commit"}); err != nil {
+			return err
+		}
+		s.checkpoint("failed")
+		return nil
+	}
+	if prior == outcomeStopped {
+		// Stopped by `backlog stop`, not failed: continue without
+		// spending the salvage relaunch.
+		return s.startWorker(ctx, n, workerStart{salvage: true})
+	}
+	return s.salvage(ctx, is, detail)
+}
+
+// outcomeStopped marks a worker terminated by `backlog stop`.
+const outcomeStopped = "stopped"
+
+// classify is the pure part of finished.
+func classify(v runtime.Verdict, prior string, res backlog.Result, marked bool, commits int) (string, string) {
+	if prior == backlog.OutcomeStalled {
+		return backlog.OutcomeStalled, "stalled: no output and no worktree change"
+	}
+	code := -1
+	if v.ExitCode != nil {
+		code = *v.ExitCode
+	}
+	switch {
+	case v.State == runtime.StateCompleted && code == 0 && marked && res.State == "needs-input":
+		return backlog.OutcomeNeedsInput, res.Question
+	case v.State == runtime.StateCompleted && code == 0 && marked && res.State == "blocked":
+		return backlog.OutcomeBlocked, res.Detail
+	case v.State == runtime.StateCompleted && code == 0 && commits == 0:
+		return backlog.OutcomeNoWork, "exited 0 without a commit"
+	case v.State == runtime.StateCompleted && code == 0 && marked && res.State == "done":
+		return backlog.OutcomeReady, res.Detail
+	case v.State == runtime.StateCompleted && code == 0:
+		return backlog.OutcomeFailed, "exited 0 without a [backlog-result] marker"
+	case v.State == runtime.StateLost:
+		return backlog.OutcomeLost, "lost: " + v.Reason
+	case v.State == runtime.StateTimedOut:
+		return backlog.OutcomeTimedOut, "timed out"
+	}
+	d := string(v.State)
+	if code >= 0 {
+		d += " with exit code " + strconv.Itoa(code)
+	}
+	if v.Reason != "" {
+		d += ": " + v.Reason
+	}
+	return backlog.OutcomeFailed, d
+}
+
+// salvage: probe, snapshot the worktree, relaunch once in the same
+// worktree with the salvage header; a second failure parks the issue.
+func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail string) error {
+	n := is.Number
+	if is.Salvages >= 1 {
+		q := fmt.Sprintf("The worker for #%d failed twice (%s). What should change before another try?", n, detail)
+		return s.park(ctx, n, "failed after one salvage relaunch: "+detail, q, nil)
+	}
+	if at, waiting := s.probeAt[n]; waiting && s.o.Now().Before(at) {
+		return nil
+	}
+	if ok, why := s.probe(ctx); !ok {
+		s.probeAt[n] = s.o.Now().Add(30 * time.Second)
+		s.printf("#%d: probe failed (%s); waiting before the salvage relaunch", n, why)
+		return nil
+	}
+	delete(s.probeAt, n)
+	ref := fmt.Sprintf("refs/wave/salvage/%d/a%d", n, is.Attempts)
+	sha, err := s.o.Git.Snapshot(ctx, is.Worktree, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
+	if err != nil {
+		return fmt.Errorf("#%d: salvage snapshot: %w", n, err)
+	}
+	if err := s.emit(backlog.Event{Kind: backlog.EvSalvaged, Issue: n, Attempt: is.Attempts, Ref: ref, Commit: sha}); err != nil {
+		return err
+	}
+	s.printf("#%d: worker %s; snapshot %s; relaunching once in the same worktree", n, detail, ref)
+	return s.startWorker(ctx, n, workerStart{salvage: true, salvageRef: ref})
+}
+
+// needsInput puts issue n in the bucket: question kept, a comment posted,
+// the needs-input label added so no run takes it until a person answers.
+func (s *Supervisor) needsInput(ctx context.Context, n int, q string) error {
+	if err := s.emit(backlog.Event{Kind: backlog.EvNeedsInput, Issue: n, Question: q}); err != nil {
+		return err
+	}
+	s.printf("#%d needs input: %s", n, oneLine(q))
+	if err := s.comment(ctx, "needs-input", n, "The worker on this issue needs input:\n\n> "+oneLine(q)); err != nil {
+		return err
+	}
+	if _, err := s.do(ctx, backlog.Intent{ID: "label-needs-input-" + strconv.Itoa(n), Op: backlog.OpLabel, Issue: n,
+		Label: s.o.Config.Backlog.NeedsInputLabel}); err != nil {
+		return err
+	}
+	s.checkpoint("needs-input")
+	return nil
+}
+
+// park sets issue n aside as blocked with a specific question; the rest
+// of the wave goes on. Its worktree and branch are kept.
+func (s *Supervisor) park(ctx context.Context, n int, detail, question string, files []string) error {
+	if err := s.emit(backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Files: files}); err != nil {
+		return err
+	}
+	s.printf("#%d parked: %s", n, oneLine(detail))
+	body := "Parked by wave-orchestrator run `" + s.run().Info.ID + "`: " + oneLine(detail)
+	if len(files) > 0 {
+		body += "\n\nConflicting files: " + strings.Join(files, ", ")
+	}
+	if err := s.comment(ctx, "parked", n, body+"\n\n> "+oneLine(question)); err != nil {
+		return err
+	}
+	s.checkpoint("parked")
+	return nil
+}
+
+func readTail(path string, max int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	off := fi.Size() - max
+	if off < 0 {
+		off = 0
+	}
+	b := make([]byte, fi.Size()-off)
+	_, err = f.ReadAt(b, off)
+	return string(b), err
+}
