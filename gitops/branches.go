@@ -23,19 +23,21 @@ func (r *Repo) EnsureWaveBranch(ctx context.Context, wave, base string) (string,
 	created := false
 	if !ok {
 		if err := r.fetchBranches(ctx, base); err != nil {
-			return "", false, fmt.Errorf("wave branch %s: base %s: %w", Sanitize(wave), Sanitize(base), err)
+			return "", false, fmt.Errorf("wave branch %s: base %s: %w", sanitize(wave), sanitize(base), err)
 		}
 		if sha, _, err = r.localRef(ctx, r.tracking(base)); err != nil {
 			return "", false, err
 		}
-		rejected, err := r.push(ctx, false, "refs/heads/"+wave+":", sha+":refs/heads/"+wave)
+		res, err := r.push(ctx, false, "refs/heads/"+wave+":", sha+":refs/heads/"+wave)
 		if err != nil {
-			return "", false, fmt.Errorf("wave branch %s: push: %w", Sanitize(wave), err)
+			return "", false, fmt.Errorf("wave branch %s: push: %w", sanitize(wave), err)
 		}
-		created = rejected == ""
-		if !created { // another run created it first: report theirs
+		// '=' is another run that created it from the same base tip first.
+		rejected := res.rejected()
+		created = res.flag == '*'
+		if !created { // report theirs
 			if sha, ok, err = r.RemoteHead(ctx, wave); err != nil || !ok {
-				return "", false, fmt.Errorf("wave branch %s: push rejected (%s) and not on %s: %v", Sanitize(wave), rejected, r.Remote, err)
+				return "", false, fmt.Errorf("wave branch %s: push rejected (%s) and not on %s: %v", sanitize(wave), rejected, r.Remote, err)
 			}
 		}
 	}
@@ -62,7 +64,7 @@ func (r *Repo) SafeDelete(ctx context.Context, branch, wave string) (bool, error
 		}
 	}
 	if branch == wave {
-		return false, fmt.Errorf("safe delete: %s is the wave branch", Sanitize(branch))
+		return false, fmt.Errorf("safe delete: %s is the wave branch", sanitize(branch))
 	}
 	remoteTip, onRemote, err := r.RemoteHead(ctx, branch)
 	if err != nil {
@@ -73,7 +75,7 @@ func (r *Repo) SafeDelete(ctx context.Context, branch, wave string) (bool, error
 		fetch = append(fetch, branch)
 	}
 	if err := r.fetchBranches(ctx, fetch...); err != nil {
-		return false, fmt.Errorf("safe delete %s: %w", Sanitize(branch), err)
+		return false, fmt.Errorf("safe delete %s: %w", sanitize(branch), err)
 	}
 	waveTip := r.tracking(wave)
 	localTip, onLocal, err := r.localRef(ctx, "refs/heads/"+branch)
@@ -89,7 +91,7 @@ func (r *Repo) SafeDelete(ctx context.Context, branch, wave string) (bool, error
 		}
 		merged, err := r.IsAncestor(ctx, tip.sha, waveTip)
 		if err != nil {
-			return false, fmt.Errorf("safe delete %s: %w", Sanitize(branch), err)
+			return false, fmt.Errorf("safe delete %s: %w", sanitize(branch), err)
 		}
 		if !merged {
 			r.log.Info("branch not deleted: not merged into the wave branch", "branch", branch, "tip", short(tip.sha), "wave", wave)
@@ -102,12 +104,13 @@ func (r *Repo) SafeDelete(ctx context.Context, branch, wave string) (bool, error
 		}
 	}
 	if onRemote {
-		rejected, err := r.push(ctx, false, "refs/heads/"+branch+":"+remoteTip, ":refs/heads/"+branch)
+		res, err := r.push(ctx, false, "refs/heads/"+branch+":"+remoteTip, ":refs/heads/"+branch)
+		rejected := res.rejected()
 		if err != nil {
-			return onLocal, fmt.Errorf("safe delete %s on %s: %w", Sanitize(branch), r.Remote, err)
+			return onLocal, fmt.Errorf("safe delete %s on %s: %w", sanitize(branch), r.Remote, err)
 		}
 		if rejected != "" {
-			return onLocal, fmt.Errorf("safe delete %s on %s: %w: %s", Sanitize(branch), r.Remote, ErrRejected, rejected)
+			return onLocal, fmt.Errorf("safe delete %s on %s: %w: %s", sanitize(branch), r.Remote, ErrRejected, rejected)
 		}
 		_, _ = r.git(ctx, r.Dir, "update-ref", "-d", r.tracking(branch))
 	}
@@ -124,11 +127,11 @@ func (r *Repo) deleteLocalBranch(ctx context.Context, branch, tip string) error 
 	}
 	for _, w := range list {
 		if w.Branch == "refs/heads/"+branch {
-			return fmt.Errorf("safe delete %s: checked out in worktree %s; remove it first", Sanitize(branch), w.Path)
+			return fmt.Errorf("safe delete %s: checked out in worktree %s; remove it first", sanitize(branch), w.Path)
 		}
 	}
 	if _, err := r.git(ctx, r.Dir, "update-ref", "-d", "refs/heads/"+branch, tip); err != nil {
-		return fmt.Errorf("safe delete %s: %w", Sanitize(branch), err)
+		return fmt.Errorf("safe delete %s: %w", sanitize(branch), err)
 	}
 	return nil
 }

@@ -58,11 +58,13 @@ func (r *Repo) swapClaim(ctx context.Context, c ClaimInfo, expect string) (bool,
 	}
 	ref := claimRef(c.Issue)
 	for attempt := 0; attempt < 3; attempt++ {
-		rejected, err := r.push(ctx, true, ref+":"+expect, sha+":"+ref)
+		// '=' (already at our commit) is a retry of our own claim: the
+		// message carries our run, pid and lease, so nobody else made it.
+		res, err := r.push(ctx, true, ref+":"+expect, sha+":"+ref)
 		if err != nil {
 			return false, ClaimInfo{}, fmt.Errorf("claim #%d: push %s: %w", c.Issue, ref, err)
 		}
-		if rejected == "" {
+		if res.rejected() == "" {
 			c.SHA = sha
 			return true, c, nil
 		}
@@ -172,7 +174,7 @@ func (r *Repo) ListClaims(ctx context.Context) ([]ClaimInfo, error) {
 		n, convErr := strconv.Atoi(strings.TrimPrefix(local, claimCopies))
 		ref := claimPrefix + strings.TrimPrefix(local, claimCopies)
 		if convErr != nil {
-			bad = append(bad, fmt.Errorf("%w at %s: not an issue number", ErrBadClaim, Sanitize(ref)))
+			bad = append(bad, fmt.Errorf("%w at %s: not an issue number", ErrBadClaim, sanitize(ref)))
 			continue
 		}
 		c, err := parseClaim(ref, n, f[i+1], f[i+2])
@@ -193,11 +195,11 @@ func (r *Repo) Release(ctx context.Context, issue int, sha string) error {
 	if sha == "" {
 		return fmt.Errorf("release %s: no sha given", ref)
 	}
-	rejected, err := r.push(ctx, true, ref+":"+sha, ":"+ref)
+	res, err := r.push(ctx, true, ref+":"+sha, ":"+ref)
 	if err != nil {
 		return fmt.Errorf("release %s: %w", ref, err)
 	}
-	if rejected == "" {
+	if res.rejected() == "" {
 		return nil
 	}
 	now, ok, err := r.lsRemote(ctx, ref)

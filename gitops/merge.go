@@ -71,7 +71,7 @@ func (r *Repo) Merge(ctx context.Context, req MergeRequest) (MergeResult, error)
 		res.WaveAfter = st.origin
 		if ok, err := r.IsAncestor(ctx, st.worker, st.origin); err != nil || ok {
 			if err != nil {
-				return res, fmt.Errorf("merge %s: %w", Sanitize(req.Worker), err)
+				return res, fmt.Errorf("merge %s: %w", sanitize(req.Worker), err)
 			}
 			return r.already(ctx, st, res)
 		}
@@ -80,9 +80,10 @@ func (r *Repo) Merge(ctx context.Context, req MergeRequest) (MergeResult, error)
 		if err != nil || len(conflicts) > 0 {
 			return res, err
 		}
-		rejected, err := r.push(ctx, false, "refs/heads/"+req.Wave+":"+st.origin, commit+":refs/heads/"+req.Wave)
+		pushed, err := r.push(ctx, false, "refs/heads/"+req.Wave+":"+st.origin, commit+":refs/heads/"+req.Wave)
+		rejected := pushed.rejected()
 		if err != nil {
-			return res, fmt.Errorf("merge %s: push %s: %w", Sanitize(req.Worker), Sanitize(req.Wave), err)
+			return res, fmt.Errorf("merge %s: push %s: %w", sanitize(req.Worker), sanitize(req.Wave), err)
 		}
 		if rejected != "" {
 			r.log.Info("merge push rejected; fetching and redoing", "wave", req.Wave, "worker", req.Worker, "attempt", attempt+1, "reason", rejected)
@@ -90,7 +91,7 @@ func (r *Repo) Merge(ctx context.Context, req MergeRequest) (MergeResult, error)
 		}
 		return r.confirm(ctx, req, st, commit, res)
 	}
-	return res, fmt.Errorf("merge %s into %s: %w %d times (the wave branch kept moving)", Sanitize(req.Worker), Sanitize(req.Wave), ErrRejected, retries+1)
+	return res, fmt.Errorf("merge %s into %s: %w %d times (the wave branch kept moving)", sanitize(req.Worker), sanitize(req.Wave), ErrRejected, retries+1)
 }
 
 func (r *Repo) checkMergeRequest(ctx context.Context, req MergeRequest) error {
@@ -98,7 +99,7 @@ func (r *Repo) checkMergeRequest(ctx context.Context, req MergeRequest) error {
 		return fmt.Errorf("merge: wave: %w", err)
 	}
 	if req.Worker == "" || strings.HasPrefix(req.Worker, "-") {
-		return fmt.Errorf("merge: invalid worker %q", Sanitize(req.Worker))
+		return fmt.Errorf("merge: invalid worker %q", sanitize(req.Worker))
 	}
 	return nil
 }
@@ -108,12 +109,12 @@ func (r *Repo) checkMergeRequest(ctx context.Context, req MergeRequest) error {
 func (r *Repo) mergeState(ctx context.Context, req MergeRequest) (mergeState, error) {
 	var st mergeState
 	if err := r.fetchBranches(ctx, req.Wave); err != nil {
-		return st, fmt.Errorf("merge into %s: %w", Sanitize(req.Wave), err)
+		return st, fmt.Errorf("merge into %s: %w", sanitize(req.Wave), err)
 	}
 	localRef, trackRef := "refs/heads/"+req.Wave, r.tracking(req.Wave)
 	out, err := r.git(ctx, r.Dir, "for-each-ref", "--format=%(refname) %(objectname) %(parent)", localRef, trackRef)
 	if err != nil {
-		return st, fmt.Errorf("merge into %s: read refs: %w", Sanitize(req.Wave), err)
+		return st, fmt.Errorf("merge into %s: read refs: %w", sanitize(req.Wave), err)
 	}
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
@@ -125,7 +126,7 @@ func (r *Repo) mergeState(ctx context.Context, req MergeRequest) (mergeState, er
 		}
 	}
 	if st.origin == "" {
-		return st, fmt.Errorf("merge into %s: %s has no such branch", Sanitize(req.Wave), r.Remote)
+		return st, fmt.Errorf("merge into %s: %s has no such branch", sanitize(req.Wave), r.Remote)
 	}
 	w, err := r.revParse(ctx, r.Dir, req.Worker+"^{commit}")
 	if err != nil {
@@ -158,12 +159,12 @@ func (r *Repo) prepare(ctx context.Context, req MergeRequest, st mergeState) (co
 	}
 	out, err := r.do(ctx, call{dir: r.Dir, args: []string{"commit-tree", tree, "-p", st.origin, "-p", st.worker}, stdin: msg})
 	if err != nil {
-		return "", nil, files, fmt.Errorf("merge %s: commit-tree: %w", Sanitize(req.Worker), err)
+		return "", nil, files, fmt.Errorf("merge %s: commit-tree: %w", sanitize(req.Worker), err)
 	}
 	commit = firstLine(out)
 	if req.Verify != nil {
 		if err := r.verify(ctx, commit, req.Verify); err != nil {
-			return "", nil, files, fmt.Errorf("merge %s at %s: %w", Sanitize(req.Worker), short(commit), err)
+			return "", nil, files, fmt.Errorf("merge %s at %s: %w", sanitize(req.Worker), short(commit), err)
 		}
 	}
 	if err := r.moveLocalWave(ctx, req.Wave, st, commit); err != nil {
@@ -229,14 +230,14 @@ func (r *Repo) moveLocalWave(ctx context.Context, wave string, st mergeState, co
 			ok, err = r.IsAncestor(ctx, st.localParents[0], st.origin)
 		}
 		if err != nil {
-			return fmt.Errorf("merge: local %s: %w", Sanitize(wave), err)
+			return fmt.Errorf("merge: local %s: %w", sanitize(wave), err)
 		}
 		if !ok {
-			return fmt.Errorf("merge: local %s at %s: %w; push or move it first", Sanitize(wave), short(st.local), ErrLocalAhead)
+			return fmt.Errorf("merge: local %s at %s: %w; push or move it first", sanitize(wave), short(st.local), ErrLocalAhead)
 		}
 	}
 	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator merge", "refs/heads/"+wave, commit, st.local); err != nil {
-		return fmt.Errorf("merge: update local %s: %w", Sanitize(wave), err)
+		return fmt.Errorf("merge: update local %s: %w", sanitize(wave), err)
 	}
 	return nil
 }
@@ -244,7 +245,7 @@ func (r *Repo) moveLocalWave(ctx context.Context, wave string, st mergeState, co
 // confirm fetches and proves the worker tip is in the remote wave branch.
 func (r *Repo) confirm(ctx context.Context, req MergeRequest, st mergeState, commit string, res MergeResult) (MergeResult, error) {
 	if err := r.fetchBranches(ctx, req.Wave); err != nil {
-		return res, fmt.Errorf("merge %s: pushed %s, confirming: %w", Sanitize(req.Worker), short(commit), err)
+		return res, fmt.Errorf("merge %s: pushed %s, confirming: %w", sanitize(req.Worker), short(commit), err)
 	}
 	after, _, err := r.localRef(ctx, r.tracking(req.Wave))
 	if err != nil {
@@ -252,10 +253,10 @@ func (r *Repo) confirm(ctx context.Context, req MergeRequest, st mergeState, com
 	}
 	ok, err := r.IsAncestor(ctx, st.worker, after)
 	if err != nil {
-		return res, fmt.Errorf("merge %s: pushed %s, confirming: %w", Sanitize(req.Worker), short(commit), err)
+		return res, fmt.Errorf("merge %s: pushed %s, confirming: %w", sanitize(req.Worker), short(commit), err)
 	}
 	if !ok {
-		return res, fmt.Errorf("merge %s: pushed %s but %s on %s (now %s) does not contain the worker tip", Sanitize(req.Worker), short(commit), Sanitize(req.Wave), r.Remote, short(after))
+		return res, fmt.Errorf("merge %s: pushed %s but %s on %s (now %s) does not contain the worker tip", sanitize(req.Worker), short(commit), sanitize(req.Wave), r.Remote, short(after))
 	}
 	res.Commit, res.WaveAfter = commit, after
 	return res, nil
@@ -292,7 +293,7 @@ func (r *Repo) MergeBase(ctx context.Context, wave, base string, verify func(ctx
 		return MergeResult{}, err
 	}
 	if err := r.fetchBranches(ctx, base); err != nil {
-		return MergeResult{}, fmt.Errorf("merge base %s into %s: %w", Sanitize(base), Sanitize(wave), err)
+		return MergeResult{}, fmt.Errorf("merge base %s into %s: %w", sanitize(base), sanitize(wave), err)
 	}
 	return r.Merge(ctx, MergeRequest{
 		Wave:    wave,

@@ -54,7 +54,7 @@ func CheckRefFormat(ctx context.Context, name string) error {
 	}
 	rn := runner{env: cleanEnv(nil), timeout: 30 * time.Second}
 	if _, err := rn.run(ctx, call{args: []string{"check-ref-format", "--branch", name}}); err != nil {
-		return fmt.Errorf("invalid branch name %q: %w", Sanitize(name), err)
+		return fmt.Errorf("invalid branch name %q: %w", sanitize(name), err)
 	}
 	return nil
 }
@@ -65,10 +65,10 @@ func (r *Repo) checkFullRef(ctx context.Context, ref string) error {
 		return err
 	}
 	if !strings.HasPrefix(ref, "refs/") {
-		return fmt.Errorf("invalid ref %q: must start with refs/", Sanitize(ref))
+		return fmt.Errorf("invalid ref %q: must start with refs/", sanitize(ref))
 	}
 	if _, err := r.git(ctx, r.Dir, "check-ref-format", ref); err != nil {
-		return fmt.Errorf("invalid ref %q: %w", Sanitize(ref), err)
+		return fmt.Errorf("invalid ref %q: %w", sanitize(ref), err)
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ func (r *Repo) checkBranch(ctx context.Context, name string) error {
 		return err
 	}
 	if _, err := r.git(ctx, r.Dir, "check-ref-format", "--branch", name); err != nil {
-		return fmt.Errorf("invalid branch name %q: %w", Sanitize(name), err)
+		return fmt.Errorf("invalid branch name %q: %w", sanitize(name), err)
 	}
 	return nil
 }
@@ -89,11 +89,11 @@ func preCheckName(name string) error {
 	case name == "":
 		return fmt.Errorf("invalid branch name: empty")
 	case strings.HasPrefix(name, "-"):
-		return fmt.Errorf("invalid branch name %q: starts with '-'", Sanitize(name))
+		return fmt.Errorf("invalid branch name %q: starts with '-'", sanitize(name))
 	case strings.Contains(name, "@{"):
-		return fmt.Errorf("invalid branch name %q: contains '@{'", Sanitize(name))
+		return fmt.Errorf("invalid branch name %q: contains '@{'", sanitize(name))
 	case strings.ContainsFunc(name, isControl):
-		return fmt.Errorf("invalid branch name %q: contains a control character", Sanitize(name))
+		return fmt.Errorf("invalid branch name %q: contains a control character", sanitize(name))
 	}
 	return nil
 }

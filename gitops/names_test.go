@@ -139,3 +139,26 @@ func TestTimeoutBoundsEveryCall(t *testing.T) {
 		t.Fatalf("err = %v, want a deadline error", err)
 	}
 }
+
+func TestParsePush(t *testing.T) {
+	cases := []struct {
+		out      string
+		flag     byte
+		rejected string
+	}{
+		{"To /o.git\n*\tabc:refs/heads/x\t[new branch]\nDone\n", '*', ""},
+		{"To /o.git\n=\tabc:refs/heads/x\t[up to date]\nDone\n", '=', ""},
+		{"To /o.git\n!\tabc:refs/heads/x\t[rejected] (stale info)\nDone\n", '!', "[rejected] (stale info)"},
+		{"To /o.git\n!\t(delete):refs/heads/x\t[remote rejected] (failed to update ref)\nDone\n", '!', "[remote rejected] (failed to update ref)"},
+		{"To /o.git\n-\t:refs/heads/x\t[deleted]\nDone\n", '-', ""},
+	}
+	for _, c := range cases {
+		res, ok := parsePush(c.out)
+		if !ok || res.flag != c.flag || res.rejected() != c.rejected {
+			t.Errorf("parsePush(%q) = %+v %v", c.out, res, ok)
+		}
+	}
+	if _, ok := parsePush("fatal: could not read from remote\n"); ok {
+		t.Error("status found in an error")
+	}
+}

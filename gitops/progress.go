@@ -12,15 +12,15 @@ import (
 // CommitsAhead counts the commits of the worktree's HEAD not in base.
 func (r *Repo) CommitsAhead(ctx context.Context, worktree, base string) (int, error) {
 	if base == "" || strings.HasPrefix(base, "-") {
-		return 0, fmt.Errorf("commits ahead: invalid base %q", Sanitize(base))
+		return 0, fmt.Errorf("commits ahead: invalid base %q", sanitize(base))
 	}
 	out, err := r.git(ctx, worktree, "rev-list", "--count", base+"..HEAD")
 	if err != nil {
-		return 0, fmt.Errorf("commits ahead of %s in %s: %w", Sanitize(base), worktree, err)
+		return 0, fmt.Errorf("commits ahead of %s in %s: %w", sanitize(base), worktree, err)
 	}
 	n, err := strconv.Atoi(firstLine(out))
 	if err != nil {
-		return 0, fmt.Errorf("commits ahead in %s: %q is not a count", worktree, Sanitize(firstLine(out)))
+		return 0, fmt.Errorf("commits ahead in %s: %q is not a count", worktree, sanitize(firstLine(out)))
 	}
 	return n, nil
 }
@@ -58,12 +58,12 @@ func countStatus(out string) int {
 func (r *Repo) DiffNames(ctx context.Context, from, to string) ([]string, error) {
 	for _, rev := range []string{from, to} {
 		if rev == "" || strings.HasPrefix(rev, "-") {
-			return nil, fmt.Errorf("diff names: invalid revision %q", Sanitize(rev))
+			return nil, fmt.Errorf("diff names: invalid revision %q", sanitize(rev))
 		}
 	}
 	out, err := r.git(ctx, r.Dir, "diff", "--name-only", "--no-renames", "-z", from+"..."+to)
 	if err != nil {
-		return nil, fmt.Errorf("files changed from %s to %s: %w", Sanitize(from), Sanitize(to), err)
+		return nil, fmt.Errorf("files changed from %s to %s: %w", sanitize(from), sanitize(to), err)
 	}
 	return splitNUL(out), nil
 }

@@ -20,7 +20,7 @@ func (r *Repo) tracking(branch string) string {
 func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
 	for _, s := range refspecs {
 		if strings.HasPrefix(s, "-") {
-			return fmt.Errorf("fetch: refspec %q starts with '-'", Sanitize(s))
+			return fmt.Errorf("fetch: refspec %q starts with '-'", sanitize(s))
 		}
 	}
 	r.fetchMu.Lock()
@@ -74,7 +74,7 @@ func isLockContention(err error) bool {
 func (r *Repo) RemoteHead(ctx context.Context, branch string) (string, bool, error) {
 	sha, ok, err := r.lsRemote(ctx, "refs/heads/"+branch)
 	if err != nil {
-		return "", false, fmt.Errorf("remote head of %s: %w", Sanitize(branch), err)
+		return "", false, fmt.Errorf("remote head of %s: %w", sanitize(branch), err)
 	}
 	return sha, ok, nil
 }
@@ -104,11 +104,11 @@ func (r *Repo) RevParse(ctx context.Context, rev string) (string, error) {
 
 func (r *Repo) revParse(ctx context.Context, dir, rev string) (string, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") {
-		return "", fmt.Errorf("rev-parse: invalid revision %q", Sanitize(rev))
+		return "", fmt.Errorf("rev-parse: invalid revision %q", sanitize(rev))
 	}
 	out, err := r.git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev)
 	if err != nil {
-		return "", fmt.Errorf("rev-parse %s: %w", Sanitize(rev), err)
+		return "", fmt.Errorf("rev-parse %s: %w", sanitize(rev), err)
 	}
 	return firstLine(out), nil
 }
@@ -120,7 +120,7 @@ func (r *Repo) localRef(ctx context.Context, ref string) (string, bool, error) {
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("read %s: %w", Sanitize(ref), err)
+		return "", false, fmt.Errorf("read %s: %w", sanitize(ref), err)
 	}
 	return firstLine(out), true, nil
 }
@@ -130,7 +130,7 @@ func (r *Repo) localRef(ctx context.Context, ref string) (string, bool, error) {
 func (r *Repo) IsAncestor(ctx context.Context, ancestor, descendant string) (bool, error) {
 	for _, rev := range []string{ancestor, descendant} {
 		if rev == "" || strings.HasPrefix(rev, "-") {
-			return false, fmt.Errorf("is-ancestor: invalid revision %q", Sanitize(rev))
+			return false, fmt.Errorf("is-ancestor: invalid revision %q", sanitize(rev))
 		}
 	}
 	_, err := r.git(ctx, r.Dir, "merge-base", "--is-ancestor", ancestor, descendant)
@@ -140,7 +140,7 @@ func (r *Repo) IsAncestor(ctx context.Context, ancestor, descendant string) (boo
 	if exitCode(err) == 1 {
 		return false, nil
 	}
-	return false, fmt.Errorf("is %s an ancestor of %s: %w", Sanitize(ancestor), Sanitize(descendant), err)
+	return false, fmt.Errorf("is %s an ancestor of %s: %w", sanitize(ancestor), sanitize(descendant), err)
 }
 
 // Push pushes localRef to refs/heads/<remoteBranch> without force: a
@@ -150,23 +150,41 @@ func (r *Repo) Push(ctx context.Context, localRef, remoteBranch string) error {
 		return err
 	}
 	if localRef == "" || strings.HasPrefix(localRef, "-") || strings.ContainsAny(localRef, ":+") {
-		return fmt.Errorf("push: invalid local ref %q", Sanitize(localRef))
+		return fmt.Errorf("push: invalid local ref %q", sanitize(localRef))
 	}
-	rejected, err := r.push(ctx, false, "", localRef+":refs/heads/"+remoteBranch)
+	res, err := r.push(ctx, false, "", localRef+":refs/heads/"+remoteBranch)
+	rejected := res.rejected()
 	if err != nil {
-		return fmt.Errorf("push %s to %s: %w", Sanitize(localRef), Sanitize(remoteBranch), err)
+		return fmt.Errorf("push %s to %s: %w", sanitize(localRef), sanitize(remoteBranch), err)
 	}
 	if rejected != "" {
-		return fmt.Errorf("push %s to %s: %w: %s", Sanitize(localRef), Sanitize(remoteBranch), ErrRejected, rejected)
+		return fmt.Errorf("push %s to %s: %w: %s", sanitize(localRef), sanitize(remoteBranch), ErrRejected, rejected)
 	}
 	return nil
 }
 
+// pushResult is the remote's answer for the one ref a push updated.
+type pushResult struct {
+	flag    byte   // git push --porcelain flag: '*' created, '=' already there, '!' rejected, ...
+	summary string // "[rejected] (stale info)", "[new branch]", ...
+}
+
+// rejected is the remote's reason for refusing the update, "" when it did not.
+func (p pushResult) rejected() string {
+	if p.flag != '!' {
+		return ""
+	}
+	if p.summary == "" {
+		return "rejected"
+	}
+	return p.summary
+}
+
 // push runs one git push --porcelain of refspec. lease, when set, is a
 // --force-with-lease=<ref>:<expected> value (expected "" = must not exist).
-// rejected is the remote's reason when it refused the update; err is for
-// everything else (unreachable remote, hook failure).
-func (r *Repo) push(ctx context.Context, noVerify bool, lease, refspec string) (rejected string, err error) {
+// A refusal by the remote is reported in the result, not as err; err is
+// for everything else (unreachable remote, hook failure).
+func (r *Repo) push(ctx context.Context, noVerify bool, lease, refspec string) (pushResult, error) {
 	args := []string{"push", "--porcelain"}
 	if noVerify {
 		args = append(args, "--no-verify")
@@ -176,22 +194,29 @@ func (r *Repo) push(ctx context.Context, noVerify bool, lease, refspec string) (
 	}
 	args = append(args, r.Remote, refspec)
 	out, err := r.git(ctx, r.Dir, args...)
-	if reason, ok := pushRejection(out); ok {
-		return reason, nil
+	res, ok := parsePush(out)
+	if ok && res.flag == '!' {
+		return res, nil
 	}
-	return "", err
+	if err == nil && !ok {
+		err = fmt.Errorf("push %s: no status line in output", sanitize(refspec))
+	}
+	return res, err
 }
 
-// pushRejection finds a "!" line in git push --porcelain output.
-func pushRejection(out string) (string, bool) {
+// parsePush reads the status line ("<flag>\t<from>:<to>\t<summary>") of
+// git push --porcelain output.
+func parsePush(out string) (pushResult, bool) {
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "!\t") {
-			f := strings.SplitN(l, "\t", 3)
-			if len(f) == 3 {
-				return strings.TrimSpace(f[2]), true
-			}
-			return "rejected", true
+		f := strings.SplitN(l, "\t", 3)
+		if len(f) < 2 || len(f[0]) != 1 || !strings.Contains(f[1], ":") {
+			continue
 		}
+		res := pushResult{flag: f[0][0]}
+		if len(f) == 3 {
+			res.summary = strings.TrimSpace(f[2])
+		}
+		return res, true
 	}
-	return "", false
+	return pushResult{}, false
 }

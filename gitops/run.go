@@ -30,7 +30,7 @@ func (e *Error) Error() string {
 	if msg == "" && e.Err != nil {
 		msg = e.Err.Error()
 	}
-	return fmt.Sprintf("git %s (in %s): %s", Sanitize(cmd), e.Dir, msg)
+	return fmt.Sprintf("git %s (in %s): %s", sanitize(cmd), e.Dir, msg)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -58,37 +58,32 @@ type runner struct {
 	timeout time.Duration
 }
 
-// droppedEnv are variables that would point git at another repository,
-// index or object store than the one named by -C, or change the language
-// of the output we parse.
-var droppedEnv = []string{
-	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
-	"GIT_PREFIX", "GIT_QUARANTINE_PATH", "LANG", "LANGUAGE",
+// dropEnv reports variables that would point git at another repository,
+// index or object store than the one named by -C (set when we run under a
+// git hook), or change the language of the output we parse.
+func dropEnv(k string) bool {
+	switch k {
+	case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+		"GIT_PREFIX", "GIT_QUARANTINE_PATH", "LANG", "LANGUAGE":
+		return true
+	}
+	return strings.HasPrefix(k, "LC_")
 }
 
-// cleanEnv is the process environment minus droppedEnv and LC_*, with a
+// cleanEnv is the process environment minus dropEnv's variables, with a
 // C locale and terminal prompts off, then extra (later entries win).
 func cleanEnv(extra []string) []string {
 	out := make([]string, 0, len(os.Environ())+len(extra)+3)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "LC_") || contains(droppedEnv, k) {
+		if dropEnv(k) {
 			continue
 		}
 		out = append(out, kv)
 	}
 	out = append(out, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
 	return append(out, extra...)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // run executes git and returns its stdout. A non-zero exit is an *Error
@@ -114,7 +109,7 @@ func (rn runner) run(ctx context.Context, c call) (string, error) {
 	if err == nil {
 		return stdout.String(), nil
 	}
-	e := &Error{Dir: c.dir, Args: c.args, ExitCode: -1, Stderr: Sanitize(strings.TrimSpace(stderr.String())), Err: err}
+	e := &Error{Dir: c.dir, Args: c.args, ExitCode: -1, Stderr: sanitize(strings.TrimSpace(stderr.String())), Err: err}
 	var xe *exec.ExitError
 	switch {
 	case cctx.Err() != nil:
@@ -125,9 +120,9 @@ func (rn runner) run(ctx context.Context, c call) (string, error) {
 	return stdout.String(), e
 }
 
-// Sanitize replaces control characters (ANSI escapes, newlines, NULs) with
+// sanitize replaces control characters (ANSI escapes, newlines, NULs) with
 // spaces so text from git or from an issue can be shown on a terminal.
-func Sanitize(s string) string {
+func sanitize(s string) string {
 	if !strings.ContainsFunc(s, isControl) {
 		return s
 	}

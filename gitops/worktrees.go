@@ -96,22 +96,22 @@ func (r *Repo) EnsureWorktree(ctx context.Context, path, branch, start string) (
 		case same && exists(w.Path) && w.Branch == ref:
 			return true, nil
 		case same && exists(w.Path):
-			return false, fmt.Errorf("worktree %s is on %s, not %s", want, Sanitize(w.Branch), Sanitize(branch))
+			return false, fmt.Errorf("worktree %s is on %s, not %s", want, sanitize(w.Branch), sanitize(branch))
 		case same:
 			prune = true
 		case w.Branch == ref && exists(w.Path):
-			return false, fmt.Errorf("worktree for %s: branch is checked out at %s", Sanitize(branch), w.Path)
+			return false, fmt.Errorf("worktree for %s: branch is checked out at %s", sanitize(branch), w.Path)
 		case w.Branch == ref:
 			prune = true
 		}
 	}
 	if prune {
 		if _, err := r.git(ctx, r.Dir, "worktree", "prune"); err != nil {
-			return false, fmt.Errorf("worktree for %s: prune: %w", Sanitize(branch), err)
+			return false, fmt.Errorf("worktree for %s: prune: %w", sanitize(branch), err)
 		}
 	}
 	if entries, err := os.ReadDir(want); err == nil && len(entries) > 0 {
-		return false, fmt.Errorf("worktree for %s: %s exists and is not a worktree of this repository; not touching it", Sanitize(branch), want)
+		return false, fmt.Errorf("worktree for %s: %s exists and is not a worktree of this repository; not touching it", sanitize(branch), want)
 	}
 	_, resumed, err := r.localRef(ctx, ref)
 	if err != nil {
@@ -120,12 +120,12 @@ func (r *Repo) EnsureWorktree(ctx context.Context, path, branch, start string) (
 	args := []string{"worktree", "add", "--quiet", want, branch}
 	if !resumed {
 		if start == "" || strings.HasPrefix(start, "-") {
-			return false, fmt.Errorf("worktree for %s: invalid start %q", Sanitize(branch), Sanitize(start))
+			return false, fmt.Errorf("worktree for %s: invalid start %q", sanitize(branch), sanitize(start))
 		}
 		args = []string{"worktree", "add", "--quiet", "--no-track", "-b", branch, want, start}
 	}
 	if _, err := r.git(ctx, r.Dir, args...); err != nil {
-		return false, fmt.Errorf("worktree for %s at %s: %w", Sanitize(branch), want, err)
+		return false, fmt.Errorf("worktree for %s at %s: %w", sanitize(branch), want, err)
 	}
 	return resumed, nil
 }
