@@ -1,0 +1,147 @@
+// Package gitops is the only code in wave-orchestrator that runs git. It owns
+// the backlog's git protocol: claims as compare-and-swap refs on the remote,
+// the wave branch and worker worktrees, snapshots that leave a worktree
+// untouched, and the serialized merge engine that moves the wave branch on
+// the remote only under a lease and proves ancestry before reporting success.
+//
+// Every call is an argv (never a shell) with -C <dir>, a C locale, terminal
+// prompts off and a timeout; untrusted text (commit messages built from issue
+// text) travels on stdin, never in argv.
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Errors callers match with errors.Is.
+var (
+	ErrVerifyFailed = errors.New("verify failed")
+	// ErrRejected: the remote refused a push (a lease that no longer holds,
+	// or a non-fast-forward).
+	ErrRejected = errors.New("push rejected")
+	// ErrLocalAhead: a local branch holds commits the remote does not have,
+	// so the operation refused to move or delete it.
+	ErrLocalAhead = errors.New("local branch has commits not on the remote")
+	// ErrBadClaim: a claim ref whose commit message is not a claim.
+	ErrBadClaim = errors.New("malformed claim")
+)
+
+// DefaultTimeout bounds one git call when Options.Timeout is zero.
+const DefaultTimeout = 2 * time.Minute
+
+// Options configure a Repo.
+type Options struct {
+	Remote  string       // default "origin"
+	Logger  *slog.Logger // default slog.Default()
+	Env     []string     // extra KEY=VALUE for every git call (after the clean locale env)
+	Timeout time.Duration
+	// ScratchDir holds the temporary verify worktrees (default os.TempDir()).
+	ScratchDir string
+}
+
+// Repo is a clone. Safe for concurrent use.
+type Repo struct {
+	Dir        string // top level of the clone
+	Remote     string
+	scratchDir string
+	log        *slog.Logger
+	rn         runner
+	calls      atomic.Int64
+
+	mu        sync.Mutex // guards emptyTree
+	emptyTree string
+	// fetchMu serialises fetches into our private ref namespaces: two
+	// fetches updating one local ref fail on its lock file.
+	fetchMu sync.Mutex
+}
+
+// Open returns the clone containing dir.
+func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
+	r := &Repo{Remote: o.Remote, scratchDir: o.ScratchDir, log: o.Logger}
+	if r.Remote == "" {
+		r.Remote = "origin"
+	}
+	if r.scratchDir == "" {
+		r.scratchDir = os.TempDir()
+	}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	r.rn = runner{env: cleanEnv(o.Env), timeout: o.Timeout}
+	if r.rn.timeout <= 0 {
+		r.rn.timeout = DefaultTimeout
+	}
+	top, err := r.git(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+	}
+	r.Dir = strings.TrimSpace(top)
+	return r, nil
+}
+
+// Calls is the number of git processes this Repo has run.
+func (r *Repo) Calls() int64 { return r.calls.Load() }
+
+// git runs git -C dir args... and returns stdout.
+func (r *Repo) git(ctx context.Context, dir string, args ...string) (string, error) {
+	return r.do(ctx, call{dir: dir, args: args})
+}
+
+// do runs one call, counting it and logging it at debug level.
+func (r *Repo) do(ctx context.Context, c call) (string, error) {
+	r.calls.Add(1)
+	start := time.Now()
+	out, err := r.rn.run(ctx, c)
+	r.log.Debug("git", "dir", c.dir, "args", c.args, "took", time.Since(start), "err", err)
+	return out, err
+}
+
+// line runs git in the clone and returns stdout's first line, trimmed.
+func (r *Repo) line(ctx context.Context, args ...string) (string, error) {
+	out, err := r.git(ctx, r.Dir, args...)
+	return firstLine(out), err
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return strings.TrimSpace(s)
+}
+
+// Version is the installed git's major and minor version (doctor needs
+// >= 2.38 for merge-tree --write-tree).
+func Version(ctx context.Context) (major, minor int, err error) {
+	rn := runner{env: cleanEnv(nil), timeout: 30 * time.Second}
+	out, err := rn.run(ctx, call{args: []string{"version"}})
+	if err != nil {
+		return 0, 0, fmt.Errorf("git version: %w", err)
+	}
+	return parseVersion(out)
+}
+
+// parseVersion reads "git version 2.39.5" (vendors append suffixes such as
+// " (Apple Git-143)" or ".windows.1").
+func parseVersion(out string) (int, int, error) {
+	f := strings.Fields(out)
+	if len(f) < 3 || f[0] != "git" || f[1] != "version" {
+		return 0, 0, fmt.Errorf("git version: unexpected output %q", sanitize(firstLine(out)))
+	}
+	parts := strings.SplitN(f[2], ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, fmt.Errorf("git version: unexpected version %q", sanitize(f[2]))
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("git version: unexpected version %q", sanitize(f[2]))
+	}
+	return major, minor, nil
+}

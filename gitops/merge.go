@@ -1,0 +1,304 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// MergeRequest is one entry of the merge queue.
+type MergeRequest struct {
+	Wave    string // branch name on the remote
+	Worker  string // worker branch (local or remote-tracking ref, or sha)
+	Message string // merge commit message (include "Merge #<n>")
+	// Verify runs in a scratch worktree checked out at the would-be merge
+	// commit (removed after); nil = no verify. An error = failed verify:
+	// the wave ref does not move.
+	Verify         func(ctx context.Context, dir, commit string) error
+	MaxPushRetries int // default 3
+}
+
+// MergeResult is what a merge did. Commit is the merge commit of this
+// worker now in the remote wave branch ("" when the worker tip got there
+// without one: no commits, or a fast-forward made elsewhere).
+type MergeResult struct {
+	Already               bool     // worker tip was already an ancestor of the remote wave branch
+	Conflicts             []string // non-empty: conflict, nothing moved
+	Commit                string
+	WaveBefore, WaveAfter string
+	Files                 []string // files the worker changed since its merge base with the wave
+}
+
+// mergeState is the remote and local view a merge attempt starts from.
+type mergeState struct {
+	origin       string   // remote wave tip, just fetched
+	worker       string   // worker tip
+	local        string   // refs/heads/<wave>, "" when absent
+	localParents []string // parents of local
+}
+
+// Merge merges req.Worker into the remote wave branch (BACKLOG §7):
+// fetch; worker already in it → Already; merge-tree precheck (conflict →
+// Conflicts, nothing moved, no worktree touched); commit-tree with parents
+// (wave, worker); Verify in a scratch worktree; update-ref the local wave
+// branch from its old value; push under --force-with-lease=<wave>:<old>;
+// a rejection fetches and starts over (up to MaxPushRetries); success only
+// after a fresh fetch shows the worker tip in the remote wave branch.
+//
+// It resumes from what the remote and local refs say: after a crash
+// between update-ref and push, the local merge commit is pushed if the
+// remote is still at its first parent and recomputed otherwise; after a
+// crash past the push the worker is already in — never two merges of one tip.
+func (r *Repo) Merge(ctx context.Context, req MergeRequest) (MergeResult, error) {
+	if err := r.checkMergeRequest(ctx, req); err != nil {
+		return MergeResult{}, err
+	}
+	retries := req.MaxPushRetries
+	if retries <= 0 {
+		retries = 3
+	}
+	var res MergeResult
+	for attempt := 0; attempt <= retries; attempt++ {
+		st, err := r.mergeState(ctx, req)
+		if err != nil {
+			return res, err
+		}
+		if attempt == 0 {
+			res.WaveBefore = st.origin
+		}
+		res.WaveAfter = st.origin
+		if ok, err := r.IsAncestor(ctx, st.worker, st.origin); err != nil || ok {
+			if err != nil {
+				return res, fmt.Errorf("merge %s: %w", sanitize(req.Worker), err)
+			}
+			return r.already(ctx, st, res)
+		}
+		commit, conflicts, files, err := r.prepare(ctx, req, st)
+		res.Files, res.Conflicts = files, conflicts
+		if err != nil || len(conflicts) > 0 {
+			return res, err
+		}
+		pushed, err := r.push(ctx, false, "refs/heads/"+req.Wave+":"+st.origin, commit+":refs/heads/"+req.Wave)
+		rejected := pushed.rejected()
+		if err != nil {
+			return res, fmt.Errorf("merge %s: push %s: %w", sanitize(req.Worker), sanitize(req.Wave), err)
+		}
+		if rejected != "" {
+			r.log.Info("merge push rejected; fetching and redoing", "wave", req.Wave, "worker", req.Worker, "attempt", attempt+1, "reason", rejected)
+			continue
+		}
+		return r.confirm(ctx, req, st, commit, res)
+	}
+	return res, fmt.Errorf("merge %s into %s: %w %d times (the wave branch kept moving)", sanitize(req.Worker), sanitize(req.Wave), ErrRejected, retries+1)
+}
+
+func (r *Repo) checkMergeRequest(ctx context.Context, req MergeRequest) error {
+	if err := r.checkBranch(ctx, req.Wave); err != nil {
+		return fmt.Errorf("merge: wave: %w", err)
+	}
+	if req.Worker == "" || strings.HasPrefix(req.Worker, "-") {
+		return fmt.Errorf("merge: invalid worker %q", sanitize(req.Worker))
+	}
+	return nil
+}
+
+// mergeState fetches the wave branch and reads the remote tip, the local
+// wave branch (with parents) and the worker tip.
+func (r *Repo) mergeState(ctx context.Context, req MergeRequest) (mergeState, error) {
+	var st mergeState
+	if err := r.fetchBranches(ctx, req.Wave); err != nil {
+		return st, fmt.Errorf("merge into %s: %w", sanitize(req.Wave), err)
+	}
+	localRef, trackRef := "refs/heads/"+req.Wave, r.tracking(req.Wave)
+	out, err := r.git(ctx, r.Dir, "for-each-ref", "--format=%(refname) %(objectname) %(parent)", localRef, trackRef)
+	if err != nil {
+		return st, fmt.Errorf("merge into %s: read refs: %w", sanitize(req.Wave), err)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 2 && f[0] == trackRef:
+			st.origin = f[1]
+		case len(f) >= 2 && f[0] == localRef:
+			st.local, st.localParents = f[1], f[2:]
+		}
+	}
+	if st.origin == "" {
+		return st, fmt.Errorf("merge into %s: %s has no such branch", sanitize(req.Wave), r.Remote)
+	}
+	w, err := r.revParse(ctx, r.Dir, req.Worker+"^{commit}")
+	if err != nil {
+		return st, fmt.Errorf("merge: worker: %w", err)
+	}
+	st.worker = w
+	return st, nil
+}
+
+// prepare produces the merge commit to push and moves the local wave
+// branch to it. An unpushed merge of exactly (remote tip, worker) left on
+// the local branch by an interrupted attempt is reused: it passed verify
+// before update-ref wrote it.
+func (r *Repo) prepare(ctx context.Context, req MergeRequest, st mergeState) (commit string, conflicts, files []string, err error) {
+	files, err = r.DiffNames(ctx, st.origin, st.worker)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if st.local != "" && slices.Equal(st.localParents, []string{st.origin, st.worker}) {
+		r.log.Info("merge: resuming the unpushed local merge commit", "wave", req.Wave, "commit", short(st.local))
+		return st.local, nil, files, nil
+	}
+	tree, conflicts, err := r.mergeTree(ctx, st.origin, st.worker)
+	if err != nil || len(conflicts) > 0 {
+		return "", conflicts, files, err
+	}
+	msg := req.Message
+	if msg == "" {
+		msg = fmt.Sprintf("Merge %s into %s", req.Worker, req.Wave)
+	}
+	out, err := r.do(ctx, call{dir: r.Dir, args: []string{"commit-tree", tree, "-p", st.origin, "-p", st.worker}, stdin: msg})
+	if err != nil {
+		return "", nil, files, fmt.Errorf("merge %s: commit-tree: %w", sanitize(req.Worker), err)
+	}
+	commit = firstLine(out)
+	if req.Verify != nil {
+		if err := r.verify(ctx, commit, req.Verify); err != nil {
+			return "", nil, files, fmt.Errorf("merge %s at %s: %w", sanitize(req.Worker), short(commit), err)
+		}
+	}
+	if err := r.moveLocalWave(ctx, req.Wave, st, commit); err != nil {
+		return "", nil, files, err
+	}
+	return commit, nil, files, nil
+}
+
+// mergeTree is the read-only precheck: git merge-tree --write-tree writes
+// the merged tree as objects only (no index, no worktree). Exit 1 is a
+// conflict, with the conflicted paths listed after the tree id.
+func (r *Repo) mergeTree(ctx context.Context, wave, worker string) (string, []string, error) {
+	out, err := r.git(ctx, r.Dir, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", wave, worker)
+	f := splitNUL(out)
+	switch {
+	case err == nil && len(f) > 0:
+		return f[0], nil, nil
+	case exitCode(err) == 1 && len(f) > 0:
+		return "", dedupe(f[1:]), nil
+	case err == nil:
+		err = errors.New("no tree in output")
+	}
+	return "", nil, fmt.Errorf("merge precheck of %s into %s: %w", short(worker), short(wave), err)
+}
+
+func dedupe(list []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	if out == nil {
+		out = []string{"(unknown)"} // exit 1 always means a conflict
+	}
+	return out
+}
+
+// verify runs fn in a scratch worktree at commit, removed afterwards
+// whatever happens.
+func (r *Repo) verify(ctx context.Context, commit string, fn func(ctx context.Context, dir, commit string) error) error {
+	dir, cleanup, err := r.scratchWorktree(ctx, commit)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	if err := fn(ctx, dir, commit); err != nil {
+		return fmt.Errorf("%w: %w", ErrVerifyFailed, err)
+	}
+	return nil
+}
+
+// moveLocalWave points refs/heads/<wave> at commit, conditional on its
+// current value. It refuses when the local branch holds commits the remote
+// lacks, unless that is an unpushed merge commit made by an earlier attempt
+// (its parents are the remote's history and a worker tip, so nothing is lost).
+func (r *Repo) moveLocalWave(ctx context.Context, wave string, st mergeState, commit string) error {
+	if st.local != "" && st.local != st.origin {
+		ok, err := r.IsAncestor(ctx, st.local, st.origin)
+		if err == nil && !ok && len(st.localParents) == 2 {
+			ok, err = r.IsAncestor(ctx, st.localParents[0], st.origin)
+		}
+		if err != nil {
+			return fmt.Errorf("merge: local %s: %w", sanitize(wave), err)
+		}
+		if !ok {
+			return fmt.Errorf("merge: local %s at %s: %w; push or move it first", sanitize(wave), short(st.local), ErrLocalAhead)
+		}
+	}
+	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator merge", "refs/heads/"+wave, commit, st.local); err != nil {
+		return fmt.Errorf("merge: update local %s: %w", sanitize(wave), err)
+	}
+	return nil
+}
+
+// confirm fetches and proves the worker tip is in the remote wave branch.
+func (r *Repo) confirm(ctx context.Context, req MergeRequest, st mergeState, commit string, res MergeResult) (MergeResult, error) {
+	if err := r.fetchBranches(ctx, req.Wave); err != nil {
+		return res, fmt.Errorf("merge %s: pushed %s, confirming: %w", sanitize(req.Worker), short(commit), err)
+	}
+	after, _, err := r.localRef(ctx, r.tracking(req.Wave))
+	if err != nil {
+		return res, err
+	}
+	ok, err := r.IsAncestor(ctx, st.worker, after)
+	if err != nil {
+		return res, fmt.Errorf("merge %s: pushed %s, confirming: %w", sanitize(req.Worker), short(commit), err)
+	}
+	if !ok {
+		return res, fmt.Errorf("merge %s: pushed %s but %s on %s (now %s) does not contain the worker tip", sanitize(req.Worker), short(commit), sanitize(req.Wave), r.Remote, short(after))
+	}
+	res.Commit, res.WaveAfter = commit, after
+	return res, nil
+}
+
+// already reports a worker tip the remote wave branch contains, finding
+// the merge commit that brought it in (the oldest merge on the ancestry
+// path with the tip as a later parent) for the caller's record.
+func (r *Repo) already(ctx context.Context, st mergeState, res MergeResult) (MergeResult, error) {
+	res.Already = true
+	if st.worker == st.origin {
+		return res, nil
+	}
+	out, err := r.git(ctx, r.Dir, "rev-list", "--ancestry-path", "--merges", "--reverse", "--parents", st.worker+".."+st.origin)
+	if err != nil {
+		return res, fmt.Errorf("find the merge of %s: %w", short(st.worker), err)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 && slices.Contains(f[2:], st.worker) {
+			res.Commit = f[0]
+			res.Files, err = r.DiffNames(ctx, f[1], st.worker)
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// MergeBase merges the remote's base branch into the wave branch (base
+// moved mid-wave) with Merge's guarantees; once it is in, calling again is
+// Already.
+func (r *Repo) MergeBase(ctx context.Context, wave, base string, verify func(ctx context.Context, dir, commit string) error) (MergeResult, error) {
+	if err := r.checkBranch(ctx, base); err != nil {
+		return MergeResult{}, err
+	}
+	if err := r.fetchBranches(ctx, base); err != nil {
+		return MergeResult{}, fmt.Errorf("merge base %s into %s: %w", sanitize(base), sanitize(wave), err)
+	}
+	return r.Merge(ctx, MergeRequest{
+		Wave:    wave,
+		Worker:  r.tracking(base),
+		Message: fmt.Sprintf("Merge %s into %s", base, wave),
+		Verify:  verify,
+	})
+}

@@ -1,0 +1,222 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// tracking is our copy of a remote branch: refs/remotes/<remote>/<branch>.
+// We always fetch into it with an explicit refspec, so it does not depend
+// on the clone's configured fetch refspecs.
+func (r *Repo) tracking(branch string) string {
+	return "refs/remotes/" + r.Remote + "/" + branch
+}
+
+// Fetch fetches refspecs (or the remote's configured ones) from the remote,
+// without writing FETCH_HEAD (shared by every process in the clone).
+func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
+	for _, s := range refspecs {
+		if strings.HasPrefix(s, "-") {
+			return fmt.Errorf("fetch: refspec %q starts with '-'", sanitize(s))
+		}
+	}
+	r.fetchMu.Lock()
+	defer r.fetchMu.Unlock()
+	args := append([]string{"fetch", "--quiet", "--no-write-fetch-head", r.Remote}, refspecs...)
+	err := r.retryLocked(ctx, func() error { _, err := r.git(ctx, r.Dir, args...); return err })
+	if err != nil {
+		return fmt.Errorf("fetch from %s: %w", r.Remote, err)
+	}
+	return nil
+}
+
+// fetchBranches updates the tracking refs of branches that exist on the remote.
+func (r *Repo) fetchBranches(ctx context.Context, branches ...string) error {
+	specs := make([]string, len(branches))
+	for i, b := range branches {
+		specs[i] = "+refs/heads/" + b + ":" + r.tracking(b)
+	}
+	return r.Fetch(ctx, specs...)
+}
+
+// retryLocked repeats f while it fails on another process's lock file
+// (concurrent ref updates in one clone); any other outcome returns at once.
+func (r *Repo) retryLocked(ctx context.Context, f func() error) error {
+	delay := 10 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := f()
+		if err == nil || attempt >= 6 || !isLockContention(err) {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay *= 2
+	}
+}
+
+func isLockContention(err error) bool {
+	var ge *Error
+	if !errors.As(err, &ge) {
+		return false
+	}
+	return strings.Contains(ge.Stderr, ".lock") && strings.Contains(ge.Stderr, "File exists")
+}
+
+// RemoteHead is the sha of refs/heads/<branch> on the remote (ls-remote).
+func (r *Repo) RemoteHead(ctx context.Context, branch string) (string, bool, error) {
+	sha, ok, err := r.lsRemote(ctx, "refs/heads/"+branch)
+	if err != nil {
+		return "", false, fmt.Errorf("remote head of %s: %w", sanitize(branch), err)
+	}
+	return sha, ok, nil
+}
+
+// lsRemote reads one exact ref from the remote.
+func (r *Repo) lsRemote(ctx context.Context, ref string) (string, bool, error) {
+	out, err := r.git(ctx, r.Dir, "ls-remote", "--exit-code", r.Remote, ref)
+	if exitCode(err) == 2 {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	for _, l := range strings.Split(out, "\n") {
+		sha, name, ok := strings.Cut(strings.TrimSpace(l), "\t")
+		if ok && name == ref {
+			return sha, true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// RevParse resolves rev to an object name.
+func (r *Repo) RevParse(ctx context.Context, rev string) (string, error) {
+	return r.revParse(ctx, r.Dir, rev)
+}
+
+func (r *Repo) revParse(ctx context.Context, dir, rev string) (string, error) {
+	if rev == "" || strings.HasPrefix(rev, "-") {
+		return "", fmt.Errorf("rev-parse: invalid revision %q", sanitize(rev))
+	}
+	out, err := r.git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev)
+	if err != nil {
+		return "", fmt.Errorf("rev-parse %s: %w", sanitize(rev), err)
+	}
+	return firstLine(out), nil
+}
+
+// localRef is the sha of a full ref in the clone, ok false when absent.
+func (r *Repo) localRef(ctx context.Context, ref string) (string, bool, error) {
+	out, err := r.git(ctx, r.Dir, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	if exitCode(err) == 1 {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read %s: %w", sanitize(ref), err)
+	}
+	return firstLine(out), true, nil
+}
+
+// IsAncestor reports whether ancestor is reachable from descendant (a
+// commit is its own ancestor).
+func (r *Repo) IsAncestor(ctx context.Context, ancestor, descendant string) (bool, error) {
+	for _, rev := range []string{ancestor, descendant} {
+		if rev == "" || strings.HasPrefix(rev, "-") {
+			return false, fmt.Errorf("is-ancestor: invalid revision %q", sanitize(rev))
+		}
+	}
+	_, err := r.git(ctx, r.Dir, "merge-base", "--is-ancestor", ancestor, descendant)
+	if err == nil {
+		return true, nil
+	}
+	if exitCode(err) == 1 {
+		return false, nil
+	}
+	return false, fmt.Errorf("is %s an ancestor of %s: %w", sanitize(ancestor), sanitize(descendant), err)
+}
+
+// Push pushes localRef to refs/heads/<remoteBranch> without force: a
+// non-fast-forward is ErrRejected.
+func (r *Repo) Push(ctx context.Context, localRef, remoteBranch string) error {
+	if err := r.checkBranch(ctx, remoteBranch); err != nil {
+		return err
+	}
+	if localRef == "" || strings.HasPrefix(localRef, "-") || strings.ContainsAny(localRef, ":+") {
+		return fmt.Errorf("push: invalid local ref %q", sanitize(localRef))
+	}
+	res, err := r.push(ctx, false, "", localRef+":refs/heads/"+remoteBranch)
+	rejected := res.rejected()
+	if err != nil {
+		return fmt.Errorf("push %s to %s: %w", sanitize(localRef), sanitize(remoteBranch), err)
+	}
+	if rejected != "" {
+		return fmt.Errorf("push %s to %s: %w: %s", sanitize(localRef), sanitize(remoteBranch), ErrRejected, rejected)
+	}
+	return nil
+}
+
+// pushResult is the remote's answer for the one ref a push updated.
+type pushResult struct {
+	flag    byte   // git push --porcelain flag: '*' created, '=' already there, '!' rejected, ...
+	summary string // "[rejected] (stale info)", "[new branch]", ...
+}
+
+// rejected is the remote's reason for refusing the update, "" when it did not.
+func (p pushResult) rejected() string {
+	if p.flag != '!' {
+		return ""
+	}
+	if p.summary == "" {
+		return "rejected"
+	}
+	return p.summary
+}
+
+// push runs one git push --porcelain of refspec. lease, when set, is a
+// --force-with-lease=<ref>:<expected> value (expected "" = must not exist).
+// A refusal by the remote is reported in the result, not as err; err is
+// for everything else (unreachable remote, hook failure).
+func (r *Repo) push(ctx context.Context, noVerify bool, lease, refspec string) (pushResult, error) {
+	args := []string{"push", "--porcelain"}
+	if noVerify {
+		args = append(args, "--no-verify")
+	}
+	if lease != "" {
+		args = append(args, "--force-with-lease="+lease)
+	}
+	args = append(args, r.Remote, refspec)
+	out, err := r.git(ctx, r.Dir, args...)
+	res, ok := parsePush(out)
+	if ok && res.flag == '!' {
+		return res, nil
+	}
+	if err == nil && !ok {
+		err = fmt.Errorf("push %s: no status line in output", sanitize(refspec))
+	}
+	return res, err
+}
+
+// parsePush reads the status line ("<flag>\t<from>:<to>\t<summary>") of
+// git push --porcelain output.
+func parsePush(out string) (pushResult, bool) {
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.SplitN(l, "\t", 3)
+		if len(f) < 2 || len(f[0]) != 1 || !strings.Contains(f[1], ":") {
+			continue
+		}
+		res := pushResult{flag: f[0][0]}
+		if len(f) == 3 {
+			res.summary = strings.TrimSpace(f[2])
+		}
+		return res, true
+	}
+	return pushResult{}, false
+}

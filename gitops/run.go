@@ -1,0 +1,137 @@
+package gitops
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Error is a git invocation that failed. Args never include stdin (commit
+// messages travel there, so issue text never lands in an error or a log).
+type Error struct {
+	Dir      string
+	Args     []string
+	ExitCode int    // -1 when git did not exit on its own (not found, killed)
+	Stderr   string // trimmed, control characters replaced
+	Err      error  // the exec error, or the context's error on timeout/cancel
+}
+
+func (e *Error) Error() string {
+	cmd := strings.Join(e.Args, " ")
+	if len(cmd) > 200 {
+		cmd = cmd[:200] + "…"
+	}
+	msg := e.Stderr
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("git %s (in %s): %s", sanitize(cmd), e.Dir, msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// exitCode is the exit status of a failed git call, or -1.
+func exitCode(err error) int {
+	var ge *Error
+	if errors.As(err, &ge) {
+		return ge.ExitCode
+	}
+	return -1
+}
+
+// call is one git invocation.
+type call struct {
+	dir   string   // -C dir; "" only for repo-less commands (version, check-ref-format)
+	args  []string // after the global options
+	stdin string
+	env   []string // extra KEY=VALUE for this call only
+}
+
+// runner runs git with a fixed environment and timeout.
+type runner struct {
+	env     []string
+	timeout time.Duration
+}
+
+// dropEnv reports variables that would point git at another repository,
+// index or object store than the one named by -C (set when we run under a
+// git hook), or change the language of the output we parse.
+func dropEnv(k string) bool {
+	switch k {
+	case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+		"GIT_PREFIX", "GIT_QUARANTINE_PATH", "LANG", "LANGUAGE":
+		return true
+	}
+	return strings.HasPrefix(k, "LC_")
+}
+
+// cleanEnv is the process environment minus dropEnv's variables, with a
+// C locale and terminal prompts off, then extra (later entries win).
+func cleanEnv(extra []string) []string {
+	out := make([]string, 0, len(os.Environ())+len(extra)+3)
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if dropEnv(k) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	out = append(out, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+	return append(out, extra...)
+}
+
+// run executes git and returns its stdout. A non-zero exit is an *Error
+// carrying the exit code and trimmed stderr.
+func (rn runner) run(ctx context.Context, c call) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, rn.timeout)
+	defer cancel()
+	argv := c.args
+	if c.dir != "" {
+		argv = append([]string{"-C", c.dir}, c.args...)
+	}
+	cmd := exec.CommandContext(cctx, "git", argv...)
+	cmd.Env = append(append([]string(nil), rn.env...), c.env...)
+	// A helper (ssh, credential) that inherits our pipes must not keep
+	// Wait blocked after git itself was killed.
+	cmd.WaitDelay = 2 * time.Second
+	if c.stdin != "" {
+		cmd.Stdin = strings.NewReader(c.stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil {
+		return stdout.String(), nil
+	}
+	e := &Error{Dir: c.dir, Args: c.args, ExitCode: -1, Stderr: sanitize(strings.TrimSpace(stderr.String())), Err: err}
+	var xe *exec.ExitError
+	switch {
+	case cctx.Err() != nil:
+		e.Err = fmt.Errorf("timed out or cancelled: %w", cctx.Err())
+	case errors.As(err, &xe):
+		e.ExitCode = xe.ExitCode()
+	}
+	return stdout.String(), e
+}
+
+// sanitize replaces control characters (ANSI escapes, newlines, NULs) with
+// spaces so text from git or from an issue can be shown on a terminal.
+func sanitize(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }

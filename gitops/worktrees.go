@@ -1,0 +1,183 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// worktree is one entry of git worktree list --porcelain.
+type worktree struct {
+	Path     string
+	Head     string
+	Branch   string // full ref, "" when detached
+	Locked   bool
+	Prunable bool
+}
+
+func (r *Repo) worktrees(ctx context.Context) ([]worktree, error) {
+	out, err := r.git(ctx, r.Dir, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("list worktrees: %w", err)
+	}
+	return parseWorktrees(out), nil
+}
+
+// parseWorktrees reads NUL-separated attribute lines; an empty field ends
+// a record.
+func parseWorktrees(out string) []worktree {
+	var list []worktree
+	var cur *worktree
+	for _, f := range strings.Split(out, "\x00") {
+		k, v, _ := strings.Cut(f, " ")
+		switch {
+		case f == "":
+			cur = nil
+		case k == "worktree":
+			list = append(list, worktree{Path: v})
+			cur = &list[len(list)-1]
+		case cur == nil:
+		case k == "HEAD":
+			cur.Head = v
+		case k == "branch":
+			cur.Branch = v
+		case k == "locked":
+			cur.Locked = true
+		case k == "prunable":
+			cur.Prunable = true
+		}
+	}
+	return list
+}
+
+// canonical resolves symlinks in p (or in its parent, when p is missing)
+// so paths git recorded compare equal to the ones we were given.
+func canonical(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// EnsureWorktree makes path a worktree on branch. A branch that already
+// exists is checked out as it is (its commits kept, never reset or
+// deleted); a missing branch is created from start. A registered worktree
+// whose directory was deleted is pruned and added again; a live worktree
+// of branch at path is reused. resumed reports that the branch existed.
+func (r *Repo) EnsureWorktree(ctx context.Context, path, branch, start string) (bool, error) {
+	if err := r.checkBranch(ctx, branch); err != nil {
+		return false, err
+	}
+	want, ref := canonical(path), "refs/heads/"+branch
+	list, err := r.worktrees(ctx)
+	if err != nil {
+		return false, err
+	}
+	prune := false
+	for _, w := range list {
+		same := canonical(w.Path) == want
+		switch {
+		case same && exists(w.Path) && w.Branch == ref:
+			return true, nil
+		case same && exists(w.Path):
+			return false, fmt.Errorf("worktree %s is on %s, not %s", want, sanitize(w.Branch), sanitize(branch))
+		case same:
+			prune = true
+		case w.Branch == ref && exists(w.Path):
+			return false, fmt.Errorf("worktree for %s: branch is checked out at %s", sanitize(branch), w.Path)
+		case w.Branch == ref:
+			prune = true
+		}
+	}
+	if prune {
+		if _, err := r.git(ctx, r.Dir, "worktree", "prune"); err != nil {
+			return false, fmt.Errorf("worktree for %s: prune: %w", sanitize(branch), err)
+		}
+	}
+	if entries, err := os.ReadDir(want); err == nil && len(entries) > 0 {
+		return false, fmt.Errorf("worktree for %s: %s exists and is not a worktree of this repository; not touching it", sanitize(branch), want)
+	}
+	_, resumed, err := r.localRef(ctx, ref)
+	if err != nil {
+		return false, err
+	}
+	args := []string{"worktree", "add", "--quiet", want, branch}
+	if !resumed {
+		if start == "" || strings.HasPrefix(start, "-") {
+			return false, fmt.Errorf("worktree for %s: invalid start %q", sanitize(branch), sanitize(start))
+		}
+		args = []string{"worktree", "add", "--quiet", "--no-track", "-b", branch, want, start}
+	}
+	if _, err := r.git(ctx, r.Dir, args...); err != nil {
+		return false, fmt.Errorf("worktree for %s at %s: %w", sanitize(branch), want, err)
+	}
+	return resumed, nil
+}
+
+// RemoveWorktree removes the worktree at path. It refuses one with
+// uncommitted or untracked files (git's own check: work is never thrown
+// away); a path that is not a worktree, or whose directory is gone, is nil.
+func (r *Repo) RemoveWorktree(ctx context.Context, path string) error {
+	want := canonical(path)
+	list, err := r.worktrees(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range list {
+		if canonical(w.Path) != want {
+			continue
+		}
+		if !exists(w.Path) {
+			_, err := r.git(ctx, r.Dir, "worktree", "prune")
+			return err
+		}
+		if _, err := r.git(ctx, r.Dir, "worktree", "remove", want); err != nil {
+			return fmt.Errorf("remove worktree %s: %w", want, err)
+		}
+		return nil
+	}
+	return nil
+}
+
+// scratchWorktree checks commit out, detached, in a new temporary
+// directory and returns it with the function that removes it.
+func (r *Repo) scratchWorktree(ctx context.Context, commit string) (string, func(), error) {
+	parent, err := os.MkdirTemp(r.scratchDir, "wave-verify-")
+	if err != nil {
+		return "", nil, fmt.Errorf("scratch worktree: %w", err)
+	}
+	dir := filepath.Join(parent, "tree")
+	cleanup := func() {
+		// The caller's context may be the reason we are cleaning up.
+		cctx := context.WithoutCancel(ctx)
+		_, rmErr := r.git(cctx, r.Dir, "worktree", "remove", "--force", "--force", dir)
+		if err := os.RemoveAll(parent); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.log.Warn("scratch worktree: delete failed", "dir", parent, "err", err)
+		}
+		if rmErr != nil {
+			r.log.Warn("scratch worktree: remove failed, deleted and pruned", "dir", dir, "err", rmErr)
+			_, _ = r.git(cctx, r.Dir, "worktree", "prune")
+		}
+	}
+	if _, err := r.git(ctx, r.Dir, "worktree", "add", "--quiet", "--detach", dir, commit); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("scratch worktree at %s: %w", short(commit), err)
+	}
+	return dir, cleanup, nil
+}
