@@ -78,7 +78,7 @@ func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target stri
 		if p, err := safePath(wt, k.dirty); err == nil {
 			if _, err := os.Stat(p); err == nil {
 				fmt.Fprintf(out, "[local-worker] found earlier uncommitted work in %s\n", k.dirty)
-			} else if err := os.WriteFile(p, []byte(fmt.Sprintf("work in progress on #%d (attempt %d)\n", issue, attempt)), 0o644); err != nil {
+			} else if err := writeFile(p, fmt.Sprintf("work in progress on #%d (attempt %d)\n", issue, attempt)); err != nil {
 				fmt.Fprintf(out, "local worker: %v\n", err)
 				return 1
 			}
@@ -125,12 +125,8 @@ func commitWork(ctx context.Context, k workerKnobs, issue, attempt int, wt strin
 		fmt.Fprintf(out, "local worker: %v\n", err)
 		return 1
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		fmt.Fprintf(out, "local worker: %v\n", err)
-		return 1
-	}
 	body := fmt.Sprintf("Work for issue #%d (attempt %d) by the local worker.\n", issue, attempt)
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+	if err := writeFile(p, body); err != nil {
 		fmt.Fprintf(out, "local worker: %v\n", err)
 		return 1
 	}
@@ -140,6 +136,13 @@ func commitWork(ctx context.Context, k workerKnobs, issue, attempt int, wt strin
 	}
 	fmt.Fprintf(out, "[local-worker] committed %s\n", rel)
 	return 0
+}
+
+func writeFile(p, body string) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(body), 0o644)
 }
 
 func orDefault(v, d string) string {

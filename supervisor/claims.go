@@ -46,9 +46,9 @@ func (s *Supervisor) dispatch(ctx context.Context, n int) error {
 func (s *Supervisor) ineligible(is backlog.Issue) string {
 	switch {
 	case is.State != "" && is.State != "open":
-		return backlog.SkipClosed
+		return backlog.ReasonClosed
 	case slices.Contains(is.Labels, s.o.Config.Backlog.NeedsInputLabel):
-		return backlog.SkipNeedsInput
+		return backlog.ReasonNeedsInput
 	}
 	return ""
 }
@@ -79,7 +79,7 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 	if !won {
 		detail := fmt.Sprintf("run %s on %s", holder.RunID, holder.Host)
 		s.printf("#%d is claimed by %s; skipping it", n, detail)
-		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: backlog.SkipClaimed, Detail: detail})
+		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: backlog.ReasonClaimed, Detail: detail})
 	}
 	if won && info.SHA == "" {
 		if c, ok, err := s.o.Git.ReadClaim(ctx, n); err == nil && ok {

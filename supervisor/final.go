@@ -85,7 +85,7 @@ func (s *Supervisor) mergeBase(ctx context.Context) (string, error) {
 	if s.run().Tally().Merged == 0 || s.run().BaseMerges > 0 {
 		return "", nil
 	}
-	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base)
+	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base, s.verifier(0))
 	if err != nil {
 		return "", fmt.Errorf("merge %s into the wave branch: %w", s.run().Info.Base, err)
 	}

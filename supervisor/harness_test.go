@@ -165,6 +165,13 @@ func (f *fixture) run(issues ...int) result {
 	}
 	res, err := s.Run(ctx)
 	f.t.Logf("supervisor output:\n%s", out.String())
+	if err != nil || res.ExitCode != 0 {
+		logs, _ := filepath.Glob(filepath.Join(res.Dir, "runs", "*", "agent.log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			f.t.Logf("%s:\n%s", l, b)
+		}
+	}
 	return result{Result: res, out: out.String(), err: err}
 }
 

@@ -170,7 +170,7 @@ func (s *Supervisor) plan(ctx context.Context) error {
 		}
 	}
 	for _, sk := range p.Skipped {
-		if bounded || sk.Reason != backlog.SkipDone {
+		if bounded || sk.Reason != backlog.ReasonDone {
 			s.printf("skipped #%d: %s %s", sk.Issue, sk.Reason, oneLine(sk.Detail))
 		}
 	}

@@ -174,6 +174,7 @@ func kill9Trial(t *testing.T, rng *rand.Rand) {
 			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
 			_ = cmd.Wait()
 			kills++
+			t.Logf("kill -9 #%d after %d events", kills, eventCount(r))
 			continue
 		}
 		err := cmd.Wait()

@@ -1,0 +1,80 @@
+package gitops
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Worker-side helpers: what the built-in simulated worker does in its
+// worktree (a real agent runs git itself), and what backlog mode asks of
+// a clone before it starts.
+
+func worktreeRunner() runner { return runner{env: cleanEnv(nil), timeout: DefaultTimeout} }
+
+// identity returns the tool's identity when the worktree has none
+// configured (a CI host), so a commit never fails for want of a name.
+func identity(ctx context.Context, rn runner, dir string) []string {
+	if _, err := rn.run(ctx, call{dir: dir, args: []string{"config", "user.email"}}); err != nil {
+		return toolIdentity()
+	}
+	return nil
+}
+
+// CommitAll stages everything in the worktree at dir (untracked included)
+// and commits it with message (passed on stdin). Nothing to commit is an
+// error.
+func CommitAll(ctx context.Context, dir, message string) error {
+	rn := worktreeRunner()
+	if _, err := rn.run(ctx, call{dir: dir, args: []string{"add", "-A"}}); err != nil {
+		return err
+	}
+	_, err := rn.run(ctx, call{dir: dir, args: []string{"commit", "-q", "-F", "-"}, stdin: message, env: identity(ctx, rn, dir)})
+	return err
+}
+
+// MergeFavouring merges ref into the worktree's branch at dir, resolving
+// conflicting hunks with the given side ("ours" or "theirs").
+func MergeFavouring(ctx context.Context, dir, ref, side, message string) error {
+	if side != "ours" && side != "theirs" {
+		return fmt.Errorf("merge %s: side %q: want ours or theirs", ref, side)
+	}
+	rn := worktreeRunner()
+	_, err := rn.run(ctx, call{dir: dir, args: []string{"merge", "--no-edit", "-X", side, "-m", "merge", ref},
+		env: identity(ctx, rn, dir)})
+	if err != nil {
+		return err
+	}
+	if message == "" {
+		return nil
+	}
+	_, err = rn.run(ctx, call{dir: dir, args: []string{"commit", "--amend", "-q", "-F", "-"}, stdin: message, env: identity(ctx, rn, dir)})
+	return err
+}
+
+// DefaultBranch is the remote's default branch: its HEAD as ls-remote
+// reports it, else the local refs/remotes/<remote>/HEAD.
+func (r *Repo) DefaultBranch(ctx context.Context) (string, error) {
+	out, err := r.git(ctx, r.Dir, "ls-remote", "--symref", r.Remote, "HEAD")
+	if err == nil {
+		for _, l := range strings.Split(out, "\n") {
+			if rest, ok := strings.CutPrefix(l, "ref: refs/heads/"); ok {
+				if name, _, ok := strings.Cut(rest, "\t"); ok {
+					return name, nil
+				}
+			}
+		}
+	}
+	head, err2 := r.line(ctx, "symbolic-ref", "--short", "refs/remotes/"+r.Remote+"/HEAD")
+	if err2 != nil {
+		return "", fmt.Errorf("default branch of %s: %w", r.Remote, errorsJoin(err, err2))
+	}
+	return strings.TrimPrefix(head, r.Remote+"/"), nil
+}
+
+func errorsJoin(a, b error) error {
+	if a == nil {
+		return b
+	}
+	return fmt.Errorf("%w; %w", a, b)
+}
