@@ -99,4 +99,3 @@ func TestFindPR(t *testing.T) {
 		t.Errorf("FindPR = %+v, want the open #%d", pr, open)
 	}
 }
-
