@@ -231,3 +231,16 @@ func TestLocalBadFileNameIsNotPrintedRaw(t *testing.T) {
 		t.Errorf("err = %q, want the file named with its control characters escaped", err)
 	}
 }
+
+func TestLocalDamagedOverlayHidesOnlyItsIssue(t *testing.T) {
+	l, dir, state := newLocal(t)
+	writeIssue(t, dir, "1-a.md", map[string]any{"title": "a"}, "")
+	writeIssue(t, dir, "2-b.md", map[string]any{"title": "b"}, "")
+	must(t, l.AddLabel(t.Context(), 2, "x"))
+	os.WriteFile(filepath.Join(state, "2.json"), []byte("{torn"), 0o644)
+	issues, err := l.ListOpen(t.Context(), nil)
+	var bf *forge.BadIssueFiles
+	if !slices.Equal(numbers(issues), []int{1}) || !errors.As(err, &bf) || !strings.Contains(err.Error(), "2.json") {
+		t.Errorf("ListOpen = %v, %v; want [1] and the damaged overlay named", numbers(issues), err)
+	}
+}
