@@ -21,7 +21,7 @@ import (
 // parityBase is the reference's `wave init` role prompts, matrix, catalog
 // and bundle index with a config whose scaffold thresholds are off, shared
 // with the manifest parity cases.
-const parityBase = "../wave/manifest/testdata/parity/base"
+const parityBase = "../manifest/testdata/parity/base"
 
 // TestExecutorResolvedParity runs the dry-run launch of every repository
 // under testdata/parity/<case> (laid over parityBase; args.txt holds extra

@@ -42,7 +42,7 @@ func copyTree(t *testing.T, src string) string {
 // files (executorResolved, skills, Context7 resolution and the docs list
 // removed: other packages own those; generatedAt normalised).
 func TestManifestMatchesReference(t *testing.T) {
-	root := copyTree(t, "../testdata/example")
+	root := copyTree(t, "testdata/example")
 	waves, err := wave.LoadDir(root, "docs/plans/waves", wave.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestManifestMatchesReference(t *testing.T) {
 }
 
 func TestDocsListsFilesSorted(t *testing.T) {
-	root := copyTree(t, "../testdata/example")
+	root := copyTree(t, "testdata/example")
 	docs, err := Docs(os.DirFS(root), "docs")
 	if err != nil {
 		t.Fatal(err)

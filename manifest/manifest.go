@@ -1,6 +1,7 @@
 // Package manifest builds the reference-shaped launch manifest
-// (waves.manifest.json) from parsed waves. It lives apart from package
-// wave because it needs package roles, which imports wave.
+// (waves.manifest.json) from parsed waves. It sits beside the launcher,
+// above both wave and roles (which imports wave), so every import points
+// down the house.
 package manifest
 
 import (

@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/manifest"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
-	"github.com/wave-orchestrator/wave-orchestrator/wave/manifest"
 )
 
 // TestReferenceParity builds the manifest of every case under
