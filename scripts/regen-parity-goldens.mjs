@@ -23,10 +23,10 @@ import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import * as url from "node:url";
 
 const REF = "@chllming/wave-orchestration@0.9.15";
-const here = path.dirname(fileURLToPath(import.meta.url));
+const here = path.dirname(url.fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 const manifestCases = path.join(repo, "manifest/testdata/parity");
 const executorCases = path.join(repo, "executor/testdata/parity");
@@ -104,10 +104,10 @@ function readArgs(dir) {
   return fs.existsSync(f) ? fs.readFileSync(f, "utf8").trim().split(/\s+/) : [];
 }
 
+// caseDirs lists the case directories under dir, or those named in only.
 function caseDirs(dir, only) {
-  return fs.readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && e.name !== "base" && (only.length === 0 || only.includes(e.name)))
-    .map((e) => e.name);
+  const wanted = (name) => name !== "base" && (only.length === 0 || only.includes(name));
+  return fs.readdirSync(dir).filter((name) => wanted(name) && fs.statSync(path.join(dir, name)).isDirectory());
 }
 
 function main() {
