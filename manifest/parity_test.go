@@ -20,13 +20,13 @@ import (
 )
 
 // TestReferenceParity builds the manifest of every case under
-// testdata/parity/<case> (files laid over testdata/parity/base, the
-// reference's `wave init` role prompts, matrix, catalog and a config with
-// the scaffold thresholds off) and compares it with the manifest the
-// reference (0.9.15) wrote for the same repository: want.json, stripped of
-// generatedAt, docs and the executor/skills/Context7 resolutions. A case
-// the reference rejects has ref-error.txt (its message) and rules.txt (the
-// rules we must report) instead.
+// testdata/parity/<case> (files laid over testdata/parity/base: our role
+// prompts, matrix, catalog, bundle index and a config with the scaffold
+// thresholds off) and compares it with the manifest the reference (0.9.15)
+// wrote for the same repository: want.json (scripts/regen-parity-goldens.mjs),
+// stripped of generatedAt, docs and the executor/skills/Context7
+// resolutions. A case the reference rejects has ref-error.txt (its message)
+// and rules.txt (the rules we must report) instead.
 func TestReferenceParity(t *testing.T) {
 	cases, err := os.ReadDir("testdata/parity")
 	if err != nil {
