@@ -105,8 +105,11 @@ func TestDefaultsWithoutConfigFile(t *testing.T) {
 	}
 }
 
-func TestReferenceJSONLoads(t *testing.T) {
-	data, err := os.ReadFile("testdata/reference-wave.config.json")
+// TestEveryKeyJSONLoads loads a wave.config.json in the reference's format
+// that sets every key it knows (the reference's own starter file is checked
+// by the opt-in refparity test).
+func TestEveryKeyJSONLoads(t *testing.T) {
+	data, err := os.ReadFile("testdata/every-key.wave.config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,23 +121,35 @@ func TestReferenceJSONLoads(t *testing.T) {
 		got, want any
 	}{
 		{"file", filepath.Base(c.File), "wave.config.json"},
-		{"project", l.Project, "Wave Orchestration"},
+		{"project", l.Project, "Ledgerline"},
 		// The reference's ".tmp" is not our state root.
 		{"stateRoot", l.StateRoot, ".wave"},
-		{"wavesDir", l.WavesDir, "docs/plans/waves"},
-		{"profiles", len(l.Executors.Profiles), 8},
+		{"wavesDir", l.WavesDir, "handbook/plans/waves"},
+		{"catalog", l.BenchmarkCatalogPath, "handbook/evals/catalog.json"},
+		{"bundle index", l.Context7BundleIndexPath, "handbook/ctx/index.json"},
+		{"cont-QA id", l.Roles.ContQaAgentID, "Q0"},
+		{"design prompt", l.Roles.DesignRolePromptPath, "handbook/roles/design.md"},
+		{"default executor", l.Executors.Default, "claude"},
+		{"profiles", len(l.Executors.Profiles), 5},
 		{"planning sandbox", deref(l.Executors.Profiles["planning-readonly"].Codex.Sandbox), "read-only"},
-		{"planning config", l.Executors.Profiles["planning-readonly"].Codex.Config, []string{"model_reasoning_effort=high"}},
-		{"security tools", len(l.Executors.Profiles["security-review"].Claude.AllowedTools), 6},
-		{"docs budget", deref(l.Executors.Profiles["docs-pass"].Budget.Minutes), 20},
-		// The starter file omits permissionMode; the code default fills it.
+		{"planning config", l.Executors.Profiles["planning-readonly"].Codex.Config, []string{"model_reasoning_effort=low"}},
+		{"security tools", len(l.Executors.Profiles["security-review"].Claude.AllowedTools), 4},
+		{"docs budget", deref(l.Executors.Profiles["docs-pass"].Budget.Minutes), 15},
+		{"codex sandbox", deref(l.Executors.Codex.Sandbox), "workspace-write"},
+		// The file omits permissionMode; the code default fills it.
 		{"claude permission", deref(l.Executors.Claude.PermissionMode), "bypassPermissions"},
-		{"integration steward", deref(l.Validation.RequireIntegrationStewardFromWave), 0},
-		{"auto closure", l.Validation.AutoClosure, AutoClosure{true, true, true}},
-		{"gate modes kept", l.Validation.GateModeThresholds, Modes{0, 4, 10}},
-		{"mix", l.RuntimePolicy.RuntimeMixTargets, map[string]int{"codex": 7, "claude": 4, "opencode": 2}},
-		{"fallback order", l.RuntimePolicy.FallbackExecutorOrder, []string{"claude", "opencode", "codex"}},
-		{"role default", l.RuntimePolicy.DefaultExecutorByRole["cont-eval"], "codex"},
+		{"prompt refs", len(l.Validation.RequiredPromptReferences), 3},
+		{"doc steward", deref(l.Validation.RequireDocumentationStewardFromWave), 1},
+		{"context7", deref(l.Validation.RequireContext7DeclarationsFromWave), 5},
+		{"exit contracts", deref(l.Validation.RequireExitContractsFromWave), 4},
+		{"integration steward", deref(l.Validation.RequireIntegrationStewardFromWave), 2},
+		{"promotions", deref(l.Validation.RequireComponentPromotionsFromWave), 3},
+		{"auto closure", l.Validation.AutoClosure, AutoClosure{false, true, true}},
+		{"closure modes", l.Validation.ClosureModeThresholds, Modes{0, 3, 8}},
+		{"gate modes default", l.Validation.GateModeThresholds, Modes{0, 4, 10}},
+		{"mix", l.RuntimePolicy.RuntimeMixTargets, map[string]int{"codex": 6, "claude": 5, "opencode": 3}},
+		{"fallback order", l.RuntimePolicy.FallbackExecutorOrder, []string{"opencode", "claude", "codex"}},
+		{"role default", l.RuntimePolicy.DefaultExecutorByRole["deploy"], "codex"},
 	} {
 		if !reflect.DeepEqual(tc.got, tc.want) {
 			t.Errorf("%s = %#v, want %#v", tc.name, tc.got, tc.want)

@@ -235,7 +235,7 @@ func FuzzLoad(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	if data, err := os.ReadFile("testdata/reference-wave.config.json"); err == nil {
+	if data, err := os.ReadFile("testdata/every-key.wave.config.json"); err == nil {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

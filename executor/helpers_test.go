@@ -58,7 +58,7 @@ func testWave() *wave.Wave {
 			{ComponentID: "wave-parser-and-launcher", TargetLevel: "repo-landed"},
 		},
 		Agents: []wave.Agent{
-			{ID: "A0", Title: "cont-QA", Prompt: "Judge closure for wave 0.", OwnedPaths: []string{"docs/plans/waves/reviews/wave-0-cont-qa.md"},
+			{ID: "A0", Title: "cont-QA", Prompt: "Judge closure for wave 0.", OwnedPaths: []string{"docs/reviews/wave-0-cont-qa.md"},
 				RolePromptPaths: []string{"docs/agents/wave-cont-qa-role.md"}},
 			{ID: "A7", Title: "Security Review", Prompt: "Threat-model the greeting service.",
 				RolePromptPaths: []string{"docs/agents/wave-security-role.md"}, OwnedPaths: []string{".wave/security/wave-0-review.md"}},

@@ -18,10 +18,10 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
-// parityBase is the reference's `wave init` role prompts, matrix, catalog
-// and bundle index with a config whose scaffold thresholds are off, shared
-// with the manifest parity cases.
-const parityBase = "../wave/manifest/testdata/parity/base"
+// parityBase is the role prompts, matrix, catalog and bundle index with a
+// config whose scaffold thresholds are off that the manifest parity cases
+// share; want.json comes from scripts/regen-parity-goldens.mjs.
+const parityBase = "../manifest/testdata/parity/base"
 
 // TestExecutorResolvedParity runs the dry-run launch of every repository
 // under testdata/parity/<case> (laid over parityBase; args.txt holds extra

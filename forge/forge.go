@@ -10,7 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 )
@@ -70,9 +72,19 @@ type BadIssueFile struct {
 
 func (b BadIssueFile) Error() string {
 	if b.Line > 0 {
-		return fmt.Sprintf("%s:%d: %v", b.Path, b.Line, b.Err)
+		return fmt.Sprintf("%s:%d: %v", printable(b.Path), b.Line, b.Err)
 	}
-	return fmt.Sprintf("%s: %v", b.Path, b.Err)
+	return fmt.Sprintf("%s: %v", printable(b.Path), b.Err)
+}
+
+// printable quotes s when it holds anything a terminal could act on.
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 func (b BadIssueFile) Unwrap() error { return b.Err }

@@ -62,7 +62,7 @@ func (g *GitHub) attempt(ctx context.Context, what string, retry bool, fn func(c
 		if cerr := ctx.Err(); cerr != nil {
 			return false, g.fail(what, cerr)
 		}
-		if d, limited, lerr := g.limitWait(err); limited {
+		if d, limited, lerr := g.limitWait(what, err); limited {
 			waits++
 			if lerr == nil && waits > maxRateLimitWaits {
 				lerr = fmt.Errorf("still rate limited after %d waits", maxRateLimitWaits)
@@ -91,7 +91,7 @@ func (g *GitHub) attempt(ctx context.Context, what string, retry bool, fn func(c
 
 // limitWait says whether err is a rate limit and, if so, how long to wait
 // before repeating the request, or why not to wait.
-func (g *GitHub) limitWait(err error) (time.Duration, bool, error) {
+func (g *GitHub) limitWait(what string, err error) (time.Duration, bool, error) {
 	var rl *github.RateLimitError
 	if errors.As(err, &rl) {
 		reset := rl.Rate.Reset.Time
@@ -104,7 +104,7 @@ func (g *GitHub) limitWait(err error) (time.Duration, bool, error) {
 				reset.UTC().Format(time.RFC3339), g.maxWait)
 		}
 		g.log.Warn("GitHub rate limit reached; waiting until "+reset.UTC().Format(time.RFC3339),
-			"reset", reset.UTC(), "wait", d.String())
+			"request", what, "reset", reset.UTC(), "wait", d.String())
 		return d, true, nil
 	}
 	var ab *github.AbuseRateLimitError
@@ -116,7 +116,7 @@ func (g *GitHub) limitWait(err error) (time.Duration, bool, error) {
 		if d > g.maxWait {
 			return 0, true, fmt.Errorf("GitHub secondary rate limit asks for %s, beyond the %s we wait", d, g.maxWait)
 		}
-		g.log.Warn("GitHub secondary rate limit reached; waiting "+d.String(), "wait", d.String())
+		g.log.Warn("GitHub secondary rate limit reached; waiting "+d.String(), "request", what, "wait", d.String())
 		return d, true, nil
 	}
 	return 0, false, nil

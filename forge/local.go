@@ -178,7 +178,8 @@ func (l *Local) read(n int, path string) (backlog.Issue, error) {
 	}
 	ov, err := l.overlay(n)
 	if err != nil {
-		return backlog.Issue{}, err
+		// A damaged overlay hides only its own issue, like a bad file.
+		return backlog.Issue{}, BadIssueFile{Path: l.overlayPath(n), Err: err}
 	}
 	is := backlog.Issue{Number: n, Title: f.Title, Body: f.Body, URL: path, CreatedAt: f.Created}
 	if is.CreatedAt.IsZero() {
@@ -223,7 +224,7 @@ func (l *Local) overlay(n int) (overlay, error) {
 		return ov, fmt.Errorf("local backlog: %w", err)
 	}
 	if err := json.Unmarshal(data, &ov); err != nil {
-		return ov, fmt.Errorf("local backlog: overlay %s: %w", l.overlayPath(n), err)
+		return ov, fmt.Errorf("local backlog: overlay of issue #%d is not valid JSON: %w", n, err)
 	}
 	return ov, nil
 }

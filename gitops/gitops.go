@@ -120,7 +120,7 @@ func firstLine(s string) string {
 // >= 2.38 for merge-tree --write-tree).
 func Version(ctx context.Context) (major, minor int, err error) {
 	rn := runner{env: cleanEnv(nil), timeout: 30 * time.Second}
-	out, err := rn.run(ctx, call{args: []string{"version"}})
+	out, err := rn.run(ctx, call{dir: os.TempDir(), args: []string{"version"}})
 	if err != nil {
 		return 0, 0, fmt.Errorf("git version: %w", err)
 	}

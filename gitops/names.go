@@ -3,6 +3,7 @@ package gitops
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 )
@@ -53,7 +54,7 @@ func CheckRefFormat(ctx context.Context, name string) error {
 		return err
 	}
 	rn := runner{env: cleanEnv(nil), timeout: 30 * time.Second}
-	if _, err := rn.run(ctx, call{args: []string{"check-ref-format", "--branch", name}}); err != nil {
+	if _, err := rn.run(ctx, call{dir: os.TempDir(), args: []string{"check-ref-format", "--branch", name}}); err != nil {
 		return fmt.Errorf("invalid branch name %q: %w", sanitize(name), err)
 	}
 	return nil

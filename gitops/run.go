@@ -46,7 +46,7 @@ func exitCode(err error) int {
 
 // call is one git invocation.
 type call struct {
-	dir   string   // -C dir; "" only for repo-less commands (version, check-ref-format)
+	dir   string   // -C dir (repo-less commands use the temp dir)
 	args  []string // after the global options
 	stdin string
 	env   []string // extra KEY=VALUE for this call only

@@ -8,10 +8,10 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/manifest"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
-	"github.com/wave-orchestrator/wave-orchestrator/wave/manifest"
 )
 
 // Preview is launch.json in dry-run: the payload the runner would get

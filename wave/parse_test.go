@@ -61,7 +61,7 @@ func TestParseTopLevelSections(t *testing.T) {
 		{"evals", w.EvalTargets, `[{"id":"latency","selection":"pinned","benchmarkFamily":null,"benchmarks":["p50","p99"],"objective":"keep it fast","threshold":"p99 \u003c 200ms"},{"id":"quality","selection":"delegated","benchmarkFamily":"review","benchmarks":[],"objective":"review quality","threshold":"no regressions"}]`},
 		{"context7 defaults", w.Context7Defaults, `{"bundle":"go-stdlib","query":"net/http server shutdown"}`},
 		{"agent ids", ids(w), `["A0","E0","A1","A2","A3","A4","A5","A7"]`},
-		{"cont-qa report", w.ContQaReportPath, `"docs/plans/waves/reviews/wave-3-cont-qa.md"`},
+		{"cont-qa report", w.ContQaReportPath, `"docs/reviews/wave-3-cont-qa.md"`},
 		{"cont-eval report", w.ContEvalReportPath, `"docs/evals/wave-3-eval.md"`},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,4 @@
+// Package layering holds the test that keeps the package graph pointing
+// down: a package nested in another's directory depends on nothing that
+// depends on that parent again.
+package layering

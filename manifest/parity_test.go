@@ -1,0 +1,195 @@
+package manifest_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/manifest"
+	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
+)
+
+// TestReferenceParity builds the manifest of every case under
+// testdata/parity/<case> (files laid over testdata/parity/base: our role
+// prompts, matrix, catalog, bundle index and a config with the scaffold
+// thresholds off) and compares it with the manifest the reference (0.9.15)
+// wrote for the same repository: want.json (scripts/regen-parity-goldens.mjs),
+// stripped of generatedAt, docs and the executor/skills/Context7
+// resolutions. A case the reference rejects has ref-error.txt (its message)
+// and rules.txt (the rules we must report) instead.
+func TestReferenceParity(t *testing.T) {
+	cases, err := os.ReadDir("testdata/parity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if !c.IsDir() || c.Name() == "base" {
+			continue
+		}
+		t.Run(c.Name(), func(t *testing.T) {
+			dir := filepath.Join("testdata/parity", c.Name())
+			root := t.TempDir()
+			copyTree(t, "testdata/parity/base", root)
+			copyTree(t, dir, root)
+			got, err := buildManifest(root)
+			if rules, rerr := os.ReadFile(filepath.Join(dir, "rules.txt")); rerr == nil {
+				checkRejected(t, err, strings.Fields(string(rules)))
+				return
+			}
+			if err != nil {
+				t.Fatalf("the reference accepts this repo; we reject it:\n%v", err)
+			}
+			want, err := os.ReadFile(filepath.Join(dir, "want.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareJSON(t, want, got)
+		})
+	}
+}
+
+func buildManifest(root string) ([]byte, error) {
+	cfg, err := config.Load(root, func(string) (string, bool) { return "", false })
+	if err != nil {
+		return nil, err
+	}
+	lane, err := cfg.Lane(root, "main")
+	if err != nil {
+		return nil, err
+	}
+	opts := wave.Options{Roles: lane.Roles, ReadFile: func(rel string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	}}
+	ws, err := wave.LoadDir(root, lane.WavesDir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := wave.Validate(ws, lane, opts); err != nil {
+		return nil, err
+	}
+	m := manifest.Build(ws, func(w *wave.Wave) roles.Bindings { return roles.Bind(w, lane.Roles) }, nil)
+	m.SetLane(lane.Name)
+	m.Source = manifest.Source(lane.DocsDir)
+	return m.Encode()
+}
+
+func checkRejected(t *testing.T, err error, rules []string) {
+	t.Helper()
+	var we *wave.Error
+	if !errors.As(err, &we) {
+		t.Fatalf("the reference rejects this repo; we returned %v, want a *wave.Error with rules %v", err, rules)
+	}
+	for _, r := range rules {
+		if !we.Has(r) {
+			t.Errorf("missing rule %s in:\n%v", r, we)
+		}
+	}
+}
+
+// compareJSON compares the reference's manifest with ours, ignoring what
+// the reference alone produces (generatedAt, docs, resolutions).
+func compareJSON(t *testing.T, want, got []byte) {
+	t.Helper()
+	var w, g any
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatal(err)
+	}
+	gm := g.(map[string]any)
+	delete(gm, "generatedAt")
+	delete(gm, "docs")
+	for _, wv := range gm["waves"].([]any) {
+		for _, a := range wv.(map[string]any)["agents"].([]any) {
+			delete(a.(map[string]any), "executorResolved")
+		}
+	}
+	var diffs []string
+	diff("", w, g, &diffs)
+	for _, d := range diffs {
+		t.Error(d)
+	}
+}
+
+func diff(path string, want, got any, out *[]string) {
+	switch wv := want.(type) {
+	case map[string]any:
+		gv, ok := got.(map[string]any)
+		if !ok {
+			break
+		}
+		keys := map[string]bool{}
+		for k := range wv {
+			keys[k] = true
+		}
+		for k := range gv {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		for _, k := range sorted {
+			diff(path+"."+k, wv[k], gv[k], out)
+		}
+		return
+	case []any:
+		gv, ok := got.([]any)
+		if !ok || len(gv) != len(wv) {
+			break
+		}
+		for i := range wv {
+			diff(fmt.Sprintf("%s[%d]", path, i), wv[i], gv[i], out)
+		}
+		return
+	}
+	if !reflect.DeepEqual(want, got) {
+		w, _ := json.Marshal(want)
+		g, _ := json.Marshal(got)
+		*out = append(*out, fmt.Sprintf("%s: reference %s, ours %s", path, trunc(w), trunc(g)))
+	}
+}
+
+func trunc(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "…"
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		switch rel {
+		case "want.json", "ref-error.txt", "rules.txt":
+			return nil
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
