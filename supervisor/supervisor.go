@@ -81,6 +81,7 @@ type Supervisor struct {
 	// for the silence timer.
 	progress map[int]*progress
 	probeAt  map[int]time.Time // salvage waiting for a passing probe
+	restarts map[int]int       // never-started workers started again
 	capped   bool
 	drained  bool
 }
@@ -123,7 +124,8 @@ func New(o Options) (*Supervisor, error) {
 	if len(o.Labels) == 0 {
 		o.Labels = o.Config.Backlog.Labels
 	}
-	return &Supervisor{o: o, issues: map[int]backlog.Issue{}, progress: map[int]*progress{}, probeAt: map[int]time.Time{}}, nil
+	return &Supervisor{o: o, issues: map[int]backlog.Issue{}, progress: map[int]*progress{}, probeAt: map[int]time.Time{},
+		restarts: map[int]int{}}, nil
 }
 
 func (s *Supervisor) printf(format string, args ...any) {

@@ -107,6 +107,14 @@ func (s *Supervisor) observe(ctx context.Context) error {
 		}
 		obs := s.o.Runs.Observe(ctx, is.RunDir, now)
 		v := obs.Verdict
+		if s.neverStarted(is, obs) {
+			s.restarts[is.Number]++
+			s.printf("#%d: its worker never started (the supervisor stopped between recording and starting it); starting it", is.Number)
+			if err := s.startWorker(ctx, is.Number, workerStart{}); err != nil {
+				return err
+			}
+			continue
+		}
 		if !v.Done {
 			if v.Terminate || s.silent(ctx, is, now) {
 				grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
@@ -121,6 +129,22 @@ func (s *Supervisor) observe(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// neverStarted: the run was recorded but its session never came to be
+// (a supervisor killed between the two). Starting it again is not a
+// salvage: no work was done. Bounded, so a tmux that cannot start
+// sessions still ends in a salvage and a park.
+func (s *Supervisor) neverStarted(is *backlog.IssueRun, obs runtime.Observation) bool {
+	if s.restarts[is.Number] >= 2 {
+		return false
+	}
+	if obs.Record == nil && obs.Err == nil {
+		_, err := os.Stat(filepath.Join(is.RunDir, lanes.LaunchFile))
+		return os.IsNotExist(err)
+	}
+	v := obs.Verdict
+	return v.Done && v.State == runtime.StateLost && v.Reason == "session never started"
 }
 
 // silent is the seed's silence timer: no new output and no worktree change

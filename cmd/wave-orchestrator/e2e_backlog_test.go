@@ -160,6 +160,13 @@ func kill9Trial(t *testing.T, rng *rand.Rand) {
 		cmd := r.command(ctx, args...)
 		cmd.Env = append(cmd.Env, r.env()...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("life %d output:\n%s", attempt, out.String())
+			}
+		})
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
