@@ -60,7 +60,7 @@ func backlog500() []Issue {
 			}
 		}
 		issues[i] = Issue{Number: i + 1, Title: fmt.Sprintf("issue %d", i+1), Body: body.String(), Labels: labels,
-			State: "open", CreatedAt: day0.Add(time.Duration(rng.IntN(5000)) * time.Hour)}
+			State: "open", CreatedAt: day0().Add(time.Duration(rng.IntN(5000)) * time.Hour)}
 	}
 	return issues
 }

@@ -32,7 +32,7 @@ func TestPriority(t *testing.T) {
 }
 
 func TestSortIssues(t *testing.T) {
-	at := func(d int) time.Time { return day0.AddDate(0, 0, d) }
+	at := func(d int) time.Time { return day0().AddDate(0, 0, d) }
 	issues := []Issue{
 		{Number: 10, CreatedAt: at(1)},                         // unlabeled
 		{Number: 11, CreatedAt: at(5), Labels: []string{"P3"}}, // low
@@ -57,9 +57,9 @@ func TestSortIssues(t *testing.T) {
 // FIFO with aging: among equals, a newer issue never overtakes an older
 // one, however many arrive after it.
 func TestSortIssuesNeverStarvesTheOldest(t *testing.T) {
-	issues := []Issue{{Number: 1, CreatedAt: day0}}
+	issues := []Issue{{Number: 1, CreatedAt: day0()}}
 	for n := 2; n < 50; n++ {
-		issues = append([]Issue{{Number: n, CreatedAt: day0.Add(time.Duration(n) * time.Hour)}}, issues...)
+		issues = append([]Issue{{Number: n, CreatedAt: day0().Add(time.Duration(n) * time.Hour)}}, issues...)
 		SortIssues(issues)
 		if issues[0].Number != 1 {
 			t.Fatalf("after %d newer issues, #%d ranks first", n-1, issues[0].Number)

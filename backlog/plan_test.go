@@ -9,12 +9,13 @@ import (
 	"time"
 )
 
-var day0 = time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+// day0 is the creation time test issues count from.
+func day0() time.Time { return time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC) }
 
 // iss builds an open issue created n days after day0.
 func iss(n int, body string, labels ...string) Issue {
 	return Issue{Number: n, Title: "issue " + strings.Repeat("x", n%3), Body: body, Labels: labels,
-		State: "open", CreatedAt: day0.AddDate(0, 0, n)}
+		State: "open", CreatedAt: day0().AddDate(0, 0, n)}
 }
 
 func closed(i Issue) Issue { i.State = "closed"; return i }
