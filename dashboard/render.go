@@ -31,8 +31,9 @@ type Options struct {
 	Wave int
 	// Selected is the highlighted agent row of the shown wave; -1 none.
 	Selected int
-	// MaxAgentRows bounds the agent table (a window around Selected);
-	// 0 shows every agent.
+	// MaxAgentRows bounds the agent table's lines below its header; the
+	// rows kept are the selected one, then running and failed agents, then
+	// those nearest the selection (visibleRows). 0 shows every agent.
 	MaxAgentRows int
 	generated    time.Time // when the loader read the lane, for heartbeat ages
 }
@@ -175,6 +176,17 @@ func writeParts(b *strings.Builder, parts []string, width int) {
 }
 
 func writeWave(b *strings.Builder, w state.Wave, p palette, o Options, bar bool) {
+	writeWaveHead(b, w, p, o, bar, true)
+	b.WriteString("\n")
+	writeAgents(b, w, p, o)
+	writeClosure(b, w.Closure, p, o)
+	writeFailures(b, w.Failures, p, o)
+	writeBlockers(b, w.Blockers, p, o)
+}
+
+// writeWaveHead is the wave's header line(s), its file when file is set,
+// and the progress bar when bar is.
+func writeWaveHead(b *strings.Builder, w state.Wave, p palette, o Options, bar, file bool) {
 	attempt := fmt.Sprintf("attempt %d/%d", w.Attempt, w.MaxAttempts)
 	if w.MaxAttempts == 0 {
 		attempt = fmt.Sprintf("attempt %d", w.Attempt)
@@ -190,17 +202,12 @@ func writeWave(b *strings.Builder, w state.Wave, p palette, o Options, bar bool)
 		head = append(head, "updated "+ago(o.Now.Sub(*w.UpdatedAt)))
 	}
 	writeParts(b, head, o.Width)
-	if w.File != "" {
+	if file && w.File != "" {
 		fmt.Fprintln(b, fit(p.dim.Render("file "+clean(w.File)), o.Width))
 	}
 	if bar {
 		writeProgress(b, w.Agents, p, o)
 	}
-	b.WriteString("\n")
-	writeAgents(b, w, p, o)
-	writeClosure(b, w.Closure, p, o)
-	writeFailures(b, w.Failures, p, o)
-	writeBlockers(b, w.Blockers, p, o)
 }
 
 // writeWaveSummary is the one-line form of a finished wave.
