@@ -3,6 +3,7 @@ module github.com/wave-orchestrator/wave-orchestrator
 go 1.26.8
 
 require (
+	github.com/charmbracelet/bubbles v1.0.0
 	github.com/charmbracelet/bubbletea v1.3.10
 	github.com/charmbracelet/lipgloss v1.1.0
 	github.com/charmbracelet/x/ansi v0.11.6

@@ -36,6 +36,9 @@ type Options struct {
 	// those nearest the selection (visibleRows). 0 shows every agent.
 	MaxAgentRows int
 	generated    time.Time // when the loader read the lane, for heartbeat ages
+	// brief drops the ages of the read and the last update from the
+	// headers, which then fit one line each at 80 columns.
+	brief bool
 }
 
 // staleHeartbeat is the heartbeat age past which a running agent is
@@ -149,7 +152,7 @@ func writeLaneHeader(b *strings.Builder, l state.Lane, p palette, o Options) {
 	if l.Socket != "" {
 		parts = append(parts, "socket "+clean(l.Socket))
 	}
-	if !l.GeneratedAt.IsZero() {
+	if !l.GeneratedAt.IsZero() && !o.brief {
 		parts = append(parts, "read "+ago(o.Now.Sub(l.GeneratedAt)))
 	}
 	writeParts(b, parts, o.Width)
@@ -198,7 +201,7 @@ func writeWaveHead(b *strings.Builder, w state.Wave, p palette, o Options, bar, 
 		attempt,
 		"elapsed " + span(w.StartedAt, w.FinishedAt, o.Now),
 	}
-	if w.UpdatedAt != nil {
+	if w.UpdatedAt != nil && !o.brief {
 		head = append(head, "updated "+ago(o.Now.Sub(*w.UpdatedAt)))
 	}
 	writeParts(b, head, o.Width)
