@@ -1,8 +1,12 @@
 // Package dashboard owns the views of a lane's state: the pure text
 // renderer shared by `status` and `dashboard`, the `status --json`
-// encoding, the interactive bubbletea view with its fsnotify refresh, and
-// the log tails those views show. It never reduces state itself: every
-// view draws a state.Lane produced by the one loader.
+// encoding, the interactive bubbletea model with its fsnotify refresh,
+// and the log tails those views show. The model hosts View
+// implementations — the wave view (agent table, sections, a preview of
+// the selected agent's output) and any further view such as a backlog
+// view — and owns what they share: footer, help overlay, confirmations,
+// quitting or detaching. It never reduces state itself: every view draws
+// a state.Lane produced by the one loader.
 package dashboard
 
 import (
