@@ -68,36 +68,35 @@ func (s charSet) complement() charSet {
 	return out.intersect(segmentChars())
 }
 
-func (s charSet) contains(r rune) bool {
-	for _, c := range s {
-		if c.lo <= r && r <= c.hi {
-			return true
+// firstCommon returns a rune in both sets, a readable one when it can
+// (so a witness path is printable): a letter, else a digit, else a
+// printable character, else any.
+func firstCommon(s, t charSet) (rune, bool) {
+	prefer := [...]charRange{{'a', 'z'}, {'0', '9'}, {'!', unicode.MaxRune}, {0, unicode.MaxRune}}
+	best, rank := rune(-1), len(prefer)
+	for i, j := 0, 0; i < len(s) && j < len(t) && rank > 0; {
+		lo, hi := max(s[i].lo, t[j].lo), min(s[i].hi, t[j].hi)
+		for k := range rank {
+			if l, h := max(lo, prefer[k].lo), min(hi, prefer[k].hi); l <= h {
+				best, rank = l, k
+				break
+			}
+		}
+		if s[i].hi < t[j].hi {
+			i++
+		} else {
+			j++
 		}
 	}
-	return false
+	return best, best >= 0
 }
 
-// pick returns a member of a non-empty set, a readable one when it can,
-// so a witness path is printable.
-func (s charSet) pick() rune {
-	for _, r := range "abcdefghijklmnopqrstuvwxyz0123456789" {
-		if s.contains(r) {
-			return r
-		}
-	}
-	for _, c := range s {
-		if c.hi >= '!' {
-			return max(c.lo, '!')
-		}
-	}
-	return s[0].lo
-}
-
-// token is one step of a segment pattern: one character of a set, or a
-// star (any run of segment characters).
+// token is one step of a segment pattern: one character of set, or a
+// star (any run of characters of set, which is then every segment
+// character).
 type token struct {
 	star bool
-	set  charSet // when !star
+	set  charSet
 }
 
 // segment is one slash-separated part of a glob.
@@ -106,8 +105,13 @@ type segment struct {
 	toks     []token
 }
 
-// glob is a compiled pattern.
-type glob struct{ segs []segment }
+// glob is a compiled pattern. prefix holds its leading segments that are
+// plain names: two globs whose prefixes differ where both have one cannot
+// intersect, which settles most pairs of a backlog without a search.
+type glob struct {
+	segs   []segment
+	prefix []string
+}
 
 // compileGlob parses a pattern into segments (see the package doc for the
 // language). A pattern ending in '/', or without metacharacters and
@@ -135,7 +139,40 @@ func compileGlob(p string) (glob, error) {
 	if strings.HasSuffix(p, "/") || (!strings.ContainsAny(p, "*?[") && !namesFile(g)) {
 		g.addGlobstar()
 	}
+	for _, seg := range g.segs {
+		name, ok := seg.name()
+		if !ok {
+			break
+		}
+		g.prefix = append(g.prefix, name)
+	}
 	return g, nil
+}
+
+// name returns the segment's text when it matches exactly one string.
+func (s segment) name() (string, bool) {
+	if s.globstar {
+		return "", false
+	}
+	var b strings.Builder
+	for _, t := range s.toks {
+		if t.star || len(t.set) != 1 || t.set[0].lo != t.set[0].hi {
+			return "", false
+		}
+		b.WriteRune(t.set[0].lo)
+	}
+	return b.String(), true
+}
+
+// prefixesDisagree reports whether g and h differ in a leading plain
+// segment both have: then no path matches both.
+func prefixesDisagree(g, h glob) bool {
+	for i := range min(len(g.prefix), len(h.prefix)) {
+		if g.prefix[i] != h.prefix[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // namesFile reports whether a plain pattern's last segment has an
@@ -169,7 +206,7 @@ func compileSegment(s string) ([]token, error) {
 		switch rs[i] {
 		case '*':
 			if n := len(toks); n == 0 || !toks[n-1].star {
-				toks = append(toks, token{star: true})
+				toks = append(toks, token{star: true, set: segmentChars()})
 			}
 		case '?':
 			toks = append(toks, token{set: segmentChars()})

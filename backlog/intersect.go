@@ -31,187 +31,185 @@ func globWitness(a, b string) (string, bool) {
 	return ga.intersect(gb)
 }
 
-// pathState is a position in both patterns' segment lists, and whether a
-// segment has been consumed yet (a path is never empty).
-type pathState struct {
-	i, j     int
-	consumed bool
+// product is the bookkeeping of a breadth-first search over the product
+// of two automata with n1 and n2 positions: a state is a position in each
+// and whether something has been consumed yet (paths and segments are
+// never empty). States are dense indexes, so the search allocates a few
+// slices and no maps.
+type product struct {
+	n2    int
+	prev  []int32 // state → the state it was reached from; -1 unseen
+	queue []int32
 }
 
-// intersect explores the product of the two segment automata breadth
-// first. A "**" segment is a state that loops on any segment and may be
-// left without consuming one; any other segment moves on by consuming
-// one segment that both sides' segment patterns accept — decided by
-// segmentsIntersect, memoised per pair. It returns the shortest common
-// path (in segments) when there is one.
+func newProduct(n1, n2 int) *product {
+	p := &product{n2: n2, prev: make([]int32, n1*n2*2)}
+	for i := range p.prev {
+		p.prev[i] = -1
+	}
+	p.prev[0] = 0
+	p.queue = append(p.queue, 0)
+	return p
+}
+
+func (p *product) state(i, j int, consumed bool) int32 {
+	s := int32((i*p.n2 + j) * 2)
+	if consumed {
+		s++
+	}
+	return s
+}
+
+func (p *product) split(s int32) (i, j int, consumed bool) {
+	return int(s/2) / p.n2, int(s/2) % p.n2, s%2 == 1
+}
+
+// visit records a move and reports whether the state is new.
+func (p *product) visit(to, from int32) bool {
+	if p.prev[to] >= 0 {
+		return false
+	}
+	p.prev[to] = from
+	p.queue = append(p.queue, to)
+	return true
+}
+
+func (p *product) pop() (int32, bool) {
+	if len(p.queue) == 0 {
+		return 0, false
+	}
+	s := p.queue[0]
+	p.queue = p.queue[1:]
+	return s, true
+}
+
+// intersect searches the product of the two segment automata. A "**"
+// segment is a position that loops on any segment and may be left
+// without consuming one; any other segment moves on by consuming one
+// segment both sides accept — decided exactly by segment.intersect,
+// memoised per pair of positions. It returns the common path with the
+// fewest segments.
 func (g glob) intersect(h glob) (string, bool) {
-	type step struct {
-		from pathState
-		seg  string // "" for a move that consumes nothing
-	}
-	type pair struct{ i, j int }
-	segMemo := map[pair]*string{}
-	common := func(i, j int) (string, bool) {
-		k := pair{i, j}
-		if w, seen := segMemo[k]; seen {
-			return derefOK(w)
-		}
-		w, ok := g.segs[i].intersect(h.segs[j])
-		if !ok {
-			segMemo[k] = nil
-			return "", false
-		}
-		segMemo[k] = &w
-		return w, true
-	}
-
-	start := pathState{}
-	prev := map[pathState]step{start: {}}
-	queue := []pathState{start}
-	visit := func(to, from pathState, seg string) {
-		if _, seen := prev[to]; !seen {
-			prev[to] = step{from, seg}
-			queue = append(queue, to)
-		}
-	}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		if s.i == len(g.segs) && s.j == len(h.segs) && s.consumed {
-			return rebuildPath(s, start, func(t pathState) (pathState, string) {
-				p := prev[t]
-				return p.from, p.seg
-			}), true
-		}
-		if s.i < len(g.segs) && g.segs[s.i].globstar {
-			visit(pathState{s.i + 1, s.j, s.consumed}, s, "")
-		}
-		if s.j < len(h.segs) && h.segs[s.j].globstar {
-			visit(pathState{s.i, s.j + 1, s.consumed}, s, "")
-		}
-		if s.i == len(g.segs) || s.j == len(h.segs) {
-			continue
-		}
-		w, ok := common(s.i, s.j)
-		if !ok {
-			continue
-		}
-		next := pathState{s.i, s.j, true}
-		if !g.segs[s.i].globstar {
-			next.i++
-		}
-		if !h.segs[s.j].globstar {
-			next.j++
-		}
-		visit(next, s, w)
-	}
-	return "", false
-}
-
-func derefOK(w *string) (string, bool) {
-	if w == nil {
+	if prefixesDisagree(g, h) {
 		return "", false
 	}
-	return *w, true
-}
-
-// rebuildPath walks parent links from end back to start and joins the
-// consumed segments.
-func rebuildPath(end, start pathState, parent func(pathState) (pathState, string)) string {
-	var segs []string
-	for s := end; s != start; {
-		var seg string
-		s, seg = parent(s)
-		if seg != "" {
-			segs = append(segs, seg)
+	la, lb := len(g.segs), len(h.segs)
+	p := newProduct(la+1, lb+1)
+	via := make([]string, len(p.prev)) // the segment consumed to reach a state
+	memo := make([]int8, la*lb)        // 0 unknown, 1 common segment, -1 none
+	common := make([]string, la*lb)
+	pairWitness := func(i, j int) (string, bool) {
+		k := i*lb + j
+		if memo[k] == 0 {
+			memo[k] = -1
+			if w, ok := g.segs[i].intersect(h.segs[j]); ok {
+				memo[k], common[k] = 1, w
+			}
+		}
+		return common[k], memo[k] == 1
+	}
+	for {
+		s, ok := p.pop()
+		if !ok {
+			return "", false
+		}
+		i, j, consumed := p.split(s)
+		if i == la && j == lb && consumed {
+			var segs []string
+			for t := s; t != 0; t = p.prev[t] {
+				if via[t] != "" {
+					segs = append(segs, via[t])
+				}
+			}
+			slices.Reverse(segs)
+			return strings.Join(segs, "/"), true
+		}
+		if i < la && g.segs[i].globstar {
+			p.visit(p.state(i+1, j, consumed), s)
+		}
+		if j < lb && h.segs[j].globstar {
+			p.visit(p.state(i, j+1, consumed), s)
+		}
+		if i == la || j == lb {
+			continue
+		}
+		w, ok := pairWitness(i, j)
+		if !ok {
+			continue
+		}
+		ni, nj := i, j
+		if !g.segs[i].globstar {
+			ni++
+		}
+		if !h.segs[j].globstar {
+			nj++
+		}
+		if next := p.state(ni, nj, true); p.visit(next, s) {
+			via[next] = w
 		}
 	}
-	slices.Reverse(segs)
-	return strings.Join(segs, "/")
 }
 
 // intersect returns a non-empty segment both segment patterns match.
 func (s segment) intersect(t segment) (string, bool) {
-	anySeg := []token{{star: true}, {set: segmentChars()}}
+	anySeg := []token{{set: segmentChars()}, {star: true, set: segmentChars()}}
 	a, b := s.toks, t.toks
-	switch {
-	case s.globstar && t.globstar:
-		a, b = anySeg, anySeg
-	case s.globstar:
+	if s.globstar {
 		a = anySeg
-	case t.globstar:
+	}
+	if t.globstar {
 		b = anySeg
 	}
 	return tokensIntersect(a, b)
 }
 
-// charState is a position in both token lists, and whether a character
-// has been consumed yet (a segment is never empty).
-type charState struct {
-	p, q     int
-	consumed bool
-}
-
-// tokensIntersect explores the product of two segment patterns'
-// automata: a star is a state that loops on any character and may be
+// tokensIntersect searches the product of two segment patterns'
+// automata: a star is a position that loops on any character and may be
 // left without consuming one; a set token moves on by consuming one
 // character in both sets. A move exists only when the two character sets
 // intersect, so classes and negations are decided exactly.
 func tokensIntersect(a, b []token) (string, bool) {
-	type step struct {
-		from charState
-		ch   rune // -1 for a move that consumes nothing
-	}
-	start := charState{}
-	prev := map[charState]step{start: {}}
-	queue := []charState{start}
-	visit := func(to, from charState, ch rune) {
-		if _, seen := prev[to]; !seen {
-			prev[to] = step{from, ch}
-			queue = append(queue, to)
+	p := newProduct(len(a)+1, len(b)+1)
+	via := make([]rune, len(p.prev)) // the character consumed to reach a state
+	ate := make([]bool, len(p.prev)) // whether reaching it consumed one
+	for {
+		s, ok := p.pop()
+		if !ok {
+			return "", false
 		}
-	}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		if s.p == len(a) && s.q == len(b) && s.consumed {
+		i, j, consumed := p.split(s)
+		if i == len(a) && j == len(b) && consumed {
 			var rs []rune
-			for t := s; t != start; t = prev[t].from {
-				if ch := prev[t].ch; ch >= 0 {
-					rs = append(rs, ch)
+			for t := s; t != 0; t = p.prev[t] {
+				if ate[t] {
+					rs = append(rs, via[t])
 				}
 			}
 			slices.Reverse(rs)
 			return string(rs), true
 		}
-		if s.p < len(a) && a[s.p].star {
-			visit(charState{s.p + 1, s.q, s.consumed}, s, -1)
+		if i < len(a) && a[i].star {
+			p.visit(p.state(i+1, j, consumed), s)
 		}
-		if s.q < len(b) && b[s.q].star {
-			visit(charState{s.p, s.q + 1, s.consumed}, s, -1)
+		if j < len(b) && b[j].star {
+			p.visit(p.state(i, j+1, consumed), s)
 		}
-		if s.p == len(a) || s.q == len(b) {
+		if i == len(a) || j == len(b) {
 			continue
 		}
-		both := tokenSet(a[s.p]).intersect(tokenSet(b[s.q]))
-		if len(both) == 0 {
+		c, ok := firstCommon(a[i].set, b[j].set)
+		if !ok {
 			continue
 		}
-		next := charState{s.p, s.q, true}
-		if !a[s.p].star {
-			next.p++
+		ni, nj := i, j
+		if !a[i].star {
+			ni++
 		}
-		if !b[s.q].star {
-			next.q++
+		if !b[j].star {
+			nj++
 		}
-		visit(next, s, both.pick())
+		if next := p.state(ni, nj, true); p.visit(next, s) {
+			via[next], ate[next] = c, true
+		}
 	}
-	return "", false
-}
-
-func tokenSet(t token) charSet {
-	if t.star {
-		return segmentChars()
-	}
-	return t.set
 }

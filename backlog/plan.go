@@ -96,13 +96,17 @@ const DefaultNeedsInputLabel = "needs-input"
 func MakePlan(issues []Issue, opts PlanOptions) Plan {
 	p := Plan{Groups: []Group{}, Order: []int{}, NeedsInput: []Question{}, Skipped: []Skip{}}
 	m := newMatcher()
+	inFlight := make([]compiledSurface, len(opts.InFlight))
+	for i, f := range opts.InFlight {
+		inFlight[i] = m.surface(f.Surface)
+	}
 	var kept []candidate
 	for _, is := range candidates(issues, opts, &p) {
-		c := candidate{Issue: is, surface: ParseSurface(is.Body, is.Labels)}
+		c := candidate{Issue: is, surface: m.surface(ParseSurface(is.Body, is.Labels))}
 		for _, r := range c.surface.Rejected {
 			p.Rejected = append(p.Rejected, IssueRejected{Issue: is.Number, Rejected: r})
 		}
-		if skip, ok := filter(c, opts, m, &p); ok {
+		if skip, ok := filter(c, opts, m, inFlight, &p); ok {
 			p.Skipped = append(p.Skipped, skip)
 			continue
 		}
@@ -117,7 +121,7 @@ func MakePlan(issues []Issue, opts PlanOptions) Plan {
 		var ss []Surface
 		for _, k := range members {
 			g.Issues = append(g.Issues, kept[k].Number)
-			ss = append(ss, kept[k].surface)
+			ss = append(ss, kept[k].surface.Surface)
 		}
 		g.Surface = union(ss...)
 		p.Groups = append(p.Groups, g)
@@ -133,7 +137,7 @@ func MakePlan(issues []Issue, opts PlanOptions) Plan {
 
 type candidate struct {
 	Issue
-	surface Surface
+	surface compiledSurface
 }
 
 // candidates returns the issues to consider in rank order, recording
@@ -178,7 +182,7 @@ func isClosed(is Issue) bool { return strings.EqualFold(strings.TrimSpace(is.Sta
 
 // filter decides whether a candidate is skipped, and adds needs-input
 // issues to the bucket.
-func filter(c candidate, opts PlanOptions, m *matcher, p *Plan) (Skip, bool) {
+func filter(c candidate, opts PlanOptions, m *matcher, inFlight []compiledSurface, p *Plan) (Skip, bool) {
 	n := c.Number
 	if opts.Done[n] {
 		return Skip{n, ReasonDone, "already handled in this run"}, true
@@ -202,8 +206,8 @@ func filter(c candidate, opts PlanOptions, m *matcher, p *Plan) (Skip, bool) {
 		return Skip{n, ReasonNeedsInput, q.Question}, true
 	}
 	var with []string
-	for _, f := range opts.InFlight {
-		if hit, why := m.collide(c.surface, f.Surface, opts.UndeclaredParallel); hit {
+	for i, f := range opts.InFlight {
+		if hit, why := m.collide(c.surface, inFlight[i], opts.UndeclaredParallel); hit {
 			with = append(with, fmt.Sprintf("#%d (%s)", f.Issue, why))
 		}
 	}
@@ -269,27 +273,4 @@ func components(cs []candidate, undeclaredParallel bool, m *matcher) [][]int {
 		out[k] = append(out[k], i)
 	}
 	return out
-}
-
-// matcher memoises glob intersections for one planning pass: surfaces
-// share globs, and the collision graph asks about the same pairs often.
-type matcher struct{ memo map[[2]string]bool }
-
-func newMatcher() *matcher { return &matcher{memo: map[[2]string]bool{}} }
-
-func (m *matcher) intersects(a, b string) bool {
-	if a > b {
-		a, b = b, a
-	}
-	k := [2]string{a, b}
-	v, ok := m.memo[k]
-	if !ok {
-		v = GlobsIntersect(a, b)
-		m.memo[k] = v
-	}
-	return v
-}
-
-func (m *matcher) collide(a, b Surface, undeclaredParallel bool) (bool, string) {
-	return collide(a, b, undeclaredParallel, m.intersects)
 }

@@ -172,7 +172,7 @@ func cleanEntry(raw string) (glob, reason string) {
 	case g == "":
 		return "", ""
 	case hasControl(g):
-		return "", "contains a control character"
+		return "", "contains a control character or invalid UTF-8"
 	case len(g) > maxGlobLen:
 		return "", fmt.Sprintf("longer than %d bytes", maxGlobLen)
 	case strings.Contains(g, `\`):
@@ -225,10 +225,66 @@ func union(ss ...Surface) Surface {
 // ("both touch internal/** and internal/x/*.go", "both area:api"). An
 // undeclared surface collides with everything unless undeclaredParallel.
 func Collide(a, b Surface, undeclaredParallel bool) (bool, string) {
-	return collide(a, b, undeclaredParallel, GlobsIntersect)
+	m := newMatcher()
+	return m.collide(m.surface(a), m.surface(b), undeclaredParallel)
 }
 
-func collide(a, b Surface, undeclaredParallel bool, intersects func(x, y string) bool) (bool, string) {
+// matcher decides collisions for one planning pass. It compiles each
+// distinct glob once and memoises intersections: surfaces share globs,
+// and the collision graph asks about the same pairs again and again.
+type matcher struct {
+	globs map[string]*compiled
+	memo  map[[2]int]bool
+}
+
+type compiled struct {
+	text string
+	id   int
+	glob glob
+	bad  bool // does not compile: intersects everything
+}
+
+// compiledSurface is a surface with its globs compiled.
+type compiledSurface struct {
+	Surface
+	globs []*compiled
+}
+
+func newMatcher() *matcher {
+	return &matcher{globs: map[string]*compiled{}, memo: map[[2]int]bool{}}
+}
+
+func (m *matcher) surface(s Surface) compiledSurface {
+	cs := compiledSurface{Surface: s}
+	for _, text := range s.Globs {
+		c, ok := m.globs[text]
+		if !ok {
+			g, err := compileGlob(text)
+			c = &compiled{text: text, id: len(m.globs), glob: g, bad: err != nil}
+			m.globs[text] = c
+		}
+		cs.globs = append(cs.globs, c)
+	}
+	return cs
+}
+
+func (m *matcher) intersects(x, y *compiled) bool {
+	if x.bad || y.bad {
+		return true
+	}
+	if prefixesDisagree(x.glob, y.glob) {
+		return false
+	}
+	k := [2]int{min(x.id, y.id), max(x.id, y.id)}
+	v, ok := m.memo[k]
+	if !ok {
+		_, v = x.glob.intersect(y.glob)
+		m.memo[k] = v
+	}
+	return v
+}
+
+func (m *matcher) collide(a, b compiledSurface, undeclaredParallel bool) (bool, string) {
 	if !a.Declared() || !b.Declared() {
 		if undeclaredParallel {
 			return false, ""
@@ -242,15 +298,15 @@ func collide(a, b Surface, undeclaredParallel bool, intersects func(x, y string)
 			}
 		}
 	}
-	for _, x := range a.Globs {
-		for _, y := range b.Globs {
-			if !intersects(x, y) {
+	for _, x := range a.globs {
+		for _, y := range b.globs {
+			if !m.intersects(x, y) {
 				continue
 			}
-			if x == y {
-				return true, "both touch " + x
+			if x.text == y.text {
+				return true, "both touch " + x.text
 			}
-			return true, "both touch " + x + " and " + y
+			return true, "both touch " + x.text + " and " + y.text
 		}
 	}
 	return false, ""

@@ -2,6 +2,9 @@ package dashboard
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -147,4 +150,67 @@ func bigLane(n int) state.Lane {
 		w.Agents = append(w.Agents, a)
 	}
 	return l
+}
+
+// manyLane is wave 3 with 40 agents: mostly completed or pending, four
+// running and three failed ones spread through the table — the frame at
+// 80×24 must keep those seven on screen.
+func manyLane() state.Lane {
+	l := runningLane()
+	w := &l.Waves[0]
+	w.Agents = nil
+	for i := 1; i <= 40; i++ {
+		id := fmt.Sprintf("A%02d", i)
+		a := agent(id, fmt.Sprintf("Worker on issue #%d", 100+i), "implementation", state.AgentCompleted, time.Duration(50-i)*time.Minute)
+		switch {
+		case i == 8:
+			a.State, a.ExitCode, a.Detail = state.AgentFailed, code(2), "no [wave-proof] marker; exit 2"
+		case i >= 21 && i <= 23 || i == 30:
+			a.State, a.HeartbeatAgeMs, a.LastMarker = state.AgentRunning, ms(time.Second), "[wave-phase] coding"
+		case i == 33:
+			a.State, a.Detail = state.AgentLost, "runner died without a terminal record"
+		case i == 35:
+			a.State, a.ExitCode, a.Signal = state.AgentTimedOut, code(143), "SIGTERM"
+		case i > 26:
+			a = state.Agent{ID: id, Title: fmt.Sprintf("Worker on issue #%d", 100+i), Role: "implementation", Executor: "claude", State: state.AgentPending}
+		default:
+			a.FinishedAt, a.ExitCode = at(time.Duration(40-i)*time.Minute), code(0)
+		}
+		w.Agents = append(w.Agents, a)
+	}
+	w.Failures = []state.Failure{
+		{AgentID: "A08", Gate: "implementationGate", StatusCode: "missing-wave-proof", Detail: "no [wave-proof] marker; exit 2"},
+		{AgentID: "A33", Gate: "implementationGate", StatusCode: "runtime-lost", Detail: "runner died without a terminal record"},
+		{AgentID: "A35", Gate: "implementationGate", StatusCode: "timeout-no-status", Detail: "deadline passed"},
+	}
+	return l
+}
+
+// withLog gives agent id of l a log in dir with n numbered lines and an
+// escape-laden last line, and returns the log's path.
+func withLog(t interface {
+	Helper()
+	Fatal(...any)
+}, l *state.Lane, dir, id string, n int) string {
+	t.Helper()
+	for wi := range l.Waves {
+		for i := range l.Waves[wi].Agents {
+			a := &l.Waves[wi].Agents[i]
+			if a.ID != id {
+				continue
+			}
+			a.LogPath = filepath.Join(dir, id+".log")
+			var b strings.Builder
+			for k := 1; k <= n; k++ {
+				fmt.Fprintf(&b, "%s line %02d\n", id, k)
+			}
+			b.WriteString("\x1b[32m[wave-phase] coding\x1b[0m\x1b]0;title\x07 done\n")
+			if err := os.WriteFile(a.LogPath, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return a.LogPath
+		}
+	}
+	t.Fatal("no agent " + id)
+	return ""
 }

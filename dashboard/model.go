@@ -4,290 +4,341 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
-// Config wires the interactive view to a lane.
+// Config wires the interactive dashboard to a lane. Every hook is
+// optional: a missing one turns its key into a hint with the command to
+// run instead.
 type Config struct {
 	// Load reads the lane state through the one loader.
 	Load func(ctx context.Context) (state.Lane, error)
 	// StateDir is the lane state directory watched for changes.
 	StateDir string
-	// Wave is the wave shown; -1 follows the latest.
+	// Wave is the wave shown first; -1 follows the latest.
 	Wave  int
 	Color bool
 	// Attach returns the command that shows an agent's tmux session
 	// (attach-session, or switch-client inside a client of the lane
 	// server); built from tmuxadapter's AttachArgv.
 	Attach func(session string) *exec.Cmd
+	// Back is how the user returns to the dashboard after attaching
+	// (e.g. "C-b L"), shown with the enter key.
+	Back string
 	// HasSession, when set, is asked before attaching so a gone session
 	// shows the agent's log instead of a tmux error.
 	HasSession func(ctx context.Context, session string) (bool, error)
+	// Detach, when set, makes q detach the user's tmux client instead of
+	// quitting: the dashboard runs in the lane's dashboard session and
+	// keeps its frame for the next attach.
+	Detach func(ctx context.Context) error
+	// EndSession, when set, runs after the user quits (not when a signal
+	// stops the dashboard) to remove the session the dashboard ran in,
+	// so no dead pane is left behind.
+	EndSession func(ctx context.Context)
+	// StopAgent stops the agent's live run with `stop --agent` semantics
+	// and returns what it did, in one line.
+	StopAgent func(ctx context.Context, agent string) (string, error)
+	// Resume starts `resume --wave N` for the lane, detached from the
+	// dashboard, and says where it runs.
+	Resume func(ctx context.Context, wave int) (string, error)
+	// Views are further views after the wave view; tab switches.
+	Views []View
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
-// LogLines is how much of an agent's log the `l` view shows.
-const LogLines = 40
+// View is one screen of the dashboard. The model owns what every view
+// shares — the window, the footer with its note line, the ? help
+// overlay, y/n confirmations, quitting and detaching, switching views —
+// and hands each view the rest:
+//
+//   - every message that is not a key (StateMsg, TickMsg, a
+//     tea.WindowSizeMsg carrying the view's own size, command results)
+//     reaches every view, shown or not;
+//   - keys reach only the shown view, and only those the model does not
+//     bind (?, q, Q, ctrl+c, tab) unless Capturing reports true.
+//
+// A view asks the model for a note with Note and for a confirmation with
+// Confirm. ShortHelp is the footer's hint line, FullHelp the overlay's
+// columns.
+type View interface {
+	help.KeyMap
+	// Name labels the view in the tab line.
+	Name() string
+	Init() tea.Cmd
+	Update(msg tea.Msg) (View, tea.Cmd)
+	// View draws exactly the size of the last tea.WindowSizeMsg.
+	View() string
+	// Capturing reports that the view reads text (a filter prompt), so
+	// the model's keys go to it as text.
+	Capturing() bool
+}
 
-// StateMsg delivers a freshly loaded lane state to the model.
+// StateMsg delivers a freshly loaded lane state.
 type StateMsg struct {
 	Lane state.Lane
 	Err  error
 }
 
-type tickMsg time.Time
+// TickMsg is the 1 s clock that keeps elapsed times and ages current
+// between file events.
+type TickMsg time.Time
 
-type logMsg struct {
-	agent string
-	lines []string
-	err   error
+// NoteMsg sets the one-line note in the footer until the next key.
+type NoteMsg string
+
+// ConfirmMsg asks the user Prompt; y runs Yes, any other key cancels.
+type ConfirmMsg struct {
+	Prompt string
+	Yes    tea.Cmd
 }
 
-type attachedMsg struct {
-	session string
-	err     error
+// Note returns a command setting the footer note.
+func Note(format string, args ...any) tea.Cmd {
+	s := fmt.Sprintf(format, args...)
+	return func() tea.Msg { return NoteMsg(s) }
 }
 
-// sessionGoneMsg reports that the selected agent's session no longer
-// exists, so the model shows its log instead.
-type sessionGoneMsg struct{ agent, session string }
+// Confirm returns a command asking prompt before running yes.
+func Confirm(prompt string, yes tea.Cmd) tea.Cmd {
+	return func() tea.Msg { return ConfirmMsg{Prompt: prompt, Yes: yes} }
+}
 
-// Model is the bubbletea model of the dashboard. It draws with Render, so
-// what it shows is exactly what `dashboard` without --watch prints.
+type detachedMsg struct{ err error }
+
+// Model is the bubbletea model of the dashboard: the views and what they
+// share.
 type Model struct {
-	cfg     Config
-	lane    state.Lane
-	loadErr error
-	now     time.Time
-
-	sel           int
+	cfg           Config
+	views         []View
+	active        int
 	width, height int
-
-	logAgent string // agent whose log is open; "" shows the table
-	logPath  string
-	logLines []string
-	logErr   error
-
-	attach []string // argv of the last attach command
-	note   string   // one-line feedback under the frame
+	keys          globalKeys
+	help          help.Model
+	showHelp      bool
+	confirm       *ConfirmMsg
+	note          string
+	quit          bool // the user quit (not a signal)
 }
 
-// NewModel returns the model showing l.
+// NewModel returns the model showing l in the wave view, followed by
+// cfg.Views.
 func NewModel(cfg Config, l state.Lane) Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return Model{cfg: cfg, lane: l, now: cfg.Now(), width: 100}
+	views := append([]View{newWaveView(cfg, l)}, cfg.Views...)
+	m := Model{cfg: cfg, views: views, width: 100, keys: newGlobalKeys(cfg.Detach != nil, len(views)),
+		help: newHelp(cfg.Color)}
+	return m
 }
 
-// Init starts the 1 s tick that keeps elapsed times and heartbeat ages
-// current between file events.
-func (m Model) Init() tea.Cmd { return tick() }
+// Init starts the clock and every view.
+func (m Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{tick()}
+	for _, v := range m.views {
+		cmds = append(cmds, v.Init())
+	}
+	return tea.Batch(cmds...)
+}
 
 func tick() tea.Cmd {
-	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return TickMsg(t) })
 }
 
-// Selected returns the selected agent of the shown wave.
-func (m Model) Selected() (state.Agent, bool) {
-	w := pickWave(m.lane, m.cfg.Wave)
-	if w == nil || m.sel < 0 || m.sel >= len(w.Agents) {
-		return state.Agent{}, false
-	}
-	return w.Agents[m.sel], true
-}
+// Selected returns the selected agent of the wave view.
+func (m Model) Selected() (state.Agent, bool) { return m.waves().Selected() }
 
-// AttachArgv is the argv of the last attach command the model ran.
-func (m Model) AttachArgv() []string { return m.attach }
+// AttachArgv is the argv of the last attach command the wave view ran.
+func (m Model) AttachArgv() []string { return m.waves().AttachArgv() }
 
-// Update handles keys, state updates, ticks and command results.
+func (m Model) waves() waveView { return m.views[0].(waveView) }
+
+// UserQuit reports whether the user quit (rather than a signal).
+func (m Model) UserQuit() bool { return m.quit }
+
+// Update handles the model's own keys and messages and passes the rest on.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-	case StateMsg:
-		m.now = m.cfg.Now()
-		m.loadErr = msg.Err
-		if msg.Err == nil {
-			m.lane = msg.Lane
-			m.clamp()
-		}
-		if m.logAgent != "" {
-			return m, readLog(m.logAgent, m.logPath)
-		}
-	case tickMsg:
-		m.now = m.cfg.Now()
-		return m, tick()
-	case logMsg:
-		if msg.agent == m.logAgent {
-			m.logLines, m.logErr = msg.lines, msg.err
-		}
-	case attachedMsg:
-		m.note = "back from " + msg.session
-		if msg.err != nil {
-			m.note = fmt.Sprintf("attach %s: %v", msg.session, msg.err)
-		}
-	case sessionGoneMsg:
-		m.note = fmt.Sprintf("session %s is gone; showing %s's log", msg.session, msg.agent)
-		if a, ok := m.Selected(); ok && a.ID == msg.agent {
-			return m.openLog(a)
-		}
+		return m.broadcast(tea.WindowSizeMsg{Width: m.width, Height: m.bodyHeight()})
 	case tea.KeyMsg:
 		return m.key(msg)
+	case NoteMsg:
+		m.note = string(msg)
+		return m, nil
+	case ConfirmMsg:
+		m.confirm = &msg
+		return m, nil
+	case detachedMsg:
+		if msg.err != nil {
+			m.note = "detach: " + msg.err.Error()
+		}
+		return m, nil
+	case TickMsg:
+		m, cmd := m.broadcast(msg)
+		return m, tea.Batch(cmd, tick())
 	}
-	return m, nil
+	return m.broadcast(msg)
+}
+
+func (m Model) broadcast(msg tea.Msg) (Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	for i, v := range m.views {
+		var cmd tea.Cmd
+		m.views[i], cmd = v.Update(msg)
+		cmds = append(cmds, cmd)
+	}
+	return m, tea.Batch(cmds...)
 }
 
 func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch k.String() {
-	case "q", "ctrl+c":
-		return m, tea.Quit
-	case "esc":
-		m.logAgent = ""
-	case "up", "k":
-		m.sel--
-		m.clamp()
-	case "down", "j":
-		m.sel++
-		m.clamp()
-	case "l":
-		if m.logAgent != "" {
-			m.logAgent = ""
-			return m, nil
-		}
-		if a, ok := m.Selected(); ok {
-			return m.openLog(a)
-		}
-	case "enter":
-		a, ok := m.Selected()
-		if !ok {
-			return m, nil
-		}
-		return m.attachTo(a)
-	}
-	return m, nil
-}
-
-func (m Model) openLog(a state.Agent) (tea.Model, tea.Cmd) {
-	m.logAgent, m.logPath, m.logLines, m.logErr = a.ID, a.LogPath, nil, nil
-	if a.LogPath == "" {
-		m.logErr = fmt.Errorf("agent %s has no run log yet", a.ID)
-		return m, nil
-	}
-	return m, readLog(a.ID, a.LogPath)
-}
-
-func (m Model) attachTo(a state.Agent) (tea.Model, tea.Cmd) {
-	if a.SessionName == "" {
-		m.note = fmt.Sprintf("agent %s has no tmux session yet", a.ID)
-		return m, nil
-	}
-	if m.cfg.Attach == nil {
-		m.note = "attach is not available here"
-		return m, nil
-	}
-	cmd := m.cfg.Attach(a.SessionName)
-	m.attach = cmd.Args
 	m.note = ""
-	session, has := a.SessionName, m.cfg.HasSession
-	run := tea.ExecProcess(cmd, func(err error) tea.Msg { return attachedMsg{session: session, err: err} })
-	if has == nil {
-		return m, run
+	if k.String() == "ctrl+c" {
+		return m.quitNow()
 	}
-	id := a.ID
-	// Check first, in a command so the UI never blocks on tmux.
-	return m, func() tea.Msg {
-		ok, err := has(context.Background(), session)
-		if err == nil && !ok {
-			return sessionGoneMsg{agent: id, session: session}
+	if c := m.confirm; c != nil {
+		m.confirm = nil
+		if k.String() == "y" || k.String() == "Y" {
+			return m, c.Yes
 		}
-		return run()
+		m.note = "cancelled"
+		return m, nil
 	}
-}
-
-func readLog(agent, path string) tea.Cmd {
-	return func() tea.Msg {
-		lines, err := LogTail(path, LogLines)
-		return logMsg{agent: agent, lines: lines, err: err}
+	if m.showHelp {
+		// Any key closes the overlay; q and ? do nothing else.
+		m.showHelp = false
+		return m, nil
 	}
-}
-
-func (m *Model) clamp() {
-	n := 0
-	if w := pickWave(m.lane, m.cfg.Wave); w != nil {
-		n = len(w.Agents)
-	}
-	m.sel = max(0, min(m.sel, n-1))
-}
-
-const footer = "↑/↓ select · enter attach · l log · esc back · q quit"
-
-// View draws the frame (or the selected agent's log) to the window size.
-func (m Model) View() string {
-	if m.logAgent != "" {
-		return m.logView()
-	}
-	o := Options{Width: m.width, Color: m.cfg.Color, Now: m.now, Wave: m.cfg.Wave, Selected: m.sel}
-	frame := Render(m.lane, o)
-	if m.height > 0 {
-		// Give the agent table whatever the rest of the frame leaves.
-		if over := strings.Count(frame, "\n") + 2 - m.height; over > 0 {
-			if w := pickWave(m.lane, m.cfg.Wave); w != nil {
-				o.MaxAgentRows = max(3, len(w.Agents)-over-2)
-				frame = Render(m.lane, o)
+	v := m.views[m.active]
+	if !v.Capturing() {
+		switch {
+		case key.Matches(k, m.keys.Help):
+			m.showHelp = true
+			return m, nil
+		case key.Matches(k, m.keys.Quit):
+			if m.cfg.Detach != nil {
+				detach := m.cfg.Detach
+				return m, func() tea.Msg { return detachedMsg{err: detach(context.Background())} }
 			}
+			return m.quitNow()
+		case key.Matches(k, m.keys.Exit):
+			return m.quitNow()
+		case key.Matches(k, m.keys.NextView):
+			m.active = (m.active + 1) % len(m.views)
+			return m, nil
+		case key.Matches(k, m.keys.PrevView):
+			m.active = (m.active + len(m.views) - 1) % len(m.views)
+			return m, nil
 		}
 	}
-	var b strings.Builder
-	b.WriteString(frame)
-	if m.loadErr != nil {
-		fmt.Fprintln(&b, fit("reading state: "+clean(m.loadErr.Error()), m.width))
-	}
-	if m.note != "" {
-		fmt.Fprintln(&b, fit(clean(m.note), m.width))
-	}
-	b.WriteString(fit(footer, m.width))
-	return clip(b.String(), m.height)
+	var cmd tea.Cmd
+	m.views[m.active], cmd = v.Update(k)
+	return m, cmd
 }
 
-func (m Model) logView() string {
+func (m Model) quitWord() string {
+	if m.cfg.Detach != nil {
+		return "detach"
+	}
+	return "quit"
+}
+
+func (m Model) quitNow() (tea.Model, tea.Cmd) {
+	m.quit = true
+	return m, tea.Quit
+}
+
+// bodyHeight is what the shown view gets: the window less the footer and
+// the tab line.
+func (m Model) bodyHeight() int {
+	if m.height <= 0 {
+		return 0
+	}
+	h := m.height - 1
+	if len(m.views) > 1 {
+		h--
+	}
+	return max(1, h)
+}
+
+// View draws the tab line, the shown view (or the help overlay) and the
+// footer: a confirmation, else the note, else the key hints.
+func (m Model) View() string {
 	var b strings.Builder
-	fmt.Fprintln(&b, fit(fmt.Sprintf("log of %s · %s", m.logAgent, clean(m.logPath)), m.width))
-	if m.note != "" {
-		fmt.Fprintln(&b, fit(clean(m.note), m.width))
+	if len(m.views) > 1 {
+		b.WriteString(m.tabs() + "\n")
 	}
-	switch {
-	case m.logErr != nil:
-		fmt.Fprintln(&b, fit(clean(m.logErr.Error()), m.width))
-	case len(m.logLines) == 0:
-		fmt.Fprintln(&b, "(log is empty)")
+	body := ""
+	if m.showHelp {
+		body = m.helpOverlay()
+	} else {
+		body = m.views[m.active].View()
 	}
-	lines := m.logLines
-	if m.height > 0 && len(lines) > m.height-3 {
-		lines = lines[len(lines)-max(1, m.height-3):]
-	}
-	for _, l := range lines {
-		fmt.Fprintln(&b, fit(l, m.width))
-	}
-	b.WriteString(fit("l/esc back · q quit", m.width))
+	b.WriteString(fitLines(body, m.width, m.bodyHeight()))
+	b.WriteString("\n")
+	b.WriteString(fit(m.footer(), m.width))
 	return b.String()
 }
 
-// clip keeps the last-resort bound of h lines (the header and table
-// first) so a tall frame never scrolls the alternate screen.
-func clip(s string, h int) string {
-	if h <= 0 {
-		return s
+func (m Model) tabs() string {
+	p := newPalette(m.cfg.Color)
+	var parts []string
+	for i, v := range m.views {
+		name := " " + v.Name() + " "
+		if i == m.active {
+			name = p.sel.Render(name)
+		}
+		parts = append(parts, name)
 	}
-	lines := strings.Split(s, "\n")
-	if len(lines) <= h {
-		return s
+	return fit(strings.Join(parts, " ")+"  "+p.dim.Render("tab switches"), m.width)
+}
+
+func (m Model) footer() string {
+	p := newPalette(m.cfg.Color)
+	switch {
+	case m.confirm != nil:
+		return p.warn.Render(clean(m.confirm.Prompt) + " [y/N]")
+	case m.note != "":
+		return clean(m.note)
+	case m.showHelp:
+		return p.dim.Render("any key closes the help")
 	}
-	return strings.Join(append(lines[:h-1], lines[len(lines)-1]), "\n")
+	// The view's hints give way from the end so ? and q always show.
+	keys, global := m.views[m.active].ShortHelp(), []key.Binding{m.keys.Help, short(m.keys.Quit, m.quitWord())}
+	h := m.help
+	line := h.ShortHelpView(append(slices.Clone(keys), global...))
+	for len(keys) > 0 && ansiWidth(line) > m.width {
+		keys = keys[:len(keys)-1]
+		line = h.ShortHelpView(append(slices.Clone(keys), global...))
+	}
+	return line
+}
+
+// fitLines makes s exactly h lines of at most w columns (h <= 0: as is),
+// so a view never scrolls the alternate screen or leaves stale lines.
+func fitLines(s string, w, h int) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	if h > 0 {
+		if len(lines) > h {
+			lines = lines[:h]
+		}
+		for len(lines) < h {
+			lines = append(lines, "")
+		}
+	}
+	for i, l := range lines {
+		lines[i] = fit(l, w)
+	}
+	return strings.Join(lines, "\n")
 }

@@ -1,8 +1,12 @@
 // Package dashboard owns the views of a lane's state: the pure text
 // renderer shared by `status` and `dashboard`, the `status --json`
-// encoding, the interactive bubbletea view with its fsnotify refresh, and
-// the log tails those views show. It never reduces state itself: every
-// view draws a state.Lane produced by the one loader.
+// encoding, the interactive bubbletea model with its fsnotify refresh,
+// and the log tails those views show. The model hosts View
+// implementations — the wave view (agent table, sections, a preview of
+// the selected agent's output) and any further view such as a backlog
+// view — and owns what they share: footer, help overlay, confirmations,
+// quitting or detaching. It never reduces state itself: every view draws
+// a state.Lane produced by the one loader.
 package dashboard
 
 import (
@@ -31,10 +35,14 @@ type Options struct {
 	Wave int
 	// Selected is the highlighted agent row of the shown wave; -1 none.
 	Selected int
-	// MaxAgentRows bounds the agent table (a window around Selected);
-	// 0 shows every agent.
+	// MaxAgentRows bounds the agent table's lines below its header; the
+	// rows kept are the selected one, then running and failed agents, then
+	// those nearest the selection (visibleRows). 0 shows every agent.
 	MaxAgentRows int
 	generated    time.Time // when the loader read the lane, for heartbeat ages
+	// brief drops the ages of the read and the last update from the
+	// headers, which then fit one line each at 80 columns.
+	brief bool
 }
 
 // staleHeartbeat is the heartbeat age past which a running agent is
@@ -148,7 +156,7 @@ func writeLaneHeader(b *strings.Builder, l state.Lane, p palette, o Options) {
 	if l.Socket != "" {
 		parts = append(parts, "socket "+clean(l.Socket))
 	}
-	if !l.GeneratedAt.IsZero() {
+	if !l.GeneratedAt.IsZero() && !o.brief {
 		parts = append(parts, "read "+ago(o.Now.Sub(l.GeneratedAt)))
 	}
 	writeParts(b, parts, o.Width)
@@ -175,6 +183,17 @@ func writeParts(b *strings.Builder, parts []string, width int) {
 }
 
 func writeWave(b *strings.Builder, w state.Wave, p palette, o Options, bar bool) {
+	writeWaveHead(b, w, p, o, bar, true)
+	b.WriteString("\n")
+	writeAgents(b, w, p, o)
+	writeClosure(b, w.Closure, p, o)
+	writeFailures(b, w.Failures, p, o)
+	writeBlockers(b, w.Blockers, p, o)
+}
+
+// writeWaveHead is the wave's header line(s), its file when file is set,
+// and the progress bar when bar is.
+func writeWaveHead(b *strings.Builder, w state.Wave, p palette, o Options, bar, file bool) {
 	attempt := fmt.Sprintf("attempt %d/%d", w.Attempt, w.MaxAttempts)
 	if w.MaxAttempts == 0 {
 		attempt = fmt.Sprintf("attempt %d", w.Attempt)
@@ -186,21 +205,16 @@ func writeWave(b *strings.Builder, w state.Wave, p palette, o Options, bar bool)
 		attempt,
 		"elapsed " + span(w.StartedAt, w.FinishedAt, o.Now),
 	}
-	if w.UpdatedAt != nil {
+	if w.UpdatedAt != nil && !o.brief {
 		head = append(head, "updated "+ago(o.Now.Sub(*w.UpdatedAt)))
 	}
 	writeParts(b, head, o.Width)
-	if w.File != "" {
+	if file && w.File != "" {
 		fmt.Fprintln(b, fit(p.dim.Render("file "+clean(w.File)), o.Width))
 	}
 	if bar {
 		writeProgress(b, w.Agents, p, o)
 	}
-	b.WriteString("\n")
-	writeAgents(b, w, p, o)
-	writeClosure(b, w.Closure, p, o)
-	writeFailures(b, w.Failures, p, o)
-	writeBlockers(b, w.Blockers, p, o)
 }
 
 // writeWaveSummary is the one-line form of a finished wave.

@@ -139,22 +139,6 @@ func TestCleanStripsTerminalControl(t *testing.T) {
 	}
 }
 
-func TestWindowKeepsSelectionVisible(t *testing.T) {
-	tests := []struct{ n, sel, rows, from, to int }{
-		{5, 0, 0, 0, 5},
-		{5, 4, 10, 0, 5},
-		{100, 0, 10, 0, 10},
-		{100, 50, 10, 45, 55},
-		{100, 99, 10, 90, 100},
-	}
-	for _, tt := range tests {
-		from, to := window(tt.n, tt.sel, tt.rows)
-		if from != tt.from || to != tt.to {
-			t.Errorf("window(%d,%d,%d) = %d,%d, want %d,%d", tt.n, tt.sel, tt.rows, from, to, tt.from, tt.to)
-		}
-	}
-}
-
 func BenchmarkRender(b *testing.B) {
 	l := bigLane(200)
 	o := Options{Width: 160, Now: clock, Wave: -1, Selected: 100, Color: true}

@@ -28,7 +28,9 @@ const fps = 15
 
 // Run shows the interactive dashboard on in/out until the user quits or
 // ctx is done (the command cancels ctx on SIGTERM/SIGHUP, so a dashboard
-// in a tmux pane exits cleanly when its session is killed).
+// in a tmux pane exits cleanly when its session is killed or respawned).
+// It keeps running after the lane's launcher exits: the final frame and
+// the result line stay until the user quits.
 func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	l, err := cfg.Load(ctx)
 	if err != nil {
@@ -45,7 +47,7 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 			p.Send(StateMsg{Lane: l, Err: err})
 		})
 	}()
-	_, err = p.Run()
+	final, err := p.Run()
 	stop()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		err = nil // stopped by a signal: a clean exit
@@ -55,6 +57,9 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	}
 	if e := <-werr; e != nil {
 		return e
+	}
+	if fm, ok := final.(Model); ok && fm.UserQuit() && cfg.EndSession != nil {
+		cfg.EndSession(context.WithoutCancel(ctx))
 	}
 	return nil
 }

@@ -73,47 +73,43 @@ func writeAgents(b *strings.Builder, w state.Wave, p palette, o Options) {
 		head[i] = pad(c.name, c.width)
 	}
 	fmt.Fprintln(b, p.bold.Render(strings.TrimRight("  "+strings.Join(head, "  "), " ")))
-	from, to := window(len(w.Agents), o.Selected, o.MaxAgentRows)
-	if from > 0 {
-		fmt.Fprintln(b, p.dim.Render(fmt.Sprintf("  … %d more above", from)))
-	}
-	for i := from; i < to; i++ {
-		a := w.Agents[i]
-		cells := make([]string, len(cols))
-		for j, c := range cols {
-			cells[j] = pad(c.cell(a), c.width)
-			switch c.name {
-			case "STATE":
-				cells[j] = p.agentStyle(a.State).Render(cells[j])
-			case "HB":
-				if hbStale(a, o) {
-					cells[j] = p.warn.Render(cells[j])
-				}
+	rows := visibleRows(w.Agents, o.Selected, o.MaxAgentRows)
+	next := 0 // first row not yet drawn or accounted for
+	for k, i := range rows {
+		if i > next {
+			where := "above"
+			if k > 0 {
+				where = ""
 			}
+			fmt.Fprintln(b, fit(p.dim.Render(hiddenLine(w.Agents, next, i, where)), o.Width))
 		}
-		mark := "  "
-		if i == o.Selected {
-			mark = "› "
-			cells[0] = p.sel.Render(cells[0])
-		}
-		fmt.Fprintln(b, strings.TrimRight(mark+strings.Join(cells, "  "), " "))
+		writeAgentRow(b, w.Agents[i], i == o.Selected, cols, p, o)
+		next = i + 1
 	}
-	if to < len(w.Agents) {
-		fmt.Fprintln(b, p.dim.Render(fmt.Sprintf("  … %d more below", len(w.Agents)-to)))
+	if next < len(w.Agents) {
+		fmt.Fprintln(b, fit(p.dim.Render(hiddenLine(w.Agents, next, len(w.Agents), "below")), o.Width))
 	}
 }
 
-// window returns the rows [from, to) of n that fit in rows, keeping sel
-// visible.
-func window(n, sel, rows int) (from, to int) {
-	if rows <= 0 || n <= rows {
-		return 0, n
+func writeAgentRow(b *strings.Builder, a state.Agent, selected bool, cols []column, p palette, o Options) {
+	cells := make([]string, len(cols))
+	for j, c := range cols {
+		cells[j] = pad(c.cell(a), c.width)
+		switch c.name {
+		case "STATE":
+			cells[j] = p.agentStyle(a.State).Render(cells[j])
+		case "HB":
+			if hbStale(a, o) {
+				cells[j] = p.warn.Render(cells[j])
+			}
+		}
 	}
-	from = max(0, sel-rows/2)
-	if from+rows > n {
-		from = n - rows
+	mark := "  "
+	if selected {
+		mark = "› "
+		cells[0] = p.sel.Render(cells[0])
 	}
-	return from, from + rows
+	fmt.Fprintln(b, strings.TrimRight(mark+strings.Join(cells, "  "), " "))
 }
 
 func writeClosure(b *strings.Builder, stages []state.Stage, p palette, o Options) {

@@ -94,14 +94,16 @@ func outcomeOf(obs runtime.Observation) Outcome {
 	return o
 }
 
-// StartDashboard (re)creates the lane's dashboard session running argv.
+// StartDashboard runs argv in the lane's dashboard session. An existing
+// dashboard (kept from an earlier launch) is replaced in place, so a
+// user attached to it stays attached and sees the new launch.
 func (r *RuntimeRuns) StartDashboard(ctx context.Context, argv []string) error {
-	_ = r.KillSession(ctx, lanes.DashboardSession)
-	return r.tm.NewSession(ctx, tmuxadapter.SessionSpec{Name: lanes.DashboardSession, Argv: argv, Cwd: r.cwd,
-		Width: 200, Height: 50, Options: map[string]string{"@wave_run": "dashboard"}})
-}
-
-// StopDashboard kills the dashboard session.
-func (r *RuntimeRuns) StopDashboard(ctx context.Context) {
-	_ = r.KillSession(ctx, lanes.DashboardSession)
+	spec := tmuxadapter.SessionSpec{Name: lanes.DashboardSession, Window: lanes.DashboardSession, Argv: argv, Cwd: r.cwd,
+		Width: 200, Height: 50, Options: map[string]string{"@wave_run": "dashboard"}}
+	if ok, err := r.tm.HasSession(ctx, lanes.DashboardSession); err == nil && ok {
+		if err := r.tm.RespawnPane(ctx, spec); err == nil || !tmuxadapter.IsGone(err) {
+			return err
+		}
+	}
+	return r.tm.NewSession(ctx, spec)
 }

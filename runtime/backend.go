@@ -99,6 +99,8 @@ func (b *TmuxBackend) Start(ctx context.Context, payloads []*Payload) error {
 			// server's default-shell is never involved.
 			Argv: []string{b.self, "agent-run", "--payload", launch},
 			Cwd:  p.Cwd,
+			// The window names the agent, not the runner binary.
+			Window: p.AgentID,
 			Options: map[string]string{
 				"@wave_run": p.RunID, "@wave_lane": p.Lane, "@wave_agent": p.AgentID,
 			},

@@ -30,6 +30,10 @@ type SessionSpec struct {
 	Width   int
 	Height  int
 	Options map[string]string // session user options, e.g. @wave_run
+	// Window names the session's window (new-session -n), so a status
+	// line or choose-tree shows the agent rather than the binary; tmux
+	// turns automatic-rename off for a window named this way.
+	Window string
 }
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
@@ -49,6 +53,19 @@ func escapeArg(s string) string {
 		return s[:len(s)-1] + `\;`
 	}
 	return s
+}
+
+// windowName makes untrusted text a literal window name: -n is
+// format-expanded, and "#(cmd)" in a format runs a shell command, so '#'
+// is doubled; control characters are dropped.
+func windowName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	return escapeArg(strings.ReplaceAll(s, "#", "##"))
 }
 
 // target is an exact-match session target for commands taking a pane or
@@ -74,6 +91,11 @@ func newSessionArgs(s SessionSpec) (args, shown []string, err error) {
 		add("-c", "-c")
 		c := escapeArg(strings.ReplaceAll(s.Cwd, "#", "##"))
 		add(c, c)
+	}
+	if s.Window != "" {
+		w := windowName(s.Window)
+		add("-n", "-n")
+		add(w, w)
 	}
 	if s.Width > 0 && s.Height > 0 {
 		add("-x", "-x")

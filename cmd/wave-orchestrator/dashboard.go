@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +20,11 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
+// resumeSession is where the dashboard's retry key runs `resume`, on the
+// lane socket, so the launcher outlives the dashboard and its output can
+// be attached to.
+const resumeSession = "resume"
+
 func newDashboardCmd(g *globals) *cobra.Command {
 	wave, watch := -1, false
 	c := &cobra.Command{
@@ -26,8 +33,19 @@ func newDashboardCmd(g *globals) *cobra.Command {
 		Long: `Show the lane's dashboard: header, progress, agents, closure stages, open
 blockers and the last events. Without --watch one frame is printed (for
 scripts and CI). With --watch the view refreshes on every change of the lane
-state; keys: ↑/↓ or k/j select an agent, enter attaches to its tmux session,
-l shows its log tail, q quits.`,
+state and shows the selected agent's output beside or under the table.
+
+Keys (? lists them all): ↑/↓ or k/j select an agent; enter attaches to its tmux
+session (C-b L, or C-b d outside tmux, comes back); l shows its output full
+screen; pgup/pgdn, ctrl+u/ctrl+d, g/G scroll the output; / filters agents; x
+stops the selected agent's run (stop --agent); r resumes a wave no launcher is
+running (resume --wave N, in tmux session "resume"); [ and ] switch waves.
+q quits — inside the lane's dashboard session it detaches instead and the
+dashboard keeps running; Q or ctrl+c quit there and end the session.
+
+The dashboard session that launch starts outlives the launch: the final frame
+and a result line stay until you quit it, ` + "`stop`" + ` clears it, or the next
+launch replaces it.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if wave < -1 {
@@ -55,7 +73,7 @@ l shows its log tail, q quits.`,
 // watchDashboard runs the live view: interactive on a terminal (a tmux
 // pane included), frame-per-change otherwise.
 func watchDashboard(ctx context.Context, g *globals, layout lanes.Layout, wave int, out io.Writer) error {
-	cfg := dashboardConfig(g, layout, wave)
+	cfg := dashboardConfig(ctx, g, layout, wave)
 	f, isFile := out.(*os.File)
 	if isFile && dashboard.IsTerminal(f) && dashboard.IsTerminal(os.Stdin) {
 		cfg.Color = dashboard.ColorFor(f)
@@ -65,12 +83,13 @@ func watchDashboard(ctx context.Context, g *globals, layout lanes.Layout, wave i
 }
 
 // dashboardConfig wires the view to the lane: the one loader, the lane
-// state dir, and attach through tmuxadapter on the lane socket.
-func dashboardConfig(g *globals, layout lanes.Layout, wave int) dashboard.Config {
+// state dir, attach through tmuxadapter on the lane socket, and the stop
+// and resume keys through this binary's own commands.
+func dashboardConfig(ctx context.Context, g *globals, layout lanes.Layout, wave int) dashboard.Config {
 	socket := layout.Socket()
 	client := tmuxadapter.New(socket)
 	inside := dashboard.InsideLaneTmux(os.Getenv("TMUX"), socket)
-	return dashboard.Config{
+	cfg := dashboard.Config{
 		Load: func(ctx context.Context) (state.Lane, error) {
 			l, _, err := loadLaneState(ctx, g)
 			return l, err
@@ -80,6 +99,87 @@ func dashboardConfig(g *globals, layout lanes.Layout, wave int) dashboard.Config
 		Attach: func(session string) *exec.Cmd {
 			return dashboard.AttachCommand(client.AttachArgv(session, inside), inside)
 		},
+		Back:       backHint(os.Getenv("TMUX"), inside),
 		HasSession: client.HasSession,
 	}
+	if bin, err := self(); err == nil {
+		cfg.StopAgent = func(ctx context.Context, agent string) (string, error) {
+			return stopAgent(ctx, bin, layout, agent)
+		}
+		cfg.Resume = func(ctx context.Context, n int) (string, error) {
+			return startResume(ctx, client, bin, layout, n)
+		}
+	}
+	if inDashboardSession(ctx, client, inside, os.Getenv("TMUX_PANE")) {
+		cfg.Detach = func(ctx context.Context) error {
+			_, err := client.DetachClient(ctx, lanes.DashboardSession)
+			return err
+		}
+		cfg.EndSession = func(ctx context.Context) { _ = client.KillSession(ctx, lanes.DashboardSession) }
+	}
+	return cfg
+}
+
+// backHint is how a user returns from an agent's session to the
+// dashboard: switch-client moved the client (C-b L goes to the last
+// session); otherwise attach-session runs until the client detaches — in
+// another tmux, that nested client's prefix is C-b C-b.
+func backHint(tmuxEnv string, insideLane bool) string {
+	switch {
+	case insideLane:
+		return "C-b L"
+	case tmuxEnv != "":
+		return "C-b C-b d"
+	}
+	return "C-b d"
+}
+
+// inDashboardSession reports whether this process runs in the lane's
+// dashboard session, where q should detach rather than leave a dead pane.
+func inDashboardSession(ctx context.Context, client *tmuxadapter.Client, insideLane bool, pane string) bool {
+	if !insideLane || pane == "" {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := client.PaneSession(cctx, pane)
+	return err == nil && s == lanes.DashboardSession
+}
+
+// stopAgent runs `stop --agent` — the very command a user would — and
+// returns its first line of output.
+func stopAgent(ctx context.Context, bin string, layout lanes.Layout, agent string) (string, error) {
+	cmd := exec.CommandContext(ctx, bin, "--repo-root", layout.RepoRoot, "--lane", layout.Lane, "stop", "--agent", agent)
+	out, err := cmd.CombinedOutput()
+	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if err != nil {
+		if first == "" {
+			return "", err
+		}
+		return "", errors.New(first)
+	}
+	return first, nil
+}
+
+// startResume runs `resume --wave n` in the lane's resume session. It
+// refuses while a launcher holds the lane or an earlier resume still
+// runs there; the dead pane of a finished one is replaced.
+func startResume(ctx context.Context, client *tmuxadapter.Client, bin string, layout lanes.Layout, n int) (string, error) {
+	if lanes.Held(layout.LockPath()) {
+		return "", fmt.Errorf("a launcher holds lane %s; it retries failed agents itself", layout.Lane)
+	}
+	if ok, _ := client.HasSession(ctx, resumeSession); ok {
+		if p, err := client.PaneInfo(ctx, resumeSession); err == nil && !p.Dead {
+			return "", fmt.Errorf("a resume is still running in tmux session %s", resumeSession)
+		}
+		if err := client.KillSession(ctx, resumeSession); err != nil {
+			return "", err
+		}
+	}
+	argv := []string{bin, "--repo-root", layout.RepoRoot, "--lane", layout.Lane, "resume", "--wave", fmt.Sprint(n)}
+	if err := client.NewSession(ctx, tmuxadapter.SessionSpec{Name: resumeSession, Window: resumeSession, Argv: argv,
+		Cwd: layout.RepoRoot, Options: map[string]string{"@wave_lane": layout.Lane}}); err != nil {
+		return "", fmt.Errorf("start resume of wave %d: %w", n, err)
+	}
+	return fmt.Sprintf("resuming wave %d in tmux session %s (tmux -L %s attach -t %s)", n, resumeSession, layout.Socket(), resumeSession), nil
 }

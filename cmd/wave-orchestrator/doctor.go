@@ -162,7 +162,14 @@ func laneFindings(ctx context.Context, e *laneEnv) []finding {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	ss, err := tmuxadapter.New(e.layout.Socket()).ListSessions(cctx)
+	all, err := tmuxadapter.New(e.layout.Socket()).ListSessions(cctx)
+	// The dashboard session is meant to outlive its launch.
+	var ss []tmuxadapter.Session
+	for _, s := range all {
+		if s.Name != lanes.DashboardSession {
+			ss = append(ss, s)
+		}
+	}
 	if err == nil && len(ss) > 0 && !live {
 		fs = append(fs, finding{"warn", fmt.Sprintf("lane %s: %d tmux session(s) on socket %s with no launcher (inspect with `tmux -L %s ls`, clear with `wave-orchestrator stop`)",
 			e.lane.Name, len(ss), e.layout.Socket(), e.layout.Socket())})

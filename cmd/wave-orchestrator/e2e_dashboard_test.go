@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -152,10 +153,14 @@ func agentRow(id, st string) *regexp.Regexp {
 	return regexp.MustCompile(`(?m)^(› |  )` + regexp.QuoteMeta(id) + `\s+` + regexp.QuoteMeta(st) + `\b`)
 }
 
-func TestDashboardSessionFollowsTheWave(t *testing.T) {
+// The dashboard session follows the wave, outlives the launcher with
+// its final frame and a result line, detaches on q and keeps running,
+// and is replaced in place (its client staying) by the next launch.
+func TestDashboardSessionOutlivesTheWave(t *testing.T) {
 	r := newRepo(t)
 	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 3s"), implAgent("A2")}, closureAgents()...)...)
-	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--keep-sessions")
+	bg := r.start(ctxFor(t), "launch", "--lane", "main")
+	env := append(envWithout("TMUX", "TMUX_PANE"), "TMUX_TMPDIR="+tmuxTmp)
 
 	var frame string
 	waitFor(t, "the dashboard to show A1 running", 30*time.Second, func() bool {
@@ -165,6 +170,16 @@ func TestDashboardSessionFollowsTheWave(t *testing.T) {
 	if !regexp.MustCompile(`wave 0 · running`).MatchString(frame) {
 		t.Fatalf("A1 runs but the wave is not shown running:\n%s", frame)
 	}
+	// Windows name their agent, not the binary they run.
+	windows, err := r.tmuxLane("list-windows", "-a", "-F", "#{session_name}=#{window_name}")
+	if err != nil || !strings.Contains(windows, "w0-A1=A1\n") || !strings.Contains(windows, "dashboard=dashboard\n") {
+		t.Fatalf("window names (%v):\n%s", err, windows)
+	}
+	client := ptyClient(t, env, "tmux", "-L", r.layout().Socket(), "attach", "-t", lanes.DashboardSession)
+	waitFor(t, "a client on the dashboard", 30*time.Second, func() bool {
+		return slices.Equal(r.clientSessions(), []string{lanes.DashboardSession})
+	})
+
 	res := bg.wait(t, "launch", time.Minute)
 	if res.code != 0 {
 		t.Fatalf("launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
@@ -172,10 +187,11 @@ func TestDashboardSessionFollowsTheWave(t *testing.T) {
 	if !strings.Contains(res.stdout, "tmux -L "+r.layout().Socket()+" attach -t dashboard") {
 		t.Fatalf("launch does not say how to reach the dashboard:\n%s", res.stdout)
 	}
-	// The launcher has exited; the kept dashboard must reach the final frame.
-	waitFor(t, "the dashboard to show the wave completed", 30*time.Second, func() bool {
+	// The launcher has exited: the dashboard stays, with the final frame
+	// and the result line, and its client stays attached.
+	waitFor(t, "the final frame with its result line", 30*time.Second, func() bool {
 		frame = r.capture(lanes.DashboardSession)
-		return strings.Contains(frame, "wave 0 · completed") && agentRow("A1", "completed").MatchString(frame)
+		return strings.Contains(frame, "■ wave 0 completed · 5/5 agents ok") && agentRow("A1", "completed").MatchString(frame)
 	})
 	for _, id := range []string{"A2", "A8", "A9", "A0"} {
 		if !agentRow(id, "completed").MatchString(frame) {
@@ -185,6 +201,59 @@ func TestDashboardSessionFollowsTheWave(t *testing.T) {
 	if !strings.Contains(frame, "launcher pid") || !strings.Contains(frame, "exited") {
 		t.Errorf("final frame does not say the launcher exited:\n%s", frame)
 	}
+	if !strings.Contains(frame, "q detach") {
+		t.Errorf("in its session the dashboard should offer q to detach:\n%s", frame)
+	}
+	if s := r.clientSessions(); !slices.Equal(s, []string{lanes.DashboardSession}) {
+		t.Fatalf("the client left the dashboard when the launch ended: %v", s)
+	}
+	if doc := r.run(ctxFor(t), "doctor", "--lane", "main"); strings.Contains(doc.stdout+doc.stderr, "with no launcher") {
+		t.Errorf("doctor counts the kept dashboard as a leftover session:\n%s%s", doc.stdout, doc.stderr)
+	}
+
+	// q detaches the client; the dashboard keeps running, frame intact.
+	if _, err := r.tmuxLane("send-keys", "-t", "dashboard:", "q"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "q to detach the client", 30*time.Second, func() bool {
+		return len(r.clientSessions()) == 0 && processExited(client)
+	})
+	pane, err := r.tmuxLane("display-message", "-p", "-t", "dashboard:", "#{pane_dead} #{pane_pid}")
+	if err != nil || !strings.HasPrefix(pane, "0 ") {
+		t.Fatalf("after q the dashboard pane is %q (%v), want alive", pane, err)
+	}
+	if f := r.capture(lanes.DashboardSession); !strings.Contains(f, "■ wave 0 completed") {
+		t.Fatalf("after q the frame is gone:\n%s", f)
+	}
+
+	// The next launch replaces the dashboard in place: a client attached
+	// to it stays attached and sees the new run.
+	ptyClient(t, env, "tmux", "-L", r.layout().Socket(), "attach", "-t", lanes.DashboardSession)
+	waitFor(t, "a client on the dashboard again", 30*time.Second, func() bool {
+		return slices.Equal(r.clientSessions(), []string{lanes.DashboardSession})
+	})
+	again := r.start(ctxFor(t), "launch", "--lane", "main")
+	if res := again.wait(t, "second launch", time.Minute); res.code != 0 {
+		t.Fatalf("second launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if p, _ := r.tmuxLane("display-message", "-p", "-t", "dashboard:", "#{pane_dead} #{pane_pid}"); !strings.HasPrefix(p, "0 ") || p == pane {
+		t.Fatalf("the new launch did not replace the dashboard: pane %q, before %q", p, pane)
+	}
+	if s := r.clientSessions(); !slices.Equal(s, []string{lanes.DashboardSession}) {
+		t.Fatalf("the new launch dropped the dashboard's client: %v", s)
+	}
+	waitFor(t, "the new dashboard's final frame", 30*time.Second, func() bool {
+		return strings.Contains(r.capture(lanes.DashboardSession), "■ wave 0 completed")
+	})
+
+	// Q quits for good and takes the session along: no dead pane left.
+	if _, err := r.tmuxLane("send-keys", "-t", "dashboard:", "Q"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "Q to end the dashboard session", 30*time.Second, func() bool {
+		_, err := r.tmuxLane("has-session", "-t", "=dashboard")
+		return err != nil
+	})
 }
 
 func TestStatusJSONOfFinishedLane(t *testing.T) {
@@ -517,5 +586,79 @@ func TestStopAgentLeavesTheLauncherRunning(t *testing.T) {
 	}
 	if a := agentOf(t, r.status(t), 0, "A1"); a.State != state.AgentRunning || a.Attempt != 2 {
 		t.Fatalf("status shows A1 %s attempt %d, want running attempt 2", a.State, a.Attempt)
+	}
+}
+
+// keys sends keys to the dashboard's pane, as a user's client would.
+func (r *testRepo) keys(t *testing.T, keys ...string) {
+	t.Helper()
+	if out, err := r.tmuxLane(append([]string{"send-keys", "-t", "dashboard:"}, keys...)...); err != nil {
+		t.Fatalf("send-keys %v: %v %s", keys, err, out)
+	}
+}
+
+// x then y in the dashboard stops the selected agent's run as
+// `stop --agent` does: the live launcher counts a failed attempt and
+// runs it again.
+func TestDashboardStopKeyStopsTheAgent(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
+	bg := r.start(ctxFor(t), "launch", "--lane", "main")
+	t.Cleanup(func() {
+		r.run(context.Background(), "stop", "--lane", "main")
+		for _, k := range []int{1, 2} {
+			if r.disposition("A1", k) != "" {
+				waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", k), lanes.RuntimeFile))
+			}
+		}
+		<-bg.done
+	})
+	waitFor(t, "the dashboard to show A1 running", 30*time.Second, func() bool {
+		return regexp.MustCompile(`(?m)^› A1\s+running`).MatchString(r.capture(lanes.DashboardSession))
+	})
+	r.keys(t, "x")
+	waitFor(t, "the stop confirmation", 30*time.Second, func() bool {
+		return strings.Contains(r.capture(lanes.DashboardSession), "stop A1's run")
+	})
+	if d := r.disposition("A1", 1); d != "running" {
+		t.Fatalf("A1 is %q before the stop was confirmed", d)
+	}
+	r.keys(t, "y")
+	waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
+	if d := r.disposition("A1", 1); d != "terminated" {
+		t.Fatalf("A1 attempt 1 is %q, want terminated", d)
+	}
+	waitFor(t, "the dashboard to report the stop", 30*time.Second, func() bool {
+		return strings.Contains(r.capture(lanes.DashboardSession), "terminated w0-A1-a1")
+	})
+	waitFor(t, "the launcher to retry A1", 30*time.Second, func() bool { return r.disposition("A1", 2) == "running" })
+}
+
+// After a failed wave, r then y in the dashboard resumes it in the lane's
+// resume session; the resumed launch replaces the dashboard, which then
+// shows the wave completed.
+func TestDashboardRetryKeyResumesTheWave(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.fail-attempts: 1"), implAgent("A2")}, closureAgents()...)...)
+	if res := r.run(ctxFor(t), "launch", "--lane", "main", "--max-retries-per-wave", "0"); res.code == 0 {
+		t.Fatalf("launch passed; the test needs A1's first attempt to fail\n%s", res.stdout)
+	}
+	waitFor(t, "the failed wave's result line", 30*time.Second, func() bool {
+		return strings.Contains(r.capture(lanes.DashboardSession), "■ wave 0 failed")
+	})
+	r.keys(t, "r")
+	waitFor(t, "the resume confirmation", 30*time.Second, func() bool {
+		return strings.Contains(r.capture(lanes.DashboardSession), "resume wave 0: rerun the agents that did not pass")
+	})
+	r.keys(t, "y")
+	waitFor(t, "the resumed wave to complete on the dashboard", time.Minute, func() bool {
+		return strings.Contains(r.capture(lanes.DashboardSession), "■ wave 0 completed")
+	})
+	if d := r.disposition("A1", 2); d != "completed" {
+		t.Fatalf("A1 attempt 2 is %q, want completed", d)
+	}
+	launched, _ := agentStarts(r.events())
+	if launched["A2"] != 1 {
+		t.Fatalf("A2 passed and should be reused, launched %d times", launched["A2"])
 	}
 }

@@ -38,7 +38,7 @@ func (f *launchFlags) register(c *cobra.Command, resume bool) {
 	fl.IntVar(&f.maxRetries, "max-retries-per-wave", 1, "retries after the first attempt")
 	fl.IntVar(&f.staggerMs, "agent-launch-stagger-ms", 0, "pause between agent launches")
 	fl.BoolVar(&f.noDashboard, "no-dashboard", false, "do not start the dashboard tmux session")
-	fl.BoolVar(&f.keepSessions, "keep-sessions", false, "keep agent and dashboard tmux sessions after the wave")
+	fl.BoolVar(&f.keepSessions, "keep-sessions", false, "keep agent tmux sessions after the wave (the dashboard session always stays)")
 	if resume {
 		fl.IntVar(&f.start, "wave", -1, "wave to resume (required)")
 		fl.StringVar(&f.phase, "phase", "", "phase to re-run with every later closure stage: "+fmt.Sprint(roles.Phases))
@@ -144,10 +144,10 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 			fmt.Fprintf(c.OutOrStdout(), "dashboard: tmux -L %s attach -t %s\n", e.layout.Socket(), lanes.DashboardSession)
 		}
 	}
+	// The dashboard session outlives the launch: its final frame and
+	// result line stay until the user quits it, `stop` clears it, or the
+	// next launch replaces it.
 	res, err := launcher.New(opt, runs).Run(ctx)
-	if !f.keepSessions {
-		runs.StopDashboard(context.WithoutCancel(ctx))
-	}
 	switch {
 	case errors.Is(err, launcher.ErrStopped):
 		return withCode(exitFailed, fmt.Errorf("lane %s stopped on request", e.lane.Name))
