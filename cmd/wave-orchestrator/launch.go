@@ -8,13 +8,16 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
+	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
 type launchFlags struct {
@@ -111,8 +114,18 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 		KeepSessions: f.keepSessions, Self: bin, ResumePhase: f.phase, Resume: resume,
 		Out: c.OutOrStdout(), Logger: logger,
 	}
+	sel, err := launcher.New(opt, nil).Selected()
+	var se *launcher.SelectionError
+	if errors.As(err, &se) {
+		return usageError{fmt.Errorf("lane %s: %w", e.lane.Name, err)}
+	} else if err != nil {
+		return err
+	}
 	if f.dryRun {
 		return dryRun(c, e, opt, f.manifestOut)
+	}
+	if err := preflightWaves(ctx, e, sel, f.executor, c.CommandPath()); err != nil {
+		return err
 	}
 	// A closed stdout (`launch | head`) must not kill the launcher mid-wave:
 	// catching SIGPIPE (not ignoring it, which children would inherit)
@@ -143,6 +156,10 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 		} else {
 			fmt.Fprintf(c.OutOrStdout(), "dashboard: tmux -L %s attach -t %s\n", e.layout.Socket(), lanes.DashboardSession)
 		}
+	}
+	if len(sel) > 0 {
+		fmt.Fprintf(c.OutOrStdout(), "watch an agent: tmux -L %s attach -t w<WAVE>-<AGENT>, or %s --repo-root %s --lane %s attach --agent <AGENT>\n",
+			e.layout.Socket(), shellQuote(bin), shellQuote(e.lane.RepoRoot), e.lane.Name)
 	}
 	res, err := launcher.New(opt, runs).Run(ctx)
 	if !f.keepSessions {
@@ -182,4 +199,35 @@ func dryRun(c *cobra.Command, e *laneEnv, opt launcher.Options, manifestOut stri
 	}
 	fmt.Fprintf(c.OutOrStdout(), "[dry-run] manifest: %s\n", manifestOut)
 	return nil
+}
+
+// preflightWaves checks, before anything starts, that this machine can
+// run the selected waves: exit 43 when an executor is unusable, else 1.
+func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecutor, what string) error {
+	if len(sel) == 0 {
+		return nil
+	}
+	needs, err := launcher.Needs(sel, e.lane, cliExecutor)
+	if err != nil {
+		return err
+	}
+	ps := preflight.Check(ctx, needs)
+	if len(ps) == 0 {
+		return nil
+	}
+	code := exitFailed
+	if preflight.NoUsableExecutor(ps) {
+		code = exitNeedsHuman
+	}
+	return withCode(code, &preflight.Error{What: fmt.Sprintf("%s lane %s", strings.TrimPrefix(what, "wave-orchestrator "), e.lane.Name), Problems: ps})
+}
+
+// shellQuote quotes s for a command line a user copies.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '=' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -18,6 +18,9 @@ type globals struct {
 	repoRoot string
 	lane     string
 	json     bool
+	// envWarned: unknown WAVE_* variables were reported (once per
+	// process: the dashboard reloads the lane on every change).
+	envWarned bool
 }
 
 // usageError marks flag/argument errors (exit 2).
@@ -38,7 +41,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&g.repoRoot, "repo-root", "", "repository root (default: $WAVE_REPO_ROOT or the current directory)")
+	root.PersistentFlags().StringVar(&g.repoRoot, "repo-root", "", "repository root (default: $WAVE_REPO_ROOT, else the nearest directory up from here with wave.config.*, else the git top level, else here)")
 	root.PersistentFlags().StringVar(&g.lane, "lane", "", "lane name (default: config defaultLane, main)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
@@ -58,17 +61,19 @@ func newRootCmd() *cobra.Command {
 	return root
 }
 
-// root resolves --repo-root / WAVE_REPO_ROOT / cwd to an absolute path.
+// root resolves the repository root: --repo-root, else $WAVE_REPO_ROOT,
+// else found from the current directory (see findRoot).
 func (g *globals) root() (string, error) {
 	r := g.repoRoot
 	if r == "" {
 		r = os.Getenv("WAVE_REPO_ROOT")
 	}
 	if r == "" {
-		var err error
-		if r, err = os.Getwd(); err != nil {
+		wd, err := os.Getwd()
+		if err != nil {
 			return "", err
 		}
+		return findRoot(wd), nil
 	}
 	abs, err := filepath.Abs(r)
 	if err != nil {
