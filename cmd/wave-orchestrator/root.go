@@ -10,9 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set with -ldflags "-X main.version=...".
-var version = "dev"
-
 // globals are the persistent flags every command sees.
 type globals struct {
 	repoRoot string
@@ -40,7 +37,9 @@ func newRootCmd() *cobra.Command {
 		Short:         "Run fleets of AI coding agents in waves, each in its own tmux session",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       readBuildInfo().short(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().StringVar(&g.repoRoot, "repo-root", "", "repository root (default: $WAVE_REPO_ROOT, else the nearest directory up from here with wave.config.*, else the git top level, else here)")
 	root.PersistentFlags().StringVar(&g.lane, "lane", "", "lane name (default: config defaultLane, main)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
@@ -80,16 +79,4 @@ func (g *globals) root() (string, error) {
 		return "", fmt.Errorf("repo root %q: %w", r, err)
 	}
 	return abs, nil
-}
-
-func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			fmt.Fprintln(c.OutOrStdout(), "wave-orchestrator", version)
-			return nil
-		},
-	}
 }
