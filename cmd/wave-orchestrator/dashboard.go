@@ -28,6 +28,9 @@ blockers and the last events. Without --watch one frame is printed (for
 scripts and CI). With --watch the view refreshes on every change of the lane
 state; keys: ↑/↓ or k/j select an agent, enter attaches to its tmux session,
 l shows its log tail, q quits.`,
+		Example: `  wave-orchestrator dashboard --watch      # live, interactive
+  wave-orchestrator dashboard              # one frame, for scripts and CI
+  wave-orchestrator dashboard -w 2         # one frame of wave 2`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if wave < -1 {
@@ -47,7 +50,7 @@ l shows its log tail, q quits.`,
 			return watchDashboard(ctx, g, layout, wave, out)
 		},
 	}
-	c.Flags().IntVar(&wave, "wave", -1, "show wave `N` (default: the latest)")
+	waveVar(c, &wave, "wave", "w", -1, "show wave `N` (default: the latest)")
 	c.Flags().BoolVar(&watch, "watch", false, "keep the view live and interactive")
 	return c
 }

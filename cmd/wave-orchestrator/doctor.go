@@ -29,7 +29,13 @@ func newDoctorCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Check tmux, git, executors, config and every wave file",
-		Args:  cobra.NoArgs,
+		Long: `Check what a launch needs, one finding per line: tmux >= 3.2, git, every
+executor the lane's waves use (on PATH; claude usable as this user), the
+config and every wave file, the lane lock and leftover tmux sessions.
+Exits 1 when any finding is an error.`,
+		Example: `  wave-orchestrator doctor
+  wave-orchestrator --lane side doctor`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			fs := doctor(c.Context(), g)
 			return printFindings(c.OutOrStdout(), fs)

@@ -186,3 +186,57 @@ func TestLaunchPrintsHowToWatchEachAgent(t *testing.T) {
 		t.Errorf("launch does not say how to attach with wave-orchestrator:\n%s", res.stdout)
 	}
 }
+
+// complete runs cobra's hidden __complete and returns the offered values
+// (descriptions cut) and the directive line.
+func complete(t *testing.T, r *testRepo, args ...string) ([]string, string) {
+	t.Helper()
+	res := r.run(ctxFor(t), append([]string{"__complete"}, args...)...)
+	if res.code != 0 {
+		t.Fatalf("__complete %v: exit %d\n%s", args, res.code, res.stderr)
+	}
+	var vals []string
+	directive := ""
+	for _, l := range lines(res.stdout) {
+		if strings.HasPrefix(l, ":") {
+			directive = l
+			continue
+		}
+		v, _, _ := strings.Cut(l, "\t")
+		vals = append(vals, v)
+	}
+	return vals, directive
+}
+
+func TestCompletionsComeFromTheRepo(t *testing.T) {
+	r := newRepo(t)
+	r.write("wave.config.yaml", testConfig+"lanes:\n  side: {}\n")
+	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
+	r.writeWave(3, append([]agentSpec{implAgent("B7")}, closureAgents()...)...)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--lane", ""}, "main side"},
+		{[]string{"status", "-w", ""}, "0 3"},
+		{[]string{"launch", "--start-wave", ""}, "0 3"},
+		{[]string{"attach", "--agent", ""}, "A1 A2 A8 A9 A0 B7"},
+		{[]string{"attach", "-w", "3", "--agent", ""}, "B7 A8 A9 A0"},
+		{[]string{"stop", "-a", ""}, "A1 A2 A8 A9 A0 B7"},
+		{[]string{"resume", "--phase", ""}, "design implementation cont-eval security-review integrating docs-closure cont-qa-closure"},
+		{[]string{"launch", "--executor", ""}, "codex claude opencode local shell"},
+	} {
+		vals, dir := complete(t, r, tc.args...)
+		if strings.Join(vals, " ") != tc.want || dir != ":4" {
+			t.Errorf("__complete %v = %v %s, want %s :4 (no file completion)", tc.args, vals, dir, tc.want)
+		}
+	}
+	// A lane that has run is offered even when it is not declared.
+	r.write("docs/adhoc/plans/waves/wave-0.md", "")
+	if err := os.MkdirAll(filepath.Join(r.root, ".wave", "lanes", "adhoc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if vals, _ := complete(t, r, "status", "--lane", ""); strings.Join(vals, " ") != "adhoc main side" {
+		t.Errorf("lanes %v, want adhoc main side", vals)
+	}
+}

@@ -38,10 +38,16 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       readBuildInfo().short(),
+		Example: `  wave-orchestrator init && wave-orchestrator doctor
+  wave-orchestrator launch --lane main
+  wave-orchestrator status --json
+  wave-orchestrator attach --agent A1
+  wave-orchestrator resume --wave 0 --phase security-review`,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().StringVar(&g.repoRoot, "repo-root", "", "repository root (default: $WAVE_REPO_ROOT, else the nearest directory up from here with wave.config.*, else the git top level, else here)")
-	root.PersistentFlags().StringVar(&g.lane, "lane", "", "lane name (default: config defaultLane, main)")
+	root.PersistentFlags().StringVarP(&g.lane, "lane", "l", "", "lane name (default: config defaultLane, main)")
+	_ = root.RegisterFlagCompletionFunc("lane", completeLanes)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newVersionCmd(),
@@ -57,7 +63,32 @@ func newRootCmd() *cobra.Command {
 		newDashboardCmd(g),
 		newAttachCmd(g),
 	)
+	addBuiltinExamples(root)
 	return root
+}
+
+// addBuiltinExamples gives cobra's own help and completion commands the
+// Examples section every command has.
+func addBuiltinExamples(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  wave-orchestrator help launch"
+		case "completion":
+			c.Example = "  source <(wave-orchestrator completion bash)\n  wave-orchestrator completion zsh > \"${fpath[1]}/_wave-orchestrator\""
+			use := map[string]string{
+				"bash":       "source <(wave-orchestrator completion bash)",
+				"zsh":        `wave-orchestrator completion zsh > "${fpath[1]}/_wave-orchestrator"`,
+				"fish":       "wave-orchestrator completion fish | source",
+				"powershell": "wave-orchestrator completion powershell | Out-String | Invoke-Expression",
+			}
+			for _, sh := range c.Commands() {
+				sh.Example = "  " + use[sh.Name()]
+			}
+		}
+	}
 }
 
 // root resolves the repository root: --repo-root, else $WAVE_REPO_ROOT,

@@ -25,7 +25,15 @@ func newStopCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "stop",
 		Short: "Terminate a lane's runs (TERM, grace, KILL) and kill their sessions",
-		Args:  cobra.NoArgs,
+		Long: `Terminate every run of the lane at once (TERM to each agent's process
+group, a grace period, then KILL) and kill the lane's tmux sessions. A live
+launcher is asked to stop and ends its wave as stopped; its lock is never
+taken. Exits 1, naming each failure, when something could not be stopped.`,
+		Example: `  wave-orchestrator stop
+  wave-orchestrator stop --agent A2           # only A2's run
+  wave-orchestrator stop --keep-dashboard
+  wave-orchestrator --lane side stop`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
 			e, err := openLane(g)
@@ -56,7 +64,8 @@ func newStopCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().StringVar(&agent, "agent", "", "stop only this agent's run")
+	c.Flags().StringVarP(&agent, "agent", "a", "", "stop only this agent's run (a live launcher retries it while retries remain)")
+	_ = c.RegisterFlagCompletionFunc("agent", completeAgents)
 	c.Flags().BoolVar(&keepDashboard, "keep-dashboard", false, "leave the dashboard session")
 	return c
 }
