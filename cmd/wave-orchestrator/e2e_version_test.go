@@ -1,6 +1,7 @@
 package main
 
 import (
+	"debug/elf"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -99,5 +100,33 @@ func TestVersionFromVCSAndLdflags(t *testing.T) {
 	b = versionJSON(t, build("release", "-ldflags", "-X main.version=v9.8.7 -X main.commit=abc123 -X main.date=2030-01-02T03:04:05Z"))
 	if b.Version != "v9.8.7" || b.Revision != "abc123" || b.Time != "2030-01-02T03:04:05Z" || b.Modified {
 		t.Fatalf("ldflags did not override: %+v", b)
+	}
+}
+
+// TestStaticBuild holds the README's "one static Go binary" for release
+// builds: with CGO_ENABLED=0 the binary has no ELF interpreter and needs
+// no shared library.
+func TestStaticBuild(t *testing.T) {
+	if testing.Short() || goruntime.GOOS != "linux" {
+		t.Skip("builds the binary; ELF check on linux only")
+	}
+	bin := filepath.Join(t.TempDir(), "wave-orchestrator")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Fatalf("CGO_ENABLED=0 binary has a %v program header: not static", p.Type)
+		}
+	}
+	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
+		t.Fatalf("CGO_ENABLED=0 binary needs %v", libs)
 	}
 }
