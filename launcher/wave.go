@@ -272,25 +272,6 @@ func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
 	return &f
 }
 
-// noExecutor reports whether a run failed because its executor could not
-// be started — the runner could not exec it, or it exited 127 (command
-// not found) or 126 (not executable), the shell's codes for that — and
-// the real reason: the runner's, else the last line the agent printed.
-func (r *waveRun) noExecutor(id string, res *agentResult) (string, bool) {
-	o := res.Outcome
-	if o.ExitCode == nil || *o.ExitCode != 126 && *o.ExitCode != 127 || o.Signal != "" {
-		return "", false
-	}
-	reason := o.Detail
-	if !strings.HasPrefix(reason, "start failed") {
-		if line := lastLogLine(res.Summary.LogPath); line != "" {
-			reason = line
-		}
-	}
-	ex := r.p.Agents[id].Resolved.ID
-	return fmt.Sprintf("executor %s could not be started (exit %d): %s", ex, *o.ExitCode, reason), true
-}
-
 func (r *waveRun) summaries() map[string]gate.Summary {
 	m := map[string]gate.Summary{}
 	for id, res := range r.results {
