@@ -336,3 +336,18 @@ func TestInheritedErrorReportedOnce(t *testing.T) {
 		t.Errorf("executors.default reported %d times:\n%v", n, err)
 	}
 }
+
+func TestUnknownEnvSuggestsTheNearestName(t *testing.T) {
+	got := UnknownEnv([]string{
+		"WAVE_RUNTIME_HEARTBEAT_INTERVL_MS=5", "WAVE_LANE=main", "WAVE_REPO_ROOT=/x",
+		"WAVE_EXECUTORS_DEFAULT=local", "WAVE_TOTALLY_DIFFERENT=1", "HOME=/root", "WAVE_\x1b[2J=1",
+	})
+	want := []string{
+		`environment variable "WAVE_\x1b[2J" is not a wave-orchestrator setting and is ignored`,
+		"environment variable WAVE_RUNTIME_HEARTBEAT_INTERVL_MS is not a wave-orchestrator setting and is ignored; did you mean WAVE_RUNTIME_HEARTBEAT_INTERVAL_MS?",
+		"environment variable WAVE_TOTALLY_DIFFERENT is not a wave-orchestrator setting and is ignored",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -137,6 +137,10 @@ func Build(in BuildInput) (Spec, error) {
 	return s, nil
 }
 
+// ScrubList is the variables removed from every agent's environment on
+// lane l.
+func ScrubList(l *config.Lane) []string { return scrubList(l) }
+
 func scrubList(l *config.Lane) []string {
 	if len(l.Executors.Env.Scrub) > 0 {
 		return union(l.Executors.Env.Scrub)

@@ -1,10 +1,12 @@
 package lanes
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -49,9 +51,17 @@ type Lock struct {
 // a launcher starting at that instant must not be turned away.
 const lockPatience = 250 * time.Millisecond
 
-// AcquireLock takes the lane lock, trying for up to lockPatience. If
-// another process holds it the error is a *LockedError.
-func AcquireLock(path string) (*Lock, error) {
+// AcquireLock takes the lane lock for a launcher, trying for up to
+// lockPatience, and records the holder in the file. If another process
+// holds it the error is a *LockedError.
+func AcquireLock(path string) (*Lock, error) { return acquire(path, false) }
+
+// AcquireLockQuiet takes the lane lock without recording a holder, for a
+// short maintenance step (stop): the file keeps naming the last launcher,
+// so status never reports the maintenance command as one.
+func AcquireLockQuiet(path string) (*Lock, error) { return acquire(path, true) }
+
+func acquire(path string, quiet bool) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lane lock %s: %w", path, err)
 	}
@@ -65,6 +75,9 @@ func AcquireLock(path string) (*Lock, error) {
 	if !ok {
 		info, _ := ReadLockInfo(path)
 		return nil, &LockedError{Path: path, Holder: info}
+	}
+	if quiet {
+		return &Lock{fl: fl, path: path}, nil
 	}
 	host, _ := os.Hostname()
 	info := LockInfo{Pid: os.Getpid(), StartedAt: time.Now().UTC(), Host: host, Argv: os.Args}
@@ -83,6 +96,10 @@ func ReadLockInfo(path string) (LockInfo, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return info, err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		// Created by a quiet acquire: no launcher ever held it.
+		return info, fmt.Errorf("lane lock %s: no holder recorded: %w", path, fs.ErrNotExist)
 	}
 	if err := json.Unmarshal(b, &info); err != nil {
 		return info, fmt.Errorf("lane lock %s: %w", path, err)

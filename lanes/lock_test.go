@@ -1,6 +1,9 @@
 package lanes
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -28,5 +31,33 @@ func TestAcquireWhileProbed(t *testing.T) {
 			t.Fatalf("acquire %d while probed: %v", i, err)
 		}
 		lk.Release()
+	}
+}
+
+func TestQuietLockKeepsTheLastLauncher(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lock")
+	// Never held by a launcher: a quiet acquire records nobody.
+	l, err := AcquireLockQuiet(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	if _, err := ReadLockInfo(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after a quiet lock: %v, want no holder", err)
+	}
+	// After a launcher, a quiet acquire leaves it named.
+	l, err = AcquireLock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	l, err = AcquireLockQuiet(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	if info, err := ReadLockInfo(path); err != nil || info.Pid != os.Getpid() {
+		t.Fatalf("holder %+v %v, want the launcher (this pid)", info, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
@@ -174,12 +175,60 @@ func (l *Launcher) selectWaves() ([]*wave.Wave, error) {
 		}
 	}
 	if len(out) == 0 {
-		if end < 0 {
-			return nil, fmt.Errorf("no wave numbered %d or later", start)
-		}
-		return nil, fmt.Errorf("no wave in range %d..%d", start, end)
+		return nil, &SelectionError{Start: start, End: end, Have: numbers(l.opt.Waves)}
 	}
 	return out, nil
+}
+
+// Selected returns the waves Run would run (none when --auto-next finds
+// every wave completed). A range holding no wave is a *SelectionError.
+func (l *Launcher) Selected() ([]*wave.Wave, error) { return l.selectWaves() }
+
+// SelectionError is a wave range that holds no wave of the lane: a usage
+// error, reported before anything starts.
+type SelectionError struct {
+	Start, End int // End < 0: open-ended
+	Have       []int
+}
+
+func (e *SelectionError) Error() string {
+	what := fmt.Sprintf("no wave numbered %d or later", e.Start)
+	switch {
+	case e.End == e.Start:
+		what = fmt.Sprintf("no wave %d", e.Start)
+	case e.End >= 0:
+		what = fmt.Sprintf("no wave in range %d..%d", e.Start, e.End)
+	}
+	if len(e.Have) == 0 {
+		return what + "; the lane has no wave files"
+	}
+	return fmt.Sprintf("%s; the lane's waves are %s", what, rangesOf(e.Have))
+}
+
+func numbers(ws []*wave.Wave) []int {
+	out := make([]int, len(ws))
+	for i, w := range ws {
+		out[i] = w.Number
+	}
+	return out
+}
+
+// rangesOf writes sorted numbers compactly: "0-3, 5".
+func rangesOf(ns []int) string {
+	var parts []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprint(ns[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", ns[i], ns[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // emit appends an event and refreshes the wave's state.json.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -157,10 +158,10 @@ func (r *waveRun) start(ctx context.Context, ps []*runtime.Payload, attempt int)
 		}
 		r.fresh = true
 		if err := r.l.runs.Start(ctx, b); err != nil {
-			return fmt.Errorf("wave %d: start %d runs: %w", r.n, len(b), err)
+			return r.startFailed(ctx, attempt, slices.Concat(batch[:i+1]...), err)
 		}
 		for _, p := range b {
-			r.l.printf("wave %d: %s started (%s) in tmux session %s", r.n, p.AgentID, p.ExecutorID, p.SessionName)
+			r.l.printf("wave %d: %s started (%s); watch: tmux -L %s attach -t %s", r.n, p.AgentID, p.ExecutorID, p.SocketName, p.SessionName)
 		}
 	}
 	return nil

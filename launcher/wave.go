@@ -21,6 +21,8 @@ const (
 	codeBlockerOpen    = "coordination-blocker-open"
 	codeFallbackBlock  = "retry-fallback-blocked"
 	codeMissingClosure = "missing-closure-run"
+	codeStartFailed    = "session-start-failed"
+	codeNoExecutor     = "executor-unavailable"
 )
 
 // waveRun is one run of one wave: its plan and the latest result of every
@@ -86,9 +88,17 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 		if errors.Is(err, ErrStopped) {
 			return r.finish(ctx, attempt, state.WaveStopped, failures), err
 		}
+		if errors.Is(err, errStartFailed) {
+			// Every run it touched is closed (startFailed): close the wave
+			// run too, so status does not show it in flight.
+			f := []gate.Failure{{Gate: "launch", StatusCode: codeStartFailed, Detail: err.Error()}}
+			out := r.finish(ctx, attempt, state.WaveFailed, f)
+			out.ExitCode = ExitFailed
+			return out, err
+		}
 		if err != nil {
-			// Interrupted (signal) or a start failure: the wave run stays
-			// open in the event log so the next launch adopts its runs.
+			// Interrupted (signal): the wave run stays open in the event
+			// log so the next launch adopts its runs.
 			return waveOutcome{ExitCode: ExitFailed}, err
 		}
 		if len(failures) == 0 {
@@ -103,8 +113,10 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 		var blocked bool
 		impl, closureFrom, blocked = r.retryPlan(attempt+1, failures)
 		if blocked {
-			failures = append(failures, gate.Failure{Gate: "retry", StatusCode: codeFallbackBlock,
-				Detail: "no executor in the fallback chain is available and the current one is missing"})
+			if !hasCode(failures, codeNoExecutor) {
+				failures = append(failures, gate.Failure{Gate: "retry", StatusCode: codeFallbackBlock,
+					Detail: "no executor in the fallback chain is available and the current one is missing"})
+			}
 			break
 		}
 		l.emit(r.n, state.EntityRetry, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt+1), "planned", attempt+1,
@@ -117,7 +129,7 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	}
 	code := ExitFailed
 	switch {
-	case needsHuman(failures):
+	case needsHuman(failures) || hasCode(failures, codeNoExecutor):
 		code = ExitNeedsHuman
 	case gate.ContQaOnly(failures):
 		code = ExitContQaOnly
@@ -132,13 +144,14 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	return out, nil
 }
 
+// needsHuman reports failures no retry can fix: an open blocker, or no
+// usable executor left.
 func needsHuman(fs []gate.Failure) bool {
-	for _, f := range fs {
-		if f.StatusCode == codeBlockerOpen || f.StatusCode == codeFallbackBlock {
-			return true
-		}
-	}
-	return false
+	return hasCode(fs, codeBlockerOpen) || hasCode(fs, codeFallbackBlock)
+}
+
+func hasCode(fs []gate.Failure, code string) bool {
+	return slices.ContainsFunc(fs, func(f gate.Failure) bool { return f.StatusCode == code })
 }
 
 func phaseOf(impl []string, closureFrom string) string {
@@ -249,6 +262,10 @@ func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
 	case state.AgentLost:
 		code = "runtime-lost"
 	default:
+		if reason, ok := r.noExecutor(id, res); ok {
+			f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, codeNoExecutor, reason, res.Summary.LogPath)
+			return &f
+		}
 		return nil
 	}
 	f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, code, res.Outcome.Detail, res.Summary.LogPath)
@@ -366,7 +383,8 @@ func (r *waveRun) retryPlan(next int, failures []gate.Failure) (impl []string, f
 
 func (r *waveRun) fallback(ap *agentPlan, next int, code string, blocked *bool) {
 	nr, b := executor.Fallback(ap.Resolved, next, code, r.l.available)
-	if b {
+	if b || code == codeNoExecutor && nr.ID == ap.Resolved.ID {
+		// Retrying an executor that could not start fails the same way.
 		*blocked = true
 		return
 	}

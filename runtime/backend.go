@@ -107,14 +107,59 @@ func (b *TmuxBackend) Start(ctx context.Context, payloads []*Payload) error {
 		})
 	}
 	if err := b.tm.NewSessions(ctx, specs); err != nil {
-		// Secrets stay at rest no longer than needed: a run whose session
-		// did not start never reads its env file.
-		for _, p := range payloads {
-			os.Remove(filepath.Join(p.RunDir, envFile))
-		}
-		return fmt.Errorf("start %d runs: %w", len(specs), err)
+		return b.startFailed(ctx, payloads, err)
 	}
 	return nil
+}
+
+// StartError is a Start that failed. NotStarted are the run directories
+// whose session never came up: their records are closed as failed, so
+// nothing waits for them. The other runs of the batch did start.
+type StartError struct {
+	Runs       int
+	NotStarted []string
+	Err        error
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("%d of %d run(s) did not start: %v", len(e.NotStarted), e.Runs, e.Err)
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+// startFailed finds which sessions of a failed batch exist (a batch stops
+// at its first failing command), closes the records of runs that never
+// got one and removes their env files: secrets stay at rest no longer
+// than needed. When tmux cannot say, the records stay `launching` and
+// liveness calls them lost once the launch grace has passed.
+func (b *TmuxBackend) startFailed(ctx context.Context, payloads []*Payload, startErr error) error {
+	for _, p := range payloads {
+		os.Remove(filepath.Join(p.RunDir, envFile))
+	}
+	se := &StartError{Runs: len(payloads), Err: startErr}
+	ss, err := b.tm.ListSessions(context.WithoutCancel(ctx))
+	if err != nil && !tmuxadapter.IsGone(err) && !errors.Is(err, tmuxadapter.ErrBinaryMissing) {
+		return se
+	}
+	started := map[string]bool{}
+	for _, s := range ss {
+		started[s.Run] = true
+	}
+	now := time.Now()
+	for _, p := range payloads {
+		if started[p.RunID] {
+			continue
+		}
+		se.NotStarted = append(se.NotStarted, p.RunDir)
+		rec := launchingRecord(p, now)
+		rec.TerminalDisposition = Failed
+		rec.ExitReason = "session did not start: " + startErr.Error()
+		rec.FinishedAt = &now
+		if werr := WriteJSON(p.RuntimePath, rec); werr != nil {
+			b.logger.Error("close unstarted run", "run", p.RunID, "err", werr)
+		}
+	}
+	return se
 }
 
 func validatePayload(p *Payload) error {

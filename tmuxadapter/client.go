@@ -143,7 +143,7 @@ func (c *Client) once(ctx context.Context, shown, args []string) (string, error)
 	e := &Error{Args: shown, Stderr: stderr.String()}
 	switch {
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
-		e.Err = fmt.Errorf("%w: %s: %w", ErrBinaryMissing, c.binary, err)
+		e.Err = fmt.Errorf("%w: %w", ErrBinaryMissing, err)
 	case cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
 		e.Err = ErrTimeout
 	case ctx.Err() != nil:

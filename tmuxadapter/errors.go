@@ -26,15 +26,56 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if errors.Is(e.Err, ErrBinaryMissing) {
+		// Which command was about to run does not help: none can.
+		return e.Err.Error()
+	}
 	msg := strings.TrimSpace(e.Stderr)
 	if msg == "" && e.Err != nil {
 		msg = e.Err.Error()
 	}
-	cmd := strings.Join(e.Args, " ")
-	if len(cmd) > 200 {
-		cmd = cmd[:200] + "…"
+	return fmt.Sprintf("tmux %s: %s", shownCommand(e.Args), msg)
+}
+
+// shownCommand is the argv of a failed call as errors show it: one
+// command with its first words, or a batch as its subcommands with
+// counts ("start-server ; set-option ×3 ; new-session ×2"): a batch of
+// new-sessions runs to kilobytes and may hold paths of no interest.
+func shownCommand(args []string) string {
+	var cmds [][]string
+	cur := []string{}
+	for _, a := range args {
+		if a == ";" {
+			cmds, cur = append(cmds, cur), []string{}
+			continue
+		}
+		cur = append(cur, a)
 	}
-	return fmt.Sprintf("tmux %s: %s", cmd, msg)
+	cmds = append(cmds, cur)
+	if len(cmds) == 1 {
+		w := cmds[0]
+		if len(w) > 4 {
+			w = append(w[:4:4], "…")
+		}
+		return strings.Join(w, " ")
+	}
+	var parts []string
+	for i := 0; i < len(cmds); {
+		j := i
+		for j+1 < len(cmds) && len(cmds[j+1]) > 0 && len(cmds[i]) > 0 && cmds[j+1][0] == cmds[i][0] {
+			j++
+		}
+		name := ""
+		if len(cmds[i]) > 0 {
+			name = cmds[i][0]
+		}
+		if j > i {
+			name += fmt.Sprintf(" ×%d", j-i+1)
+		}
+		parts = append(parts, name)
+		i = j + 1
+	}
+	return strings.Join(parts, " ; ")
 }
 
 func (e *Error) Unwrap() error { return e.Err }

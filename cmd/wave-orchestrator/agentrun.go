@@ -17,7 +17,9 @@ func newAgentRunCmd() *cobra.Command {
 		Use:    "agent-run --payload <run>/launch.json",
 		Short:  "Run one agent inside its tmux pane (internal)",
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Example: `  # tmux runs this in each agent's pane; it is not for people:
+  wave-orchestrator agent-run --payload .wave/lanes/main/waves/0/runs/A1-a1/launch.json`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if payload == "" {
 				return usageError{errMissingPayload}

@@ -35,6 +35,10 @@ wave that ran it (or --wave). When the session is gone the run's agent.log is
 shown instead: its tail, then, while the run is still in flight, new output
 until the run ends (or Ctrl-C). --dashboard attaches to the dashboard session, or shows the
 dashboard here when that session is not running.`,
+		Example: `  wave-orchestrator attach --agent A1           # agent A1 of the latest wave that ran it
+  wave-orchestrator attach -a A2 -w 3            # agent A2 of wave 3
+  wave-orchestrator attach --dashboard           # the lane's dashboard session
+  wave-orchestrator --lane side attach -a A1     # another lane`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if (agentID == "") == !dash {
@@ -52,8 +56,9 @@ dashboard here when that session is not running.`,
 			return attachAgent(ctx, l, layout, agentID, wave, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
-	c.Flags().StringVar(&agentID, "agent", "", "agent `ID` to attach to")
-	c.Flags().IntVar(&wave, "wave", -1, "look the agent up in wave `N` (default: the latest wave that ran it)")
+	c.Flags().StringVarP(&agentID, "agent", "a", "", "agent `ID` to attach to")
+	_ = c.RegisterFlagCompletionFunc("agent", completeAgents)
+	waveVar(c, &wave, "wave", "w", -1, "look the agent up in wave `N` (default: the latest wave that ran it)")
 	c.Flags().BoolVar(&dash, "dashboard", false, "attach to the lane's dashboard session")
 	return c
 }

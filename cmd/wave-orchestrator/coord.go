@@ -15,7 +15,12 @@ import (
 )
 
 func newCoordCmd(g *globals) *cobra.Command {
-	c := &cobra.Command{Use: "coord", Short: "Post to or list a wave's coordination log"}
+	c := &cobra.Command{Use: "coord", Short: "Post to or list a wave's coordination log",
+		Long: `The wave's coordination log (waves/<N>/coordination.jsonl): claims, evidence,
+requests, decisions, blockers and handoffs that agents post while they work.
+An open blocking record holds closure until it is resolved.`,
+		Example: `  wave-orchestrator coord list -w 0 --open
+  wave-orchestrator coord post -w 0 --kind blocker --summary "schema undecided" --blocking`}
 	c.AddCommand(newCoordPostCmd(g), newCoordListCmd(g))
 	return c
 }
@@ -38,7 +43,11 @@ func newCoordPostCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "post",
 		Short: "Append a coordination record (claim, evidence, request, decision, blocker, handoff)",
-		Args:  cobra.NoArgs,
+		Example: `  # an agent, with WAVE_NUMBER and WAVE_AGENT_ID from its environment:
+  wave-orchestrator coord post --kind claim --summary "taking src/api"
+  wave-orchestrator coord post -w 0 -a A2 --kind blocker --summary "needs a schema decision" --blocking
+  wave-orchestrator coord post -w 0 --id blocker-1 --status resolved   # resolve it`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if g.lane == "" {
 				g.lane = os.Getenv("WAVE_LANE")
@@ -94,13 +103,16 @@ func newCoordPostCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.IntVar(&waveN, "wave", envInt("WAVE_NUMBER", -1), "wave number (default $WAVE_NUMBER)")
-	f.StringVar(&rec.AgentID, "agent", "", "posting agent id (default $WAVE_AGENT_ID)")
+	waveVar(c, &waveN, "wave", "w", envInt("WAVE_NUMBER", -1), "wave `N` (default $WAVE_NUMBER)")
+	f.StringVarP(&rec.AgentID, "agent", "a", "", "posting agent `ID` (default $WAVE_AGENT_ID)")
+	_ = c.RegisterFlagCompletionFunc("agent", completeAgents)
 	f.StringVar(&rec.Kind, "kind", "", "claim|evidence|request|decision|blocker|handoff|…")
+	_ = c.RegisterFlagCompletionFunc("kind", completeKinds)
 	f.StringVar(&rec.Summary, "summary", "", "one-line summary")
 	f.StringVar(&rec.Detail, "detail", "", "details")
 	f.StringVar(&rec.ID, "id", "", "record id (reuse an id to update a record, e.g. to resolve a blocker)")
 	f.StringVar(&rec.Status, "status", "", "open|acknowledged|in_progress|resolved|closed|superseded|cancelled")
+	_ = c.RegisterFlagCompletionFunc("status", completeStatuses)
 	f.StringVar(&rec.Priority, "priority", "", "low|normal|high|urgent")
 	f.StringSliceVar(&rec.Targets, "target", nil, "target (repeatable), e.g. agent:A2")
 	f.StringSliceVar(&rec.ArtifactRefs, "artifact", nil, "artifact path (repeatable)")
@@ -118,7 +130,9 @@ func newCoordListCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List a wave's coordination records (materialised: latest per id)",
-		Args:  cobra.NoArgs,
+		Example: `  wave-orchestrator coord list -w 0
+  wave-orchestrator coord list -w 0 --open --json`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			e, err := openLane(g)
 			if err != nil {
@@ -149,7 +163,7 @@ func newCoordListCmd(g *globals) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	c.Flags().IntVar(&waveN, "wave", envInt("WAVE_NUMBER", 0), "wave number")
+	waveVar(c, &waveN, "wave", "w", envInt("WAVE_NUMBER", 0), "wave `N` (default $WAVE_NUMBER, else 0)")
 	c.Flags().BoolVar(&openOnly, "open", false, "only records that hold closure")
 	c.Flags().BoolVar(&g.json, "json", false, "print JSON")
 	return c

@@ -46,6 +46,9 @@ dashboard keeps running; Q or ctrl+c quit there and end the session.
 The dashboard session that launch starts outlives the launch: the final frame
 and a result line stay until you quit it, ` + "`stop`" + ` clears it, or the next
 launch replaces it.`,
+		Example: `  wave-orchestrator dashboard --watch      # live, interactive
+  wave-orchestrator dashboard              # one frame, for scripts and CI
+  wave-orchestrator dashboard -w 2         # one frame of wave 2`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if wave < -1 {
@@ -65,7 +68,7 @@ launch replaces it.`,
 			return watchDashboard(ctx, g, layout, wave, out)
 		},
 	}
-	c.Flags().IntVar(&wave, "wave", -1, "show wave `N` (default: the latest)")
+	waveVar(c, &wave, "wave", "w", -1, "show wave `N` (default: the latest)")
 	c.Flags().BoolVar(&watch, "watch", false, "keep the view live and interactive")
 	return c
 }

@@ -5,18 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"regexp"
+	iofs "io/fs"
 	"slices"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
-	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
+	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -31,7 +29,13 @@ func newDoctorCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Check tmux, git, executors, config and every wave file",
-		Args:  cobra.NoArgs,
+		Long: `Check what a launch needs, one finding per line: tmux >= 3.2, git, every
+executor the lane's waves use (on PATH; claude usable as this user), the
+config and every wave file, the lane lock and leftover tmux sessions.
+Exits 1 when any finding is an error.`,
+		Example: `  wave-orchestrator doctor
+  wave-orchestrator --lane side doctor`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			fs := doctor(c.Context(), g)
 			return printFindings(c.OutOrStdout(), fs)
@@ -53,40 +57,17 @@ func printFindings(w io.Writer, fs []finding) error {
 	return nil
 }
 
-var tmuxVersionRe = regexp.MustCompile(`(\d+)\.(\d+)`)
-
-// tmuxAtLeast reports whether a `tmux -V` string is >= major.minor.
-func tmuxAtLeast(v string, major, minor int) bool {
-	m := tmuxVersionRe.FindStringSubmatch(v)
-	if m == nil {
-		return false
-	}
-	a, _ := strconv.Atoi(m[1])
-	b, _ := strconv.Atoi(m[2])
-	return a > major || a == major && b >= minor
-}
-
 func doctor(ctx context.Context, g *globals) []finding {
 	var fs []finding
 	add := func(level, format string, args ...any) { fs = append(fs, finding{level, fmt.Sprintf(format, args...)}) }
-
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if v, err := tmuxadapter.New("wave-doctor").Version(cctx); err != nil {
-		add("error", "tmux: %v (install tmux >= 3.2)", err)
-	} else if !tmuxAtLeast(v, 3, 2) {
-		add("error", "tmux: %s is older than 3.2", v)
-	} else {
-		add("ok", "tmux: %s", v)
-	}
-	if _, err := exec.LookPath("git"); err != nil {
-		add("error", "git: not on PATH")
-	} else {
-		add("ok", "git: found")
-	}
+	host := preflight.System()
+	fs = append(fs, toolFindings(ctx, host)...)
 	e, err := openLane(g)
 	if err != nil {
-		add("error", "config: %v", err)
+		// A joined error (config problems) is one finding per problem.
+		for _, line := range strings.Split(err.Error(), "\n") {
+			add("error", "config: %s", line)
+		}
 		return fs
 	}
 	cfgFile := e.cfg.File
@@ -99,52 +80,64 @@ func doctor(ctx context.Context, g *globals) []finding {
 		var we *wave.Error
 		if errors.As(err, &we) {
 			for _, p := range we.Problems {
-				add("error", "%s", p.String())
+				add("error", "%s", oneLine(p.String()))
 			}
 		} else {
-			add("error", "waves: %v", err)
+			for _, line := range strings.Split(err.Error(), "\n") {
+				add("error", "waves: %s", line)
+			}
 		}
 		return fs
 	}
 	add("ok", "waves: %d valid wave file(s)", len(ws))
-	fs = append(fs, executorFindings(ws, e)...)
+	fs = append(fs, executorFindings(ctx, host, ws, e)...)
 	fs = append(fs, laneFindings(ctx, e)...)
 	return fs
 }
 
-// executorFindings reports every executor command the waves need that is
-// missing from PATH.
-func executorFindings(ws []*wave.Wave, e *laneEnv) []finding {
+// toolFindings reports tmux and git, as launch's preflight checks them.
+func toolFindings(ctx context.Context, host preflight.Host) []finding {
 	var fs []finding
-	need := map[string][]string{}
-	for _, w := range ws {
-		b := roles.Bind(w, e.lane.Roles)
-		for i := range w.Agents {
-			a := &w.Agents[i]
-			r, err := executor.Resolve(a, b.RuntimeRole(a), e.lane, "", false)
-			if err != nil {
-				fs = append(fs, finding{"error", fmt.Sprintf("wave %d agent %s: %v", w.Number, a.ID, err)})
-				continue
-			}
-			if cmd := executor.Command(r); cmd != "" {
-				need[cmd] = append(need[cmd], fmt.Sprintf("w%d/%s", w.Number, a.ID))
-			}
-		}
+	for _, p := range host.Check(ctx, preflight.Needs{Tmux: true, Git: true}) {
+		fs = append(fs, finding{"error", p.String()})
 	}
-	cmds := make([]string, 0, len(need))
-	for c := range need {
-		cmds = append(cmds, c)
+	if !slices.ContainsFunc(fs, func(f finding) bool { return strings.HasPrefix(f.msg, "tmux:") }) {
+		v, _ := host.TmuxVersion(ctx)
+		fs = append([]finding{{"ok", "tmux: " + v}}, fs...)
 	}
-	slices.Sort(cmds)
-	for _, c := range cmds {
-		if _, err := exec.LookPath(c); err != nil {
-			fs = append(fs, finding{"error", fmt.Sprintf("executor %s: not on PATH (needed by %v)", c, need[c])})
-		} else {
-			fs = append(fs, finding{"ok", fmt.Sprintf("executor %s: found", c)})
+	if !slices.ContainsFunc(fs, func(f finding) bool { return strings.HasPrefix(f.msg, "git:") }) {
+		fs = append(fs, finding{"ok", "git: found"})
+	}
+	return fs
+}
+
+// executorFindings reports every executor the waves need, checked as
+// launch's preflight checks it (on PATH; claude usable as this user).
+func executorFindings(ctx context.Context, host preflight.Host, ws []*wave.Wave, e *laneEnv) []finding {
+	needs, err := launcher.Needs(ws, e.lane, "")
+	if err != nil {
+		return []finding{{"error", oneLine(err.Error())}}
+	}
+	needs.Tmux = false
+	bad := map[string]bool{}
+	var fs []finding
+	for _, p := range host.Check(ctx, needs) {
+		fs = append(fs, finding{"error", p.String()})
+		bad[p.Subject] = true
+	}
+	seen := map[string]bool{}
+	for _, x := range needs.Executors {
+		subject := x.Subject()
+		if !bad[subject] && !seen[subject] {
+			seen[subject] = true
+			fs = append(fs, finding{"ok", subject + ": found"})
 		}
 	}
 	return fs
 }
+
+// oneLine keeps a finding on its line.
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ") }
 
 // laneFindings reports the lane lock and leftover tmux sessions.
 func laneFindings(ctx context.Context, e *laneEnv) []finding {
@@ -155,9 +148,9 @@ func laneFindings(ctx context.Context, e *laneEnv) []finding {
 		if live {
 			fs = append(fs, finding{"ok", fmt.Sprintf("lane %s: launcher pid %d is running", e.lane.Name, info.Pid)})
 		} else {
-			fs = append(fs, finding{"ok", fmt.Sprintf("lane %s: lock file of pid %d is stale and free (no cleanup needed)", e.lane.Name, info.Pid)})
+			fs = append(fs, finding{"ok", fmt.Sprintf("lane %s: no launcher; the lock was last held by pid %d and is free (no cleanup needed)", e.lane.Name, info.Pid)})
 		}
-	} else if !os.IsNotExist(err) {
+	} else if !errors.Is(err, iofs.ErrNotExist) {
 		fs = append(fs, finding{"warn", fmt.Sprintf("lane %s: lock file unreadable: %v", e.lane.Name, err)})
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -293,7 +293,7 @@ func TestDoctorMissingExecutor(t *testing.T) {
 		t.Fatalf("doctor with claude missing: %v, want exit 1\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{"executor claude: not on PATH", "w1/A1", "executor codex: not on PATH", "w1/A2", "tmux: tmux"} {
+	for _, want := range []string{"executor claude: not on PATH (needed by wave 1 A1)", "executor codex: not on PATH (needed by wave 1 A2)", "tmux: tmux"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, text)
 		}

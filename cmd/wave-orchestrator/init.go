@@ -13,7 +13,14 @@ func newInitCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "init",
 		Short: "Scaffold wave.config.yaml, a demo wave-0 and role prompts",
-		Args:  cobra.NoArgs,
+		Long: `Write wave.config.yaml, a demo wave (docs/plans/waves/wave-0.md: two
+implementation agents and the closure roles, all on the built-in local
+agent) and role prompts under docs/agents/. Existing files are never
+overwritten without --force.`,
+		Example: `  wave-orchestrator init
+  wave-orchestrator --repo-root ~/src/my-repo init
+  wave-orchestrator init --force              # overwrite the scaffolded files`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			root, err := g.root()
 			if err != nil {

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
@@ -22,6 +26,12 @@ func openLane(g *globals) (*laneEnv, error) {
 	root, err := g.root()
 	if err != nil {
 		return nil, err
+	}
+	if !g.envWarned {
+		g.envWarned = true
+		for _, w := range config.UnknownEnv(os.Environ()) {
+			fmt.Fprintln(os.Stderr, "wave-orchestrator: warning:", w)
+		}
 	}
 	cfg, err := config.Load(root, os.LookupEnv)
 	if err != nil {
@@ -58,6 +68,9 @@ func (e *laneEnv) waveOptions() wave.Options {
 // blocks all (as in the reference), with every problem listed.
 func (e *laneEnv) loadWaves() ([]*wave.Wave, error) {
 	opts := e.waveOptions()
+	if _, err := os.Stat(filepath.Join(e.lane.RepoRoot, e.lane.WavesDir)); errors.Is(err, fs.ErrNotExist) {
+		return nil, e.noWavesDir()
+	}
 	ws, err := wave.LoadDir(e.lane.RepoRoot, e.lane.WavesDir, opts)
 	if err != nil {
 		return nil, err
@@ -75,4 +88,23 @@ func self() (string, error) {
 		return "", fmt.Errorf("locate wave-orchestrator binary: %w", err)
 	}
 	return filepath.EvalSymlinks(p)
+}
+
+// noWavesDir explains a lane whose waves directory is missing: an
+// unknown lane is a usage error that says how lanes are declared.
+func (e *laneEnv) noWavesDir() error {
+	name := e.lane.Name
+	_, declared := e.cfg.Lanes[name]
+	if declared || name == e.cfg.DefaultLane {
+		return fmt.Errorf("lane %s: waves directory %s does not exist (create it, run `wave-orchestrator init`, or set paths.wavesDir)", name, e.lane.WavesDir)
+	}
+	known := []string{e.cfg.DefaultLane}
+	for n := range e.cfg.Lanes {
+		if n != e.cfg.DefaultLane {
+			known = append(known, n)
+		}
+	}
+	slices.Sort(known[1:])
+	return usageError{fmt.Errorf("unknown lane %q (known lanes: %s); declare it under `lanes: {%s: {}}` in wave.config.yaml, or create its waves directory %s",
+		name, strings.Join(known, ", "), name, e.lane.WavesDir)}
 }

@@ -8,13 +8,16 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
+	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
 type launchFlags struct {
@@ -34,18 +37,20 @@ type launchFlags struct {
 func (f *launchFlags) register(c *cobra.Command, resume bool) {
 	fl := c.Flags()
 	fl.StringVar(&f.executor, "executor", "", "default executor for agents that name none (codex|claude|opencode|local|shell)")
+	_ = c.RegisterFlagCompletionFunc("executor", completeExecutors)
 	fl.IntVar(&f.timeoutMinutes, "timeout-minutes", 0, "per-agent deadline in minutes (default: config runtime.timeoutMinutes, 240)")
 	fl.IntVar(&f.maxRetries, "max-retries-per-wave", 1, "retries after the first attempt")
 	fl.IntVar(&f.staggerMs, "agent-launch-stagger-ms", 0, "pause between agent launches")
 	fl.BoolVar(&f.noDashboard, "no-dashboard", false, "do not start the dashboard tmux session")
 	fl.BoolVar(&f.keepSessions, "keep-sessions", false, "keep agent tmux sessions after the wave (the dashboard session always stays)")
 	if resume {
-		fl.IntVar(&f.start, "wave", -1, "wave to resume (required)")
-		fl.StringVar(&f.phase, "phase", "", "phase to re-run with every later closure stage: "+fmt.Sprint(roles.Phases))
+		waveVar(c, &f.start, "wave", "w", -1, "wave `N` to resume (required)")
+		fl.StringVarP(&f.phase, "phase", "p", "", "phase to re-run with every later closure stage: "+strings.Join(roles.Phases, ", "))
+		_ = c.RegisterFlagCompletionFunc("phase", completePhases)
 		return
 	}
-	fl.IntVar(&f.start, "start-wave", 0, "first wave to run")
-	fl.IntVar(&f.end, "end-wave", -1, "last wave to run (default: the last wave)")
+	waveVar(c, &f.start, "start-wave", "", 0, "first wave `N` to run")
+	waveVar(c, &f.end, "end-wave", "", -1, "last wave `N` to run (default: the last wave)")
 	fl.BoolVar(&f.autoNext, "auto-next", false, "start at the first wave not yet completed")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "write prompts, launch previews and the manifest; start nothing")
 	fl.StringVar(&f.manifestOut, "manifest-out", "", "write the wave manifest here (dry-run default: <state>/dry-run/waves.manifest.json)")
@@ -56,7 +61,18 @@ func newLaunchCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "launch",
 		Short: "Run waves: every agent in its own tmux session, gated, with staged closure and retries",
-		Args:  cobra.NoArgs,
+		Long: `Run the lane's waves from --start-wave to --end-wave (or the first not yet
+completed, --auto-next). Before anything starts, tmux and every executor the
+waves need are checked (exit 1, or 43 when an executor is unusable). Each
+agent runs in tmux session w<N>-<AGENT> on the lane's socket; the command
+prints how to watch each one. Exit codes: 0 passed, 1 failed, 2 usage,
+32 lane locked, 42 only cont-QA failed, 43 needs a person.`,
+		Example: `  wave-orchestrator launch --lane main
+  wave-orchestrator launch --start-wave 2 --end-wave 3 --no-dashboard
+  wave-orchestrator launch --auto-next
+  wave-orchestrator launch --dry-run --manifest-out manifest.json
+  wave-orchestrator launch --executor local     # every agent that names none runs the built-in agent`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if f.end >= 0 && f.end < f.start && !f.autoNext {
 				return usageError{fmt.Errorf("--end-wave %d is before --start-wave %d", f.end, f.start)}
@@ -73,7 +89,14 @@ func newResumeCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "resume",
 		Short: "Pick a wave up again: re-run a phase and every later closure stage, reusing proven agents",
-		Args:  cobra.NoArgs,
+		Long: `Pick wave N up again. With --phase, re-run that phase and every later
+closure stage, reusing implementation agents whose last run passed with the
+same prompt. Without it, follow the resume plan from the recorded state, or
+continue an interrupted run, adopting its live agents.`,
+		Example: `  wave-orchestrator resume --wave 0
+  wave-orchestrator resume -w 0 --phase security-review
+  wave-orchestrator resume -w 2 -p implementation --no-dashboard`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if f.start < 0 {
 				return usageError{errors.New("--wave is required")}
@@ -111,8 +134,18 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 		KeepSessions: f.keepSessions, Self: bin, ResumePhase: f.phase, Resume: resume,
 		Out: c.OutOrStdout(), Logger: logger,
 	}
+	sel, err := launcher.New(opt, nil).Selected()
+	var se *launcher.SelectionError
+	if errors.As(err, &se) {
+		return usageError{fmt.Errorf("lane %s: %w", e.lane.Name, err)}
+	} else if err != nil {
+		return err
+	}
 	if f.dryRun {
 		return dryRun(c, e, opt, f.manifestOut)
+	}
+	if err := preflightWaves(ctx, e, sel, f.executor, c.CommandPath()); err != nil {
+		return err
 	}
 	// A closed stdout (`launch | head`) must not kill the launcher mid-wave:
 	// catching SIGPIPE (not ignoring it, which children would inherit)
@@ -147,6 +180,10 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 	// The dashboard session outlives the launch: its final frame and
 	// result line stay until the user quits it, `stop` clears it, or the
 	// next launch replaces it.
+	if len(sel) > 0 {
+		fmt.Fprintf(c.OutOrStdout(), "watch an agent: tmux -L %s attach -t w<WAVE>-<AGENT>, or %s --repo-root %s --lane %s attach --agent <AGENT>\n",
+			e.layout.Socket(), shellQuote(bin), shellQuote(e.lane.RepoRoot), e.lane.Name)
+	}
 	res, err := launcher.New(opt, runs).Run(ctx)
 	switch {
 	case errors.Is(err, launcher.ErrStopped):
@@ -182,4 +219,35 @@ func dryRun(c *cobra.Command, e *laneEnv, opt launcher.Options, manifestOut stri
 	}
 	fmt.Fprintf(c.OutOrStdout(), "[dry-run] manifest: %s\n", manifestOut)
 	return nil
+}
+
+// preflightWaves checks, before anything starts, that this machine can
+// run the selected waves: exit 43 when an executor is unusable, else 1.
+func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecutor, what string) error {
+	if len(sel) == 0 {
+		return nil
+	}
+	needs, err := launcher.Needs(sel, e.lane, cliExecutor)
+	if err != nil {
+		return err
+	}
+	ps := preflight.Check(ctx, needs)
+	if len(ps) == 0 {
+		return nil
+	}
+	code := exitFailed
+	if preflight.NoUsableExecutor(ps) {
+		code = exitNeedsHuman
+	}
+	return withCode(code, &preflight.Error{What: fmt.Sprintf("%s lane %s", strings.TrimPrefix(what, "wave-orchestrator "), e.lane.Name), Problems: ps})
+}
+
+// shellQuote quotes s for a command line a user copies.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '=' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

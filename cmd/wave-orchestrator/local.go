@@ -14,9 +14,11 @@ import (
 // Flags are parsed by localagent itself, so cobra passes them through.
 func newLocalCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                "local --prompt-file <path> [--delay 2s] [--exit-code N] [--fail-attempts N] [--verdict V] [--security S]",
-		Short:              "Run the built-in simulated agent (used by the local executor)",
-		Hidden:             true,
+		Use:    "local --prompt-file <path> [--delay 2s] [--exit-code N] [--fail-attempts N] [--verdict V] [--security S]",
+		Short:  "Run the built-in simulated agent (used by the local executor)",
+		Hidden: true,
+		Example: `  # the local executor runs this for an agent; to try it by hand:
+  wave-orchestrator local --prompt-file prompt.md --delay 1s --exit-code 0`,
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
 			// Like a real agent, the simulated one dies of SIGTERM/SIGINT

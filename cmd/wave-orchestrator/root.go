@@ -10,14 +10,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set with -ldflags "-X main.version=...".
-var version = "dev"
-
 // globals are the persistent flags every command sees.
 type globals struct {
 	repoRoot string
 	lane     string
 	json     bool
+	// envWarned: unknown WAVE_* variables were reported (once per
+	// process: the dashboard reloads the lane on every change).
+	envWarned bool
 }
 
 // usageError marks flag/argument errors (exit 2).
@@ -37,9 +37,17 @@ func newRootCmd() *cobra.Command {
 		Short:         "Run fleets of AI coding agents in waves, each in its own tmux session",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       readBuildInfo().short(),
+		Example: `  wave-orchestrator init && wave-orchestrator doctor
+  wave-orchestrator launch --lane main
+  wave-orchestrator status --json
+  wave-orchestrator attach --agent A1
+  wave-orchestrator resume --wave 0 --phase security-review`,
 	}
-	root.PersistentFlags().StringVar(&g.repoRoot, "repo-root", "", "repository root (default: $WAVE_REPO_ROOT or the current directory)")
-	root.PersistentFlags().StringVar(&g.lane, "lane", "", "lane name (default: config defaultLane, main)")
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.PersistentFlags().StringVar(&g.repoRoot, "repo-root", "", "repository root (default: $WAVE_REPO_ROOT, else the nearest directory up from here with wave.config.*, else the git top level, else here)")
+	root.PersistentFlags().StringVarP(&g.lane, "lane", "l", "", "lane name (default: config defaultLane, main)")
+	_ = root.RegisterFlagCompletionFunc("lane", completeLanes)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newVersionCmd(),
@@ -57,36 +65,51 @@ func newRootCmd() *cobra.Command {
 		newAttachCmd(g),
 		newBacklogCmd(g),
 	)
+	addBuiltinExamples(root)
 	return root
 }
 
-// root resolves --repo-root / WAVE_REPO_ROOT / cwd to an absolute path.
+// addBuiltinExamples gives cobra's own help and completion commands the
+// Examples section every command has.
+func addBuiltinExamples(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  wave-orchestrator help launch"
+		case "completion":
+			c.Example = "  source <(wave-orchestrator completion bash)\n  wave-orchestrator completion zsh > \"${fpath[1]}/_wave-orchestrator\""
+			use := map[string]string{
+				"bash":       "source <(wave-orchestrator completion bash)",
+				"zsh":        `wave-orchestrator completion zsh > "${fpath[1]}/_wave-orchestrator"`,
+				"fish":       "wave-orchestrator completion fish | source",
+				"powershell": "wave-orchestrator completion powershell | Out-String | Invoke-Expression",
+			}
+			for _, sh := range c.Commands() {
+				sh.Example = "  " + use[sh.Name()]
+			}
+		}
+	}
+}
+
+// root resolves the repository root: --repo-root, else $WAVE_REPO_ROOT,
+// else found from the current directory (see findRoot).
 func (g *globals) root() (string, error) {
 	r := g.repoRoot
 	if r == "" {
 		r = os.Getenv("WAVE_REPO_ROOT")
 	}
 	if r == "" {
-		var err error
-		if r, err = os.Getwd(); err != nil {
+		wd, err := os.Getwd()
+		if err != nil {
 			return "", err
 		}
+		return findRoot(wd), nil
 	}
 	abs, err := filepath.Abs(r)
 	if err != nil {
 		return "", fmt.Errorf("repo root %q: %w", r, err)
 	}
 	return abs, nil
-}
-
-func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			fmt.Fprintln(c.OutOrStdout(), "wave-orchestrator", version)
-			return nil
-		},
-	}
 }

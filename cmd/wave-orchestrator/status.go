@@ -20,6 +20,10 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Long: `Print one snapshot of the lane's state. The text view is the dashboard's
 wave block for every wave; --json prints the versioned lane state documented
 in docs/status-schema.md.`,
+		Example: `  wave-orchestrator status
+  wave-orchestrator status -w 1
+  wave-orchestrator status --json | jq '.waves[] | {wave, status}'
+  wave-orchestrator --lane side status`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if wave < -1 {
@@ -42,7 +46,7 @@ in docs/status-schema.md.`,
 			return err
 		},
 	}
-	c.Flags().IntVar(&wave, "wave", -1, "show only wave `N`")
+	waveVar(c, &wave, "wave", "w", -1, "show only wave `N`")
 	c.Flags().BoolVar(&g.json, "json", false, "print the lane state as JSON (schema: docs/status-schema.md)")
 	return c
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +25,15 @@ func newStopCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "stop",
 		Short: "Terminate a lane's runs (TERM, grace, KILL) and kill their sessions",
-		Args:  cobra.NoArgs,
+		Long: `Terminate every run of the lane at once (TERM to each agent's process
+group, a grace period, then KILL) and kill the lane's tmux sessions. A live
+launcher is asked to stop and ends its wave as stopped; its lock is never
+taken. Exits 1, naming each failure, when something could not be stopped.`,
+		Example: `  wave-orchestrator stop
+  wave-orchestrator stop --agent A2           # only A2's run
+  wave-orchestrator stop --keep-dashboard
+  wave-orchestrator --lane side stop`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
 			e, err := openLane(g)
@@ -38,62 +49,23 @@ func newStopCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(c.OutOrStdout(), "asked the running launcher to stop")
 			}
 			tm := tmuxadapter.New(e.layout.Socket())
-			backend := runtime.NewTmuxBackend(tm, "", nil)
-			grace := time.Duration(e.lane.Runtime.TerminateGraceMs) * time.Millisecond
-			// Run records, not events, say what is in flight: a run whose
-			// launcher died before recording it is still found.
-			dirs, _ := filepath.Glob(filepath.Join(e.layout.StateDir, "waves", "*", "runs", "*"))
-			var live []*runtime.Record
-			for _, d := range dirs {
-				rec, err := runtime.ReadRecord(filepath.Join(d, lanes.RuntimeFile))
-				if err != nil || agent != "" && rec.AgentID != agent {
-					continue
-				}
-				if rec.TerminalDisposition == runtime.Running || rec.TerminalDisposition == runtime.Launching {
-					live = append(live, rec)
-				}
-			}
-			// All at once: each run gets one grace period, not one after
-			// another.
-			var wg sync.WaitGroup
-			errs := make([]error, len(live))
-			for i, rec := range live {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs[i] = backend.Terminate(ctx, filepath.Dir(rec.StatusPath), grace, false)
-				}()
-			}
-			wg.Wait()
-			n := 0
-			for i, rec := range live {
-				if errs[i] != nil {
-					fmt.Fprintf(c.ErrOrStderr(), "%s: %v\n", rec.RunID, errs[i])
-					continue
-				}
-				n++
-				fmt.Fprintf(c.OutOrStdout(), "terminated %s (session %s)\n", rec.RunID, rec.SessionName)
-			}
+			n, failed := terminateRuns(ctx, e, tm, agent, c.OutOrStdout())
 			if agent == "" {
 				closeOpenWaveRuns(e)
+				failed = append(failed, killLeftoverSessions(ctx, tm, keepDashboard)...)
 			}
-			if agent == "" {
-				// Leftover sessions (kept, or of runs already over) go too.
-				ss, _ := tm.ListSessions(ctx)
-				for _, sess := range ss {
-					if sess.Name != lanes.DashboardSession || !keepDashboard {
-						_ = tm.KillSession(context.WithoutCancel(ctx), sess.Name)
-					}
-				}
-			}
-			if agent != "" && n == 0 {
+			if agent != "" && n == 0 && len(failed) == 0 {
 				return fmt.Errorf("no running run of agent %s on lane %s", agent, e.lane.Name)
 			}
 			fmt.Fprintf(c.OutOrStdout(), "%d run(s) terminated\n", n)
+			if len(failed) > 0 {
+				return withCode(exitFailed, fmt.Errorf("stop lane %s: %d thing(s) failed:\n  - %s", e.lane.Name, len(failed), strings.Join(failed, "\n  - ")))
+			}
 			return nil
 		},
 	}
-	c.Flags().StringVar(&agent, "agent", "", "stop only this agent's run")
+	c.Flags().StringVarP(&agent, "agent", "a", "", "stop only this agent's run (a live launcher retries it while retries remain)")
+	_ = c.RegisterFlagCompletionFunc("agent", completeAgents)
 	c.Flags().BoolVar(&keepDashboard, "keep-dashboard", false, "leave the dashboard session")
 	return c
 }
@@ -103,7 +75,7 @@ func newStopCmd(g *globals) *cobra.Command {
 // just terminated. It only does so while holding the lane lock: a live
 // launcher records its own stop.
 func closeOpenWaveRuns(e *laneEnv) {
-	lock, err := lanes.AcquireLock(e.layout.LockPath())
+	lock, err := lanes.AcquireLockQuiet(e.layout.LockPath())
 	if err != nil {
 		return
 	}
@@ -126,4 +98,70 @@ func closeOpenWaveRuns(e *laneEnv) {
 			_ = state.Append(e.layout.EventsPath(), ev)
 		}
 	}
+}
+
+// killLeftoverSessions kills the lane's remaining sessions (kept ones, or
+// of runs already over) and returns what could not be killed. No tmux
+// server, or no tmux at all, means there is nothing to kill.
+func killLeftoverSessions(ctx context.Context, tm *tmuxadapter.Client, keepDashboard bool) []string {
+	ss, err := tm.ListSessions(ctx)
+	if err != nil {
+		if tmuxadapter.IsGone(err) || errors.Is(err, tmuxadapter.ErrBinaryMissing) {
+			return nil
+		}
+		return []string{fmt.Sprintf("list sessions on tmux socket %s: %v", tm.Socket(), err)}
+	}
+	var failed []string
+	for _, sess := range ss {
+		if sess.Name == lanes.DashboardSession && keepDashboard {
+			continue
+		}
+		if err := tm.KillSession(context.WithoutCancel(ctx), sess.Name); err != nil && !tmuxadapter.IsGone(err) {
+			failed = append(failed, fmt.Sprintf("kill session %s: %v", sess.Name, err))
+		}
+	}
+	return failed
+}
+
+// terminateRuns terminates every live run of the lane (or of agent), all
+// at once, and returns how many it terminated and what failed.
+func terminateRuns(ctx context.Context, e *laneEnv, tm *tmuxadapter.Client, agent string, out io.Writer) (int, []string) {
+	backend := runtime.NewTmuxBackend(tm, "", nil)
+	grace := time.Duration(e.lane.Runtime.TerminateGraceMs) * time.Millisecond
+	// Run records, not events, say what is in flight: a run whose
+	// launcher died before recording it is still found.
+	dirs, _ := filepath.Glob(filepath.Join(e.layout.StateDir, "waves", "*", "runs", "*"))
+	var live []*runtime.Record
+	for _, d := range dirs {
+		rec, err := runtime.ReadRecord(filepath.Join(d, lanes.RuntimeFile))
+		if err != nil || agent != "" && rec.AgentID != agent {
+			continue
+		}
+		if rec.TerminalDisposition == runtime.Running || rec.TerminalDisposition == runtime.Launching {
+			live = append(live, rec)
+		}
+	}
+	// All at once: each run gets one grace period, not one after
+	// another.
+	var wg sync.WaitGroup
+	errs := make([]error, len(live))
+	for i, rec := range live {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = backend.Terminate(ctx, filepath.Dir(rec.StatusPath), grace, false)
+		}()
+	}
+	wg.Wait()
+	var failed []string
+	n := 0
+	for i, rec := range live {
+		if errs[i] != nil {
+			failed = append(failed, fmt.Sprintf("run %s (session %s): %v", rec.RunID, rec.SessionName, errs[i]))
+			continue
+		}
+		n++
+		fmt.Fprintf(out, "terminated %s (session %s)\n", rec.RunID, rec.SessionName)
+	}
+	return n, failed
 }

@@ -1,0 +1,53 @@
+package launcher
+
+import (
+	"fmt"
+
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/preflight"
+	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
+)
+
+// Needs lists what running ws on lane needs from the machine: tmux, and
+// the first executor of every agent resolved exactly as a launch resolves
+// it (cliExecutor is --executor). The local executor is this binary and
+// needs nothing.
+func Needs(ws []*wave.Wave, lane *config.Lane, cliExecutor string) (preflight.Needs, error) {
+	n := preflight.Needs{Tmux: true}
+	scrub := executor.ScrubList(lane)
+	for _, w := range ws {
+		b := roles.Bind(w, lane.Roles)
+		for i := range w.Agents {
+			a := &w.Agents[i]
+			r, err := executor.Resolve(a, b.RuntimeRole(a), lane, cliExecutor, proofCentric(a))
+			if err != nil {
+				return n, fmt.Errorf("wave %d: %w", w.Number, err)
+			}
+			cmd := executor.Command(r)
+			if cmd == "" {
+				continue
+			}
+			e := preflight.Executor{ID: r.ID, Command: cmd, Scrub: scrub}
+			if r.ID == executor.Claude {
+				mode := executor.DefaultPermissionMode
+				if m := r.Claude.PermissionMode; m != nil {
+					mode = *m
+				}
+				e.ClaudeBypass = mode == executor.DefaultPermissionMode
+			}
+			n.Add(e, fmt.Sprintf("wave %d %s", w.Number, a.ID))
+		}
+	}
+	return n, nil
+}
+
+// Needs is what the waves this launcher selected need from the machine.
+func (l *Launcher) Needs() (preflight.Needs, error) {
+	sel, err := l.selectWaves()
+	if err != nil {
+		return preflight.Needs{}, err
+	}
+	return Needs(sel, l.opt.Lane, l.opt.Executor)
+}

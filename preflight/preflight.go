@@ -1,0 +1,265 @@
+// Package preflight owns the checks made before a launch starts anything:
+// tmux present and new enough, git where the command needs it, every
+// executor the selected waves need on PATH, and claude usable by the
+// current user. It reports problems with their fix; it changes nothing.
+// `launch`, `resume`, `backlog run` and `doctor` share it, so a problem
+// reads the same everywhere.
+package preflight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+)
+
+// Kind groups problems by what is missing.
+type Kind string
+
+// Problem kinds. An executor problem means no usable executor (exit 43);
+// the others are plain errors (exit 1).
+const (
+	KindTmux     Kind = "tmux"
+	KindGit      Kind = "git"
+	KindExecutor Kind = "executor"
+)
+
+// Minimum tmux version (DESIGN §5: remain-on-exit per server, user options
+// on sessions, -e on new-session).
+const (
+	TmuxMajor = 3
+	TmuxMinor = 2
+)
+
+// Problem is one thing that would make the launch fail, with how to fix it.
+type Problem struct {
+	Kind    Kind
+	Subject string // tmux, git, or the executor's command
+	Msg     string // what is wrong, one line
+	Fix     string // what to do about it, one line
+}
+
+// String is the problem on one line: subject, what is wrong, the fix.
+func (p Problem) String() string {
+	s := p.Subject + ": " + p.Msg
+	if p.Fix != "" {
+		s += "; " + p.Fix
+	}
+	return s
+}
+
+// Executor is one executor command the selected waves need.
+type Executor struct {
+	ID      string   // executor id: claude, codex, opencode, shell
+	Command string   // the program looked up on PATH
+	Agents  []string // who needs it, e.g. "wave 0 A1"
+	// ClaudeBypass is set when claude runs with permission mode
+	// bypassPermissions, which claude refuses as root outside a sandbox.
+	ClaudeBypass bool
+	// Env is what the agent gets on top of the launcher's environment;
+	// Scrub is what it loses.
+	Env   map[string]string
+	Scrub []string
+}
+
+// Subject names the executor in problems: "executor claude", or
+// "executor shell (./run-agent.sh)" when the command is not the id.
+func (e Executor) Subject() string {
+	if e.Command == e.ID {
+		return "executor " + e.ID
+	}
+	return "executor " + e.ID + " (" + printable(e.Command) + ")"
+}
+
+// Needs is what a command is about to use.
+type Needs struct {
+	Tmux      bool
+	Git       bool
+	Executors []Executor
+}
+
+// Add records that agent needs executor e, merging agents of one command.
+func (n *Needs) Add(e Executor, agent string) {
+	for i := range n.Executors {
+		x := &n.Executors[i]
+		if x.ID == e.ID && x.Command == e.Command && x.ClaudeBypass == e.ClaudeBypass &&
+			mapsEqual(x.Env, e.Env) && slices.Equal(x.Scrub, e.Scrub) {
+			if !slices.Contains(x.Agents, agent) {
+				x.Agents = append(x.Agents, agent)
+			}
+			return
+		}
+	}
+	e.Agents = append(slices.Clone(e.Agents), agent)
+	n.Executors = append(n.Executors, e)
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Host is what the checks look at: PATH, the environment, the effective
+// user and tmux. System() is the real machine; tests set the fields.
+type Host struct {
+	LookPath    func(string) (string, error)
+	Getenv      func(string) string
+	Euid        func() int
+	TmuxVersion func(context.Context) (string, error)
+}
+
+// System is the machine this process runs on; tmux is asked through
+// tmuxadapter (`tmux -V`, which needs no server).
+func System() Host {
+	return Host{
+		LookPath: exec.LookPath,
+		Getenv:   os.Getenv,
+		Euid:     os.Geteuid,
+		TmuxVersion: func(ctx context.Context) (string, error) {
+			return tmuxadapter.New("wave-preflight").Version(ctx)
+		},
+	}
+}
+
+// Check runs every check needs asks for on this machine.
+func Check(ctx context.Context, needs Needs) []Problem { return System().Check(ctx, needs) }
+
+// Check runs every check needs asks for on h, in a stable order: tmux,
+// git, then executors by command.
+func (h Host) Check(ctx context.Context, needs Needs) []Problem {
+	var ps []Problem
+	if needs.Tmux {
+		if p := h.tmux(ctx); p != nil {
+			ps = append(ps, *p)
+		}
+	}
+	if needs.Git {
+		if _, err := h.LookPath("git"); err != nil {
+			ps = append(ps, Problem{Kind: KindGit, Subject: "git", Msg: "not found on PATH", Fix: "install git"})
+		}
+	}
+	exs := slices.Clone(needs.Executors)
+	slices.SortStableFunc(exs, func(a, b Executor) int { return strings.Compare(a.Command, b.Command) })
+	for _, e := range exs {
+		ps = append(ps, h.executor(e)...)
+	}
+	return ps
+}
+
+func (h Host) tmux(ctx context.Context) *Problem {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	v, err := h.TmuxVersion(cctx)
+	fix := fmt.Sprintf("install tmux >= %d.%d (e.g. `apt-get install tmux`, `brew install tmux`)", TmuxMajor, TmuxMinor)
+	switch {
+	case errors.Is(err, tmuxadapter.ErrBinaryMissing):
+		return &Problem{Kind: KindTmux, Subject: "tmux", Msg: "not found on PATH", Fix: fix}
+	case err != nil:
+		return &Problem{Kind: KindTmux, Subject: "tmux", Msg: "`tmux -V` failed: " + oneLine(err.Error()), Fix: fix}
+	case !TmuxAtLeast(v, TmuxMajor, TmuxMinor):
+		return &Problem{Kind: KindTmux, Subject: "tmux", Msg: fmt.Sprintf("%q is older than %d.%d", v, TmuxMajor, TmuxMinor), Fix: fix}
+	}
+	return nil
+}
+
+func (h Host) executor(e Executor) []Problem {
+	who := make([]string, len(e.Agents))
+	for i, a := range e.Agents {
+		who[i] = printable(a)
+	}
+	return h.executorFor(e, strings.Join(who, ", "))
+}
+
+func (h Host) executorFor(e Executor, who string) []Problem {
+	subject := e.Subject()
+	if _, err := h.LookPath(e.Command); err != nil {
+		return []Problem{{Kind: KindExecutor, Subject: subject, Msg: "not on PATH (needed by " + who + ")",
+			Fix: "install it, put it on PATH, or give those agents another executor (`### Executor` id, or --executor)"}}
+	}
+	if e.ID == "claude" && e.ClaudeBypass && h.Euid() == 0 && !h.sandboxed(e) {
+		return []Problem{{Kind: KindExecutor, Subject: subject,
+			Msg: "runs as root with permission mode bypassPermissions, which claude refuses unless IS_SANDBOX=1 (needed by " + who + ")",
+			Fix: "run as a non-root user, or set IS_SANDBOX=1 in the environment if this machine is a disposable sandbox"}}
+	}
+	return nil
+}
+
+// sandboxed reports whether the agent's environment will carry
+// IS_SANDBOX=1: its own env first, else the launcher's unless scrubbed.
+func (h Host) sandboxed(e Executor) bool {
+	if v, ok := e.Env["IS_SANDBOX"]; ok {
+		return v == "1"
+	}
+	if slices.Contains(e.Scrub, "IS_SANDBOX") {
+		return false
+	}
+	return h.Getenv("IS_SANDBOX") == "1"
+}
+
+// NoUsableExecutor reports whether any problem is an executor's: the
+// launch could start, but some agent could not run (exit 43).
+func NoUsableExecutor(ps []Problem) bool {
+	return slices.ContainsFunc(ps, func(p Problem) bool { return p.Kind == KindExecutor })
+}
+
+// Error is the problems of a preflight as one error, one line each.
+type Error struct {
+	What     string // e.g. "launch lane main"
+	Problems []Problem
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cannot %s, nothing was started:", e.What)
+	for _, p := range e.Problems {
+		b.WriteString("\n  - ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+var tmuxVersionRe = regexp.MustCompile(`(\d+)\.(\d+)`)
+
+// TmuxAtLeast reports whether a `tmux -V` string ("tmux 3.3a", "tmux
+// next-3.4") is at least major.minor.
+func TmuxAtLeast(v string, major, minor int) bool {
+	m := tmuxVersionRe.FindStringSubmatch(v)
+	if m == nil {
+		return false
+	}
+	a, _ := strconv.Atoi(m[1])
+	b, _ := strconv.Atoi(m[2])
+	return a > major || a == major && b >= minor
+}
+
+// oneLine keeps the first line of s, so a problem stays on its line.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// printable quotes s when it holds anything but printable characters:
+// agent ids and commands come from wave files and must not reach a
+// terminal raw.
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
+}
