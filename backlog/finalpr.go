@@ -78,11 +78,14 @@ func FinalPRBody(in FinalPRInput) string {
 		}
 		line("")
 	}
-	if len(asking) > 0 {
+	if bucket := r.Bucket(); len(asking) > 0 || len(bucket) > 0 {
 		line("## Needs input (not in this PR)")
 		line("")
 		for _, is := range asking {
 			line("- #%d %s — %s", is.Number, oneLineText(is.Title), oneLineText(is.Question))
+		}
+		for _, q := range bucket {
+			line("- #%d %s — %s", q.Issue, oneLineText(q.Title), oneLineText(q.Question))
 		}
 		line("")
 	}

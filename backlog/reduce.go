@@ -92,9 +92,25 @@ func Terminal(state string) bool {
 	return false
 }
 
-// Tally counts the run's issues by state.
+// Bucket is the needs-input bucket of the latest plan: issues labelled as
+// waiting for a person, never dispatched, reported at every checkpoint.
+// Issues of the run that came to need input are in the run's issues.
+func (r *Run) Bucket() []Question {
+	if r.LastPlan == nil {
+		return nil
+	}
+	var out []Question
+	for _, q := range r.LastPlan.NeedsInput {
+		if _, in := r.Issues[q.Issue]; !in {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// Tally counts the run's issues by state, and the needs-input bucket.
 func (r *Run) Tally() Tally {
-	var t Tally
+	t := Tally{NeedsInput: len(r.Bucket())}
 	for _, is := range r.Issues {
 		switch is.State {
 		case StateMerged:

@@ -173,6 +173,9 @@ func (s *Supervisor) report() {
 			qs = append(qs, "  #"+strconv.Itoa(is.Number)+" ["+is.State+"] "+oneLine(q)+where)
 		}
 	}
+	for _, q := range s.run().Bucket() {
+		qs = append(qs, "  #"+strconv.Itoa(q.Issue)+" [needs-input, not dispatched] "+oneLine(firstNonEmpty(q.Question, q.Title)))
+	}
 	if len(qs) > 0 {
 		s.printf("questions for a person:\n%s", strings.Join(qs, "\n"))
 	}

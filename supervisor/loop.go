@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
@@ -243,6 +244,13 @@ func (s *Supervisor) checkpoint(why string) {
 	line := fmt.Sprintf("tally (%s): merged %d / in flight %d / blocked %d / needs-input %d", why, t.Merged, t.InFlight, t.Blocked, t.NeedsInput)
 	if t.Planned > 0 {
 		line += fmt.Sprintf(" / waiting %d", t.Planned)
+	}
+	if b := s.run().Bucket(); len(b) > 0 {
+		nums := make([]string, len(b))
+		for i, q := range b {
+			nums[i] = fmt.Sprintf("#%d", q.Issue)
+		}
+		line += " (waiting for answers: " + strings.Join(nums, " ") + ")"
 	}
 	if n := s.o.Source.Calls(); n > 0 {
 		line += fmt.Sprintf(" · %d API calls", n)

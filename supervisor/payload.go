@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -41,8 +42,11 @@ func (s *Supervisor) runDir(n, attempt int) string {
 }
 
 // payload writes the worker's prompt and returns its launch payload.
-func (s *Supervisor) payload(n, attempt int, branch, wt string, why workerStart) (*runtime.Payload, error) {
-	issue := s.issues[n]
+func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt string, why workerStart) (*runtime.Payload, error) {
+	issue, err := s.issue(ctx, n)
+	if err != nil {
+		return nil, err
+	}
 	agent, err := WorkerAgent(s.o.Config.Backlog.Executor, n, issue.Title)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.o.Config.KeyLine("backlog.executor"), err)
@@ -89,4 +93,18 @@ func (s *Supervisor) payload(n, attempt int, branch, wt string, why workerStart)
 		HeartbeatIntervalMs: s.o.Lane.Runtime.HeartbeatIntervalMs, RateLimit: spec.RateLimit, DeadlineAt: &deadline,
 		TerminateGraceMs: s.o.Lane.Runtime.TerminateGraceMs,
 	}, nil
+}
+
+// issue returns issue n as last read, reading it when this process has
+// not (a resumed run): a worker's prompt always carries the issue.
+func (s *Supervisor) issue(ctx context.Context, n int) (backlog.Issue, error) {
+	if is, ok := s.issues[n]; ok && is.Number == n {
+		return is, nil
+	}
+	is, err := s.o.Source.Get(ctx, n)
+	if err != nil {
+		return backlog.Issue{}, fmt.Errorf("issue #%d: %w", n, err)
+	}
+	s.issues[n] = is
+	return is, nil
 }

@@ -99,6 +99,7 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 			v.NeedsInput = append(v.NeedsInput, backlog.Question{Issue: is.Number, Title: is.Title, Question: is.Question})
 		}
 	}
+	v.NeedsInput = append(v.NeedsInput, r.Bucket()...)
 	return v, nil
 }
 
@@ -158,13 +159,19 @@ func RenderStatus(w io.Writer, v StatusView) {
 			extra = append(extra, is.PR.URL)
 		}
 		fmt.Fprintf(w, "  #%-5d %-11s %s  [%s]\n", is.Number, is.State, oneLine(is.Title), strings.Join(extra, ", "))
-		if is.Question != "" && (is.State == backlog.StateNeedsInput || is.State == backlog.StateParked) {
+		if is.Question != "" && is.State == backlog.StateParked {
 			fmt.Fprintf(w, "         question: %s\n", oneLine(is.Question))
 		} else if is.Detail != "" && (is.State == backlog.StateParked || is.State == backlog.StateFailed) {
 			fmt.Fprintf(w, "         %s\n", oneLine(is.Detail))
 		}
 		if len(is.Files) > 0 && is.Conflicts > 0 && !backlog.Terminal(is.State) || is.State == backlog.StateParked && len(is.Files) > 0 {
 			fmt.Fprintf(w, "         conflicting files: %s\n", oneLine(strings.Join(is.Files, ", ")))
+		}
+	}
+	if len(v.NeedsInput) > 0 {
+		fmt.Fprintf(w, "needs input:\n")
+		for _, q := range v.NeedsInput {
+			fmt.Fprintf(w, "  #%-5d %s\n", q.Issue, oneLine(firstNonEmpty(q.Question, q.Title)))
 		}
 	}
 	for _, d := range v.Dropped {

@@ -1,12 +1,14 @@
 package supervisor
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 )
@@ -222,3 +224,95 @@ func countMarker(cs []backlog.Comment, m string) int {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestUnboundedRunTakesEligibleIssuesUntilTheCap(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "First", "Files: a/**")
+	f.issue(2, "Second", "Files: b/**")
+	f.issue(3, "Asks first", "Files: c/**\n\nWhich format do you want?", "needs-input")
+	f.issue(4, "Third", "Files: d/**")
+	f.issue(5, "Fourth", "Files: e/**")
+	ctx := t.Context()
+	out := &syncBuffer{}
+	o := f.options(ctx, out)
+	o.MaxIssues, o.Width = 3, 2
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(ctx)
+	t.Logf("%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, _ := ReadRun(res.Dir)
+	// Three issues taken (the cap), oldest first by number; the needs-input
+	// one never dispatched but reported, so a person is needed: 43.
+	var taken []int
+	for _, is := range r.List() {
+		taken = append(taken, is.Number)
+		if is.State != backlog.StateMerged {
+			t.Errorf("#%d: %s, want merged", is.Number, is.State)
+		}
+	}
+	if !slices.Equal(taken, []int{1, 2, 4}) {
+		t.Errorf("took %v, want [1 2 4] (cap 3, #3 waits for input)", taken)
+	}
+	if res.ExitCode != ExitNeedPerson || res.Tally.NeedsInput != 1 {
+		t.Errorf("exit %d tally %+v, want 43 with #3 in the needs-input bucket", res.ExitCode, res.Tally)
+	}
+	if !strings.Contains(out.String(), "Which format do you want?") || !strings.Contains(out.String(), "cap reached") {
+		t.Errorf("output lacks the bucket's question or the cap")
+	}
+}
+
+func TestStopLeavesTheRunOpenAndRunResumesIt(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "Slow", "Files: a/**\n\nlocal-agent: delay=1h")
+	ctx := t.Context()
+	out := &syncBuffer{}
+	s, err := New(f.options(ctx, out, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.Run(ctx); done <- err }()
+	waitFor(t, "the worker to run", func() bool { return strings.Contains(out.String(), "worker started") })
+	dir, _ := OpenRunDir(f.layout().StateDir)
+	if err := RequestStop(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, ErrStopped) {
+		t.Fatalf("run after stop: %v, want ErrStopped", err)
+	}
+	r, _, _ := ReadRun(dir)
+	if r.Finished || r.Issues[1].Outcome != outcomeStopped {
+		t.Fatalf("after stop: finished=%v outcome=%q; want an open run with the worker stopped", r.Finished, r.Issues[1].Outcome)
+	}
+	// The next run resumes it, and the relaunch does not spend the salvage.
+	f.issue(1, "Slow", "Files: a/**")
+	res := f.run()
+	if res.err != nil || res.ExitCode != ExitOK || !res.Resumed {
+		t.Fatalf("resume: exit %d resumed %v err %v", res.ExitCode, res.Resumed, res.err)
+	}
+	r, _, _ = ReadRun(dir)
+	if r.Issues[1].State != backlog.StateMerged || r.Issues[1].Salvages != 0 {
+		t.Errorf("#1 %s salvages %d, want merged without a salvage", r.Issues[1].State, r.Issues[1].Salvages)
+	}
+	// A resumed supervisor still gives the worker its issue.
+	prompt, _ := os.ReadFile(filepath.Join(dir, "runs", "i1-a2", "prompt.md"))
+	if !strings.Contains(string(prompt), "#1 Slow") {
+		t.Errorf("the relaunched worker's prompt lacks its issue:\n%s", prompt)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

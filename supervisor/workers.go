@@ -78,7 +78,7 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 		s.printf("#%d: resuming the existing branch %s", n, branch)
 	}
 	attempt := is.Attempts + 1
-	p, err := s.payload(n, attempt, branch, wt, why)
+	p, err := s.payload(ctx, n, attempt, branch, wt, why)
 	if err != nil {
 		return err
 	}
