@@ -57,8 +57,9 @@ type Repo struct {
 	rn         runner
 	calls      atomic.Int64
 
-	mu        sync.Mutex // guards emptyTree
+	mu        sync.Mutex // guards emptyTree and identity
 	emptyTree string
+	identity  []string // merge commit identity env; nil until looked up
 	// fetchMu serialises fetches into our private ref namespaces: two
 	// fetches updating one local ref fail on its lock file.
 	fetchMu sync.Mutex

@@ -157,7 +157,10 @@ func (r *Repo) prepare(ctx context.Context, req MergeRequest, st mergeState) (co
 	if msg == "" {
 		msg = fmt.Sprintf("Merge %s into %s", req.Worker, req.Wave)
 	}
-	out, err := r.do(ctx, call{dir: r.Dir, args: []string{"commit-tree", tree, "-p", st.origin, "-p", st.worker}, stdin: msg})
+	// Unsigned (a signing prompt would hang an unattended supervisor) and
+	// authored by the user, or by the tool where no identity is set.
+	out, err := r.do(ctx, call{dir: r.Dir, args: []string{"commit-tree", "--no-gpg-sign", tree, "-p", st.origin, "-p", st.worker},
+		stdin: msg, env: r.mergeIdentity(ctx)})
 	if err != nil {
 		return "", nil, files, fmt.Errorf("merge %s: commit-tree: %w", sanitize(req.Worker), err)
 	}

@@ -21,6 +21,20 @@ func identity(ctx context.Context, rn runner, dir string) []string {
 	return nil
 }
 
+// mergeIdentity is the identity of merge commits: the clone's configured
+// one, else the tool's (a CI host without user.email). Looked up once.
+func (r *Repo) mergeIdentity(ctx context.Context) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.identity == nil {
+		r.identity = identity(ctx, r.rn, r.Dir)
+		if r.identity == nil {
+			r.identity = []string{}
+		}
+	}
+	return r.identity
+}
+
 // CommitAll stages everything in the worktree at dir (untracked included)
 // and commits it with message (passed on stdin). Nothing to commit is an
 // error.

@@ -18,7 +18,7 @@ import (
 	"strings"
 )
 
-//go:embed templates
+//go:embed templates demo
 var templates embed.FS
 
 // ignoreLine is the .gitignore entry for orchestrator state.
@@ -29,11 +29,16 @@ const projectPlaceholder = "{{PROJECT}}"
 
 // Files lists the repo-relative paths Write creates (not .gitignore,
 // which it only appends to), sorted.
-func Files() []string {
+func Files() []string { return filesUnder("templates") }
+
+// DemoFiles lists the backlog demo's issues WriteBacklogDemo creates.
+func DemoFiles() []string { return filesUnder("demo") }
+
+func filesUnder(dir string) []string {
 	var out []string
-	_ = fs.WalkDir(templates, "templates", func(p string, d fs.DirEntry, err error) error {
+	_ = fs.WalkDir(templates, dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			out = append(out, strings.TrimPrefix(p, "templates/"))
+			out = append(out, strings.TrimPrefix(p, dir+"/"))
 		}
 		return err
 	})
@@ -56,7 +61,31 @@ func (e *ExistsError) Error() string {
 // It returns the repo-relative paths written, .gitignore included when it
 // was created or appended to.
 func Write(repoRoot string, force bool) ([]string, error) {
-	files := Files()
+	written, err := writeTree(repoRoot, "templates", force)
+	if err != nil {
+		return written, err
+	}
+	abs, _ := filepath.Abs(repoRoot)
+	changed, err := ensureIgnored(filepath.Join(abs, ".gitignore"))
+	if err != nil {
+		return written, fmt.Errorf("scaffold: .gitignore: %w", err)
+	}
+	if changed {
+		written = append(written, ".gitignore")
+	}
+	return written, nil
+}
+
+// WriteBacklogDemo writes a small local backlog (docs/backlog/*.md) for
+// the built-in simulated worker: two issues that may run side by side and
+// one that shares a surface with the first, so the demo shows grouping,
+// parallel workers, serialized merges and one final PR.
+func WriteBacklogDemo(repoRoot string, force bool) ([]string, error) {
+	return writeTree(repoRoot, "demo", force)
+}
+
+func writeTree(repoRoot, dir string, force bool) ([]string, error) {
+	files := filesUnder(dir)
 	if !force {
 		var exist []string
 		for _, rel := range files {
@@ -76,7 +105,7 @@ func Write(repoRoot string, force bool) ([]string, error) {
 	}
 	var written []string
 	for _, rel := range files {
-		data, err := templates.ReadFile(path.Join("templates", rel))
+		data, err := templates.ReadFile(path.Join(dir, rel))
 		if err != nil {
 			return written, fmt.Errorf("scaffold: template %s: %w", rel, err)
 		}
@@ -87,13 +116,6 @@ func Write(repoRoot string, force bool) ([]string, error) {
 			return written, fmt.Errorf("scaffold: write %s: %w", rel, err)
 		}
 		written = append(written, rel)
-	}
-	changed, err := ensureIgnored(filepath.Join(abs, ".gitignore"))
-	if err != nil {
-		return written, fmt.Errorf("scaffold: .gitignore: %w", err)
-	}
-	if changed {
-		written = append(written, ".gitignore")
 	}
 	return written, nil
 }

@@ -149,6 +149,9 @@ func (s *Supervisor) plan(ctx context.Context) error {
 	if err := s.emit(backlog.Event{Kind: backlog.EvPlanned, Plan: &p}); err != nil {
 		return err
 	}
+	if len(p.Groups) > 0 {
+		s.printf("plan: %d issue(s) in %d group(s) by conflict surface, %d worker(s) at once", len(p.Order), len(p.Groups), min(p.Width, s.o.Width))
+	}
 	bounded := len(s.run().Info.Bounded) > 0
 	free := s.o.Width - s.busy()
 	taken := 0

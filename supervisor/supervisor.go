@@ -196,7 +196,7 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 	if err := s.emit(backlog.Event{Kind: backlog.EvRunStarted, Run: &info}); err != nil {
 		return false, err
 	}
-	s.printf("run %s: wave branch %s from %s (width %d)", info.ID, info.WaveBranch, info.Base, info.Width)
+	s.printf("run %s: wave branch %s from %s (up to %d workers)", info.ID, info.WaveBranch, info.Base, info.Width)
 	return false, nil
 }
 

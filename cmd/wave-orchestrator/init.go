@@ -9,7 +9,7 @@ import (
 )
 
 func newInitCmd(g *globals) *cobra.Command {
-	var force bool
+	var force, demo bool
 	c := &cobra.Command{
 		Use:   "init",
 		Short: "Scaffold wave.config.yaml, a demo wave-0 and role prompts",
@@ -19,7 +19,8 @@ agent) and role prompts under docs/agents/. Existing files are never
 overwritten without --force.`,
 		Example: `  wave-orchestrator init
   wave-orchestrator --repo-root ~/src/my-repo init
-  wave-orchestrator init --force              # overwrite the scaffolded files`,
+  wave-orchestrator init --force              # overwrite the scaffolded files
+  wave-orchestrator init --backlog-demo       # also three issues in docs/backlog for backlog run`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			root, err := g.root()
@@ -30,6 +31,13 @@ overwritten without --force.`,
 			if err != nil {
 				return err
 			}
+			if demo {
+				more, err := scaffold.WriteBacklogDemo(root, force)
+				if err != nil {
+					return err
+				}
+				files = append(files, more...)
+			}
 			for _, f := range files {
 				fmt.Fprintln(c.OutOrStdout(), "wrote", f)
 			}
@@ -38,5 +46,6 @@ overwritten without --force.`,
 		},
 	}
 	c.Flags().BoolVar(&force, "force", false, "overwrite existing files")
+	c.Flags().BoolVar(&demo, "backlog-demo", false, "also write a three-issue local backlog (docs/backlog) for `backlog run`")
 	return c
 }
