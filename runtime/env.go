@@ -142,3 +142,14 @@ func agentEnv(base []string, p *Payload) []string {
 	}
 	return out
 }
+
+// DiscardEnv removes the env file of a run whose runner never started
+// (its starter was killed between writing it and creating the session),
+// so the secrets in it do not stay at rest.
+func DiscardEnv(runDir string) error {
+	err := os.Remove(filepath.Join(runDir, envFile))
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}

@@ -109,6 +109,7 @@ func (s *Supervisor) observe(ctx context.Context) error {
 		v := obs.Verdict
 		if s.neverStarted(is, obs) {
 			s.restarts[is.Number]++
+			_ = runtime.DiscardEnv(is.RunDir)
 			s.printf("#%d: its worker never started (the supervisor stopped between recording and starting it); starting it", is.Number)
 			if err := s.startWorker(ctx, is.Number, workerStart{}); err != nil {
 				return err
@@ -140,8 +141,10 @@ func (s *Supervisor) neverStarted(is *backlog.IssueRun, obs runtime.Observation)
 		return false
 	}
 	if obs.Record == nil && obs.Err == nil {
-		_, err := os.Stat(filepath.Join(is.RunDir, lanes.LaunchFile))
-		return os.IsNotExist(err)
+		// Start writes runtime.json before it creates the session, and
+		// this process observes only after Start returned: no record
+		// means a previous supervisor died before the session existed.
+		return true
 	}
 	v := obs.Verdict
 	return v.Done && v.State == runtime.StateLost && v.Reason == "session never started"

@@ -72,6 +72,12 @@ func (c *Client) PaneInfo(ctx context.Context, session string) (Pane, error) {
 	if err != nil {
 		return Pane{}, err
 	}
+	// tmux 3.3a answers display-message for a session that does not exist
+	// (on a live server) with empty fields and exit 0: every real pane has
+	// a pid, so no pid means the session is gone.
+	if pid, _, _ := strings.Cut(out, sep); strings.TrimSpace(pid) == "" {
+		return Pane{}, fmt.Errorf("tmux pane info of %s: %w", session, ErrSessionNotFound)
+	}
 	return parsePane(out)
 }
 

@@ -282,3 +282,17 @@ func TestLiveAndKillServers(t *testing.T) {
 		t.Fatalf("%s still live after KillServers", c.Socket())
 	}
 }
+
+// A session that never existed, on a live server, is gone: a run recorded
+// as launching whose session was never created (its starter killed in
+// between) must be classified, not wait forever.
+func TestPaneInfoOfMissingSessionIsGone(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	if err := c.NewSession(ctx, SessionSpec{Name: "other", Argv: []string{"sleep 30"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PaneInfo(ctx, "never-created"); !IsGone(err) {
+		t.Fatalf("PaneInfo of a missing session: %v, want a gone error", err)
+	}
+}

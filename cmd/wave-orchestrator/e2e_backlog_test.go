@@ -149,10 +149,27 @@ func kill9Trial(t *testing.T, rng *rand.Rand) {
 	for n := 1; n <= 6; n++ {
 		r.issue(n, fmt.Sprintf("Issue %d", n), fmt.Sprintf("Files: part%d/**\n\nlocal-agent: delay=%dms", n, 50+rng.IntN(400)))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	args := []string{"backlog", "run", "--issues", "1,2,3,4,5,6", "--no-dashboard", "--width", "3"}
 	kills := 0
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		evs, _ := filepath.Glob(filepath.Join(r.root, ".wave", "lanes", "main", "backlog", "*", "events.jsonl"))
+		for _, e := range evs {
+			b, _ := os.ReadFile(e)
+			t.Logf("%s:\n%s", e, b)
+		}
+		recs, _ := filepath.Glob(filepath.Join(r.root, ".wave", "lanes", "main", "backlog", "*", "runs", "*", "*.json"))
+		for _, e := range recs {
+			b, _ := os.ReadFile(e)
+			if !strings.HasSuffix(e, "launch.json") {
+				t.Logf("%s:\n%s", e, b)
+			}
+		}
+	})
 	for attempt := 0; ; attempt++ {
 		if attempt > 30 {
 			t.Fatal("the run did not finish after 30 restarts")
