@@ -40,6 +40,8 @@ type WorkerInfo struct {
 	Worktree string
 	// TokenEnv names the GitHub token variable: workers never get it.
 	TokenEnv string
+	// Review marks the run of a reviewer over the worker's change.
+	Review bool
 }
 
 // Spec is what the runner starts: Argv exactly (no shell), with Scrub
@@ -204,6 +206,9 @@ func localArgv(in BuildInput) ([]string, error) {
 		// The backlog worker simulator: its knobs come from the issue
 		// it is given, like a real agent's instructions.
 		a := []string{in.Self, "local-worker", "--prompt-file", in.PromptPath}
+		if in.Worker.Review {
+			a = append(a, "--review")
+		}
 		return single(a, "--delay", deref(l.Delay)), nil
 	}
 	a := []string{in.Self, "local", "--prompt-file", in.PromptPath}

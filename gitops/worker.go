@@ -92,3 +92,16 @@ func errorsJoin(a, b error) error {
 	}
 	return fmt.Errorf("%w; %w", a, b)
 }
+
+// DiffText is the patch from..to with a stat header, cut at max bytes
+// (with a note saying so), for a reviewer's prompt.
+func (r *Repo) DiffText(ctx context.Context, from, to string, max int) (string, error) {
+	out, err := r.git(ctx, r.Dir, "diff", "--stat", "--patch", "--no-color", "--no-ext-diff", from+"..."+to)
+	if err != nil {
+		return "", fmt.Errorf("diff %s...%s: %w", from, to, err)
+	}
+	if len(out) > max {
+		out = out[:max] + fmt.Sprintf("\n[diff cut at %d bytes of %d]\n", max, len(out))
+	}
+	return out, nil
+}

@@ -25,11 +25,12 @@ import (
 // backlog-work/issue-<n>.md), result=done|needs-input|blocked,
 // question=..., detail=..., exit=N, fail-attempts=N (exit 1 while
 // WAVE_ATTEMPT <= N), dirty=PATH (leave an uncommitted file first),
-// hang (never finish), delay=DURATION.
+// hang (never finish), delay=DURATION, review=pass|fail (what the
+// simulated reviewer says of the change).
 const directivePrefix = "local-agent:"
 
 type workerKnobs struct {
-	commit, result, question, detail, dirty string
+	commit, result, question, detail, dirty, review string
 	exit, failAttempts                      int
 	hang                                    bool
 	delay                                   time.Duration
@@ -42,6 +43,7 @@ func WorkerMain(args []string, stdout io.Writer, getenv func(string) string) int
 	fs.SetOutput(stdout)
 	promptFile := fs.String("prompt-file", "", "prompt file written by the supervisor (required)")
 	delay := fs.Duration("delay", 0, "simulated work time")
+	review := fs.Bool("review", false, "review a change instead: print a [wave-verdict] (fail when the issue says review=fail)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -67,6 +69,14 @@ func WorkerMain(args []string, stdout io.Writer, getenv func(string) string) int
 	if err != nil {
 		fmt.Fprintf(stdout, "local worker: %v\n", err)
 		return 1
+	}
+	if *review {
+		if k.review == "fail" {
+			fmt.Fprintf(stdout, "[wave-verdict] fail detail=the issue asked the simulated reviewer to fail #%d\n", issue)
+			return 0
+		}
+		fmt.Fprintf(stdout, "[wave-verdict] pass detail=simulated review of #%d\n", issue)
+		return 0
 	}
 	fmt.Fprintf(stdout, "[local-worker] issue #%d attempt %d in %s\n", issue, attempt, wt)
 	return runWorker(k, string(raw), issue, attempt, wt, getenv("WAVE_TARGET_BRANCH"), stdout)
@@ -189,6 +199,11 @@ func (k *workerKnobs) set(key, v string) error {
 		k.detail = v
 	case "dirty":
 		k.dirty = v
+	case "review":
+		if v != "pass" && v != "fail" {
+			return fmt.Errorf("review=%q: want pass or fail", v)
+		}
+		k.review = v
 	case "exit":
 		k.exit, err = strconv.Atoi(v)
 	case "fail-attempts":

@@ -128,10 +128,13 @@ func (s *Supervisor) verifyLog(n int) string {
 // would-be merge commit; its output is kept in the run dir.
 func (s *Supervisor) verifier(n int) func(ctx context.Context, dir, commit string) error {
 	argv := s.o.Config.Backlog.Verify
-	if len(argv) == 0 {
+	if len(argv) == 0 && len(s.o.Config.Backlog.Review.Executor) == 0 {
 		return nil
 	}
 	return func(ctx context.Context, dir, commit string) error {
+		if len(argv) == 0 {
+			return s.review(ctx, n, dir, commit)
+		}
 		_ = s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "running"})
 		timeout := time.Duration(s.o.Config.Backlog.VerifyTimeoutMin) * time.Minute
 		ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -151,6 +154,9 @@ func (s *Supervisor) verifier(n int) func(ctx context.Context, dir, commit strin
 		cmd.WaitDelay = 5 * time.Second
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("%s: %w (output in %s)", strings.Join(argv, " "), err, path)
+		}
+		if len(s.o.Config.Backlog.Review.Executor) > 0 {
+			return s.review(ctx, n, dir, commit)
 		}
 		return s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed"})
 	}

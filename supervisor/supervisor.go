@@ -82,6 +82,7 @@ type Supervisor struct {
 	progress map[int]*progress
 	probeAt  map[int]time.Time // salvage waiting for a passing probe
 	restarts map[int]int       // never-started workers started again
+	reviews  map[int]int       // reviewer runs per issue (run dir names)
 	capped   bool
 	drained  bool
 }
@@ -125,7 +126,7 @@ func New(o Options) (*Supervisor, error) {
 		o.Labels = o.Config.Backlog.Labels
 	}
 	return &Supervisor{o: o, issues: map[int]backlog.Issue{}, progress: map[int]*progress{}, probeAt: map[int]time.Time{},
-		restarts: map[int]int{}}, nil
+		restarts: map[int]int{}, reviews: map[int]int{}}, nil
 }
 
 func (s *Supervisor) printf(format string, args ...any) {

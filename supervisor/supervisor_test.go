@@ -316,3 +316,36 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestVerifyAndReviewGateTheMerge(t *testing.T) {
+	f := newFixture(t)
+	// verify fails when the merge would bring bad.txt; the reviewer fails #3.
+	f.config = baseConfig + "  verify: [sh, -c, \"test ! -e bad.txt\"]\n  review:\n    executor:\n      id: local\n"
+	f.issue(1, "Good", "Files: a/**")
+	f.issue(2, "Breaks verify", "Files: b/**\n\nlocal-agent: commit=bad.txt")
+	f.issue(3, "Reviewer says no", "Files: c/**\n\nlocal-agent: review=fail")
+	res := f.run(1, 2, 3)
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	r, _, _ := ReadRun(res.Dir)
+	if r.Issues[1].State != backlog.StateMerged || r.Issues[1].Verify != "passed" {
+		t.Errorf("#1: %s verify %q, want merged after verify and review", r.Issues[1].State, r.Issues[1].Verify)
+	}
+	for n, why := range map[int]string{2: "test ! -e bad.txt", 3: "verdict fail"} {
+		is := r.Issues[n]
+		if is.State != backlog.StateParked || !strings.Contains(is.Detail, why) {
+			t.Errorf("#%d: %s %q, want parked naming %q", n, is.State, is.Detail, why)
+		}
+		if _, ok := f.originFile(r.Info.WaveBranch, "backlog-work/issue-"+itoa(n)+".md"); ok {
+			t.Errorf("#%d reached the wave branch although it failed verify/review", n)
+		}
+	}
+	if _, ok := f.originFile(r.Info.WaveBranch, "bad.txt"); ok {
+		t.Error("a failed verify moved the wave branch")
+	}
+	logs, _ := filepath.Glob(filepath.Join(res.Dir, "verify", "*.log"))
+	if len(logs) == 0 {
+		t.Error("verify output not kept in the run dir")
+	}
+}

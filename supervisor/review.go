@@ -1,0 +1,131 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
+)
+
+// maxReviewDiff bounds the diff put in a reviewer's prompt.
+const maxReviewDiff = 200 << 10
+
+// review runs the backlog.review agent over the diff a merge would bring
+// (in the scratch worktree at the would-be merge commit) and waits for its
+// [wave-verdict]: pass lets the merge go on; fail, or no verdict, stops it
+// with the reviewer's detail. Not a rubber stamp: a missing verdict fails.
+func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) error {
+	cfg := s.o.Config.Backlog.Review.Executor
+	if len(cfg) == 0 {
+		return nil
+	}
+	is := s.run().Issues[n]
+	issue, err := s.issue(ctx, n)
+	if err != nil {
+		return err
+	}
+	diff, err := s.o.Git.DiffText(ctx, s.waveRef(), commit, maxReviewDiff)
+	if err != nil {
+		return fmt.Errorf("review #%d: diff: %w", n, err)
+	}
+	s.reviews[n]++
+	runDir := filepath.Join(s.log.dir, "reviews", fmt.Sprintf("i%d-r%d", n, s.reviews[n]))
+	p, err := s.reviewPayload(ctx, issue, is, runDir, dir, diff, cfg)
+	if err != nil {
+		return err
+	}
+	_ = s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir})
+	s.printf("#%d: reviewer started in tmux session %s", n, p.SessionName)
+	_ = s.o.Runs.KillSession(ctx, p.SessionName)
+	s.o.Runs.Watch(runDir)
+	if err := s.o.Runs.Start(ctx, []*runtime.Payload{p}); err != nil {
+		return fmt.Errorf("review #%d: start: %w", n, err)
+	}
+	if err := s.waitRun(ctx, runDir); err != nil {
+		return fmt.Errorf("review #%d: %w", n, err)
+	}
+	text, _ := readTail(filepath.Join(runDir, lanes.LogFile), 256<<10)
+	v := gate.ParseLog(text).Verdict
+	switch {
+	case v == nil:
+		return fmt.Errorf("review #%d: the reviewer gave no [wave-verdict] (log %s)", n, filepath.Join(runDir, lanes.LogFile))
+	case v.Verdict != "pass":
+		return fmt.Errorf("review #%d: verdict %s: %s", n, v.Verdict, oneLine(v.Detail))
+	}
+	s.printf("#%d: review passed", n)
+	return s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Detail: oneLine(v.Detail)})
+}
+
+// waitRun blocks until the run in dir is done, terminating it at its
+// deadline; it wakes on watcher events and the sweep tick.
+func (s *Supervisor) waitRun(ctx context.Context, dir string) error {
+	tick := time.NewTicker(s.o.Tick)
+	defer tick.Stop()
+	for {
+		obs := s.o.Runs.Observe(ctx, dir, s.o.Now())
+		if obs.Verdict.Done {
+			return nil
+		}
+		if obs.Verdict.Terminate {
+			grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
+			_ = s.o.Runs.Terminate(ctx, dir, grace)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.o.Runs.Changed():
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Supervisor) reviewPayload(ctx context.Context, issue backlog.Issue, is *backlog.IssueRun, runDir, cwd, diff string, cfg map[string]string) (*runtime.Payload, error) {
+	ec, errs := wave.ParseExecutorMap(cfg)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s: backlog.review.executor: %w", s.o.Config.KeyLine("backlog.review.executor"), errors.Join(errs...))
+	}
+	n := issue.Number
+	agent := &wave.Agent{ID: "r" + strconv.Itoa(n), Title: "review of #" + strconv.Itoa(n), Executor: ec}
+	res, err := executor.Resolve(agent, roles.RoleImplementation, s.o.Lane, "", false)
+	if err != nil {
+		return nil, fmt.Errorf("review #%d: executor: %w", n, err)
+	}
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return nil, err
+	}
+	promptPath := filepath.Join(runDir, lanes.PromptFile)
+	prompt := backlog.ReviewPrompt(backlog.ReviewInput{Issue: issue, Branch: is.Branch, WaveBranch: s.run().Info.WaveBranch, Diff: diff})
+	if err := os.WriteFile(promptPath, []byte(prompt), 0o644); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(runDir, lanes.LogFile)
+	spec, err := executor.Build(executor.BuildInput{Agent: agent, Wave: &wave.Wave{}, Resolved: res, Lane: s.o.Lane,
+		RunDir: runDir, PromptPath: promptPath, LogPath: logPath, Attempt: 1, Self: s.o.Self,
+		Worker: &executor.WorkerInfo{Issue: n, Branch: is.Branch, Target: s.run().Info.WaveBranch, Worktree: cwd,
+			TokenEnv: s.o.Config.GitHub.TokenEnv, Review: true}})
+	if err != nil {
+		return nil, fmt.Errorf("review #%d: %w", n, err)
+	}
+	deadline := s.o.Now().Add(time.Duration(s.o.Config.Backlog.VerifyTimeoutMin) * time.Minute)
+	return &runtime.Payload{
+		SchemaVersion: runtime.SchemaVersion, RunID: filepath.Base(runDir), Lane: s.o.Lane.Name, Attempt: 1,
+		AgentID: agent.ID, ExecutorID: res.ID, OrchestratorID: "backlog-" + s.run().Info.ID,
+		Argv: spec.Argv, Env: spec.Env, Scrub: spec.Scrub, Stdin: spec.Stdin, Cwd: cwd,
+		RunDir: runDir, PromptPath: promptPath, LogPath: logPath,
+		StatusPath: filepath.Join(runDir, lanes.StatusFile), RuntimePath: filepath.Join(runDir, lanes.RuntimeFile),
+		SocketName: s.o.Layout.Socket(), SessionName: "backlog-r" + strconv.Itoa(n),
+		HeartbeatIntervalMs: s.o.Lane.Runtime.HeartbeatIntervalMs, DeadlineAt: &deadline,
+		TerminateGraceMs: s.o.Lane.Runtime.TerminateGraceMs,
+	}, nil
+}
