@@ -31,9 +31,9 @@ const directivePrefix = "local-agent:"
 
 type workerKnobs struct {
 	commit, result, question, detail, dirty, review string
-	exit, failAttempts                      int
-	hang                                    bool
-	delay                                   time.Duration
+	exit, failAttempts                              int
+	hang                                            bool
+	delay                                           time.Duration
 }
 
 // WorkerMain runs the simulated backlog worker in its worktree (the
