@@ -142,7 +142,7 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 			return res, nil
 		}
 		res.Waves = append(res.Waves, w.Number)
-		if err := markCompleted(l.opt.Layout.LedgerPath(), w.Number); err != nil {
+		if err := l.markCompleted(w.Number); err != nil {
 			return res, err
 		}
 	}
@@ -152,7 +152,7 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 func (l *Launcher) selectWaves() ([]*wave.Wave, error) {
 	start, end := l.opt.StartWave, l.opt.EndWave
 	if l.opt.AutoNext {
-		done, err := completedWaves(l.opt.Layout.LedgerPath())
+		done, err := l.completedWaves()
 		if err != nil {
 			return nil, err
 		}

@@ -157,6 +157,8 @@ func laneFindings(ctx context.Context, e *laneEnv) []finding {
 		} else {
 			fs = append(fs, finding{"ok", fmt.Sprintf("lane %s: lock file of pid %d is stale and free (no cleanup needed)", e.lane.Name, info.Pid)})
 		}
+	} else if live {
+		fs = append(fs, finding{"ok", fmt.Sprintf("lane %s: a launcher holds the lane (unreadable lock body: %v)", e.lane.Name, err)})
 	} else if !os.IsNotExist(err) {
 		fs = append(fs, finding{"warn", fmt.Sprintf("lane %s: lock file unreadable: %v", e.lane.Name, err)})
 	}

@@ -61,3 +61,54 @@ func TestTornEventTailDoesNotHideInterruptedRun(t *testing.T) {
 		}
 	}
 }
+
+// Deleting the lock file under a running launcher does not let a second
+// launcher run the same lane: it exits 32.
+func TestDeletedLockFileKeepsSecondLauncherOut(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 3s")}, closureAgents()...)...)
+	ctx := ctxFor(t)
+	first := r.start(ctx, "launch", "--lane", "main", "--no-dashboard")
+	waitFor(t, "A1 running", 30*time.Second, func() bool {
+		b, err := os.ReadFile(filepath.Join(r.layout().RunDir(0, "A1", 1), "runtime.json"))
+		return err == nil && strings.Contains(string(b), `"running"`)
+	})
+	if err := os.Remove(r.layout().LockPath()); err != nil {
+		t.Fatal(err)
+	}
+	res := r.run(ctx, "launch", "--lane", "main", "--no-dashboard")
+	if res.code != 32 {
+		t.Fatalf("second launcher exit %d, stderr %q; want 32", res.code, res.stderr)
+	}
+	if out := first.wait(t, "first launcher", time.Minute); out.code != 0 {
+		t.Fatalf("first launcher exit %d\n%s\n%s", out.code, out.stdout, out.stderr)
+	}
+}
+
+// A corrupt ledger.json is reported, kept as a backup and rebuilt from
+// the events; --auto-next then goes on with the next wave.
+func TestCorruptLedgerDoesNotStopAutoNext(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
+	if res := launch(t, r, "--start-wave", "0", "--end-wave", "0"); res.code != 0 {
+		t.Fatalf("wave 0: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	r.writeWave(1, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
+	r.write(".wave/lanes/main/ledger.json", "{\"completedWaves\": [0,")
+	res := launch(t, r, "--auto-next")
+	if res.code != 0 || !strings.Contains(res.stdout, "ledger") || !strings.Contains(res.stdout, "rebuilt") {
+		t.Fatalf("auto-next over a corrupt ledger: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	waves := map[int]int{}
+	for _, ev := range r.events() {
+		if ev.EntityType == state.EntityWaveRun && ev.Action == "started" {
+			waves[ev.Wave]++
+		}
+	}
+	if waves[0] != 1 || waves[1] != 1 {
+		t.Fatalf("wave runs started %v; want wave 0 once (before) and wave 1 once", waves)
+	}
+	if backups, _ := filepath.Glob(r.layout().LedgerPath() + ".corrupt-*"); len(backups) != 1 {
+		t.Fatalf("backups %v", backups)
+	}
+}
