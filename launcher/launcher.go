@@ -17,6 +17,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -209,5 +210,8 @@ func (l *Launcher) refresh(n int) {
 }
 
 func (l *Launcher) printf(format string, args ...any) {
-	fmt.Fprintf(l.opt.Out, "[%s] %s\n", l.now().Format("15:04:05"), fmt.Sprintf(format, args...))
+	// Agent ids, paths, details and coordination text are not ours to
+	// trust on a terminal.
+	msg := termtext.EscapeLines(fmt.Sprintf(format, args...))
+	fmt.Fprintf(l.opt.Out, "[%s] %s\n", l.now().Format("15:04:05"), msg)
 }

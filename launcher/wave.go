@@ -10,6 +10,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -417,7 +418,7 @@ func (r *waveRun) report(status string, failures []gate.Failure) {
 		}
 		b.WriteByte('\n')
 	}
-	fmt.Fprint(r.l.opt.Out, b.String())
+	fmt.Fprint(r.l.opt.Out, termtext.EscapeLines(b.String()))
 }
 
 // docsAutoClosed reports whether documentation closure is satisfied

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
@@ -42,7 +43,7 @@ func newDoctorCmd(g *globals) *cobra.Command {
 func printFindings(w io.Writer, fs []finding) error {
 	errs := 0
 	for _, f := range fs {
-		fmt.Fprintf(w, "%-5s %s\n", f.level, f.msg)
+		fmt.Fprintf(w, "%-5s %s\n", f.level, termtext.EscapeLines(f.msg))
 		if f.level == "error" {
 			errs++
 		}

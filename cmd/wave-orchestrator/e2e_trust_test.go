@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -110,5 +111,55 @@ func TestCorruptLedgerDoesNotStopAutoNext(t *testing.T) {
 	}
 	if backups, _ := filepath.Glob(r.layout().LedgerPath() + ".corrupt-*"); len(backups) != 1 {
 		t.Fatalf("backups %v", backups)
+	}
+}
+
+// hasRawControl reports a control character other than newline in s.
+func hasRawControl(s string) bool {
+	for _, line := range strings.Split(s, "\n") {
+		if termtext.HasControl(strings.ReplaceAll(line, "\t", " ")) {
+			return true
+		}
+	}
+	return false
+}
+
+// An agent id carrying an escape sequence is refused before anything
+// starts, naming file, line, agent and rule, and the terminal never
+// receives the sequence.
+func TestAgentIDWithEscapeSequenceIsRefused(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1\x1b]0;owned\x07")}, closureAgents()...)...)
+	res := launch(t, r)
+	if res.code != 1 || !strings.Contains(res.stderr, "docs/plans/waves/wave-0.md:5: agent A1\\x1b]0;owned\\x07: agent-id-control-character") {
+		t.Fatalf("exit %d stderr %q", res.code, res.stderr)
+	}
+	if hasRawControl(res.stderr) || hasRawControl(res.stdout) {
+		t.Fatalf("raw control characters printed: %q %q", res.stdout, res.stderr)
+	}
+	if _, err := os.Stat(r.layout().RunsDir(0)); !os.IsNotExist(err) {
+		t.Fatal("runs were created before the refusal")
+	}
+}
+
+// Untrusted text that reaches launch output, status and coord list (here
+// a blocker's summary) is printed escaped.
+func TestUntrustedTextIsPrintedEscaped(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
+	hostile := "stop\x1b[2J\x1b]0;owned\x07\u009b1m"
+	if res := r.run(ctxFor(t), "coord", "post", "--lane", "main", "--wave", "0", "--agent", "A1", "--kind", "blocker", "--summary", hostile); res.code != 0 {
+		t.Fatalf("post: %d %s", res.code, res.stderr)
+	}
+	want := `stop\x1b[2J\x1b]0;owned\x07\u009b1m`
+	res := launch(t, r)
+	if res.code != 43 || !strings.Contains(res.stdout, want) || hasRawControl(res.stdout) || hasRawControl(res.stderr) {
+		t.Fatalf("launch exit %d\nstdout %q\nstderr %q", res.code, res.stdout, res.stderr)
+	}
+	for _, args := range [][]string{{"coord", "list", "--lane", "main", "--wave", "0"}, {"status", "--lane", "main"}, {"dashboard", "--lane", "main"}} {
+		out := r.run(ctxFor(t), args...)
+		if out.code != 0 || hasRawControl(out.stdout) || hasRawControl(out.stderr) {
+			t.Fatalf("%v: exit %d\nstdout %q\nstderr %q", args, out.code, out.stdout, out.stderr)
+		}
 	}
 }

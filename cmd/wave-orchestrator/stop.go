@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -68,11 +69,11 @@ func newStopCmd(g *globals) *cobra.Command {
 			n := 0
 			for i, rec := range live {
 				if errs[i] != nil {
-					fmt.Fprintf(c.ErrOrStderr(), "%s: %v\n", rec.RunID, errs[i])
+					fmt.Fprintln(c.ErrOrStderr(), termtext.EscapeLines(fmt.Sprintf("%s: %v", rec.RunID, errs[i])))
 					continue
 				}
 				n++
-				fmt.Fprintf(c.OutOrStdout(), "terminated %s (session %s)\n", rec.RunID, rec.SessionName)
+				fmt.Fprintln(c.OutOrStdout(), termtext.Escape(fmt.Sprintf("terminated %s (session %s)", rec.RunID, rec.SessionName)))
 			}
 			if agent == "" {
 				closeOpenWaveRuns(e)

@@ -1,0 +1,46 @@
+package wave
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
+)
+
+// Agent ids and titles with control characters (an escape sequence, any
+// C0 or C1 control, DEL) are refused naming file, line, agent and rule,
+// and the message itself carries no raw control character.
+func TestAgentIDsAndTitlesWithControlCharactersAreRejected(t *testing.T) {
+	for _, tc := range []struct {
+		name, header, rule string
+	}{
+		{"escape in id", "## Agent A\x1b[2J: T\n", "agent-id-control-character"},
+		{"bell in id", "## Agent A\a2: T\n", "agent-id-control-character"},
+		{"tab in id", "## Agent A\t2: T\n", "agent-id-control-character"},
+		{"DEL in id", "## Agent A2\x7f: T\n", "agent-id-control-character"},
+		{"C1 CSI in id", "## Agent A2\u009b: T\n", "agent-id-control-character"},
+		{"OSC title in title", "## Agent A2: x\x1b]0;owned\a\n", "agent-title-control-character"},
+		{"C1 in title", "## Agent A2: x\u0085y\n", "agent-title-control-character"},
+	} {
+		content := base + tc.header + "### Prompt\n```\nFile ownership:\n- b/\n```\n"
+		_, err := Parse("docs/plans/waves/wave-1.md", []byte(content), Options{ReadFile: roleDocs(nil)})
+		var e *Error
+		if !errors.As(err, &e) || !e.Has(tc.rule) {
+			t.Errorf("%s: err = %v, want %s", tc.name, err, tc.rule)
+			continue
+		}
+		for _, p := range e.Problems {
+			if p.Rule != tc.rule {
+				continue
+			}
+			msg := p.String()
+			if p.Line != 15 || p.Agent == "" || !strings.HasPrefix(msg, "docs/plans/waves/wave-1.md:15: agent ") || !strings.Contains(msg, tc.rule+": ") {
+				t.Errorf("%s: problem %+v prints %q", tc.name, p, msg)
+			}
+			if termtext.HasControl(msg) {
+				t.Errorf("%s: message carries a raw control character: %q", tc.name, msg)
+			}
+		}
+	}
+}
