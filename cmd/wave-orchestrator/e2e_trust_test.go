@@ -163,3 +163,27 @@ func TestUntrustedTextIsPrintedEscaped(t *testing.T) {
 		}
 	}
 }
+
+// fakeClaudeJSON stands for `claude -p --output-format json`: it lands
+// the deliverable and prints its whole answer, markers included, as the
+// "result" string of one JSON object, as claude does.
+const fakeClaudeJSON = `#!/bin/sh
+mkdir -p src && echo done > src/a1.txt
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"Landed src/a1.txt.\n\n[wave-proof] completion=contract durability=none proof=unit state=met\n[wave-doc-delta] state=owned","session_id":"s-1"}'
+`
+
+// With claude.output_format json the markers claude printed are inside
+// the JSON "result" string; the gate reads them there.
+func TestClaudeJSONOutputMarkersPassTheGate(t *testing.T) {
+	r := newRepo(t)
+	fake := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(fake, []byte(fakeClaudeJSON), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a1 := implAgent("A1", "id: claude", "claude.command: "+fake, "claude.output_format: json")
+	r.writeWave(0, append([]agentSpec{a1}, closureAgents()...)...)
+	res := launch(t, r, "--max-retries-per-wave", "0")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}
