@@ -187,3 +187,25 @@ func TestClaudeJSONOutputMarkersPassTheGate(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// `--repo-root R launch` run from another directory: the agent's PWD is
+// its working directory R, not the launcher's (opencode resolves --file
+// against $PWD). printenv, not a shell: a shell repairs a stale PWD.
+func TestAgentPWDIsItsWorkingDirectory(t *testing.T) {
+	r := newRepo(t)
+	probe := agentSpec{id: "A1", title: "PWD probe", owns: []string{"src/pwd.txt"}, knobs: []string{"id: shell", "shell.command: printenv PWD"}}
+	r.writeWave(0, append([]agentSpec{probe}, closureAgents()...)...)
+	cmd := r.command(ctxFor(t), "launch", "--lane", "main", "--no-dashboard", "--max-retries-per-wave", "0")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(cmd.Env, "PWD="+cmd.Dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("launch: %v\n%s", err, out)
+	}
+	log, err := os.ReadFile(filepath.Join(r.layout().RunDir(0, "A1", 1), "agent.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := strings.Cut(string(log), "\n"); strings.TrimSpace(got) != r.root {
+		t.Fatalf("agent PWD %q, want %q", got, r.root)
+	}
+}
