@@ -142,10 +142,18 @@ func rateLimit(rt config.Runtime) runtime.RateLimit {
 // codexArgv is the reference's codex exec line (§7.2) as argv; the prompt
 // comes on stdin ("-"). search is honoured through the config override
 // `tools.web_search=true`: `codex exec` rejects the TUI's --search flag.
+// --dangerously-bypass-approvals-and-sandbox goes only with the default
+// danger-full-access: codex lets it override --sandbox, so with it a
+// read-only or workspace-write sandbox would silently not apply (the
+// reference always emits it).
 func codexArgv(r Resolved) []string {
 	c := r.Codex
-	a := []string{Command(r), "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
-		"--sandbox", cmp(deref(c.Sandbox), DefaultCodexSandbox)}
+	sandbox := cmp(deref(c.Sandbox), DefaultCodexSandbox)
+	a := []string{Command(r), "exec"}
+	if sandbox == DefaultCodexSandbox {
+		a = append(a, "--dangerously-bypass-approvals-and-sandbox")
+	}
+	a = append(a, "--skip-git-repo-check", "--sandbox", sandbox)
 	a = single(a, "--model", deref(r.Model))
 	a = single(a, "--profile", deref(c.ProfileName))
 	cfg := c.Config
