@@ -224,6 +224,8 @@ func TestLoadErrors(t *testing.T) {
 		{"evaluator role", "lanes:\n  main:\n    runtimePolicy:\n      defaultExecutorByRole:\n        evaluator: claude\n", []string{"defaultExecutorByRole.evaluator: renamed"}},
 		{"bad scrub name", "executors:\n  env:\n    scrub: [\"A B\"]\n", []string{"executors.env.scrub[0]: \"A B\" is not an environment variable name"}},
 		{"bad api url", "github:\n  apiUrl: ftp://x\n", []string{":2: github.apiUrl: want an http(s) URL"}},
+		{"bad vendor env name", "executors:\n  claude:\n    env:\n      \"A-B\": x\n", []string{":4: executors.claude.env.A-B: \"A-B\" is not an environment variable name"}},
+		{"vendor env not a mapping", "executors:\n  codex:\n    env: [A]\n", []string{":3: executors.codex.env: want a mapping"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := yamlRepo(t, tc.yaml)
@@ -319,5 +321,36 @@ func TestInheritedErrorReportedOnce(t *testing.T) {
 	}
 	if n := strings.Count(err.Error(), "executors.default"); n != 1 {
 		t.Errorf("executors.default reported %d times:\n%v", n, err)
+	}
+}
+
+// `executors.env.scrub: []` turns scrubbing off, in every lane and through
+// a lane override; leaving it out keeps the default list (nil).
+func TestEmptyScrubListIsKept(t *testing.T) {
+	dir := yamlRepo(t, "executors:\n  env:\n    scrub: []\nlanes:\n  ops:\n    executors:\n      default: claude\n  dev:\n    executors:\n      env:\n        scrub: [X_ONE]\n")
+	c := mustLoad(t, dir, nil)
+	for _, name := range []string{"main", "ops"} {
+		if s := mustLane(t, c, dir, name).Executors.Env.Scrub; s == nil || len(s) != 0 {
+			t.Errorf("lane %s scrub = %#v, want an empty, non-nil list", name, s)
+		}
+	}
+	if s := mustLane(t, c, dir, "dev").Executors.Env.Scrub; !reflect.DeepEqual(s, []string{"X_ONE"}) {
+		t.Errorf("lane dev scrub = %#v", s)
+	}
+	dir = yamlRepo(t, "executors:\n  default: local\n")
+	if s := mustLane(t, mustLoad(t, dir, nil), dir, "").Executors.Env.Scrub; len(s) != 2 {
+		t.Errorf("default scrub = %#v, want the default list", s)
+	}
+}
+
+// executors.<vendor>.env maps load, and a lane's entries merge key by key.
+func TestVendorEnvLoadsAndMerges(t *testing.T) {
+	dir := yamlRepo(t, "executors:\n  claude:\n    env:\n      IS_SANDBOX: \"1\"\n      BASE: top\nlanes:\n  ops:\n    executors:\n      claude:\n        env:\n          BASE: ops\n")
+	c := mustLoad(t, dir, nil)
+	if e := mustLane(t, c, dir, "main").Executors.Claude.Env; !reflect.DeepEqual(e, map[string]string{"IS_SANDBOX": "1", "BASE": "top"}) {
+		t.Errorf("main claude env %v", e)
+	}
+	if e := mustLane(t, c, dir, "ops").Executors.Claude.Env; !reflect.DeepEqual(e, map[string]string{"IS_SANDBOX": "1", "BASE": "ops"}) {
+		t.Errorf("ops claude env %v", e)
 	}
 }

@@ -93,8 +93,10 @@ type Profile struct {
 // EnvPolicy controls the agent environment.
 type EnvPolicy struct {
 	// Scrub lists variables removed from every agent's environment.
-	// Default: ANTHROPIC_BASE_URL, ANTHROPIC_CUSTOM_HEADERS.
-	Scrub []string `json:"scrub,omitempty" yaml:"scrub,omitempty"`
+	// Default (nil): ANTHROPIC_BASE_URL, ANTHROPIC_CUSTOM_HEADERS. An empty
+	// list (`scrub: []`) removes nothing, so the tag keeps an empty slice
+	// through the lane merge's JSON round trip.
+	Scrub []string `json:"scrub" yaml:"scrub,omitempty"`
 }
 
 // Validation holds thresholds: a rule applies to waves >= its value; nil

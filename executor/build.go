@@ -107,11 +107,21 @@ func Build(in BuildInput) (Spec, error) {
 	if err != nil {
 		return Spec{}, fmt.Errorf("agent %s: executor %s: %w", in.Agent.ID, r.ID, err)
 	}
+	// Configured env goes under ours: WAVE_* and OPENCODE_CONFIG are what
+	// the run depends on. Secret-looking values are redacted in
+	// launch.json like any other env entry (runtime.Redacted).
+	for k, v := range Env(r) {
+		if _, ours := s.Env[k]; !ours {
+			s.Env[k] = v
+		}
+	}
 	return s, nil
 }
 
+// scrubList is executors.env.scrub: unset (nil) means DefaultScrub, an
+// empty list turns scrubbing off.
 func scrubList(l *config.Lane) []string {
-	if len(l.Executors.Env.Scrub) > 0 {
+	if l.Executors.Env.Scrub != nil {
 		return union(l.Executors.Env.Scrub)
 	}
 	return append([]string(nil), DefaultScrub...)

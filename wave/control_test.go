@@ -44,3 +44,21 @@ func TestAgentIDsAndTitlesWithControlCharactersAreRejected(t *testing.T) {
 		}
 	}
 }
+
+// `### Executor` env.NAME entries are read into the agent's env; a name
+// that is not an environment variable name is refused with its line.
+func TestExecutorEnvEntries(t *testing.T) {
+	content := base + agent("A2", "### Executor\n- id: claude\n- env.IS_SANDBOX: 1\n- env.BASE_URL: `http://127.0.0.1:8080`\n- env.EMPTY: \"\"\n", "b/")
+	w, err := Parse("docs/plans/waves/wave-1.md", []byte(content), Options{ReadFile: roleDocs(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := w.Agents[2].Executor.Env
+	if len(got) != 3 || got["IS_SANDBOX"] != "1" || got["BASE_URL"] != "http://127.0.0.1:8080" || got["EMPTY"] != "" {
+		t.Fatalf("env %v", got)
+	}
+	_, err = Parse("docs/plans/waves/wave-1.md", []byte(base+agent("A2", "### Executor\n- env.9LIVES: x\n", "b/")), Options{ReadFile: roleDocs(nil)})
+	checkProblem(t, "bad env name", err, wantProblem{"bad-env-name", 17, "A2"})
+	_, err = Parse("docs/plans/waves/wave-1.md", []byte(base+agent("A2", "### Executor\n- env.A: x\n- env.A: y\n", "b/")), Options{ReadFile: roleDocs(nil)})
+	checkProblem(t, "duplicate env", err, wantProblem{"duplicate-entry", 18, "A2"})
+}

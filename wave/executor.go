@@ -296,6 +296,25 @@ var executorKeys = map[string]func(c *ExecutorConfig, k, v string) error{
 	},
 }
 
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// parseEnvEntry reads an `env.NAME: value` bullet (`""` sets an empty
+// value, e.g. to blank a proxy for one agent).
+func parseEnvEntry(c *ExecutorConfig, ps *problems, line int, agent, name, val string) {
+	if !envNameRe.MatchString(name) {
+		ps.add(line, agent, "bad-env-name", "executor env.%s: %q is not an environment variable name", name, name)
+		return
+	}
+	if _, dup := c.Env[name]; dup {
+		ps.add(line, agent, "duplicate-entry", "executor env.%s is set twice", name)
+		return
+	}
+	if c.Env == nil {
+		c.Env = map[string]string{}
+	}
+	c.Env[name] = val
+}
+
 // parseExecutor reads the `### Executor` bullets. Unknown keys, empty
 // values and bad values are problems; the rest is kept.
 func parseExecutor(d *doc, b *block, ps *problems, agent string) *ExecutorConfig {
@@ -318,6 +337,10 @@ func parseExecutor(d *doc, b *block, ps *problems, agent string) *ExecutorConfig
 			if len(val) >= 2 && val[0] == '`' && val[len(val)-1] == '`' {
 				val = val[1 : len(val)-1]
 			}
+		}
+		if name, ok := strings.CutPrefix(key, "env."); ok {
+			parseEnvEntry(c, ps, line, agent, name, val)
+			return
 		}
 		set, ok := executorKeys[key]
 		switch {

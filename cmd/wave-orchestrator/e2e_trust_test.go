@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -207,5 +208,42 @@ func TestAgentPWDIsItsWorkingDirectory(t *testing.T) {
 	}
 	if got, _, _ := strings.Cut(string(log), "\n"); strings.TrimSpace(got) != r.root {
 		t.Fatalf("agent PWD %q, want %q", got, r.root)
+	}
+}
+
+// executors.env.scrub: [] keeps ANTHROPIC_BASE_URL; executors.shell.env
+// and the agent's env.NAME entries reach the agent, agent over vendor; a
+// secret-looking value is redacted in launch.json yet reaches the agent.
+func TestExecutorEnvAndEmptyScrubReachTheAgent(t *testing.T) {
+	r := newRepo(t)
+	r.write("wave.config.yaml", strings.Replace(testConfig, "executors:\n  default: local\n",
+		"executors:\n  default: local\n  env:\n    scrub: []\n  shell:\n    env:\n      PROBE_BASE: vendor\n      PROBE_BOTH: vendor\n", 1))
+	probe := agentSpec{id: "A1", title: "env probe", owns: []string{"src/env.txt"}, knobs: []string{"id: shell",
+		"shell.command: printenv PROBE_BASE PROBE_BOTH PROBE_API_KEY ANTHROPIC_BASE_URL", "env.PROBE_BOTH: agent", "env.PROBE_API_KEY: s3cret-value"}}
+	r.writeWave(0, append([]agentSpec{probe}, closureAgents()...)...)
+	cmd := r.command(ctxFor(t), "launch", "--lane", "main", "--no-dashboard", "--max-retries-per-wave", "0")
+	cmd.Env = append(cmd.Env, "ANTHROPIC_BASE_URL=http://127.0.0.1:9")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("launch: %v\n%s", err, out)
+	}
+	dir := r.layout().RunDir(0, "A1", 1)
+	log, err := os.ReadFile(filepath.Join(dir, "agent.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := lines(strings.ReplaceAll(string(log), "\r", ""))
+	want := []string{"vendor", "agent", "s3cret-value", "http://127.0.0.1:9"}
+	if len(got) < 4 || !slices.Equal(got[:4], want) {
+		t.Fatalf("agent saw %q, want %q", got, want)
+	}
+	var payload struct {
+		Env map[string]string `json:"env"`
+	}
+	readJSONFile(t, filepath.Join(dir, "launch.json"), &payload)
+	if payload.Env["PROBE_API_KEY"] != "<redacted>" || payload.Env["PROBE_BOTH"] != "agent" {
+		t.Fatalf("launch.json env %v: want PROBE_API_KEY redacted", payload.Env)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "launch.json")); strings.Contains(string(b), "s3cret-value") {
+		t.Fatal("launch.json holds the secret")
 	}
 }
