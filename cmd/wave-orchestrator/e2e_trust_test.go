@@ -247,3 +247,27 @@ func TestExecutorEnvAndEmptyScrubReachTheAgent(t *testing.T) {
 		t.Fatal("launch.json holds the secret")
 	}
 }
+
+// An open human escalation or clarification request addressed to a
+// failed implementation agent stops its retries: the launch exits 43
+// naming the record, and the agent ran once.
+func TestHumanInputAddressedToAgentStopsItsRetries(t *testing.T) {
+	for _, kind := range []string{"human-escalation", "clarification-request"} {
+		t.Run(kind, func(t *testing.T) {
+			r := newRepo(t)
+			r.writeWave(0, append([]agentSpec{implAgent("A1", "local.fail-attempts: 9")}, closureAgents()...)...)
+			post := r.run(ctxFor(t), "coord", "post", "--lane", "main", "--wave", "0", "--agent", "A0", "--kind", kind,
+				"--target", "agent:A1", "--summary", "which schema does A1 implement?")
+			if post.code != 0 {
+				t.Fatalf("post: %d %s", post.code, post.stderr)
+			}
+			res := launch(t, r, "--max-retries-per-wave", "2")
+			if res.code != 43 || !strings.Contains(res.stdout, "coordination-blocker-open") || !strings.Contains(res.stdout, "A1 is not retried") {
+				t.Fatalf("exit %d, want 43 naming the record\n%s\n%s", res.code, res.stdout, res.stderr)
+			}
+			if launched, _ := agentStarts(r.events()); launched["A1"] != 1 {
+				t.Fatalf("A1 launched %d times, want once", launched["A1"])
+			}
+		})
+	}
+}
