@@ -406,7 +406,24 @@ func (r *waveRun) retryPlan(next int, failures []gate.Failure) (impl []string, f
 }
 
 func (r *waveRun) fallback(ap *agentPlan, next int, code string, blocked *bool) {
-	nr, b := executor.Fallback(ap.Resolved, next, code, r.l.available)
+	targets := r.l.opt.Lane.RuntimePolicy.RuntimeMixTargets
+	var fits func(string) bool
+	if len(targets) > 0 {
+		// Counted as the plan stands, so fallbacks chosen earlier in this
+		// retry count against the targets too.
+		counts := map[string]int{}
+		for _, other := range r.p.Agents {
+			counts[other.Resolved.ID]++
+		}
+		fits = func(id string) bool { return executor.MixFits(targets, counts, id) }
+	}
+	nr, b, mix := executor.FallbackWithin(ap.Resolved, next, code, r.l.available, fits)
+	for _, id := range mix {
+		r.l.printf("wave %d: %s fallback to %s blocked (%s): the lane's runtime mix target for %s is reached",
+			r.n, ap.Agent.ID, id, codeFallbackBlock, id)
+		r.l.emit(r.n, state.EntityRetry, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, next, ap.Agent.ID), codeFallbackBlock, next,
+			map[string]any{"agentId": ap.Agent.ID, "executorId": id, "reason": "runtime-mix-target"})
+	}
 	if b {
 		*blocked = true
 		return

@@ -271,3 +271,46 @@ func TestHumanInputAddressedToAgentStopsItsRetries(t *testing.T) {
 		})
 	}
 }
+
+// fakeClaudeText lands A1's deliverable and prints its markers.
+const fakeClaudeText = `#!/bin/sh
+mkdir -p src && echo done > src/a1.txt
+echo '[wave-proof] completion=contract durability=none proof=unit state=met'
+echo '[wave-doc-delta] state=owned'
+`
+
+// A retry's executor fallback keeps the lane's runtimeMixTargets: the
+// fallback to local (already at its target of 3, the closure agents) is
+// blocked and the next candidate, claude, runs the retry.
+func TestRetryFallbackRespectsRuntimeMixTargets(t *testing.T) {
+	r := newRepo(t)
+	fake := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(fake, []byte(fakeClaudeText), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.write("wave.config.yaml", strings.Replace(testConfig, "executors:\n  default: local\n",
+		"executors:\n  default: local\n  claude:\n    command: "+fake+"\nruntimePolicy:\n  runtimeMixTargets:\n    local: 3\n", 1))
+	a1 := implAgent("A1", "id: shell", "shell.command: false {agent}", "fallbacks: local, claude", "retry-policy: fallback-allowed")
+	r.writeWave(0, append([]agentSpec{a1}, closureAgents()...)...)
+	res := launch(t, r)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var execs []string
+	blocked := false
+	for _, ev := range r.events() {
+		if ev.EntityType == state.EntityAgentRun && ev.Action == "started" && ev.Data["agentId"] == "A1" {
+			e, _ := ev.Data["executorId"].(string)
+			execs = append(execs, e)
+		}
+		if ev.EntityType == state.EntityRetry && ev.Action == "retry-fallback-blocked" && ev.Data["executorId"] == "local" {
+			blocked = true
+		}
+	}
+	if !slices.Equal(execs, []string{"shell", "claude"}) || !blocked {
+		t.Fatalf("A1 ran on %v (fallback to local blocked recorded: %v), want shell then claude", execs, blocked)
+	}
+	if !strings.Contains(res.stdout, "A1 fallback to local blocked (retry-fallback-blocked)") {
+		t.Fatalf("no blocked-fallback line in the launcher output:\n%s", res.stdout)
+	}
+}
