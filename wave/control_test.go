@@ -62,3 +62,31 @@ func TestExecutorEnvEntries(t *testing.T) {
 	_, err = Parse("docs/plans/waves/wave-1.md", []byte(base+agent("A2", "### Executor\n- env.A: x\n- env.A: y\n", "b/")), Options{ReadFile: roleDocs(nil)})
 	checkProblem(t, "duplicate env", err, wantProblem{"duplicate-entry", 18, "A2"})
 }
+
+// A misspelt `###` heading inside an agent section would silently drop
+// what it holds; it is an error naming file, line and agent, with the
+// heading it probably meant.
+func TestUnknownAgentHeadingIsAnError(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra, hint string
+	}{
+		{"exit contract typo", "### Exit contrac\n- completion: contract\n", `did you mean "Exit contract"`},
+		{"singular deliverable", "### Deliverable\n- b/a.go\n", `did you mean "Deliverables"`},
+		{"lower case", "### executor\n- id: codex\n", `did you mean "Executor"`},
+		{"trailing blank", "### Deliverables \n- b/a.go\n", `did you mean "Deliverables"`},
+		{"unrelated", "### Notes\nfree text\n", ""},
+	} {
+		_, err := Parse("docs/plans/waves/wave-1.md", []byte(base+agent("A2", tc.extra, "b/")), Options{ReadFile: roleDocs(nil)})
+		checkProblem(t, tc.name, err, wantProblem{"unknown-agent-heading", 16, "A2"})
+		if tc.hint != "" && (err == nil || !strings.Contains(err.Error(), tc.hint)) {
+			t.Errorf("%s: %v lacks %s", tc.name, err, tc.hint)
+		}
+	}
+	// Fenced headings are prompt text, `####` is not a subsection, and a
+	// wave's own `## ` sections after the agents are not the agent's.
+	ok := base + agent("A2", "#### Details\n", "b/") + "## Appendix\n### Notes\n"
+	ok = strings.Replace(ok, "File ownership:\n- b/", "### Step 1\nFile ownership:\n- b/", 1)
+	if _, err := Parse("docs/plans/waves/wave-1.md", []byte(ok), Options{ReadFile: roleDocs(nil)}); err != nil {
+		t.Fatalf("valid headings refused: %v", err)
+	}
+}
