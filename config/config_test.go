@@ -225,6 +225,12 @@ func TestLoadErrors(t *testing.T) {
 		{"bad scrub name", "executors:\n  env:\n    scrub: [\"A B\"]\n", []string{"executors.env.scrub[0]: \"A B\" is not an environment variable name"}},
 		{"bad api url", "github:\n  apiUrl: ftp://x\n", []string{":2: github.apiUrl: want an http(s) URL"}},
 		{"bad vendor env name", "executors:\n  claude:\n    env:\n      \"A-B\": x\n", []string{":4: executors.claude.env.A-B: \"A-B\" is not an environment variable name"}},
+		{"misspelt skills role", "skills:\n  byRole:\n    implemntation: [a]\n", []string{`:3: skills.byRole.implemntation: unknown key (did you mean "implementation"?)`}},
+		{"misspelt skills runtime in a lane", "lanes:\n  ops:\n    skills:\n      byRuntime:\n        clade: [a]\n", []string{`:5: lanes.ops.skills.byRuntime.clade: unknown key (did you mean "claude"?)`}},
+		{"misspelt skills key", "skills:\n  byrole: {}\n", []string{`:2: skills.byrole: unknown key (did you mean "byRole"?)`}},
+		{"skills evaluator role", "skills:\n  byRole:\n    evaluator: [a]\n", []string{":3: skills.byRole.evaluator: renamed to skills.byRole.cont-qa"}},
+		{"misspelt role default", "runtimePolicy:\n  defaultExecutorByRole:\n    implemntation: codex\n", []string{":3: runtimePolicy.defaultExecutorByRole.implemntation: unknown key"}},
+		{"misspelt flat lane role default", "lanes:\n  ops:\n    defaultExecutorByRole:\n      desgin: claude\n", []string{`:4: lanes.ops.defaultExecutorByRole.desgin: unknown key (did you mean "design"?)`}},
 		{"vendor env not a mapping", "executors:\n  codex:\n    env: [A]\n", []string{":3: executors.codex.env: want a mapping"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -352,5 +358,16 @@ func TestVendorEnvLoadsAndMerges(t *testing.T) {
 	}
 	if e := mustLane(t, c, dir, "ops").Executors.Claude.Env; !reflect.DeepEqual(e, map[string]string{"IS_SANDBOX": "1", "BASE": "ops"}) {
 		t.Errorf("ops claude env %v", e)
+	}
+}
+
+// Maps with a fixed key set accept their keys in any case (the reference
+// lower-cases them), and role defaults are looked up by lower-case role.
+func TestFixedKeyMapsAcceptTheirKeys(t *testing.T) {
+	dir := yamlRepo(t, "skills:\n  dir: skills\n  base: [a]\n  byRole: {Implementation: [b], cont-qa: [c]}\n  byRuntime: {codex: [d]}\n  byDeployKind: {railway-cli: [e], my-own-kind: [f]}\n"+
+		"runtimePolicy:\n  defaultExecutorByRole: {Implementation: claude, cont-eval: codex}\n")
+	l := mustLane(t, mustLoad(t, dir, nil), dir, "")
+	if got := l.RuntimePolicy.DefaultExecutorByRole["implementation"]; got != "claude" {
+		t.Fatalf("role default for implementation = %q (%v)", got, l.RuntimePolicy.DefaultExecutorByRole)
 	}
 }
