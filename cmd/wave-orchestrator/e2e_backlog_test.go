@@ -114,8 +114,8 @@ func TestBacklogEndToEndThroughTheBinary(t *testing.T) {
 	}
 	st := r.runEnv(ctx, "backlog", "status", "--json")
 	var v struct {
-		State string        `json:"state"`
-		Tally backlog.Tally `json:"tally"`
+		State  string        `json:"state"`
+		Tally  backlog.Tally `json:"tally"`
 		Issues []struct {
 			Number int    `json:"number"`
 			State  string `json:"state"`
