@@ -239,6 +239,14 @@ func TestLoadErrors(t *testing.T) {
 		{"evaluator role", "lanes:\n  main:\n    runtimePolicy:\n      defaultExecutorByRole:\n        evaluator: claude\n", []string{"defaultExecutorByRole.evaluator: renamed"}},
 		{"bad scrub name", "executors:\n  env:\n    scrub: [\"A B\"]\n", []string{"executors.env.scrub[0]: \"A B\" is not an environment variable name"}},
 		{"bad api url", "github:\n  apiUrl: ftp://x\n", []string{":2: github.apiUrl: want an http(s) URL"}},
+		{"bad vendor env name", "executors:\n  claude:\n    env:\n      \"A-B\": x\n", []string{":4: executors.claude.env.A-B: \"A-B\" is not an environment variable name"}},
+		{"misspelt skills role", "skills:\n  byRole:\n    implemntation: [a]\n", []string{`:3: skills.byRole.implemntation: unknown key (did you mean "implementation"?)`}},
+		{"misspelt skills runtime in a lane", "lanes:\n  ops:\n    skills:\n      byRuntime:\n        clade: [a]\n", []string{`:5: lanes.ops.skills.byRuntime.clade: unknown key (did you mean "claude"?)`}},
+		{"misspelt skills key", "skills:\n  byrole: {}\n", []string{`:2: skills.byrole: unknown key (did you mean "byRole"?)`}},
+		{"skills evaluator role", "skills:\n  byRole:\n    evaluator: [a]\n", []string{":3: skills.byRole.evaluator: renamed to skills.byRole.cont-qa"}},
+		{"misspelt role default", "runtimePolicy:\n  defaultExecutorByRole:\n    implemntation: codex\n", []string{":3: runtimePolicy.defaultExecutorByRole.implemntation: unknown key"}},
+		{"misspelt flat lane role default", "lanes:\n  ops:\n    defaultExecutorByRole:\n      desgin: claude\n", []string{`:4: lanes.ops.defaultExecutorByRole.desgin: unknown key (did you mean "design"?)`}},
+		{"vendor env not a mapping", "executors:\n  codex:\n    env: [A]\n", []string{":3: executors.codex.env: want a mapping"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := yamlRepo(t, tc.yaml)
@@ -349,5 +357,47 @@ func TestUnknownEnvSuggestsTheNearestName(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// `executors.env.scrub: []` turns scrubbing off, in every lane and through
+// a lane override; leaving it out keeps the default list (nil).
+func TestEmptyScrubListIsKept(t *testing.T) {
+	dir := yamlRepo(t, "executors:\n  env:\n    scrub: []\nlanes:\n  ops:\n    executors:\n      default: claude\n  dev:\n    executors:\n      env:\n        scrub: [X_ONE]\n")
+	c := mustLoad(t, dir, nil)
+	for _, name := range []string{"main", "ops"} {
+		if s := mustLane(t, c, dir, name).Executors.Env.Scrub; s == nil || len(s) != 0 {
+			t.Errorf("lane %s scrub = %#v, want an empty, non-nil list", name, s)
+		}
+	}
+	if s := mustLane(t, c, dir, "dev").Executors.Env.Scrub; !reflect.DeepEqual(s, []string{"X_ONE"}) {
+		t.Errorf("lane dev scrub = %#v", s)
+	}
+	dir = yamlRepo(t, "executors:\n  default: local\n")
+	if s := mustLane(t, mustLoad(t, dir, nil), dir, "").Executors.Env.Scrub; len(s) != 2 {
+		t.Errorf("default scrub = %#v, want the default list", s)
+	}
+}
+
+// executors.<vendor>.env maps load, and a lane's entries merge key by key.
+func TestVendorEnvLoadsAndMerges(t *testing.T) {
+	dir := yamlRepo(t, "executors:\n  claude:\n    env:\n      IS_SANDBOX: \"1\"\n      BASE: top\nlanes:\n  ops:\n    executors:\n      claude:\n        env:\n          BASE: ops\n")
+	c := mustLoad(t, dir, nil)
+	if e := mustLane(t, c, dir, "main").Executors.Claude.Env; !reflect.DeepEqual(e, map[string]string{"IS_SANDBOX": "1", "BASE": "top"}) {
+		t.Errorf("main claude env %v", e)
+	}
+	if e := mustLane(t, c, dir, "ops").Executors.Claude.Env; !reflect.DeepEqual(e, map[string]string{"IS_SANDBOX": "1", "BASE": "ops"}) {
+		t.Errorf("ops claude env %v", e)
+	}
+}
+
+// Maps with a fixed key set accept their keys in any case (the reference
+// lower-cases them), and role defaults are looked up by lower-case role.
+func TestFixedKeyMapsAcceptTheirKeys(t *testing.T) {
+	dir := yamlRepo(t, "skills:\n  dir: skills\n  base: [a]\n  byRole: {Implementation: [b], cont-qa: [c]}\n  byRuntime: {codex: [d]}\n  byDeployKind: {railway-cli: [e], my-own-kind: [f]}\n"+
+		"runtimePolicy:\n  defaultExecutorByRole: {Implementation: claude, cont-eval: codex}\n")
+	l := mustLane(t, mustLoad(t, dir, nil), dir, "")
+	if got := l.RuntimePolicy.DefaultExecutorByRole["implementation"]; got != "claude" {
+		t.Fatalf("role default for implementation = %q (%v)", got, l.RuntimePolicy.DefaultExecutorByRole)
 	}
 }

@@ -17,39 +17,44 @@ type CodexConfig struct {
 	AddDirs     []string `json:"addDirs,omitempty"`
 	JSON        *bool    `json:"json,omitempty"`
 	Ephemeral   *bool    `json:"ephemeral,omitempty"`
+	// Env is added to the environment of agents running on this vendor
+	// (an agent's own `env.NAME` entries win).
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // ClaudeConfig holds claude.* keys.
 type ClaudeConfig struct {
-	Command              *string        `json:"command,omitempty"`
-	Model                *string        `json:"model,omitempty"` // lane/profile default; agents use `model`
-	Agent                *string        `json:"agent,omitempty"`
-	PermissionMode       *string        `json:"permissionMode,omitempty"`
-	PermissionPromptTool *string        `json:"permissionPromptTool,omitempty"`
-	Effort               *string        `json:"effort,omitempty"`
-	MaxTurns             *int           `json:"maxTurns,omitempty"`
-	McpConfig            []string       `json:"mcpConfig,omitempty"`
-	Settings             *string        `json:"settings,omitempty"`
-	SettingsJSON         map[string]any `json:"settingsJson,omitempty"`
-	HooksJSON            map[string]any `json:"hooksJson,omitempty"`
-	AllowedHTTPHookURLs  []string       `json:"allowedHttpHookUrls,omitempty"`
-	OutputFormat         *string        `json:"outputFormat,omitempty"`
-	AllowedTools         []string       `json:"allowedTools,omitempty"`
-	DisallowedTools      []string       `json:"disallowedTools,omitempty"`
+	Command              *string           `json:"command,omitempty"`
+	Model                *string           `json:"model,omitempty"` // lane/profile default; agents use `model`
+	Agent                *string           `json:"agent,omitempty"`
+	PermissionMode       *string           `json:"permissionMode,omitempty"`
+	PermissionPromptTool *string           `json:"permissionPromptTool,omitempty"`
+	Effort               *string           `json:"effort,omitempty"`
+	MaxTurns             *int              `json:"maxTurns,omitempty"`
+	McpConfig            []string          `json:"mcpConfig,omitempty"`
+	Settings             *string           `json:"settings,omitempty"`
+	SettingsJSON         map[string]any    `json:"settingsJson,omitempty"`
+	HooksJSON            map[string]any    `json:"hooksJson,omitempty"`
+	AllowedHTTPHookURLs  []string          `json:"allowedHttpHookUrls,omitempty"`
+	OutputFormat         *string           `json:"outputFormat,omitempty"`
+	AllowedTools         []string          `json:"allowedTools,omitempty"`
+	DisallowedTools      []string          `json:"disallowedTools,omitempty"`
+	Env                  map[string]string `json:"env,omitempty"`
 }
 
 // OpencodeConfig holds opencode.* keys.
 type OpencodeConfig struct {
-	Command      *string        `json:"command,omitempty"`
-	Model        *string        `json:"model,omitempty"` // lane/profile default; agents use `model`
-	Agent        *string        `json:"agent,omitempty"`
-	Attach       *string        `json:"attach,omitempty"`
-	Files        []string       `json:"files,omitempty"`
-	Format       *string        `json:"format,omitempty"`
-	Steps        *int           `json:"steps,omitempty"`
-	Instructions []string       `json:"instructions,omitempty"`
-	Permission   any            `json:"permission,omitempty"`
-	ConfigJSON   map[string]any `json:"configJson,omitempty"`
+	Command      *string           `json:"command,omitempty"`
+	Model        *string           `json:"model,omitempty"` // lane/profile default; agents use `model`
+	Agent        *string           `json:"agent,omitempty"`
+	Attach       *string           `json:"attach,omitempty"`
+	Files        []string          `json:"files,omitempty"`
+	Format       *string           `json:"format,omitempty"`
+	Steps        *int              `json:"steps,omitempty"`
+	Instructions []string          `json:"instructions,omitempty"`
+	Permission   any               `json:"permission,omitempty"`
+	ConfigJSON   map[string]any    `json:"configJson,omitempty"`
+	Env          map[string]string `json:"env,omitempty"`
 }
 
 // LocalConfig holds local.* knobs of the built-in simulated agent.
@@ -63,5 +68,6 @@ type LocalConfig struct {
 
 // ShellConfig holds shell.* keys.
 type ShellConfig struct {
-	Command *string `json:"command,omitempty"` // template with {prompt_file} etc.
+	Command *string           `json:"command,omitempty"` // template with {prompt_file} etc.
+	Env     map[string]string `json:"env,omitempty"`
 }

@@ -53,7 +53,7 @@ func (c *Config) Lane(repoRoot, name string) (*Lane, error) {
 		Roles:         merged.Roles,
 		Executors:     merged.Executors,
 		Validation:    merged.Validation,
-		RuntimePolicy: mergeRuntimePolicy(c.RuntimePolicy, lc),
+		RuntimePolicy: lowerRoles(mergeRuntimePolicy(c.RuntimePolicy, lc)),
 		Runtime:       c.Runtime,
 	}
 	if l.Project == "" {
@@ -110,6 +110,20 @@ func mergeRuntimePolicy(top RuntimePolicy, lc LaneConfig) RuntimePolicy {
 	if lc.FallbackExecutorOrder != nil {
 		p.FallbackExecutorOrder = lc.FallbackExecutorOrder
 	}
+	return p
+}
+
+// lowerRoles keys defaultExecutorByRole by lower-case role, as the
+// reference reads it (the schema accepts any case).
+func lowerRoles(p RuntimePolicy) RuntimePolicy {
+	if p.DefaultExecutorByRole == nil {
+		return p
+	}
+	m := make(map[string]string, len(p.DefaultExecutorByRole))
+	for k, v := range p.DefaultExecutorByRole {
+		m[strings.ToLower(strings.TrimSpace(k))] = v
+	}
+	p.DefaultExecutorByRole = m
 	return p
 }
 

@@ -2,12 +2,16 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/suggest"
 )
 
 // referenceOnly lists keys a reference wave.config.json may carry that this
@@ -16,15 +20,65 @@ import (
 // "*" matches one path segment. Accepting them lets a real reference repo's
 // config load; any other unknown key is an error.
 var referenceOnly = []string{
-	"defaultProject", "planner", "skills", "waveControl", "externalProviders",
+	"defaultProject", "planner", "waveControl", "externalProviders",
 	"capabilityRouting", "projects",
 	"paths.orchestratorStateDir", "paths.terminalsPath",
 	"validation.bootstrapPassConditions", "validation.testCommand",
 	"validation.testCommandTimeout", "validation.autoClosure.allowAutoDocProjection",
 	"executors.profiles.*.claude.strictMcpConfig",
-	"lanes.*.skills", "lanes.*.capabilityRouting", "lanes.*.waveControl",
+	"lanes.*.capabilityRouting", "lanes.*.waveControl",
 	"lanes.*.externalProviders", "lanes.*.terminalsPath",
 	"lanes.*.orchestratorStateDir",
+}
+
+// runtimeRoles are the roles agents run as (executor role defaults, skills).
+var runtimeRoles = []string{"design", "implementation", "integration", "documentation", "cont-qa",
+	"cont-eval", "security", "infra", "deploy", "research"}
+
+// fixedKeyMaps are the maps whose keys come from a fixed set, by path
+// (lane sections follow the top-level paths). Keys compare trimmed and
+// case-insensitively, as the reference reads them; any other key is an
+// unknown key, at whatever depth. runtimeMixTargets keys are executor ids
+// too but are checked with their values (validate.go).
+var fixedKeyMaps = map[string][]string{
+	"runtimePolicy.defaultExecutorByRole": runtimeRoles,
+	"defaultExecutorByRole":               runtimeRoles, // lanes.<x>.defaultExecutorByRole
+	"skills.byRole":                       runtimeRoles,
+	"skills.byRuntime":                    {"codex", "claude", "opencode", "local"},
+}
+
+// fixedKeys returns the allowed keys of the map at path, if it has a
+// fixed set.
+func fixedKeys(path string) ([]string, bool) {
+	if keys, ok := fixedKeyMaps[path]; ok {
+		return keys, true
+	}
+	if rest, ok := strings.CutPrefix(path, "lanes."); ok {
+		if _, sub, ok := strings.Cut(rest, "."); ok {
+			keys, ok := fixedKeyMaps[sub]
+			return keys, ok
+		}
+	}
+	return nil, false
+}
+
+// checkMapKey reports a key outside its map's fixed set; the reference's
+// renamed role "evaluator" gets its rename hint.
+func (c *checker) checkMapKey(k *yaml.Node, path, kp string) bool {
+	keys, fixed := fixedKeys(path)
+	if !fixed {
+		return true
+	}
+	key := strings.ToLower(strings.TrimSpace(k.Value))
+	switch {
+	case slices.Contains(keys, key):
+		return true
+	case key == "evaluator" && slices.Contains(keys, "cont-qa"):
+		c.fail(k, kp, "renamed to %s.cont-qa", path)
+	default:
+		c.fail(k, kp, "unknown key%s; want one of %s", suggest.Hint(key, keys), strings.Join(keys, ", "))
+	}
+	return false
 }
 
 // renamedKeys are keys the reference itself rejects with a rename hint.
@@ -143,7 +197,9 @@ func (c *checker) walk(n *yaml.Node, t reflect.Type, path string) {
 			k, v := n.Content[i], n.Content[i+1]
 			kp := join(path, k.Value)
 			c.lines[kp] = k.Line
-			c.walk(v, t.Elem(), kp)
+			if c.checkMapKey(k, path, kp) {
+				c.walk(v, t.Elem(), kp)
+			}
 		}
 	case reflect.Slice:
 		c.walkSlice(n, t, path)
@@ -172,7 +228,7 @@ func (c *checker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 		case isReferenceOnly(kp):
 			// A reference feature we do not port; accepted, ignored.
 		default:
-			c.fail(k, kp, "unknown key")
+			c.fail(k, kp, "unknown key%s", suggest.Hint(k.Value, slices.Sorted(maps.Keys(fields))))
 		}
 	}
 }

@@ -20,6 +20,8 @@ type Config struct {
 	Backlog        Backlog               `json:"backlog" yaml:"backlog"`
 	RuntimePolicy  RuntimePolicy         `json:"runtimePolicy,omitzero" yaml:"runtimePolicy,omitempty"`
 	Lanes          map[string]LaneConfig `json:"lanes" yaml:"lanes"`
+	// Skills is read for its shape only (see Skills).
+	Skills *Skills `json:"skills,omitempty" yaml:"skills,omitempty"`
 
 	// File is the path the config was read from ("" when defaults only).
 	File string `json:"-" yaml:"-"`
@@ -93,8 +95,10 @@ type Profile struct {
 // EnvPolicy controls the agent environment.
 type EnvPolicy struct {
 	// Scrub lists variables removed from every agent's environment.
-	// Default: ANTHROPIC_BASE_URL, ANTHROPIC_CUSTOM_HEADERS.
-	Scrub []string `json:"scrub,omitempty" yaml:"scrub,omitempty"`
+	// Default (nil): ANTHROPIC_BASE_URL, ANTHROPIC_CUSTOM_HEADERS. An empty
+	// list (`scrub: []`) removes nothing, so the tag keeps an empty slice
+	// through the lane merge's JSON round trip.
+	Scrub []string `json:"scrub" yaml:"scrub,omitempty"`
 }
 
 // Validation holds thresholds: a rule applies to waves >= its value; nil
@@ -193,6 +197,18 @@ type Claim struct {
 	LeaseMinutes int      `json:"leaseMinutes" yaml:"leaseMinutes"` // default 120
 }
 
+// Skills is the reference's skills section. This port does not project
+// skills into prompts, so the section is ignored, but its keys are checked
+// like the reference checks them: a misspelt role under byRole would
+// otherwise be accepted and silently do nothing.
+type Skills struct {
+	Dir          string              `json:"dir,omitempty" yaml:"dir,omitempty"`
+	Base         []string            `json:"base,omitempty" yaml:"base,omitempty"`
+	ByRole       map[string][]string `json:"byRole,omitempty" yaml:"byRole,omitempty"`
+	ByRuntime    map[string][]string `json:"byRuntime,omitempty" yaml:"byRuntime,omitempty"`
+	ByDeployKind map[string][]string `json:"byDeployKind,omitempty" yaml:"byDeployKind,omitempty"`
+}
+
 // RuntimePolicy is lanes.<lane>.runtimePolicy.
 type RuntimePolicy struct {
 	RuntimeMixTargets     map[string]int    `json:"runtimeMixTargets,omitempty" yaml:"runtimeMixTargets,omitempty"`
@@ -212,6 +228,7 @@ type LaneConfig struct {
 	Executors      *Executors    `json:"executors,omitempty" yaml:"executors,omitempty"`
 	RuntimePolicy  RuntimePolicy `json:"runtimePolicy,omitzero" yaml:"runtimePolicy,omitempty"`
 	SharedPlanDocs []string      `json:"sharedPlanDocs,omitempty" yaml:"sharedPlanDocs,omitempty"`
+	Skills         *Skills       `json:"skills,omitempty" yaml:"skills,omitempty"`
 
 	// Flat forms the reference accepts directly under lanes.<lane>.
 	StateRoot                      string            `json:"stateRoot,omitempty" yaml:"stateRoot,omitempty"`

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -153,6 +154,10 @@ func (p *problems) executors(e Executors) {
 			p.add(fmt.Sprintf("executors.env.scrub[%d]", i), "%q is not an environment variable name", name)
 		}
 	}
+	p.envNames("executors.codex.env", e.Codex.Env)
+	p.envNames("executors.claude.env", e.Claude.Env)
+	p.envNames("executors.opencode.env", e.Opencode.Env)
+	p.envNames("executors.shell.env", e.Shell.Env)
 	for name, pr := range e.Profiles {
 		k := "executors.profiles." + name
 		if pr.ID != "" {
@@ -167,15 +172,27 @@ func (p *problems) executors(e Executors) {
 		}
 		if pr.Codex != nil {
 			p.optOneOf(k+".codex.sandbox", pr.Codex.Sandbox, "read-only", "workspace-write", "danger-full-access")
+			p.envNames(k+".codex.env", pr.Codex.Env)
 		}
 		if pr.Claude != nil {
 			p.optOneOf(k+".claude.outputFormat", pr.Claude.OutputFormat, "text", "json", "stream-json")
 			p.optOneOf(k+".claude.effort", pr.Claude.Effort, "low", "medium", "high", "max")
 			p.optPositive(k+".claude.maxTurns", pr.Claude.MaxTurns)
+			p.envNames(k+".claude.env", pr.Claude.Env)
 		}
 		if pr.Opencode != nil {
 			p.optOneOf(k+".opencode.format", pr.Opencode.Format, "default", "json")
 			p.optPositive(k+".opencode.steps", pr.Opencode.Steps)
+			p.envNames(k+".opencode.env", pr.Opencode.Env)
+		}
+	}
+}
+
+// envNames checks the names of an env map (values are free text).
+func (p *problems) envNames(key string, env map[string]string) {
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		if !envNameRe.MatchString(name) {
+			p.add(key+"."+name, "%q is not an environment variable name", name)
 		}
 	}
 }

@@ -218,6 +218,23 @@ func Blocks(r Record) bool {
 	return r.Blocking && r.BlockerSeverity != "stale" && r.BlockerSeverity != "advisory" && r.Source != "launcher"
 }
 
+// WaitsOnPerson reports whether an open blocking record can only be
+// answered by a person, so rerunning an agent cannot clear it: a human
+// escalation or feedback request, or a clarification request.
+func WaitsOnPerson(r Record) bool {
+	switch r.Kind {
+	case "human-escalation", "human-feedback", "clarification-request":
+		return Blocks(r)
+	}
+	return false
+}
+
+// Targets reports whether r is addressed to agent id ("agent:<id>", or
+// the bare id).
+func Targets(r Record, id string) bool {
+	return slices.Contains(r.Targets, "agent:"+id) || slices.Contains(r.Targets, id)
+}
+
 // Open returns the materialised records that block closure.
 func Open(recs []Record) []Record {
 	var out []Record

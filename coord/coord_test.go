@@ -75,3 +75,32 @@ func TestReadSkipsCorruptLines(t *testing.T) {
 		t.Fatalf("recs %d bad %v err %v", len(recs), bad, err)
 	}
 }
+
+func TestWaitsOnPersonAndTargets(t *testing.T) {
+	open := func(kind string, targets ...string) Record {
+		r := Record{Kind: kind, AgentID: "A0", Summary: "s", Targets: targets}
+		if err := fill(&r, nil, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		rec  Record
+		want bool
+	}{
+		{open("human-escalation"), true},
+		{open("human-feedback"), true},
+		{open("clarification-request"), true},
+		{open("blocker"), false},
+		{open("request"), false},
+		{func() Record { r := open("human-escalation"); r.Status = "resolved"; return r }(), false},
+	} {
+		if got := WaitsOnPerson(tc.rec); got != tc.want {
+			t.Errorf("WaitsOnPerson(%s/%s) = %v", tc.rec.Kind, tc.rec.Status, got)
+		}
+	}
+	r := open("clarification-request", "agent:A1", "A2")
+	if !Targets(r, "A1") || !Targets(r, "A2") || Targets(r, "A3") {
+		t.Errorf("Targets of %v", r.Targets)
+	}
+}

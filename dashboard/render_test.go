@@ -130,7 +130,9 @@ func TestCleanStripsTerminalControl(t *testing.T) {
 		"plain":                     "plain",
 		"\x1b[31mred\x1b[0m":        "red",
 		"a\tb\nc":                   "a b c",
-		"bell\x07 and \x1b]0;t\x07": "bell and ",
+		"bell\x07 and \x1b]0;t\x07": `bell\x07 and `,
+		"C1 \u009b and NUL \x00":    `C1 \u009b and NUL \x00`,
+		"del\x7f":                   `del\x7f`,
 	}
 	for in, want := range tests {
 		if got := clean(in); got != want {

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -252,22 +252,21 @@ func orDash(s string) string {
 }
 
 // clean makes untrusted text (titles, log lines, details) safe for one
-// terminal cell: escape sequences and control characters removed, tabs
-// and newlines turned into spaces.
+// terminal cell: well-formed escape sequences (agents colour their
+// output) are dropped, tabs and newlines become spaces, and any other
+// control character is shown escaped by termtext.Escape, the one escaping
+// function of every view.
 func clean(s string) string {
 	if plain(s) {
 		return s
 	}
-	s = ansi.Strip(s)
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
+	s = strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
 			return ' '
-		case unicode.IsControl(r):
-			return -1
 		}
 		return r
-	}, s)
+	}, ansi.Strip(s))
+	return termtext.Escape(s)
 }
 
 // plain reports whether s is printable ASCII, which needs no cleaning.

@@ -136,15 +136,24 @@ func Build(in BuildInput) (Spec, error) {
 	if err != nil {
 		return Spec{}, fmt.Errorf("agent %s: executor %s: %w", in.Agent.ID, r.ID, err)
 	}
+	// Configured env goes under ours: WAVE_* and OPENCODE_CONFIG are what
+	// the run depends on. Secret-looking values are redacted in
+	// launch.json like any other env entry (runtime.Redacted).
+	for k, v := range Env(r) {
+		if _, ours := s.Env[k]; !ours {
+			s.Env[k] = v
+		}
+	}
 	return s, nil
 }
 
 // ScrubList is the variables removed from every agent's environment on
-// lane l.
+// lane l: executors.env.scrub, where unset (nil) means DefaultScrub and an
+// empty list turns scrubbing off.
 func ScrubList(l *config.Lane) []string { return scrubList(l) }
 
 func scrubList(l *config.Lane) []string {
-	if len(l.Executors.Env.Scrub) > 0 {
+	if l.Executors.Env.Scrub != nil {
 		return union(l.Executors.Env.Scrub)
 	}
 	return append([]string(nil), DefaultScrub...)
@@ -175,10 +184,18 @@ func rateLimit(rt config.Runtime) runtime.RateLimit {
 // codexArgv is the reference's codex exec line (§7.2) as argv; the prompt
 // comes on stdin ("-"). search is honoured through the config override
 // `tools.web_search=true`: `codex exec` rejects the TUI's --search flag.
+// --dangerously-bypass-approvals-and-sandbox goes only with the default
+// danger-full-access: codex lets it override --sandbox, so with it a
+// read-only or workspace-write sandbox would silently not apply (the
+// reference always emits it).
 func codexArgv(r Resolved) []string {
 	c := r.Codex
-	a := []string{Command(r), "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
-		"--sandbox", cmp(deref(c.Sandbox), DefaultCodexSandbox)}
+	sandbox := cmp(deref(c.Sandbox), DefaultCodexSandbox)
+	a := []string{Command(r), "exec"}
+	if sandbox == DefaultCodexSandbox {
+		a = append(a, "--dangerously-bypass-approvals-and-sandbox")
+	}
+	a = append(a, "--skip-git-repo-check", "--sandbox", sandbox)
 	a = single(a, "--model", deref(r.Model))
 	a = single(a, "--profile", deref(c.ProfileName))
 	cfg := c.Config

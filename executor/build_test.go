@@ -184,3 +184,43 @@ func TestRedact(t *testing.T) {
 		t.Error("Redact modified its input")
 	}
 }
+
+// codex lets --dangerously-bypass-approvals-and-sandbox override
+// --sandbox: it goes only with danger-full-access (the default), never
+// with a sandbox that was asked for.
+func TestCodexBypassOnlyWithoutSandbox(t *testing.T) {
+	for _, tc := range []struct {
+		agent, lane string
+		bypass      bool
+	}{
+		{"", "", true},
+		{"danger-full-access", "", true},
+		{"workspace-write", "", false},
+		{"read-only", "", false},
+		{"", "read-only", false},
+		{"danger-full-access", "read-only", true},
+	} {
+		a := implAgent()
+		a.Executor = &wave.ExecutorConfig{ID: ptr(Codex)}
+		if tc.agent != "" {
+			a.Executor.Codex = &wave.CodexConfig{Sandbox: ptr(tc.agent)}
+		}
+		lane := testLane(t.TempDir())
+		if tc.lane != "" {
+			lane.Executors.Codex.Sandbox = ptr(tc.lane)
+		}
+		r, err := Resolve(&a, "implementation", lane, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv := codexArgv(r)
+		want := cmp(tc.agent, cmp(tc.lane, DefaultCodexSandbox))
+		i := slices.Index(argv, "--sandbox")
+		if i < 0 || argv[i+1] != want {
+			t.Errorf("agent %q lane %q: argv %q, want --sandbox %s", tc.agent, tc.lane, argv, want)
+		}
+		if got := slices.Contains(argv, "--dangerously-bypass-approvals-and-sandbox"); got != tc.bypass {
+			t.Errorf("agent %q lane %q: bypass = %v in %q", tc.agent, tc.lane, got, argv)
+		}
+	}
+}

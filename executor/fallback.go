@@ -50,13 +50,23 @@ func Chain(r Resolved) []string {
 // treat as a bug. blocked is true only when the chain is non-empty, no
 // candidate is usable and the current executor is unavailable too.
 func Fallback(r Resolved, attempt int, statusCode string, available func(id string) bool) (next Resolved, blocked bool) {
+	next, blocked, _ = FallbackWithin(r, attempt, statusCode, available, nil)
+	return next, blocked
+}
+
+// FallbackWithin is Fallback under the lane's runtime mix: fits reports
+// whether moving this agent onto executor id keeps runtimeMixTargets (nil:
+// no targets). A candidate that would exceed a target is blocked
+// (retry-fallback-blocked, listed in mixBlocked) and the next one tried,
+// as the reference does.
+func FallbackWithin(r Resolved, attempt int, statusCode string, available, fits func(id string) bool) (next Resolved, blocked bool, mixBlocked []string) {
 	ok := func(id string) bool {
 		c := commandFor(r, id)
 		return c == "" && (id == Local) || c != "" && available(c)
 	}
 	chain := Chain(r)
 	if len(chain) == 0 {
-		return r, false
+		return r, false, nil
 	}
 	tried := []string{r.ID}
 	for _, h := range r.History {
@@ -66,9 +76,26 @@ func Fallback(r Resolved, attempt int, statusCode string, available func(id stri
 		if slices.Contains(tried, c) || !ok(c) {
 			continue
 		}
-		return switchTo(r, c, attempt, statusCode), false
+		if fits != nil && !fits(c) {
+			mixBlocked = append(mixBlocked, c)
+			continue
+		}
+		return switchTo(r, c, attempt, statusCode), false, mixBlocked
 	}
-	return r, !ok(r.ID)
+	return r, !ok(r.ID), mixBlocked
+}
+
+// MixFits reports whether one more agent on executor id keeps the runtime
+// mix targets (executor id → most agents of a wave on it), given how many
+// of the wave's agents run on each executor now. An executor without a
+// target always fits.
+func MixFits(targets, counts map[string]int, id string) bool {
+	for k, t := range targets {
+		if strings.EqualFold(strings.TrimSpace(k), id) {
+			return counts[id]+1 <= t
+		}
+	}
+	return true
 }
 
 func switchTo(r Resolved, id string, attempt int, statusCode string) Resolved {

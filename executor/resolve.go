@@ -8,6 +8,7 @@ package executor
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -99,6 +100,10 @@ type Resolved struct {
 	Opencode             OpencodeResolved
 	Local                wave.LocalConfig
 	Shell                wave.ShellConfig
+	// AgentEnv is the agent's own `env.NAME` entries; Env gives the
+	// environment of the executor in use. Not serialised (the reference
+	// has no such keys).
+	AgentEnv map[string]string
 
 	// keys is the JSON key order of the vendor sections (see keyOrder).
 	keys sectionKeys
@@ -158,6 +163,7 @@ func Resolve(a *wave.Agent, role string, lane *config.Lane, cliExecutor string, 
 	if ec.Shell != nil && ec.Shell.Command != nil {
 		r.Shell.Command = ec.Shell.Command
 	}
+	r.AgentEnv = maps.Clone(ec.Env)
 	if id == Shell && strings.TrimSpace(deref(r.Shell.Command)) == "" {
 		return Resolved{}, fmt.Errorf("agent %s: executor shell needs shell.command (a template such as `my-agent --prompt {prompt_file}`)", a.ID)
 	}
@@ -275,10 +281,12 @@ func mergeCodex(lane wave.CodexConfig, profile, agent *wave.CodexConfig) wave.Co
 		p.Search, p.JSON, p.Ephemeral = firstSet(p.Search, &f), firstSet(p.JSON, &f), firstSet(p.Ephemeral, &f)
 		profile = &p
 	}
+	c.Env = maps.Clone(c.Env)
 	for _, s := range []*wave.CodexConfig{profile, agent} {
 		if s == nil {
 			continue
 		}
+		c.Env = overlay(c.Env, s.Env)
 		c.Command = firstSet(s.Command, c.Command)
 		c.Sandbox = firstSet(s.Sandbox, c.Sandbox)
 		c.ProfileName = firstSet(s.ProfileName, c.ProfileName)
@@ -304,11 +312,13 @@ func mergeClaude(lane config.ClaudeDefaults, profile, agent *wave.ClaudeConfig) 
 		// As for codex: a profile's claude section resets strictMcpConfig.
 		c.StrictMcpConfig = false
 	}
+	c.Env = maps.Clone(c.Env)
 	for _, s := range []*wave.ClaudeConfig{profile, agent} {
 		if s == nil {
 			continue
 		}
 		d := &c.ClaudeConfig
+		d.Env = overlay(d.Env, s.Env)
 		d.Command = firstSet(s.Command, d.Command)
 		d.Agent = firstSet(s.Agent, d.Agent)
 		d.PermissionMode = firstSet(s.PermissionMode, d.PermissionMode)
@@ -339,10 +349,12 @@ func mergeClaude(lane config.ClaudeDefaults, profile, agent *wave.ClaudeConfig) 
 
 func mergeOpencode(lane wave.OpencodeConfig, profile, agent *wave.OpencodeConfig) OpencodeResolved {
 	c := lane
+	c.Env = maps.Clone(c.Env)
 	for _, s := range []*wave.OpencodeConfig{profile, agent} {
 		if s == nil {
 			continue
 		}
+		c.Env = overlay(c.Env, s.Env)
 		c.Command = firstSet(s.Command, c.Command)
 		c.Agent = firstSet(s.Agent, c.Agent)
 		c.Attach = firstSet(s.Attach, c.Attach)
@@ -361,6 +373,36 @@ func mergeOpencode(lane wave.OpencodeConfig, profile, agent *wave.OpencodeConfig
 	c.Command = firstSet(c.Command, strPtr(Opencode))
 	c.Format = firstSet(c.Format, strPtr("default"))
 	return OpencodeResolved{OpencodeConfig: c}
+}
+
+// overlay returns dst with src's entries set over it (dst may be nil).
+func overlay(dst, src map[string]string) map[string]string {
+	if len(src) == 0 {
+		return dst
+	}
+	if dst == nil {
+		dst = make(map[string]string, len(src))
+	}
+	maps.Copy(dst, src)
+	return dst
+}
+
+// Env is the environment an agent adds on its executor in use: the
+// vendor's env (lane ← profile) with the agent's `env.NAME` entries over
+// it. A fallback to another vendor takes that vendor's env.
+func Env(r Resolved) map[string]string {
+	var vendor map[string]string
+	switch r.ID {
+	case Codex:
+		vendor = r.Codex.Env
+	case Claude:
+		vendor = r.Claude.Env
+	case Opencode:
+		vendor = r.Opencode.Env
+	case Shell:
+		vendor = r.Shell.Env
+	}
+	return overlay(overlay(nil, vendor), r.AgentEnv)
 }
 
 // union concatenates lists, trimming entries and dropping blanks and

@@ -231,3 +231,39 @@ func TestResolvedJSONWithoutResolve(t *testing.T) {
 		}
 	}
 }
+
+// A fallback that would exceed the lane's runtime mix target is blocked
+// and the next candidate tried; with every candidate over target the retry
+// stays on a usable current executor, and blocks only when it is gone.
+func TestFallbackWithinRuntimeMix(t *testing.T) {
+	lane := testLane("/repo")
+	a := implAgent()
+	base, err := Resolve(&a, "implementation", lane, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := withChain(base, []string{"claude", "opencode"})
+	all := func(string) bool { return true }
+	targets := map[string]int{"Claude": 1, "opencode": 2}
+	fits := func(counts map[string]int) func(string) bool {
+		return func(id string) bool { return MixFits(targets, counts, id) }
+	}
+	next, blocked, mix := FallbackWithin(r, 2, "x", all, fits(map[string]int{"codex": 3, "claude": 1}))
+	if next.ID != Opencode || blocked || !slices.Equal(mix, []string{"claude"}) {
+		t.Fatalf("got %s blocked=%v mix=%v, want opencode after claude is mix-blocked", next.ID, blocked, mix)
+	}
+	next, blocked, mix = FallbackWithin(r, 2, "x", all, fits(map[string]int{"claude": 1, "opencode": 2}))
+	if next.ID != Codex || blocked || len(mix) != 2 {
+		t.Fatalf("all over target: got %s blocked=%v mix=%v, want a retry on codex", next.ID, blocked, mix)
+	}
+	next, blocked, _ = FallbackWithin(r, 2, "x", func(c string) bool { return c != "codex" }, fits(map[string]int{"claude": 1, "opencode": 2}))
+	if next.ID != Codex || !blocked {
+		t.Fatalf("all over target, codex gone: got %s blocked=%v, want blocked", next.ID, blocked)
+	}
+	if next, _, mix := FallbackWithin(r, 2, "x", all, nil); next.ID != Claude || mix != nil {
+		t.Fatalf("no targets: %s %v", next.ID, mix)
+	}
+	if !MixFits(targets, map[string]int{}, "local") || MixFits(map[string]int{"local": 0}, nil, "local") {
+		t.Fatal("MixFits: untargeted must fit, a zero target must not")
+	}
+}

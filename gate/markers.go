@@ -170,12 +170,19 @@ func StripANSI(s string) string {
 }
 
 // tail returns the last max bytes of s, starting at a line boundary when
-// the cut falls inside a line so a half marker is never parsed.
+// the cut falls inside a line so a half marker is never parsed. A JSON
+// event line cut by the window is kept whole: `claude --output-format
+// json` prints the agent's whole answer as one line, and half of it would
+// not decode.
 func tail(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	s = s[len(s)-max:]
+	cut := len(s) - max
+	if start := strings.LastIndexByte(s[:cut], '\n') + 1; start < cut && strings.HasPrefix(strings.TrimLeft(s[start:cut], " \t"), "{") {
+		return s[start:]
+	}
+	s = s[cut:]
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[i+1:]
 	}
@@ -190,10 +197,15 @@ func ParseLog(text string) Signals {
 	return p.sig
 }
 
-type parser struct{ sig Signals }
+type parser struct {
+	sig Signals
+	// embedded holds the agent texts already read from JSON lines:
+	// claude stream-json repeats the final answer in its result event.
+	embedded map[string]bool
+}
 
 func newParser() *parser {
-	p := &parser{sig: Signals{Components: map[string]Component{}, Diagnostics: map[string]Diag{}}}
+	p := &parser{sig: Signals{Components: map[string]Component{}, Diagnostics: map[string]Diag{}}, embedded: map[string]bool{}}
 	for _, k := range kindByTag {
 		p.sig.Diagnostics[k] = Diag{RejectedSamples: []Rejected{}, UnknownKeysSeen: []string{}}
 	}
@@ -212,7 +224,10 @@ func (p *parser) text(text string, depth int) {
 		trimmed := strings.TrimSpace(line)
 		if fence == nil && depth < maxJSONDepth {
 			for _, t := range embeddedTexts(trimmed) {
-				p.text(t, depth+1)
+				if !p.embedded[t] {
+					p.embedded[t] = true
+					p.text(t, depth+1)
+				}
 			}
 		}
 		if m := fenceOpener(trimmed); m != "" && (fence == nil || strings.HasPrefix(trimmed, fenceMark)) {
@@ -233,7 +248,12 @@ func (p *parser) text(text string, depth int) {
 		p.line(trimmed)
 	}
 	if fence != nil {
-		p.fenced(fence)
+		// The last opening fence has no closing one: fences do not pair,
+		// so nothing says these lines are quoted. Agents often leave a
+		// fence open before their report; read its lines one by one.
+		for _, l := range fence {
+			p.line(l)
+		}
 	}
 }
 
@@ -300,8 +320,9 @@ func embeddedTexts(trimmed string) []string {
 }
 
 // collectTexts gathers the strings event formats put agent text in:
-// codex `--json` (text, aggregated_output) and claude stream-json
-// (message.content[].text, or content as a plain string).
+// codex `--json` (text, aggregated_output), claude stream-json
+// (message.content[].text, or content as a plain string) and the answer
+// of claude `--output-format json|stream-json` (result).
 func collectTexts(v any, out *[]string) {
 	switch x := v.(type) {
 	case []any:
@@ -309,7 +330,7 @@ func collectTexts(v any, out *[]string) {
 			collectTexts(e, out)
 		}
 	case map[string]any:
-		for _, k := range []string{"text", "aggregated_output", "content"} {
+		for _, k := range []string{"text", "aggregated_output", "content", "result"} {
 			if s, ok := x[k].(string); ok && s != "" {
 				*out = append(*out, s)
 			}

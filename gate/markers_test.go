@@ -41,6 +41,15 @@ func rejected(kind string, n int, reasonPart string) check {
 	}
 }
 
+func docDeltaIs(state string) check {
+	return func(s Signals) string {
+		if s.DocDelta == nil || s.DocDelta.State != state {
+			return "doc delta " + jsonOf(s.DocDelta)
+		}
+		return ""
+	}
+}
+
 func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 const goodProof = "[wave-proof] completion=integrated durability=durable proof=integration state=met detail=all good"
@@ -82,7 +91,13 @@ func TestParseLogGrammar(t *testing.T) {
 		}}},
 		{"tilde fence with prose not counted", "~~~\nnote\n" + goodProof + "\n~~~", []check{noProof}},
 		{"marker after a closed example fence counts", "```\nexample\n[wave-proof] completion=live durability=durable proof=live state=gap\n```\n" + goodProof, []check{proofIs("met", "integrated", "all good")}},
-		{"unterminated prose fence not counted", "```\nsome code\n" + goodProof, []check{noProof}},
+		{"marker after an unclosed fence counts", "```\nsome code\n" + goodProof, []check{proofIs("met", "integrated", "all good")}},
+		{"marker after an unclosed language fence counts", "Report:\n```text\n" + goodProof + "\n[wave-doc-delta] state=owned", []check{proofIs("met", "integrated", "all good"), docDeltaIs("owned")}},
+		{"unclosed fence after a closed example: example still ignored", "```\nexample\n[wave-proof] completion=live durability=durable proof=live state=gap\n```\n```\n" + goodProof, []check{proofIs("met", "integrated", "all good")}},
+		{"unclosed fence prose is still no marker", "```\nI will print [wave-proof] completion=live durability=none proof=unit state=met", []check{noProof}},
+		{"unclosed fence inside json text counts", `{"type":"item.completed","item":{"type":"agent_message","text":"` + "```" + `\n` + goodProof + `"}}`, []check{proofIs("met", "integrated", "all good")}},
+		{"claude json result", `{"type":"result","subtype":"success","is_error":false,"result":"Done.\n` + goodProof + `\n[wave-doc-delta] state=owned","session_id":"s1"}`, []check{proofIs("met", "integrated", "all good"), docDeltaIs("owned")}},
+		{"claude stream-json result", `{"type":"system","subtype":"init"}` + "\n" + `{"type":"result","subtype":"success","result":"` + goodProof + `"}`, []check{proofIs("met", "integrated", "all good")}},
 		{"codex json text", `{"type":"item.completed","item":{"type":"agent_message","text":"done\n` + goodProof + `"}}`, []check{proofIs("met", "integrated", "all good")}},
 		{"codex aggregated_output", `{"type":"item.completed","item":{"type":"command_execution","aggregated_output":"` + goodProof + `\n"}}`, []check{proofIs("met", "integrated", "all good")}},
 		{"claude stream-json content", `{"type":"assistant","message":{"content":[{"type":"text","text":"` + goodProof + `"}]}}`, []check{proofIs("met", "integrated", "all good")}},
@@ -187,6 +202,26 @@ func TestParseLogOnlyTail(t *testing.T) {
 	}
 	if s := ParseLog(log); s.Proof != nil {
 		t.Fatalf("prose cut by the window parsed as a marker: %+v", s.Proof)
+	}
+}
+
+// claude --output-format json prints its whole answer as one JSON line;
+// a line longer than the window is read whole, not dropped.
+func TestParseLogReadsLongJSONResultWhole(t *testing.T) {
+	answer := strings.Repeat("lorem ipsum ", MaxLogChars/12+100) + "\\n" + goodProof
+	log := "starting\n" + `{"type":"result","result":"` + answer + `"}` + "\n"
+	if s := ParseLog(log); s.Proof == nil {
+		t.Fatal("marker in a long JSON result line was not read")
+	}
+}
+
+// stream-json repeats the final answer in its result event; its markers
+// are counted once.
+func TestParseLogStreamJSONResultCountedOnce(t *testing.T) {
+	text := `{"type":"assistant","message":{"content":[{"type":"text","text":"` + goodProof + `"}]}}` + "\n" +
+		`{"type":"result","result":"` + goodProof + `"}`
+	if d := ParseLog(text).Diagnostics[KindProof]; d.RawCount != 1 || d.AcceptedCount != 1 {
+		t.Fatalf("diagnostics = %s", jsonOf(d))
 	}
 }
 

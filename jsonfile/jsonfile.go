@@ -67,7 +67,10 @@ func write(path string, v any, durable bool) error {
 }
 
 // Append writes v as one JSON line with a single O_APPEND write, so
-// concurrent appenders never interleave within a line.
+// concurrent appenders never interleave within a line. If the file does
+// not end in a newline (a line torn by a crash or a full disk), the write
+// starts with one: the new line never glues onto the fragment, which
+// would make both unreadable.
 func Append(path string, v any) error {
 	line, err := json.Marshal(v)
 	if err != nil {
@@ -76,20 +79,41 @@ func Append(path string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("append %s: %w", path, err)
 	}
-	_, werr := f.Write(append(line, '\n'))
-	if err := errors.Join(werr, f.Close()); err != nil {
+	buf := make([]byte, 0, len(line)+2)
+	torn, terr := endsTorn(f)
+	if torn {
+		buf = append(buf, '\n')
+	}
+	buf = append(append(buf, line...), '\n')
+	_, werr := f.Write(buf)
+	if err := errors.Join(terr, werr, f.Close()); err != nil {
 		return fmt.Errorf("append %s: %w", path, err)
 	}
 	return nil
 }
 
+// endsTorn reports whether a non-empty file's last byte is not a newline.
+func endsTorn(f *os.File) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false, err
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], fi.Size()-1); err != nil {
+		return false, err
+	}
+	return last[0] != '\n', nil
+}
+
 // ReadLines decodes every line of a JSON Lines file. A missing file is
 // empty. A line that does not decode (a torn last line after a crash, a
-// hand edit) is skipped and reported in bad as "path:line".
+// hand edit) is reported in bad as "path:line"; if a whole value follows
+// the fragment on that line (a writer that did not start on a fresh line
+// glued its line onto a torn one), that value is kept.
 func ReadLines[T any](path string) (out []T, bad []string, err error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -108,9 +132,68 @@ func ReadLines[T any](path string) (out []T, bad []string, err error) {
 		var v T
 		if err := json.Unmarshal(line, &v); err != nil {
 			bad = append(bad, fmt.Sprintf("%s:%d", path, n))
+			if g, ok := gluedValue[T](line); ok {
+				out = append(out, g)
+			}
 			continue
 		}
 		out = append(out, v)
 	}
 	return out, bad, sc.Err()
+}
+
+// maxGlueProbes bounds the recovery attempts on one corrupt line, so a
+// huge line of garbage costs linear time.
+const maxGlueProbes = 64
+
+// gluedValue finds the earliest `{` after the start of a corrupt line
+// from which the rest of the line decodes to a whole value: one carrying
+// every key a writer always writes (the non-omitempty fields of T). The
+// check matters because a line torn just before its closing brace ends in
+// a nested object, which must not pass for a record.
+func gluedValue[T any](line []byte) (T, bool) {
+	var zero T
+	always := alwaysKeys[T]()
+	off := 1
+	for probes := 0; probes < maxGlueProbes; probes++ {
+		i := bytes.IndexByte(line[off:], '{')
+		if i < 0 {
+			break
+		}
+		off += i
+		var keys map[string]json.RawMessage
+		var v T
+		if json.Unmarshal(line[off:], &keys) == nil && hasAll(keys, always) && json.Unmarshal(line[off:], &v) == nil {
+			return v, true
+		}
+		off++
+	}
+	return zero, false
+}
+
+// alwaysKeys lists the keys json.Marshal writes for a zero T.
+func alwaysKeys[T any]() []string {
+	var zero T
+	b, err := json.Marshal(zero)
+	if err != nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func hasAll(m map[string]json.RawMessage, keys []string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
 }

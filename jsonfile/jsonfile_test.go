@@ -79,3 +79,57 @@ func TestReadLinesReportsTornLines(t *testing.T) {
 		t.Fatalf("missing file: %v %v %v", none, bad, err)
 	}
 }
+
+// A line torn by a crash must not swallow the next append: the append
+// starts on a fresh line, so only the fragment is reported.
+func TestAppendAfterTornLineStartsFreshLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	if err := os.WriteFile(path, []byte("{\"n\":1}\n{\"n\":2,\"bo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Append(path, doc{N: 3}); err != nil {
+		t.Fatal(err)
+	}
+	got, bad, err := ReadLines[doc](path)
+	if err != nil || len(got) != 2 || got[0].N != 1 || got[1].N != 3 {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	if len(bad) != 1 || bad[0] != path+":2" {
+		t.Fatalf("bad = %v", bad)
+	}
+}
+
+// A log written before appends started on a fresh line has values glued
+// onto fragments; the reader reports the line and keeps the value.
+func TestReadLinesKeepsValueGluedToFragment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	body := "{\"n\":1}\n{\"n\":2,\"body\":{\"x\":{\"n\":7}{\"n\":3,\"body\":\"{}\"}\n{\"n\":4}\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, bad, err := ReadLines[doc](path)
+	if err != nil || len(got) != 3 || got[1].N != 3 || got[1].Body != "{}" || got[2].N != 4 {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	if len(bad) != 1 || bad[0] != path+":2" {
+		t.Fatalf("bad = %v", bad)
+	}
+}
+
+type nested struct {
+	N    int            `json:"n"`
+	Data map[string]int `json:"data,omitempty"`
+}
+
+// A line torn just before its closing brace ends in a whole nested
+// object; that object is no record and must not be read as one.
+func TestReadLinesIgnoresNestedObjectOfTornLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	if err := os.WriteFile(path, []byte("{\"n\":1,\"data\":{\"x\":5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, bad, err := ReadLines[nested](path)
+	if err != nil || len(got) != 0 || len(bad) != 1 {
+		t.Fatalf("got %+v bad %v err %v", got, bad, err)
+	}
+}

@@ -2,7 +2,6 @@ package lanes
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,13 +17,19 @@ import (
 // process holds the lane lock.
 var ErrLocked = errors.New("lane lock held")
 
-// LockedError names the holder of a lane lock.
+// LockedError names the holder of a lane lock. BodyErr is set when the
+// lock is held but its body does not say by whom (garbage, a deleted
+// file): Holder is then empty and must not be shown as pid 0.
 type LockedError struct {
-	Path   string
-	Holder LockInfo
+	Path    string
+	Holder  LockInfo
+	BodyErr error
 }
 
 func (e *LockedError) Error() string {
+	if e.BodyErr != nil {
+		return fmt.Sprintf("lane lock %s is held by another process (unreadable lock body: %v)", e.Path, e.BodyErr)
+	}
 	return fmt.Sprintf("lane lock %s is held by pid %d (started %s, %v)",
 		e.Path, e.Holder.Pid, e.Holder.StartedAt.Format(time.RFC3339), e.Holder.Argv)
 }
@@ -39,10 +44,15 @@ type LockInfo struct {
 	Argv      []string  `json:"argv"`
 }
 
-// Lock is a held lane lock. The kernel releases the flock when the holder
-// dies, so a dead launcher's lock needs no cleanup.
+// Lock is a held lane lock: a flock on the lock file and one on the
+// lane's state directory. The kernel releases both when the holder dies,
+// so a dead launcher's lock needs no cleanup. The directory lock is the
+// anchor: deleting the lock file (the flock stays on the unlinked inode)
+// cannot let a second launcher in, because a directory holding the lane's
+// state cannot be removed under a running launcher by a plain rm.
 type Lock struct {
-	fl   *flock.Flock
+	dir  *flock.Flock
+	file *flock.Flock
 	path string
 }
 
@@ -51,43 +61,89 @@ type Lock struct {
 // a launcher starting at that instant must not be turned away.
 const lockPatience = 250 * time.Millisecond
 
+// errBusy: another process holds the lock. errReplaced: the file locked
+// is no longer the one at the path.
+var (
+	errBusy     = errors.New("busy")
+	errReplaced = errors.New("lock file replaced while locking")
+)
+
 // AcquireLock takes the lane lock for a launcher, trying for up to
 // lockPatience, and records the holder in the file. If another process
 // holds it the error is a *LockedError.
-func AcquireLock(path string) (*Lock, error) { return acquire(path, false) }
+func AcquireLock(path string) (*Lock, error) { return acquire(path, false, nil) }
 
 // AcquireLockQuiet takes the lane lock without recording a holder, for a
 // short maintenance step (stop): the file keeps naming the last launcher,
 // so status never reports the maintenance command as one.
-func AcquireLockQuiet(path string) (*Lock, error) { return acquire(path, true) }
+func AcquireLockQuiet(path string) (*Lock, error) { return acquire(path, true, nil) }
 
-func acquire(path string, quiet bool) (*Lock, error) {
+// acquire takes the lock, writing the holder body unless quiet. afterLock
+// runs between taking the flocks and checking the file's identity (tests
+// replace the file there).
+func acquire(path string, quiet bool, afterLock func()) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lane lock %s: %w", path, err)
 	}
-	fl := flock.New(path)
-	ctx, cancel := context.WithTimeout(context.Background(), lockPatience)
-	defer cancel()
-	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("lane lock %s: %w", path, err)
+	deadline := time.Now().Add(lockPatience)
+	for {
+		lk, err := tryAcquire(path, afterLock)
+		switch {
+		case err == nil && quiet:
+			return lk, nil
+		case err == nil:
+			return lk, lk.writeBody()
+		case errors.Is(err, errReplaced):
+			continue // lock the file now at the path
+		case !errors.Is(err, errBusy):
+			return nil, fmt.Errorf("lane lock %s: %w", path, err)
+		case time.Now().After(deadline):
+			info, berr := ReadLockInfo(path)
+			return nil, &LockedError{Path: path, Holder: info, BodyErr: berr}
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	if !ok {
-		info, _ := ReadLockInfo(path)
-		return nil, &LockedError{Path: path, Holder: info}
+}
+
+func tryAcquire(path string, afterLock func()) (*Lock, error) {
+	dir := flock.New(filepath.Dir(path), flock.SetFlag(os.O_RDONLY))
+	ok, err := dir.TryLock()
+	if err != nil || !ok {
+		return nil, errors.Join(errBusy, err)
 	}
-	if quiet {
-		return &Lock{fl: fl, path: path}, nil
+	file := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDONLY), flock.SetPermissions(0o644))
+	ok, err = file.TryLock()
+	if err != nil || !ok {
+		dir.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return nil, errBusy
 	}
+	if afterLock != nil {
+		afterLock()
+	}
+	// flock binds to the inode opened: if the path was unlinked or
+	// replaced between open and lock, this lock guards nothing.
+	held, herr := file.Stat()
+	now, nerr := os.Stat(path)
+	if herr != nil || nerr != nil || !os.SameFile(held, now) {
+		file.Unlock()
+		dir.Unlock()
+		return nil, errReplaced
+	}
+	return &Lock{dir: dir, file: file, path: path}, nil
+}
+
+func (l *Lock) writeBody() error {
 	host, _ := os.Hostname()
 	info := LockInfo{Pid: os.Getpid(), StartedAt: time.Now().UTC(), Host: host, Argv: os.Args}
 	body, _ := json.Marshal(info)
-	// Write through the locked descriptor's path; the file is ours now.
-	if err := os.WriteFile(path, append(body, '\n'), 0o644); err != nil {
-		fl.Unlock()
-		return nil, fmt.Errorf("lane lock %s: write holder: %w", path, err)
+	if err := os.WriteFile(l.path, append(body, '\n'), 0o644); err != nil {
+		l.Release()
+		return fmt.Errorf("lane lock %s: write holder: %w", l.path, err)
 	}
-	return &Lock{fl: fl, path: path}, nil
+	return nil
 }
 
 // ReadLockInfo reads the holder recorded in a lock file.
@@ -108,8 +164,13 @@ func ReadLockInfo(path string) (LockInfo, error) {
 }
 
 // Held reports whether some process holds the lock at path right now.
+// It probes the directory lock, which a deleted lock file does not free.
 func Held(path string) bool {
-	fl := flock.New(path)
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); err != nil {
+		return false
+	}
+	fl := flock.New(dir, flock.SetFlag(os.O_RDONLY))
 	ok, err := fl.TryLock()
 	if err != nil {
 		return false
@@ -123,10 +184,10 @@ func Held(path string) bool {
 
 // Release frees the lock. The file stays (its body names the last holder).
 func (l *Lock) Release() error {
-	if l == nil || l.fl == nil {
+	if l == nil || l.file == nil {
 		return nil
 	}
-	err := l.fl.Unlock()
+	err := errors.Join(l.file.Unlock(), l.dir.Unlock())
 	// Unlocking writes nothing; touching the file lets watchers (the
 	// dashboard) see that the launcher is gone.
 	now := time.Now()

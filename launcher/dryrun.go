@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/manifest"
@@ -60,7 +61,7 @@ func (l *Launcher) DryRun() (manifest.Manifest, error) {
 			if err := jsonfile.Write(filepath.Join(pl.RunDir, lanes.LaunchFile), prev); err != nil {
 				return manifest.Manifest{}, err
 			}
-			fmt.Fprintf(l.opt.Out, "[dry-run] wave %d %s: %s %v\n", w.Number, id, pl.ExecutorID, pl.Argv)
+			fmt.Fprintln(l.opt.Out, termtext.EscapeLines(fmt.Sprintf("[dry-run] wave %d %s: %s %v", w.Number, id, pl.ExecutorID, pl.Argv)))
 		}
 	}
 	m := manifest.Build(l.opt.Waves,

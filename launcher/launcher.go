@@ -18,6 +18,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -143,7 +144,7 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 			return res, nil
 		}
 		res.Waves = append(res.Waves, w.Number)
-		if err := markCompleted(l.opt.Layout.LedgerPath(), w.Number); err != nil {
+		if err := l.markCompleted(w.Number); err != nil {
 			return res, err
 		}
 	}
@@ -153,7 +154,7 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 func (l *Launcher) selectWaves() ([]*wave.Wave, error) {
 	start, end := l.opt.StartWave, l.opt.EndWave
 	if l.opt.AutoNext {
-		done, err := completedWaves(l.opt.Layout.LedgerPath())
+		done, err := l.completedWaves()
 		if err != nil {
 			return nil, err
 		}
@@ -258,5 +259,8 @@ func (l *Launcher) refresh(n int) {
 }
 
 func (l *Launcher) printf(format string, args ...any) {
-	fmt.Fprintf(l.opt.Out, "[%s] %s\n", l.now().Format("15:04:05"), fmt.Sprintf(format, args...))
+	// Agent ids, paths, details and coordination text are not ours to
+	// trust on a terminal.
+	msg := termtext.EscapeLines(fmt.Sprintf(format, args...))
+	fmt.Fprintf(l.opt.Out, "[%s] %s\n", l.now().Format("15:04:05"), msg)
 }

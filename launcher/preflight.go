@@ -12,8 +12,10 @@ import (
 
 // Needs lists what running ws on lane needs from the machine: tmux, and
 // the first executor of every agent resolved exactly as a launch resolves
-// it (cliExecutor is --executor). The local executor is this binary and
-// needs nothing.
+// it (cliExecutor is --executor), with the environment it will add
+// (executors.<vendor>.env and the agent's env.NAME) and scrub, so the
+// claude-as-root check sees IS_SANDBOX where the agent will. The local
+// executor is this binary and needs nothing.
 func Needs(ws []*wave.Wave, lane *config.Lane, cliExecutor string) (preflight.Needs, error) {
 	n := preflight.Needs{Tmux: true}
 	scrub := executor.ScrubList(lane)
@@ -29,7 +31,7 @@ func Needs(ws []*wave.Wave, lane *config.Lane, cliExecutor string) (preflight.Ne
 			if cmd == "" {
 				continue
 			}
-			e := preflight.Executor{ID: r.ID, Command: cmd, Scrub: scrub}
+			e := preflight.Executor{ID: r.ID, Command: cmd, Env: executor.Env(r), Scrub: scrub}
 			if r.ID == executor.Claude {
 				mode := executor.DefaultPermissionMode
 				if m := r.Claude.PermissionMode; m != nil {

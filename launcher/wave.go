@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/coord"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -105,6 +105,7 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 			l.emit(r.n, state.EntityAttempt, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt), "completed", attempt, nil)
 			return r.finish(ctx, attempt, state.WaveCompleted, nil), nil
 		}
+		failures = append(failures, r.humanHolds(failures)...)
 		l.emit(r.n, state.EntityAttempt, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt), "failed", attempt,
 			map[string]any{"failures": failures})
 		if needsHuman(failures) || attempt == maxAttempts {
@@ -280,20 +281,6 @@ func (r *waveRun) summaries() map[string]gate.Summary {
 	return m
 }
 
-// barrier holds closure while a blocking coordination record is open.
-func (r *waveRun) barrier() []gate.Failure {
-	recs, _, err := coord.Read(r.l.opt.Layout.CoordinationPath(r.n))
-	if err != nil {
-		return []gate.Failure{{Gate: "coordination", StatusCode: "coordination-unreadable", Detail: err.Error()}}
-	}
-	var f []gate.Failure
-	for _, rec := range coord.Open(recs) {
-		f = append(f, gate.Failure{AgentID: rec.AgentID, Gate: "coordination", StatusCode: codeBlockerOpen,
-			Detail: fmt.Sprintf("%s %s: %s (resolve with `wave-orchestrator coord post --wave %d --id %s --status resolved`)", rec.Kind, rec.ID, rec.Summary, r.n, rec.ID)})
-	}
-	return f
-}
-
 // sweep runs closure stages from `from` on, one stage and one agent at a
 // time, stopping at the first failing gate.
 func (r *waveRun) sweep(ctx context.Context, attempt int, from string) ([]gate.Failure, error) {
@@ -382,7 +369,24 @@ func (r *waveRun) retryPlan(next int, failures []gate.Failure) (impl []string, f
 }
 
 func (r *waveRun) fallback(ap *agentPlan, next int, code string, blocked *bool) {
-	nr, b := executor.Fallback(ap.Resolved, next, code, r.l.available)
+	targets := r.l.opt.Lane.RuntimePolicy.RuntimeMixTargets
+	var fits func(string) bool
+	if len(targets) > 0 {
+		// Counted as the plan stands, so fallbacks chosen earlier in this
+		// retry count against the targets too.
+		counts := map[string]int{}
+		for _, other := range r.p.Agents {
+			counts[other.Resolved.ID]++
+		}
+		fits = func(id string) bool { return executor.MixFits(targets, counts, id) }
+	}
+	nr, b, mix := executor.FallbackWithin(ap.Resolved, next, code, r.l.available, fits)
+	for _, id := range mix {
+		r.l.printf("wave %d: %s fallback to %s blocked (%s): the lane's runtime mix target for %s is reached",
+			r.n, ap.Agent.ID, id, codeFallbackBlock, id)
+		r.l.emit(r.n, state.EntityRetry, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, next, ap.Agent.ID), codeFallbackBlock, next,
+			map[string]any{"agentId": ap.Agent.ID, "executorId": id, "reason": "runtime-mix-target"})
+	}
 	if b || code == codeNoExecutor && nr.ID == ap.Resolved.ID {
 		// Retrying an executor that could not start fails the same way.
 		*blocked = true
@@ -435,7 +439,7 @@ func (r *waveRun) report(status string, failures []gate.Failure) {
 		}
 		b.WriteByte('\n')
 	}
-	fmt.Fprint(r.l.opt.Out, b.String())
+	fmt.Fprint(r.l.opt.Out, termtext.EscapeLines(b.String()))
 }
 
 // docsAutoClosed reports whether documentation closure is satisfied

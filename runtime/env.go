@@ -95,8 +95,9 @@ func Redacted(p Payload) Payload {
 
 // agentEnv builds the agent's environment from base: TMUX,
 // TMUX_PANE and p.Scrub are removed (a child agent inside our pane must not
-// drive the user's tmux, and some variables break agents), p.Env is
-// applied, then the WAVE_* identity of the run.
+// drive the user's tmux, and some variables break agents), PWD is set to
+// the agent's working directory, p.Env is applied, then the WAVE_*
+// identity of the run.
 func agentEnv(base []string, p *Payload) []string {
 	drop := map[string]bool{"TMUX": true, "TMUX_PANE": true}
 	for _, k := range p.Scrub {
@@ -119,6 +120,16 @@ func agentEnv(base []string, p *Payload) []string {
 			order = append(order, k)
 		}
 		env[k] = v
+	}
+	// The agent starts in p.Cwd, but PWD came from the launcher's shell:
+	// tools that resolve paths against $PWD (opencode --file) would look
+	// in the launcher's directory.
+	if p.Cwd != "" {
+		cwd := p.Cwd
+		if abs, err := filepath.Abs(cwd); err == nil {
+			cwd = abs
+		}
+		set("PWD", cwd)
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
 		v := p.Env[k]

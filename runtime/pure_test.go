@@ -15,15 +15,16 @@ func slogDiscard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 func TestAgentEnv(t *testing.T) {
 	p := &Payload{Lane: "main", WaveNumber: 2, AgentID: "A1", Attempt: 3, RunDir: "/r", OrchestratorID: "o", ExecutorID: "codex",
+		Cwd:   "/repo",
 		Scrub: []string{"ANTHROPIC_BASE_URL"},
 		Env:   map[string]string{"API_TOKEN": RedactedValue, "NEW_TOKEN": RedactedValue, "MODE": "x"}}
-	base := []string{"PATH=/bin", "TMUX=/tmp/x,1,0", "TMUX_PANE=%1", "ANTHROPIC_BASE_URL=http://bad", "API_TOKEN=real", "MODE=old"}
+	base := []string{"PATH=/bin", "PWD=/elsewhere", "TMUX=/tmp/x,1,0", "TMUX_PANE=%1", "ANTHROPIC_BASE_URL=http://bad", "API_TOKEN=real", "MODE=old"}
 	env := map[string]string{}
 	for _, kv := range agentEnv(base, p) {
 		k, v, _ := cut(kv)
 		env[k] = v
 	}
-	for k, want := range map[string]string{"PATH": "/bin", "API_TOKEN": "real", "NEW_TOKEN": RedactedValue, "MODE": "x",
+	for k, want := range map[string]string{"PATH": "/bin", "PWD": "/repo", "API_TOKEN": "real", "NEW_TOKEN": RedactedValue, "MODE": "x",
 		"WAVE_LANE": "main", "WAVE_NUMBER": "2", "WAVE_AGENT_ID": "A1", "WAVE_ATTEMPT": "3", "WAVE_RUN_DIR": "/r",
 		"WAVE_ORCHESTRATOR_ID": "o", "WAVE_EXECUTOR_MODE": "codex"} {
 		if env[k] != want {

@@ -32,8 +32,14 @@ func Load(l lanes.Layout, observe Observer, blockers BlockerSource, now time.Tim
 	for _, b := range bad {
 		out.Problems = append(out.Problems, "unreadable event line "+b)
 	}
+	alive := lanes.Held(l.LockPath())
 	if info, err := lanes.ReadLockInfo(l.LockPath()); err == nil {
-		out.Launcher = &Launcher{Pid: info.Pid, StartedAt: info.StartedAt, Alive: lanes.Held(l.LockPath())}
+		out.Launcher = &Launcher{Pid: info.Pid, StartedAt: info.StartedAt, Alive: alive}
+	} else if alive {
+		// A live holder whose body is garbage or deleted still holds the
+		// lane: its waves are running, not interrupted.
+		out.Launcher = &Launcher{Alive: true}
+		out.Problems = append(out.Problems, "lane lock held by a launcher with an unreadable lock body: "+err.Error())
 	}
 	runs := map[string]RunFacts{}
 	var runDirs []string

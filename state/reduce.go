@@ -264,6 +264,11 @@ func Describe(ev Event) string {
 		}
 		return fmt.Sprintf("gate %s failed", p)
 	case EntityRetry:
+		if ev.Action == "retry-fallback-blocked" {
+			id, _ := ev.Data["agentId"].(string)
+			exec, _ := ev.Data["executorId"].(string)
+			return fmt.Sprintf("%s: fallback to %s blocked by the runtime mix target", id, exec)
+		}
 		return fmt.Sprintf("retry planned for attempt %d", ev.Attempt)
 	}
 	return ev.EntityType + " " + ev.Action

@@ -3,6 +3,8 @@ package wave
 import (
 	"fmt"
 	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 // Problem is one thing wrong with a wave file.
@@ -25,7 +27,8 @@ func (p Problem) String() string {
 		fmt.Fprintf(&b, "agent %s: ", p.Agent)
 	}
 	fmt.Fprintf(&b, "%s: %s", p.Rule, p.Msg)
-	return b.String()
+	// Ids and messages quote the file's own text, which may be hostile.
+	return termtext.Escape(b.String())
 }
 
 // Error holds every problem found in one or more wave files.

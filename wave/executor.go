@@ -296,6 +296,50 @@ var executorKeys = map[string]func(c *ExecutorConfig, k, v string) error{
 	},
 }
 
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// setExecutorKey applies one `### Executor` entry, its value already
+// cleaned, to c: the one path for wave files and for the flat maps of
+// config (backlog.executor), so both accept the same keys and values. A
+// problem comes back naming its rule; nil means the entry was set.
+func setExecutorKey(c *ExecutorConfig, key, val string) *badValue {
+	if name, ok := strings.CutPrefix(key, "env."); ok {
+		return setEnvEntry(c, name, val)
+	}
+	set, ok := executorKeys[key]
+	switch {
+	case !ok:
+		return &badValue{"unknown-executor-key", fmt.Sprintf("unknown executor key %q", key)}
+	case val == "":
+		return &badValue{"empty-executor-value", fmt.Sprintf("executor key %q has an empty value", key)}
+	}
+	if err := set(c, key, val); err != nil {
+		rule := "bad-value"
+		if bv, ok := err.(*badValue); ok {
+			rule = bv.rule
+		}
+		return &badValue{rule, "executor " + err.Error()}
+	}
+	c.Keys = append(c.Keys, key)
+	return nil
+}
+
+// setEnvEntry reads an `env.NAME: value` entry (`""` sets an empty
+// value, e.g. to blank a proxy for one agent).
+func setEnvEntry(c *ExecutorConfig, name, val string) *badValue {
+	if !envNameRe.MatchString(name) {
+		return &badValue{"bad-env-name", fmt.Sprintf("executor env.%s: %q is not an environment variable name", name, name)}
+	}
+	if _, dup := c.Env[name]; dup {
+		return &badValue{"duplicate-entry", fmt.Sprintf("executor env.%s is set twice", name)}
+	}
+	if c.Env == nil {
+		c.Env = map[string]string{}
+	}
+	c.Env[name] = val
+	return nil
+}
+
 // parseExecutor reads the `### Executor` bullets. Unknown keys, empty
 // values and bad values are problems; the rest is kept.
 func parseExecutor(d *doc, b *block, ps *problems, agent string) *ExecutorConfig {
@@ -319,22 +363,8 @@ func parseExecutor(d *doc, b *block, ps *problems, agent string) *ExecutorConfig
 				val = val[1 : len(val)-1]
 			}
 		}
-		set, ok := executorKeys[key]
-		switch {
-		case !ok:
-			ps.add(line, agent, "unknown-executor-key", "unknown executor key %q", key)
-		case val == "":
-			ps.add(line, agent, "empty-executor-value", "executor key %q has an empty value", key)
-		default:
-			if err := set(c, key, val); err != nil {
-				rule := "bad-value"
-				if bv, ok := err.(*badValue); ok {
-					rule = bv.rule
-				}
-				ps.add(line, agent, rule, "executor %s", err.Error())
-				return
-			}
-			c.Keys = append(c.Keys, key)
+		if bv := setExecutorKey(c, key, val); bv != nil {
+			ps.add(line, agent, bv.rule, "%s", bv.msg)
 		}
 	})
 	return c

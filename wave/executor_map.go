@@ -8,8 +8,9 @@ import (
 
 // ParseExecutorMap reads executor settings given as a flat map of the
 // `### Executor` keys (backlog.executor in wave.config.yaml), with the
-// same key set and value rules as a wave file. Problems are returned all
-// at once, each naming its key.
+// same keys (env.NAME included) and value rules as a wave file: both go
+// through setExecutorKey. Problems are returned all at once, each naming
+// its key.
 func ParseExecutorMap(m map[string]string) (*ExecutorConfig, []error) {
 	if len(m) == 0 {
 		return nil, nil
@@ -26,18 +27,8 @@ func ParseExecutorMap(m map[string]string) (*ExecutorConfig, []error) {
 		if key != "shell.command" {
 			val = cleanExecutorValue(val)
 		}
-		set, ok := executorKeys[key]
-		switch {
-		case !ok:
-			errs = append(errs, fmt.Errorf("%s: unknown executor key (rule unknown-executor-key)", key))
-		case val == "":
-			errs = append(errs, fmt.Errorf("%s: empty value (rule empty-executor-value)", key))
-		default:
-			if err := set(c, key, val); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", key, err))
-				continue
-			}
-			c.Keys = append(c.Keys, key)
+		if bv := setExecutorKey(c, key, val); bv != nil {
+			errs = append(errs, fmt.Errorf("%s: %s (rule %s)", key, bv.msg, bv.rule))
 		}
 	}
 	return c, errs

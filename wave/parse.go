@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/suggest"
 )
 
 // Options carries what parsing and validation need beyond the file.
@@ -200,6 +201,7 @@ func parseAgent(d *doc, ps *problems, h header, from, to, waveNum int, r config.
 		}
 		return b
 	}
+	checkHeadings(d, ps, id, from, to)
 	a.RolePromptPaths = parseRolePrompts(d, sub("Role prompts"), ps, id)
 	a.Context7 = parseContext7(d, sub("Context7"), ps, id)
 	a.ExitContract = parseExitContract(d, sub("Exit contract"), ps, id)
@@ -251,6 +253,37 @@ func parseAgent(d *doc, ps *problems, h header, from, to, waveNum int, r config.
 		}
 	}
 	return a
+}
+
+// AgentHeadings are the `###` subsections of an agent section: the ones
+// the reference reads. Any other is a typo that would silently drop what
+// it holds (a misspelt "### Exit contract" drops the exit gate).
+var AgentHeadings = []string{"Role prompts", "Executor", "Context7", "Skills", "Components", "Capabilities",
+	"Deliverables", "Proof artifacts", "Exit contract", "Prompt"}
+
+// checkHeadings reports every unfenced `### ` heading of an agent section
+// that is not one of AgentHeadings. The scan stops at the first unfenced
+// `## ` line: a wave file's own later sections are not the agent's, even
+// though the reference's subsection lookup reads across them.
+func checkHeadings(d *doc, ps *problems, id string, from, to int) {
+	for i := from; i < to; i++ {
+		if d.fenced[i] {
+			continue
+		}
+		l := d.line(i)
+		if isH2(l) {
+			return
+		}
+		if !isH3(l) {
+			continue
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(l, "###"), " ")
+		if slices.Contains(AgentHeadings, name) {
+			continue
+		}
+		ps.add(i+1, id, "unknown-agent-heading", "unknown heading %q in an agent section%s; known: %s",
+			l, suggest.Hint(name, AgentHeadings), strings.Join(AgentHeadings, ", "))
+	}
 }
 
 func ownedBy(owned []string, p string) bool {

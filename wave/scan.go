@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 // doc is a wave file split into lines with fenced code blocks marked, so
@@ -154,7 +156,16 @@ func (d *doc) agentHeaders(ps *problems) []header {
 			ps.add(i+1, "", "bad-agent-header", "%q: want \"## Agent <ID>: <title>\"", l)
 			continue
 		}
-		hs = append(hs, header{line: i, id: jsTrim(m[1]), title: jsTrim(m[2])})
+		id, title := jsTrim(m[1]), jsTrim(m[2])
+		// Ids and titles reach terminals, tmux and file names: an escape
+		// sequence in one would be run by the terminal that shows it.
+		if termtext.HasControl(id) {
+			ps.add(i+1, id, "agent-id-control-character", "agent id %q holds a control character (ids are printable text)", id)
+		}
+		if termtext.HasControl(title) {
+			ps.add(i+1, id, "agent-title-control-character", "agent title %q holds a control character", title)
+		}
+		hs = append(hs, header{line: i, id: id, title: title})
 	}
 	return hs
 }

@@ -114,6 +114,10 @@ type ExecutorConfig struct {
 	Opencode             *OpencodeConfig `json:"opencode"`
 	Local                *LocalConfig    `json:"local,omitempty"`
 	Shell                *ShellConfig    `json:"shell,omitempty"`
+	// Env holds the agent's `env.NAME: value` entries, added to its
+	// environment over its vendor's executors.<vendor>.env. Ours, not
+	// the reference's.
+	Env map[string]string `json:"env,omitempty"`
 	// Keys are the keys set, in file order: the reference's
 	// executorResolved sections list an agent's keys in that order.
 	Keys []string `json:"-"`

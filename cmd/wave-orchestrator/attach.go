@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -85,7 +86,7 @@ func attachAgent(ctx context.Context, l state.Lane, layout lanes.Layout, id stri
 	if session == "" {
 		session = lanes.SessionName(w.Wave, a.ID)
 	}
-	fmt.Fprintf(stderr, "session %s is gone from tmux socket %s; showing agent %s's log %s\n", session, layout.Socket(), a.ID, a.LogPath)
+	fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("session %s is gone from tmux socket %s; showing agent %s's log %s", session, layout.Socket(), a.ID, a.LogPath)))
 	lines, err := dashboard.LogTail(a.LogPath, attachTail)
 	if err != nil {
 		return fmt.Errorf("agent %s wave %d: %w", a.ID, w.Wave, err)
@@ -94,7 +95,7 @@ func attachAgent(ctx context.Context, l state.Lane, layout lanes.Layout, id stri
 		fmt.Fprintln(stdout, strings.Join(lines, "\n"))
 	}
 	if a.State != state.AgentRunning && a.State != state.AgentLaunching {
-		fmt.Fprintf(stderr, "run %s is %s; nothing more will be written\n", a.RunDir, a.State)
+		fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("run %s is %s; nothing more will be written", a.RunDir, a.State)))
 		return nil
 	}
 	fmt.Fprintln(stderr, "following new output until the run ends (Ctrl-C to stop)")
@@ -106,7 +107,7 @@ func attachAgent(ctx context.Context, l state.Lane, layout lanes.Layout, id stri
 	if err := dashboard.FollowLog(ctx, a.LogPath, stdout, finished); err != nil || ctx.Err() != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "run %s is %s; nothing more will be written\n", a.RunDir, end)
+	fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("run %s is %s; nothing more will be written", a.RunDir, end)))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 func newCoordCmd(g *globals) *cobra.Command {
@@ -98,7 +99,7 @@ func newCoordPostCmd(g *globals) *cobra.Command {
 			if g.json {
 				return json.NewEncoder(c.OutOrStdout()).Encode(out)
 			}
-			fmt.Fprintf(c.OutOrStdout(), "posted %s %s (%s)\n", out.Kind, out.ID, out.Status)
+			fmt.Fprintln(c.OutOrStdout(), termtext.Escape(fmt.Sprintf("posted %s %s (%s)", out.Kind, out.ID, out.Status)))
 			return nil
 		},
 	}
@@ -158,7 +159,8 @@ func newCoordListCmd(g *globals) *cobra.Command {
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tAGENT\tBLOCKS\tSUMMARY")
 			for _, r := range view {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\n", r.ID, r.Kind, r.Status, r.AgentID, coord.Blocks(r), r.Summary)
+				e := termtext.Escape
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\n", e(r.ID), e(r.Kind), e(r.Status), e(r.AgentID), coord.Blocks(r), e(r.Summary))
 			}
 			return tw.Flush()
 		},

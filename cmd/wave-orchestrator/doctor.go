@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
@@ -46,7 +47,7 @@ Exits 1 when any finding is an error.`,
 func printFindings(w io.Writer, fs []finding) error {
 	errs := 0
 	for _, f := range fs {
-		fmt.Fprintf(w, "%-5s %s\n", f.level, f.msg)
+		fmt.Fprintf(w, "%-5s %s\n", f.level, termtext.EscapeLines(f.msg))
 		if f.level == "error" {
 			errs++
 		}
@@ -150,6 +151,8 @@ func laneFindings(ctx context.Context, e *laneEnv) []finding {
 		} else {
 			fs = append(fs, finding{"ok", fmt.Sprintf("lane %s: no launcher; the lock was last held by pid %d and is free (no cleanup needed)", e.lane.Name, info.Pid)})
 		}
+	} else if live {
+		fs = append(fs, finding{"ok", fmt.Sprintf("lane %s: a launcher holds the lane (unreadable lock body: %v)", e.lane.Name, err)})
 	} else if !errors.Is(err, iofs.ErrNotExist) {
 		fs = append(fs, finding{"warn", fmt.Sprintf("lane %s: lock file unreadable: %v", e.lane.Name, err)})
 	}

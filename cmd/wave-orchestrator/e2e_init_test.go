@@ -217,7 +217,8 @@ func TestInitDoctorDryRun(t *testing.T) {
 	}
 	// codex reads the prompt from stdin.
 	codex := read(1, "A2")
-	wantCodex := []string{"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--sandbox", "workspace-write", "-"}
+	// A sandbox was asked for, so codex must not be told to bypass it.
+	wantCodex := []string{"codex", "exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "-"}
 	if !reflect.DeepEqual(codex.Argv, wantCodex) {
 		t.Errorf("wave 1 A2 codex argv:\n got %q\nwant %q", codex.Argv, wantCodex)
 	}

@@ -38,6 +38,7 @@ func newLocalWorkerCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:                "local-worker --prompt-file <path> [--delay 2s]",
 		Short:              "Run the built-in simulated backlog worker (used by the local executor in backlog mode)",
+		Example:            "  wave-orchestrator local-worker --prompt-file prompt.md --delay 2s   # as the local executor starts it",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {

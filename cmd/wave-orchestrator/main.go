@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 // Exit codes (reference-compatible, DESIGN §2).
@@ -54,11 +56,12 @@ func run(ctx context.Context, args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "wave-orchestrator:", ee.err)
+			fmt.Fprintln(os.Stderr, "wave-orchestrator:", termtext.EscapeLines(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "wave-orchestrator:", err)
+	// Errors quote wave files, agent ids and paths: escape them.
+	fmt.Fprintln(os.Stderr, "wave-orchestrator:", termtext.EscapeLines(err.Error()))
 	if isUsageError(err) {
 		return exitUsage
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -153,6 +154,7 @@ func terminateRuns(ctx context.Context, e *laneEnv, tm *tmuxadapter.Client, agen
 		}()
 	}
 	wg.Wait()
+	// failed goes into stop's error, which main prints escaped.
 	var failed []string
 	n := 0
 	for i, rec := range live {
@@ -161,7 +163,7 @@ func terminateRuns(ctx context.Context, e *laneEnv, tm *tmuxadapter.Client, agen
 			continue
 		}
 		n++
-		fmt.Fprintf(out, "terminated %s (session %s)\n", rec.RunID, rec.SessionName)
+		fmt.Fprintln(out, termtext.Escape(fmt.Sprintf("terminated %s (session %s)", rec.RunID, rec.SessionName)))
 	}
 	return n, failed
 }

@@ -1,0 +1,67 @@
+package executor
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/wave"
+)
+
+// Vendor env (lane ← profile) and the agent's env.NAME entries reach the
+// launch spec, agent over vendor; a fallback takes the new vendor's env;
+// WAVE_* stays ours.
+func TestBuildEnvMergesVendorThenAgent(t *testing.T) {
+	root, run := t.TempDir(), t.TempDir()
+	promptPath := filepath.Join(run, "prompt.md")
+	if err := os.WriteFile(promptPath, []byte("p"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lane := testLane(root)
+	lane.Executors.Codex.Env = map[string]string{"BASE_URL": "http://lane", "SHARED": "lane", "WAVE_AGENT_ID": "spoof"}
+	lane.Executors.Claude.Env = map[string]string{"IS_SANDBOX": "1", "SHARED": "claude-lane"}
+	lane.Executors.Profiles["env"] = config.Profile{Codex: &wave.CodexConfig{Env: map[string]string{"SHARED": "profile", "PROFILE_ONLY": "p"}}}
+	a := implAgent()
+	a.Executor.Profile = ptr("env")
+	a.Executor.Env = map[string]string{"SHARED": "agent", "API_TOKEN": "t0ken"}
+	r, err := Resolve(&a, "implementation", lane, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(r Resolved) Spec {
+		spec, err := Build(BuildInput{Agent: &a, Wave: testWave(), Resolved: r, Lane: lane, RunDir: run, PromptPath: promptPath, Attempt: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return spec
+	}
+	env := build(r).Env
+	for k, want := range map[string]string{"BASE_URL": "http://lane", "SHARED": "agent", "PROFILE_ONLY": "p", "API_TOKEN": "t0ken", "WAVE_AGENT_ID": "A1"} {
+		if env[k] != want {
+			t.Errorf("codex %s = %q, want %q", k, env[k], want)
+		}
+	}
+	fb, _ := Fallback(r, 2, "failed", func(string) bool { return true })
+	if fb.ID != Claude {
+		t.Fatalf("fallback to %s", fb.ID)
+	}
+	env = build(fb).Env
+	if env["IS_SANDBOX"] != "1" || env["SHARED"] != "agent" || env["BASE_URL"] != "" {
+		t.Errorf("claude fallback env %v", env)
+	}
+}
+
+// executors.env.scrub: nil means the default list, an empty list none.
+func TestScrubNilIsDefaultEmptyIsOff(t *testing.T) {
+	lane := testLane(t.TempDir())
+	lane.Executors.Env.Scrub = nil
+	if got := scrubList(lane); !reflect.DeepEqual(got, DefaultScrub) {
+		t.Errorf("nil scrub -> %v, want %v", got, DefaultScrub)
+	}
+	lane.Executors.Env.Scrub = []string{}
+	if got := scrubList(lane); len(got) != 0 {
+		t.Errorf("empty scrub -> %v, want none", got)
+	}
+}
