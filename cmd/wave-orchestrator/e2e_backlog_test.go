@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
@@ -135,19 +137,50 @@ func TestBacklogEndToEndThroughTheBinary(t *testing.T) {
 // SIGKILL at random moments of a 6-issue run, restarts it until the run
 // finishes, and checks nothing happened twice and nothing was lost.
 func TestBacklogKill9AnywhereResumesExactlyOnce(t *testing.T) {
-	trials := 4
-	if testing.Short() {
-		trials = 1
-	}
+	trials := kill9Trials(4)
 	for trial := range trials {
-		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) { kill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 7))) })
+		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) { kill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 7)), nil) })
 	}
 }
 
-func kill9Trial(t *testing.T, rng *rand.Rand) {
+// The same against GitHub (the fake, with go-github as the real client in
+// the binary): no comment or PR is ever made twice, whatever the kill.
+func TestBacklogKill9WithGitHubMakesNoDuplicateWrites(t *testing.T) {
+	trials := kill9Trials(3)
+	for trial := range trials {
+		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) {
+			gh := forgetest.NewServer(t, "acme", "widgets")
+			kill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 11)), gh)
+		})
+	}
+}
+
+// kill9Trials is n, 1 with -short, or $WAVE_KILL9_TRIALS for a soak run.
+func kill9Trials(n int) int {
+	if v, err := strconv.Atoi(os.Getenv("WAVE_KILL9_TRIALS")); err == nil && v > 0 {
+		return v
+	}
+	if testing.Short() {
+		return 1
+	}
+	return n
+}
+
+func kill9Trial(t *testing.T, rng *rand.Rand, gh *forgetest.Server) {
 	r := newBacklogRepo(t)
 	for n := 1; n <= 6; n++ {
-		r.issue(n, fmt.Sprintf("Issue %d", n), fmt.Sprintf("Files: part%d/**\n\nlocal-agent: delay=%dms", n, 50+rng.IntN(400)))
+		body := fmt.Sprintf("Files: part%d/**\n\nlocal-agent: delay=%dms", n, 50+rng.IntN(400))
+		if gh != nil {
+			gh.AddIssue(backlog.Issue{Number: n, Title: fmt.Sprintf("Issue %d", n), Body: body})
+		} else {
+			r.issue(n, fmt.Sprintf("Issue %d", n), body)
+		}
+	}
+	extraEnv := r.env()
+	if gh != nil {
+		cfg, _ := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
+		r.write("wave.config.yaml", string(cfg)+fmt.Sprintf("github:\n  owner: acme\n  repo: widgets\n  apiUrl: %s\n", gh.URL))
+		extraEnv = append(extraEnv, "GITHUB_TOKEN="+forgetest.Token)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -175,7 +208,7 @@ func kill9Trial(t *testing.T, rng *rand.Rand) {
 			t.Fatal("the run did not finish after 30 restarts")
 		}
 		cmd := r.command(ctx, args...)
-		cmd.Env = append(cmd.Env, r.env()...)
+		cmd.Env = append(cmd.Env, extraEnv...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -187,10 +220,10 @@ func kill9Trial(t *testing.T, rng *rand.Rand) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		if kills < 3 {
+		if kills < 4 {
 			// Kill after a random number of new events (or a random moment).
 			before := eventCount(r)
-			want := before + 1 + rng.IntN(12)
+			want := before + 1 + rng.IntN(25)
 			deadline := time.Now().Add(time.Duration(200+rng.IntN(3000)) * time.Millisecond)
 			for eventCount(r) < want && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
@@ -237,11 +270,34 @@ func kill9Trial(t *testing.T, rng *rand.Rand) {
 		if c := strings.Count(log, fmt.Sprintf("Merge #%d:", n)); c != 1 {
 			t.Errorf("#%d has %d merge commits on the wave branch, want 1", n, c)
 		}
-		// Each marker comment exists once in the local source's overlay.
-		comments, _ := os.ReadFile(filepath.Join(r.root, ".wave", "backlog-local", fmt.Sprintf("%d.comments.md", n)))
-		if c := strings.Count(string(comments), "wave-orchestrator:claim run="); c != 1 {
+		// Each marker comment exists once.
+		var comments string
+		if gh != nil {
+			for _, c := range gh.Comments(n) {
+				comments += c.Body + "\n"
+			}
+		} else {
+			b, _ := os.ReadFile(filepath.Join(r.root, ".wave", "backlog-local", fmt.Sprintf("%d.comments.md", n)))
+			comments = string(b)
+		}
+		if c := strings.Count(comments, "wave-orchestrator:claim run="); c != 1 {
 			t.Errorf("#%d has %d claim comments, want 1", n, c)
 		}
+	}
+	if gh != nil {
+		heads := map[string]int{}
+		for _, pr := range gh.PRs() {
+			heads[pr.Head+"→"+pr.Base]++
+		}
+		for k, c := range heads {
+			if c != 1 {
+				t.Errorf("%d PRs %s, want 1", c, k)
+			}
+		}
+		if len(heads) != 7 {
+			t.Errorf("%d distinct PRs (%v), want 6 worker PRs and one final PR", len(heads), heads)
+		}
+		return
 	}
 	if !run.Finished || run.Tally().Merged != 6 {
 		t.Errorf("run finished=%v tally %+v", run.Finished, run.Tally())
