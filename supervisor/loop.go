@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -268,8 +269,16 @@ func (s *Supervisor) stopRequested() bool {
 }
 
 // stop terminates the workers (their worktrees and claims stay) and leaves
-// the run open for `backlog run` to resume.
+// the run open for `backlog run` to resume; with `backlog stop --finish`
+// it then merges what is ready, parks what is not, and lets the run end
+// with its final PR.
 func (s *Supervisor) stop(ctx context.Context) error {
+	var req struct {
+		Finish bool `json:"finish"`
+	}
+	if b, err := os.ReadFile(filepath.Join(s.log.dir, ControlFile)); err == nil {
+		_ = json.Unmarshal(b, &req) // unreadable: a plain stop
+	}
 	os.Remove(filepath.Join(s.log.dir, ControlFile))
 	grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
 	for _, is := range s.run().List() {
@@ -286,7 +295,36 @@ func (s *Supervisor) stop(ctx context.Context) error {
 		}
 	}
 	s.checkpoint("stopped")
-	return ErrStopped
+	if !req.Finish {
+		return ErrStopped
+	}
+	return s.finishEarly(ctx)
+}
+
+// finishEarly ends a stopped run now: the ready queue is merged, every
+// other unfinished issue is parked (its worktree kept) or, if never
+// claimed, dropped, and nothing more is taken.
+func (s *Supervisor) finishEarly(ctx context.Context) error {
+	s.capped = true
+	if err := s.mergeReady(ctx); err != nil {
+		return err
+	}
+	for _, is := range s.run().List() {
+		switch {
+		case backlog.Terminal(is.State):
+		case is.State == backlog.StatePlanned:
+			if err := s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: is.Number, Outcome: "stopped",
+				Detail: "the run was finished early before it started"}); err != nil {
+				return err
+			}
+		default:
+			if err := s.park(ctx, is.Number, "the run was finished early (backlog stop --finish) before this issue merged",
+				fmt.Sprintf("Work on #%d stopped early; continue it in %s?", is.Number, firstNonEmpty(is.Worktree, "a new run")), nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func oneLine(s string) string {

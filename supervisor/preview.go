@@ -78,9 +78,12 @@ func Preview(ctx context.Context, o PreviewOptions) (PlanView, error) {
 }
 
 // RequestStop asks the supervisor of the run in dir to stop at its next
-// look (it checks every sweep).
-func RequestStop(dir string) error {
-	return jsonfile.Write(filepath.Join(dir, ControlFile), map[string]any{"stop": true, "requestedAt": time.Now().UTC(), "pid": os.Getpid()})
+// look (it checks every sweep); finish asks it to end the run there
+// (merge what is ready, park the rest, open the final PR) instead of
+// leaving it open to resume.
+func RequestStop(dir string, finish bool) error {
+	return jsonfile.Write(filepath.Join(dir, ControlFile), map[string]any{"stop": true, "finish": finish,
+		"requestedAt": time.Now().UTC(), "pid": os.Getpid()})
 }
 
 // Close closes the merged issues of a finished run once its final PR is

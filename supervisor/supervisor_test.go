@@ -279,7 +279,7 @@ func TestStopLeavesTheRunOpenAndRunResumesIt(t *testing.T) {
 	go func() { _, err := s.Run(ctx); done <- err }()
 	waitFor(t, "the worker to run", func() bool { return strings.Contains(out.String(), "worker started") })
 	dir, _ := OpenRunDir(f.layout().StateDir)
-	if err := RequestStop(dir); err != nil {
+	if err := RequestStop(dir, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; !errors.Is(err, ErrStopped) {
@@ -347,5 +347,40 @@ func TestVerifyAndReviewGateTheMerge(t *testing.T) {
 	logs, _ := filepath.Glob(filepath.Join(res.Dir, "verify", "*.log"))
 	if len(logs) == 0 {
 		t.Error("verify output not kept in the run dir")
+	}
+}
+
+func TestStopFinishEndsTheRunWithWhatMerged(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "Quick", "Files: a/**")
+	f.issue(2, "Slow", "Files: b/**\n\nlocal-agent: delay=1h")
+	ctx := t.Context()
+	out := &syncBuffer{}
+	s, err := New(f.options(ctx, out, 1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan Result, 1)
+	go func() { res, _ := s.Run(ctx); done <- res }()
+	waitFor(t, "#1 to merge", func() bool { return strings.Contains(out.String(), "#1 merged") })
+	dir, _ := OpenRunDir(f.layout().StateDir)
+	if err := RequestStop(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	t.Logf("%s", out.String())
+	r, _, _ := ReadRun(dir)
+	if !r.Finished || r.Issues[1].State != backlog.StateMerged || r.Issues[2].State != backlog.StateParked {
+		t.Fatalf("finished=%v #1 %s #2 %s; want a finished run, #1 merged, #2 parked", r.Finished, r.Issues[1].State, r.Issues[2].State)
+	}
+	body, _ := os.ReadFile(filepath.Join(dir, FinalPRFile))
+	if !strings.Contains(string(body), "Closes #1") || strings.Contains(string(body), "Closes #2") {
+		t.Errorf("final PR body:\n%s", body)
+	}
+	if res.ExitCode != ExitNeedPerson {
+		t.Errorf("exit %d, want 43 (#2 parked)", res.ExitCode)
+	}
+	if _, err := os.Stat(r.Issues[2].Worktree); err != nil {
+		t.Errorf("the stopped worker's worktree is gone: %v", err)
 	}
 }

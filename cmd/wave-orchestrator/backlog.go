@@ -278,10 +278,12 @@ func startBacklogDashboard(c *cobra.Command, be *backlogEnv, bin string) {
 
 func newBacklogStopCmd(g *globals) *cobra.Command {
 	var run string
+	var finish bool
 	c := &cobra.Command{
 		Use:     "stop",
 		Short:   "Ask the lane's backlog supervisor to stop: workers are terminated, worktrees and claims kept; `backlog run` resumes",
-		Example: `  wave-orchestrator backlog stop`,
+		Example: `  wave-orchestrator backlog stop            # pause; backlog run resumes
+  wave-orchestrator backlog stop --finish   # end now with what merged`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			e, err := openLane(g)
@@ -292,10 +294,14 @@ func newBacklogStopCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := supervisor.RequestStop(dir); err != nil {
+			if err := supervisor.RequestStop(dir, finish); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.OutOrStdout(), "asked backlog run %s to stop\n", filepath.Base(dir))
+			what := "stop (workers stopped, worktrees and claims kept; `backlog run` resumes)"
+			if finish {
+				what = "finish now (ready work merged, the rest parked, final PR opened)"
+			}
+			fmt.Fprintf(c.OutOrStdout(), "asked backlog run %s to %s\n", filepath.Base(dir), what)
 			if !lanes.Held(e.layout.LockPath()) {
 				fmt.Fprintln(c.OutOrStdout(), "no supervisor is running on this lane: the request applies when `backlog run` resumes it")
 			}
@@ -303,6 +309,7 @@ func newBacklogStopCmd(g *globals) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&run, "run", "", "backlog run id (default: the newest)")
+	c.Flags().BoolVar(&finish, "finish", false, "end the run instead of pausing it: merge what is ready, park the rest, open the final PR")
 	return c
 }
 
