@@ -280,11 +280,11 @@ func newBacklogStopCmd(g *globals) *cobra.Command {
 	var run string
 	var finish bool
 	c := &cobra.Command{
-		Use:     "stop",
-		Short:   "Ask the lane's backlog supervisor to stop: workers are terminated, worktrees and claims kept; `backlog run` resumes",
+		Use:   "stop",
+		Short: "Ask the lane's backlog supervisor to stop: workers are terminated, worktrees and claims kept; `backlog run` resumes",
 		Example: `  wave-orchestrator backlog stop            # pause; backlog run resumes
   wave-orchestrator backlog stop --finish   # end now with what merged`,
-		Args:    cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			e, err := openLane(g)
 			if err != nil {
