@@ -126,3 +126,34 @@ func BenchmarkObserveRunning(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFlood200MB is one agent printing 200 MB through the runner into
+// a real tmux pane (which renders far slower than the agent writes). It
+// reports how long the agent itself took to write (agent-s: the slowdown
+// the pane imposes on it) and the wall time until its run is terminal.
+func BenchmarkFlood200MB(b *testing.B) {
+	h := newHarness(b)
+	const size = 200 << 20
+	for i := 0; b.Loop(); i++ {
+		root := filepath.Join(b.TempDir(), fmt.Sprint(i))
+		stamp := filepath.Join(root, "flood.stamp")
+		p := h.payload(b, root, "A1", "flood", stamp, strconv.Itoa(size))
+		p.SessionName = fmt.Sprintf("flood%d", i)
+		t0 := time.Now()
+		h.start(b, p)
+		obs := h.waitDone(b, p.RunDir)
+		wall := time.Since(t0)
+		if obs.Verdict.State != StateCompleted {
+			b.Fatalf("verdict %+v", obs.Verdict)
+		}
+		data, err := os.ReadFile(stamp)
+		var s, e int64
+		if _, perr := fmt.Sscanf(string(data), "%d %d", &s, &e); err != nil || perr != nil {
+			b.Fatalf("stamp: %v %v", err, perr)
+		}
+		b.ReportMetric(time.Duration(e-s).Seconds(), "agent-s")
+		b.ReportMetric(wall.Seconds(), "wall-s")
+		b.ReportMetric(float64(size)/(1<<20)/time.Duration(e-s).Seconds(), "agent-MB/s")
+		h.tm.KillServer(context.Background())
+	}
+}

@@ -52,6 +52,9 @@ func TestMain(m *testing.M) {
 //	                       until it is ready, print "spawned", exit 0
 //	env FILE               write the environment as a JSON object to FILE, exit 0
 //	guard FILE             ignore SIGTERM/SIGHUP, write its pid to FILE, wait
+//	flood FILE N           write N bytes of text lines to stdout, then a
+//	                       "flood done" line; write "<start ns> <end ns>" of
+//	                       the writing to FILE, exit 0
 func fakeAgent(args []string) int {
 	wait := func() int {
 		for {
@@ -125,6 +128,8 @@ func fakeAgent(args []string) int {
 		data, _ := json.Marshal(env)
 		os.WriteFile(args[1], data, 0o644)
 		return 0
+	case "flood":
+		return flood(args[1], args[2])
 	case "guard":
 		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
 		tmp := args[1] + ".tmp"
@@ -213,4 +218,26 @@ func waitRunning(t testing.TB, p *Payload) *Record {
 		return rec != nil && rec.ExecutorPid != 0 && strings.Contains(string(log), "ready")
 	})
 	return rec
+}
+
+// flood is the fake agent's flood mode (see fakeAgent).
+func flood(stamp, size string) int {
+	n, _ := strconv.ParseInt(size, 10, 64)
+	line := []byte(strings.Repeat("flood output line padding text ", 3) + "\n")
+	chunk := make([]byte, 0, 64<<10)
+	for len(chunk)+len(line) <= cap(chunk) {
+		chunk = append(chunk, line...)
+	}
+	start := time.Now()
+	for n > 0 {
+		c := chunk[:min(int64(len(chunk)), n)]
+		if _, err := os.Stdout.Write(c); err != nil {
+			return 1
+		}
+		n -= int64(len(c))
+	}
+	fmt.Println("\nflood done")
+	end := time.Now()
+	os.WriteFile(stamp, []byte(fmt.Sprintf("%d %d", start.UnixNano(), end.UnixNano())), 0o644)
+	return 0
 }
