@@ -34,25 +34,25 @@ type SessionFacts struct {
 	Known bool
 	// Unanswered: tmux was asked and did not answer (a timeout, say).
 	Unanswered bool
-	Exists bool
-	Pane   *tmuxadapter.Pane // when the session exists and was inspected
+	Exists     bool
+	Pane       *tmuxadapter.Pane // when the session exists and was inspected
 }
 
 // Facts is everything Classify decides from.
 type Facts struct {
-	Now         time.Time
-	Record      *Record // nil when missing or unreadable
-	Status      *Status // nil when missing or unreadable
+	Now    time.Time
+	Record *Record // nil when missing or unreadable
+	Status *Status // nil when missing or unreadable
 	// RecordErr and StatusErr are set when the file exists but cannot be
 	// read; RecordAge is then how long ago runtime.json was last written.
 	RecordErr, StatusErr error
 	RecordAge            time.Duration
 	// HeartbeatInterval is launch.json's (0: the default).
 	HeartbeatInterval time.Duration
-	RunnerAlive bool    // runner pid alive with the recorded start time
-	AgentAlive  bool    // agent group leader alive with its recorded start time
-	Session     SessionFacts
-	Deadline    *time.Time
+	RunnerAlive       bool // runner pid alive with the recorded start time
+	AgentAlive        bool // agent group leader alive with its recorded start time
+	Session           SessionFacts
+	Deadline          *time.Time
 	// LaunchGrace is how long a launching record may wait for its runner
 	// before a missing session means lost.
 	LaunchGrace time.Duration

@@ -54,10 +54,10 @@ func parseSessions(out string) ([]Session, error) {
 
 // Pane is the state of a session's first pane.
 type Pane struct {
-	Pid            int
-	Dead           bool
-	DeadStatus     *int // nil when the pane died by a signal or is alive
-	DeadSignal     int  // 0 unless killed by a signal
+	Pid        int
+	Dead       bool
+	DeadStatus *int // nil when the pane died by a signal or is alive
+	DeadSignal int  // 0 unless killed by a signal
 	// ExitOption is the session's @wave_exit: the exit code a runner that
 	// could not write it to disk left in tmux (nil when unset).
 	ExitOption     *int
