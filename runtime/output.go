@@ -11,9 +11,15 @@ import (
 	"golang.org/x/term"
 )
 
-// paneQueueBytes bounds the output waiting for a slow pane; past it, output
-// is dropped from the pane (never from the log).
-const paneQueueBytes = 1 << 20
+// The pane gets output in bursts of up to paneQueueBytes and, sustained,
+// paneBytesPerSec (a flood is unreadable in a pane anyway, and tmux
+// rendering it would take a core from the agent), at most one write per
+// paneFrame; the rest is dropped from the pane, never from the log.
+const (
+	paneQueueBytes  = 1 << 20
+	paneBytesPerSec = 4 << 20
+	paneFrame       = 10 * time.Millisecond
+)
 
 // sink copies agent output to the log, synchronously (it is the record),
 // and to the pane through a bounded queue that drops when the pane is slow
@@ -64,6 +70,8 @@ type paneQueue struct {
 	w       io.Writer
 	limit   int
 	mu      sync.Mutex
+	tokens  float64 // bytes the pane may still take now (token bucket)
+	filled  time.Time
 	cond    *sync.Cond
 	buf     []byte
 	dropped int64
@@ -75,7 +83,7 @@ type paneQueue struct {
 }
 
 func newPaneQueue(w io.Writer, limit int, onLost func()) *paneQueue {
-	q := &paneQueue{w: w, limit: limit, done: make(chan struct{}), lostFn: onLost}
+	q := &paneQueue{w: w, limit: limit, done: make(chan struct{}), lostFn: onLost, tokens: float64(limit), filled: time.Now()}
 	q.cond = sync.NewCond(&q.mu)
 	go q.run()
 	return q
@@ -86,12 +94,16 @@ func newPaneQueue(w io.Writer, limit int, onLost func()) *paneQueue {
 func (q *paneQueue) write(p []byte) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	switch {
-	case q.lost || q.closed:
+	if q.lost || q.closed {
 		return
-	case len(q.buf)+len(p) > q.limit:
+	}
+	now := time.Now()
+	q.tokens = min(float64(q.limit), q.tokens+now.Sub(q.filled).Seconds()*paneBytesPerSec)
+	q.filled = now
+	if len(q.buf)+len(p) > q.limit || q.tokens < float64(len(p)) {
 		q.dropped += int64(len(p))
-	default:
+	} else {
+		q.tokens -= float64(len(p))
 		q.buf = append(q.buf, p...)
 	}
 	q.cond.Signal()
@@ -100,7 +112,12 @@ func (q *paneQueue) write(p []byte) {
 func (q *paneQueue) run() {
 	defer close(q.done)
 	var spare []byte
+	var last time.Time
 	for {
+		// Coalesce: one write a frame is all a pane can show.
+		if d := paneFrame - time.Since(last); d > 0 {
+			time.Sleep(d)
+		}
 		q.mu.Lock()
 		for len(q.buf) == 0 && q.dropped == 0 && !q.closed && !q.lost {
 			q.cond.Wait()
@@ -111,6 +128,7 @@ func (q *paneQueue) run() {
 		if stop {
 			return
 		}
+		last = time.Now()
 		if dropped > 0 {
 			if _, err := fmt.Fprintf(q.w, "\r\n[wave] the pane fell behind: %d bytes of output are only in agent.log\r\n", dropped); err != nil {
 				q.markLost()

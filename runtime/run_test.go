@@ -197,10 +197,11 @@ func TestSendKeysReachAgent(t *testing.T) {
 		log, _ := os.ReadFile(p.LogPath)
 		return strings.Contains(string(log), "got: hello wave")
 	})
-	out, err := h.tm.Capture(ctx, p.SessionName, 50)
-	if err != nil || !strings.Contains(out, "got: hello wave") {
-		t.Fatalf("capture %q, %v", out, err)
-	}
+	// The pane is fed asynchronously, so it may trail the log.
+	waitFor(t, "echo in the pane", func() bool {
+		out, err := h.tm.Capture(ctx, p.SessionName, 50)
+		return err == nil && strings.Contains(out, "got: hello wave")
+	})
 }
 
 func TestHostileWordsPassLiterally(t *testing.T) {
