@@ -96,11 +96,19 @@ func Default() *Config {
 			RateLimitRetries:    2,
 			RateLimitBaseDelayS: 20,
 			RateLimitMaxDelayS:  180,
+			MaxLogBytes:         DefaultMaxLogBytes,
 		},
 		GitHub:  GitHub{BaseBranch: "main", APIURL: "https://api.github.com/", TokenEnv: "GITHUB_TOKEN"},
 		Backlog: Backlog{ClaimLabel: "wave:claimed"},
 	}
 }
+
+// DefaultMaxLogBytes is runtime.maxLogBytes unless configured.
+const DefaultMaxLogBytes = 64 << 20
+
+// MinLogBytes is the smallest non-zero runtime.maxLogBytes: each of the
+// log's three segments must hold more than the tail the gates read.
+const MinLogBytes = 1 << 20
 
 // normalize fills keys that the reference treats as "empty means default"
 // and lower-cases names the reference compares case-insensitively.

@@ -95,6 +95,11 @@ func (c *Config) validate() []error {
 		p.add("runtime.rateLimitMaxDelaySeconds", "must be >= rateLimitBaseDelaySeconds (%d), got %d",
 			r.RateLimitBaseDelayS, r.RateLimitMaxDelayS)
 	}
+	p.atLeast("runtime.silenceMinutes", r.SilenceMinutes, 0)
+	p.atLeast("runtime.silenceSeconds", r.SilenceSeconds, 0)
+	if r.MaxLogBytes != 0 && r.MaxLogBytes < MinLogBytes {
+		p.add("runtime.maxLogBytes", "must be 0 (no cap) or >= %d (1 MiB), got %d", MinLogBytes, r.MaxLogBytes)
+	}
 	p.atLeast("backlog.width", c.Backlog.Width, 0)
 	if c.GitHub.APIURL != "" {
 		if u, err := url.Parse(c.GitHub.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -248,6 +248,8 @@ func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
 		code = "timeout-no-status"
 	case state.AgentLost:
 		code = "runtime-lost"
+	case state.AgentStalled:
+		code = "stalled"
 	default:
 		return nil
 	}
