@@ -198,3 +198,23 @@ func reportFlood(b *testing.B, p *Payload, obs Observation, wall time.Duration) 
 	b.ReportMetric(wall.Seconds(), "wall-s")
 	b.ReportMetric(float64(floodBytes)/(1<<20)/time.Duration(e-s).Seconds(), "agent-MB/s")
 }
+
+// BenchmarkStallDetection is an agent that prints "ready" and then nothing,
+// with a 1 s silence window: stop-s is the time from its last output to
+// its terminal record (the window, up to one check interval, and the
+// agent's exit on TERM).
+func BenchmarkStallDetection(b *testing.B) {
+	h := newHarness(b)
+	for i := 0; b.Loop(); i++ {
+		p := h.payload(b, filepath.Join(b.TempDir(), fmt.Sprint(i)), "A1", "hang")
+		p.SessionName = fmt.Sprintf("stall%d", i)
+		p.SilenceMs = 1000
+		h.start(b, p)
+		obs := h.waitDone(b, p.RunDir)
+		rec := obs.Record
+		if obs.Verdict.State != StateStalled || rec.LastOutputAt == nil || rec.FinishedAt == nil {
+			b.Fatalf("verdict %+v record %+v", obs.Verdict, rec)
+		}
+		b.ReportMetric(rec.FinishedAt.Sub(*rec.LastOutputAt).Seconds(), "stop-s")
+	}
+}
