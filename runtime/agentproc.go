@@ -28,35 +28,11 @@ func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *re
 	if len(p.Argv) == 0 {
 		return outcome{code: 127, startErr: errors.New("empty argv")}
 	}
-	ptmx, tty, err := openPty()
+	cmd, ptmx, err := r.spawn(p, env)
 	if err != nil {
 		return r.startFailed(out, err)
 	}
 	defer ptmx.Close()
-	if r.paneFile != nil {
-		copySize(r.paneFile, ptmx)
-	}
-	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
-	cmd.Dir = p.Cwd
-	cmd.Env = agentEnv(env, p)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	if p.Stdin != "" {
-		f, err := os.Open(p.Stdin)
-		if err != nil {
-			tty.Close()
-			return r.startFailed(out, err)
-		}
-		defer f.Close()
-		cmd.Stdin = f
-	}
-	// Setsid: own session and process group (pgid = pid) with the pty as
-	// controlling terminal (fd 1 in the child).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
-	err = cmd.Start()
-	tty.Close()
-	if err != nil {
-		return r.startFailed(out, err)
-	}
 	pid := cmd.Process.Pid
 	start, _, _ := ProcStartTime(pid)
 	started := r.Now()
@@ -219,6 +195,40 @@ func endGroup(pgid int, since uint64) {
 	}
 	waitUntil(context.Background(), groupGrace, func() bool { return !groupAlive(pgid, since) })
 	signalGroup(pgid, since, syscall.SIGKILL)
+}
+
+// spawn starts the agent on a new pty and returns it with the pty's master.
+func (r *Runner) spawn(p *Payload, env []string) (*exec.Cmd, *os.File, error) {
+	ptmx, tty, err := openPty()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tty.Close()
+	if r.paneFile != nil {
+		copySize(r.paneFile, ptmx)
+	}
+	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd.Dir = p.Cwd
+	cmd.Env = agentEnv(env, p)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	if p.Stdin != "" {
+		f, err := os.Open(p.Stdin)
+		if err != nil {
+			ptmx.Close()
+			return nil, nil, err
+		}
+		// The child has its own copy once started.
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	// Setsid: own session and process group (pgid = pid) with the pty as
+	// controlling terminal (fd 1 in the child).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
+	if err := cmd.Start(); err != nil {
+		ptmx.Close()
+		return nil, nil, err
+	}
+	return cmd, ptmx, nil
 }
 
 func (r *Runner) startFailed(out *sink, err error) outcome {
