@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // repoWith makes a temp repo holding files (name → content).
@@ -97,7 +98,7 @@ func TestDefaultsWithoutConfigFile(t *testing.T) {
 		{"gate modes", l.Validation.GateModeThresholds, Modes{0, 4, 10}},
 		{"closure modes", l.Validation.ClosureModeThresholds, Modes{0, 4, 10}},
 		{"auto closure", l.Validation.AutoClosure, AutoClosure{}},
-		{"runtime", l.Runtime, Runtime{2000, 5000, 240, 50000, 2, 20, 180}},
+		{"runtime", l.Runtime, Runtime{2000, 5000, 240, 50000, 2, 20, 180, 0, 0, 64 << 20}},
 	} {
 		if !reflect.DeepEqual(tc.got, tc.want) {
 			t.Errorf("%s = %#v, want %#v", tc.name, tc.got, tc.want)
@@ -227,6 +228,9 @@ func TestLoadErrors(t *testing.T) {
 		{"bad profile budget", "executors:\n  profiles:\n    x:\n      budget:\n        minutes: 0\n", []string{"executors.profiles.x.budget.minutes: must be a positive integer"}},
 		{"negative heartbeat", "runtime:\n  heartbeatIntervalMs: -1\n", []string{":2: runtime.heartbeatIntervalMs: must be >= 1, got -1"}},
 		{"negative grace", "runtime:\n  terminateGraceMs: -5\n", []string{"runtime.terminateGraceMs: must be >= 0"}},
+		{"negative silence", "runtime:\n  silenceMinutes: -1\n", []string{":2: runtime.silenceMinutes: must be >= 0, got -1"}},
+		{"negative silence seconds", "runtime:\n  silenceSeconds: -3\n", []string{":2: runtime.silenceSeconds: must be >= 0, got -3"}},
+		{"tiny log cap", "runtime:\n  maxLogBytes: 4096\n", []string{":2: runtime.maxLogBytes: must be 0 (no cap) or >= 1048576"}},
 		{"max below base", "runtime:\n  rateLimitBaseDelaySeconds: 60\n  rateLimitMaxDelaySeconds: 10\n", []string{":3: runtime.rateLimitMaxDelaySeconds: must be >= rateLimitBaseDelaySeconds"}},
 		{"negative threshold", "validation:\n  requireExitContractsFromWave: -1\n", []string{":2: validation.requireExitContractsFromWave: must be >= 0"}},
 		{"bad lane name", "lanes:\n  Bad_Lane:\n    wavesDir: x\n", []string{"lanes.Bad_Lane: lane \"Bad_Lane\""}},
@@ -399,5 +403,23 @@ func TestFixedKeyMapsAcceptTheirKeys(t *testing.T) {
 	l := mustLane(t, mustLoad(t, dir, nil), dir, "")
 	if got := l.RuntimePolicy.DefaultExecutorByRole["implementation"]; got != "claude" {
 		t.Fatalf("role default for implementation = %q (%v)", got, l.RuntimePolicy.DefaultExecutorByRole)
+	}
+}
+
+// The stall window is minutes plus seconds; the log cap may be turned off.
+func TestSilenceAndLogCap(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "wave.config.yaml"), []byte("runtime:\n  silenceMinutes: 2\n  silenceSeconds: 30\n  maxLogBytes: 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := mustLoad(t, dir, nil)
+	if got := c.Runtime.Silence(); got != 150*time.Second {
+		t.Errorf("silence = %v, want 2m30s", got)
+	}
+	if c.Runtime.MaxLogBytes != 0 {
+		t.Errorf("maxLogBytes = %d, want 0 (off)", c.Runtime.MaxLogBytes)
+	}
+	if d := mustLoad(t, t.TempDir(), nil).Runtime; d.Silence() != 0 || d.MaxLogBytes != DefaultMaxLogBytes {
+		t.Errorf("defaults: silence %v, maxLogBytes %d", d.Silence(), d.MaxLogBytes)
 	}
 }

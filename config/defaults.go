@@ -96,6 +96,7 @@ func Default() *Config {
 			RateLimitRetries:    2,
 			RateLimitBaseDelayS: 20,
 			RateLimitMaxDelayS:  180,
+			MaxLogBytes:         DefaultMaxLogBytes,
 		},
 		GitHub: GitHub{APIURL: "https://api.github.com/", TokenEnv: "GITHUB_TOKEN"},
 		Backlog: Backlog{ClaimLabel: "wave:claimed", NeedsInputLabel: "needs-input", LocalDir: "docs/backlog",
@@ -103,6 +104,13 @@ func Default() *Config {
 			Probe: Probe{TimeoutSeconds: 60}},
 	}
 }
+
+// DefaultMaxLogBytes is runtime.maxLogBytes unless configured.
+const DefaultMaxLogBytes = 64 << 20
+
+// MinLogBytes is the smallest non-zero runtime.maxLogBytes: each of the
+// log's three segments must hold more than the tail the gates read.
+const MinLogBytes = 1 << 20
 
 // normalize fills keys that the reference treats as "empty means default"
 // and lower-cases names the reference compares case-insensitively.

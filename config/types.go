@@ -3,6 +3,8 @@
 // the per-lane view with lane overrides merged over the top level.
 package config
 
+import "time"
+
 // Config is the whole configuration file. Key names are the reference's
 // camelCase names so a reference wave.config.json reads unchanged.
 type Config struct {
@@ -139,6 +141,20 @@ type Runtime struct {
 	RateLimitRetries    int `json:"rateLimitRetries" yaml:"rateLimitRetries"`       // default 2
 	RateLimitBaseDelayS int `json:"rateLimitBaseDelaySeconds" yaml:"rateLimitBaseDelaySeconds"`
 	RateLimitMaxDelayS  int `json:"rateLimitMaxDelaySeconds" yaml:"rateLimitMaxDelaySeconds"`
+	// SilenceMinutes and SilenceSeconds add up to the stall window: an
+	// agent printing nothing for that long is stopped and classified
+	// stalled. 0 (the default) disables; seconds are for fine tuning and
+	// tests.
+	SilenceMinutes int `json:"silenceMinutes" yaml:"silenceMinutes"`
+	SilenceSeconds int `json:"silenceSeconds" yaml:"silenceSeconds"`
+	// MaxLogBytes caps each run's agent.log and its rotated segments
+	// (default 64 MiB; 0: no cap; else at least 1 MiB).
+	MaxLogBytes int `json:"maxLogBytes" yaml:"maxLogBytes"`
+}
+
+// Silence is the stall window (0: off).
+func (r Runtime) Silence() time.Duration {
+	return time.Duration(r.SilenceMinutes)*time.Minute + time.Duration(r.SilenceSeconds)*time.Second
 }
 
 // GitHub configures backlog mode's API access.

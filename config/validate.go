@@ -97,6 +97,11 @@ func (c *Config) validate() []error {
 			r.RateLimitBaseDelayS, r.RateLimitMaxDelayS)
 	}
 	c.validateBacklog(p)
+	p.atLeast("runtime.silenceMinutes", r.SilenceMinutes, 0)
+	p.atLeast("runtime.silenceSeconds", r.SilenceSeconds, 0)
+	if r.MaxLogBytes != 0 && r.MaxLogBytes < MinLogBytes {
+		p.add("runtime.maxLogBytes", "must be 0 (no cap) or >= %d (1 MiB), got %d", MinLogBytes, r.MaxLogBytes)
+	}
 	if c.GitHub.APIURL != "" {
 		if u, err := url.Parse(c.GitHub.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			p.add("github.apiUrl", "want an http(s) URL, got %q", c.GitHub.APIURL)

@@ -113,7 +113,7 @@ var (
 	stageSchema = schema{"phase": {kString}, "state": {kString}, "agents": {kArray}, "detail": {kString}}
 	agentSchema = schema{"id": {kString}, "title": {kString}, "role": {kString}, "executor": {kString},
 		"state": {kString}, "attempt": {kNumber}, "startedAt": {kString, kNull}, "finishedAt": {kString, kNull},
-		"exitCode": {kNumber, kNull}, "signal": {kString}, "heartbeatAgeMs": {kNumber, kNull},
+		"exitCode": {kNumber, kNull}, "signal": {kString}, "heartbeatAgeMs": {kNumber, kNull}, "outputAgeMs": {kNumber, kNull},
 		"sessionName": {kString}, "runDir": {kString}, "logPath": {kString}, "lastMarker": {kString},
 		"statusCode": {kString}, "detail": {kString}}
 	failureSchema  = schema{"agentId": {kString}, "gate": {kString}, "statusCode": {kString}, "detail": {kString}, "logPath": {kString}}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -71,8 +72,7 @@ func lastCR(l string) string {
 // finished after each of them: the run directory also holds the run's
 // records, whose last write follows the log's last line, so the log is
 // copied to its end once more before returning. A log that is truncated
-// (the runner's rate-limit retry restarts it) is followed from its new
-// start.
+// is followed from its new start, one rotated across the segments.
 func FollowLog(ctx context.Context, path string, w io.Writer, finished func() bool) error {
 	wt, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -83,18 +83,19 @@ func FollowLog(ctx context.Context, path string, w io.Writer, finished func() bo
 		return fmt.Errorf("follow %s: %w", path, err)
 	}
 	var off int64
+	var ino uint64
 	if fi, err := os.Stat(path); err == nil {
-		off = fi.Size()
+		off, ino = fi.Size(), inode(fi)
 	}
 	done := func() bool { return finished != nil && finished() }
 	for end := done(); ; end = done() {
 		// Checked before copying: output written before the run's
 		// final record is then never left behind.
-		n, err := copyFrom(path, off, w)
+		n, id, err := copyFrom(path, off, ino, w)
 		if err != nil || end {
 			return err
 		}
-		off = n
+		off, ino = n, id
 		select {
 		case <-ctx.Done():
 			return nil
@@ -107,26 +108,58 @@ func FollowLog(ctx context.Context, path string, w io.Writer, finished func() bo
 	}
 }
 
-// copyFrom writes path's bytes from off to w and returns the new offset.
-func copyFrom(path string, off int64, w io.Writer) (int64, error) {
+// copyFrom writes path's bytes from off to w and returns the new offset
+// and the file's inode. A log replaced since (ino differs: the runner
+// rotated it, see runtime.ReadLogTail) is finished from the segment it
+// was renamed to, then followed from its new start; one truncated in
+// place is followed from its new start.
+func copyFrom(path string, off int64, ino uint64, w io.Writer) (int64, uint64, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+		return 0, 0, nil
 	}
 	if err != nil {
-		return off, fmt.Errorf("follow %s: %w", path, err)
+		return off, ino, fmt.Errorf("follow %s: %w", path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return off, fmt.Errorf("follow %s: %w", path, err)
+		return off, ino, fmt.Errorf("follow %s: %w", path, err)
 	}
-	if fi.Size() < off {
+	now := inode(fi)
+	switch {
+	case ino != 0 && now != ino:
+		copyRest(path, off, ino, w)
+		off = 0
+	case fi.Size() < off:
 		off = 0
 	}
 	n, err := io.Copy(w, io.NewSectionReader(f, off, fi.Size()-off))
 	if err != nil {
-		return off + n, fmt.Errorf("follow %s: %w", path, err)
+		return off + n, now, fmt.Errorf("follow %s: %w", path, err)
 	}
-	return off + n, nil
+	return off + n, now, nil
+}
+
+func inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
+// copyRest copies what follows off in the rotated segment (agent.log.1 or
+// agent.log.head) that is the file ino.
+func copyRest(path string, off int64, ino uint64, w io.Writer) {
+	for _, seg := range []string{path + ".1", path + ".head"} {
+		f, err := os.Open(seg)
+		if err != nil {
+			continue
+		}
+		fi, err := f.Stat()
+		if err == nil && inode(fi) == ino && fi.Size() >= off {
+			io.Copy(w, io.NewSectionReader(f, off, fi.Size()-off))
+		}
+		f.Close()
+	}
 }

@@ -239,7 +239,7 @@ func countAgents(agents []state.Agent) tally {
 		switch a.State {
 		case state.AgentCompleted, state.AgentReused:
 			t.ok++
-		case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated:
+		case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated, state.AgentStalled:
 			t.failed++
 		case state.AgentRunning, state.AgentLaunching:
 			t.running++
@@ -334,7 +334,7 @@ func (p palette) agentStyle(s string) style {
 	switch s {
 	case state.AgentCompleted, state.AgentReused, state.StagePassed:
 		return p.good
-	case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated:
+	case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated, state.AgentStalled:
 		return p.bad
 	case state.AgentRunning, state.AgentLaunching:
 		return p.live

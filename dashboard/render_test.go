@@ -151,3 +151,18 @@ func BenchmarkRender(b *testing.B) {
 }
 
 func visibleWidth(s string) int { return ansiWidth(s) }
+
+// A stalled agent (stopped after printing nothing for the silence window)
+// is a failure in the tally, with its reason in the LAST column.
+func TestRenderStalledAgent(t *testing.T) {
+	l := runningLane()
+	a := &l.Waves[0].Agents[0]
+	a.State, a.FinishedAt, a.ExitCode, a.Signal = state.AgentStalled, at(time.Minute), code(143), "SIGTERM"
+	a.StatusCode, a.Detail, a.LastMarker = "stalled", "stalled: no output for 5m0s", ""
+	got := Render(l, Options{Width: 160, Now: clock, Wave: -1, Selected: -1})
+	for _, want := range []string{"stalled", "stalled: no output for 5m0s", " 1 failed "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("frame lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -168,6 +168,42 @@ func TestFollowLogCopiesAppends(t *testing.T) {
 	}
 }
 
+// When the runner rotates a capped agent.log, the follower finishes the
+// old segment and goes on in the new file, losing and repeating nothing.
+func TestFollowLogAcrossRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.log")
+	write(t, path, "old output\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- FollowLog(ctx, path, &out, nil) }()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "first line followed", func() bool {
+		io.WriteString(f, "x\n")
+		return strings.Contains(out.String(), "x\n")
+	})
+	io.WriteString(f, "end of the first segment\n")
+	f.Close()
+	if err := os.Rename(path, path+".head"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, "[wave] agent.log rotated\r\nstart of the second\n")
+	waitFor(t, "the new segment followed", func() bool {
+		// Another event in the directory wakes the follower.
+		write(t, path+".touch", "")
+		return strings.Contains(out.String(), "start of the second")
+	})
+	cancel()
+	<-done
+	if got := out.String(); strings.Count(got, "end of the first segment") != 1 || strings.Count(got, "start of the second") != 1 {
+		t.Fatalf("followed %q", got)
+	}
+}
+
 func TestFollowLogStopsWhenRunFinishes(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "agent.log")

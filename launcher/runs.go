@@ -215,6 +215,8 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 		SocketName:  l.opt.Layout.Socket(), SessionName: sessionFor(r.n, id),
 		HeartbeatIntervalMs: l.opt.Lane.Runtime.HeartbeatIntervalMs, RateLimit: spec.RateLimit, DeadlineAt: &deadline,
 		TerminateGraceMs: l.opt.Lane.Runtime.TerminateGraceMs,
+		SilenceMs:        int(l.opt.Lane.Runtime.Silence().Milliseconds()),
+		MaxLogBytes:      int64(l.opt.Lane.Runtime.MaxLogBytes),
 	}, nil
 }
 
@@ -308,6 +310,8 @@ func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 		code = "timeout-no-status"
 	case state.AgentLost:
 		code = "runtime-lost"
+	case state.AgentStalled:
+		code = "stalled"
 	}
 	r.l.emit(r.n, state.EntityAgentRun, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, attempt, id), o.State, attempt,
 		state.AgentRunData{AgentID: id, RunDir: dir, ExitCode: o.ExitCode, Signal: o.Signal, StatusCode: code, Detail: o.Detail})
@@ -336,7 +340,8 @@ func runIndex(dir string) (string, int) {
 
 func (r *waveRun) summarize(id, dir string, o Outcome, attempt int) gate.Summary {
 	logPath := filepath.Join(dir, lanes.LogFile)
-	logText, _ := readTail(logPath, 256<<10)
+	// Across a rotation too: the markers at the end are always read.
+	logText, _ := runtime.ReadLogTail(logPath, 256<<10)
 	ap := r.p.Agents[id]
 	var started time.Time
 	if rec, err := runtime.ReadRecord(filepath.Join(dir, lanes.RuntimeFile)); err == nil {
@@ -347,26 +352,6 @@ func (r *waveRun) summarize(id, dir string, o Outcome, attempt int) gate.Summary
 		CompletedAt: r.l.now(), StartedAt: started})
 	s.AgentID = id
 	return s
-}
-
-// readTail reads at most max bytes from the end of a file.
-func readTail(path string, max int64) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	off := fi.Size() - max
-	if off < 0 {
-		off = 0
-	}
-	b := make([]byte, fi.Size()-off)
-	_, err = f.ReadAt(b, off)
-	return string(b), err
 }
 
 // interruptedRuns finds the runs of a wave run whose launcher died: when

@@ -73,7 +73,7 @@ func (r *waveRun) noExecutor(id string, res *agentResult) (string, bool) {
 // lastLogLine is the last non-blank line an agent printed (ANSI and the
 // runner's own [wave] lines left out), for a failure's reason.
 func lastLogLine(path string) string {
-	text, err := readTail(path, 8<<10)
+	text, err := runtime.ReadLogTail(path, 8<<10)
 	if err != nil && text == "" {
 		return ""
 	}

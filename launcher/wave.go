@@ -262,6 +262,8 @@ func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
 		code = "timeout-no-status"
 	case state.AgentLost:
 		code = "runtime-lost"
+	case state.AgentStalled:
+		code = "stalled"
 	default:
 		if reason, ok := r.noExecutor(id, res); ok {
 			f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, codeNoExecutor, reason, res.Summary.LogPath)

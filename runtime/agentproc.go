@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -21,46 +22,24 @@ const (
 )
 
 // startOnce starts the agent on a fresh pty in its own session and process
-// group, with env as the base of its environment (see agentEnv), relays output and signals, and waits for it to exit.
+// group, with env as the base of its environment (see agentEnv), relays
+// output and signals, and waits for it to exit.
 func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *recordWriter, out *sink, in *input, sigs <-chan os.Signal) outcome {
 	if len(p.Argv) == 0 {
 		return outcome{code: 127, startErr: errors.New("empty argv")}
 	}
-	ptmx, tty, err := openPty()
+	cmd, ptmx, err := r.spawn(p, env)
 	if err != nil {
 		return r.startFailed(out, err)
 	}
 	defer ptmx.Close()
-	if f, ok := out.pane.(*os.File); ok {
-		copySize(f, ptmx)
-	}
-	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
-	cmd.Dir = p.Cwd
-	cmd.Env = agentEnv(env, p)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	if p.Stdin != "" {
-		f, err := os.Open(p.Stdin)
-		if err != nil {
-			tty.Close()
-			return r.startFailed(out, err)
-		}
-		defer f.Close()
-		cmd.Stdin = f
-	}
-	// Setsid: own session and process group (pgid = pid) with the pty as
-	// controlling terminal (fd 1 in the child).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
-	err = cmd.Start()
-	tty.Close()
-	if err != nil {
-		return r.startFailed(out, err)
-	}
 	pid := cmd.Process.Pid
 	start, _, _ := ProcStartTime(pid)
+	started := r.Now()
 	rw.update(func(rec *Record) {
 		rec.ExecutorPid, rec.Pgid, rec.ExecutorStartTime = pid, pid, start
 		rec.TerminalDisposition = Running
-		rec.LastHeartbeatAt = r.Now()
+		rec.LastHeartbeatAt = started
 	})
 	in.set(ptmx)
 	defer in.set(nil)
@@ -73,7 +52,7 @@ func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *re
 		for {
 			n, err := ptmx.Read(buf)
 			if n > 0 {
-				out.write(buf[:n])
+				out.agentOutput(buf[:n])
 				scan.Write(buf[:n])
 			}
 			if err != nil {
@@ -84,51 +63,8 @@ func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *re
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 
-	var res outcome
-	forward := func(s syscall.Signal, name string) {
-		if res.received == "" {
-			res.received = name
-		}
-		syscall.Kill(-pid, s)
-	}
-	done := ctx.Done()
-	// The runner backs up the launcher's deadline, so a wedged agent is
-	// stopped even when no launcher is alive: one grace after the deadline
-	// (the launcher acts first and records a timeout), TERM to the group,
-	// then KILL after another grace.
-	grace := time.Duration(p.TerminateGraceMs) * time.Millisecond
-	if grace <= 0 {
-		grace = 5 * time.Second
-	}
-	var deadline, kill <-chan time.Time
-	if p.DeadlineAt != nil {
-		deadline = time.After(time.Until(p.DeadlineAt.Add(grace)))
-	}
-loop:
-	for {
-		select {
-		case <-deadline:
-			deadline = nil
-			forward(syscall.SIGTERM, deadlineReason)
-			kill = time.After(grace)
-		case <-kill:
-			syscall.Kill(-pid, syscall.SIGKILL)
-		case s := <-sigs:
-			sig := s.(syscall.Signal)
-			if sig == syscall.SIGWINCH {
-				if f, ok := out.pane.(*os.File); ok {
-					copySize(f, ptmx)
-				}
-				continue
-			}
-			forward(sig, unix.SignalName(sig))
-		case <-done:
-			done = nil
-			forward(syscall.SIGTERM, "context canceled")
-		case <-waited:
-			break loop
-		}
-	}
+	sv := supervisor{r: r, p: p, pid: pid, ptmx: ptmx, out: out, started: started}
+	res := sv.run(ctx, sigs, waited)
 	endGroup(pid, start)
 	select {
 	case <-drained:
@@ -149,6 +85,108 @@ loop:
 	return res
 }
 
+// supervisor watches one start of the agent until it exits: it forwards
+// stop signals, enforces the deadline and the silence limit, and follows
+// the pane.
+type supervisor struct {
+	r       *Runner
+	p       *Payload
+	pid     int
+	ptmx    *os.File
+	out     *sink
+	started time.Time
+	res     outcome
+	kill    <-chan time.Time
+}
+
+// grace is the TERM → KILL wait.
+func (sv *supervisor) grace() time.Duration {
+	if g := time.Duration(sv.p.TerminateGraceMs) * time.Millisecond; g > 0 {
+		return g
+	}
+	return DefaultGrace
+}
+
+// stop sends s to the agent's group, records why (the first reason
+// counts), and arms the KILL that follows one grace later: an agent that
+// ignores the signal cannot hang the wave.
+func (sv *supervisor) stop(s syscall.Signal, why string) {
+	if sv.res.received == "" {
+		sv.res.received = why
+	}
+	syscall.Kill(-sv.pid, s)
+	if sv.kill == nil {
+		sv.kill = time.After(sv.grace())
+	}
+}
+
+func (sv *supervisor) run(ctx context.Context, sigs <-chan os.Signal, waited <-chan error) outcome {
+	done := ctx.Done()
+	// The runner backs up the launcher's deadline, so a wedged agent is
+	// stopped even when no launcher is alive: one grace after the deadline
+	// (the launcher acts first and records a timeout).
+	var deadline <-chan time.Time
+	if sv.p.DeadlineAt != nil {
+		deadline = time.After(time.Until(sv.p.DeadlineAt.Add(sv.grace())))
+	}
+	silence := time.Duration(sv.p.SilenceMs) * time.Millisecond
+	var check <-chan time.Time
+	if silence > 0 {
+		t := time.NewTicker(min(max(silence/5, 10*time.Millisecond), time.Second))
+		defer t.Stop()
+		check = t.C
+	}
+	for {
+		select {
+		case <-deadline:
+			deadline = nil
+			sv.stop(syscall.SIGTERM, deadlineReason)
+		case <-sv.kill:
+			sv.kill = nil
+			syscall.Kill(-sv.pid, syscall.SIGKILL)
+		case <-check:
+			if quiet := sv.r.Now().Sub(sv.lastOutput()); quiet >= silence && sv.res.received == "" {
+				check = nil
+				why := fmt.Sprintf("stalled: no output for %s", quiet.Round(time.Millisecond))
+				sv.out.logLine("[wave] no output for " + quiet.Round(time.Millisecond).String() + "; stopping the agent as stalled")
+				sv.res.stalled = true
+				sv.stop(syscall.SIGTERM, why)
+			}
+		case s := <-sigs:
+			sv.signal(s.(syscall.Signal))
+		case <-done:
+			done = nil
+			sv.stop(syscall.SIGTERM, "context canceled")
+		case <-waited:
+			return sv.res
+		}
+	}
+}
+
+// signal handles a signal to the runner. HUP is the pane's terminal
+// hanging up (tmux closed the session): the pane is gone, the agent is
+// not. TERM and INT are a stop, forwarded.
+func (sv *supervisor) signal(sig syscall.Signal) {
+	switch sig {
+	case syscall.SIGWINCH:
+		if sv.r.paneFile != nil {
+			copySize(sv.r.paneFile, sv.ptmx)
+		}
+	case syscall.SIGHUP:
+		sv.out.pane.markLost()
+	default:
+		sv.stop(sig, unix.SignalName(sig))
+	}
+}
+
+// lastOutput is when this start last printed, or when it started.
+func (sv *supervisor) lastOutput() time.Time {
+	if t := sv.out.lastOutput(); t.After(sv.started) {
+		return t
+	}
+	return sv.started
+}
+
 // endGroup stops what the agent left running in its process group: SIGHUP
 // as a terminal hangup would, then SIGKILL for those ignoring it.
 func endGroup(pgid int, since uint64) {
@@ -157,6 +195,40 @@ func endGroup(pgid int, since uint64) {
 	}
 	waitUntil(context.Background(), groupGrace, func() bool { return !groupAlive(pgid, since) })
 	signalGroup(pgid, since, syscall.SIGKILL)
+}
+
+// spawn starts the agent on a new pty and returns it with the pty's master.
+func (r *Runner) spawn(p *Payload, env []string) (*exec.Cmd, *os.File, error) {
+	ptmx, tty, err := openPty()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tty.Close()
+	if r.paneFile != nil {
+		copySize(r.paneFile, ptmx)
+	}
+	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd.Dir = p.Cwd
+	cmd.Env = agentEnv(env, p)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	if p.Stdin != "" {
+		f, err := os.Open(p.Stdin)
+		if err != nil {
+			ptmx.Close()
+			return nil, nil, err
+		}
+		// The child has its own copy once started.
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	// Setsid: own session and process group (pgid = pid) with the pty as
+	// controlling terminal (fd 1 in the child).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
+	if err := cmd.Start(); err != nil {
+		ptmx.Close()
+		return nil, nil, err
+	}
+	return cmd, ptmx, nil
 }
 
 func (r *Runner) startFailed(out *sink, err error) outcome {

@@ -194,34 +194,69 @@ func (b *TmuxBackend) Observe(ctx context.Context, runDir string, now time.Time)
 }
 
 // Terminate stops the run in runDir (see Terminate) and then kills its
-// session unless keepSession.
+// session unless keepSession. A run whose runtime.json is unreadable is
+// stopped through its pane: the pane's process is its runner.
 func (b *TmuxBackend) Terminate(ctx context.Context, runDir string, grace time.Duration, keepSession bool) error {
 	rec, err := ReadRecord(filepath.Join(runDir, runtimeFile))
+	if errors.Is(err, ErrUnreadable) {
+		rec, err = b.paneRecord(ctx, runDir)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		return fmt.Errorf("terminate %s: %w", runDir, err)
 	}
-	if err := Terminate(ctx, *rec, grace); err != nil {
-		return fmt.Errorf("terminate %s: %w", rec.RunID, err)
+	if rec.RunnerPid != 0 {
+		if err := Terminate(ctx, *rec, grace); err != nil {
+			return fmt.Errorf("terminate %s: %w", rec.RunID, err)
+		}
 	}
 	if keepSession || rec.SessionName == "" {
 		return nil
 	}
-	// The agent's next attempt reuses the session name, and the launcher
-	// may start it as soon as this run's record is terminal: kill the
-	// session only while it is still this run's.
+	return b.killRunSession(ctx, rec.SessionName, rec.RunID)
+}
+
+// paneRecord stands in for an unreadable record: the run's session (from
+// launch.json) and, while its pane lives, the pane's process as runner.
+// The runner forwards the TERM to its agent and escalates to KILL itself.
+func (b *TmuxBackend) paneRecord(ctx context.Context, runDir string) (*Record, error) {
+	lf, err := readLaunchFile(runDir)
+	if err != nil {
+		return nil, err
+	}
+	rec := &Record{RunID: lf.RunID, SessionName: lf.SessionName}
+	if lf.SessionName == "" {
+		return rec, nil
+	}
+	p, err := b.tm.PaneInfo(ctx, lf.SessionName)
+	if err != nil || p.Dead || p.Pid <= 0 {
+		return rec, nil
+	}
+	if start, _, err := ProcStartTime(p.Pid); err == nil {
+		rec.RunnerPid, rec.RunnerStartTime = p.Pid, start
+	}
+	return rec, nil
+}
+
+// killRunSession kills session name while it is still run runID's: the
+// agent's next attempt reuses the name, and the launcher may start it as
+// soon as this run's record is terminal.
+func (b *TmuxBackend) killRunSession(ctx context.Context, name, runID string) error {
 	ss, err := b.tm.ListSessions(ctx)
 	if err != nil {
-		return fmt.Errorf("terminate %s: %w", rec.RunID, err)
+		if tmuxadapter.IsGone(err) {
+			return nil
+		}
+		return fmt.Errorf("terminate %s: %w", runID, err)
 	}
 	for _, s := range ss {
-		if s.Name != rec.SessionName || s.Run != "" && s.Run != rec.RunID {
+		if s.Name != name || s.Run != "" && s.Run != runID {
 			continue
 		}
-		if err := b.tm.KillSession(ctx, rec.SessionName); err != nil {
-			return fmt.Errorf("terminate %s: %w", rec.RunID, err)
+		if err := b.tm.KillSession(ctx, name); err != nil && !tmuxadapter.IsGone(err) {
+			return fmt.Errorf("terminate %s: %w", runID, err)
 		}
 	}
 	return nil

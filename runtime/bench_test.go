@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -124,5 +125,96 @@ func BenchmarkObserveRunning(b *testing.B) {
 		if obs.Verdict.State != StateRunning {
 			b.Fatal(obs.Verdict)
 		}
+	}
+}
+
+// BenchmarkFlood200MB is one agent printing 200 MB through the runner: into
+// a real tmux pane (which renders far slower than the agent writes), and,
+// for reference, with the runner's output going to /dev/null. It reports
+// how long the agent itself took to write (agent-s: the slowdown the pane
+// imposes on it) and the wall time until its run is terminal.
+func BenchmarkFlood200MB(b *testing.B) {
+	b.Run("pane=tmux", func(b *testing.B) {
+		h := newHarness(b)
+		for i := 0; b.Loop(); i++ {
+			p := floodPayload(b, h, i)
+			t0 := time.Now()
+			h.start(b, p)
+			var obs Observation
+			// Longer than waitDone allows: the runner before the pane was
+			// decoupled took over 20 s on a loaded machine.
+			for end := t0.Add(5 * time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+				if obs, _ = h.b.Observe(context.Background(), p.RunDir, time.Now()); obs.Verdict.Done {
+					break
+				}
+			}
+			reportFlood(b, p, obs, time.Since(t0))
+			h.tm.KillServer(context.Background())
+		}
+	})
+	b.Run("pane=devnull", func(b *testing.B) {
+		h := newHarness(b)
+		self, _ := os.Executable()
+		for i := 0; b.Loop(); i++ {
+			p := floodPayload(b, h, i)
+			p.FillPaths()
+			launch := filepath.Join(p.RunDir, launchFile)
+			if err := os.MkdirAll(p.RunDir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := WriteJSON(launch, p); err != nil {
+				b.Fatal(err)
+			}
+			t0 := time.Now()
+			if err := exec.Command(self, "agent-run", "--payload", launch).Run(); err != nil {
+				b.Fatal(err)
+			}
+			obs := ObserveFiles(p.RunDir, time.Now())
+			reportFlood(b, p, obs, time.Since(t0))
+		}
+	})
+}
+
+const floodBytes = 200 << 20
+
+func floodPayload(b *testing.B, h *harness, i int) *Payload {
+	root := filepath.Join(b.TempDir(), fmt.Sprint(i))
+	p := h.payload(b, root, "A1", "flood", filepath.Join(root, "flood.stamp"), strconv.Itoa(floodBytes))
+	p.SessionName = fmt.Sprintf("flood%d", i)
+	p.MaxLogBytes = 64 << 20
+	return p
+}
+
+func reportFlood(b *testing.B, p *Payload, obs Observation, wall time.Duration) {
+	if obs.Verdict.State != StateCompleted {
+		b.Fatalf("verdict %+v", obs.Verdict)
+	}
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(p.RunDir), "flood.stamp"))
+	var s, e int64
+	if _, perr := fmt.Sscanf(string(data), "%d %d", &s, &e); err != nil || perr != nil {
+		b.Fatalf("stamp: %v %v", err, perr)
+	}
+	b.ReportMetric(time.Duration(e-s).Seconds(), "agent-s")
+	b.ReportMetric(wall.Seconds(), "wall-s")
+	b.ReportMetric(float64(floodBytes)/(1<<20)/time.Duration(e-s).Seconds(), "agent-MB/s")
+}
+
+// BenchmarkStallDetection is an agent that prints "ready" and then nothing,
+// with a 1 s silence window: stop-s is the time from its last output to
+// its terminal record (the window, up to one check interval, and the
+// agent's exit on TERM).
+func BenchmarkStallDetection(b *testing.B) {
+	h := newHarness(b)
+	for i := 0; b.Loop(); i++ {
+		p := h.payload(b, filepath.Join(b.TempDir(), fmt.Sprint(i)), "A1", "hang")
+		p.SessionName = fmt.Sprintf("stall%d", i)
+		p.SilenceMs = 1000
+		h.start(b, p)
+		obs := h.waitDone(b, p.RunDir)
+		rec := obs.Record
+		if obs.Verdict.State != StateStalled || rec.LastOutputAt == nil || rec.FinishedAt == nil {
+			b.Fatalf("verdict %+v record %+v", obs.Verdict, rec)
+		}
+		b.ReportMetric(rec.FinishedAt.Sub(*rec.LastOutputAt).Seconds(), "stop-s")
 	}
 }

@@ -12,8 +12,8 @@ import (
 // State is the launcher's view of a run.
 type State string
 
-// States of a run. Completed, Failed, Terminated, TimedOut and Lost are
-// final.
+// States of a run. Completed, Failed, Terminated, TimedOut, Stalled and
+// Lost are final.
 const (
 	StateUnknown    State = "unknown"
 	StateLaunching  State = "launching"
@@ -23,25 +23,36 @@ const (
 	StateTerminated State = "terminated"
 	StateTimedOut   State = "timed-out"
 	StateLost       State = "lost"
+	// StateStalled is a run the runner stopped because its agent printed
+	// nothing for the configured silence; it is retried like a failure.
+	StateStalled State = "stalled"
 )
 
 // SessionFacts is what tmux said about the run's session. Known is false
 // when tmux was not asked or did not answer: indeterminate is not dead.
 type SessionFacts struct {
-	Known  bool
-	Exists bool
-	Pane   *tmuxadapter.Pane // when the session exists and was inspected
+	Known bool
+	// Unanswered: tmux was asked and did not answer (a timeout, say).
+	Unanswered bool
+	Exists     bool
+	Pane       *tmuxadapter.Pane // when the session exists and was inspected
 }
 
 // Facts is everything Classify decides from.
 type Facts struct {
-	Now         time.Time
-	Record      *Record // nil when missing or unreadable
-	Status      *Status // nil when missing
-	RunnerAlive bool    // runner pid alive with the recorded start time
-	AgentAlive  bool    // agent group leader alive with its recorded start time
-	Session     SessionFacts
-	Deadline    *time.Time
+	Now    time.Time
+	Record *Record // nil when missing or unreadable
+	Status *Status // nil when missing or unreadable
+	// RecordErr and StatusErr are set when the file exists but cannot be
+	// read; RecordAge is then how long ago runtime.json was last written.
+	RecordErr, StatusErr error
+	RecordAge            time.Duration
+	// HeartbeatInterval is launch.json's (0: the default).
+	HeartbeatInterval time.Duration
+	RunnerAlive       bool // runner pid alive with the recorded start time
+	AgentAlive        bool // agent group leader alive with its recorded start time
+	Session           SessionFacts
+	Deadline          *time.Time
 	// LaunchGrace is how long a launching record may wait for its runner
 	// before a missing session means lost.
 	LaunchGrace time.Duration
@@ -67,7 +78,10 @@ func Classify(f Facts) Verdict {
 	rec := f.Record
 	if rec != nil && isTerminal(rec.TerminalDisposition) {
 		v := Verdict{State: State(rec.TerminalDisposition), Done: true, ExitCode: rec.ExitCode, Signal: rec.Signal, Reason: rec.ExitReason}
-		if rec.TerminalDisposition == Terminated && f.Deadline != nil && rec.FinishedAt != nil && !rec.FinishedAt.Before(*f.Deadline) {
+		switch {
+		case rec.TerminalDisposition == Terminated && rec.Stalled:
+			v.State = StateStalled
+		case rec.TerminalDisposition == Terminated && f.Deadline != nil && rec.FinishedAt != nil && !rec.FinishedAt.Before(*f.Deadline):
 			v.State = StateTimedOut
 		}
 		return v
@@ -85,6 +99,9 @@ func Classify(f Facts) Verdict {
 		}
 		return v
 	}
+	if rec == nil && f.RecordErr != nil {
+		return classifyUnreadable(f)
+	}
 	if rec == nil {
 		return Verdict{State: StateUnknown, Reason: "no runtime record"}
 	}
@@ -93,6 +110,9 @@ func Classify(f Facts) Verdict {
 	}
 	if rec.RunnerPid == 0 {
 		return classifyLaunching(f)
+	}
+	if v, ok := paneOutcome(f); ok {
+		return v
 	}
 	if paneSettling(f) {
 		return Verdict{State: StateLost, Reason: "runner died; waiting for tmux to report its pane's exit"}
@@ -115,8 +135,11 @@ func classifyLive(f Facts) Verdict {
 	if age, every, stale := heartbeatStale(rec, f.Now); stale {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("heartbeat %s old (interval %s)", age.Round(time.Millisecond), every))
 	}
-	if f.Session.Known && !f.Session.Exists {
+	switch {
+	case f.Session.Known && !f.Session.Exists:
 		v.Warnings = append(v.Warnings, fmt.Sprintf("tmux session %s is gone but the runner is alive", rec.SessionName))
+	case rec.SessionLost:
+		v.Warnings = append(v.Warnings, fmt.Sprintf("tmux session %s was lost; the agent runs on, logging to agent.log", rec.SessionName))
 	}
 	if f.Deadline != nil && !f.Now.Before(*f.Deadline) {
 		v.Terminate = true
@@ -127,15 +150,78 @@ func classifyLive(f Facts) Verdict {
 
 // paneSettling reports a dead runner whose pane (the runner was its
 // process) tmux has not finished with: not yet reaped, or closed but its
-// exit status not yet recorded. Both last milliseconds; the verdict waits
-// for them, but no longer than the heartbeat would take to go stale.
+// exit status not yet recorded. Both last milliseconds, but the status is
+// the outcome of a runner that could not record it (see paneOutcome), so
+// the verdict waits for them up to paneSettleMax past the point where the
+// heartbeat goes stale (heartbeats stop when writes fail).
 func paneSettling(f Facts) bool {
 	p := f.Session.Pane
+	if f.Session.Unanswered {
+		// Ask again: the pane may hold the outcome.
+		age, every, _ := heartbeatStale(f.Record, f.Now)
+		return age <= 3*every+paneSettleMax
+	}
 	if p == nil || p.Pid != f.Record.RunnerPid || p.Dead && (p.DeadStatus != nil || p.DeadSignal > 0) {
 		return false
 	}
-	_, _, stale := heartbeatStale(f.Record, f.Now)
-	return !stale
+	age, every, _ := heartbeatStale(f.Record, f.Now)
+	return age <= 3*every+paneSettleMax
+}
+
+// paneSettleMax bounds the wait for tmux to record a dead pane's status.
+const paneSettleMax = 10 * time.Second
+
+// paneOutcome reads the outcome of a runner that exited on its own
+// without recording it (its writes failed, say on a full disk) from tmux:
+// the exit code it left on its session, else its pane's exit status (the
+// runner exits with the agent's code). A runner killed by a signal is
+// still lost, and so is one whose agent lives on.
+func paneOutcome(f Facts) (Verdict, bool) {
+	p := f.Session.Pane
+	if p == nil || p.Pid != f.Record.RunnerPid || f.AgentAlive {
+		return Verdict{}, false
+	}
+	var code int
+	var from string
+	switch {
+	case p.ExitOption != nil:
+		code, from = *p.ExitOption, "the exit code it left on its tmux session"
+	case p.Dead && p.DeadStatus != nil && p.DeadSignal == 0:
+		code, from = *p.DeadStatus, "its tmux pane's exit status"
+	default:
+		return Verdict{}, false
+	}
+	v := Verdict{State: StateFailed, Done: true, ExitCode: &code,
+		Reason: fmt.Sprintf("runner could not record exit code %d; taken from %s", code, from)}
+	if code == 0 {
+		v.State = StateCompleted
+	}
+	return v, true
+}
+
+// classifyUnreadable handles a runtime.json that exists but does not
+// parse (and no readable status). A live runner rewrites its record at
+// every heartbeat, so one left corrupt for three intervals has no runner
+// writing it: the run is lost, with the reason, and retried. Its pane, if
+// still alive, is stopped.
+func classifyUnreadable(f Facts) Verdict {
+	reason := "corrupt record: " + f.RecordErr.Error()
+	if f.StatusErr != nil {
+		reason += "; corrupt status: " + f.StatusErr.Error()
+	}
+	every := f.HeartbeatInterval
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	if f.RecordAge < 3*every {
+		return Verdict{State: StateUnknown, Reason: reason + "; waiting for its runner to rewrite it"}
+	}
+	v := Verdict{State: StateLost, Done: true, Reason: reason}
+	if s := f.Session; s.Exists && s.Pane != nil && !s.Pane.Dead {
+		v.Terminate = true
+		v.Warnings = append(v.Warnings, fmt.Sprintf("its pane (pid %d) is still running", s.Pane.Pid))
+	}
+	return v
 }
 
 // heartbeatStale reports whether a live runner's last heartbeat is more
@@ -191,6 +277,8 @@ func addPaneExit(v *Verdict, s SessionFacts) {
 	}
 }
 
+// isTerminal reports a final disposition (a stalled run is recorded as
+// terminated, with Record.Stalled).
 func isTerminal(d string) bool {
 	return d == Completed || d == Failed || d == Terminated
 }

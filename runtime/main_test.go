@@ -52,6 +52,15 @@ func TestMain(m *testing.M) {
 //	                       until it is ready, print "spawned", exit 0
 //	env FILE               write the environment as a JSON object to FILE, exit 0
 //	guard FILE             ignore SIGTERM/SIGHUP, write its pid to FILE, wait
+//	wait-file FILE N       print "ready", wait until FILE exists, print
+//	                       "resumed", exit N
+//	jam-tmp N              make $WAVE_RUN_DIR/.tmp a regular file (so no
+//	                       record can be written there, as on a full
+//	                       disk), print "jammed", exit N
+//	chatty D               print a line every 20ms for duration D, exit 0
+//	flood FILE N           write N bytes of text lines to stdout, then a
+//	                       "flood done" line; write "<start ns> <end ns>" of
+//	                       the writing to FILE, exit 0
 func fakeAgent(args []string) int {
 	wait := func() int {
 		for {
@@ -125,6 +134,39 @@ func fakeAgent(args []string) int {
 		data, _ := json.Marshal(env)
 		os.WriteFile(args[1], data, 0o644)
 		return 0
+	case "wait-file":
+		fmt.Println("ready")
+		for {
+			if _, err := os.Stat(args[1]); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		fmt.Println("resumed")
+		n, _ := strconv.Atoi(args[2])
+		return n
+	case "jam-tmp":
+		tmp := filepath.Join(os.Getenv("WAVE_RUN_DIR"), ".tmp")
+		if err := os.RemoveAll(tmp); err != nil {
+			fmt.Println("jam:", err)
+			return 1
+		}
+		if err := os.WriteFile(tmp, []byte("jammed"), 0o644); err != nil {
+			fmt.Println("jam:", err)
+			return 1
+		}
+		fmt.Println("jammed")
+		n, _ := strconv.Atoi(args[1])
+		return n
+	case "chatty":
+		d, _ := time.ParseDuration(args[1])
+		for end := time.Now().Add(d); time.Now().Before(end); {
+			fmt.Println("still working")
+			time.Sleep(20 * time.Millisecond)
+		}
+		return 0
+	case "flood":
+		return flood(args[1], args[2])
 	case "guard":
 		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
 		tmp := args[1] + ".tmp"
@@ -172,8 +214,15 @@ func (h *harness) payload(t testing.TB, root, id string, args ...string) *Payloa
 	}
 }
 
+// start starts the runs and, at the end of the test, stops those still
+// running: agents outlive their tmux server, so killing it ends nothing.
 func (h *harness) start(t testing.TB, ps ...*Payload) {
 	t.Helper()
+	t.Cleanup(func() {
+		for _, p := range ps {
+			h.b.Terminate(context.Background(), p.RunDir, 200*time.Millisecond, true)
+		}
+	})
 	if err := h.b.Start(context.Background(), ps); err != nil {
 		t.Fatal(err)
 	}
@@ -213,4 +262,26 @@ func waitRunning(t testing.TB, p *Payload) *Record {
 		return rec != nil && rec.ExecutorPid != 0 && strings.Contains(string(log), "ready")
 	})
 	return rec
+}
+
+// flood is the fake agent's flood mode (see fakeAgent).
+func flood(stamp, size string) int {
+	n, _ := strconv.ParseInt(size, 10, 64)
+	line := []byte(strings.Repeat("flood output line padding text ", 3) + "\n")
+	chunk := make([]byte, 0, 64<<10)
+	for len(chunk)+len(line) <= cap(chunk) {
+		chunk = append(chunk, line...)
+	}
+	start := time.Now()
+	for n > 0 {
+		c := chunk[:min(int64(len(chunk)), n)]
+		if _, err := os.Stdout.Write(c); err != nil {
+			return 1
+		}
+		n -= int64(len(c))
+	}
+	fmt.Println("\nflood done")
+	end := time.Now()
+	os.WriteFile(stamp, []byte(fmt.Sprintf("%d %d", start.UnixNano(), end.UnixNano())), 0o644)
+	return 0
 }

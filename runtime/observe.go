@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -26,8 +27,10 @@ type Observation struct {
 
 // launchFacts is what an observation needs from launch.json.
 type launchFacts struct {
-	RunID      string     `json:"runId"`
-	DeadlineAt *time.Time `json:"deadlineAt,omitempty"`
+	RunID               string     `json:"runId"`
+	DeadlineAt          *time.Time `json:"deadlineAt,omitempty"`
+	SessionName         string     `json:"sessionName"`
+	HeartbeatIntervalMs int        `json:"heartbeatIntervalMs"`
 }
 
 // readLaunch reads launchFacts from a run directory's launch.json.
@@ -51,15 +54,21 @@ func observeRun(ctx context.Context, pane func(context.Context, string) SessionF
 	obs := Observation{RunDir: runDir, RunID: filepath.Base(runDir)}
 	f := Facts{Now: now, LaunchGrace: grace}
 	var payloadErr error
-	if lf, err := launch(runDir); err == nil {
+	lf, err := launch(runDir)
+	if err == nil {
 		f.Deadline, obs.Deadline = lf.DeadlineAt, lf.DeadlineAt
+		f.HeartbeatInterval = time.Duration(lf.HeartbeatIntervalMs) * time.Millisecond
 		if lf.RunID != "" {
 			obs.RunID = lf.RunID
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		payloadErr = err
 	}
-	fileErr := readRunFiles(runDir, &f)
+	fileErr := readRunFiles(runDir, &f, now)
+	if f.RecordErr != nil && f.Status == nil && pane != nil && lf.SessionName != "" {
+		// Only tmux can tell whether something still runs there.
+		f.Session = pane(ctx, lf.SessionName)
+	}
 	if !live(&f) && f.Record != nil && !isTerminal(f.Record.TerminalDisposition) && f.Status == nil {
 		if pane != nil && f.Record.SessionName != "" {
 			f.Session = pane(ctx, f.Record.SessionName)
@@ -67,7 +76,7 @@ func observeRun(ctx context.Context, pane func(context.Context, string) SessionF
 		// The runner may have written (its first record, or its last)
 		// between the read and the liveness check: read again and re-check.
 		// Once the runner is seen dead its files are final.
-		fileErr = readRunFiles(runDir, &f)
+		fileErr = readRunFiles(runDir, &f, now)
 		live(&f)
 	}
 	obs.Record, obs.Status = f.Record, f.Status
@@ -76,7 +85,7 @@ func observeRun(ctx context.Context, pane func(context.Context, string) SessionF
 	}
 	obs.Err = errors.Join(payloadErr, fileErr)
 	obs.Verdict = Classify(f)
-	if obs.Verdict.State == StateUnknown && obs.Err != nil {
+	if obs.Verdict.State == StateUnknown && f.RecordErr == nil && obs.Err != nil {
 		obs.Verdict.Reason = obs.Err.Error()
 	}
 	return obs
@@ -98,21 +107,27 @@ func live(f *Facts) bool {
 }
 
 // readRunFiles reads runtime.json and status.json into f; a missing file is
-// nil, an unreadable one an error naming its path.
-func readRunFiles(runDir string, f *Facts) error {
-	var errs []error
-	f.Record, f.Status = nil, nil
-	if rec, err := ReadRecord(filepath.Join(runDir, runtimeFile)); err == nil {
+// nil, an unreadable one an error naming its path (also kept in f, with
+// the age of an unreadable runtime.json).
+func readRunFiles(runDir string, f *Facts, now time.Time) error {
+	f.Record, f.Status, f.RecordErr, f.StatusErr, f.RecordAge = nil, nil, nil, nil, 0
+	path := filepath.Join(runDir, runtimeFile)
+	if rec, err := ReadRecord(path); err == nil {
 		f.Record = rec
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, err)
+		f.RecordErr = err
+		// An age unknown is taken as old: nothing is seen rewriting it.
+		f.RecordAge = time.Duration(1<<63 - 1)
+		if fi, err := os.Stat(path); err == nil {
+			f.RecordAge = now.Sub(fi.ModTime())
+		}
 	}
 	if st, err := ReadStatus(filepath.Join(runDir, statusFile)); err == nil {
 		f.Status = st
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, err)
+		f.StatusErr = err
 	}
-	return errors.Join(errs...)
+	return errors.Join(f.RecordErr, f.StatusErr)
 }
 
 // paneFacts asks tmux about one session.
@@ -125,7 +140,7 @@ func paneFacts(tm *tmuxadapter.Client) func(context.Context, string) SessionFact
 		case tmuxadapter.IsGone(err):
 			return SessionFacts{Known: true}
 		default:
-			return SessionFacts{} // indeterminate
+			return SessionFacts{Unanswered: true} // indeterminate
 		}
 	}
 }

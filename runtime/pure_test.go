@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"slices"
@@ -132,6 +133,16 @@ func TestClassify(t *testing.T) {
 	}
 	stale := running()
 	stale.LastHeartbeatAt = now.Add(-time.Second)
+	gone := running() // heartbeat stale past the wait for tmux
+	gone.LastHeartbeatAt = now.Add(-paneSettleMax - time.Second)
+	stalled := terminal(Terminated, 143, "SIGTERM", now)
+	stalled.Stalled = true
+	lostPane := running()
+	lostPane.SessionLost = true
+	dead := func(status int) SessionFacts {
+		return SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 10, Dead: true, DeadStatus: code(status)}}
+	}
+	corrupt := errors.New("runtime.json: unreadable")
 	launching := &Record{TerminalDisposition: Launching, StartedAt: now.Add(-time.Minute), SessionName: "w1-A"}
 	freshLaunch := &Record{TerminalDisposition: Launching, StartedAt: now, SessionName: "w1-A"}
 	for _, tc := range []struct {
@@ -159,8 +170,21 @@ func TestClassify(t *testing.T) {
 		{"dead runner with pane signal", Facts{Record: running(), Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Dead: true, DeadSignal: 9}}}, StateLost, true, code(137), "SIGKILL", 0, false},
 		{"dead runner, tmux not yet reaped its pane", Facts{Record: running(), Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 10}}}, StateLost, false, nil, "", 0, false},
 		{"dead runner, pane closed without status yet", Facts{Record: running(), Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 10, Dead: true}}}, StateLost, false, nil, "", 0, false},
-		{"dead runner, pane never reported, heartbeat stale", Facts{Record: stale, Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 10, Dead: true}}}, StateLost, true, nil, "", 0, false},
+		{"dead runner, pane never reported, heartbeat long stale", Facts{Record: gone, Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 10, Dead: true}}}, StateLost, true, nil, "", 0, false},
 		{"dead runner, pane runs another process", Facts{Record: running(), Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 7}}}, StateLost, true, nil, "", 0, false},
+		{"dead runner, pane not yet reported, heartbeat just stale", Facts{Record: stale, Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 10, Dead: true}}}, StateLost, false, nil, "", 0, false},
+		{"dead runner, tmux did not answer", Facts{Record: stale, Session: SessionFacts{Unanswered: true}}, StateLost, false, nil, "", 0, false},
+		{"dead runner, tmux long silent", Facts{Record: gone, Session: SessionFacts{Unanswered: true}}, StateLost, true, nil, "", 0, false},
+		{"runner exited 0 unrecorded: pane status", Facts{Record: stale, Session: dead(0)}, StateCompleted, true, code(0), "", 0, false},
+		{"runner exited 3 unrecorded: pane status", Facts{Record: gone, Session: dead(3)}, StateFailed, true, code(3), "", 0, false},
+		{"pane status but the agent lives on", Facts{Record: stale, Session: dead(0), AgentAlive: true}, StateLost, true, code(0), "", 1, true},
+		{"runner left its exit code on the session", Facts{Record: stale, Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 10, Dead: true, ExitOption: code(5)}}}, StateFailed, true, code(5), "", 0, false},
+		{"stalled record", Facts{Record: stalled}, StateStalled, true, code(143), "SIGTERM", 0, false},
+		{"lost session with live runner warns", Facts{Record: lostPane, RunnerAlive: true}, StateRunning, false, nil, "", 1, false},
+		{"corrupt record, fresh", Facts{RecordErr: corrupt, RecordAge: time.Second, HeartbeatInterval: time.Second}, StateUnknown, false, nil, "", 0, false},
+		{"corrupt record, old", Facts{RecordErr: corrupt, RecordAge: time.Minute}, StateLost, true, nil, "", 0, false},
+		{"corrupt record, pane alive", Facts{RecordErr: corrupt, RecordAge: time.Minute, Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{Pid: 10}}}, StateLost, true, nil, "", 1, true},
+		{"corrupt record, readable status", Facts{RecordErr: corrupt, Status: &Status{Code: 0}}, StateCompleted, true, code(0), "", 0, false},
 		{"orphaned agent", Facts{Record: running(), AgentAlive: true}, StateLost, true, nil, "", 1, true},
 		{"launching, session alive", Facts{Record: launching, Session: SessionFacts{Known: true, Exists: true, Pane: &tmuxadapter.Pane{}}}, StateLaunching, false, nil, "", 0, false},
 		{"launching, session never came", Facts{Record: launching, Session: SessionFacts{Known: true}, LaunchGrace: time.Second}, StateLost, true, nil, "", 0, false},

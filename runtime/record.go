@@ -68,7 +68,9 @@ func (w *recordWriter) final(f func(*Record)) error {
 	return WriteJSON(w.path, w.rec)
 }
 
-func (w *recordWriter) heartbeat(ctx context.Context, every time.Duration, now func() time.Time, log *slog.Logger) {
+// heartbeat rewrites the record every interval with the time and when the
+// agent last printed (so lastOutputAt costs no writes of its own).
+func (w *recordWriter) heartbeat(ctx context.Context, every time.Duration, now, lastOutput func() time.Time, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -76,7 +78,13 @@ func (w *recordWriter) heartbeat(ctx context.Context, every time.Duration, now f
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := w.write(func(r *Record) { r.LastHeartbeatAt = now() }, false); err != nil {
+			err := w.write(func(r *Record) {
+				r.LastHeartbeatAt = now()
+				if t := lastOutput(); !t.IsZero() {
+					r.LastOutputAt = &t
+				}
+			}, false)
+			if err != nil {
 				log.Warn("heartbeat_write_failed", "path", w.path, "err", err)
 			}
 		}

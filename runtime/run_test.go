@@ -78,58 +78,6 @@ func TestRunnerKilledIsLost(t *testing.T) {
 	t.Fatal("watcher stopped without a final change")
 }
 
-func TestKillSessionForwardsHangup(t *testing.T) {
-	h := newHarness(t)
-	p := h.payload(t, t.TempDir(), "A1", "hang")
-	h.start(t, p)
-	waitRunning(t, p)
-	if err := h.tm.KillSession(context.Background(), p.SessionName); err != nil {
-		t.Fatal(err)
-	}
-	obs := h.waitDone(t, p.RunDir)
-	r := obs.Record
-	if r.TerminalDisposition != Terminated || !strings.Contains(r.ExitReason, "SIGHUP") || r.Signal != "SIGHUP" {
-		t.Fatalf("record %+v", r)
-	}
-}
-
-func TestKillServerWithTenLiveRuns(t *testing.T) {
-	h := newHarness(t)
-	root := t.TempDir()
-	var ps []*Payload
-	for i := range 10 {
-		ps = append(ps, h.payload(t, root, fmt.Sprintf("A%d", i), "hang"))
-	}
-	h.start(t, ps...)
-	for _, p := range ps {
-		waitRunning(t, p)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	w := NewWatcher(nil, WithBackend(h.b), WithSweep(100*time.Millisecond))
-	for _, p := range ps {
-		w.Add(p.RunDir)
-	}
-	go w.Run(ctx)
-	if err := h.tm.KillServer(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	done := map[string]Verdict{}
-	for c := range w.Changes() {
-		if c.Obs.Verdict.Done {
-			done[c.RunDir] = c.Obs.Verdict
-		}
-		if len(done) == len(ps) {
-			break
-		}
-	}
-	for dir, v := range done {
-		if v.State != StateTerminated && v.State != StateLost {
-			t.Errorf("%s: %+v", dir, v)
-		}
-	}
-}
-
 func TestDeadlineKillsAgentIgnoringTerm(t *testing.T) {
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "ignore-term")
@@ -249,10 +197,11 @@ func TestSendKeysReachAgent(t *testing.T) {
 		log, _ := os.ReadFile(p.LogPath)
 		return strings.Contains(string(log), "got: hello wave")
 	})
-	out, err := h.tm.Capture(ctx, p.SessionName, 50)
-	if err != nil || !strings.Contains(out, "got: hello wave") {
-		t.Fatalf("capture %q, %v", out, err)
-	}
+	// The pane is fed asynchronously, so it may trail the log.
+	waitFor(t, "echo in the pane", func() bool {
+		out, err := h.tm.Capture(ctx, p.SessionName, 50)
+		return err == nil && strings.Contains(out, "got: hello wave")
+	})
 }
 
 func TestHostileWordsPassLiterally(t *testing.T) {

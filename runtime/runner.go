@@ -8,12 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"sync"
+	"strconv"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
-	"golang.org/x/term"
+
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
 // Stdio is the runner's terminal: the tmux pane. In may be nil (no input).
@@ -29,6 +30,8 @@ type Runner struct {
 	After  func(time.Duration) <-chan time.Time
 	Jitter func() float64 // in [0,1)
 	Logger *slog.Logger
+	// paneFile is the pane's terminal, when it is one (window size).
+	paneFile *os.File
 }
 
 // RunAgent runs the agent described by the launch.json at payloadPath and
@@ -43,6 +46,7 @@ type outcome struct {
 	code        int
 	signal      string // the agent died by this signal
 	received    string // the runner got this signal and forwarded it
+	stalled     bool   // the runner stopped a silent agent
 	rateLimited bool
 	startErr    error
 }
@@ -61,19 +65,23 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	if stdio.Out == nil {
 		stdio.Out = io.Discard
 	}
-	logf, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	logf, err := openLog(p.LogPath, p.MaxLogBytes)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "agent-run: log: %v\n", err)
+		fmt.Fprintf(os.Stderr, "agent-run: %v\n", err)
 		return 2
 	}
 	defer logf.Close()
-	out := &sink{log: logf, pane: stdio.Out}
-
 	rw := newRecordWriter(p, r.Now())
 	if err := rw.update(func(*Record) {}); err != nil {
 		fmt.Fprintf(os.Stderr, "agent-run: %v\n", err)
 		return 2
 	}
+	var out *sink
+	out = newSink(logf, stdio.Out, r.Now, func() { r.sessionLost(rw, out) })
+	r.paneFile, _ = stdio.Out.(*os.File)
 	env, err := takeEnv(p, os.Environ())
 	if err != nil {
 		// Never fall back to the pane's environment: it may be stale.
@@ -81,7 +89,7 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	}
 	hbCtx, stopHB := context.WithCancel(context.Background())
 	defer stopHB()
-	go rw.heartbeat(hbCtx, time.Duration(p.HeartbeatIntervalMs)*time.Millisecond, r.Now, r.Logger)
+	go rw.heartbeat(hbCtx, time.Duration(p.HeartbeatIntervalMs)*time.Millisecond, r.Now, out.lastOutput, r.Logger)
 
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGWINCH)
@@ -104,7 +112,7 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 		}
 		d := rateLimitDelay(p.RateLimit, k+1, r.Jitter())
 		out.logLine(fmt.Sprintf("[wave] rate-limit detected for %s; retry %d/%d after %s", p.AgentID, k+1, p.RateLimit.Retries, fmtSeconds(d)))
-		if sig := r.wait(ctx, d, sigs); sig != "" {
+		if sig := r.wait(ctx, d, sigs, out); sig != "" {
 			res.received = sig
 			break
 		}
@@ -113,8 +121,8 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	return r.finish(p, rw, out, res)
 }
 
-// wait waits d, returning early with the name of a terminating signal.
-func (r *Runner) wait(ctx context.Context, d time.Duration, sigs <-chan os.Signal) string {
+// wait waits d, returning early with the name of a stop signal.
+func (r *Runner) wait(ctx context.Context, d time.Duration, sigs <-chan os.Signal, out *sink) string {
 	t := r.After(d)
 	for {
 		select {
@@ -123,10 +131,25 @@ func (r *Runner) wait(ctx context.Context, d time.Duration, sigs <-chan os.Signa
 		case <-ctx.Done():
 			return "context canceled"
 		case s := <-sigs:
-			if s != syscall.SIGWINCH {
+			switch s {
+			case syscall.SIGWINCH:
+			case syscall.SIGHUP:
+				out.pane.markLost()
+			default:
 				return unix.SignalName(s.(syscall.Signal))
 			}
 		}
+	}
+}
+
+// sessionLost records that the pane went away (tmux kill-session or
+// kill-server hung up its terminal). The agent keeps running: the log is
+// its record, and `attach` follows the log when the session is gone.
+func (r *Runner) sessionLost(rw *recordWriter, out *sink) {
+	now := r.Now()
+	out.logLine("[wave] tmux session lost; the agent keeps running and its output goes on to agent.log")
+	if err := rw.update(func(rec *Record) { rec.SessionLost, rec.SessionLostAt = true, &now }); err != nil {
+		r.Logger.Warn("record_write_failed", "path", rw.path, "err", err)
 	}
 }
 
@@ -135,28 +158,79 @@ func fmtSeconds(d time.Duration) string {
 }
 
 // finish appends the log line, then writes status.json, then the terminal
-// record: whoever sees the terminal record can read a complete log.
+// record: whoever sees the terminal record can read a complete log. Writes
+// that fail (a full disk) are retried for RecordRetryMs; should they never
+// succeed, the runner's exit code, which is the agent's, reaches the
+// launcher as the pane's exit status.
 func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome) int {
 	out.logLine(fmt.Sprintf("[wave] %s finished with code %d", p.RunID, res.code))
 	now := r.Now()
 	disp, reason := disposition(res)
 	st := Status{Code: res.code, Signal: res.signal, PromptHash: p.PromptHash, OrchestratorID: p.OrchestratorID, Attempt: p.Attempt, CompletedAt: now}
-	if err := WriteJSON(p.StatusPath, st); err != nil {
-		r.Logger.Error("status_write_failed", "path", p.StatusPath, "err", err)
+	budget := time.Duration(p.RecordRetryMs) * time.Millisecond
+	if budget <= 0 {
+		budget = defaultRecordRetry
+	}
+	until := now.Add(budget)
+	if !r.retryWrite(out, statusFile, until, func() error { return WriteJSON(p.StatusPath, st) }) {
+		r.leaveExitInTmux(p, out, res.code)
 	}
 	code := res.code
-	err := rw.final(func(rec *Record) {
-		rec.TerminalDisposition = disp
-		rec.ExitCode = &code
-		rec.Signal = res.signal
-		rec.ExitReason = reason
-		rec.FinishedAt = &now
-		rec.LastHeartbeatAt = now
+	r.retryWrite(out, runtimeFile, until, func() error {
+		return rw.final(func(rec *Record) {
+			rec.TerminalDisposition = disp
+			rec.ExitCode = &code
+			rec.Signal = res.signal
+			rec.ExitReason = reason
+			rec.Stalled = res.stalled
+			rec.FinishedAt = &now
+			rec.LastHeartbeatAt = now
+			if t := out.lastOutput(); !t.IsZero() {
+				rec.LastOutputAt = &t
+			}
+		})
 	})
-	if err != nil {
-		r.Logger.Error("record_write_failed", "path", p.RuntimePath, "err", err)
-	}
+	out.pane.close(drainTimeout)
 	return res.code
+}
+
+// defaultRecordRetry is how long the runner tries to record an outcome.
+const defaultRecordRetry = 30 * time.Second
+
+// retryWrite runs write until it succeeds or until passes, backing off
+// from 50 ms to 2 s, and reports whether it succeeded.
+func (r *Runner) retryWrite(out *sink, what string, until time.Time, write func() error) bool {
+	for d, n := 50*time.Millisecond, 0; ; d, n = min(2*d, 2*time.Second), n+1 {
+		err := write()
+		if err == nil {
+			return true
+		}
+		if !r.Now().Before(until) {
+			r.Logger.Error("record_write_failed", "file", what, "err", err)
+			out.logLine(fmt.Sprintf("[wave] could not write %s: %v; giving up", what, err))
+			return false
+		}
+		if n == 0 {
+			out.logLine(fmt.Sprintf("[wave] could not write %s: %v; retrying", what, err))
+		}
+		<-r.After(d)
+	}
+}
+
+// leaveExitInTmux stores the agent's exit code in the run's tmux session
+// (tmuxadapter.ExitOptionName) when no status file could be written: the
+// pane's exit status says the same, but tmux 3.3a sometimes never records
+// it.
+func (r *Runner) leaveExitInTmux(p *Payload, out *sink, code int) {
+	if p.SocketName == "" || p.SessionName == "" || out.pane.isLost() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tm := tmuxadapter.New(p.SocketName, tmuxadapter.WithLogger(r.Logger))
+	if err := tm.SetSessionOption(ctx, p.SessionName, tmuxadapter.ExitOptionName, strconv.Itoa(code)); err != nil {
+		r.Logger.Warn("exit_option_failed", "session", p.SessionName, "err", err)
+	}
 }
 
 // deadlineReason marks a run the runner stopped at its deadline.
@@ -167,6 +241,8 @@ func disposition(res outcome) (string, string) {
 	switch {
 	case res.startErr != nil:
 		return Failed, "start failed: " + res.startErr.Error()
+	case res.stalled:
+		return Terminated, res.received
 	case res.received == deadlineReason:
 		return Terminated, deadlineReason
 	case res.received != "":
@@ -178,66 +254,4 @@ func disposition(res outcome) (string, string) {
 	default:
 		return Failed, fmt.Sprintf("exit code %d", res.code)
 	}
-}
-
-// sink copies agent output to the log (complete, authoritative) and to the
-// pane (best effort: the pane may be gone after kill-session).
-type sink struct {
-	mu   sync.Mutex
-	log  io.Writer
-	pane io.Writer
-}
-
-func (s *sink) write(p []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log.Write(p)
-	s.pane.Write(p)
-}
-
-func (s *sink) logLine(line string) {
-	s.write([]byte("\r\n" + line + "\r\n"))
-}
-
-// input forwards the pane's keystrokes to the current agent's pty.
-type input struct {
-	mu      sync.Mutex
-	dst     io.Writer
-	restore func()
-}
-
-func newInput(f *os.File) *input {
-	in := &input{restore: func() {}}
-	if f == nil {
-		return in
-	}
-	if term.IsTerminal(int(f.Fd())) {
-		// Raw: keystrokes reach the agent's own line discipline unchanged.
-		if st, err := term.MakeRaw(int(f.Fd())); err == nil {
-			in.restore = func() { term.Restore(int(f.Fd()), st) }
-		}
-	}
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := f.Read(buf)
-			if n > 0 {
-				in.mu.Lock()
-				if in.dst != nil {
-					in.dst.Write(buf[:n])
-				}
-				in.mu.Unlock()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return in
-}
-
-func (in *input) set(w io.Writer) {
-	in.mu.Lock()
-	in.dst = w
-	in.mu.Unlock()
 }

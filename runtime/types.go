@@ -58,8 +58,19 @@ type Payload struct {
 	// DeadlineAt is when the run is terminated (by the launcher, and by
 	// the runner itself should no launcher be alive).
 	DeadlineAt *time.Time `json:"deadlineAt,omitempty"`
-	// TerminateGraceMs is the TERM → KILL grace (default 5000).
+	// TerminateGraceMs is the TERM → KILL grace (default 5000), for the
+	// deadline and for every signal the runner forwards.
 	TerminateGraceMs int `json:"terminateGraceMs,omitempty"`
+	// SilenceMs, when positive, is how long the agent may print nothing
+	// before the runner stops it as stalled (0: never).
+	SilenceMs int `json:"silenceMs,omitempty"`
+	// MaxLogBytes, when positive, bounds agent.log and its rotated
+	// segments (see openLog); 0 keeps the whole log.
+	MaxLogBytes int64 `json:"maxLogBytes,omitempty"`
+	// RecordRetryMs is how long the runner keeps trying to write
+	// status.json and the terminal record when writes fail, as on a full
+	// disk (default 30000).
+	RecordRetryMs int `json:"recordRetryMs,omitempty"`
 }
 
 // RateLimit is the runner's retry policy for rate-limited agents: when the
@@ -75,32 +86,43 @@ type RateLimit struct {
 // Record is runtime.json. Written only by the runner (and by the launcher
 // before the runner starts, as `launching`), always atomically.
 type Record struct {
-	SchemaVersion       int        `json:"schemaVersion"`
-	RunID               string     `json:"runId"`
-	Lane                string     `json:"lane"`
-	WaveNumber          int        `json:"waveNumber"`
-	Attempt             int        `json:"attempt"`
-	AgentID             string     `json:"agentId"`
-	ExecutorID          string     `json:"executorId"`
-	SessionBackend      string     `json:"sessionBackend"` // "tmux"
-	SocketName          string     `json:"socketName"`
-	SessionName         string     `json:"sessionName"`
-	RunnerPid           int        `json:"runnerPid"`
-	RunnerStartTime     uint64     `json:"runnerStartTime"` // /proc/<pid>/stat field 22
-	ExecutorPid         int        `json:"executorPid"`
-	ExecutorStartTime   uint64     `json:"executorStartTime,omitempty"` // guards signals to the agent group
-	Pgid                int        `json:"pgid"`
-	StartedAt           time.Time  `json:"startedAt"`
-	LastHeartbeatAt     time.Time  `json:"lastHeartbeatAt"`
-	HeartbeatIntervalMs int        `json:"heartbeatIntervalMs"`
-	TerminalDisposition string     `json:"terminalDisposition"`
-	ExitCode            *int       `json:"exitCode"`
-	Signal              string     `json:"signal,omitempty"` // e.g. SIGKILL
-	ExitReason          string     `json:"exitReason,omitempty"`
-	FinishedAt          *time.Time `json:"finishedAt,omitempty"`
-	LogPath             string     `json:"logPath"`
-	StatusPath          string     `json:"statusPath"`
-	PromptHash          string     `json:"promptHash"`
+	SchemaVersion       int       `json:"schemaVersion"`
+	RunID               string    `json:"runId"`
+	Lane                string    `json:"lane"`
+	WaveNumber          int       `json:"waveNumber"`
+	Attempt             int       `json:"attempt"`
+	AgentID             string    `json:"agentId"`
+	ExecutorID          string    `json:"executorId"`
+	SessionBackend      string    `json:"sessionBackend"` // "tmux"
+	SocketName          string    `json:"socketName"`
+	SessionName         string    `json:"sessionName"`
+	RunnerPid           int       `json:"runnerPid"`
+	RunnerStartTime     uint64    `json:"runnerStartTime"` // /proc/<pid>/stat field 22
+	ExecutorPid         int       `json:"executorPid"`
+	ExecutorStartTime   uint64    `json:"executorStartTime,omitempty"` // guards signals to the agent group
+	Pgid                int       `json:"pgid"`
+	StartedAt           time.Time `json:"startedAt"`
+	LastHeartbeatAt     time.Time `json:"lastHeartbeatAt"`
+	HeartbeatIntervalMs int       `json:"heartbeatIntervalMs"`
+	TerminalDisposition string    `json:"terminalDisposition"`
+	ExitCode            *int      `json:"exitCode"`
+	Signal              string    `json:"signal,omitempty"` // e.g. SIGKILL
+	ExitReason          string    `json:"exitReason,omitempty"`
+	// Stalled marks a run the runner stopped because the agent printed
+	// nothing for Payload.SilenceMs.
+	Stalled bool `json:"stalled,omitempty"`
+	// LastOutputAt is when the agent last printed, as of the last
+	// heartbeat.
+	LastOutputAt *time.Time `json:"lastOutputAt,omitempty"`
+	// SessionLost: the run's tmux pane went away (kill-session,
+	// kill-server) at SessionLostAt; the agent kept running and its
+	// output went on to agent.log only.
+	SessionLost   bool       `json:"sessionLost,omitempty"`
+	SessionLostAt *time.Time `json:"sessionLostAt,omitempty"`
+	FinishedAt    *time.Time `json:"finishedAt,omitempty"`
+	LogPath       string     `json:"logPath"`
+	StatusPath    string     `json:"statusPath"`
+	PromptHash    string     `json:"promptHash"`
 }
 
 // Status is status.json, written by the runner when the agent exits and

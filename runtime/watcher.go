@@ -345,10 +345,18 @@ func (w *Watcher) deliver(ctx context.Context, s seen) {
 }
 
 // finishing reports a run whose status file exists while its live runner
-// has not yet written the terminal record.
+// has not yet written the terminal record, or has written it (and exited)
+// since the observation read the record: the record's own event follows.
 func finishing(o Observation) bool {
 	r := o.Record
-	return o.Status != nil && r != nil && !isTerminal(r.TerminalDisposition) && ProcAlive(r.RunnerPid, r.RunnerStartTime)
+	if o.Status == nil || r == nil || isTerminal(r.TerminalDisposition) {
+		return false
+	}
+	if ProcAlive(r.RunnerPid, r.RunnerStartTime) {
+		return true
+	}
+	now, err := ReadRecord(filepath.Join(o.RunDir, runtimeFile))
+	return err == nil && isTerminal(now.TerminalDisposition)
 }
 
 // obsKey is what a consumer cares about in an observation; heartbeats alone

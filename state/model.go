@@ -16,6 +16,9 @@ const (
 	AgentLost       = "lost"
 	AgentTerminated = "terminated"
 	AgentReused     = "reused"
+	// AgentStalled: the runner stopped the agent after it printed nothing
+	// for runtime.silenceMinutes; retried like a failure.
+	AgentStalled = "stalled"
 )
 
 // Wave statuses.
@@ -99,6 +102,7 @@ type Agent struct {
 	ExitCode       *int       `json:"exitCode"`
 	Signal         string     `json:"signal"`
 	HeartbeatAgeMs *int64     `json:"heartbeatAgeMs"`
+	OutputAgeMs    *int64     `json:"outputAgeMs"`
 	SessionName    string     `json:"sessionName"`
 	RunDir         string     `json:"runDir"`
 	LogPath        string     `json:"logPath"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -18,8 +19,12 @@ type RunFacts struct {
 	StartedAt       *time.Time
 	FinishedAt      *time.Time
 	LastHeartbeatAt *time.Time
-	// Lost is set when liveness found the runner dead without a terminal record.
+	LastOutputAt    *time.Time // when the agent last printed, as of its last heartbeat
+	// Lost is set when liveness found the runner dead without a terminal
+	// record (or its records unreadable); Reason says which.
 	Lost       bool
+	Reason     string
+	Warnings   []string // liveness warnings of a live run (e.g. its tmux session is gone)
 	LastMarker string
 	Err        string // unreadable record, reported
 }
@@ -225,17 +230,30 @@ func overlay(a *Agent, runs map[string]RunFacts, now time.Time) {
 	switch f.Disposition {
 	case "running":
 		a.State = AgentRunning
-	case "completed", "failed", "terminated":
+	case AgentCompleted, AgentFailed, AgentTerminated, AgentStalled:
 		a.State = f.Disposition
 		a.ExitCode, a.Signal, a.FinishedAt = f.ExitCode, f.Signal, f.FinishedAt
 	}
 	if f.Lost && a.State == AgentRunning || f.Lost && a.State == AgentLaunching {
 		a.State = AgentLost
-		a.Detail = "runner died without a terminal record"
+		a.Detail = f.Reason
+		if a.Detail == "" {
+			a.Detail = "runner died without a terminal record"
+		}
 	}
-	if a.State == AgentRunning && f.LastHeartbeatAt != nil {
+	if a.State != AgentRunning {
+		return
+	}
+	if len(f.Warnings) > 0 {
+		a.Detail = strings.Join(f.Warnings, "; ")
+	}
+	if f.LastHeartbeatAt != nil {
 		age := now.Sub(*f.LastHeartbeatAt).Milliseconds()
 		a.HeartbeatAgeMs = &age
+	}
+	if f.LastOutputAt != nil {
+		age := now.Sub(*f.LastOutputAt).Milliseconds()
+		a.OutputAgeMs = &age
 	}
 }
 

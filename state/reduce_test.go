@@ -93,6 +93,14 @@ func TestReduce(t *testing.T) {
 			agents: map[string]string{"A1": AgentLost},
 		},
 		{
+			name: "a stalled record ends an agent the launcher did not finish",
+			events: new(script).add(EntityWaveRun, "started", 0, started("A1")).
+				add(EntityAgentRun, "started", 1, AgentRunData{AgentID: "A1", RunDir: "/r/A1-a1"}),
+			runs:   map[string]RunFacts{"/r/A1-a1": {Disposition: AgentStalled, ExitCode: code(143), Signal: "SIGTERM"}},
+			status: WaveRunning, phase: "implementation",
+			agents: map[string]string{"A1": AgentStalled},
+		},
+		{
 			name: "closure stages move in order and the wave completes",
 			events: new(script).add(EntityWaveRun, "started", 0, started("A1", "A8", "A0")).
 				add(EntityAgentRun, AgentReused, 0, AgentRunData{AgentID: "A1", ExitCode: code(0)}).
@@ -156,6 +164,27 @@ func TestReduceHeartbeatAgeAndFailures(t *testing.T) {
 	}
 	if f := ws[0].Failures; len(f) != 1 || f[0].StatusCode != "missing-wave-proof" {
 		t.Fatalf("failures %+v", f)
+	}
+}
+
+// A running agent shows how long it has been silent and why its session
+// is gone; a lost one says why it was lost.
+func TestReduceOutputAgeWarningsAndLostReason(t *testing.T) {
+	s := new(script).add(EntityWaveRun, "started", 0, started("A1", "A2")).
+		add(EntityAgentRun, "started", 1, AgentRunData{AgentID: "A1", RunDir: "/r/A1-a1"}).
+		add(EntityAgentRun, "started", 1, AgentRunData{AgentID: "A2", RunDir: "/r/A2-a1"})
+	hb, out := t0.Add(10*time.Second), t0.Add(2*time.Second)
+	runs := map[string]RunFacts{
+		"/r/A1-a1": {Disposition: "running", LastHeartbeatAt: &hb, LastOutputAt: &out, Warnings: []string{"tmux session w1-A1 was lost"}},
+		"/r/A2-a1": {Lost: true, Reason: "corrupt record: runtime.json: unreadable"},
+	}
+	ws := Reduce(s.evs, runs, nil, t0.Add(12*time.Second))
+	a1, a2 := ws[0].Agents[0], ws[0].Agents[1]
+	if a1.OutputAgeMs == nil || *a1.OutputAgeMs != 10000 || a1.Detail != "tmux session w1-A1 was lost" {
+		t.Fatalf("A1 %+v", a1)
+	}
+	if a2.State != AgentLost || a2.Detail != "corrupt record: runtime.json: unreadable" {
+		t.Fatalf("A2 %+v", a2)
 	}
 }
 

@@ -92,6 +92,7 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 		SocketName: s.o.Layout.Socket(), SessionName: SessionName(n),
 		HeartbeatIntervalMs: s.o.Lane.Runtime.HeartbeatIntervalMs, RateLimit: spec.RateLimit, DeadlineAt: &deadline,
 		TerminateGraceMs: s.o.Lane.Runtime.TerminateGraceMs,
+		MaxLogBytes:      int64(s.o.Lane.Runtime.MaxLogBytes),
 	}, nil
 }
 

@@ -55,7 +55,7 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 	if err := s.waitRun(ctx, runDir); err != nil {
 		return fmt.Errorf("review #%d: %w", n, err)
 	}
-	text, _ := readTail(filepath.Join(runDir, lanes.LogFile), 256<<10)
+	text, _ := runtime.ReadLogTail(filepath.Join(runDir, lanes.LogFile), 256<<10)
 	v := gate.ParseLog(text).Verdict
 	switch {
 	case v == nil:
@@ -127,5 +127,6 @@ func (s *Supervisor) reviewPayload(ctx context.Context, issue backlog.Issue, is 
 		SocketName: s.o.Layout.Socket(), SessionName: "backlog-r" + strconv.Itoa(n),
 		HeartbeatIntervalMs: s.o.Lane.Runtime.HeartbeatIntervalMs, DeadlineAt: &deadline,
 		TerminateGraceMs: s.o.Lane.Runtime.TerminateGraceMs,
+		MaxLogBytes:      int64(s.o.Lane.Runtime.MaxLogBytes),
 	}, nil
 }

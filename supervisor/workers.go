@@ -184,7 +184,7 @@ func (s *Supervisor) silent(ctx context.Context, is *backlog.IssueRun, now time.
 // finished decides what a finished worker run means (BACKLOG.md §6).
 func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs runtime.Observation) error {
 	n, v, prior := is.Number, obs.Verdict, is.Outcome
-	text, _ := readTail(filepath.Join(is.RunDir, lanes.LogFile), 256<<10)
+	text, _ := runtime.ReadLogTail(filepath.Join(is.RunDir, lanes.LogFile), 256<<10)
 	res, marked := backlog.ParseResult(gate.StripANSI(text))
 	commits, err := s.o.Git.CommitsAhead(ctx, is.Worktree, s.waveRef())
 	if err != nil {
@@ -325,23 +325,4 @@ func (s *Supervisor) park(ctx context.Context, n int, detail, question string, f
 	}
 	s.checkpoint("parked")
 	return nil
-}
-
-func readTail(path string, max int64) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	off := fi.Size() - max
-	if off < 0 {
-		off = 0
-	}
-	b := make([]byte, fi.Size()-off)
-	_, err = f.ReadAt(b, off)
-	return string(b), err
 }

@@ -54,14 +54,21 @@ func parseSessions(out string) ([]Session, error) {
 
 // Pane is the state of a session's first pane.
 type Pane struct {
-	Pid            int
-	Dead           bool
-	DeadStatus     *int // nil when the pane died by a signal or is alive
-	DeadSignal     int  // 0 unless killed by a signal
+	Pid        int
+	Dead       bool
+	DeadStatus *int // nil when the pane died by a signal or is alive
+	DeadSignal int  // 0 unless killed by a signal
+	// ExitOption is the session's @wave_exit: the exit code a runner that
+	// could not write it to disk left in tmux (nil when unset).
+	ExitOption     *int
 	CurrentCommand string
 }
 
-var paneFormat = strings.Join([]string{"#{pane_pid}", "#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}", "#{pane_current_command}"}, sep)
+// ExitOptionName is the session option behind Pane.ExitOption.
+const ExitOptionName = "@wave_exit"
+
+var paneFormat = strings.Join([]string{"#{pane_pid}", "#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}",
+	"#{" + ExitOptionName + "}", "#{pane_current_command}"}, sep)
 
 // PaneInfo returns the session's active pane.
 func (c *Client) PaneInfo(ctx context.Context, session string) (Pane, error) {
@@ -83,8 +90,8 @@ func (c *Client) PaneInfo(ctx context.Context, session string) (Pane, error) {
 
 func parsePane(out string) (Pane, error) {
 	f := strings.Split(strings.TrimRight(out, "\n"), sep)
-	if len(f) != 5 {
-		return Pane{}, fmt.Errorf("tmux pane info: %d fields, want 5: %q", len(f), out)
+	if len(f) != 6 {
+		return Pane{}, fmt.Errorf("tmux pane info: %d fields, want 6: %q", len(f), out)
 	}
 	var p Pane
 	var err error
@@ -102,6 +109,13 @@ func parsePane(out string) (Pane, error) {
 	if f[3] != "" {
 		p.DeadSignal, _ = strconv.Atoi(f[3])
 	}
-	p.CurrentCommand = f[4]
+	if f[4] != "" {
+		n, err := strconv.Atoi(f[4])
+		if err != nil {
+			return Pane{}, fmt.Errorf("tmux pane info: %s %q: %w", ExitOptionName, f[4], err)
+		}
+		p.ExitOption = &n
+	}
+	p.CurrentCommand = f[5]
 	return p, nil
 }

@@ -35,17 +35,24 @@ func TestParsePane(t *testing.T) {
 		}
 		return s + "\n"
 	}
-	p, err := parsePane(row("42", "1", "3", "", "sh"))
+	p, err := parsePane(row("42", "1", "3", "", "", "sh"))
 	if err != nil || !p.Dead || p.DeadStatus == nil || *p.DeadStatus != 3 || p.Pid != 42 {
 		t.Fatalf("exit 3: %+v %v", p, err)
 	}
-	p, err = parsePane(row("42", "1", "", "9", ""))
+	p, err = parsePane(row("42", "1", "", "9", "", ""))
 	if err != nil || p.DeadStatus != nil || p.DeadSignal != 9 {
 		t.Fatalf("signal 9: %+v %v", p, err)
 	}
-	p, err = parsePane(row("42", "0", "", "", "sleep"))
-	if err != nil || p.Dead || p.CurrentCommand != "sleep" {
+	p, err = parsePane(row("42", "0", "", "", "", "sleep"))
+	if err != nil || p.Dead || p.CurrentCommand != "sleep" || p.ExitOption != nil {
 		t.Fatalf("alive: %+v %v", p, err)
+	}
+	p, err = parsePane(row("42", "1", "", "", "7", "x"))
+	if err != nil || p.ExitOption == nil || *p.ExitOption != 7 {
+		t.Fatalf("exit option 7: %+v %v", p, err)
+	}
+	if _, err := parsePane(row("42", "1", "", "", "seven", "x")); err == nil {
+		t.Fatal("non-numeric exit option accepted")
 	}
 	if _, err := parsePane("garbage"); err == nil {
 		t.Fatal("garbage accepted")

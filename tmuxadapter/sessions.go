@@ -206,6 +206,21 @@ func (c *Client) HasSession(ctx context.Context, name string) (bool, error) {
 	return err == nil, err
 }
 
+// optionRe is a user option name (tmux's own options are not ours to set).
+var optionRe = regexp.MustCompile(`^@[A-Za-z0-9_-]+$`)
+
+// SetSessionOption sets user option name (e.g. "@wave_exit") on a session.
+func (c *Client) SetSessionOption(ctx context.Context, session, name, value string) error {
+	if err := ValidateName(session); err != nil {
+		return err
+	}
+	if !optionRe.MatchString(name) {
+		return fmt.Errorf("tmux option name %q: must match %s", name, optionRe)
+	}
+	_, err := c.run(ctx, true, nil, "set-option", "-t", paneTarget(session), name, escapeArg(value))
+	return err
+}
+
 // KillSession kills a session. A session or server already gone is success.
 func (c *Client) KillSession(ctx context.Context, name string) error {
 	if err := ValidateName(name); err != nil {

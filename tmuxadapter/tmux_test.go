@@ -296,3 +296,25 @@ func TestPaneInfoOfMissingSessionIsGone(t *testing.T) {
 		t.Fatalf("PaneInfo of a missing session: %v, want a gone error", err)
 	}
 }
+
+// A value left with SetSessionOption (a runner's exit code) is read back
+// by PaneInfo, also once the pane is dead.
+func TestExitOptionRoundTrip(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	if err := c.NewSession(ctx, SessionSpec{Name: "opt", Argv: []string{"sleep 30"}}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := c.PaneInfo(ctx, "opt"); err != nil || p.ExitOption != nil {
+		t.Fatalf("before: %+v %v", p, err)
+	}
+	if err := c.SetSessionOption(ctx, "opt", ExitOptionName, "3"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := c.PaneInfo(ctx, "opt"); err != nil || p.ExitOption == nil || *p.ExitOption != 3 {
+		t.Fatalf("after: %+v %v", p, err)
+	}
+	if err := c.SetSessionOption(ctx, "opt", "status", "off"); err == nil {
+		t.Fatal("a tmux option (not a user option) was accepted")
+	}
+}

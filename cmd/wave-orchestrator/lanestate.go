@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -57,10 +54,16 @@ func runFacts(obs runtime.Observation) state.RunFacts {
 		f.ExitCode, f.Signal = rec.ExitCode, rec.Signal
 		started, hb := rec.StartedAt, rec.LastHeartbeatAt
 		f.StartedAt, f.LastHeartbeatAt, f.FinishedAt = &started, &hb, rec.FinishedAt
+		f.LastOutputAt = rec.LastOutputAt
 	}
 	switch obs.Verdict.State {
 	case runtime.StateLost:
-		f.Lost = true
+		f.Lost = obs.Verdict.Done
+		f.Reason = obs.Verdict.Reason
+	case runtime.StateStalled:
+		f.Disposition = string(runtime.StateStalled)
+	case runtime.StateRunning:
+		f.Warnings = obs.Verdict.Warnings
 	case runtime.StateCompleted, runtime.StateFailed, runtime.StateTerminated:
 		if f.Disposition == "" || f.Disposition == runtime.Running || f.Disposition == runtime.Launching {
 			f.Disposition = string(obs.Verdict.State)
@@ -77,20 +80,11 @@ func runFacts(obs runtime.Observation) state.RunFacts {
 // lastMarker is the last [wave-phase] line of a log tail, else its last
 // non-blank line: what the agent is doing now.
 func lastMarker(path string) string {
-	f, err := os.Open(path)
+	b, err := runtime.ReadLogTail(path, 8<<10) // across a rotation too
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
-	const tail = 8 << 10
-	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
-		_, _ = f.Seek(-tail, io.SeekEnd)
-	}
-	b, err := io.ReadAll(f)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return ""
-	}
-	lines := strings.Split(gate.StripANSI(string(b)), "\n")
+	lines := strings.Split(gate.StripANSI(b), "\n")
 	last := ""
 	for i := len(lines) - 1; i >= 0; i-- {
 		s := strings.TrimSpace(strings.ReplaceAll(lines[i], "\r", ""))
