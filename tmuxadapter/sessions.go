@@ -167,7 +167,7 @@ func (c *Client) NewSessions(ctx context.Context, specs []SessionSpec) error {
 		// tmux refuses a command line over its message size (16 KiB):
 		// flush the batch before it would grow past maxBatch.
 		if pending > 0 && size+argsSize(a) > maxBatch {
-			if _, err := c.run(ctx, true, shown, args...); err != nil {
+			if err := c.startBatch(ctx, shown, args); err != nil {
 				return err
 			}
 			args, shown = slices.Clone(prefix), slices.Clone(prefix)
@@ -178,8 +178,21 @@ func (c *Client) NewSessions(ctx context.Context, specs []SessionSpec) error {
 		size += argsSize(a) + 2
 		pending++
 	}
-	_, err := c.run(ctx, true, shown, args...)
-	return err
+	return c.startBatch(ctx, shown, args)
+}
+
+// startBatch runs one start-server batch. A server whose last session just
+// closed is exiting; a client that reaches it then fails with "server
+// exited unexpectedly". Whatever part of the batch ran went with that
+// server, and the batch begins with start-server, so it is run again.
+func (c *Client) startBatch(ctx context.Context, shown, args []string) error {
+	for attempt := 0; ; attempt++ {
+		_, err := c.run(ctx, true, shown, args...)
+		if err == nil || attempt >= 4 || !errors.Is(err, ErrNoServer) || ctx.Err() != nil {
+			return err
+		}
+		c.logger.Debug("tmux_server_exiting", "socket", c.socket, "attempt", attempt+1)
+	}
 }
 
 // maxBatch is the byte budget of one batched invocation, under tmux's

@@ -318,3 +318,20 @@ func TestExitOptionRoundTrip(t *testing.T) {
 		t.Fatal("a tmux option (not a user option) was accepted")
 	}
 }
+
+// Killing a server's last session makes the server exit; a new session
+// started right then must not fail because it reached the exiting server
+// (a worker relaunched in place of its finished run does exactly this).
+func TestNewSessionRightAfterTheLastSessionClosed(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	for i := range 40 {
+		if err := c.NewSession(ctx, SessionSpec{Name: "only", Argv: []string{"sleep 30"}}); err != nil {
+			t.Fatalf("round %d: start: %v", i, err)
+		}
+		if err := c.KillSession(ctx, "only"); err != nil && !IsGone(err) {
+			t.Fatalf("round %d: kill: %v", i, err)
+		}
+	}
+	_ = c.KillSession(ctx, "only")
+}
