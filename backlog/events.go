@@ -43,6 +43,7 @@ const (
 	OutcomeLost       = "lost"
 	OutcomeStalled    = "stalled"
 	OutcomeTimedOut   = "timed-out"
+	OutcomeStopped    = "stopped" // terminated by `backlog stop`: not a failure
 )
 
 // Event is one line of a backlog run's events.jsonl. Fields are used as

@@ -223,6 +223,9 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.ExitCode, is.Outcome = nil, ""
 	case EvWorkerFinished:
 		is.Outcome, is.ExitCode, is.Commits = ev.Outcome, ev.ExitCode, ev.Commits
+		if ev.Outcome == OutcomeStopped {
+			is.State = StateClaimed // no worker now; the claim and worktree stay
+		}
 		if ev.Detail != "" {
 			is.Detail = ev.Detail
 		}

@@ -423,3 +423,18 @@ func TestSilenceAndLogCap(t *testing.T) {
 		t.Errorf("defaults: silence %v, maxLogBytes %d", d.Silence(), d.MaxLogBytes)
 	}
 }
+
+// A command key given as a string is refused at load with its line: it
+// would otherwise run a program named "make test".
+func TestArgvKeysWantLists(t *testing.T) {
+	dir := yamlRepo(t, "backlog:\n  verify: make test\n")
+	_, err := Load(dir, func(string) (string, bool) { return "", false })
+	if err == nil || !strings.Contains(err.Error(), ":2: backlog.verify: want a command as a list of words") {
+		t.Fatalf("err = %v", err)
+	}
+	dir = yamlRepo(t, "backlog:\n  verify: [make, test]\n  probe:\n    argv: [claude, -p, ok]\n")
+	c := mustLoad(t, dir, nil)
+	if got := c.Backlog.Verify; len(got) != 2 || got[1] != "test" {
+		t.Fatalf("verify = %v", got)
+	}
+}

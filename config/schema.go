@@ -233,7 +233,17 @@ func (c *checker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 	}
 }
 
+// argvKeys are commands given as argv lists: a string there would be run
+// as one program name ("make test"), never split by a shell, so it is an
+// error rather than a one-element list.
+var argvKeys = map[string]bool{"backlog.verify": true, "backlog.probe.argv": true,
+	"backlog.claim.check": true, "backlog.claim.command": true}
+
 func (c *checker) walkSlice(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind == yaml.ScalarNode && argvKeys[path] && !isNull(n) {
+		c.fail(n, path, "want a command as a list of words, e.g. [make, test], got %q", n.Value)
+		return
+	}
 	if n.Kind == yaml.ScalarNode && t.Elem().Kind() == reflect.String {
 		items := []string{n.Value}
 		if csvKeys[path[strings.LastIndex(path, ".")+1:]] {

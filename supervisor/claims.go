@@ -40,7 +40,8 @@ func (s *Supervisor) dispatch(ctx context.Context, n int) error {
 	if err := s.claimCopies(ctx, n); err != nil {
 		return err
 	}
-	return s.startWorker(ctx, n, workerStart{})
+	// A worker stopped by `backlog stop` continues where it was.
+	return s.startWorker(ctx, n, workerStart{salvage: is.Outcome == backlog.OutcomeStopped})
 }
 
 func (s *Supervisor) ineligible(is backlog.Issue) string {

@@ -24,6 +24,10 @@ func (s *Supervisor) finish(ctx context.Context) (int, error) {
 	if err != nil {
 		return ExitFailed, err
 	}
+	if baseConflict != "" {
+		s.baseConflict = true
+		s.printf("merging %s into %s conflicts in %s: the final PR needs a person to resolve it", r.Info.Base, r.Info.WaveBranch, baseConflict)
+	}
 	if err := s.finalPR(ctx, baseConflict); err != nil {
 		return ExitFailed, err
 	}
@@ -40,6 +44,13 @@ func (s *Supervisor) finish(ctx context.Context) (int, error) {
 		}
 	}
 	s.cleanup(ctx)
+	if r.Tally().Merged == 0 {
+		// Nothing landed: the wave branch is still (an ancestor of) base;
+		// removing it keeps origin free of empty wave branches.
+		if _, err := s.o.Git.SafeDelete(ctx, r.Info.WaveBranch, r.Info.Base); err != nil {
+			s.printf("warning: remove the empty wave branch %s: %v", r.Info.WaveBranch, err)
+		}
+	}
 	code := s.exitCode()
 	if err := s.emit(backlog.Event{Kind: backlog.EvRunFinished, Outcome: "finished", ExitCode: &code}); err != nil {
 		return code, err
@@ -70,7 +81,7 @@ func (s *Supervisor) exitCode() int {
 		}
 	}
 	switch {
-	case parked || t.NeedsInput > 0:
+	case parked || t.NeedsInput > 0 || s.baseConflict:
 		return ExitNeedPerson
 	case failed:
 		return ExitFailed
@@ -143,6 +154,14 @@ func (s *Supervisor) renewClaim(ctx context.Context, is *backlog.IssueRun) error
 // cleanup removes the worktrees and branches of merged issues, each only
 // when its tip is an ancestor of the wave branch on origin.
 func (s *Supervisor) cleanup(ctx context.Context) {
+	for _, is := range s.run().List() {
+		// Every worker has ended: its dead pane is of no more use (the
+		// log is in the run dir).
+		if is.Session != "" {
+			_ = s.o.Runs.KillSession(ctx, is.Session)
+		}
+		_ = s.o.Runs.KillSession(ctx, "backlog-r"+strconv.Itoa(is.Number))
+	}
 	for _, is := range s.run().List() {
 		if is.State != backlog.StateMerged || is.Branch == "" {
 			continue

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/forge"
 )
 
 // ErrStopped is returned when `backlog stop` asked the run to stop. The
@@ -19,7 +20,18 @@ var ErrStopped = errors.New("backlog run stopped")
 
 // loop drives the run until every issue it took is final and no more
 // work is to be taken: observe workers, merge what is ready, refill.
-func (s *Supervisor) loop(ctx context.Context) error {
+func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
+	if resumed && s.stopRequested() {
+		// `backlog stop` while no supervisor was alive: its workers were
+		// stopped then; record them as stopped and go on (or finish).
+		finish, err := s.halt(ctx)
+		if err != nil {
+			return err
+		}
+		if finish {
+			return s.finishEarly(ctx)
+		}
+	}
 	for _, is := range s.run().List() {
 		if is.State == backlog.StateRunning && is.RunDir != "" {
 			s.o.Runs.Watch(is.RunDir)
@@ -190,9 +202,9 @@ func (s *Supervisor) plan(ctx context.Context) error {
 // candidates: every open issue (with the required labels), plus each
 // bounded issue that is not open, so the planner can say why it is not run.
 func (s *Supervisor) candidates(ctx context.Context) ([]backlog.Issue, error) {
-	open, err := s.o.Source.ListOpen(ctx, s.o.Labels)
+	open, err := listOpen(ctx, s.o.Source, s.o.Labels, func(w string) { s.printf("warning: %s", w) })
 	if err != nil {
-		return nil, fmt.Errorf("list issues: %w", err)
+		return nil, err
 	}
 	seen := map[int]bool{}
 	for _, is := range open {
@@ -273,6 +285,20 @@ func (s *Supervisor) stopRequested() bool {
 // it then merges what is ready, parks what is not, and lets the run end
 // with its final PR.
 func (s *Supervisor) stop(ctx context.Context) error {
+	finish, err := s.halt(ctx)
+	if err != nil {
+		return err
+	}
+	if !finish {
+		return ErrStopped
+	}
+	return s.finishEarly(ctx)
+}
+
+// halt carries out a stop request: every running worker is recorded as
+// stopped (not failed: resuming it costs no salvage) and terminated. It
+// reports whether the request asked to finish the run.
+func (s *Supervisor) halt(ctx context.Context) (bool, error) {
 	var req struct {
 		Finish bool `json:"finish"`
 	}
@@ -282,23 +308,45 @@ func (s *Supervisor) stop(ctx context.Context) error {
 	os.Remove(filepath.Join(s.log.dir, ControlFile))
 	grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
 	for _, is := range s.run().List() {
-		if is.State == backlog.StateRunning && is.RunDir != "" {
-			if is.Outcome == "" {
-				if err := s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: is.Number, Attempt: is.Attempts,
-					Outcome: outcomeStopped, Detail: "stopped by backlog stop"}); err != nil {
-					return err
-				}
+		if is.State != backlog.StateRunning || is.RunDir == "" {
+			continue
+		}
+		dir := is.RunDir
+		if is.Outcome == "" {
+			if err := s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: is.Number, Attempt: is.Attempts,
+				Outcome: outcomeStopped, Detail: "stopped by backlog stop"}); err != nil {
+				return false, err
 			}
-			if err := s.o.Runs.Terminate(ctx, is.RunDir, grace); err != nil {
-				s.printf("warning: stop #%d: %v", is.Number, err)
-			}
+		}
+		if err := s.o.Runs.Terminate(ctx, dir, grace); err != nil {
+			s.printf("warning: stop #%d: %v", is.Number, err)
 		}
 	}
 	s.checkpoint("stopped")
-	if !req.Finish {
-		return ErrStopped
+	return req.Finish, nil
+}
+
+// StopWorkers terminates the running workers of the run in dir when no
+// supervisor is alive to do it (TERM, grace, KILL, all at once). The stop
+// request left in the run tells the next `backlog run` they were stopped,
+// not failed.
+func StopWorkers(ctx context.Context, dir string, runs Runs, grace time.Duration) (int, error) {
+	r, _, err := ReadRun(dir)
+	if err != nil {
+		return 0, err
 	}
-	return s.finishEarly(ctx)
+	var errs []error
+	n := 0
+	for _, is := range r.List() {
+		if is.State == backlog.StateRunning && is.RunDir != "" {
+			if err := runs.Terminate(ctx, is.RunDir, grace); err != nil {
+				errs = append(errs, fmt.Errorf("#%d: %w", is.Number, err))
+				continue
+			}
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
 }
 
 // finishEarly ends a stopped run now: the ready queue is merged, every
@@ -340,4 +388,21 @@ func oneLine(s string) string {
 		out = append(out[:197], '.', '.', '.')
 	}
 	return string(out)
+}
+
+// listOpen lists open issues. Unreadable local issue files are a warning
+// naming each file: one bad file must not hide the rest of the backlog.
+func listOpen(ctx context.Context, src forge.Source, labels []string, warn func(string)) ([]backlog.Issue, error) {
+	open, err := src.ListOpen(ctx, labels)
+	var bad *forge.BadIssueFiles
+	if errors.As(err, &bad) {
+		for _, f := range bad.Files {
+			warn(oneLine(f.Error()))
+		}
+		err = nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list issues: %w", err)
+	}
+	return open, nil
 }

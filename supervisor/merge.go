@@ -163,31 +163,46 @@ func (s *Supervisor) verifier(n int) func(ctx context.Context, dir, commit strin
 }
 
 // surfaceCheck compares the files a merged worker changed with its
-// declared surface; a file outside it that touches work in flight is
-// reported, so the tally shows the overlap.
+// declared surface. Files outside it are reported (the plan ran this issue
+// beside others on the strength of that declaration), naming the work in
+// flight whose surface they fall in; the merge train already serialised
+// the merges, and later planning sees the change on the wave branch.
 func (s *Supervisor) surfaceCheck(is *backlog.IssueRun, files []string) {
-	var overlap []string
-	var with []int
-	for _, o := range s.run().List() {
-		if o.Number == is.Number || backlog.Terminal(o.State) || !o.Surface.Declared() {
+	if len(is.Surface.Globs) == 0 {
+		return // undeclared, or areas only: no files to compare with
+	}
+	var outside []string
+	touched := map[int]bool{}
+	for _, f := range files {
+		probe := backlog.Surface{Globs: []string{f}}
+		if own, _ := backlog.Collide(probe, backlog.Surface{Globs: is.Surface.Globs}, false); own {
 			continue
 		}
-		for _, f := range files {
-			if own, _ := backlog.Collide(backlog.Surface{Globs: []string{f}}, is.Surface, false); own && is.Surface.Declared() {
-				continue // inside its own surface
+		outside = append(outside, f)
+		for _, o := range s.run().List() {
+			if o.Number == is.Number || backlog.Terminal(o.State) || len(o.Surface.Globs) == 0 {
+				continue
 			}
-			if hit, _ := backlog.Collide(backlog.Surface{Globs: []string{f}}, o.Surface, false); hit {
-				overlap = append(overlap, f)
-				with = append(with, o.Number)
+			if hit, _ := backlog.Collide(probe, backlog.Surface{Globs: o.Surface.Globs}, false); hit {
+				touched[o.Number] = true
 			}
 		}
 	}
-	if len(overlap) == 0 {
+	if len(outside) == 0 {
 		return
 	}
-	d := fmt.Sprintf("changed %s outside its declared surface, touching work in flight (%v)", strings.Join(overlap, ", "), with)
+	d := fmt.Sprintf("changed %s outside its declared surface", strings.Join(outside, ", "))
+	if len(touched) > 0 {
+		var ns []string
+		for _, o := range s.run().List() {
+			if touched[o.Number] {
+				ns = append(ns, "#"+strconv.Itoa(o.Number))
+			}
+		}
+		d += ", in the surface of work in flight (" + strings.Join(ns, " ") + ")"
+	}
 	s.printf("#%d %s", is.Number, d)
-	_ = s.emit(backlog.Event{Kind: backlog.EvSurfaceOverlap, Issue: is.Number, Files: overlap, Detail: d})
+	_ = s.emit(backlog.Event{Kind: backlog.EvSurfaceOverlap, Issue: is.Number, Files: outside, Detail: d})
 }
 
 func short(sha string) string {

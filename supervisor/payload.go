@@ -37,6 +37,40 @@ func WorkerAgent(cfg map[string]string, n int, title string) (*wave.Agent, error
 	return &wave.Agent{ID: "i" + strconv.Itoa(n), Title: oneLine(title), Executor: ec}, nil
 }
 
+// workerExecutor is backlog.executor with --executor, when given, as its
+// id: the flag names what the user wants to run now.
+func (s *Supervisor) workerConfig() map[string]string {
+	cfg := map[string]string{}
+	for k, v := range s.o.Config.Backlog.Executor {
+		cfg[k] = v
+	}
+	if s.o.Executor != "" {
+		cfg["id"] = s.o.Executor
+	}
+	return cfg
+}
+
+// checkExecutors resolves the worker's (and reviewer's) executor once, so
+// a bad key or an unknown id is reported before any claim or push.
+func (s *Supervisor) checkExecutors() error {
+	for _, c := range []struct {
+		key string
+		cfg map[string]string
+	}{{"backlog.executor", s.workerConfig()}, {"backlog.review.executor", s.o.Config.Backlog.Review.Executor}} {
+		if c.key == "backlog.review.executor" && len(c.cfg) == 0 {
+			continue
+		}
+		agent, err := WorkerAgent(c.cfg, 0, "check")
+		if err == nil {
+			_, err = executor.Resolve(agent, roles.RoleImplementation, s.o.Lane, "", false)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", s.o.Config.KeyLine(c.key), c.key, err)
+		}
+	}
+	return nil
+}
+
 func (s *Supervisor) runDir(n, attempt int) string {
 	return filepath.Join(s.log.dir, "runs", fmt.Sprintf("i%d-a%d", n, attempt))
 }
@@ -47,11 +81,11 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 	if err != nil {
 		return nil, err
 	}
-	agent, err := WorkerAgent(s.o.Config.Backlog.Executor, n, issue.Title)
+	agent, err := WorkerAgent(s.workerConfig(), n, issue.Title)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.o.Config.KeyLine("backlog.executor"), err)
 	}
-	res, err := executor.Resolve(agent, roles.RoleImplementation, s.o.Lane, s.o.Executor, false)
+	res, err := executor.Resolve(agent, roles.RoleImplementation, s.o.Lane, "", false)
 	if err != nil {
 		return nil, fmt.Errorf("#%d: executor: %w", n, err)
 	}

@@ -29,8 +29,9 @@ type PreviewOptions struct {
 // PlanView is `backlog plan`'s output: the plan and each planned issue's title.
 type PlanView struct {
 	backlog.Plan
-	Titles map[int]string `json:"titles"`
-	Calls  int64          `json:"apiCalls"`
+	Titles   map[int]string `json:"titles"`
+	Calls    int64          `json:"apiCalls"`
+	Warnings []string       `json:"warnings"` // e.g. unreadable issue files, skipped
 }
 
 // Preview plans without changing anything anywhere: it reads issues and
@@ -44,9 +45,10 @@ func Preview(ctx context.Context, o PreviewOptions) (PlanView, error) {
 	if len(labels) == 0 {
 		labels = o.Config.Backlog.Labels
 	}
-	issues, err := o.Source.ListOpen(ctx, labels)
+	var warnings []string
+	issues, err := listOpen(ctx, o.Source, labels, func(w string) { warnings = append(warnings, w) })
 	if err != nil {
-		return PlanView{}, fmt.Errorf("list issues: %w", err)
+		return PlanView{}, err
 	}
 	have := map[int]bool{}
 	for _, is := range issues {
@@ -70,7 +72,7 @@ func Preview(ctx context.Context, o PreviewOptions) (PlanView, error) {
 		opts.Claimed[c.Issue] = fmt.Sprintf("run %s on %s", c.RunID, c.Host)
 	}
 	p := backlog.MakePlan(issues, opts)
-	v := PlanView{Plan: p, Titles: map[int]string{}, Calls: o.Source.Calls()}
+	v := PlanView{Plan: p, Titles: map[int]string{}, Calls: o.Source.Calls(), Warnings: append([]string{}, warnings...)}
 	for _, is := range issues {
 		v.Titles[is.Number] = backlog.Clean(is.Title)
 	}

@@ -40,10 +40,7 @@ func (s *Supervisor) probe(ctx context.Context) (bool, string) {
 }
 
 func (s *Supervisor) workerExecutor() string {
-	if s.o.Executor != "" {
-		return s.o.Executor
-	}
-	if id := s.o.Config.Backlog.Executor["id"]; id != "" {
+	if id := s.workerConfig()["id"]; id != "" {
 		return id
 	}
 	return s.o.Lane.Executors.Default

@@ -10,6 +10,8 @@ package supervisor
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +87,10 @@ type Supervisor struct {
 	reviews  map[int]int       // reviewer runs per issue (run dir names)
 	capped   bool
 	drained  bool
+	// baseConflict: merging a moved base into the wave branch conflicted.
+	baseConflict bool
+	probeTries   map[int]int // failed probes per issue awaiting a salvage
+	probeWait    time.Duration
 }
 
 // New checks the options.
@@ -126,7 +132,7 @@ func New(o Options) (*Supervisor, error) {
 		o.Labels = o.Config.Backlog.Labels
 	}
 	return &Supervisor{o: o, issues: map[int]backlog.Issue{}, progress: map[int]*progress{}, probeAt: map[int]time.Time{},
-		restarts: map[int]int{}, reviews: map[int]int{}}, nil
+		restarts: map[int]int{}, reviews: map[int]int{}, probeTries: map[int]int{}, probeWait: probeWait}, nil
 }
 
 func (s *Supervisor) printf(format string, args ...any) {
@@ -139,12 +145,16 @@ func (s *Supervisor) emit(ev backlog.Event) error { return s.log.emit(ev) }
 
 // Run opens (or resumes) the lane's backlog run and drives it to its end.
 func (s *Supervisor) Run(ctx context.Context) (Result, error) {
+	// Checked before anything is claimed or pushed.
+	if err := s.checkExecutors(); err != nil {
+		return Result{}, err
+	}
 	resumed, err := s.open(ctx)
 	if err != nil {
 		return Result{}, err
 	}
 	res := Result{RunID: s.run().Info.ID, Dir: s.log.dir, Resumed: resumed}
-	if err := s.loop(ctx); err != nil {
+	if err := s.loop(ctx, resumed); err != nil {
 		return res, err
 	}
 	code, err := s.finish(ctx)
@@ -153,6 +163,12 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		res.FinalPR = s.run().FinalPR.URL
 	}
 	return res, err
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // open resumes the newest unfinished run of the lane, or starts a new one:
@@ -213,7 +229,10 @@ func (s *Supervisor) newRunInfo(ctx context.Context, now time.Time) (backlog.Run
 	if err := gitops.CheckRefFormat(ctx, wave); err != nil {
 		return backlog.RunInfo{}, fmt.Errorf("wave branch name: %w", err)
 	}
-	id := now.Format("20060102T150405Z") + "-" + slug
+	// The random part keeps two runs started in the same second (two
+	// machines, a script's loop) from sharing an id: claims are adopted
+	// by run id after a restart, so ids must never collide.
+	id := now.Format("20060102T150405Z") + "-" + slug + "-" + randomHex(3)
 	src := s.o.Source.Kind()
 	repo := ""
 	if src == config.SourceGitHub {

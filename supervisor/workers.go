@@ -224,8 +224,15 @@ func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs run
 	return s.salvage(ctx, is, detail)
 }
 
-// outcomeStopped marks a worker terminated by `backlog stop`.
-const outcomeStopped = "stopped"
+// A failing probe is retried every probeWait, maxProbeTries times (10
+// minutes), before the issue is parked: an unreachable executor needs a
+// person, not a supervisor waiting forever.
+const (
+	probeWait     = 30 * time.Second
+	maxProbeTries = 20
+)
+
+const outcomeStopped = backlog.OutcomeStopped
 
 // classify is the pure part of finished.
 func classify(v runtime.Verdict, prior string, res backlog.Result, marked bool, commits int) (string, string) {
@@ -256,7 +263,7 @@ func classify(v runtime.Verdict, prior string, res backlog.Result, marked bool, 
 	if code >= 0 {
 		d += " with exit code " + strconv.Itoa(code)
 	}
-	if v.Reason != "" {
+	if v.Reason != "" && v.Reason != "exit code "+strconv.Itoa(code) {
 		d += ": " + v.Reason
 	}
 	return backlog.OutcomeFailed, d
@@ -273,12 +280,21 @@ func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail s
 	if at, waiting := s.probeAt[n]; waiting && s.o.Now().Before(at) {
 		return nil
 	}
+	if s.probeTries[n] == 0 {
+		s.printf("#%d: worker %s", n, detail)
+	}
 	if ok, why := s.probe(ctx); !ok {
-		s.probeAt[n] = s.o.Now().Add(30 * time.Second)
-		s.printf("#%d: probe failed (%s); waiting before the salvage relaunch", n, why)
+		s.probeTries[n]++
+		if s.probeTries[n] >= maxProbeTries {
+			q := fmt.Sprintf("The worker for #%d failed (%s) and the probe kept failing (%s). Is the executor reachable?", n, detail, why)
+			return s.park(ctx, n, "probe failed "+strconv.Itoa(maxProbeTries)+" times: "+why, q, nil)
+		}
+		s.probeAt[n] = s.o.Now().Add(s.probeWait)
+		s.printf("#%d: probe failed (%s); waiting %s before the salvage relaunch (%d of %d)", n, why, s.probeWait, s.probeTries[n], maxProbeTries)
 		return nil
 	}
 	delete(s.probeAt, n)
+	delete(s.probeTries, n)
 	ref := fmt.Sprintf("refs/wave/salvage/%d/a%d", n, is.Attempts)
 	sha, err := s.o.Git.Snapshot(ctx, is.Worktree, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
 	if err != nil {
@@ -287,7 +303,7 @@ func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail s
 	if err := s.emit(backlog.Event{Kind: backlog.EvSalvaged, Issue: n, Attempt: is.Attempts, Ref: ref, Commit: sha}); err != nil {
 		return err
 	}
-	s.printf("#%d: worker %s; snapshot %s; relaunching once in the same worktree", n, detail, ref)
+	s.printf("#%d: snapshot %s; relaunching once in the same worktree", n, ref)
 	return s.startWorker(ctx, n, workerStart{salvage: true, salvageRef: ref})
 }
 

@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -46,6 +48,14 @@ func (f *backlogFlags) selection(c *cobra.Command) {
 }
 
 func (f *backlogFlags) numbers() ([]int, error) {
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"--width", f.width}, {"--max-issues", f.maxIssues}, {"--max-minutes", f.maxMinutes}} {
+		if v.n < 0 {
+			return nil, usageError{fmt.Errorf("%s %d: must not be negative", v.name, v.n)}
+		}
+	}
 	if f.issues != "" && f.unbounded {
 		return nil, usageError{errors.New("--issues and --unbounded exclude each other")}
 	}
@@ -229,6 +239,11 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 	if open == "" && nums == nil && !f.unbounded {
 		return usageError{errors.New("no open backlog run to resume; say which issues: --issues 12,15,18 or --unbounded")}
 	}
+	if open != "" {
+		if err := sameSelection(c, open, nums, f); err != nil {
+			return err
+		}
+	}
 	bin, err := self()
 	if err != nil {
 		return err
@@ -302,10 +317,22 @@ func newBacklogStopCmd(g *globals) *cobra.Command {
 				what = "finish now (ready work merged, the rest parked, final PR opened)"
 			}
 			fmt.Fprintf(c.OutOrStdout(), "asked backlog run %s to %s\n", filepath.Base(dir), what)
-			if !lanes.Held(e.layout.LockPath()) {
-				fmt.Fprintln(c.OutOrStdout(), "no supervisor is running on this lane: the request applies when `backlog run` resumes it")
+			if lanes.Held(e.layout.LockPath()) {
+				return nil
 			}
-			return nil
+			// No supervisor is alive to act on the request: stop its
+			// workers here; the request tells the next `backlog run`.
+			bin, err := self()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithCancel(c.Context())
+			defer cancel()
+			runs := supervisor.NewTmuxRuns(ctx, e.layout, bin, nil)
+			grace := time.Duration(e.lane.Runtime.TerminateGraceMs) * time.Millisecond
+			n, err := supervisor.StopWorkers(ctx, dir, runs, grace)
+			fmt.Fprintf(c.OutOrStdout(), "no supervisor is running on this lane: stopped %d worker(s); `backlog run` resumes the run\n", n)
+			return err
 		},
 	}
 	c.Flags().StringVar(&run, "run", "", "backlog run id (default: the newest)")
@@ -339,4 +366,47 @@ func newBacklogCloseCmd(g *globals) *cobra.Command {
 	}
 	c.Flags().StringVar(&run, "run", "", "backlog run id (default: the newest)")
 	return c
+}
+
+// sameSelection refuses a `backlog run` whose selection differs from the
+// open run it would resume: silently resuming and ignoring --issues,
+// --slug or --width would report "done" for work never started.
+func sameSelection(c *cobra.Command, dir string, nums []int, f *backlogFlags) error {
+	r, _, err := supervisor.ReadRun(dir)
+	if err != nil {
+		return err
+	}
+	in := r.Info
+	var diff []string
+	if (nums != nil || f.unbounded) && !slices.Equal(nums, in.Bounded) {
+		diff = append(diff, fmt.Sprintf("--issues %s (the open run has %s)", issueList(nums), issueList(in.Bounded)))
+	}
+	for _, fl := range []struct {
+		name string
+		same bool
+	}{
+		{"slug", strings.Contains(in.WaveBranch, "-"+gitops.BranchSlug(f.slug, 40))},
+		{"width", f.width == in.Width}, {"base", f.base == in.Base},
+		{"max-issues", f.maxIssues == in.MaxIssues}, {"max-minutes", f.maxMinutes == in.MaxMinutes},
+	} {
+		if c.Flags().Changed(fl.name) && !fl.same {
+			diff = append(diff, "--"+fl.name)
+		}
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	return usageError{fmt.Errorf("backlog run %s is still open; %s would not apply to it. Run `backlog run` with no selection to resume it, or `backlog stop --finish` to end it first",
+		in.ID, strings.Join(diff, ", "))}
+}
+
+func issueList(ns []int) string {
+	if len(ns) == 0 {
+		return "unbounded"
+	}
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
 }

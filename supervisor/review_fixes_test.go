@@ -1,0 +1,180 @@
+package supervisor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+)
+
+// clone is a second clone of f's origin with the same issues: another
+// machine working the same backlog.
+func (f *fixture) clone(t *testing.T, name string) *fixture {
+	g := &fixture{t: t, origin: f.origin, root: filepath.Join(filepath.Dir(f.root), name), lane: f.lane, config: f.config}
+	git(t, filepath.Dir(f.root), "clone", "-q", f.origin, g.root)
+	git(t, g.root, "config", "user.name", "t")
+	git(t, g.root, "config", "user.email", "t@example.com")
+	entries, _ := filepath.Glob(filepath.Join(f.root, "docs", "backlog", "*.md"))
+	for _, e := range entries {
+		b, _ := os.ReadFile(e)
+		g.write(filepath.Join("docs", "backlog", filepath.Base(e)), string(b))
+	}
+	return g
+}
+
+// Two supervisors started in the same second with the same slug, on two
+// clones of one origin: every issue is claimed and merged by exactly one.
+func TestTwoSupervisorsStartedTogetherNeverShareAnIssue(t *testing.T) {
+	f := newFixture(t)
+	for n := 1; n <= 4; n++ {
+		f.issue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
+	}
+	g := f.clone(t, "repo2")
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	dirs := make([]string, 2)
+	for i, fx := range []*fixture{f, g} {
+		o := fx.options(ctx, &syncBuffer{}, 1, 2, 3, 4)
+		o.Now = func() time.Time { return now }
+		o.Layout = fx.layout()
+		s, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.Run(ctx)
+			if err != nil {
+				t.Errorf("supervisor %d: %v", i, err)
+			}
+			dirs[i] = res.Dir
+		}()
+	}
+	wg.Wait()
+	if filepath.Base(dirs[0]) == filepath.Base(dirs[1]) {
+		t.Fatalf("both runs got id %s", filepath.Base(dirs[0]))
+	}
+	owner := map[int]int{}
+	for i, d := range dirs {
+		r, _, _ := ReadRun(d)
+		for n, is := range r.Issues {
+			if is.State == backlog.StateMerged {
+				owner[n]++
+			}
+		}
+		for _, sk := range r.Dropped {
+			if sk.Reason != backlog.ReasonClaimed {
+				t.Errorf("run %d dropped #%d for %s, want only claimed", i, sk.Issue, sk.Reason)
+			}
+		}
+	}
+	for n := 1; n <= 4; n++ {
+		if owner[n] != 1 {
+			t.Errorf("#%d merged by %d supervisors, want exactly 1", n, owner[n])
+		}
+	}
+}
+
+func TestUnknownExecutorFailsBeforeAnyClaim(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "One", "Files: a/**")
+	ctx := t.Context()
+	o := f.options(ctx, &syncBuffer{}, 1)
+	o.Executor = "nosuch"
+	s, _ := New(o)
+	if _, err := s.Run(ctx); err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Fatalf("run with --executor nosuch: %v", err)
+	}
+	for _, b := range f.originBranches() {
+		if strings.Contains(b, "wave") {
+			t.Errorf("%s was pushed although the executor is unknown", b)
+		}
+	}
+}
+
+func TestBaseThatMovedWithAConflictNeedsAPerson(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "Edit the readme", "Files: README.md\n\nlocal-agent: commit=README.md delay=1s")
+	ctx := t.Context()
+	out := &syncBuffer{}
+	s, _ := New(f.options(ctx, out, 1))
+	done := make(chan Result, 1)
+	go func() { res, _ := s.Run(ctx); done <- res }()
+	waitFor(t, "the worker", func() bool { return strings.Contains(out.String(), "worker started") })
+	f.write("README.md", "changed on main meanwhile\n")
+	git(t, f.root, "commit", "-qam", "hotfix")
+	git(t, f.root, "push", "-q", "origin", "main")
+	res := <-done
+	t.Logf("%s", out.String())
+	if res.ExitCode != ExitNeedPerson || !strings.Contains(out.String(), "conflicts in README.md") {
+		t.Fatalf("exit %d; want 43 and the conflict said on the console", res.ExitCode)
+	}
+}
+
+func TestFailingProbeEndsInAParkNotAHang(t *testing.T) {
+	f := newFixture(t)
+	f.config = baseConfig + "  probe:\n    argv: [\"false\"]\n    timeoutSeconds: 5\n"
+	f.issue(1, "Fails", "Files: a/**\n\nlocal-agent: exit=3 commit=none")
+	ctx := t.Context()
+	out := &syncBuffer{}
+	s, _ := New(f.options(ctx, out, 1))
+	s.probeWait = time.Millisecond
+	res, err := s.Run(ctx)
+	t.Logf("%s", out.String())
+	if err != nil || res.ExitCode != ExitNeedPerson {
+		t.Fatalf("exit %d err %v, want 43", res.ExitCode, err)
+	}
+	r, _, _ := ReadRun(res.Dir)
+	if is := r.Issues[1]; is.State != backlog.StateParked || !strings.Contains(is.Detail, "probe failed") {
+		t.Errorf("#1 %s %q, want parked because the probe kept failing", is.State, is.Detail)
+	}
+	if !strings.Contains(out.String(), "exit code 3") {
+		t.Errorf("the worker's own failure was never said")
+	}
+	// Nothing merged: the empty wave branch does not stay on origin.
+	if slices.Contains(f.originBranches(), "refs/heads/"+r.Info.WaveBranch) {
+		t.Errorf("empty wave branch %s left on origin", r.Info.WaveBranch)
+	}
+}
+
+// `backlog stop` with no supervisor alive stops the workers itself; the
+// next run records them as stopped (no salvage spent) and resumes.
+func TestStopWithoutASupervisorThenResume(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "Slow", "Files: a/**\n\nlocal-agent: delay=1h")
+	ctx, cancel := context.WithCancel(t.Context())
+	out := &syncBuffer{}
+	s, _ := New(f.options(ctx, out, 1))
+	done := make(chan struct{})
+	go func() { _, _ = s.Run(ctx); close(done) }()
+	waitFor(t, "the worker", func() bool { return strings.Contains(out.String(), "worker started") })
+	cancel() // the supervisor dies; its worker keeps running
+	<-done
+	dir, _ := OpenRunDir(f.layout().StateDir)
+	if err := RequestStop(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithCancel(t.Context())
+	defer scancel()
+	if n, err := StopWorkers(sctx, dir, NewTmuxRuns(sctx, f.layout(), binPath, nil), time.Second); n != 1 || err != nil {
+		t.Fatalf("StopWorkers: %d %v", n, err)
+	}
+	f.issue(1, "Slow", "Files: a/**")
+	res := f.run()
+	if res.err != nil || res.ExitCode != ExitOK {
+		t.Fatalf("resume: %d %v", res.ExitCode, res.err)
+	}
+	r, _, _ := ReadRun(dir)
+	if is := r.Issues[1]; is.State != backlog.StateMerged || is.Salvages != 0 {
+		t.Errorf("#1 %s salvages %d, want merged with no salvage spent", is.State, is.Salvages)
+	}
+}
