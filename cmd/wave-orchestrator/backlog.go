@@ -200,6 +200,14 @@ func newBacklogRunCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Claim, dispatch, supervise and merge: one worker per issue in its own worktree, one final PR (resumes an open run)",
+		Long: `Claim the selected issues, cut the wave branch, run one worker per issue in
+its own worktree and tmux session (backlog-i<N> on the lane socket), merge each
+finished worker into the wave branch one at a time and end with one pull
+request. Before anything is claimed or pushed, tmux >= 3.2, git >= 2.38 and the
+worker executor (backlog.executor, or --executor) are checked: exit 1, or 43
+when the executor is unusable. The lane's dashboard session shows the backlog
+view (tmux -L <socket> attach -t dashboard) unless --no-dashboard. A run that
+was interrupted or stopped is resumed by running this again.`,
 		Example: `  wave-orchestrator backlog run --issues 12,15,18
   wave-orchestrator backlog run --unbounded --max-issues 10 --max-minutes 120
   wave-orchestrator backlog run    # after a crash or stop: resume the open run`,
