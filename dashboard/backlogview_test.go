@@ -401,3 +401,23 @@ func TestBacklogEnterFallsBackToOutputWhenSessionGone(t *testing.T) {
 		t.Errorf("gone session should show the output full screen with a note:\n%s", v)
 	}
 }
+
+// BenchmarkBacklogFrame is one redraw of the backlog view of a 200-issue
+// run at 120×40 (layout and frame), what every key and read costs.
+func BenchmarkBacklogFrame(b *testing.B) {
+	v := runningBacklog()
+	base := v.Issues
+	v.Issues = nil
+	for i := range 200 {
+		is := base[i%len(base)]
+		is.Number = 1000 + i
+		v.Issues = append(v.Issues, is)
+	}
+	var view View = NewBacklogView(Config{Now: func() time.Time { return clock }}, nil)
+	view, _ = view.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	view, _ = view.Update(backlogMsg{v: v, ok: true})
+	for b.Loop() {
+		view, _ = view.Update(keyMsg("j"))
+		_ = view.View()
+	}
+}
