@@ -74,6 +74,9 @@ type Event struct {
 	Ref      string    `json:"ref,omitempty"`
 	URL      string    `json:"url,omitempty"`
 	Number   int       `json:"number,omitempty"`
+	// Calls is how many API calls the supervisor made since its
+	// previous event (any kind), so their sum survives restarts.
+	Calls int64 `json:"calls,omitempty"`
 }
 
 // RunInfo describes a backlog run; recorded once, when it starts.

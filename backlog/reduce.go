@@ -35,7 +35,8 @@ type Run struct {
 	Detail     string            `json:"detail,omitempty"`
 	LastPlan   *Plan             `json:"-"`
 	BaseMerges int               `json:"baseMerges,omitempty"`
-	Dropped    []Skip            `json:"dropped,omitempty"` // left the run before dispatch, with why
+	Dropped    []Skip            `json:"dropped,omitempty"`  // left the run before dispatch, with why
+	APICalls   int64             `json:"apiCalls,omitempty"` // sum of the events' Calls
 	applied    int
 }
 
@@ -165,6 +166,7 @@ func (r *Run) issue(n int) *IssueRun {
 }
 
 func (r *Run) apply(i int, ev Event) {
+	r.APICalls += ev.Calls
 	switch ev.Kind {
 	case EvRunStarted:
 		if ev.Run != nil {

@@ -16,14 +16,15 @@ import (
 const actionTimeout = 2 * time.Minute
 
 type attachedMsg struct {
+	view     string // the view that attached; only it reports the result
 	session  string
 	switched bool // switch-client: returned at once, the client moved
 	err      error
 }
 
-// sessionGoneMsg reports that the selected agent's session no longer
-// exists, so the view shows its output instead.
-type sessionGoneMsg struct{ agent, session string }
+// sessionGoneMsg reports that the selected agent's (or issue's) session
+// no longer exists, so the view shows its output instead.
+type sessionGoneMsg struct{ view, agent, session string }
 
 // AttachArgv is the argv of the last attach command the view ran.
 func (v waveView) AttachArgv() []string { return v.attach }
@@ -35,31 +36,41 @@ func (v waveView) attachTo(a state.Agent) (waveView, tea.Cmd) {
 	if v.cfg.Attach == nil {
 		return v, Note("attach is not available here; run: wave-orchestrator attach --lane %s --agent %s", clean(v.lane.Lane), clean(a.ID))
 	}
-	cmd := v.cfg.Attach(a.SessionName)
-	v.attach = cmd.Args
-	session, has := a.SessionName, v.cfg.HasSession
+	var cmd tea.Cmd
+	v.attach, cmd = attachSession(v.cfg, v.Name(), a.ID, a.SessionName)
+	return v, cmd
+}
+
+// attachSession is the attach of who's tmux session for the view named
+// view: the argv it runs and the command that runs it. With HasSession
+// the session is checked first, in the command so the UI never blocks on
+// tmux, and a gone one is reported instead of failing in tmux.
+func attachSession(cfg Config, view, who, session string) ([]string, tea.Cmd) {
+	cmd := cfg.Attach(session)
 	switched := slices.Contains(cmd.Args, "switch-client")
-	run := tea.ExecProcess(cmd, func(err error) tea.Msg { return attachedMsg{session: session, switched: switched, err: err} })
+	run := tea.ExecProcess(cmd, func(err error) tea.Msg {
+		return attachedMsg{view: view, session: session, switched: switched, err: err}
+	})
+	has := cfg.HasSession
 	if has == nil {
-		return v, run
+		return cmd.Args, run
 	}
-	id := a.ID
-	// Checked first, in a command, so the UI never blocks on tmux.
-	return v, func() tea.Msg {
+	return cmd.Args, func() tea.Msg {
 		ok, err := has(context.Background(), session)
 		if err == nil && !ok {
-			return sessionGoneMsg{agent: id, session: session}
+			return sessionGoneMsg{view: view, agent: who, session: session}
 		}
 		return run()
 	}
 }
 
-func (v waveView) attached(m attachedMsg) tea.Cmd {
+// attachedNote is what the footer says once an attach returned.
+func attachedNote(cfg Config, m attachedMsg) tea.Cmd {
 	switch {
 	case m.err != nil:
 		return Note("attach %s: %v", m.session, m.err)
-	case m.switched && v.cfg.Back != "":
-		return Note("switched this client to %s; %s comes back here", m.session, v.cfg.Back)
+	case m.switched && cfg.Back != "":
+		return Note("switched this client to %s; %s comes back here", m.session, cfg.Back)
 	case m.switched:
 		return Note("switched this client to %s", m.session)
 	}

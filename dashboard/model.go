@@ -52,6 +52,9 @@ type Config struct {
 	Resume func(ctx context.Context, wave int) (string, error)
 	// Views are further views after the wave view; tab switches.
 	Views []View
+	// First names the view shown first (e.g. BacklogViewName); "" or an
+	// unknown name shows the wave view.
+	First string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -139,6 +142,11 @@ func NewModel(cfg Config, l state.Lane) Model {
 	views := append([]View{newWaveView(cfg, l)}, cfg.Views...)
 	m := Model{cfg: cfg, views: views, width: 100, keys: newGlobalKeys(cfg.Detach != nil, len(views)),
 		help: newHelp(cfg.Color)}
+	for i, v := range views {
+		if cfg.First != "" && v.Name() == cfg.First {
+			m.active = i
+		}
+	}
 	return m
 }
 

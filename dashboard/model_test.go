@@ -416,7 +416,7 @@ func fullHelp(t *testing.T, m Model) string { return press(t, m, "?").View() }
 // A switch-client attach returns at once; the note says how to come back.
 func TestModelSwitchNoteSaysHowToComeBack(t *testing.T) {
 	m := newTestModel(t, Config{Back: "C-b L"}, runningLane(), 100, 30)
-	m = drive(t, m, attachedMsg{session: "w3-A2", switched: true})
+	m = drive(t, m, attachedMsg{view: "waves", session: "w3-A2", switched: true})
 	if v := m.View(); !strings.Contains(v, "switched this client to w3-A2; C-b L comes back here") {
 		t.Fatalf("switch note:\n%s", v)
 	}

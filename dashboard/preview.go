@@ -21,6 +21,7 @@ const PreviewLines = 500
 // tail until the user scrolls up.
 type preview struct {
 	agent, path string
+	none        string // what the body says when nothing is selected
 	lines       []string
 	err         error
 	loaded      bool
@@ -41,11 +42,15 @@ func newPreview() preview {
 }
 
 // forAgent points the preview at a's log, following its tail.
-func (p preview) forAgent(a state.Agent) preview {
-	if a.ID == p.agent && a.LogPath == p.path {
+func (p preview) forAgent(a state.Agent) preview { return p.forLog(a.ID, a.LogPath) }
+
+// forLog points the preview at the log at path of who (an agent id, an
+// issue's "#n"), following its tail.
+func (p preview) forLog(who, path string) preview {
+	if who == p.agent && path == p.path {
 		return p
 	}
-	p.agent, p.path, p.lines, p.err, p.loaded, p.follow = a.ID, a.LogPath, nil, nil, false, true
+	p.agent, p.path, p.lines, p.err, p.loaded, p.follow = who, path, nil, nil, false, true
 	p.vp.SetContent("")
 	p.vp.GotoTop()
 	return p
@@ -133,6 +138,8 @@ func (p preview) title(width int, pal palette) string {
 func (p preview) body(h int) string {
 	var msg string
 	switch {
+	case p.agent == "" && p.none != "":
+		msg = p.none
 	case p.agent == "":
 		msg = "no agent selected"
 	case p.path == "":

@@ -3,10 +3,13 @@
 // encoding, the interactive bubbletea model with its fsnotify refresh,
 // and the log tails those views show. The model hosts View
 // implementations — the wave view (agent table, sections, a preview of
-// the selected agent's output) and any further view such as a backlog
-// view — and owns what they share: footer, help overlay, confirmations,
-// quitting or detaching. It never reduces state itself: every view draws
-// a state.Lane produced by the one loader.
+// the selected agent's output) and the backlog view (a backlog run's
+// tally, issues, questions and the selected worker's output) — and owns
+// what they share: footer, help overlay, confirmations, quitting or
+// detaching. It never reduces state itself: the wave view draws a
+// state.Lane produced by the one loader, the backlog view a
+// supervisor.StatusView produced by supervisor.Status, the reducer
+// `backlog status` renders.
 package dashboard
 
 import (

@@ -26,7 +26,13 @@ func urgent(a state.Agent) bool {
 // then any others nearest the selection. It returns indexes in table
 // order; budget <= 0 or enough room shows every row.
 func visibleRows(agents []state.Agent, sel, budget int) []int {
-	n := len(agents)
+	return pickRows(len(agents), sel, budget, func(i int) bool { return urgent(agents[i]) })
+}
+
+// pickRows is visibleRows for any table of n rows: the rows for which
+// must reports true are kept first (with the selected one), then the
+// others nearest the selection.
+func pickRows(n, sel, budget int, must func(int) bool) []int {
 	all := make([]int, n)
 	for i := range all {
 		all[i] = i
@@ -38,7 +44,7 @@ func visibleRows(agents []state.Agent, sel, budget int) []int {
 	dist := func(i int) int { return max(i-sel, sel-i) }
 	order := slices.Clone(all)
 	slices.SortStableFunc(order, func(a, b int) int {
-		if ua, ub := urgent(agents[a]) || a == sel, urgent(agents[b]) || b == sel; ua != ub {
+		if ua, ub := must(a) || a == sel, must(b) || b == sel; ua != ub {
 			if ua {
 				return -1
 			}

@@ -71,21 +71,47 @@ func RunPlain(ctx context.Context, cfg Config, width int, out io.Writer) error {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	frame := func() error {
+	return plainFrames(ctx, cfg.StateDir, out, func() (string, error) {
 		l, err := cfg.Load(ctx)
+		if err != nil {
+			return "", err
+		}
+		o := Options{Width: width, Color: cfg.Color, Now: cfg.Now(), Wave: cfg.Wave, Selected: -1}
+		return Render(l, o), nil
+	})
+}
+
+// RunPlainBacklog is RunPlain for the backlog view: a BacklogFrame at
+// start and after every change under the lane state dir.
+func RunPlainBacklog(ctx context.Context, cfg Config, load BacklogLoader, width int, out io.Writer) error {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return plainFrames(ctx, cfg.StateDir, out, func() (string, error) {
+		st, ok, err := load(ctx)
+		if err != nil {
+			return "", err
+		}
+		return BacklogFrame(st, ok, width, cfg.Color, cfg.Now()), nil
+	})
+}
+
+// plainFrames prints frame() now and after every change under stateDir.
+func plainFrames(ctx context.Context, stateDir string, out io.Writer, frame func() (string, error)) error {
+	emit := func() error {
+		s, err := frame()
 		if err != nil {
 			return err
 		}
-		o := Options{Width: width, Color: cfg.Color, Now: cfg.Now(), Wave: cfg.Wave, Selected: -1}
-		_, err = fmt.Fprintln(out, Render(l, o))
+		_, err = fmt.Fprintln(out, s)
 		return err
 	}
-	if err := frame(); err != nil {
+	if err := emit(); err != nil {
 		return err
 	}
 	var ferr error
-	err := Watch(ctx, cfg.StateDir, debounce, func() {
-		if e := frame(); e != nil && ferr == nil {
+	err := Watch(ctx, stateDir, debounce, func() {
+		if e := emit(); e != nil && ferr == nil {
 			ferr = e
 		}
 	})

@@ -91,8 +91,10 @@ func Watch(ctx context.Context, stateDir string, debounce time.Duration, onChang
 }
 
 // watchDirs lists the directories to watch: the state dir, waves/,
-// waves/<n>/, waves/<n>/runs/ and every run dir; or, while the state dir
-// is missing, its nearest existing ancestor.
+// waves/<n>/, waves/<n>/runs/ and every run dir, and the same for
+// backlog runs (backlog/, backlog/<run-id>/, its runs/ and their run
+// dirs); or, while the state dir is missing, its nearest existing
+// ancestor.
 func watchDirs(stateDir string) []string {
 	if _, err := os.Stat(stateDir); err != nil {
 		d := stateDir
@@ -108,19 +110,27 @@ func watchDirs(stateDir string) []string {
 		}
 	}
 	dirs := []string{stateDir}
-	waves := filepath.Join(stateDir, "waves")
-	if _, err := os.Stat(waves); err != nil {
-		return dirs
+	for _, group := range []string{"waves", "backlog"} {
+		dirs = append(dirs, runGroupDirs(filepath.Join(stateDir, group))...)
 	}
-	dirs = append(dirs, waves)
-	ws, _ := os.ReadDir(waves)
-	for _, wv := range ws {
-		if !wv.IsDir() {
+	return dirs
+}
+
+// runGroupDirs is root (waves/ or backlog/), each directory in it (a
+// wave, a backlog run), its runs/ and every run dir there.
+func runGroupDirs(root string) []string {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	dirs := []string{root}
+	for _, e := range entries {
+		if !e.IsDir() {
 			continue
 		}
-		wd := filepath.Join(waves, wv.Name())
-		dirs = append(dirs, wd)
-		runs := filepath.Join(wd, "runs")
+		d := filepath.Join(root, e.Name())
+		dirs = append(dirs, d)
+		runs := filepath.Join(d, "runs")
 		rs, err := os.ReadDir(runs)
 		if err != nil {
 			continue

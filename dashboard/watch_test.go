@@ -69,6 +69,8 @@ func TestWatchSeesLaneChanges(t *testing.T) {
 		done <- Watch(ctx, state, 20*time.Millisecond, func() { mu.Lock(); changes++; mu.Unlock() })
 	}()
 	run := filepath.Join(state, "waves", "4", "runs", "A1-a1")
+	brun := filepath.Join(state, "backlog", "20260314T120000Z-backlog")
+	worker := filepath.Join(brun, "runs", "i15-a1")
 	steps := []struct {
 		name string
 		do   func()
@@ -86,6 +88,10 @@ func TestWatchSeesLaneChanges(t *testing.T) {
 			f.Close()
 		}},
 		{"coordination posted", func() { write(t, filepath.Join(state, "waves", "4", "coordination.jsonl"), "{}\n") }},
+		{"backlog run started", func() { write(t, filepath.Join(brun, "events.jsonl"), "{}\n") }},
+		{"backlog event appended", func() { write(t, filepath.Join(brun, "events.jsonl"), "{}\n{}\n") }},
+		{"worker run dir created", func() { os.RemoveAll(worker); os.MkdirAll(worker, 0o755) }},
+		{"worker log written", func() { write(t, filepath.Join(worker, "agent.log"), "working\n") }},
 	}
 	for _, s := range steps {
 		before := count()
@@ -114,8 +120,11 @@ func TestWatchDirs(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(st, "waves", "0", "runs", "A1-a1"), 0o755)
 	os.MkdirAll(filepath.Join(st, "waves", "1"), 0o755)
+	brun := filepath.Join(st, "backlog", "20260314T120000Z-backlog")
+	os.MkdirAll(filepath.Join(brun, "runs", "i15-a1"), 0o755)
 	got := strings.Join(watchDirs(st), "\n")
-	for _, want := range []string{st, filepath.Join(st, "waves"), filepath.Join(st, "waves", "0", "runs", "A1-a1"), filepath.Join(st, "waves", "1")} {
+	for _, want := range []string{st, filepath.Join(st, "waves"), filepath.Join(st, "waves", "0", "runs", "A1-a1"), filepath.Join(st, "waves", "1"),
+		filepath.Join(st, "backlog"), brun, filepath.Join(brun, "runs"), filepath.Join(brun, "runs", "i15-a1")} {
 		if !strings.Contains(got+"\n", want+"\n") {
 			t.Errorf("watch set lacks %s:\n%s", want, got)
 		}

@@ -152,8 +152,13 @@ func (v waveView) Update(msg tea.Msg) (View, tea.Cmd) {
 	case logMsg:
 		v.out = v.out.receive(msg)
 	case attachedMsg:
-		cmd = v.attached(msg)
+		if msg.view == v.Name() {
+			cmd = attachedNote(v.cfg, msg)
+		}
 	case sessionGoneMsg:
+		if msg.view != v.Name() {
+			break
+		}
 		if a, ok := v.Selected(); ok && a.ID == msg.agent {
 			v.zoom = true
 		}

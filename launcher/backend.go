@@ -98,12 +98,19 @@ func outcomeOf(obs runtime.Observation) Outcome {
 // dashboard (kept from an earlier launch) is replaced in place, so a
 // user attached to it stays attached and sees the new launch.
 func (r *RuntimeRuns) StartDashboard(ctx context.Context, argv []string) error {
-	spec := tmuxadapter.SessionSpec{Name: lanes.DashboardSession, Window: lanes.DashboardSession, Argv: argv, Cwd: r.cwd,
+	return StartDashboard(ctx, r.tm, r.cwd, argv)
+}
+
+// StartDashboard runs argv in the dashboard session of tm's lane server,
+// respawning the pane of one that exists (its clients stay attached) or
+// creating it. `launch` and `backlog run` both start their dashboard so.
+func StartDashboard(ctx context.Context, tm *tmuxadapter.Client, cwd string, argv []string) error {
+	spec := tmuxadapter.SessionSpec{Name: lanes.DashboardSession, Window: lanes.DashboardSession, Argv: argv, Cwd: cwd,
 		Width: 200, Height: 50, Options: map[string]string{"@wave_run": "dashboard"}}
-	if ok, err := r.tm.HasSession(ctx, lanes.DashboardSession); err == nil && ok {
-		if err := r.tm.RespawnPane(ctx, spec); err == nil || !tmuxadapter.IsGone(err) {
+	if ok, err := tm.HasSession(ctx, lanes.DashboardSession); err == nil && ok {
+		if err := tm.RespawnPane(ctx, spec); err == nil || !tmuxadapter.IsGone(err) {
 			return err
 		}
 	}
-	return r.tm.NewSession(ctx, spec)
+	return tm.NewSession(ctx, spec)
 }

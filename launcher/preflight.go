@@ -27,19 +27,9 @@ func Needs(ws []*wave.Wave, lane *config.Lane, cliExecutor string) (preflight.Ne
 			if err != nil {
 				return n, fmt.Errorf("wave %d: %w", w.Number, err)
 			}
-			cmd := executor.Command(r)
-			if cmd == "" {
-				continue
+			if e, ok := ExecutorNeed(r, scrub); ok {
+				n.Add(e, fmt.Sprintf("wave %d %s", w.Number, a.ID))
 			}
-			e := preflight.Executor{ID: r.ID, Command: cmd, Env: executor.Env(r), Scrub: scrub}
-			if r.ID == executor.Claude {
-				mode := executor.DefaultPermissionMode
-				if m := r.Claude.PermissionMode; m != nil {
-					mode = *m
-				}
-				e.ClaudeBypass = mode == executor.DefaultPermissionMode
-			}
-			n.Add(e, fmt.Sprintf("wave %d %s", w.Number, a.ID))
 		}
 	}
 	return n, nil
@@ -52,4 +42,23 @@ func (l *Launcher) Needs() (preflight.Needs, error) {
 		return preflight.Needs{}, err
 	}
 	return Needs(sel, l.opt.Lane, l.opt.Executor)
+}
+
+// ExecutorNeed is what running r needs from the machine: its command on
+// PATH and, for claude in bypassPermissions, a sandbox when root. ok is
+// false for an executor that runs in-process (local).
+func ExecutorNeed(r executor.Resolved, scrub []string) (preflight.Executor, bool) {
+	cmd := executor.Command(r)
+	if cmd == "" {
+		return preflight.Executor{}, false
+	}
+	e := preflight.Executor{ID: r.ID, Command: cmd, Env: executor.Env(r), Scrub: scrub}
+	if r.ID == executor.Claude {
+		mode := executor.DefaultPermissionMode
+		if m := r.Claude.PermissionMode; m != nil {
+			mode = *m
+		}
+		e.ClaudeBypass = mode == executor.DefaultPermissionMode
+	}
+	return e, true
 }

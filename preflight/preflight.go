@@ -1,5 +1,6 @@
 // Package preflight owns the checks made before a launch starts anything:
-// tmux present and new enough, git where the command needs it, every
+// tmux present and new enough, git present and new enough where the
+// command needs it, every
 // executor the selected waves need on PATH, and claude usable by the
 // current user. It reports problems with their fix; it changes nothing.
 // `launch`, `resume`, `backlog run` and `doctor` share it, so a problem
@@ -19,6 +20,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -38,6 +40,13 @@ const (
 const (
 	TmuxMajor = 3
 	TmuxMinor = 2
+)
+
+// Minimum git version where git is needed: backlog merges are checked
+// with `git merge-tree --write-tree`, new in 2.38.
+const (
+	GitMajor = 2
+	GitMinor = 38
 )
 
 // Problem is one thing that would make the launch fail, with how to fix it.
@@ -122,10 +131,12 @@ type Host struct {
 	Getenv      func(string) string
 	Euid        func() int
 	TmuxVersion func(context.Context) (string, error)
+	// GitVersion is the installed git's major and minor version.
+	GitVersion func(context.Context) (major, minor int, err error)
 }
 
 // System is the machine this process runs on; tmux is asked through
-// tmuxadapter (`tmux -V`, which needs no server).
+// tmuxadapter (`tmux -V`, which needs no server), git through gitops.
 func System() Host {
 	return Host{
 		LookPath: exec.LookPath,
@@ -134,6 +145,7 @@ func System() Host {
 		TmuxVersion: func(ctx context.Context) (string, error) {
 			return tmuxadapter.New("wave-preflight").Version(ctx)
 		},
+		GitVersion: gitops.Version,
 	}
 }
 
@@ -150,8 +162,8 @@ func (h Host) Check(ctx context.Context, needs Needs) []Problem {
 		}
 	}
 	if needs.Git {
-		if _, err := h.LookPath("git"); err != nil {
-			ps = append(ps, Problem{Kind: KindGit, Subject: "git", Msg: "not found on PATH", Fix: "install git"})
+		if p := h.git(ctx); p != nil {
+			ps = append(ps, *p)
 		}
 	}
 	exs := slices.Clone(needs.Executors)
@@ -174,6 +186,27 @@ func (h Host) tmux(ctx context.Context) *Problem {
 		return &Problem{Kind: KindTmux, Subject: "tmux", Msg: "`tmux -V` failed: " + oneLine(err.Error()), Fix: fix}
 	case !TmuxAtLeast(v, TmuxMajor, TmuxMinor):
 		return &Problem{Kind: KindTmux, Subject: "tmux", Msg: fmt.Sprintf("%q is older than %d.%d", v, TmuxMajor, TmuxMinor), Fix: fix}
+	}
+	return nil
+}
+
+func (h Host) git(ctx context.Context) *Problem {
+	fix := fmt.Sprintf("install git >= %d.%d", GitMajor, GitMinor)
+	if _, err := h.LookPath("git"); err != nil {
+		return &Problem{Kind: KindGit, Subject: "git", Msg: "not found on PATH", Fix: fix}
+	}
+	if h.GitVersion == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	major, minor, err := h.GitVersion(cctx)
+	switch {
+	case err != nil:
+		return &Problem{Kind: KindGit, Subject: "git", Msg: "`git version` failed: " + oneLine(err.Error()), Fix: fix}
+	case major < GitMajor || major == GitMajor && minor < GitMinor:
+		return &Problem{Kind: KindGit, Subject: "git", Fix: fix,
+			Msg: fmt.Sprintf("%d.%d is older than %d.%d (backlog merges need `git merge-tree --write-tree`)", major, minor, GitMajor, GitMinor)}
 	}
 	return nil
 }

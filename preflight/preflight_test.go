@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -24,7 +25,14 @@ func host(onPath []string, euid int, env map[string]string, tmux string, tmuxErr
 		Getenv:      func(k string) string { return env[k] },
 		Euid:        func() int { return euid },
 		TmuxVersion: func(context.Context) (string, error) { return tmux, tmuxErr },
+		GitVersion:  func(context.Context) (int, int, error) { return 2, 43, nil },
 	}
+}
+
+// withGit is h whose git answers `git version` with major.minor or err.
+func withGit(h Host, major, minor int, err error) Host {
+	h.GitVersion = func(context.Context) (int, int, error) { return major, minor, err }
+	return h
 }
 
 func claude(agents ...string) Executor {
@@ -48,7 +56,14 @@ func TestCheck(t *testing.T) {
 			[]string{`tmux: "tmux 3.1c" is older than 3.2`}, false},
 		{"tmux not asked", host(nil, 1000, nil, "", missing), Needs{}, nil, false},
 		{"no git", host(nil, 1000, nil, "tmux 3.4", nil), Needs{Git: true},
-			[]string{"git: not found on PATH; install git"}, false},
+			[]string{"git: not found on PATH; install git >= 2.38"}, false},
+		{"git too old for merge-tree --write-tree", withGit(host([]string{"git"}, 1000, nil, "", nil), 2, 37, nil), Needs{Git: true},
+			[]string{"git: 2.37 is older than 2.38 (backlog merges need `git merge-tree --write-tree`); install git >= 2.38"}, false},
+		{"git 2.38 is enough", withGit(host([]string{"git"}, 1000, nil, "", nil), 2, 38, nil), Needs{Git: true}, nil, false},
+		{"git 3.0 is enough", withGit(host([]string{"git"}, 1000, nil, "", nil), 3, 0, nil), Needs{Git: true}, nil, false},
+		{"git version unreadable", withGit(host([]string{"git"}, 1000, nil, "", nil), 0, 0, errors.New("git version: unexpected output \"hub 2\"")),
+			Needs{Git: true}, []string{"git: `git version` failed: git version: unexpected output"}, false},
+		{"git not asked", withGit(host(nil, 1000, nil, "", nil), 1, 9, nil), Needs{}, nil, false},
 		{"executors sorted, agents named", host(nil, 1000, nil, "", nil),
 			Needs{Executors: []Executor{{ID: "codex", Command: "codex", Agents: []string{"wave 1 A2"}},
 				{ID: "shell", Command: "./run.sh", Agents: []string{"wave 1 A3", "wave 2 A1"}}}},

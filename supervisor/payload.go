@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
@@ -20,8 +22,11 @@ import (
 // WorkerRolePrompt is the scaffolded worker role prompt's default path.
 const WorkerRolePrompt = "docs/agents/wave-backlog-worker-role.md"
 
+// SessionPrefix starts every worker's tmux session name.
+const SessionPrefix = "backlog-i"
+
 // SessionName is the tmux session of issue n's worker.
-func SessionName(n int) string { return "backlog-i" + strconv.Itoa(n) }
+func SessionName(n int) string { return SessionPrefix + strconv.Itoa(n) }
 
 // WorkerAgent is the agent a worker runs as: its executor comes from
 // backlog.executor (the `### Executor` keys) or --executor, resolved like
@@ -60,15 +65,44 @@ func (s *Supervisor) checkExecutors() error {
 		if c.key == "backlog.review.executor" && len(c.cfg) == 0 {
 			continue
 		}
-		agent, err := WorkerAgent(c.cfg, 0, "check")
-		if err == nil {
-			_, err = executor.Resolve(agent, roles.RoleImplementation, s.o.Lane, "", false)
+		var err error
+		if c.key == "backlog.executor" {
+			_, err = ResolveWorker(s.o.Config, s.o.Lane, s.o.Executor)
+		} else {
+			var agent *wave.Agent
+			if agent, err = WorkerAgent(c.cfg, 0, "check"); err == nil {
+				_, err = executor.Resolve(agent, roles.RoleImplementation, s.o.Lane, "", false)
+			}
+			if err != nil {
+				err = fmt.Errorf("%s: %s: %w", s.o.Config.KeyLine(c.key), c.key, err)
+			}
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %s: %w", s.o.Config.KeyLine(c.key), c.key, err)
+			return err
 		}
 	}
 	return nil
+}
+
+// ResolveWorker resolves the executor every worker of a run uses:
+// backlog.executor, its id replaced by --executor (cli) when given — a
+// wave agent's own id beats --executor, but backlog.executor is the
+// default the flag is documented to override. `backlog run` preflights
+// what this returns before it claims anything.
+func ResolveWorker(cfg *config.Config, lane *config.Lane, cli string) (executor.Resolved, error) {
+	agent, err := WorkerAgent(cfg.Backlog.Executor, 0, "")
+	if err != nil {
+		return executor.Resolved{}, fmt.Errorf("%s: %w", cfg.KeyLine("backlog.executor"), err)
+	}
+	agent.ID = "backlog worker" // names the workers in resolution errors
+	if cli = strings.TrimSpace(cli); cli != "" && agent.Executor != nil {
+		agent.Executor.ID = &cli
+	}
+	res, err := executor.Resolve(agent, roles.RoleImplementation, lane, cli, false)
+	if err != nil {
+		return executor.Resolved{}, fmt.Errorf("backlog worker executor: %w", err)
+	}
+	return res, nil
 }
 
 func (s *Supervisor) runDir(n, attempt int) string {
@@ -85,9 +119,9 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.o.Config.KeyLine("backlog.executor"), err)
 	}
-	res, err := executor.Resolve(agent, roles.RoleImplementation, s.o.Lane, "", false)
+	res, err := ResolveWorker(s.o.Config, s.o.Lane, s.o.Executor)
 	if err != nil {
-		return nil, fmt.Errorf("#%d: executor: %w", n, err)
+		return nil, fmt.Errorf("#%d: %w", n, err)
 	}
 	dir := s.runDir(n, attempt)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

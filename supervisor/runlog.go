@@ -30,6 +30,10 @@ type runLog struct {
 	path string
 	run  *backlog.Run
 	now  func() time.Time
+	// calls, when set, counts the source's API calls; each event carries
+	// the calls made since the one before.
+	calls     func() int64
+	lastCalls int64
 }
 
 func openRunLog(dir string, now func() time.Time) (*runLog, []string, error) {
@@ -46,9 +50,15 @@ func (l *runLog) emit(ev backlog.Event) error {
 	if ev.At.IsZero() {
 		ev.At = l.now().UTC()
 	}
+	var calls int64
+	if l.calls != nil {
+		calls = l.calls()
+		ev.Calls = calls - l.lastCalls
+	}
 	if err := jsonfile.Append(l.path, ev); err != nil {
 		return fmt.Errorf("record %s event: %w", ev.Kind, err)
 	}
+	l.lastCalls = max(l.lastCalls, calls)
 	l.run.Apply(ev)
 	return nil
 }

@@ -34,6 +34,7 @@ type StatusView struct {
 	FinalPR       *backlog.PRRef     `json:"finalPr"`
 	ExitCode      *int               `json:"exitCode"`
 	ElapsedSec    int64              `json:"elapsedSeconds"`
+	APICalls      int64              `json:"apiCalls"`
 	BadEvents     []string           `json:"badEvents"`
 }
 
@@ -45,6 +46,7 @@ type IssueView struct {
 	Branch        string         `json:"branch"`
 	Worktree      string         `json:"worktree"`
 	Session       string         `json:"session"`
+	RunDir        string         `json:"runDir"`
 	Attempts      int            `json:"attempts"`
 	CommitsAhead  *int           `json:"commitsAhead"`
 	DirtyFiles    *int           `json:"dirtyFiles"`
@@ -67,7 +69,7 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 		return StatusView{}, err
 	}
 	v := StatusView{SchemaVersion: StatusSchemaVersion, Run: r.Info, Tally: r.Tally(), Queue: append([]int{}, r.Queue...),
-		Dropped: append([]backlog.Skip{}, r.Dropped...), FinalPR: r.FinalPR, ExitCode: r.ExitCode, BadEvents: append([]string{}, bad...),
+		Dropped: append([]backlog.Skip{}, r.Dropped...), FinalPR: r.FinalPR, ExitCode: r.ExitCode, APICalls: r.APICalls, BadEvents: append([]string{}, bad...),
 		Issues: []IssueView{}, NeedsInput: []backlog.Question{}}
 	if v.Run.Bounded == nil {
 		v.Run.Bounded = []int{}
@@ -85,7 +87,7 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 	}
 	for _, is := range r.List() {
 		iv := IssueView{Number: is.Number, Title: is.Title, State: is.State, Branch: is.Branch, Worktree: is.Worktree,
-			Session: is.Session, Attempts: is.Attempts, Verify: is.Verify, Conflicts: is.Conflicts, Files: is.Files,
+			Session: is.Session, RunDir: is.RunDir, Attempts: is.Attempts, Verify: is.Verify, Conflicts: is.Conflicts, Files: is.Files,
 			PR: is.PR, Question: is.Question, Detail: is.Detail, MergeCommit: is.MergeCommit}
 		if iv.Files == nil {
 			iv.Files = []string{}
@@ -134,7 +136,11 @@ func RenderStatus(w io.Writer, v StatusView) {
 	if t.Planned > 0 {
 		fmt.Fprintf(w, " / waiting %d", t.Planned)
 	}
-	fmt.Fprintf(w, " · elapsed %s\n", (time.Duration(v.ElapsedSec) * time.Second).String())
+	fmt.Fprintf(w, " · elapsed %s", (time.Duration(v.ElapsedSec) * time.Second).String())
+	if v.APICalls > 0 {
+		fmt.Fprintf(w, " · %d API calls", v.APICalls)
+	}
+	fmt.Fprintln(w)
 	for _, is := range v.Issues {
 		extra := []string{}
 		if is.Branch != "" {

@@ -187,6 +187,7 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 			s.printf("warning: skipped a corrupt event line at %s", b)
 		}
 		s.log = l
+		l.calls = s.o.Source.Calls
 		s.start = l.run.Info.StartedAt
 		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
 		if err := s.ensureWaveBranch(ctx); err != nil {
@@ -206,6 +207,7 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 	if s.log, _, err = openRunLog(dir, s.o.Now); err != nil {
 		return false, err
 	}
+	s.log.calls = s.o.Source.Calls
 	s.start = now
 	if info.WaveBranch, err = s.cutWaveBranch(ctx, info.WaveBranch, info.Base); err != nil {
 		return false, err

@@ -121,7 +121,7 @@ func attachDashboard(ctx context.Context, g *globals, layout lanes.Layout, stdou
 		return attachSession(client, lanes.DashboardSession)
 	}
 	fmt.Fprintf(stderr, "no %s session on tmux socket %s; showing the dashboard here\n", lanes.DashboardSession, layout.Socket())
-	return watchDashboard(ctx, g, layout, -1, stdout)
+	return watchDashboard(ctx, g, layout, -1, "", stdout)
 }
 
 // attachSession hands the terminal to tmux: attach-session, or

@@ -20,10 +20,14 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
+	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
 type backlogFlags struct {
@@ -106,6 +110,10 @@ func openBacklog(ctx context.Context, g *globals, stderr io.Writer) (*backlogEnv
 	if err != nil {
 		return nil, err
 	}
+	return openBacklogLane(ctx, e, stderr)
+}
+
+func openBacklogLane(ctx context.Context, e *laneEnv, stderr io.Writer) (*backlogEnv, error) {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	repo, err := gitops.Open(ctx, e.lane.RepoRoot, gitops.Options{Logger: logger})
 	if err != nil {
@@ -202,6 +210,14 @@ func newBacklogRunCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Claim, dispatch, supervise and merge: one worker per issue in its own worktree, one final PR (resumes an open run)",
+		Long: `Claim the selected issues, cut the wave branch, run one worker per issue in
+its own worktree and tmux session (backlog-i<N> on the lane socket), merge each
+finished worker into the wave branch one at a time and end with one pull
+request. Before anything is claimed or pushed, tmux >= 3.2, git >= 2.38 and the
+worker executor (backlog.executor, or --executor) are checked: exit 1, or 43
+when the executor is unusable. The lane's dashboard session shows the backlog
+view (tmux -L <socket> attach -t dashboard) unless --no-dashboard. A run that
+was interrupted or stopped is resumed by running this again.`,
 		Example: `  wave-orchestrator backlog run --issues 12,15,18
   wave-orchestrator backlog run --unbounded --max-issues 10 --max-minutes 120
   wave-orchestrator backlog run    # after a crash or stop: resume the open run`,
@@ -228,11 +244,11 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 			return err
 		}
 	}
-	be, err := openBacklog(ctx, g, c.ErrOrStderr())
+	e, err := openLane(g)
 	if err != nil {
 		return err
 	}
-	open, err := supervisor.OpenRunDir(be.layout.StateDir)
+	open, err := supervisor.OpenRunDir(e.layout.StateDir)
 	if err != nil {
 		return err
 	}
@@ -243,6 +259,14 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 		if err := sameSelection(c, open, nums, f); err != nil {
 			return err
 		}
+	}
+	// Nothing is claimed, pushed or started before this passes.
+	if err := preflightBacklog(ctx, e, f.executor); err != nil {
+		return err
+	}
+	be, err := openBacklogLane(ctx, e, c.ErrOrStderr())
+	if err != nil {
+		return err
 	}
 	bin, err := self()
 	if err != nil {
@@ -262,8 +286,9 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 	defer lock.Release()
 	runs := supervisor.NewTmuxRuns(ctx, be.layout, bin, be.logger)
 	if !f.noDash {
-		startBacklogDashboard(c, be, bin)
+		startBacklogDashboard(ctx, c, be, bin)
 	}
+	fmt.Fprintf(c.OutOrStdout(), "watch a worker: tmux -L %s attach -t %s\n", be.layout.Socket(), supervisor.SessionPrefix+"<issue>")
 	sup, err := supervisor.New(supervisor.Options{Config: be.cfg, Lane: be.lane, Layout: be.layout, Source: be.src, Git: be.git,
 		Runs: runs, Self: bin, Issues: nums, Width: f.width, MaxIssues: f.maxIssues, MaxMinutes: f.maxMinutes,
 		Labels: f.labels, Slug: f.slug, Base: f.base, Executor: f.executor, Out: c.OutOrStdout(), Logger: be.logger})
@@ -285,10 +310,46 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 	return nil
 }
 
-func startBacklogDashboard(c *cobra.Command, be *backlogEnv, bin string) {
-	// The backlog view is part of the lane dashboard; a failure to start
-	// it never stops the run.
-	fmt.Fprintf(c.OutOrStdout(), "watch a worker: tmux -L %s attach -t %s<issue>\n", be.layout.Socket(), "backlog-i")
+// startBacklogDashboard starts (or respawns in place) the lane's
+// dashboard session showing the backlog view, as launch does for waves.
+// A failure to start it never stops the run.
+func startBacklogDashboard(ctx context.Context, c *cobra.Command, be *backlogEnv, bin string) {
+	argv := []string{bin, "dashboard", "--watch", "--view", viewBacklog, "--repo-root", be.lane.RepoRoot, "--lane", be.lane.Name}
+	tm := tmuxadapter.New(be.layout.Socket(), tmuxadapter.WithLogger(be.logger))
+	if err := launcher.StartDashboard(ctx, tm, be.lane.RepoRoot, argv); err != nil {
+		fmt.Fprintln(c.ErrOrStderr(), "dashboard not started:", err)
+		return
+	}
+	fmt.Fprintf(c.OutOrStdout(), "dashboard: tmux -L %s attach -t %s\n", be.layout.Socket(), lanes.DashboardSession)
+}
+
+// preflightBacklog checks, before anything is claimed or pushed, that this
+// machine can run the workers: tmux >= 3.2, git >= 2.38, the worker
+// executor (resolved as the workers resolve it) usable. Exit 43 when the
+// executor is not, else 1.
+func preflightBacklog(ctx context.Context, e *laneEnv, cliExecutor string) error {
+	res, err := supervisor.ResolveWorker(e.cfg, e.lane, cliExecutor)
+	if err != nil {
+		return err
+	}
+	needs := preflight.Needs{Tmux: true, Git: true}
+	if x, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane)); ok {
+		needs.Add(x, "backlog workers")
+	}
+	ps := preflight.Check(ctx, needs)
+	if len(ps) == 0 {
+		return nil
+	}
+	code := exitFailed
+	if preflight.NoUsableExecutor(ps) {
+		code = exitNeedsHuman
+	}
+	for i := range ps {
+		if ps[i].Kind == preflight.KindExecutor && strings.Contains(ps[i].Msg, "not on PATH") {
+			ps[i].Fix = "install it, put it on PATH, or give the workers another executor (backlog.executor.id, or --executor)"
+		}
+	}
+	return withCode(code, &preflight.Error{What: "backlog run lane " + e.lane.Name, Problems: ps})
 }
 
 func newBacklogStopCmd(g *globals) *cobra.Command {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -15,8 +16,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -25,8 +28,14 @@ import (
 // be attached to.
 const resumeSession = "resume"
 
+// Views of the dashboard command's --view.
+const (
+	viewWaves   = "waves"
+	viewBacklog = dashboard.BacklogViewName
+)
+
 func newDashboardCmd(g *globals) *cobra.Command {
-	wave, watch := -1, false
+	wave, watch, view := -1, false, ""
 	c := &cobra.Command{
 		Use:   "dashboard",
 		Short: "Show the lane's live dashboard (--watch), or print one frame",
@@ -40,6 +49,12 @@ session (C-b L, or C-b d outside tmux, comes back); l shows its output full
 screen; pgup/pgdn, ctrl+u/ctrl+d, g/G scroll the output; / filters agents; x
 stops the selected agent's run (stop --agent); r resumes a wave no launcher is
 running (resume --wave N, in tmux session "resume"); [ and ] switch waves.
+tab switches to the backlog view when the lane has backlog runs: the newest
+run's header and tally (merged / in flight / blocked / needs-input), one row
+per issue with its worker's progress, the batched needs-input questions and
+the selected worker's output; enter attaches to that worker's session.
+--view backlog shows it first (and, without --watch, prints one frame of
+it); with --watch and no --view it comes first while a backlog run is open.
 q quits — inside the lane's dashboard session it detaches instead and the
 dashboard keeps running; Q or ctrl+c quit there and end the session.
 
@@ -48,11 +63,15 @@ and a result line stay until you quit it, ` + "`stop`" + ` clears it, or the nex
 launch replaces it.`,
 		Example: `  wave-orchestrator dashboard --watch      # live, interactive
   wave-orchestrator dashboard              # one frame, for scripts and CI
-  wave-orchestrator dashboard -w 2         # one frame of wave 2`,
+  wave-orchestrator dashboard -w 2         # one frame of wave 2
+  wave-orchestrator dashboard --view backlog   # one frame of the newest backlog run`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if wave < -1 {
 				return usageError{fmt.Errorf("--wave %d: must be a wave number", wave)}
+			}
+			if view != "" && view != viewWaves && view != viewBacklog {
+				return usageError{fmt.Errorf("--view %q: want %s or %s", view, viewWaves, viewBacklog)}
 			}
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
@@ -61,26 +80,79 @@ launch replaces it.`,
 				return err
 			}
 			out := c.OutOrStdout()
+			if !watch && view == viewBacklog {
+				st, ok, err := newBacklogLoader(ctx, layout)(ctx)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprint(out, dashboard.BacklogFrame(st, ok, outWidth(out), outColor(out), time.Now()))
+				return err
+			}
 			if !watch {
 				_, err := fmt.Fprint(out, dashboard.Frame(l, wave, outWidth(out), outColor(out), time.Now()))
 				return err
 			}
-			return watchDashboard(ctx, g, layout, wave, out)
+			return watchDashboard(ctx, g, layout, wave, view, out)
 		},
 	}
 	waveVar(c, &wave, "wave", "w", -1, "show wave `N` (default: the latest)")
 	c.Flags().BoolVar(&watch, "watch", false, "keep the view live and interactive")
+	c.Flags().StringVar(&view, "view", "", "view shown first: waves or backlog (default: backlog while a backlog run is open, else waves)")
+	_ = c.RegisterFlagCompletionFunc("view", cobra.FixedCompletions([]string{viewWaves, viewBacklog}, cobra.ShellCompDirectiveNoFileComp))
 	return c
+}
+
+// newBacklogLoader reads the lane's newest backlog run through
+// supervisor.Status — the reducer `backlog status` renders — with live
+// worktree facts from the repository when it opens.
+func newBacklogLoader(ctx context.Context, layout lanes.Layout) dashboard.BacklogLoader {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil)) // never onto the dashboard's screen
+	repo, _ := gitops.Open(ctx, layout.RepoRoot, gitops.Options{Logger: quiet})
+	return func(ctx context.Context) (supervisor.StatusView, bool, error) {
+		dirs, err := supervisor.ListRuns(layout.StateDir)
+		if err != nil || len(dirs) == 0 {
+			return supervisor.StatusView{}, false, err
+		}
+		v, err := supervisor.Status(ctx, dirs[len(dirs)-1], repo, lanes.Held(layout.LockPath()), time.Now())
+		if err != nil {
+			return supervisor.StatusView{}, false, err
+		}
+		return v, true, nil
+	}
+}
+
+// backlogViews adds the backlog view when it is asked for or the lane has
+// a backlog run, and shows it first when asked or (view "") while a run
+// is open; a lane that never ran backlog mode keeps the wave view alone.
+func backlogViews(ctx context.Context, cfg *dashboard.Config, layout lanes.Layout, view string) dashboard.BacklogLoader {
+	runs, _ := supervisor.ListRuns(layout.StateDir)
+	if view != viewBacklog && len(runs) == 0 {
+		return nil
+	}
+	load := newBacklogLoader(ctx, layout)
+	cfg.Views = append(cfg.Views, dashboard.NewBacklogView(*cfg, load))
+	open, _ := supervisor.OpenRunDir(layout.StateDir)
+	if view == viewBacklog || view == "" && open != "" {
+		cfg.First = viewBacklog
+	}
+	return load
 }
 
 // watchDashboard runs the live view: interactive on a terminal (a tmux
 // pane included), frame-per-change otherwise.
-func watchDashboard(ctx context.Context, g *globals, layout lanes.Layout, wave int, out io.Writer) error {
+func watchDashboard(ctx context.Context, g *globals, layout lanes.Layout, wave int, view string, out io.Writer) error {
 	cfg := dashboardConfig(ctx, g, layout, wave)
 	f, isFile := out.(*os.File)
-	if isFile && dashboard.IsTerminal(f) && dashboard.IsTerminal(os.Stdin) {
+	interactive := isFile && dashboard.IsTerminal(f) && dashboard.IsTerminal(os.Stdin)
+	if interactive {
 		cfg.Color = dashboard.ColorFor(f)
+	}
+	load := backlogViews(ctx, &cfg, layout, view)
+	switch {
+	case interactive:
 		return dashboard.Run(ctx, cfg, os.Stdin, f)
+	case cfg.First == viewBacklog:
+		return dashboard.RunPlainBacklog(ctx, cfg, load, outWidth(out), out)
 	}
 	return dashboard.RunPlain(ctx, cfg, outWidth(out), out)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
@@ -30,7 +31,9 @@ func newDoctorCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Check tmux, git, executors, config and every wave file",
-		Long: `Check what a launch needs, one finding per line: tmux >= 3.2, git, every
+		Long: `Check what a launch needs, one finding per line: tmux >= 3.2, git >= 2.38
+(backlog merges use merge-tree --write-tree), the GitHub token variable when
+the backlog source is github (set or not; never its value), every
 executor the lane's waves use (on PATH; claude usable as this user), the
 config and every wave file, the lane lock and leftover tmux sessions.
 Exits 1 when any finding is an error.`,
@@ -76,6 +79,7 @@ func doctor(ctx context.Context, g *globals) []finding {
 		cfgFile = "(defaults: no wave.config.yaml)"
 	}
 	add("ok", "config: %s, lane %s, waves in %s", cfgFile, e.lane.Name, e.lane.WavesDir)
+	fs = append(fs, backlogFindings(e, host.Getenv)...)
 	ws, err := e.loadWaves()
 	if err != nil {
 		var we *wave.Error
@@ -107,9 +111,27 @@ func toolFindings(ctx context.Context, host preflight.Host) []finding {
 		fs = append([]finding{{"ok", "tmux: " + v}}, fs...)
 	}
 	if !slices.ContainsFunc(fs, func(f finding) bool { return strings.HasPrefix(f.msg, "git:") }) {
-		fs = append(fs, finding{"ok", "git: found"})
+		major, minor, _ := host.GitVersion(ctx)
+		fs = append(fs, finding{"ok", fmt.Sprintf("git: %d.%d (>= %d.%d: backlog merges can use merge-tree --write-tree)",
+			major, minor, preflight.GitMajor, preflight.GitMinor)})
 	}
 	return fs
+}
+
+// backlogFindings reports what backlog mode needs from the environment:
+// for the GitHub source, the token variable set (its value is never
+// printed).
+func backlogFindings(e *laneEnv, getenv func(string) string) []finding {
+	cfg := e.cfg
+	if cfg.SourceKind() != config.SourceGitHub {
+		return nil
+	}
+	repo := cfg.GitHub.Owner + "/" + cfg.GitHub.Repo
+	env := cfg.GitHub.TokenEnv
+	if getenv(env) == "" {
+		return []finding{{"error", fmt.Sprintf("backlog: github source %s: $%s is not set; export a token there (github.tokenEnv) before backlog plan/run", repo, env)}}
+	}
+	return []finding{{"ok", fmt.Sprintf("backlog: github source %s, token in $%s", repo, env)}}
 }
 
 // executorFindings reports every executor the waves need, checked as

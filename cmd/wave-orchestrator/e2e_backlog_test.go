@@ -114,6 +114,9 @@ func TestBacklogEndToEndThroughTheBinary(t *testing.T) {
 	if !strings.Contains(run.stdout, "tally (merged)") {
 		t.Errorf("run output has no tally checkpoint:\n%s", run.stdout)
 	}
+	if strings.Contains(run.stdout, "dashboard:") || r.capture("dashboard") != "" || !strings.Contains(run.stdout, "watch a worker: tmux -L ") {
+		t.Errorf("--no-dashboard: want no dashboard session, and how to watch a worker:\n%s", run.stdout)
+	}
 	st := r.runEnv(ctx, "backlog", "status", "--json")
 	var v struct {
 		State  string        `json:"state"`

@@ -1,0 +1,429 @@
+package dashboard
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
+)
+
+// The backlog view's parts, each a list of lines at most width wide.
+// Untrusted text — titles, questions, details, file names, branches —
+// goes through clean before it reaches a cell.
+
+// issueColumn is one column of the issue table.
+type issueColumn struct {
+	name  string
+	width int
+	cell  func(is supervisor.IssueView) string
+}
+
+// since is how much older the read's ages are at the view's clock while
+// the run is live; a finished run's numbers are final.
+func (v backlogView) since() time.Duration {
+	if v.st.State != "running" || v.readAt.IsZero() || v.now.Before(v.readAt) {
+		return 0
+	}
+	return v.now.Sub(v.readAt)
+}
+
+// head is the run's header (wrapped onto a second line when narrow) and
+// the tally, or why there is nothing to show.
+func (v backlogView) head(width int) []string {
+	p := newPalette(v.cfg.Color)
+	var b strings.Builder
+	switch {
+	case !v.loaded && v.loadErr == nil:
+		return []string{p.dim.Render("reading the lane's backlog runs …")}
+	case !v.found:
+		b.WriteString(p.dim.Render("no backlog run on this lane yet") + "\n")
+		b.WriteString(fit(p.dim.Render("start one: wave-orchestrator backlog run --issues 12,15,18"), width) + "\n")
+		return splitLines(b.String())
+	}
+	r := v.st.Run
+	parts := []string{
+		p.bold.Render("backlog " + clean(r.ID)),
+		p.run(v.st.State),
+		clean(r.WaveBranch) + " → " + clean(r.Base),
+		"source " + clean(r.Source),
+		"elapsed " + dur(time.Duration(v.st.ElapsedSec)*time.Second+v.since()),
+	}
+	if v.st.APICalls > 0 {
+		parts = append(parts, fmt.Sprintf("%d API calls", v.st.APICalls))
+	}
+	writeParts(&b, parts, width)
+	b.WriteString(fit(tallyLine(v.st.Tally, p), width) + "\n")
+	return splitLines(b.String())
+}
+
+// tallyLine is the count the supervisor prints at every checkpoint.
+func tallyLine(t backlog.Tally, p palette) string {
+	s := fmt.Sprintf("merged %s / in flight %s / blocked %s / needs-input %s",
+		p.good.Render(itoa(t.Merged)), p.live.Render(itoa(t.InFlight)), p.bad.Render(itoa(t.Blocked)), p.warn.Render(itoa(t.NeedsInput)))
+	if t.Planned > 0 {
+		s += " / waiting " + itoa(t.Planned)
+	}
+	return s
+}
+
+// columnGap is the space between columns: one on narrow terminals,
+// where every column counts.
+func columnGap(width int) string {
+	if width < 100 {
+		return " "
+	}
+	return "  "
+}
+
+// issueColumns lays out the table for width: the live facts always, the
+// queue and verify columns once some issue has them, branch and PR on
+// wide terminals; title and note share what is left.
+func (v backlogView) issueColumns(width int) []issueColumn {
+	issues := v.st.Issues
+	widest := func(lo, hi int, f func(supervisor.IssueView) string) int {
+		w := lo
+		for _, is := range issues {
+			w = max(w, ansi.StringWidth(f(is)))
+		}
+		return min(w, hi)
+	}
+	some := func(f func(supervisor.IssueView) bool) bool {
+		for _, is := range issues {
+			if f(is) {
+				return true
+			}
+		}
+		return false
+	}
+	num := func(is supervisor.IssueView) string { return issueID(is.Number) }
+	branch := func(is supervisor.IssueView) string { return orDash(clean(is.Branch)) }
+	cols := []issueColumn{
+		{"#", widest(3, 8, num), num},
+		{"STATE", 11, func(is supervisor.IssueView) string { return is.State }},
+	}
+	if width >= 120 {
+		cols = append(cols, issueColumn{"BRANCH", widest(6, 40, branch), branch})
+	}
+	since := v.since()
+	cols = append(cols,
+		issueColumn{"AHEAD", 5, func(is supervisor.IssueView) string { return optInt(is.CommitsAhead) }},
+		issueColumn{"DIRTY", 5, func(is supervisor.IssueView) string { return optInt(is.DirtyFiles) }},
+		issueColumn{"OUT", 5, func(is supervisor.IssueView) string { return outputAge(is, since) }},
+	)
+	if some(func(is supervisor.IssueView) bool { return is.QueuePosition > 0 }) {
+		cols = append(cols, issueColumn{"Q", 2, func(is supervisor.IssueView) string {
+			if is.QueuePosition == 0 {
+				return "-"
+			}
+			return itoa(is.QueuePosition)
+		}})
+	}
+	if some(func(is supervisor.IssueView) bool { return is.Verify != "" }) {
+		cols = append(cols, issueColumn{"VERIFY", 7, func(is supervisor.IssueView) string { return orDash(is.Verify) }})
+	}
+	prCol := width >= 120 && some(func(is supervisor.IssueView) bool { return is.PR != nil })
+	if prCol {
+		pr := func(is supervisor.IssueView) string { return prCell(is.PR) }
+		cols = append(cols, issueColumn{"PR", widest(2, 8, pr), pr})
+	}
+	gap := len(columnGap(width))
+	used := 2 // selection marker
+	for _, c := range cols {
+		used += c.width + gap
+	}
+	rem := width - used
+	title := func(is supervisor.IssueView) string { return clean(is.Title) }
+	note := func(is supervisor.IssueView) string { return noteCell(is, !prCol) }
+	switch {
+	case rem >= 24:
+		tw := min(widest(5, 1000, title), max(12, rem/2))
+		cols = append(cols, issueColumn{"TITLE", tw, title}, issueColumn{"NOTE", rem - tw - gap, note})
+	case rem >= 6:
+		cols = append(cols, issueColumn{"TITLE", rem, title})
+	}
+	return cols
+}
+
+func optInt(n *int) string {
+	if n == nil {
+		return "-"
+	}
+	return itoa(*n)
+}
+
+func outputAge(is supervisor.IssueView, since time.Duration) string {
+	if is.LastOutputSec == nil {
+		return "-"
+	}
+	return dur(time.Duration(*is.LastOutputSec)*time.Second + since)
+}
+
+func prCell(pr *backlog.PRRef) string {
+	switch {
+	case pr == nil:
+		return "-"
+	case pr.Number > 0:
+		return "#" + itoa(pr.Number)
+	}
+	return "yes"
+}
+
+// noteCell is the one thing a user most needs to know about an issue:
+// the files it conflicts in, its question, why it failed, its PR.
+func noteCell(is supervisor.IssueView, withPR bool) string {
+	switch {
+	case is.Conflicts > 0 && len(is.Files) > 0 && is.State != backlog.StateMerged:
+		return "conflicts: " + clean(strings.Join(is.Files, ", "))
+	case is.Question != "" && (is.State == backlog.StateNeedsInput || is.State == backlog.StateParked):
+		return "? " + clean(is.Question)
+	case is.Detail != "" && (is.State == backlog.StateFailed || is.State == backlog.StateParked):
+		return clean(is.Detail)
+	case withPR && is.PR != nil:
+		return "PR " + prCell(is.PR)
+	case is.State == backlog.StateMerged && is.MergeCommit != "":
+		return "merged " + clean(short7(is.MergeCommit))
+	}
+	return clean(is.Detail)
+}
+
+func short7(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+// table is the issue table: its header and, within budget lines (0:
+// all), the rows the user must see first — selected, running, parked,
+// failed — with a placeholder for each run of hidden rows.
+func (v backlogView) table(width, budget int) []string {
+	p := newPalette(v.cfg.Color)
+	issues := v.st.Issues
+	if len(issues) == 0 {
+		return []string{p.dim.Render("no issue taken yet")}
+	}
+	cols := v.issueColumns(width)
+	head := make([]string, len(cols))
+	for i, c := range cols {
+		head[i] = pad(c.name, c.width)
+	}
+	gap := columnGap(width)
+	out := []string{p.bold.Render(strings.TrimRight("  "+strings.Join(head, gap), " "))}
+	rows := v.visibleIssues(budget)
+	next := 0
+	for k, i := range rows {
+		if i > next {
+			where := "above"
+			if k > 0 {
+				where = ""
+			}
+			out = append(out, fit(p.dim.Render(hiddenIssues(issues[next:i], where)), width))
+		}
+		out = append(out, fit(v.issueRow(issues[i], i == v.selIdx, cols, gap, p), width))
+		next = i + 1
+	}
+	if next < len(issues) {
+		out = append(out, fit(p.dim.Render(hiddenIssues(issues[next:], "below")), width))
+	}
+	return out
+}
+
+func (v backlogView) visibleIssues(budget int) []int {
+	issues := v.st.Issues
+	return pickRows(len(issues), v.selIdx, budget, func(i int) bool { return urgentIssue(issues[i]) })
+}
+
+func (v backlogView) issueRow(is supervisor.IssueView, selected bool, cols []issueColumn, gap string, p palette) string {
+	cells := make([]string, len(cols))
+	for j, c := range cols {
+		cells[j] = pad(c.cell(is), c.width)
+		if c.name == "STATE" {
+			cells[j] = p.issueStyle(is.State).Render(cells[j])
+		}
+	}
+	mark := "  "
+	if selected && !v.frameOnly() {
+		mark = "› "
+		cells[0] = p.sel.Render(cells[0])
+	}
+	return strings.TrimRight(mark+strings.Join(cells, gap), " ")
+}
+
+// hiddenIssues is the placeholder for a run of hidden rows.
+func hiddenIssues(issues []supervisor.IssueView, where string) string {
+	counts := map[string]int{}
+	var order []string
+	for _, is := range issues {
+		w := is.State
+		if w == backlog.StatePlanned {
+			w = "waiting"
+		}
+		if counts[w] == 0 {
+			order = append(order, w)
+		}
+		counts[w]++
+	}
+	parts := make([]string, len(order))
+	for i, w := range order {
+		parts[i] = fmt.Sprintf("%d %s", counts[w], w)
+	}
+	s := fmt.Sprintf("  … %d more", len(issues))
+	if where != "" {
+		s += " " + where
+	}
+	return s + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// selection is the selected issue in full: branch, session, attempt, PR
+// link and worktree, then (unless brief) what its note cell cut off.
+func (v backlogView) selection(width int, brief bool) []string {
+	is, ok := v.Selected()
+	if !ok || v.frameOnly() {
+		return nil
+	}
+	p := newPalette(v.cfg.Color)
+	parts := []string{p.bold.Render(issueID(is.Number)), orDash(clean(is.Branch))}
+	if is.Session != "" {
+		parts = append(parts, "session "+clean(is.Session))
+	}
+	if is.Attempts > 0 {
+		parts = append(parts, "attempt "+itoa(is.Attempts))
+	}
+	if is.PR != nil && is.PR.URL != "" {
+		parts = append(parts, "PR "+clean(is.PR.URL))
+	}
+	if is.Worktree != "" {
+		parts = append(parts, clean(is.Worktree))
+	}
+	out := []string{fit(strings.Join(parts, " · "), width)}
+	if brief {
+		return out
+	}
+	if n := noteCell(is, false); n != "" {
+		out = append(out, fit(p.dim.Render("  "+n), width))
+	}
+	return out
+}
+
+// questions is the needs-input bucket, every question together so a
+// person answers them in one go; brief puts them on one line.
+func (v backlogView) questions(width int, brief bool) []string {
+	qs := v.st.NeedsInput
+	if len(qs) == 0 {
+		return nil
+	}
+	p := newPalette(v.cfg.Color)
+	title := p.bold.Render(fmt.Sprintf("Needs input (%d)", len(qs)))
+	if brief {
+		parts := make([]string, len(qs))
+		for i, q := range qs {
+			parts[i] = issueID(q.Issue) + " " + clean(q.Question)
+		}
+		return []string{fit(title+" "+strings.Join(parts, " · "), width)}
+	}
+	out := []string{title}
+	for _, q := range qs {
+		line := "  " + p.warn.Render(issueID(q.Issue)) + " " + clean(q.Question)
+		if q.Title != "" {
+			line += p.dim.Render("  (" + clean(q.Title) + ")")
+		}
+		out = append(out, fit(line, width))
+	}
+	return out
+}
+
+// dropped is the one line of issues that left the run before a worker.
+func (v backlogView) dropped(width int) []string {
+	if len(v.st.Dropped) == 0 {
+		return nil
+	}
+	p := newPalette(v.cfg.Color)
+	parts := make([]string, len(v.st.Dropped))
+	for i, d := range v.st.Dropped {
+		parts[i] = issueID(d.Issue) + " " + clean(d.Reason)
+	}
+	return []string{fit(p.bold.Render(fmt.Sprintf("Dropped (%d)", len(parts)))+" "+strings.Join(parts, " · "), width)}
+}
+
+// tail is what never shrinks: a failed read, corrupt event lines, and
+// the run's result once no supervisor is working on it.
+func (v backlogView) tail(width int) []string {
+	p := newPalette(v.cfg.Color)
+	var out []string
+	if v.loadErr != nil {
+		out = append(out, fit(p.bad.Render("reading the backlog run: ")+clean(v.loadErr.Error()), width))
+	}
+	if n := len(v.st.BadEvents); n > 0 {
+		out = append(out, fit(p.warn.Render(fmt.Sprintf("%d corrupt event line(s) skipped: ", n))+clean(strings.Join(v.st.BadEvents, ", ")), width))
+	}
+	if r := v.resultLine(p); v.found && r != "" {
+		out = append(out, fit(r, width))
+	}
+	return out
+}
+
+// resultLine is the run's outcome once it finished or lost its
+// supervisor — what stays on screen after `backlog run` ends.
+func (v backlogView) resultLine(p palette) string {
+	st := v.st
+	switch st.State {
+	case "finished":
+		sty, code := p.good, 0
+		if st.ExitCode != nil {
+			code = *st.ExitCode
+		}
+		switch code {
+		case 0:
+		case supervisor.ExitNeedPerson:
+			sty = p.warn
+		default:
+			sty = p.bad
+		}
+		// Most useful first: the line is cut at the window's edge.
+		parts := []string{sty.Render("■ backlog run finished"), fmt.Sprintf("exit %d", code),
+			fmt.Sprintf("merged %d/%d", st.Tally.Merged, len(st.Issues))}
+		if st.FinalPR != nil {
+			parts = append(parts, "final PR "+clean(st.FinalPR.URL))
+		}
+		if n := len(st.NeedsInput); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d question(s) above", n))
+		}
+		return strings.Join(parts, " · ")
+	case "interrupted":
+		return p.warn.Render("■ backlog run interrupted") + " · no supervisor holds the lane; `backlog run` resumes it, adopting live workers"
+	}
+	return ""
+}
+
+// run styles a run state word.
+func (p palette) run(s string) string {
+	switch s {
+	case "running":
+		return p.live.Render(s)
+	case "finished":
+		return p.good.Render(s)
+	case "interrupted":
+		return p.warn.Render(s)
+	}
+	return p.dim.Render(orDash(s))
+}
+
+// issueStyle colours an issue state as the wave view colours agents:
+// green merged, red blocked, yellow waiting for a person, cyan in flight.
+func (p palette) issueStyle(s string) style {
+	switch s {
+	case backlog.StateMerged:
+		return p.good
+	case backlog.StateParked, backlog.StateFailed:
+		return p.bad
+	case backlog.StateNeedsInput:
+		return p.warn
+	case backlog.StateRunning, backlog.StateClaimed, backlog.StateReady, backlog.StateMerging:
+		return p.live
+	}
+	return p.dim
+}
