@@ -76,14 +76,19 @@ func (b Backlog) Silence() time.Duration {
 // WorkerPRsOn reports whether worker PRs are opened (default true).
 func (b Backlog) WorkerPRsOn() bool { return b.WorkerPRs == nil || *b.WorkerPRs }
 
-// KeyLine returns "file:line" of a key of the loaded file, or "" when the
-// key was not set there (for errors found by other packages).
+// KeyLine names where key's value came from, for errors found by other
+// packages: "flag --x" or "env WAVE_X" when one set it (they beat the
+// file), else "file:line" of the key in the loaded file, else the file
+// ("" without one).
 func (c *Config) KeyLine(key string) string {
-	if l, ok := c.src.lines[key]; ok && c.src.file != "" {
-		return c.src.file + ":" + strconv.Itoa(l)
+	if f, ok := c.src.flag[key]; ok {
+		return "flag " + f
 	}
 	if e, ok := c.src.env[key]; ok {
 		return "env " + e
+	}
+	if l, ok := c.src.lines[key]; ok && c.src.file != "" {
+		return c.src.file + ":" + strconv.Itoa(l)
 	}
 	return c.src.file
 }

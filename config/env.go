@@ -8,7 +8,10 @@ import (
 	"unicode"
 )
 
-// envVar binds one scalar config key to its WAVE_* variable.
+// envVar binds one scalar config key to its WAVE_* variable. The names
+// are ours, not viper's: viper hands its key replacer the key already
+// lower-cased, so the camelCase word boundaries our names keep are gone
+// (layers.go). The same table is the set of keys a flag can bind.
 type envVar struct {
 	Name  string // WAVE_RUNTIME_HEARTBEAT_INTERVAL_MS
 	Key   string // runtime.heartbeatIntervalMs
@@ -91,26 +94,20 @@ func upperSnake(key string) string {
 	return b.String()
 }
 
-// applyEnv sets every key whose WAVE_* variable env reports as set.
-func applyEnv(c *Config, env func(string) (string, bool)) error {
-	var errs []error
+// EnvName is the WAVE_* variable that sets key, if the environment can set
+// it (for help texts that name it).
+func EnvName(key string) (string, bool) {
 	for _, ev := range envVars() {
-		raw, ok := env(ev.Name)
-		if !ok {
-			continue
+		if ev.Key == key {
+			return ev.Name, true
 		}
-		if err := setValue(reflect.ValueOf(c).Elem().FieldByIndex(ev.index), raw); err != nil {
-			errs = append(errs, &Error{Env: ev.Name, Key: ev.Key, Msg: err.Error()})
-			continue
-		}
-		if c.src.env == nil {
-			c.src.env = map[string]string{}
-		}
-		c.src.env[ev.Key] = ev.Name
 	}
-	return errors.Join(errs...)
+	return "", false
 }
 
+// setValue parses raw (from the environment, or a flag's value) into v
+// with errors that say what was wanted; viper's casts would turn "abc"
+// into 0 without a word.
 func setValue(v reflect.Value, raw string) error {
 	raw = strings.TrimSpace(raw)
 	if v.Kind() == reflect.Pointer {

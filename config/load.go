@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -13,37 +11,26 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// File names Load looks for, in order. The first that exists wins, so a
-// repo migrating from the reference can keep its wave.config.json next to
-// a new wave.config.yaml.
-var fileNames = []string{"wave.config.yaml", "wave.config.yml", "wave.config.json"}
-
 // Load reads <repoRoot>/wave.config.yaml (or .yml), else a reference
-// <repoRoot>/wave.config.json, else uses Default(); then applies WAVE_*
-// overrides looked up with env (nil: none; see applyEnv for the names),
-// fills defaults, validates every value and resolves every configured lane.
-// All problems are returned at once, joined; each is an *Error.
-func Load(repoRoot string, env func(string) (string, bool)) (*Config, error) {
+// <repoRoot>/wave.config.json, else uses Default(); then applies the WAVE_*
+// variables env reports (nil: none; see envVars for the names) and the
+// flags the user set among those bound, with precedence flag > env > file
+// > default, also over lane sections (see layers.go); fills defaults,
+// validates every value and resolves every configured lane. All problems
+// are returned at once, joined; each is an *Error.
+func Load(repoRoot string, env func(string) (string, bool), flags ...Flag) (*Config, error) {
 	cfg := Default()
-	path, err := findFile(repoRoot)
+	v, err := cfg.readFile(repoRoot)
 	if err != nil {
 		return nil, err
 	}
-	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("read config: %w", err)
-		}
-		if err := decode(data, path, cfg); err != nil {
-			return nil, err
-		}
-	}
-	if env != nil {
-		if err := applyEnv(cfg, env); err != nil {
-			return nil, err
-		}
+	if err := cfg.override(v, env, flags); err != nil {
+		return nil, err
 	}
 	cfg.normalize()
+	if err := cfg.maskLanes(); err != nil {
+		return nil, err
+	}
 	errs := cfg.validate()
 	names := []string{cfg.DefaultLane}
 	for name := range cfg.Lanes {
@@ -68,20 +55,6 @@ func Load(repoRoot string, env func(string) (string, bool)) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
-}
-
-func findFile(repoRoot string) (string, error) {
-	for _, name := range fileNames {
-		p := filepath.Join(repoRoot, name)
-		_, err := os.Stat(p)
-		if err == nil {
-			return p, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("config %s: %w", p, err)
-		}
-	}
-	return "", nil
 }
 
 // decode checks data against the Config schema and decodes it over cfg,

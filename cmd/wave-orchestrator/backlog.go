@@ -31,24 +31,21 @@ import (
 )
 
 type backlogFlags struct {
-	issues     string
-	unbounded  bool
-	width      int
-	maxIssues  int
-	maxMinutes int
-	labels     []string
-	slug       string
-	base       string
-	executor   string
-	noDash     bool
-	run        string
+	issues    string
+	unbounded bool
+	slug      string
+	executor  string
+	noDash    bool
+	run       string
 }
 
 func (f *backlogFlags) selection(c *cobra.Command) {
 	c.Flags().StringVar(&f.issues, "issues", "", "bounded: exactly these issue numbers, in this order (e.g. 12,15,18)")
 	c.Flags().BoolVar(&f.unbounded, "unbounded", false, "take the next eligible issues as capacity frees, until drained or capped")
-	c.Flags().IntVar(&f.width, "width", 0, "workers at once (default: backlog.width, else min(5, groups))")
-	c.Flags().StringArrayVar(&f.labels, "label", nil, "only issues with this label (repeatable; all must match)")
+	c.Flags().Int("width", 0, "workers at once (default: min(5, groups))")
+	bindConfig(c, "width", "backlog.width")
+	c.Flags().StringArray("label", nil, "only issues with this label (repeatable; all must match)")
+	bindConfig(c, "label", "backlog.labels")
 }
 
 func (f *backlogFlags) numbers() ([]int, error) {
@@ -164,7 +161,7 @@ func newBacklogPlanCmd(g *globals) *cobra.Command {
 				return err
 			}
 			p, err := supervisor.Preview(c.Context(), supervisor.PreviewOptions{Config: be.cfg, Source: be.src, Git: be.git,
-				Issues: nums, Width: f.width, Labels: f.labels})
+				Issues: nums})
 			if err != nil {
 				return err
 			}
@@ -226,10 +223,13 @@ was interrupted or stopped is resumed by running this again.`,
 	}
 	f.selection(c)
 	fl := c.Flags()
-	fl.IntVar(&f.maxIssues, "max-issues", 0, "unbounded: stop taking new issues after this many")
-	fl.IntVar(&f.maxMinutes, "max-minutes", 0, "unbounded: stop taking new issues after this many minutes")
+	fl.Int("max-issues", 0, "unbounded: stop taking new issues after this many")
+	bindConfig(c, "max-issues", "backlog.maxIssues")
+	fl.Int("max-minutes", 0, "unbounded: stop taking new issues after this many minutes")
+	bindConfig(c, "max-minutes", "backlog.maxMinutes")
 	fl.StringVar(&f.slug, "slug", "", "wave branch name part: wave/<date>-<slug> (default backlog)")
-	fl.StringVar(&f.base, "base", "", "branch the wave is cut from and the final PR targets (default github.baseBranch, else the default branch)")
+	fl.String("base", "", "branch the wave is cut from and the final PR targets (default: the default branch)")
+	bindConfig(c, "base", "github.baseBranch")
 	fl.StringVar(&f.executor, "executor", "", "executor for workers (default backlog.executor.id, else executors.default)")
 	fl.BoolVar(&f.noDash, "no-dashboard", false, "do not start the dashboard tmux session")
 	return c
@@ -290,8 +290,7 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 	}
 	fmt.Fprintf(c.OutOrStdout(), "watch a worker: tmux -L %s attach -t %s\n", be.layout.Socket(), supervisor.SessionPrefix+"<issue>")
 	sup, err := supervisor.New(supervisor.Options{Config: be.cfg, Lane: be.lane, Layout: be.layout, Source: be.src, Git: be.git,
-		Runs: runs, Self: bin, Issues: nums, Width: f.width, MaxIssues: f.maxIssues, MaxMinutes: f.maxMinutes,
-		Labels: f.labels, Slug: f.slug, Base: f.base, Executor: f.executor, Out: c.OutOrStdout(), Logger: be.logger})
+		Runs: runs, Self: bin, Issues: nums, Slug: f.slug, Executor: f.executor, Out: c.OutOrStdout(), Logger: be.logger})
 	if err != nil {
 		return err
 	}

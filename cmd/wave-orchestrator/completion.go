@@ -27,7 +27,7 @@ const noFiles = cobra.ShellCompDirectiveNoFileComp
 
 // completionGlobals reads --repo-root and --lane from the line typed so far.
 func completionGlobals(cmd *cobra.Command) *globals {
-	g := &globals{envWarned: true}
+	g := &globals{envWarned: true, flags: cmd.Flags()}
 	if f := cmd.Flag("repo-root"); f != nil {
 		g.repoRoot = f.Value.String()
 	}

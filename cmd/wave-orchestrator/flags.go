@@ -5,6 +5,9 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/wave-orchestrator/wave-orchestrator/config"
 )
 
 // waveFlag is an optional wave number kept in an int where -1 means "not
@@ -36,4 +39,34 @@ func waveVar(c *cobra.Command, p *int, name, short string, def int, usage string
 	*p = def
 	c.Flags().VarP(waveFlag{p}, name, short, usage)
 	_ = c.RegisterFlagCompletionFunc(name, completeWaves)
+}
+
+// configKey is the flag annotation naming the config key a flag sets.
+const configKey = "wave-orchestrator/config-key"
+
+// bindConfig makes flag name of c set config key: the flag, when given,
+// beats the key's WAVE_* variable and the file (config.Load decides, with
+// viper), and so does any lane section. The help names key and variable.
+func bindConfig(c *cobra.Command, name, key string) {
+	f := c.Flags().Lookup(name)
+	env, ok := config.EnvName(key)
+	if f == nil || !ok {
+		panic(fmt.Sprintf("bindConfig(--%s, %s): no such flag or settable key", name, key))
+	}
+	f.Usage += fmt.Sprintf(" [config %s, $%s]", key, env)
+	_ = c.Flags().SetAnnotation(name, configKey, []string{key})
+}
+
+// configFlags lists the flags of fs bound to config keys.
+func configFlags(fs *pflag.FlagSet) []config.Flag {
+	var out []config.Flag
+	if fs == nil {
+		return nil
+	}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if k := f.Annotations[configKey]; len(k) == 1 {
+			out = append(out, config.Flag{Key: k[0], Flag: f})
+		}
+	})
+	return out
 }

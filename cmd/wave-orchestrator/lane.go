@@ -33,7 +33,7 @@ func openLane(g *globals) (*laneEnv, error) {
 			fmt.Fprintln(os.Stderr, "wave-orchestrator: warning:", w)
 		}
 	}
-	cfg, err := config.Load(root, os.LookupEnv)
+	cfg, err := config.Load(root, os.LookupEnv, configFlags(g.flags)...)
 	if err != nil {
 		return nil, err
 	}

@@ -21,24 +21,24 @@ import (
 )
 
 type launchFlags struct {
-	start, end     int
-	autoNext       bool
-	dryRun         bool
-	manifestOut    string
-	executor       string
-	timeoutMinutes int
-	maxRetries     int
-	staggerMs      int
-	noDashboard    bool
-	keepSessions   bool
-	phase          string
+	start, end   int
+	autoNext     bool
+	dryRun       bool
+	manifestOut  string
+	executor     string
+	maxRetries   int
+	staggerMs    int
+	noDashboard  bool
+	keepSessions bool
+	phase        string
 }
 
 func (f *launchFlags) register(c *cobra.Command, resume bool) {
 	fl := c.Flags()
 	fl.StringVar(&f.executor, "executor", "", "default executor for agents that name none (codex|claude|opencode|local|shell)")
 	_ = c.RegisterFlagCompletionFunc("executor", completeExecutors)
-	fl.IntVar(&f.timeoutMinutes, "timeout-minutes", 0, "per-agent deadline in minutes (default: config runtime.timeoutMinutes, 240)")
+	fl.Int("timeout-minutes", 0, "per-agent deadline in minutes (default 240)")
+	bindConfig(c, "timeout-minutes", "runtime.timeoutMinutes")
 	fl.IntVar(&f.maxRetries, "max-retries-per-wave", 1, "retries after the first attempt")
 	fl.IntVar(&f.staggerMs, "agent-launch-stagger-ms", 0, "pause between agent launches")
 	fl.BoolVar(&f.noDashboard, "no-dashboard", false, "do not start the dashboard tmux session")
@@ -130,7 +130,7 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 	logger := slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opt := launcher.Options{
 		Layout: e.layout, Lane: e.lane, Waves: ws, StartWave: f.start, EndWave: f.end, AutoNext: f.autoNext,
-		Executor: f.executor, TimeoutMinutes: f.timeoutMinutes, MaxRetries: f.maxRetries, StaggerMs: f.staggerMs,
+		Executor: f.executor, MaxRetries: f.maxRetries, StaggerMs: f.staggerMs,
 		KeepSessions: f.keepSessions, Self: bin, ResumePhase: f.phase, Resume: resume,
 		Out: c.OutOrStdout(), Logger: logger,
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // globals are the persistent flags every command sees.
@@ -15,6 +16,9 @@ type globals struct {
 	repoRoot string
 	lane     string
 	json     bool
+	// flags are the running command's flags; those bound to config keys
+	// (bindConfig) reach config.Load.
+	flags *pflag.FlagSet
 	// envWarned: unknown WAVE_* variables were reported (once per
 	// process: the dashboard reloads the lane on every change).
 	envWarned bool
@@ -44,6 +48,7 @@ func newRootCmd() *cobra.Command {
   wave-orchestrator attach --agent A1
   wave-orchestrator resume --wave 0 --phase security-review`,
 	}
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) { g.flags = c.Flags() }
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().StringVar(&g.repoRoot, "repo-root", "", "repository root (default: $WAVE_REPO_ROOT, else the nearest directory up from here with wave.config.*, else the git top level, else here)")
 	root.PersistentFlags().StringVarP(&g.lane, "lane", "l", "", "lane name (default: config defaultLane, main)")
