@@ -49,14 +49,6 @@ func (f *backlogFlags) selection(c *cobra.Command) {
 }
 
 func (f *backlogFlags) numbers() ([]int, error) {
-	for _, v := range []struct {
-		name string
-		n    int
-	}{{"--width", f.width}, {"--max-issues", f.maxIssues}, {"--max-minutes", f.maxMinutes}} {
-		if v.n < 0 {
-			return nil, usageError{fmt.Errorf("%s %d: must not be negative", v.name, v.n)}
-		}
-	}
 	if f.issues != "" && f.unbounded {
 		return nil, usageError{errors.New("--issues and --unbounded exclude each other")}
 	}
@@ -446,8 +438,8 @@ func sameSelection(c *cobra.Command, dir string, nums []int, f *backlogFlags) er
 		same bool
 	}{
 		{"slug", strings.Contains(in.WaveBranch, "-"+gitops.BranchSlug(f.slug, 40))},
-		{"width", f.width == in.Width}, {"base", f.base == in.Base},
-		{"max-issues", f.maxIssues == in.MaxIssues}, {"max-minutes", f.maxMinutes == in.MaxMinutes},
+		{"width", intFlag(c, "width") == in.Width}, {"base", strFlag(c, "base") == in.Base},
+		{"max-issues", intFlag(c, "max-issues") == in.MaxIssues}, {"max-minutes", intFlag(c, "max-minutes") == in.MaxMinutes},
 	} {
 		if c.Flags().Changed(fl.name) && !fl.same {
 			diff = append(diff, "--"+fl.name)
@@ -469,4 +461,14 @@ func issueList(ns []int) string {
 		parts[i] = strconv.Itoa(n)
 	}
 	return strings.Join(parts, ",")
+}
+
+func intFlag(c *cobra.Command, name string) int {
+	v, _ := c.Flags().GetInt(name)
+	return v
+}
+
+func strFlag(c *cobra.Command, name string) string {
+	v, _ := c.Flags().GetString(name)
+	return v
 }
