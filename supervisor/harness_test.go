@@ -37,11 +37,15 @@ func TestMain(m *testing.M) {
 
 // fixture is a clone of a bare origin with a local backlog.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	origin string
 	root   string
 	lane   string
 	config string
+	// newSource, when set, makes the issue source of each run (a fresh
+	// client of the fake GitHub, as a new process would have); nil is the
+	// local markdown source.
+	newSource func() forge.Source
 }
 
 func git(t testing.TB, dir string, args ...string) string {
@@ -68,7 +72,7 @@ backlog:
     id: local
 `
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{t: t, origin: filepath.Join(dir, "origin.git"), root: filepath.Join(dir, "repo"), lane: "main", config: baseConfig}
@@ -83,11 +87,30 @@ func newFixture(t *testing.T) *fixture {
 	git(t, f.root, "commit", "-q", "-m", "initial")
 	git(t, f.root, "push", "-q", "origin", "main")
 	git(t, f.root, "remote", "set-head", "origin", "main")
-	t.Cleanup(func() {
+	f.killTmuxAtEnd()
+	return f
+}
+
+// clone is a second clone of f's origin (another machine, or another
+// checkout): its own lane state, tmux server and worktrees, the same
+// origin and the same issue source maker.
+func (f *fixture) clone(name string) *fixture {
+	f.t.Helper()
+	c := &fixture{t: f.t, origin: f.origin, root: filepath.Join(f.t.TempDir(), name), lane: f.lane, config: f.config,
+		newSource: f.newSource}
+	git(f.t, filepath.Dir(c.root), "clone", "-q", f.origin, c.root)
+	git(f.t, c.root, "config", "user.name", "t")
+	git(f.t, c.root, "config", "user.email", "t@example.com")
+	git(f.t, c.root, "remote", "set-head", "origin", "main")
+	c.killTmuxAtEnd()
+	return c
+}
+
+func (f *fixture) killTmuxAtEnd() {
+	f.t.Cleanup(func() {
 		tm := tmuxadapter.New(f.layout().Socket())
 		_ = tm.KillServer(context.Background())
 	})
-	return f
 }
 
 func (f *fixture) write(rel, body string) {
@@ -136,7 +159,12 @@ func (f *fixture) options(ctx context.Context, out *syncBuffer, issues ...int) O
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	src := f.source()
+	var src forge.Source
+	if f.newSource != nil {
+		src = f.newSource()
+	} else {
+		src = f.source()
+	}
 	cfg.Backlog.WorktreeRoot = filepath.Join(filepath.Dir(f.root), "worktrees")
 	return Options{Config: cfg, Lane: lane, Layout: f.layout(), Source: src, Git: repo,
 		Runs: NewTmuxRuns(ctx, f.layout(), binPath, nil), Self: binPath, Issues: issues, Out: out,
@@ -158,8 +186,19 @@ func (f *fixture) run(issues ...int) result {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	return f.runCtx(ctx, nil, issues...)
+}
+
+// runCtx supervises issues until the end or ctx is done (a crash, as far
+// as the run's state is concerned); edit, when set, adjusts the options.
+func (f *fixture) runCtx(ctx context.Context, edit func(*Options), issues ...int) result {
+	f.t.Helper()
 	out := &syncBuffer{}
-	s, err := New(f.options(ctx, out, issues...))
+	o := f.options(ctx, out, issues...)
+	if edit != nil {
+		edit(&o)
+	}
+	s, err := New(o)
 	if err != nil {
 		f.t.Fatal(err)
 	}

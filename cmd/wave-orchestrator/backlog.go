@@ -397,7 +397,7 @@ func newBacklogCloseCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "close",
 		Short:   "Close a run's merged issues once its final PR is merged (for a base that is not the default branch)",
-		Example: `  wave-orchestrator backlog close --run 20261201T090000Z-backlog`,
+		Example: `  wave-orchestrator backlog close --run 20261201T090000Z-backlog-3f9a1c`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			be, err := openBacklog(c.Context(), g, c.ErrOrStderr())

@@ -18,7 +18,7 @@ func newBacklogStatusCmd(g *globals) *cobra.Command {
 		Use:   "status",
 		Short: "One snapshot of a backlog run: tally merged / in flight / blocked / needs-input, and every issue",
 		Example: `  wave-orchestrator backlog status
-  wave-orchestrator backlog status --run 20261201T090000Z-backlog --json`,
+  wave-orchestrator backlog status --run 20261201T090000Z-backlog-3f9a1c --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			e, err := openLane(g)
