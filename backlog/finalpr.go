@@ -73,7 +73,7 @@ func FinalPRBody(in FinalPRInput) string {
 				line("  - question: %s", oneLineText(is.Question))
 			}
 			if len(is.Files) > 0 && is.Conflicts > 0 {
-				line("  - conflicting files: %s", strings.Join(is.Files, ", "))
+				line("  - conflicting files: %s", codeList(is.Files))
 			}
 		}
 		line("")
@@ -90,13 +90,23 @@ func FinalPRBody(in FinalPRInput) string {
 		line("")
 	}
 	if in.BaseConflict != "" {
-		line("Merging `%s` into the wave branch conflicted in %s; resolve it in this PR.", r.Info.Base, in.BaseConflict)
+		line("Merging `%s` into the wave branch conflicted in %s; resolve it in this PR.", r.Info.Base, oneLineText(in.BaseConflict))
 		line("")
 	}
 	if in.Marker != "" {
 		line("%s", in.Marker)
 	}
 	return b.String()
+}
+
+// codeList is file names (a worker's, so untrusted: a file may be named
+// "Closes #9") as code spans, comma-separated.
+func codeList(files []string) string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = oneLineText(f)
+	}
+	return strings.Join(out, ", ")
 }
 
 // oneLineText is untrusted text made safe for one markdown line: in a

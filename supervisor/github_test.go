@@ -1,10 +1,15 @@
 package supervisor
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 )
 
@@ -103,4 +108,204 @@ func TestGitHubRunClaimsLabelsCommentsWorkerPRsAndOneFinalPR(t *testing.T) {
 	}
 	g.noDuplicateWrites(t)
 	t.Logf("GitHub calls: %d for 3 issues (%.1f per issue); by route: %s", g.srv.Total(), float64(g.srv.Total())/3, g.routeCounts())
+}
+
+// onNth runs fn just before the k-th request (from now) to route
+// reaches the fake, and arms drop (apply it, lose the response) for that
+// k-th request when drop is set.
+func (g *ghFixture) onNth(route string, k int, drop bool, fn func()) {
+	seen := 0
+	var hook func()
+	hook = func() {
+		seen++
+		if drop && seen == k-1 {
+			// Faults are taken before hooks run: one armed now is the next's.
+			g.srv.DropResponseNext(route)
+		}
+		if seen == k {
+			fn()
+			return
+		}
+		g.srv.BeforeNext(route, hook)
+	}
+	if drop && k == 1 {
+		g.srv.DropResponseNext(route)
+	}
+	g.srv.BeforeNext(route, hook)
+}
+
+func TestFinalPRCreatedOnce(t *testing.T) {
+	g := newGHFixture(t)
+	for n := 1; n <= 3; n++ {
+		g.ghIssue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
+	}
+	// The fourth PR is the final one (one worker PR per issue before it):
+	// GitHub creates it, the response is lost, and the supervisor dies
+	// right there, its intent recorded and not done.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g.onNth(forgetest.RoutePullCreate, 4, true, cancel)
+	first := g.runCtx(ctx, nil, 1, 2, 3)
+	if first.err == nil {
+		t.Fatalf("the first life should have died at the final PR; it ended %+v", first.Result)
+	}
+	if prs := g.prsInto("main"); len(prs) != 1 {
+		t.Fatalf("after the crash: %d PRs into main, want the one GitHub created", len(prs))
+	}
+	r, _, _ := ReadRun(first.Dir)
+	if _, pending := r.Intents["pr-final"]; !pending || r.FinalPR != nil {
+		t.Fatalf("want the final PR intent recorded and not done; intents %v, final %+v", r.Intents, r.FinalPR)
+	}
+	second := g.run(1, 2, 3)
+	if second.err != nil || second.ExitCode != ExitOK || !second.Resumed {
+		t.Fatalf("resume: exit %d resumed %v, %v", second.ExitCode, second.Resumed, second.err)
+	}
+	finals := g.prsInto("main")
+	if len(finals) != 1 || len(g.mutationsInto("main")) != 1 {
+		t.Fatalf("%d PRs into main (%d creates), want exactly one", len(finals), len(g.mutationsInto("main")))
+	}
+	r, _, _ = ReadRun(second.Dir)
+	if r.FinalPR == nil || r.FinalPR.Number != finals[0].Number || !r.Finished {
+		t.Errorf("run records final PR %+v (finished %v), GitHub has #%d", r.FinalPR, r.Finished, finals[0].Number)
+	}
+	if got := closesRefs(finals[0].Body); !slices.Equal(got, []int{1, 2, 3}) {
+		t.Errorf("final PR closes %v, want [1 2 3]", got)
+	}
+
+	// A later run over the same issues finds them claimed by this one
+	// (merged, not yet closed): nothing to do, no second final PR.
+	third := g.run(1, 2, 3)
+	if third.err != nil || third.Resumed {
+		t.Fatalf("third run: resumed %v, %v", third.Resumed, third.err)
+	}
+	r3, _, _ := ReadRun(third.Dir)
+	for n := 1; n <= 3; n++ {
+		if lostClaim(r3, n) == "" {
+			t.Errorf("third run did not leave #%d as claimed by the first", n)
+		}
+	}
+	if prs := g.prsInto("main"); len(prs) != 1 {
+		t.Errorf("%d PRs into main after a third run, want 1", len(prs))
+	}
+	g.noDuplicateWrites(t)
+}
+
+// TestFinalPRRedoneFromAnyPointOfTheEnd replays the end of a finished run
+// from each event of it onwards, as if the supervisor had been killed right
+// after that event while GitHub and origin already hold everything the
+// full run did: the resume must finish without a second PR, comment or
+// label.
+func TestFinalPRRedoneFromAnyPointOfTheEnd(t *testing.T) {
+	g := newGHFixture(t)
+	g.ghIssue(1, "One", "Files: a/**")
+	g.ghIssue(2, "Two", "Files: b/**\n\nlocal-agent: result=needs-input question=\"Which one?\"")
+	res := g.run(1, 2)
+	if res.err != nil || res.ExitCode != ExitNeedPerson {
+		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
+	}
+	path := filepath.Join(res.Dir, EventsFile)
+	full, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(full), "\n"), "\n")
+	if !strings.Contains(lines[len(lines)-1], `"kind":"run_finished"`) {
+		t.Fatalf("the log does not end with run_finished: %s", lines[len(lines)-1])
+	}
+	// From the last merge (before it, the full run's cleanup has already
+	// removed worktrees a replay would need) to the line before
+	// run_finished: the base merge, the final PR, releases, renewals.
+	from := -1
+	for i, l := range lines {
+		if strings.Contains(l, `"kind":"merged"`) {
+			from = i
+		}
+	}
+	if from < 0 {
+		t.Fatal("no merged event in the log")
+	}
+	creates, comments := len(g.srv.MutationsOn(forgetest.RoutePullCreate)), len(g.srv.MutationsOn(forgetest.RouteCommentCreate))
+	for cut := from; cut < len(lines)-1; cut++ {
+		if err := os.WriteFile(path, []byte(strings.Join(lines[:cut+1], "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		again := g.run(1, 2)
+		if again.err != nil || again.ExitCode != ExitNeedPerson || !again.Resumed {
+			t.Fatalf("cut after line %d: exit %d resumed %v, %v", cut+1, again.ExitCode, again.Resumed, again.err)
+		}
+		if c := len(g.srv.MutationsOn(forgetest.RoutePullCreate)); c != creates {
+			t.Errorf("cut after line %d: %d PR creates, want %d", cut+1, c, creates)
+		}
+		if c := len(g.srv.MutationsOn(forgetest.RouteCommentCreate)); c != comments {
+			t.Errorf("cut after line %d: %d comments, want %d", cut+1, c, comments)
+		}
+	}
+	finals := g.prsInto("main")
+	if len(finals) != 1 || !slices.Equal(closesRefs(finals[0].Body), []int{1}) {
+		t.Errorf("final PRs %+v, want one closing #1 only", finals)
+	}
+	if !g.hasLabel(1, "wave:claimed") || g.hasLabel(2, "wave:claimed") {
+		t.Errorf("want merged #1 still labelled claimed and needs-input #2 released")
+	}
+	g.noDuplicateWrites(t)
+}
+
+// mutationsInto are the PR creations with base base.
+func (g *ghFixture) mutationsInto(base string) []forgetest.Mutation {
+	var out []forgetest.Mutation
+	for _, m := range g.srv.MutationsOn(forgetest.RoutePullCreate) {
+		if strings.HasSuffix(m.Summary, "→ "+base) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func TestFinalPRClosesOnlyMerged(t *testing.T) {
+	g := newGHFixture(t)
+	g.ghIssue(1, "Fixes #8 as well", "Files: a/**")
+	g.ghIssue(2, "Closes #7 and fixes #8", "Files: b/**\n\nlocal-agent: fail-attempts=9")
+	g.ghIssue(3, "Resolves #7", "Files: c/**\n\nlocal-agent: result=needs-input question=\"closes #8?\"")
+	g.ghIssue(7, "Bystander seven", "Files: d/**")
+	g.ghIssue(8, "Bystander eight", "Files: e/**")
+	res := g.run(1, 2, 3)
+	if res.err != nil || res.ExitCode != ExitNeedPerson {
+		t.Fatalf("run: exit %d, %v; want 43 (a parked and a needs-input issue)", res.ExitCode, res.err)
+	}
+	r, _, _ := ReadRun(res.Dir)
+	if r.Issues[1].State != backlog.StateMerged || r.Issues[2].State != backlog.StateParked || r.Issues[3].State != backlog.StateNeedsInput {
+		t.Fatalf("states #1 %s #2 %s #3 %s; want merged, parked, needs-input", r.Issues[1].State, r.Issues[2].State, r.Issues[3].State)
+	}
+	finals := g.prsInto("main")
+	if len(finals) != 1 {
+		t.Fatalf("%d final PRs, want 1", len(finals))
+	}
+	body := finals[0].Body
+	if got := closesRefs(body); !slices.Equal(got, []int{1}) {
+		t.Errorf("the final PR would close %v, want only the merged #1:\n%s", got, body)
+	}
+	for _, want := range []string{"#2", "#3", "closes #8?"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("final PR body does not mention %q (parked and needs-input issues are listed):\n%s", want, body)
+		}
+	}
+	// GitHub also closes issues named by keywords in the commit messages
+	// that reach the default branch: the wave branch's own commits must
+	// not carry an issue's title into one.
+	log := git(t, g.root, "log", "--format=%B", "origin/"+r.Info.WaveBranch, "^origin/main")
+	if got := closesRefs(log); len(got) > 0 {
+		t.Errorf("wave branch commit messages would close %v:\n%s", got, log)
+	}
+	// The worker PR's title carries the issue title, cleaned; its body
+	// closes nothing.
+	for _, p := range g.prsInto(r.Info.WaveBranch) {
+		if got := closesRefs(p.Body); len(got) > 0 {
+			t.Errorf("worker PR %d body would close %v", p.Number, got)
+		}
+	}
+	for _, n := range []int{7, 8} {
+		if is, _ := g.srv.Issue(n); is.State != "open" || len(is.Comments) > 0 || len(is.Labels) > 0 {
+			t.Errorf("bystander #%d was touched: %+v", n, is)
+		}
+	}
 }

@@ -41,11 +41,13 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 	if err := s.workerPR(ctx, is); err != nil {
 		return err
 	}
-	title := oneLine(is.Title)
+	// No issue text in the message: GitHub closes the issues that closing
+	// keywords in a commit message name once it reaches the default
+	// branch, so a title saying "Fixes #8" would close #8.
 	res, err := s.o.Git.Merge(ctx, gitops.MergeRequest{
 		Wave:    s.run().Info.WaveBranch,
 		Worker:  "refs/heads/" + is.Branch,
-		Message: fmt.Sprintf("Merge #%d: %s\n\nWorker branch %s, backlog run %s.", n, title, is.Branch, s.run().Info.ID),
+		Message: fmt.Sprintf("Merge #%d: worker branch %s\n\nBacklog run %s.", n, is.Branch, s.run().Info.ID),
 		Verify:  s.verifier(n),
 	})
 	switch {

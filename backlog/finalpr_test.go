@@ -1,0 +1,96 @@
+package backlog
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// closingRefs are the issues GitHub would close for body: a closing
+// keyword then #n (or owner/repo#n), outside code spans.
+func closingRefs(body string) []int {
+	re := regexp.MustCompile(`(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b:?\s+(?:[\w.-]+/[\w.-]+)?#(\d+)`)
+	var out []int
+	for _, m := range re.FindAllStringSubmatch(withoutCodeSpans(body), -1) {
+		n, _ := strconv.Atoi(m[1])
+		out = append(out, n)
+	}
+	return out
+}
+
+// withoutCodeSpans drops markdown code spans: a run of k backticks up to
+// the next run of exactly k; an unmatched run is literal.
+func withoutCodeSpans(s string) string {
+	var b strings.Builder
+	run := func(i int) int {
+		k := 0
+		for i+k < len(s) && s[i+k] == '`' {
+			k++
+		}
+		return k
+	}
+	for i := 0; i < len(s); {
+		if s[i] != '`' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		k, end := run(i), -1
+		for j := i + k; j < len(s); {
+			if m := run(j); m == k {
+				end = j + m
+				break
+			} else if m > 0 {
+				j += m
+			} else {
+				j++
+			}
+		}
+		if end < 0 {
+			b.WriteString(s[i : i+k])
+			i += k
+			continue
+		}
+		i = end
+	}
+	return b.String()
+}
+
+func TestFinalPRBodyClosesOnlyMergedIssuesWhateverTheirTextSays(t *testing.T) {
+	evs := []Event{
+		{Kind: EvRunStarted, Run: &RunInfo{ID: "r1", WaveBranch: "wave/2026-07-01-x", Base: "main", Default: "main"}},
+		{Kind: EvIssue, Issue: 1, Title: "Fixes #8 too"},
+		{Kind: EvMerged, Issue: 1, Commit: "abc"},
+		{Kind: EvPR, Issue: 1, URL: "https://github.example/acme/app/pull/11", Number: 11},
+		{Kind: EvIssue, Issue: 2, Title: "Closes #7 and fixes acme/app#8"},
+		{Kind: EvConflict, Issue: 2, Files: []string{"Closes #9", "src/`fixes #10`.go"}},
+		{Kind: EvConflict, Issue: 2, Files: []string{"Closes #9", "src/`fixes #10`.go"}},
+		{Kind: EvParked, Issue: 2, Detail: "resolves #11", Question: "close #12?", Files: []string{"Closes #9", "src/`fixes #10`.go"}},
+		{Kind: EvIssue, Issue: 3, Title: "Resolved #13"},
+		{Kind: EvNeedsInput, Issue: 3, Question: "fixed #14?"},
+	}
+	r := Reduce(evs)
+	body := FinalPRBody(FinalPRInput{Run: r, DefaultBase: true, Marker: "<!-- m -->", BaseConflict: "Closes #15"})
+	if got := closingRefs(body); !slices.Equal(got, []int{1}) {
+		t.Errorf("the body closes %v, want only the merged #1:\n%s", got, body)
+	}
+	for _, want := range []string{"Closes #1\n", "https://github.example/acme/app/pull/11", "#2", "#3", "Closes #9"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
+}
+
+func TestFinalPRBodyOnAnotherBaseSaysHowToClose(t *testing.T) {
+	r := Reduce([]Event{
+		{Kind: EvRunStarted, Run: &RunInfo{ID: "r1", WaveBranch: "wave/x", Base: "develop", Default: "main"}},
+		{Kind: EvIssue, Issue: 4, Title: "Four"},
+		{Kind: EvMerged, Issue: 4},
+	})
+	body := FinalPRBody(FinalPRInput{Run: r, DefaultBase: false, CloseCommand: "wave-orchestrator backlog close --run r1"})
+	if !strings.Contains(body, "`develop` is not the default branch") || !strings.Contains(body, "backlog close --run r1") {
+		t.Errorf("body does not say the issues will not auto-close and how to close them:\n%s", body)
+	}
+}
