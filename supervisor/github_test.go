@@ -309,3 +309,151 @@ func TestFinalPRClosesOnlyMerged(t *testing.T) {
 		}
 	}
 }
+
+func TestDroppedCommentResponseNotReposted(t *testing.T) {
+	g := newGHFixture(t)
+	for n := 1; n <= 3; n++ {
+		g.ghIssue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// #1's claim comment: applied, response lost; the same supervisor
+	// goes on. #2's: applied, response lost, and the supervisor dies.
+	g.srv.DropResponseNext(forgetest.RouteCommentCreate)
+	g.onNth(forgetest.RouteCommentCreate, 2, true, cancel)
+	first := g.runCtx(ctx, nil, 1, 2, 3)
+	if first.err == nil {
+		t.Fatalf("the first life should have died at #2's comment; it ended %+v", first.Result)
+	}
+	if c := g.markers(1, "claim"); c != 1 {
+		t.Errorf("#1 has %d claim comments after a lost response, want 1", c)
+	}
+	if c := g.markers(2, "claim"); c != 1 {
+		t.Fatalf("#2 has %d claim comments after the crash, want the 1 GitHub applied", c)
+	}
+	second := g.run(1, 2, 3)
+	if second.err != nil || second.ExitCode != ExitOK || !second.Resumed {
+		t.Fatalf("resume: exit %d resumed %v, %v", second.ExitCode, second.Resumed, second.err)
+	}
+	for n := 1; n <= 3; n++ {
+		if c := g.markers(n, "claim"); c != 1 {
+			t.Errorf("#%d has %d claim comments, want 1", n, c)
+		}
+	}
+	if c := len(g.srv.MutationsOn(forgetest.RouteCommentCreate)); c != 3 {
+		t.Errorf("GitHub applied %d comment creations, want 3", c)
+	}
+	g.noDuplicateWrites(t)
+}
+
+func TestRateLimitAndServerErrorsMidRun(t *testing.T) {
+	g := newGHFixture(t)
+	for n := 1; n <= 3; n++ {
+		g.ghIssue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
+	}
+	reset := time.Now().Add(10 * time.Minute)
+	// Mid-run, each fault on the request right after a write of the run:
+	// a primary limit after the first label, a secondary limit (Retry-After)
+	// after the first comment, a run of 5xx after the first worker PR;
+	// and a label write that GitHub applies but answers with a 502.
+	g.onNth(forgetest.RouteLabelsAdd, 1, false, func() { g.srv.RateLimitNext(true, reset) })
+	g.onNth(forgetest.RouteCommentCreate, 1, false, func() { g.srv.SecondaryLimitNext(429, 42*time.Second) })
+	g.onNth(forgetest.RoutePullCreate, 1, false, func() { g.srv.Fail5xx(2) })
+	g.onNth(forgetest.RouteLabelsAdd, 2, false, func() { g.srv.ApplyThenFailNext(forgetest.RouteLabelsAdd, 502) })
+	g.srv.FailNextOn(forgetest.RoutePullCreate, 503) // the first worker PR: refused, not applied
+	res := g.run(1, 2, 3)
+	if res.err != nil || res.ExitCode != ExitOK {
+		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
+	}
+	if res.Tally.Merged != 3 {
+		t.Errorf("tally %+v, want 3 merged", res.Tally)
+	}
+	waits := g.srv.Sleeper().Waits()
+	var primary, secondary bool
+	for _, w := range waits {
+		primary = primary || (w > 9*time.Minute && w <= 11*time.Minute)
+		secondary = secondary || w == 42*time.Second
+	}
+	if !primary || !secondary {
+		t.Errorf("waits %v: want one until the primary reset (~10m) and one of the Retry-After (42s)", waits)
+	}
+	logs := g.logs.String()
+	for _, want := range []string{"rate limit reached; waiting until", "secondary rate limit reached; waiting 42s", "retrying"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("forge logs do not say %q:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, forgetest.Token) || strings.Contains(res.out, forgetest.Token) {
+		t.Errorf("the token appears in the output")
+	}
+	for n := 1; n <= 3; n++ {
+		if c := g.markers(n, "claim"); c != 1 || !g.hasLabel(n, "wave:claimed") {
+			t.Errorf("#%d: %d claim comments, labelled %v; want 1 and labelled", n, c, g.hasLabel(n, "wave:claimed"))
+		}
+	}
+	if prs := g.srv.PRs(); len(prs) != 4 {
+		t.Errorf("%d PRs, want 3 worker PRs and 1 final", len(prs))
+	}
+	g.noDuplicateWrites(t)
+}
+
+func TestBaseNotDefaultBranchClosesIssuesOnlyAfterTheFinalPRMerged(t *testing.T) {
+	g := newGHFixture(t)
+	git(t, g.root, "push", "-q", "origin", "main:develop")
+	g.ghIssue(1, "One", "Files: a/**")
+	g.ghIssue(2, "Two", "Files: b/**")
+	g.ghIssue(3, "Parked", "Files: c/**\n\nlocal-agent: fail-attempts=9")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res := g.runCtx(ctx, func(o *Options) { o.Base = "develop" }, 1, 2, 3)
+	if res.err != nil || res.ExitCode != ExitNeedPerson {
+		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
+	}
+	finals := g.prsInto("develop")
+	if len(finals) != 1 || len(g.prsInto("main")) != 0 {
+		t.Fatalf("final PRs into develop %+v, into main %+v; want one into develop", finals, g.prsInto("main"))
+	}
+	body := finals[0].Body
+	if !strings.Contains(body, "`develop` is not the default branch") || !strings.Contains(body, "backlog close --run "+res.RunID) {
+		t.Errorf("the body does not say the issues will not auto-close and how to close them:\n%s", body)
+	}
+	closeRun := func() (int, error) {
+		out := &syncBuffer{}
+		o := g.options(ctx, out)
+		return Close(ctx, res.Dir, g.client(), o.Git, o.Config, out)
+	}
+	if n, err := closeRun(); err == nil || n != 0 || !strings.Contains(err.Error(), "not merged") {
+		t.Fatalf("close before the PR merged: closed %d, err %v; want a refusal", n, err)
+	}
+	if m := g.srv.MutationsOn(forgetest.RouteIssueEdit); len(m) != 0 {
+		t.Fatalf("issues edited before the final PR merged: %+v", m)
+	}
+	g.srv.SetPRState(finals[0].Number, "closed", false) // closed unmerged
+	if n, err := closeRun(); err == nil || n != 0 {
+		t.Fatalf("close after the PR was closed unmerged: closed %d, err %v; want a refusal", n, err)
+	}
+	g.srv.SetPRState(finals[0].Number, "closed", true)
+	if n, err := closeRun(); err != nil || n != 2 {
+		t.Fatalf("close after the merge: closed %d, %v; want the 2 merged issues", n, err)
+	}
+	for n := 1; n <= 3; n++ {
+		is, _ := g.srv.Issue(n)
+		wantClosed := n != 3
+		if (is.State == "closed") != wantClosed {
+			t.Errorf("#%d is %s, want closed=%v (only merged issues close)", n, is.State, wantClosed)
+		}
+		if g.hasLabel(n, "wave:claimed") {
+			t.Errorf("#%d still carries the claim label", n)
+		}
+		if slices.Contains(g.originBranches(), "refs/heads/wave-claims/"+itoa(n)) {
+			t.Errorf("#%d's claim ref is still on origin", n)
+		}
+	}
+	// Closing again changes nothing.
+	if _, err := closeRun(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	if m := g.srv.MutationsOn(forgetest.RouteIssueEdit); len(m) != 2 {
+		t.Errorf("%d issue edits, want 2 (each merged issue closed once): %+v", len(m), m)
+	}
+}
