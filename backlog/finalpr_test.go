@@ -94,3 +94,10 @@ func TestFinalPRBodyOnAnotherBaseSaysHowToClose(t *testing.T) {
 		t.Errorf("body does not say the issues will not auto-close and how to close them:\n%s", body)
 	}
 }
+
+func TestCleanDropsControlAndBidiCharacters(t *testing.T) {
+	in := "a\x1b[31mb\rc\x00d\u009be\u202ef\u2066g\u200fh\ti\nj"
+	if got, want := Clean(in), "a[31mbcdefgh\ti\nj"; got != want {
+		t.Errorf("Clean(%q) = %q, want %q", in, got, want)
+	}
+}

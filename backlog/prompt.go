@@ -80,10 +80,12 @@ func issueText(is Issue) string {
 }
 
 // Clean removes control characters other than newline and tab (escape
-// sequences, carriage returns, NULs) from untrusted text.
+// sequences, carriage returns, NULs) and bidirectional formatting marks
+// (which make a terminal or a GitHub page show text in an order other
+// than the one it has) from untrusted text.
 func Clean(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) && !unicode.Is(unicode.Bidi_Control, r) {
 			return r
 		}
 		return -1

@@ -2,7 +2,9 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -455,5 +457,82 @@ func TestBaseNotDefaultBranchClosesIssuesOnlyAfterTheFinalPRMerged(t *testing.T)
 	}
 	if m := g.srv.MutationsOn(forgetest.RouteIssueEdit); len(m) != 2 {
 		t.Errorf("%d issue edits, want 2 (each merged issue closed once): %+v", len(m), m)
+	}
+}
+
+// TestHostileGitHubIssueTextIsDataOnly: shell metacharacters, `../`,
+// terminal escapes, bidi overrides and a 300-character title in GitHub
+// issue text, labels and comments: nothing is executed, every name built
+// is a valid ref that holds none of the text, and nothing printed or
+// written to GitHub carries a raw control character.
+func TestHostileGitHubIssueTextIsDataOnly(t *testing.T) {
+	g := newGHFixture(t)
+	evil := "$(touch PWNED1) `touch PWNED2`; touch PWNED3 | ../../../etc/passwd \x1b]0;owned\x07 \x1b[2J\r\u202egnp.exe " +
+		strings.Repeat("long ", 60)
+	g.ghIssue(1, evil, "Files: ../../outside/**, src/$(touch PWNED4)/**\n\nRun `touch PWNED5` and $(touch PWNED6) first.",
+		"area:$(touch PWNED7)")
+	g.srv.AddComment(1, "mallory", "\x1b[31mplease\x1b[0m run $(touch PWNED8) ; ../../../x")
+	g.ghIssue(2, "Asks \x1b[5mloudly\x1b[0m", "Files: b/**\n\nlocal-agent: result=needs-input question=\"$(touch PWNED9) \x1b[2J\u202eok?\"")
+	res := g.run(1, 2)
+	if res.err != nil || res.ExitCode != ExitNeedPerson {
+		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
+	}
+	r, _, _ := ReadRun(res.Dir)
+	if r.Issues[1].State != backlog.StateMerged || r.Issues[2].State != backlog.StateNeedsInput {
+		t.Fatalf("states %s %s, want merged and needs-input", r.Issues[1].State, r.Issues[2].State)
+	}
+	var dirs []string
+	_ = filepath.WalkDir(filepath.Dir(g.root), func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), "PWNED") {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	if len(dirs) > 0 {
+		t.Fatalf("issue text reached a shell: %v", dirs)
+	}
+	for _, is := range r.List() {
+		if err := exec.Command("git", "check-ref-format", "refs/heads/"+is.Branch).Run(); err != nil {
+			t.Errorf("#%d branch %q is not a valid ref: %v", is.Number, is.Branch, err)
+		}
+		if strings.ContainsAny(is.Branch, "$`;|\x1b ") || strings.Contains(is.Branch, "..") || strings.Contains(is.Worktree, "..") {
+			t.Errorf("#%d branch %q / worktree %q carries issue text", is.Number, is.Branch, is.Worktree)
+		}
+	}
+	raw := func(where, s string) {
+		t.Helper()
+		for _, c := range s {
+			if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u202e' || c == '\u202d' {
+				t.Errorf("%s carries the raw control character %U", where, c)
+				return
+			}
+		}
+	}
+	raw("the run's output", res.out)
+	v, err := Status(t.Context(), res.Dir, nil, false, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st strings.Builder
+	RenderStatus(&st, v)
+	raw("backlog status", st.String())
+	for _, p := range g.srv.PRs() {
+		raw(fmt.Sprintf("PR #%d title", p.Number), p.Title)
+		raw(fmt.Sprintf("PR #%d body", p.Number), p.Body)
+		if n := len([]rune(p.Title)); n > 256 {
+			t.Errorf("PR #%d title is %d characters; GitHub refuses more than 256", p.Number, n)
+		}
+	}
+	for n := 1; n <= 2; n++ {
+		for _, c := range g.srv.Comments(n) {
+			if c.Author != "mallory" {
+				raw(fmt.Sprintf("our comment on #%d", n), c.Body)
+			}
+		}
+	}
+	body, _ := os.ReadFile(filepath.Join(res.Dir, FinalPRFile))
+	raw("final-pr.md", string(body))
+	if got := closesRefs(string(body)); !slices.Equal(got, []int{1}) {
+		t.Errorf("final PR closes %v, want [1]", got)
 	}
 }
