@@ -24,7 +24,7 @@ type ghFixture struct {
 
 const ghOwner, ghRepo = "acme", "app"
 
-func newGHFixture(t *testing.T) *ghFixture {
+func newGHFixture(t testing.TB) *ghFixture {
 	t.Helper()
 	g := &ghFixture{fixture: newFixture(t), srv: forgetest.NewServer(t, ghOwner, ghRepo), logs: &syncBuffer{}}
 	g.config = ghConfig(g.srv.URL)

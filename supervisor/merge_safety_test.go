@@ -1,14 +1,18 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
 // Merge-safety facts a user relies on, proven through whole supervised
@@ -283,6 +287,9 @@ exit 0
 	} else if out := git(t, g.root, "log", "--format=%s", "-1", r.Issues[1].Branch); out != "late work on #1" {
 		t.Errorf("#1's branch tip is %q, want the late commit", out)
 	}
+	if out := git(t, g.origin, "log", "--format=%s", "refs/heads/"+r.Info.WaveBranch); strings.Contains(out, "Merge #3:") {
+		t.Errorf("a failed verify moved the wave branch:\n%s", out)
+	}
 	if !has(origin, 3) || !has(local, 3) || !exists(3) {
 		t.Errorf("parked #3: on origin %v, local %v, worktree %v; want all kept", has(origin, 3), has(local, 3), exists(3))
 	}
@@ -290,5 +297,114 @@ exit 0
 		if p.Head == r.Issues[3].Branch && p.State != "open" {
 			t.Errorf("parked #3's worker PR is %s, want it left open", p.State)
 		}
+	}
+}
+
+// TestWavePushRejectedMidMergeRetriesWithoutLoss: someone pushes to the
+// wave branch while a merge is verified; the supervisor's push under its
+// lease is refused, it fetches, merges again on top and records one merge:
+// the foreign commit and the worker's both end up on the wave branch.
+func TestWavePushRejectedMidMergeRetriesWithoutLoss(t *testing.T) {
+	f := newFixture(t)
+	other := filepath.Join(t.TempDir(), "other")
+	git(t, filepath.Dir(other), "clone", "-q", f.origin, other)
+	f.issue(1, "One", "Files: a/**")
+	f.verifyGate(`if [ "$WAVE_ISSUE_NUMBER" = 1 ] && [ ! -e "$RUNS/../moved" ]; then
+  touch "$RUNS/../moved"
+  cd ` + shellQuote(other) + ` && git fetch -q origin && b=$(git for-each-ref --format='%(refname:lstrip=3)' 'refs/remotes/origin/wave/*' | grep -v -- '-i[0-9]*$' | head -1) &&
+  git checkout -q -B side "origin/$b" && echo foreign > foreign.txt && git add foreign.txt &&
+  git -c user.name=u -c user.email=u@example.com commit -q -m "foreign commit" && git push -q origin "HEAD:refs/heads/$b" || exit 1
+fi
+exit 0
+`)
+	res := f.run(1)
+	if res.err != nil || res.ExitCode != ExitOK {
+		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
+	}
+	r, _, _ := ReadRun(res.Dir)
+	wave := r.Info.WaveBranch
+	if _, ok := f.originFile(wave, "foreign.txt"); !ok {
+		t.Errorf("the foreign commit was lost from %s", wave)
+	}
+	if _, ok := f.originFile(wave, "backlog-work/issue-1.md"); !ok {
+		t.Errorf("#1's work is not on %s", wave)
+	}
+	evs := f.events(res.Dir)
+	if i := eventIndex(evs, backlog.EvMerged, 1, 2); i >= 0 || eventIndex(evs, backlog.EvMerged, 1, 1) < 0 {
+		t.Errorf("want exactly one merged event for #1")
+	}
+	if out := git(t, f.origin, "log", "--format=%s", "refs/heads/"+wave); strings.Count(out, "Merge #1:") != 1 || !strings.Contains(out, "foreign commit") {
+		t.Errorf("wave branch log:\n%s\nwant one merge of #1 and the foreign commit", out)
+	}
+	// What landed was verified: the merge made on top of the foreign
+	// commit ran the verify step again.
+	runs := 0
+	for _, ev := range evs {
+		if ev.Kind == backlog.EvVerify && ev.Issue == 1 && ev.Outcome == "running" {
+			runs++
+		}
+	}
+	if runs != 2 {
+		t.Errorf("verify ran %d times for #1, want 2 (before and after the rejected push)", runs)
+	}
+}
+
+// TestKilledWorkerIsSalvagedWithItsUncommittedWork: a worker killed with
+// SIGKILL in the middle of its work, uncommitted changes in its worktree,
+// is snapshotted and relaunched once in the same worktree, where its
+// changes still are; the relaunch commits them and the issue merges.
+func TestKilledWorkerIsSalvagedWithItsUncommittedWork(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "Dies mid-work", "Files: w/**")
+	f.shellWorkers(`if [ "$WAVE_ATTEMPT" = 1 ]; then
+  mkdir -p w && echo "half done by attempt 1" > w/wip.txt
+  echo "working..."
+  exec sleep 600
+fi
+[ -e w/wip.txt ] || { echo "the salvage lost w/wip.txt"; exit 1; }
+gitc add w/wip.txt && gitc commit -q -m "Finish #1" && echo "[backlog-result] state=done detail=finished the salvaged work"
+`)
+	done := make(chan result, 1)
+	go func() { done <- f.run(1) }()
+	// Kill the agent once it is at work with the file written.
+	deadline := time.Now().Add(time.Minute)
+	for killed := false; !killed; {
+		if time.Now().After(deadline) {
+			t.Fatal("the first attempt never got to work")
+		}
+		time.Sleep(50 * time.Millisecond)
+		recs, _ := filepath.Glob(filepath.Join(RunsRoot(f.layout().StateDir), "*", "runs", "i1-a1", "runtime.json"))
+		wts, _ := filepath.Glob(filepath.Join(filepath.Dir(f.root), "worktrees", "*", "i1", "w", "wip.txt"))
+		if len(recs) != 1 || len(wts) != 1 {
+			continue
+		}
+		var rec runtime.Record
+		b, err := os.ReadFile(recs[0])
+		if err != nil || json.Unmarshal(b, &rec) != nil || rec.ExecutorPid <= 0 || rec.TerminalDisposition != runtime.Running {
+			continue
+		}
+		if err := syscall.Kill(rec.ExecutorPid, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill the agent: %v", err)
+		}
+		killed = true
+	}
+	res := <-done
+	if res.err != nil || res.ExitCode != ExitOK {
+		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
+	}
+	r, _, _ := ReadRun(res.Dir)
+	is := r.Issues[1]
+	if is.State != backlog.StateMerged || is.Salvages != 1 || is.Attempts != 2 {
+		t.Fatalf("#1: %s after %d attempts, %d salvages; want merged after one salvage", is.State, is.Attempts, is.Salvages)
+	}
+	if tree := git(t, f.root, "ls-tree", "-r", "--name-only", is.SalvageRefs[0]); !strings.Contains(tree, "w/wip.txt") {
+		t.Errorf("salvage ref %s lacks the uncommitted w/wip.txt:\n%s", is.SalvageRefs[0], tree)
+	}
+	if body, ok := f.originFile(r.Info.WaveBranch, "w/wip.txt"); !ok || !strings.Contains(body, "attempt 1") {
+		t.Errorf("the wave branch lacks the killed attempt's work: %q", body)
+	}
+	evs := f.events(res.Dir)
+	if a1, a2 := eventIndex(evs, backlog.EvWorkerStarted, 1, 1), eventIndex(evs, backlog.EvWorkerStarted, 1, 2); evs[a1].Worktree != evs[a2].Worktree {
+		t.Errorf("relaunched in %s, first ran in %s; want the same worktree", evs[a2].Worktree, evs[a1].Worktree)
 	}
 }

@@ -1,0 +1,79 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+)
+
+// BenchmarkDispatch20 is a bounded run of 20 issues with instant local
+// workers against the fake GitHub (worker PRs on) and a bare origin, real
+// tmux. Reported per run: claim→PR (first claim to the final PR recorded,
+// seconds), start→claim and PR→end (run_started to the first claim, the
+// final PR to run_finished: releases, claim renewals, cleanup),
+// gh-calls/issue (every HTTP request the fake received),
+// git-calls/issue (git processes the supervisor ran; workers' own not
+// counted) and ms/merge (merge_started → merged of a clean merge, no
+// verify, averaged).
+//
+//	go test ./supervisor -run '^$' -bench Dispatch20 -benchtime 3x
+func BenchmarkDispatch20(b *testing.B) {
+	const issues = 20
+	var claimToPR, startToClaim, prToEnd, ghCalls, gitCalls, perMerge float64
+	for b.Loop() {
+		b.StopTimer()
+		g := newGHFixture(b)
+		nums := make([]int, issues)
+		for i := range nums {
+			nums[i] = i + 1
+			g.ghIssue(i+1, fmt.Sprintf("Issue %d", i+1), fmt.Sprintf("Files: part%d/**", i+1))
+		}
+		var repo *gitops.Repo
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		b.StartTimer()
+		res := g.runCtx(ctx, func(o *Options) { repo = o.Git }, nums...)
+		b.StopTimer()
+		cancel()
+		if res.err != nil || res.ExitCode != ExitOK || res.Tally.Merged != issues {
+			b.Fatalf("run: exit %d, tally %+v, %v\n%s", res.ExitCode, res.Tally, res.err, res.out)
+		}
+		evs := g.events(res.Dir)
+		var startedAt, firstClaim, finalPR, finished time.Time
+		started := map[int]time.Time{}
+		var merges time.Duration
+		for _, ev := range evs {
+			switch {
+			case ev.Kind == backlog.EvRunStarted:
+				startedAt = ev.At
+			case ev.Kind == backlog.EvRunFinished:
+				finished = ev.At
+			case ev.Kind == backlog.EvClaimed && firstClaim.IsZero():
+				firstClaim = ev.At
+			case ev.Kind == backlog.EvPR && ev.Issue == 0:
+				finalPR = ev.At
+			case ev.Kind == backlog.EvMergeStarted:
+				started[ev.Issue] = ev.At
+			case ev.Kind == backlog.EvMerged:
+				merges += ev.At.Sub(started[ev.Issue])
+			}
+		}
+		claimToPR += finalPR.Sub(firstClaim).Seconds()
+		startToClaim += firstClaim.Sub(startedAt).Seconds()
+		prToEnd += finished.Sub(finalPR).Seconds()
+		ghCalls += float64(g.srv.Total()) / issues
+		gitCalls += float64(repo.Calls()) / issues
+		perMerge += float64(merges.Milliseconds()) / issues
+		b.StartTimer()
+	}
+	n := float64(b.N)
+	b.ReportMetric(claimToPR/n, "claim→PR-s")
+	b.ReportMetric(startToClaim/n, "start→claim-s")
+	b.ReportMetric(prToEnd/n, "PR→end-s")
+	b.ReportMetric(ghCalls/n, "gh-calls/issue")
+	b.ReportMetric(gitCalls/n, "git-calls/issue")
+	b.ReportMetric(perMerge/n, "ms/merge")
+}
