@@ -63,6 +63,10 @@ type Repo struct {
 	// fetchMu serialises fetches into our private ref namespaces: two
 	// fetches updating one local ref fail on its lock file.
 	fetchMu sync.Mutex
+	// branchOK holds branch names git check-ref-format accepted: the
+	// answer depends on the name only, and the wave branch's is asked for
+	// by almost every operation.
+	branchOK sync.Map
 }
 
 // Open returns the clone containing dir.

@@ -79,9 +79,13 @@ func (r *Repo) checkBranch(ctx context.Context, name string) error {
 	if err := preCheckName(name); err != nil {
 		return err
 	}
+	if _, ok := r.branchOK.Load(name); ok {
+		return nil
+	}
 	if _, err := r.git(ctx, r.Dir, "check-ref-format", "--branch", name); err != nil {
 		return fmt.Errorf("invalid branch name %q: %w", sanitize(name), err)
 	}
+	r.branchOK.Store(name, true)
 	return nil
 }
 

@@ -62,6 +62,25 @@ func TestCheckRefFormat(t *testing.T) {
 	}
 }
 
+func TestCheckBranchAsksGitOncePerName(t *testing.T) {
+	r := newClone(t, newOrigin(t))
+	ctx := ctxT(t)
+	before := r.Calls()
+	for range 3 {
+		if err := r.checkBranch(ctx, "wave/2025-01-01-backlog"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.Calls() - before; got != 1 {
+		t.Errorf("three checks of one valid name ran git %d times, want 1", got)
+	}
+	for range 2 {
+		if err := r.checkBranch(ctx, "a..b"); err == nil {
+			t.Fatal("a..b accepted")
+		}
+	}
+}
+
 func TestParseVersion(t *testing.T) {
 	for in, want := range map[string][2]int{
 		"git version 2.39.5\n":                 {2, 39},

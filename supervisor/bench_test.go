@@ -17,13 +17,16 @@ import (
 // final PR to run_finished: releases, claim renewals, cleanup),
 // gh-calls/issue (every HTTP request the fake received),
 // git-calls/issue (git processes the supervisor ran; workers' own not
-// counted) and ms/merge (merge_started → merged of a clean merge, no
-// verify, averaged).
+// counted), ms/merge (merge_started → merged of a clean merge without
+// verify, averaged; it includes pushing the worker branch and opening its
+// PR) and ms/git-merge (the worker PR recorded → merged: the merge engine
+// alone — fetch, merge-tree, commit-tree, update-ref, push under lease,
+// fetch and ancestry check).
 //
 //	go test ./supervisor -run '^$' -bench Dispatch20 -benchtime 3x
 func BenchmarkDispatch20(b *testing.B) {
 	const issues = 20
-	var claimToPR, startToClaim, prToEnd, ghCalls, gitCalls, perMerge float64
+	var claimToPR, startToClaim, prToEnd, ghCalls, gitCalls, perMerge, perGitMerge float64
 	for b.Loop() {
 		b.StopTimer()
 		g := newGHFixture(b)
@@ -43,8 +46,8 @@ func BenchmarkDispatch20(b *testing.B) {
 		}
 		evs := g.events(res.Dir)
 		var startedAt, firstClaim, finalPR, finished time.Time
-		started := map[int]time.Time{}
-		var merges time.Duration
+		started, opened := map[int]time.Time{}, map[int]time.Time{}
+		var merges, gitMerges time.Duration
 		for _, ev := range evs {
 			switch {
 			case ev.Kind == backlog.EvRunStarted:
@@ -55,10 +58,13 @@ func BenchmarkDispatch20(b *testing.B) {
 				firstClaim = ev.At
 			case ev.Kind == backlog.EvPR && ev.Issue == 0:
 				finalPR = ev.At
+			case ev.Kind == backlog.EvPR:
+				opened[ev.Issue] = ev.At
 			case ev.Kind == backlog.EvMergeStarted:
 				started[ev.Issue] = ev.At
 			case ev.Kind == backlog.EvMerged:
 				merges += ev.At.Sub(started[ev.Issue])
+				gitMerges += ev.At.Sub(opened[ev.Issue])
 			}
 		}
 		claimToPR += finalPR.Sub(firstClaim).Seconds()
@@ -67,6 +73,7 @@ func BenchmarkDispatch20(b *testing.B) {
 		ghCalls += float64(g.srv.Total()) / issues
 		gitCalls += float64(repo.Calls()) / issues
 		perMerge += float64(merges.Milliseconds()) / issues
+		perGitMerge += float64(gitMerges.Milliseconds()) / issues
 		b.StartTimer()
 	}
 	n := float64(b.N)
@@ -76,4 +83,5 @@ func BenchmarkDispatch20(b *testing.B) {
 	b.ReportMetric(ghCalls/n, "gh-calls/issue")
 	b.ReportMetric(gitCalls/n, "git-calls/issue")
 	b.ReportMetric(perMerge/n, "ms/merge")
+	b.ReportMetric(perGitMerge/n, "ms/git-merge")
 }
