@@ -91,10 +91,10 @@ func newFixture(t testing.TB) *fixture {
 	return f
 }
 
-// clone is a second clone of f's origin (another machine, or another
+// otherClone is a second clone of f's origin (another machine, or another
 // checkout): its own lane state, tmux server and worktrees, the same
 // origin and the same issue source maker.
-func (f *fixture) clone(name string) *fixture {
+func (f *fixture) otherClone(name string) *fixture {
 	f.t.Helper()
 	c := &fixture{t: f.t, origin: f.origin, root: filepath.Join(f.t.TempDir(), name), lane: f.lane, config: f.config,
 		newSource: f.newSource}

@@ -21,7 +21,7 @@ func TestTwoSupervisorsRaceForTheSameIssues(t *testing.T) {
 		rounds = 3
 	}
 	g := newGHFixture(t)
-	a, b := g.fixture, g.clone("other")
+	a, b := g.fixture, g.otherClone("other")
 	atClaim, atPlan := 0, 0
 	for round := range rounds {
 		issues := []int{3*round + 1, 3*round + 2, 3*round + 3}
