@@ -207,6 +207,15 @@ func (b *TmuxBackend) Terminate(ctx context.Context, runDir string, grace time.D
 		}
 		return fmt.Errorf("terminate %s: %w", runDir, err)
 	}
+	if rec.RunnerPid == 0 {
+		// Still launching: the runner (the pane's process) may be starting
+		// this instant and has recorded nothing yet. Killing only the
+		// session would leave it running, since agents outlive their
+		// session: signal the pane's process as the runner.
+		if pr, err := b.paneRecord(ctx, runDir); err == nil && pr.RunnerPid != 0 {
+			rec.RunnerPid, rec.RunnerStartTime = pr.RunnerPid, pr.RunnerStartTime
+		}
+	}
 	if rec.RunnerPid != 0 {
 		if err := Terminate(ctx, *rec, grace); err != nil {
 			return fmt.Errorf("terminate %s: %w", rec.RunID, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,4 +239,35 @@ func TestHostileWordsPassLiterally(t *testing.T) {
 			t.Fatalf("PWNED created in %s", d)
 		}
 	}
+}
+
+// A run stopped while its record still says launching (the runner has not
+// written yet) must not keep running: agents outlive their session, so
+// killing the session alone ends nothing.
+func TestTerminateWhileLaunchingStopsThePanesRunner(t *testing.T) {
+	h := newHarness(t)
+	dir := filepath.Join(t.TempDir(), "w1-A1-a1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A pane process that has not written its record: it stands for a
+	// runner caught between exec and its first write.
+	ctx := context.Background()
+	if err := h.tm.NewSession(ctx, tmuxadapter.SessionSpec{Name: "w1-A1", Argv: []string{"sleep", "300"}, Cwd: dir}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.tm.PaneInfo(ctx, "w1-A1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(filepath.Join(dir, "launch.json"), map[string]any{"runId": "w1-A1-a1", "sessionName": "w1-A1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(filepath.Join(dir, "runtime.json"), Record{RunID: "w1-A1-a1", SessionName: "w1-A1", TerminalDisposition: Launching}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.b.Terminate(ctx, dir, 200*time.Millisecond, true); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the pane's process to be stopped", func() bool { return !ProcAlive(p.Pid, 0) })
 }
