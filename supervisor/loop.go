@@ -93,8 +93,13 @@ func (s *Supervisor) busy() int {
 // run whose group predecessors are final, then (once) the bounded plan or
 // (unbounded) a fresh plan against the work in flight.
 func (s *Supervisor) refill(ctx context.Context) error {
-	if s.run().LastPlan == nil || (len(s.run().Info.Bounded) == 0 && s.wantMore()) {
+	bounded := len(s.run().Info.Bounded) > 0
+	if s.run().LastPlan == nil || (!bounded && s.wantMore()) {
 		if err := s.plan(ctx); err != nil {
+			return err
+		}
+	} else if bounded {
+		if err := s.take(ctx, s.run().LastPlan.Groups); err != nil {
 			return err
 		}
 	}
@@ -166,20 +171,13 @@ func (s *Supervisor) plan(ctx context.Context) error {
 		s.printf("plan: %d issue(s) in %d group(s) by conflict surface, %d worker(s) at once", len(p.Order), len(p.Groups), min(p.Width, s.o.Width))
 	}
 	bounded := len(s.run().Info.Bounded) > 0
-	free := s.o.Width - s.busy()
-	taken := 0
-	for _, g := range p.Groups {
-		if !bounded && taken >= free {
-			break
-		}
-		taken++
-		for _, n := range g.Issues {
-			is := s.issues[n]
-			sf := backlog.ParseSurface(is.Body, is.Labels)
-			if err := s.emit(backlog.Event{Kind: backlog.EvIssue, Issue: n, Title: backlog.Clean(is.Title), Surface: &sf, Group: g.Issues[0]}); err != nil {
-				return err
-			}
-		}
+	groups := p.Groups
+	if free := s.o.Width - s.busy(); !bounded && len(groups) > free {
+		groups = groups[:max(free, 0)]
+	}
+	taken := len(groups)
+	if err := s.take(ctx, groups); err != nil {
+		return err
 	}
 	for _, q := range p.NeedsInput {
 		if _, in := s.run().Issues[q.Issue]; !in {
@@ -196,6 +194,32 @@ func (s *Supervisor) plan(ctx context.Context) error {
 		s.printf("backlog drained: nothing eligible left")
 	}
 	s.checkpoint("planned")
+	return nil
+}
+
+// take records the issues of groups as entering the run, each once: the
+// planned event comes first, so a supervisor killed halfway through this
+// finds the bounded plan's rest on restart (refill calls take again).
+func (s *Supervisor) take(ctx context.Context, groups []backlog.Group) error {
+	dropped := map[int]bool{}
+	for _, d := range s.run().Dropped {
+		dropped[d.Issue] = true
+	}
+	for _, g := range groups {
+		for _, n := range g.Issues {
+			if _, in := s.run().Issues[n]; in || dropped[n] {
+				continue
+			}
+			is, err := s.issue(ctx, n)
+			if err != nil {
+				return err
+			}
+			sf := backlog.ParseSurface(is.Body, is.Labels)
+			if err := s.emit(backlog.Event{Kind: backlog.EvIssue, Issue: n, Title: backlog.Clean(is.Title), Surface: &sf, Group: g.Issues[0]}); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

@@ -178,3 +178,34 @@ func TestStopWithoutASupervisorThenResume(t *testing.T) {
 		t.Errorf("#1 %s salvages %d, want merged with no salvage spent", is.State, is.Salvages)
 	}
 }
+
+// A supervisor killed right after recording its bounded plan (before the
+// plan's issues were each recorded) resumes with every planned issue.
+func TestResumeAfterACrashRightAfterThePlan(t *testing.T) {
+	f := newFixture(t)
+	for n := 1; n <= 3; n++ {
+		f.issue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
+	}
+	id := "20261201T090000Z-t-abcdef"
+	dir := filepath.Join(RunsRoot(f.layout().StateDir), id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := openRunLog(dir, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := backlog.RunInfo{ID: id, Lane: "main", Source: "local", WaveBranch: "wave/2026-12-01-t", Base: "main",
+		Default: "main", Bounded: []int{1, 2, 3}, Width: 5, Host: "h", Pid: 1, StartedAt: time.Now()}
+	plan := backlog.Plan{Width: 3, Order: []int{1, 2, 3}, Groups: []backlog.Group{{Issues: []int{1}}, {Issues: []int{2}}, {Issues: []int{3}}}}
+	for _, ev := range []backlog.Event{{Kind: backlog.EvRunStarted, Run: &info}, {Kind: backlog.EvPlanned, Plan: &plan},
+		{Kind: backlog.EvIssue, Issue: 1, Title: "Issue 1", Group: 1}} {
+		if err := l.emit(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := f.run()
+	if res.err != nil || res.ExitCode != ExitOK || res.Tally.Merged != 3 {
+		t.Fatalf("resume: exit %d tally %+v err %v; want all three planned issues merged", res.ExitCode, res.Tally, res.err)
+	}
+}
