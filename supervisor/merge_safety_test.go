@@ -378,6 +378,10 @@ gitc add w/wip.txt && gitc commit -q -m "Finish #1" && echo "[backlog-result] st
 		if len(recs) != 1 || len(wts) != 1 {
 			continue
 		}
+		// The redirection creates the file before echo writes it.
+		if b, _ := os.ReadFile(wts[0]); !strings.Contains(string(b), "attempt 1") {
+			continue
+		}
 		var rec runtime.Record
 		b, err := os.ReadFile(recs[0])
 		if err != nil || json.Unmarshal(b, &rec) != nil || rec.ExecutorPid <= 0 || rec.TerminalDisposition != runtime.Running {
