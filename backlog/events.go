@@ -12,6 +12,8 @@ const (
 	EvIssue          = "issue"           // Issue, Title, Surface: an issue entered the run
 	EvClaimed        = "claimed"         // Issue, Ref (claim commit)
 	EvClaimLost      = "claim_lost"      // Issue, Detail (holder)
+	EvClaimRenewed   = "claim_renewed"   // Issue, Ref (the renewed claim commit)
+	EvFinishing      = "finishing"       // the run takes no more work: it is ending
 	EvIntent         = "intent"          // Intent: an external write about to happen
 	EvIntentDone     = "intent_done"     // Intent.ID, URL
 	EvWorkerStarted  = "worker_started"  // Issue, Attempt, Branch, Worktree, RunDir, Session, Salvage
@@ -43,7 +45,8 @@ const (
 	OutcomeLost       = "lost"
 	OutcomeStalled    = "stalled"
 	OutcomeTimedOut   = "timed-out"
-	OutcomeStopped    = "stopped" // terminated by `backlog stop`: not a failure
+	OutcomeStopped    = "stopped"  // terminated by `backlog stop`: not a failure
+	OutcomeConflict   = "conflict" // its merge conflicted: the worker is sent back
 )
 
 // Event is one line of a backlog run's events.jsonl. Fields are used as

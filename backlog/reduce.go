@@ -35,8 +35,9 @@ type Run struct {
 	Detail     string            `json:"detail,omitempty"`
 	LastPlan   *Plan             `json:"-"`
 	BaseMerges int               `json:"baseMerges,omitempty"`
-	Dropped    []Skip            `json:"dropped,omitempty"`  // left the run before dispatch, with why
-	APICalls   int64             `json:"apiCalls,omitempty"` // sum of the events' Calls
+	Dropped    []Skip            `json:"dropped,omitempty"`   // left the run before dispatch, with why
+	Finishing  bool              `json:"finishing,omitempty"` // ending: no more work is taken
+	APICalls   int64             `json:"apiCalls,omitempty"`  // sum of the events' Calls
 	applied    int
 }
 
@@ -190,6 +191,9 @@ func (r *Run) apply(i int, ev Event) {
 	case EvBaseMerged:
 		r.BaseMerges++
 		return
+	case EvFinishing:
+		r.Finishing = true
+		return
 	case EvRunFinished:
 		r.Finished, r.Outcome, r.ExitCode, r.Detail = true, ev.Outcome, ev.ExitCode, ev.Detail
 		at := ev.At
@@ -218,9 +222,15 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.State, is.ClaimRef = StateClaimed, ev.Ref
 	case EvClaimLost:
 		is.State, is.Detail = StateFailed, "claimed elsewhere: "+ev.Detail
-		is.Released = true // never ours
+		is.Released = true // not ours any more
+		r.dequeue(is.Number)
 	case EvWorkerStarted:
 		is.State, is.Attempts = StateRunning, ev.Attempt
+		if ev.Salvage && ev.Ref != "" {
+			// Counted when the relaunch is recorded, not at the snapshot:
+			// a crash in between must not spend the one salvage.
+			is.Salvages++
+		}
 		is.Branch, is.Worktree, is.RunDir, is.Session = ev.Branch, ev.Worktree, ev.RunDir, ev.Session
 		is.ExitCode, is.Outcome = nil, ""
 	case EvWorkerFinished:
@@ -232,8 +242,9 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 			is.Detail = ev.Detail
 		}
 	case EvSalvaged:
-		is.Salvages++
 		is.SalvageRefs = append(is.SalvageRefs, ev.Ref)
+	case EvClaimRenewed:
+		is.ClaimRef = ev.Ref
 	case EvReady:
 		is.State, is.Commits, is.ReadyAt = StateReady, ev.Commits, i
 		if !slices.Contains(r.Queue, is.Number) {
@@ -252,6 +263,8 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 	case EvConflict:
 		is.Conflicts++
 		is.Files = ev.Files
+		// Its worker is sent back: claimed until that start is recorded.
+		is.State, is.Outcome = StateClaimed, OutcomeConflict
 		r.dequeue(is.Number)
 	case EvNeedsInput:
 		is.State, is.Question = StateNeedsInput, ev.Question

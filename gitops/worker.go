@@ -105,3 +105,29 @@ func (r *Repo) DiffText(ctx context.Context, from, to string, max int) (string, 
 	}
 	return out, nil
 }
+
+// PushReplacing pushes localRef to refs/heads/<remoteBranch> even when it
+// is not a fast-forward, but only while the remote tip is still the one
+// just read (--force-with-lease): a worker branch that was rebased or
+// amended replaces the supervisor's own earlier push of it, never a push
+// it has not seen.
+func (r *Repo) PushReplacing(ctx context.Context, localRef, remoteBranch string) error {
+	if err := r.checkBranch(ctx, remoteBranch); err != nil {
+		return err
+	}
+	if localRef == "" || strings.HasPrefix(localRef, "-") || strings.ContainsAny(localRef, ":+") {
+		return fmt.Errorf("push: invalid local ref %q", sanitize(localRef))
+	}
+	tip, _, err := r.RemoteHead(ctx, remoteBranch)
+	if err != nil {
+		return err
+	}
+	res, err := r.push(ctx, false, "refs/heads/"+remoteBranch+":"+tip, localRef+":refs/heads/"+remoteBranch)
+	if err != nil {
+		return fmt.Errorf("push %s to %s: %w", sanitize(localRef), sanitize(remoteBranch), err)
+	}
+	if rej := res.rejected(); rej != "" {
+		return fmt.Errorf("push %s to %s: %w: %s", sanitize(localRef), sanitize(remoteBranch), ErrRejected, rej)
+	}
+	return nil
+}

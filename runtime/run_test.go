@@ -7,6 +7,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -270,4 +271,21 @@ func TestTerminateWhileLaunchingStopsThePanesRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the pane's process to be stopped", func() bool { return !ProcAlive(p.Pid, 0) })
+}
+
+// A user command that times out is killed with its children: a verify
+// step's test processes do not outlive it.
+func TestGroupCommandKillsTheWholeGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child")
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	cmd := GroupCommand(ctx, []string{"sh", "-c", "sleep 300 & echo $! > " + pidFile + "; wait"}, dir)
+	_ = cmd.Run()
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	waitFor(t, "the child of the timed-out command to die", func() bool { return !ProcAlive(pid, 0) })
 }

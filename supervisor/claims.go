@@ -3,7 +3,6 @@ package supervisor
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strconv"
 	"time"
@@ -30,7 +29,12 @@ func (s *Supervisor) dispatch(ctx context.Context, n int) error {
 		return fmt.Errorf("issue #%d: %w", n, err)
 	}
 	s.issues[n] = fresh
-	if why := s.ineligible(fresh); why != "" {
+	if why := s.ineligible(fresh); why != "" && is.Attempts > 0 {
+		// Work was done for it (a stopped or sent-back worker): keep it
+		// in the run, parked with its worktree, rather than forget it.
+		return s.park(ctx, n, "became "+why+" while its work was in progress",
+			fmt.Sprintf("#%d became %s; its work is kept in %s. Continue it?", n, why, is.Worktree), nil)
+	} else if why != "" {
 		s.printf("#%d is no longer eligible (%s); releasing it", n, why)
 		if err := s.release(ctx, n, why); err != nil {
 			return err
@@ -40,8 +44,13 @@ func (s *Supervisor) dispatch(ctx context.Context, n int) error {
 	if err := s.claimCopies(ctx, n); err != nil {
 		return err
 	}
-	// A worker stopped by `backlog stop` continues where it was.
-	return s.startWorker(ctx, n, workerStart{salvage: is.Outcome == backlog.OutcomeStopped})
+	// A worker stopped by `backlog stop` continues where it was; one whose
+	// merge conflicted is sent back to merge the wave branch.
+	why := workerStart{salvage: is.Outcome == backlog.OutcomeStopped}
+	if is.Outcome == backlog.OutcomeConflict {
+		why.conflict = is.Files
+	}
+	return s.startWorker(ctx, n, why)
 }
 
 func (s *Supervisor) ineligible(is backlog.Issue) string {
@@ -72,13 +81,16 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 		won, info = true, holder // ours from before a restart
 	}
 	if !won && s.stale(holder) {
-		s.printf("#%d: taking over the expired claim of run %s on %s", n, holder.RunID, holder.Host)
+		s.printf("#%d: taking over the expired claim of run %s on %s", n, oneLine(holder.RunID), oneLine(holder.Host))
 		if won, holder, err = s.o.Git.TakeOver(ctx, holder.SHA, info); err != nil {
 			return false, fmt.Errorf("take over claim #%d: %w", n, err)
 		}
+		if won {
+			info = holder
+		}
 	}
 	if !won {
-		detail := fmt.Sprintf("run %s on %s", holder.RunID, holder.Host)
+		detail := fmt.Sprintf("run %s on %s", oneLine(holder.RunID), oneLine(holder.Host))
 		s.printf("#%d is claimed by %s; skipping it", n, detail)
 		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: backlog.ReasonClaimed, Detail: detail})
 	}
@@ -90,6 +102,7 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 	if err := s.emit(backlog.Event{Kind: backlog.EvClaimed, Issue: n, Ref: info.SHA}); err != nil {
 		return false, err
 	}
+	s.renewedAt[n] = s.o.Now()
 	if ok, why := s.hook(ctx, s.o.Config.Backlog.Claim.Command, n); !ok {
 		s.printf("#%d: the claim command failed (%s); releasing", n, why)
 		if err := s.release(ctx, n, "claim command failed"); err != nil {
@@ -164,11 +177,55 @@ func (s *Supervisor) hook(ctx context.Context, argv []string, n int) (bool, stri
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, a[0], a[1:]...)
-	cmd.Dir = s.o.Lane.RepoRoot
+	cmd := command(ctx, a, s.o.Lane.RepoRoot)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return false, fmt.Sprintf("%s: %v: %s", a[0], err, oneLine(tail(string(out), 300)))
 	}
 	return true, ""
+}
+
+// renewClaims keeps the lease of every claim this run works on from
+// expiring (a worker may run longer than a lease): each is renewed under
+// the lease of the commit recorded, at a third of the lease. A claim that
+// another run took over means this run's work on it stops.
+func (s *Supervisor) renewClaims(ctx context.Context) error {
+	lease := time.Duration(s.o.Config.Backlog.Claim.LeaseMinutes) * time.Minute
+	now := s.o.Now()
+	for _, is := range s.run().List() {
+		n := is.Number
+		if backlog.Terminal(is.State) || is.State == backlog.StatePlanned || is.ClaimRef == "" || now.Sub(s.renewedAt[n]) < lease/3 {
+			continue
+		}
+		won, holder, err := s.o.Git.TakeOver(ctx, is.ClaimRef, s.claimInfo(n))
+		if err == nil && !won && holder.RunID == "" {
+			// No claim ref at all (deleted by hand, or released by a life
+			// of this run whose record was lost): claim it again.
+			won, holder, err = s.o.Git.Claim(ctx, s.claimInfo(n))
+		}
+		if err != nil {
+			s.printf("warning: renew the claim of #%d: %v", n, err)
+			continue
+		}
+		if !won && holder.RunID != s.run().Info.ID {
+			detail := fmt.Sprintf("run %s on %s", oneLine(holder.RunID), oneLine(holder.Host))
+			s.printf("#%d: the claim was taken over by %s; this run stops working on it", n, detail)
+			if is.State == backlog.StateRunning && is.RunDir != "" {
+				_ = s.o.Runs.Terminate(ctx, is.RunDir, time.Duration(s.o.Lane.Runtime.TerminateGraceMs)*time.Millisecond)
+			}
+			if err := s.emit(backlog.Event{Kind: backlog.EvClaimLost, Issue: n, Detail: detail}); err != nil {
+				return err
+			}
+			continue
+		}
+		// Won, or ours already (renewed before a restart that lost the
+		// record): either way the claim commit on origin is holder's.
+		s.renewedAt[n] = now
+		if holder.SHA != "" && holder.SHA != is.ClaimRef {
+			if err := s.emit(backlog.Event{Kind: backlog.EvClaimRenewed, Issue: n, Ref: holder.SHA}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

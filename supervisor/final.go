@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
 // finish ends a run whose work is all final: merge a moved base once, open
@@ -20,6 +22,13 @@ func (s *Supervisor) finish(ctx context.Context) (int, error) {
 	if r.Finished {
 		return exitOf(r), nil
 	}
+	if !r.Finishing {
+		// Recorded: a supervisor killed from here on resumes into the
+		// end, never taking new work.
+		if err := s.emit(backlog.Event{Kind: backlog.EvFinishing}); err != nil {
+			return ExitFailed, err
+		}
+	}
 	baseConflict, err := s.mergeBase(ctx)
 	if err != nil {
 		return ExitFailed, err
@@ -28,8 +37,14 @@ func (s *Supervisor) finish(ctx context.Context) (int, error) {
 		s.baseConflict = true
 		s.printf("merging %s into %s conflicts in %s: the final PR needs a person to resolve it", r.Info.Base, r.Info.WaveBranch, baseConflict)
 	}
-	if err := s.finalPR(ctx, baseConflict); err != nil {
-		return ExitFailed, err
+	if err := s.finalPR(ctx, baseConflict); err != nil && ctx.Err() != nil {
+		return ExitFailed, err // being stopped: the next run does the end
+	} else if err != nil {
+		// The run still ends (claims, cleanup); the body is in
+		// final-pr.md and `backlog run` is not needed to retry: the exit
+		// code says it failed.
+		s.printf("the final pull request could not be opened: %v", err)
+		s.prFailed = true
 	}
 	for _, is := range r.List() {
 		switch {
@@ -83,10 +98,33 @@ func (s *Supervisor) exitCode() int {
 	switch {
 	case parked || t.NeedsInput > 0 || s.baseConflict:
 		return ExitNeedPerson
-	case failed:
+	case failed || s.prFailed || len(s.undelivered()) > 0:
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// undelivered are the bounded run's selected issues that never entered it
+// (missing, closed, claimed by another run): "0" promises all were merged.
+func (s *Supervisor) undelivered() []backlog.Skip {
+	r := s.run()
+	if len(r.Info.Bounded) == 0 {
+		return nil
+	}
+	var out []backlog.Skip
+	if r.LastPlan != nil {
+		for _, sk := range r.LastPlan.Skipped {
+			if _, in := r.Issues[sk.Issue]; !in && sk.Reason != backlog.ReasonNeedsInput {
+				out = append(out, sk)
+			}
+		}
+	}
+	for _, d := range r.Dropped {
+		if d.Reason != backlog.ReasonNeedsInput {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // mergeBase merges origin/<base> into the wave branch once if base moved
@@ -96,7 +134,11 @@ func (s *Supervisor) mergeBase(ctx context.Context) (string, error) {
 	if s.run().Tally().Merged == 0 || s.run().BaseMerges > 0 {
 		return "", nil
 	}
-	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base, s.verifier(0))
+	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base, s.verifierWith(0, false))
+	if errors.Is(err, gitops.ErrVerifyFailed) {
+		s.printf("merging %s into %s failed verify: %v", s.run().Info.Base, s.run().Info.WaveBranch, err)
+		return "(the merge of " + s.run().Info.Base + " failed verify; see " + s.verifyLog(0) + ")", nil
+	}
 	if err != nil {
 		return "", fmt.Errorf("merge %s into the wave branch: %w", s.run().Info.Base, err)
 	}
@@ -124,7 +166,7 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 		s.printf("nothing merged: no pull request opened (body kept in %s)", path)
 		return nil
 	}
-	url, err := s.do(ctx, backlog.Intent{ID: "pr-final", Op: backlog.OpPR, Head: r.Info.WaveBranch, Base: r.Info.Base,
+	url, err := s.again(ctx, backlog.Intent{ID: "pr-final", Op: backlog.OpPR, Head: r.Info.WaveBranch, Base: r.Info.Base,
 		Title: title, Body: body, Marker: m})
 	if err != nil {
 		return err

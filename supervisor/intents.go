@@ -2,11 +2,13 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
 // do makes one external write idempotently across crashes: the intent is
@@ -30,6 +32,13 @@ func (s *Supervisor) do(ctx context.Context, in backlog.Intent) (string, error) 
 	return url, s.emit(backlog.Event{Kind: backlog.EvIntentDone, Issue: in.Issue, Intent: &backlog.Intent{ID: in.ID}, URL: url})
 }
 
+// again makes an idempotent write even when this run made it before (the
+// final PR: its body must say what the run did in the end).
+func (s *Supervisor) again(ctx context.Context, in backlog.Intent) (string, error) {
+	delete(s.run().Done, in.ID)
+	return s.do(ctx, in)
+}
+
 func (s *Supervisor) perform(ctx context.Context, in backlog.Intent) (string, error) {
 	src := s.o.Source
 	switch in.Op {
@@ -47,17 +56,23 @@ func (s *Supervisor) perform(ctx context.Context, in backlog.Intent) (string, er
 		}
 		return pr.URL + "#" + strconv.Itoa(pr.Number), nil
 	case backlog.OpPush:
-		return "", s.o.Git.Push(ctx, "refs/heads/"+in.Head, in.Head)
+		return "", s.o.Git.PushReplacing(ctx, "refs/heads/"+in.Head, in.Head)
 	case backlog.OpClose:
 		return "", src.CloseIssue(ctx, in.Issue)
 	case backlog.OpRelease:
-		return "", s.o.Git.Release(ctx, in.Issue, in.SHA)
+		err := s.o.Git.Release(ctx, in.Issue, in.SHA)
+		if errors.Is(err, gitops.ErrRejected) {
+			// The ref moved: another run holds the claim now. Ours is gone.
+			s.printf("#%d: the claim is held by someone else now; nothing to release", in.Issue)
+			return "", nil
+		}
+		return "", err
 	}
 	return "", fmt.Errorf("unknown intent op %q", in.Op)
 }
 
 // restartIntents redoes the writes a previous supervisor recorded and did
-// not finish, in the order it meant them.
+// not finish (in id order; each is independent of the others).
 func (s *Supervisor) restartIntents(ctx context.Context) error {
 	ids := make([]string, 0, len(s.run().Intents))
 	for id := range s.run().Intents {
@@ -68,7 +83,10 @@ func (s *Supervisor) restartIntents(ctx context.Context) error {
 		in := s.run().Intents[id]
 		s.printf("redoing an interrupted write: %s", id)
 		if _, err := s.do(ctx, in); err != nil {
-			return err
+			// Never fatal here: one write that keeps failing must not
+			// keep the whole run from resuming. It stays pending; the
+			// step that wants it tries again and says why it fails.
+			s.printf("warning: %v", err)
 		}
 	}
 	return nil

@@ -14,6 +14,10 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 )
 
+// replanEvery is how often an unbounded run looks for new issues while
+// nothing in it ended.
+const replanEvery = time.Minute
+
 // ErrStopped is returned when `backlog stop` asked the run to stop. The
 // run stays open: `backlog run` resumes it.
 var ErrStopped = errors.New("backlog run stopped")
@@ -59,6 +63,9 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 }
 
 func (s *Supervisor) step(ctx context.Context) error {
+	if err := s.renewClaims(ctx); err != nil {
+		return err
+	}
 	if err := s.observe(ctx); err != nil {
 		return err
 	}
@@ -75,7 +82,7 @@ func (s *Supervisor) complete() bool {
 			return false
 		}
 	}
-	return len(s.run().Info.Bounded) > 0 || s.drained || s.capped
+	return len(s.run().Info.Bounded) > 0 || s.drained || s.capped || s.run().Finishing
 }
 
 // busy counts workers holding a slot (claimed or running).
@@ -118,7 +125,13 @@ func (s *Supervisor) refill(ctx context.Context) error {
 
 // wantMore: unbounded, not capped, slots free and nothing waiting.
 func (s *Supervisor) wantMore() bool {
-	if s.capped || s.drained {
+	if s.capped || s.drained || s.run().Finishing {
+		return false
+	}
+	// Re-plan when something ended (a slot or a surface freed) or after
+	// a while (new issues), not on every sweep: each plan lists the whole
+	// backlog and is recorded.
+	if !s.replan && s.o.Now().Sub(s.plannedAt) < replanEvery {
 		return false
 	}
 	if s.o.MaxMinutes > 0 && s.o.Now().Sub(s.start) >= time.Duration(s.o.MaxMinutes)*time.Minute {
@@ -164,6 +177,7 @@ func (s *Supervisor) plan(ctx context.Context) error {
 	}
 	opts := s.planOptions(ctx)
 	p := backlog.MakePlan(issues, opts)
+	s.plannedAt, s.replan = s.o.Now(), false
 	if err := s.emit(backlog.Event{Kind: backlog.EvPlanned, Plan: &p}); err != nil {
 		return err
 	}
@@ -266,14 +280,16 @@ func (s *Supervisor) planOptions(ctx context.Context) backlog.PlanOptions {
 	for _, d := range r.Dropped {
 		opts.Done[d.Issue] = true
 	}
-	if claims, err := s.o.Git.ListClaims(ctx); err == nil {
-		for _, c := range claims {
-			if c.RunID != r.Info.ID {
-				opts.Claimed[c.Issue] = fmt.Sprintf("run %s on %s", c.RunID, c.Host)
-			}
+	// ListClaims returns the claims that parse even when some do not:
+	// one malformed ref must not switch claim filtering off.
+	claims, err := s.o.Git.ListClaims(ctx)
+	if err != nil {
+		s.printf("warning: %s", oneLine(err.Error()))
+	}
+	for _, c := range claims {
+		if c.RunID != r.Info.ID {
+			opts.Claimed[c.Issue] = fmt.Sprintf("run %s on %s", oneLine(c.RunID), oneLine(c.Host))
 		}
-	} else {
-		s.printf("warning: cannot list claims: %v", err)
 	}
 	return opts
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -129,8 +128,15 @@ func (s *Supervisor) verifyLog(n int) string {
 // verifier runs backlog.verify (an argv) in the scratch worktree at the
 // would-be merge commit; its output is kept in the run dir.
 func (s *Supervisor) verifier(n int) func(ctx context.Context, dir, commit string) error {
+	return s.verifierWith(n, len(s.o.Config.Backlog.Review.Executor) > 0)
+}
+
+// verifierWith is verifier with or without the review agent (a moved
+// base merged into the wave branch is verified, not reviewed: no worker
+// wrote it).
+func (s *Supervisor) verifierWith(n int, reviewed bool) func(ctx context.Context, dir, commit string) error {
 	argv := s.o.Config.Backlog.Verify
-	if len(argv) == 0 && len(s.o.Config.Backlog.Review.Executor) == 0 {
+	if len(argv) == 0 && !reviewed {
 		return nil
 	}
 	return func(ctx context.Context, dir, commit string) error {
@@ -150,14 +156,13 @@ func (s *Supervisor) verifier(n int) func(ctx context.Context, dir, commit strin
 			return err
 		}
 		defer out.Close()
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
+		cmd := command(ctx, argv, dir)
+		cmd.Stdout, cmd.Stderr = out, out
 		cmd.Env = append(os.Environ(), "WAVE_ISSUE_NUMBER="+strconv.Itoa(n), "WAVE_MERGE_COMMIT="+commit)
-		cmd.WaitDelay = 5 * time.Second
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("%s: %w (output in %s)", strings.Join(argv, " "), err, path)
 		}
-		if len(s.o.Config.Backlog.Review.Executor) > 0 {
+		if reviewed {
 			return s.review(ctx, n, dir, commit)
 		}
 		return s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed"})

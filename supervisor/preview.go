@@ -66,7 +66,7 @@ func Preview(ctx context.Context, o PreviewOptions) (PlanView, error) {
 		Claimed: map[int]string{}}
 	claims, err := o.Git.ListClaims(ctx)
 	if err != nil {
-		return PlanView{}, fmt.Errorf("read claims on origin: %w", err)
+		warnings = append(warnings, oneLine(err.Error()))
 	}
 	for _, c := range claims {
 		opts.Claimed[c.Issue] = fmt.Sprintf("run %s on %s", c.RunID, c.Host)

@@ -27,8 +27,7 @@ func (s *Supervisor) probe(ctx context.Context) (bool, string) {
 	timeout := time.Duration(s.o.Config.Backlog.Probe.TimeoutSeconds) * time.Second
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.WaitDelay = 2 * time.Second
+	cmd := command(ctx, argv, "")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -56,3 +55,9 @@ func tail(s string, n int) string {
 }
 
 func processAlive(pid int) bool { return runtime.ProcAlive(pid, 0) }
+
+// command is a user-configured argv (hook, verify, probe), run by the
+// runtime in its own process group.
+func command(ctx context.Context, argv []string, dir string) *exec.Cmd {
+	return runtime.GroupCommand(ctx, argv, dir)
+}

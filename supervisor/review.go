@@ -39,8 +39,10 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 	if err != nil {
 		return fmt.Errorf("review #%d: diff: %w", n, err)
 	}
-	s.reviews[n]++
-	runDir := filepath.Join(s.log.dir, "reviews", fmt.Sprintf("i%d-r%d", n, s.reviews[n]))
+	// Numbered after the review dirs already there, so a restarted
+	// supervisor never reuses one (and reads a stale verdict from it).
+	prior, _ := filepath.Glob(filepath.Join(s.log.dir, "reviews", fmt.Sprintf("i%d-r*", n)))
+	runDir := filepath.Join(s.log.dir, "reviews", fmt.Sprintf("i%d-r%d", n, len(prior)+1))
 	p, err := s.reviewPayload(ctx, issue, is, runDir, dir, diff, cfg)
 	if err != nil {
 		return err

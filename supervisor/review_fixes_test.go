@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
 // clone is a second clone of f's origin with the same issues: another
@@ -207,5 +209,48 @@ func TestResumeAfterACrashRightAfterThePlan(t *testing.T) {
 	res := f.run()
 	if res.err != nil || res.ExitCode != ExitOK || res.Tally.Merged != 3 {
 		t.Fatalf("resume: exit %d tally %+v err %v; want all three planned issues merged", res.ExitCode, res.Tally, res.err)
+	}
+}
+
+// A claim taken over by another run while this run works on the issue
+// (its lease renewal finds a foreign claim): this run stops working on it
+// and never merges it.
+func TestClaimTakenOverWhileWorkingStopsTheWork(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "Contested", "Files: a/**\n\nlocal-agent: delay=1h")
+	ctx := t.Context()
+	out := &syncBuffer{}
+	o := f.options(ctx, out, 1)
+	var shift atomic.Int64
+	o.Now = func() time.Time { return time.Now().Add(time.Duration(shift.Load())) }
+	s, _ := New(o)
+	done := make(chan Result, 1)
+	go func() { res, _ := s.Run(ctx); done <- res }()
+	waitFor(t, "the worker", func() bool { return strings.Contains(out.String(), "worker started") })
+	// Another machine replaces the claim (as after an expired lease).
+	other := f.clone(t, "other")
+	repo, err := gitops.Open(ctx, other.root, gitops.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := repo.ReadClaim(ctx, 1)
+	if err != nil || !ok {
+		t.Fatalf("read claim: %v %v", ok, err)
+	}
+	if won, _, err := repo.TakeOver(ctx, c.SHA, gitops.ClaimInfo{Issue: 1, RunID: "other-run", Host: "elsewhere", PID: 1, Lease: time.Now().Add(time.Hour)}); !won || err != nil {
+		t.Fatalf("take over: %v %v", won, err)
+	}
+	shift.Store(int64(time.Hour)) // the next sweep is due to renew
+	res := <-done
+	t.Logf("%s", out.String())
+	r, _, _ := ReadRun(res.Dir)
+	if is := r.Issues[1]; is.State != backlog.StateFailed || !strings.Contains(is.Detail, "other-run") {
+		t.Fatalf("#1 %s %q, want failed: claimed elsewhere by other-run", is.State, is.Detail)
+	}
+	if res.Tally.Merged != 0 {
+		t.Errorf("merged %d, want 0", res.Tally.Merged)
+	}
+	if c, _, _ := repo.ReadClaim(ctx, 1); c.RunID != "other-run" {
+		t.Errorf("the other run's claim was released or replaced: %+v", c)
 	}
 }

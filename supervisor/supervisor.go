@@ -84,13 +84,16 @@ type Supervisor struct {
 	progress map[int]*progress
 	probeAt  map[int]time.Time // salvage waiting for a passing probe
 	restarts map[int]int       // never-started workers started again
-	reviews  map[int]int       // reviewer runs per issue (run dir names)
 	capped   bool
 	drained  bool
 	// baseConflict: merging a moved base into the wave branch conflicted.
 	baseConflict bool
 	probeTries   map[int]int // failed probes per issue awaiting a salvage
 	probeWait    time.Duration
+	prFailed     bool              // the final PR could not be opened
+	renewedAt    map[int]time.Time // last claim lease renewal per issue
+	plannedAt    time.Time         // last unbounded plan
+	replan       bool              // something ended since that plan
 }
 
 // New checks the options.
@@ -132,7 +135,8 @@ func New(o Options) (*Supervisor, error) {
 		o.Labels = o.Config.Backlog.Labels
 	}
 	return &Supervisor{o: o, issues: map[int]backlog.Issue{}, progress: map[int]*progress{}, probeAt: map[int]time.Time{},
-		restarts: map[int]int{}, reviews: map[int]int{}, probeTries: map[int]int{}, probeWait: probeWait}, nil
+		restarts: map[int]int{}, probeTries: map[int]int{}, probeWait: probeWait,
+		renewedAt: map[int]time.Time{}, replan: true}, nil
 }
 
 func (s *Supervisor) printf(format string, args ...any) {
@@ -141,7 +145,13 @@ func (s *Supervisor) printf(format string, args ...any) {
 
 func (s *Supervisor) run() *backlog.Run { return s.log.run }
 
-func (s *Supervisor) emit(ev backlog.Event) error { return s.log.emit(ev) }
+func (s *Supervisor) emit(ev backlog.Event) error {
+	switch ev.Kind {
+	case backlog.EvMerged, backlog.EvParked, backlog.EvFailed, backlog.EvNeedsInput, backlog.EvDropped, backlog.EvClaimLost:
+		s.replan = true // a slot or a surface is free: an unbounded run looks again
+	}
+	return s.log.emit(ev)
+}
 
 // Run opens (or resumes) the lane's backlog run and drives it to its end.
 func (s *Supervisor) Run(ctx context.Context) (Result, error) {

@@ -86,7 +86,7 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 	// Recorded before the session exists, so a supervisor killed right
 	// after Start adopts the run instead of starting a second one.
 	if err := s.emit(backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: wt,
-		RunDir: p.RunDir, Session: p.SessionName, Salvage: why.salvage}); err != nil {
+		RunDir: p.RunDir, Session: p.SessionName, Salvage: why.salvage, Ref: why.salvageRef}); err != nil {
 		return err
 	}
 	s.o.Runs.Watch(p.RunDir)
@@ -172,7 +172,10 @@ func (s *Supervisor) silent(ctx context.Context, is *backlog.IssueRun, now time.
 		p.logSize, p.commits, p.dirty, p.changeAt = size, commits, dirty, now
 		return false
 	}
-	if now.Sub(p.changeAt) < limit || is.Outcome == backlog.OutcomeStalled {
+	if is.Outcome == backlog.OutcomeStalled {
+		return true // recorded already; the stop did not take: again
+	}
+	if now.Sub(p.changeAt) < limit {
 		return false
 	}
 	s.printf("#%d: no output and no worktree change for %s; stopping the worker as stalled", is.Number, limit)
@@ -310,10 +313,8 @@ func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail s
 // needsInput puts issue n in the bucket: question kept, a comment posted,
 // the needs-input label added so no run takes it until a person answers.
 func (s *Supervisor) needsInput(ctx context.Context, n int, q string) error {
-	if err := s.emit(backlog.Event{Kind: backlog.EvNeedsInput, Issue: n, Question: q}); err != nil {
-		return err
-	}
-	s.printf("#%d needs input: %s", n, oneLine(q))
+	// The writes come before the state: a crash in between finds the
+	// worker's outcome again and redoes them (each is done once).
 	if err := s.comment(ctx, "needs-input", n, "The worker on this issue needs input:\n\n> "+oneLine(q)); err != nil {
 		return err
 	}
@@ -321,6 +322,10 @@ func (s *Supervisor) needsInput(ctx context.Context, n int, q string) error {
 		Label: s.o.Config.Backlog.NeedsInputLabel}); err != nil {
 		return err
 	}
+	if err := s.emit(backlog.Event{Kind: backlog.EvNeedsInput, Issue: n, Question: q}); err != nil {
+		return err
+	}
+	s.printf("#%d needs input: %s", n, oneLine(q))
 	s.checkpoint("needs-input")
 	return nil
 }
@@ -328,17 +333,18 @@ func (s *Supervisor) needsInput(ctx context.Context, n int, q string) error {
 // park sets issue n aside as blocked with a specific question; the rest
 // of the wave goes on. Its worktree and branch are kept.
 func (s *Supervisor) park(ctx context.Context, n int, detail, question string, files []string) error {
-	if err := s.emit(backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Files: files}); err != nil {
-		return err
-	}
-	s.printf("#%d parked: %s", n, oneLine(detail))
 	body := "Parked by wave-orchestrator run `" + s.run().Info.ID + "`: " + oneLine(detail)
 	if len(files) > 0 {
 		body += "\n\nConflicting files: " + strings.Join(files, ", ")
 	}
+	// The comment before the state, as in needsInput.
 	if err := s.comment(ctx, "parked", n, body+"\n\n> "+oneLine(question)); err != nil {
 		return err
 	}
+	if err := s.emit(backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Files: files}); err != nil {
+		return err
+	}
+	s.printf("#%d parked: %s", n, oneLine(detail))
 	s.checkpoint("parked")
 	return nil
 }

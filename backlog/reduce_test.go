@@ -1,0 +1,90 @@
+package backlog
+
+import (
+	"testing"
+)
+
+func TestReduceStatesAndTally(t *testing.T) {
+	ev := func(kind string, n int, mod ...func(*Event)) Event {
+		e := Event{Kind: kind, Issue: n}
+		for _, m := range mod {
+			m(&e)
+		}
+		return e
+	}
+	started := func(salvage bool, ref string) func(*Event) {
+		return func(e *Event) { e.Salvage, e.Ref, e.Attempt = salvage, ref, 1 }
+	}
+	outcome := func(o string) func(*Event) { return func(e *Event) { e.Outcome = o } }
+	cases := []struct {
+		name     string
+		events   []Event
+		state    string
+		salvages int
+		queue    []int
+		tally    Tally
+	}{
+		{"planned", []Event{ev(EvIssue, 1)}, StatePlanned, 0, nil, Tally{Planned: 1}},
+		{"claimed", []Event{ev(EvIssue, 1), ev(EvClaimed, 1)}, StateClaimed, 0, nil, Tally{InFlight: 1}},
+		{"running", []Event{ev(EvClaimed, 1), ev(EvWorkerStarted, 1, started(false, ""))}, StateRunning, 0, nil, Tally{InFlight: 1}},
+		{"ready is queued", []Event{ev(EvWorkerStarted, 1), ev(EvReady, 1)}, StateReady, 0, []int{1}, Tally{InFlight: 1}},
+		{"merged leaves the queue", []Event{ev(EvReady, 1), ev(EvMergeStarted, 1), ev(EvMerged, 1)}, StateMerged, 0, nil, Tally{Merged: 1}},
+		// A conflict sends the worker back: claimed, not stuck in merging,
+		// until the relaunch is recorded.
+		{"conflict is claimed again", []Event{ev(EvReady, 1), ev(EvMergeStarted, 1), ev(EvConflict, 1)}, StateClaimed, 0, nil, Tally{InFlight: 1}},
+		// A snapshot alone spends nothing; the recorded relaunch does.
+		{"salvage counted at the relaunch", []Event{ev(EvWorkerStarted, 1), ev(EvSalvaged, 1)}, StateRunning, 0, nil, Tally{InFlight: 1}},
+		{"salvage relaunch", []Event{ev(EvSalvaged, 1), ev(EvWorkerStarted, 1, started(true, "refs/wave/salvage/1/a1"))}, StateRunning, 1, nil, Tally{InFlight: 1}},
+		// Resuming a stopped worker shows the salvage header but is no salvage.
+		{"resume after stop is free", []Event{ev(EvWorkerStarted, 1, started(true, ""))}, StateRunning, 0, nil, Tally{InFlight: 1}},
+		{"stopped worker holds its claim", []Event{ev(EvWorkerStarted, 1), ev(EvWorkerFinished, 1, outcome(OutcomeStopped))}, StateClaimed, 0, nil, Tally{InFlight: 1}},
+		{"needs input", []Event{ev(EvWorkerStarted, 1), ev(EvNeedsInput, 1)}, StateNeedsInput, 0, nil, Tally{NeedsInput: 1}},
+		{"parked is blocked", []Event{ev(EvReady, 1), ev(EvParked, 1)}, StateParked, 0, nil, Tally{Blocked: 1}},
+		{"claim lost", []Event{ev(EvReady, 1), ev(EvClaimLost, 1)}, StateFailed, 0, nil, Tally{Blocked: 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := Reduce(c.events)
+			is := r.Issues[1]
+			if is == nil || is.State != c.state || is.Salvages != c.salvages {
+				t.Fatalf("issue %+v, want state %s salvages %d", is, c.state, c.salvages)
+			}
+			if len(r.Queue) != len(c.queue) || len(c.queue) > 0 && r.Queue[0] != c.queue[0] {
+				t.Errorf("queue %v, want %v", r.Queue, c.queue)
+			}
+			if got := r.Tally(); got != c.tally {
+				t.Errorf("tally %+v, want %+v", got, c.tally)
+			}
+		})
+	}
+}
+
+func TestReduceIsTheSameWhateverTheBatching(t *testing.T) {
+	evs := []Event{
+		{Kind: EvRunStarted, Run: &RunInfo{ID: "r"}},
+		{Kind: EvPlanned, Plan: &Plan{NeedsInput: []Question{{Issue: 9, Question: "which?"}}}},
+		{Kind: EvIssue, Issue: 1}, {Kind: EvIssue, Issue: 2},
+		{Kind: EvIntent, Intent: &Intent{ID: "label-claim-1"}},
+		{Kind: EvIntentDone, Intent: &Intent{ID: "label-claim-1"}, URL: "u"},
+		{Kind: EvIntent, Intent: &Intent{ID: "comment-claim-1"}},
+		{Kind: EvReady, Issue: 1}, {Kind: EvReady, Issue: 2}, {Kind: EvMerged, Issue: 1},
+		{Kind: EvDropped, Issue: 2, Outcome: ReasonClosed},
+		{Kind: EvFinishing},
+	}
+	whole := Reduce(evs)
+	step := Reduce(nil)
+	for _, e := range evs {
+		step.Apply(e)
+	}
+	for _, r := range []*Run{whole, step} {
+		if r.Tally() != (Tally{Merged: 1, NeedsInput: 1}) {
+			t.Errorf("tally %+v: want 1 merged, #9 in the bucket, #2 dropped", r.Tally())
+		}
+		if _, pending := r.Intents["comment-claim-1"]; !pending || r.Done["label-claim-1"] != "u" {
+			t.Errorf("intents %v done %v", r.Intents, r.Done)
+		}
+		if !r.Finishing || len(r.Dropped) != 1 || len(r.Queue) != 0 {
+			t.Errorf("finishing %v dropped %v queue %v", r.Finishing, r.Dropped, r.Queue)
+		}
+	}
+}
