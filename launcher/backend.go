@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
@@ -19,16 +18,15 @@ type RuntimeRuns struct {
 	watcher *runtime.Watcher
 	changed chan string
 	cancel  context.CancelFunc
-	cwd     string
 }
 
 // NewRuntimeRuns starts a watcher for the lane's runs on its tmux socket.
-func NewRuntimeRuns(ctx context.Context, l lanes.Layout, self string, lane *config.Lane, logger *slog.Logger) (*RuntimeRuns, error) {
+func NewRuntimeRuns(ctx context.Context, l lanes.Layout, self string, logger *slog.Logger) (*RuntimeRuns, error) {
 	tm := tmuxadapter.New(l.Socket(), tmuxadapter.WithLogger(logger))
 	b := runtime.NewTmuxBackend(tm, self, logger)
 	w := runtime.NewWatcher(logger, runtime.WithBackend(b))
 	ctx, cancel := context.WithCancel(ctx)
-	r := &RuntimeRuns{tm: tm, backend: b, watcher: w, changed: make(chan string, 4096), cancel: cancel, cwd: lane.RepoRoot}
+	r := &RuntimeRuns{tm: tm, backend: b, watcher: w, changed: make(chan string, 4096), cancel: cancel}
 	go func() { _ = w.Run(ctx) }()
 	go func() {
 		for {
@@ -92,13 +90,6 @@ func outcomeOf(obs runtime.Observation) Outcome {
 	}
 	o.Detail = strings.Join(detail, "; ")
 	return o
-}
-
-// StartDashboard runs argv in the lane's dashboard session. An existing
-// dashboard (kept from an earlier launch) is replaced in place, so a
-// user attached to it stays attached and sees the new launch.
-func (r *RuntimeRuns) StartDashboard(ctx context.Context, argv []string) error {
-	return StartDashboard(ctx, r.tm, r.cwd, argv)
 }
 
 // StartDashboard runs argv in the dashboard session of tm's lane server,
