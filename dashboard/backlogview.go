@@ -62,7 +62,7 @@ type backlogView struct {
 	attach []string // argv of the last attach command
 
 	width, height int
-	plan          backlogPlan
+	plan          viewPlan
 }
 
 // NewBacklogView returns the backlog view for cfg (its clock, colour and

@@ -33,7 +33,7 @@ type waveView struct {
 	attach []string // argv of the last attach command
 
 	width, height int
-	plan          wavePlan
+	plan          viewPlan
 }
 
 func newWaveView(cfg Config, l state.Lane) waveView {
