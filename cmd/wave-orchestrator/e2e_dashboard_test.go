@@ -49,15 +49,20 @@ func (lb *lockedBuffer) String() string {
 	return lb.b.String()
 }
 
-// start runs the binary in the background; the result arrives on done.
-// Cleanup kills it if the test did not wait for it.
+// start runs the binary on the repo in the background (startCmd).
 func (r *testRepo) start(ctx context.Context, args ...string) *bgRun {
 	r.t.Helper()
-	cmd := r.command(ctx, args...)
+	return startCmd(r.t, r.command(ctx, args...))
+}
+
+// startCmd starts cmd in the background; the result arrives on done.
+// Cleanup kills it if the test did not wait for it.
+func startCmd(t *testing.T, cmd *exec.Cmd) *bgRun {
+	t.Helper()
 	bg := &bgRun{cmd: cmd, out: newLockedBuffer(), err: newLockedBuffer(), done: make(chan result, 1)}
 	cmd.Stdout, cmd.Stderr = bg.out, bg.err
 	if err := cmd.Start(); err != nil {
-		r.t.Fatalf("start %v: %v", args, err)
+		t.Fatalf("start %v: %v", cmd.Args, err)
 	}
 	go func() {
 		err := cmd.Wait()
@@ -69,7 +74,7 @@ func (r *testRepo) start(ctx context.Context, args ...string) *bgRun {
 		}
 		bg.done <- result{code: code, stdout: bg.out.String(), stderr: bg.err.String()}
 	}()
-	r.t.Cleanup(func() {
+	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 		}
