@@ -13,67 +13,28 @@ import (
 
 // RuntimeRuns is Runs over the tmux runtime backend and its watcher.
 type RuntimeRuns struct {
-	tm      *tmuxadapter.Client
-	backend *runtime.TmuxBackend
-	watcher *runtime.Watcher
-	changed chan string
-	cancel  context.CancelFunc
+	*runtime.WatchedRuns
+	cancel context.CancelFunc
 }
 
 // NewRuntimeRuns starts a watcher for the lane's runs on its tmux socket.
 func NewRuntimeRuns(ctx context.Context, l lanes.Layout, self string, logger *slog.Logger) (*RuntimeRuns, error) {
-	tm := tmuxadapter.New(l.Socket(), tmuxadapter.WithLogger(logger))
-	b := runtime.NewTmuxBackend(tm, self, logger)
-	w := runtime.NewWatcher(logger, runtime.WithBackend(b))
 	ctx, cancel := context.WithCancel(ctx)
-	r := &RuntimeRuns{tm: tm, backend: b, watcher: w, changed: make(chan string, 4096), cancel: cancel}
-	go func() { _ = w.Run(ctx) }()
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ch := <-w.Changes():
-				select {
-				case r.changed <- ch.RunDir:
-				default: // the launcher's 1 s sweep catches up
-				}
-			}
-		}
-	}()
-	return r, nil
+	tm := tmuxadapter.New(l.Socket(), tmuxadapter.WithLogger(logger))
+	return &RuntimeRuns{WatchedRuns: runtime.WatchRuns(ctx, tm, self, logger, 4096), cancel: cancel}, nil
 }
 
 // Close stops the watcher. Runs keep going.
 func (r *RuntimeRuns) Close() { r.cancel() }
 
-// Start implements Runs.
-func (r *RuntimeRuns) Start(ctx context.Context, ps []*runtime.Payload) error {
-	return r.backend.Start(ctx, ps)
-}
-
-// Watch implements Runs.
-func (r *RuntimeRuns) Watch(runDir string) { r.watcher.Add(runDir) }
-
-// Changed implements Runs.
-func (r *RuntimeRuns) Changed() <-chan string { return r.changed }
-
 // Terminate implements Runs.
 func (r *RuntimeRuns) Terminate(ctx context.Context, runDir string, grace time.Duration, keep bool) error {
-	return r.backend.Terminate(ctx, runDir, grace, keep)
-}
-
-// KillSession implements Runs; a session already gone is fine.
-func (r *RuntimeRuns) KillSession(ctx context.Context, name string) error {
-	if err := r.tm.KillSession(ctx, name); err != nil && !tmuxadapter.IsGone(err) {
-		return err
-	}
-	return nil
+	return r.Backend.Terminate(ctx, runDir, grace, keep)
 }
 
 // Outcome implements Runs from the runtime's liveness verdict.
 func (r *RuntimeRuns) Outcome(ctx context.Context, runDir string, now time.Time) Outcome {
-	obs, _ := r.backend.Observe(ctx, runDir, now)
+	obs, _ := r.Backend.Observe(ctx, runDir, now)
 	return outcomeOf(obs)
 }
 
