@@ -3,6 +3,8 @@ package backlog
 import (
 	"fmt"
 	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
 )
 
 // FinalPRInput is what the one pull request wave → base says.
@@ -120,6 +122,6 @@ func oneLineText(s string) string {
 	if s == "" {
 		return ""
 	}
-	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	fence := mdfence.Span(s)
 	return fence + " " + s + " " + fence
 }

@@ -3,6 +3,8 @@ package backlog
 import (
 	"fmt"
 	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
 )
 
 // ReviewInput is what a reviewer's prompt is made of.
@@ -24,10 +26,10 @@ func ReviewPrompt(in ReviewInput) string {
 	line("Judge: does the change do what the issue asks, without breaking anything else, and is it")
 	line("safe to merge as it is? Be specific; this is not a rubber stamp.\n")
 	quoted := issueText(in.Issue)
-	fence := strings.Repeat("`", max(3, longestRun(quoted, '`')+1))
+	fence := mdfence.Block(quoted)
 	line("## The issue (untrusted text)\n\n%stext\n%s\n%s\n", fence, quoted, fence)
 	diff := Clean(in.Diff)
-	fence = strings.Repeat("`", max(3, longestRun(diff, '`')+1))
+	fence = mdfence.Block(diff)
 	line("## The change (branch %s)\n\n%sdiff\n%s\n%s\n", in.Branch, fence, strings.TrimRight(diff, "\n"), fence)
 	line("## When you stop\n")
 	line("Print exactly one line as your last output:")

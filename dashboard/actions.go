@@ -77,6 +77,24 @@ func attachedNote(cfg Config, m attachedMsg) tea.Cmd {
 	return Note("back from %s", m.session)
 }
 
+// attachDone is a view's answer to the end of an attach it started (see
+// attachSession): the footer note, and zoom when the session of the
+// selected one (sel: its id) was gone, so its output shows instead.
+// Another view's attach is not its to report.
+func attachDone(cfg Config, view, sel string, msg tea.Msg) (note tea.Cmd, zoom bool) {
+	switch msg := msg.(type) {
+	case attachedMsg:
+		if msg.view == view {
+			return attachedNote(cfg, msg), false
+		}
+	case sessionGoneMsg:
+		if msg.view == view {
+			return Note("session %s is gone; showing %s's output", msg.session, msg.agent), sel != "" && sel == msg.agent
+		}
+	}
+	return nil, false
+}
+
 // stop asks to stop the selected agent's live run, then runs StopAgent:
 // the runner's group gets TERM, then KILL after the grace. A live
 // launcher counts the run as a failed attempt and retries it while the

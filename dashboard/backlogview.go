@@ -62,7 +62,7 @@ type backlogView struct {
 	attach []string // argv of the last attach command
 
 	width, height int
-	plan          backlogPlan
+	plan          viewPlan
 }
 
 // NewBacklogView returns the backlog view for cfg (its clock, colour and
@@ -153,18 +153,14 @@ func (v backlogView) Update(msg tea.Msg) (View, tea.Cmd) {
 		v, cmd = v.receive(msg)
 	case logMsg:
 		v.out = v.out.receive(msg)
-	case attachedMsg:
-		if msg.view == v.Name() {
-			cmd = attachedNote(v.cfg, msg)
+	case attachedMsg, sessionGoneMsg:
+		sel := ""
+		if is, ok := v.Selected(); ok {
+			sel = issueID(is.Number)
 		}
-	case sessionGoneMsg:
-		if msg.view != v.Name() {
-			break
-		}
-		if is, ok := v.Selected(); ok && issueID(is.Number) == msg.agent {
-			v.zoom = true
-		}
-		cmd = Note("session %s is gone; showing %s's output", msg.session, msg.agent)
+		var zoom bool
+		cmd, zoom = attachDone(v.cfg, v.Name(), sel, msg)
+		v.zoom = v.zoom || zoom
 	case tea.KeyMsg:
 		v, cmd = v.key(msg)
 	}

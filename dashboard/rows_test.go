@@ -50,26 +50,12 @@ func TestVisibleRowsKeepsRunningAndFailed(t *testing.T) {
 				t.Fatalf("visibleRows(%s, sel %d, %d lines) = %v, want %v", tt.codes, tt.sel, tt.budget, got, tt.want)
 			}
 			if tt.budget >= 3 { // room for the selection and two placeholders
-				if lines := len(got) + placeholders(got, len(agents)); lines > tt.budget {
+				if lines := len(got) + placeholderCount(got, len(agents)); lines > tt.budget {
 					t.Errorf("%d rows + placeholders = %d lines, over budget %d", len(got), lines, tt.budget)
 				}
 			}
 		})
 	}
-}
-
-func placeholders(rows []int, n int) int {
-	k, next := 0, 0
-	for _, i := range rows {
-		if i > next {
-			k++
-		}
-		next = i + 1
-	}
-	if next < n {
-		k++
-	}
-	return k
 }
 
 // Whatever the selection and budget (above the number of urgent rows),

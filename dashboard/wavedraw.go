@@ -4,11 +4,7 @@ import "strings"
 
 // sized fits the preview's viewport to the plan.
 func (v waveView) sized() waveView {
-	w := v.width
-	if v.plan.beside > 0 {
-		w = v.plan.beside
-	}
-	v.out = v.out.resize(w, max(1, v.plan.preview-1))
+	v.out = v.out.sizedFor(v.width, v.plan)
 	return v
 }
 
@@ -18,14 +14,9 @@ func (v waveView) View() string {
 	pl := v.plan
 	pal := newPalette(v.cfg.Color)
 	if v.zoom {
-		o := v.options(v.width)
-		lines := append([]string{v.out.title(v.width, pal)}, strings.Split(v.out.body(max(1, pl.preview-1)), "\n")...)
-		return strings.Join(append(lines, v.tail(o)...), "\n")
+		return v.out.zoomed(v.width, pl, pal, v.tail(v.options(v.width)))
 	}
-	width := v.width
-	if pl.beside > 0 {
-		width = v.width - pl.beside - 1
-	}
+	width := pl.tableWidth(v.width)
 	o := v.options(width)
 	o.MaxAgentRows = pl.rows
 	var b strings.Builder
@@ -44,34 +35,5 @@ func (v waveView) View() string {
 	if s := v.sections(pl.level, o); len(s) > 0 {
 		b.WriteString(strings.Join(s, "\n") + "\n")
 	}
-	left := splitLines(b.String())
-	if pl.preview > 0 && pl.beside == 0 {
-		left = append(left, v.out.title(width, pal))
-		left = append(left, strings.Split(v.out.body(pl.preview-1), "\n")...)
-	}
-	left = append(left, v.tail(o)...)
-	if pl.beside == 0 {
-		return strings.Join(left, "\n")
-	}
-	right := append([]string{v.out.title(pl.beside, pal)}, strings.Split(v.out.body(max(1, pl.preview-1)), "\n")...)
-	return joinColumns(left, right, width, v.height)
-}
-
-// joinColumns sets right beside left (padded to width), h lines.
-func joinColumns(left, right []string, width, h int) string {
-	var b strings.Builder
-	for i := range max(h, len(left)) {
-		l, r := "", ""
-		if i < len(left) {
-			l = fit(left[i], width)
-		}
-		if i < len(right) {
-			r = right[i]
-		}
-		b.WriteString(l + strings.Repeat(" ", max(0, width-ansiWidth(l))) + " " + r)
-		if i < max(h, len(left))-1 {
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
+	return v.out.frame(splitLines(b.String()), v.tail(o), pl, width, v.height, pal)
 }

@@ -33,7 +33,7 @@ type waveView struct {
 	attach []string // argv of the last attach command
 
 	width, height int
-	plan          wavePlan
+	plan          viewPlan
 }
 
 func newWaveView(cfg Config, l state.Lane) waveView {
@@ -151,18 +151,10 @@ func (v waveView) Update(msg tea.Msg) (View, tea.Cmd) {
 		v.now = v.cfg.Now()
 	case logMsg:
 		v.out = v.out.receive(msg)
-	case attachedMsg:
-		if msg.view == v.Name() {
-			cmd = attachedNote(v.cfg, msg)
-		}
-	case sessionGoneMsg:
-		if msg.view != v.Name() {
-			break
-		}
-		if a, ok := v.Selected(); ok && a.ID == msg.agent {
-			v.zoom = true
-		}
-		cmd = Note("session %s is gone; showing %s's output", msg.session, msg.agent)
+	case attachedMsg, sessionGoneMsg:
+		var zoom bool
+		cmd, zoom = attachDone(v.cfg, v.Name(), v.selectedAgent().ID, msg)
+		v.zoom = v.zoom || zoom
 	case tea.KeyMsg:
 		v, cmd = v.key(msg)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/paritytest"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
@@ -37,8 +37,9 @@ func TestExecutorResolvedParity(t *testing.T) {
 		t.Run(c.Name(), func(t *testing.T) {
 			dir := filepath.Join("testdata/parity", c.Name())
 			root := t.TempDir()
-			copyTree(t, parityBase, root)
-			copyTree(t, dir, root)
+			for _, src := range []string{parityBase, dir} { // a case's own metadata stays out
+				paritytest.CopyTree(t, src, root, "want.json", "args.txt")
+			}
 			var want []resolvedAgent
 			readJSON(t, filepath.Join(dir, "want.json"), &want)
 			got := dryRunResolved(t, root, cliExecutor(t, dir))
@@ -190,31 +191,5 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
-	}
-}
-
-// copyTree copies src over dst, leaving out the case's own metadata.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		switch rel {
-		case "want.json", "args.txt":
-			return nil
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

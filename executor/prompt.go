@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -90,7 +91,7 @@ func Prompt(in PromptInput) string {
 	writeAgentLists(&s, a, implOwning)
 
 	prompt := strings.TrimRight(a.Prompt, "\n")
-	fence := strings.Repeat("`", max(3, longestRun(prompt, '`')+1))
+	fence := mdfence.Block(prompt)
 	s.line(HeadAssigned)
 	s.line("%stext", fence)
 	s.raw(prompt)
@@ -280,17 +281,4 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func longestRun(s string, c byte) int {
-	best, n := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			n++
-			best = max(best, n)
-		} else {
-			n = 0
-		}
-	}
-	return best
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
@@ -14,68 +13,28 @@ import (
 
 // RuntimeRuns is Runs over the tmux runtime backend and its watcher.
 type RuntimeRuns struct {
-	tm      *tmuxadapter.Client
-	backend *runtime.TmuxBackend
-	watcher *runtime.Watcher
-	changed chan string
-	cancel  context.CancelFunc
-	cwd     string
+	*runtime.WatchedRuns
+	cancel context.CancelFunc
 }
 
 // NewRuntimeRuns starts a watcher for the lane's runs on its tmux socket.
-func NewRuntimeRuns(ctx context.Context, l lanes.Layout, self string, lane *config.Lane, logger *slog.Logger) (*RuntimeRuns, error) {
-	tm := tmuxadapter.New(l.Socket(), tmuxadapter.WithLogger(logger))
-	b := runtime.NewTmuxBackend(tm, self, logger)
-	w := runtime.NewWatcher(logger, runtime.WithBackend(b))
+func NewRuntimeRuns(ctx context.Context, l lanes.Layout, self string, logger *slog.Logger) (*RuntimeRuns, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &RuntimeRuns{tm: tm, backend: b, watcher: w, changed: make(chan string, 4096), cancel: cancel, cwd: lane.RepoRoot}
-	go func() { _ = w.Run(ctx) }()
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ch := <-w.Changes():
-				select {
-				case r.changed <- ch.RunDir:
-				default: // the launcher's 1 s sweep catches up
-				}
-			}
-		}
-	}()
-	return r, nil
+	tm := tmuxadapter.New(l.Socket(), tmuxadapter.WithLogger(logger))
+	return &RuntimeRuns{WatchedRuns: runtime.WatchRuns(ctx, tm, self, logger, 4096), cancel: cancel}, nil
 }
 
 // Close stops the watcher. Runs keep going.
 func (r *RuntimeRuns) Close() { r.cancel() }
 
-// Start implements Runs.
-func (r *RuntimeRuns) Start(ctx context.Context, ps []*runtime.Payload) error {
-	return r.backend.Start(ctx, ps)
-}
-
-// Watch implements Runs.
-func (r *RuntimeRuns) Watch(runDir string) { r.watcher.Add(runDir) }
-
-// Changed implements Runs.
-func (r *RuntimeRuns) Changed() <-chan string { return r.changed }
-
 // Terminate implements Runs.
 func (r *RuntimeRuns) Terminate(ctx context.Context, runDir string, grace time.Duration, keep bool) error {
-	return r.backend.Terminate(ctx, runDir, grace, keep)
-}
-
-// KillSession implements Runs; a session already gone is fine.
-func (r *RuntimeRuns) KillSession(ctx context.Context, name string) error {
-	if err := r.tm.KillSession(ctx, name); err != nil && !tmuxadapter.IsGone(err) {
-		return err
-	}
-	return nil
+	return r.Backend.Terminate(ctx, runDir, grace, keep)
 }
 
 // Outcome implements Runs from the runtime's liveness verdict.
 func (r *RuntimeRuns) Outcome(ctx context.Context, runDir string, now time.Time) Outcome {
-	obs, _ := r.backend.Observe(ctx, runDir, now)
+	obs, _ := r.Backend.Observe(ctx, runDir, now)
 	return outcomeOf(obs)
 }
 
@@ -92,13 +51,6 @@ func outcomeOf(obs runtime.Observation) Outcome {
 	}
 	o.Detail = strings.Join(detail, "; ")
 	return o
-}
-
-// StartDashboard runs argv in the lane's dashboard session. An existing
-// dashboard (kept from an earlier launch) is replaced in place, so a
-// user attached to it stays attached and sees the new launch.
-func (r *RuntimeRuns) StartDashboard(ctx context.Context, argv []string) error {
-	return StartDashboard(ctx, r.tm, r.cwd, argv)
 }
 
 // StartDashboard runs argv in the dashboard session of tm's lane server,

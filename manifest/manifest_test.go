@@ -4,40 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/paritytest"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
-
-// copyTree copies the example repo into a temp dir so the test reads real
-// files the way a launch does.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 // TestManifestMatchesReference builds the manifest of the example repo
 // under testdata/example and compares it byte for byte with what the
@@ -45,7 +20,8 @@ func copyTree(t *testing.T, src string) string {
 // executorResolved nulled, skills and Context7 resolutions and the docs
 // list removed, since other packages own those; generatedAt normalised).
 func TestManifestMatchesReference(t *testing.T) {
-	root := copyTree(t, "testdata/example")
+	root := t.TempDir()
+	paritytest.CopyTree(t, "testdata/example", root)
 	cfg, err := config.Load(root, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +53,8 @@ func TestManifestMatchesReference(t *testing.T) {
 // TestDocsListsFilesSorted compares the docs list of the example repo,
 // paths, sizes and hashes in order, with the one the reference recorded.
 func TestDocsListsFilesSorted(t *testing.T) {
-	root := copyTree(t, "testdata/example")
+	root := t.TempDir()
+	paritytest.CopyTree(t, "testdata/example", root)
 	docs, err := Docs(os.DirFS(root), "docs")
 	if err != nil {
 		t.Fatal(err)

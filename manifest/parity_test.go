@@ -1,19 +1,15 @@
 package manifest_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/paritytest"
 	"github.com/wave-orchestrator/wave-orchestrator/manifest"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
@@ -39,8 +35,9 @@ func TestReferenceParity(t *testing.T) {
 		t.Run(c.Name(), func(t *testing.T) {
 			dir := filepath.Join("testdata/parity", c.Name())
 			root := t.TempDir()
-			copyTree(t, "testdata/parity/base", root)
-			copyTree(t, dir, root)
+			for _, src := range []string{"testdata/parity/base", dir} { // a case's own metadata stays out
+				paritytest.CopyTree(t, src, root, "want.json", "ref-error.txt", "rules.txt")
+			}
 			got, err := buildManifest(root)
 			if rules, rerr := os.ReadFile(filepath.Join(dir, "rules.txt")); rerr == nil {
 				checkRejected(t, err, strings.Fields(string(rules)))
@@ -115,81 +112,7 @@ func compareJSON(t *testing.T, want, got []byte) {
 			delete(a.(map[string]any), "executorResolved")
 		}
 	}
-	var diffs []string
-	diff("", w, g, &diffs)
-	for _, d := range diffs {
+	for _, d := range paritytest.Diff("", w, g) {
 		t.Error(d)
-	}
-}
-
-func diff(path string, want, got any, out *[]string) {
-	switch wv := want.(type) {
-	case map[string]any:
-		gv, ok := got.(map[string]any)
-		if !ok {
-			break
-		}
-		keys := map[string]bool{}
-		for k := range wv {
-			keys[k] = true
-		}
-		for k := range gv {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
-			diff(path+"."+k, wv[k], gv[k], out)
-		}
-		return
-	case []any:
-		gv, ok := got.([]any)
-		if !ok || len(gv) != len(wv) {
-			break
-		}
-		for i := range wv {
-			diff(fmt.Sprintf("%s[%d]", path, i), wv[i], gv[i], out)
-		}
-		return
-	}
-	if !reflect.DeepEqual(want, got) {
-		w, _ := json.Marshal(want)
-		g, _ := json.Marshal(got)
-		*out = append(*out, fmt.Sprintf("%s: reference %s, ours %s", path, trunc(w), trunc(g)))
-	}
-}
-
-func trunc(b []byte) string {
-	if len(b) > 300 {
-		return string(b[:300]) + "…"
-	}
-	return string(bytes.TrimSpace(b))
-}
-
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		switch rel {
-		case "want.json", "ref-error.txt", "rules.txt":
-			return nil
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -123,10 +123,6 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 	if err != nil {
 		return nil, fmt.Errorf("#%d: %w", n, err)
 	}
-	dir := s.runDir(n, attempt)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("run dir %s: %w", dir, err)
-	}
 	role, err := os.ReadFile(filepath.Join(s.o.Lane.RepoRoot, firstNonEmpty(s.o.Config.Backlog.WorkerRolePrompt, WorkerRolePrompt)))
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("worker role prompt: %w", err)
@@ -134,33 +130,61 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 	prompt := backlog.WorkerPrompt(backlog.PromptInput{RolePrompt: string(role), Issue: issue, Branch: branch,
 		WaveBranch: s.run().Info.WaveBranch, Worktree: wt, Attempt: attempt, Salvage: why.salvage,
 		SalvageRef: why.salvageRef, Conflict: why.conflict})
-	promptPath := filepath.Join(dir, lanes.PromptFile)
-	if err := os.WriteFile(promptPath, []byte(prompt), 0o644); err != nil {
+	return s.runPayload(agentRun{what: fmt.Sprintf("#%d", n), agent: agent, res: res, dir: s.runDir(n, attempt), cwd: wt, prompt: prompt,
+		attempt: attempt, session: SessionName(n), issue: n, branch: branch})
+}
+
+// agentRun is what a worker's run and a reviewer's run differ in.
+type agentRun struct {
+	what             string // names the run in errors: "#12", "review #12"
+	agent            *wave.Agent
+	res              executor.Resolved
+	dir, cwd, prompt string
+	session, branch  string
+	attempt, issue   int
+	review           bool
+}
+
+// runPayload writes r's prompt into its run dir and returns its launch
+// payload on the lane's socket. A worker's deadline is the lane timeout,
+// shortened by its executor's budget, and it retries on rate limits; a
+// reviewer's is backlog.verifyTimeoutMinutes, with no retries.
+func (s *Supervisor) runPayload(r agentRun) (*runtime.Payload, error) {
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run dir %s: %w", r.dir, err)
+	}
+	promptPath := filepath.Join(r.dir, lanes.PromptFile)
+	if err := os.WriteFile(promptPath, []byte(r.prompt), 0o644); err != nil {
 		return nil, fmt.Errorf("prompt %s: %w", promptPath, err)
 	}
-	logPath := filepath.Join(dir, lanes.LogFile)
-	spec, err := executor.Build(executor.BuildInput{Agent: agent, Wave: &wave.Wave{}, Resolved: res, Lane: s.o.Lane,
-		RunDir: dir, PromptPath: promptPath, LogPath: logPath, Attempt: attempt, Self: s.o.Self,
-		Worker: &executor.WorkerInfo{Issue: n, Branch: branch, Target: s.run().Info.WaveBranch, Worktree: wt,
-			TokenEnv: s.o.Config.GitHub.TokenEnv}})
+	logPath := filepath.Join(r.dir, lanes.LogFile)
+	info := s.run().Info
+	spec, err := executor.Build(executor.BuildInput{Agent: r.agent, Wave: &wave.Wave{}, Resolved: r.res, Lane: s.o.Lane,
+		RunDir: r.dir, PromptPath: promptPath, LogPath: logPath, Attempt: r.attempt, Self: s.o.Self,
+		Worker: &executor.WorkerInfo{Issue: r.issue, Branch: r.branch, Target: info.WaveBranch, Worktree: r.cwd,
+			TokenEnv: s.o.Config.GitHub.TokenEnv, Review: r.review}})
 	if err != nil {
-		return nil, fmt.Errorf("#%d: %w", n, err)
+		return nil, fmt.Errorf("%s: %w", r.what, err)
 	}
-	minutes := s.o.Lane.Runtime.TimeoutMinutes
+	rt := s.o.Lane.Runtime
+	minutes, rateLimit := rt.TimeoutMinutes, spec.RateLimit
 	if spec.DeadlineMinutes > 0 && spec.DeadlineMinutes < minutes {
 		minutes = spec.DeadlineMinutes
 	}
+	if r.review {
+		minutes, rateLimit = s.o.Config.Backlog.VerifyTimeoutMin, runtime.RateLimit{}
+	}
 	deadline := s.o.Now().Add(time.Duration(minutes) * time.Minute)
 	return &runtime.Payload{
-		SchemaVersion: runtime.SchemaVersion, RunID: filepath.Base(dir), Lane: s.o.Lane.Name, Attempt: attempt,
-		AgentID: agent.ID, ExecutorID: res.ID, OrchestratorID: "backlog-" + s.run().Info.ID,
-		Argv: spec.Argv, Env: spec.Env, Scrub: spec.Scrub, Stdin: spec.Stdin, Cwd: wt,
-		RunDir: dir, PromptPath: promptPath, LogPath: logPath,
-		StatusPath: filepath.Join(dir, lanes.StatusFile), RuntimePath: filepath.Join(dir, lanes.RuntimeFile),
-		SocketName: s.o.Layout.Socket(), SessionName: SessionName(n),
-		HeartbeatIntervalMs: s.o.Lane.Runtime.HeartbeatIntervalMs, RateLimit: spec.RateLimit, DeadlineAt: &deadline,
-		TerminateGraceMs: s.o.Lane.Runtime.TerminateGraceMs,
-		MaxLogBytes:      int64(s.o.Lane.Runtime.MaxLogBytes),
+		SchemaVersion: runtime.SchemaVersion, RunID: filepath.Base(r.dir), Lane: s.o.Lane.Name, Attempt: r.attempt,
+		AgentID: r.agent.ID, ExecutorID: r.res.ID, OrchestratorID: "backlog-" + info.ID,
+		Argv: spec.Argv, Env: spec.Env, Scrub: spec.Scrub, Stdin: spec.Stdin, Cwd: r.cwd,
+		RunDir: r.dir, PromptPath: promptPath, LogPath: logPath,
+		StatusPath: filepath.Join(r.dir, lanes.StatusFile), RuntimePath: filepath.Join(r.dir, lanes.RuntimeFile),
+		SocketName: s.o.Layout.Socket(), SessionName: r.session,
+		HeartbeatIntervalMs: rt.HeartbeatIntervalMs, RateLimit: rateLimit, DeadlineAt: &deadline,
+		TerminateGraceMs: rt.TerminateGraceMs,
+		MaxLogBytes:      int64(rt.MaxLogBytes),
 	}, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -103,32 +102,7 @@ func (s *Supervisor) reviewPayload(ctx context.Context, issue backlog.Issue, is 
 	if err != nil {
 		return nil, fmt.Errorf("review #%d: executor: %w", n, err)
 	}
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return nil, err
-	}
-	promptPath := filepath.Join(runDir, lanes.PromptFile)
 	prompt := backlog.ReviewPrompt(backlog.ReviewInput{Issue: issue, Branch: is.Branch, WaveBranch: s.run().Info.WaveBranch, Diff: diff})
-	if err := os.WriteFile(promptPath, []byte(prompt), 0o644); err != nil {
-		return nil, err
-	}
-	logPath := filepath.Join(runDir, lanes.LogFile)
-	spec, err := executor.Build(executor.BuildInput{Agent: agent, Wave: &wave.Wave{}, Resolved: res, Lane: s.o.Lane,
-		RunDir: runDir, PromptPath: promptPath, LogPath: logPath, Attempt: 1, Self: s.o.Self,
-		Worker: &executor.WorkerInfo{Issue: n, Branch: is.Branch, Target: s.run().Info.WaveBranch, Worktree: cwd,
-			TokenEnv: s.o.Config.GitHub.TokenEnv, Review: true}})
-	if err != nil {
-		return nil, fmt.Errorf("review #%d: %w", n, err)
-	}
-	deadline := s.o.Now().Add(time.Duration(s.o.Config.Backlog.VerifyTimeoutMin) * time.Minute)
-	return &runtime.Payload{
-		SchemaVersion: runtime.SchemaVersion, RunID: filepath.Base(runDir), Lane: s.o.Lane.Name, Attempt: 1,
-		AgentID: agent.ID, ExecutorID: res.ID, OrchestratorID: "backlog-" + s.run().Info.ID,
-		Argv: spec.Argv, Env: spec.Env, Scrub: spec.Scrub, Stdin: spec.Stdin, Cwd: cwd,
-		RunDir: runDir, PromptPath: promptPath, LogPath: logPath,
-		StatusPath: filepath.Join(runDir, lanes.StatusFile), RuntimePath: filepath.Join(runDir, lanes.RuntimeFile),
-		SocketName: s.o.Layout.Socket(), SessionName: "backlog-r" + strconv.Itoa(n),
-		HeartbeatIntervalMs: s.o.Lane.Runtime.HeartbeatIntervalMs, DeadlineAt: &deadline,
-		TerminateGraceMs: s.o.Lane.Runtime.TerminateGraceMs,
-		MaxLogBytes:      int64(s.o.Lane.Runtime.MaxLogBytes),
-	}, nil
+	return s.runPayload(agentRun{what: fmt.Sprintf("review #%d", n), agent: agent, res: res, dir: runDir, cwd: cwd, prompt: prompt,
+		attempt: 1, session: "backlog-r" + strconv.Itoa(n), issue: n, branch: is.Branch, review: true})
 }

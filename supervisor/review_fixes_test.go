@@ -15,13 +15,10 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
-// clone is a second clone of f's origin with the same issues: another
-// machine working the same backlog.
-func (f *fixture) clone(t *testing.T, name string) *fixture {
-	g := &fixture{t: t, origin: f.origin, root: filepath.Join(filepath.Dir(f.root), name), lane: f.lane, config: f.config}
-	git(t, filepath.Dir(f.root), "clone", "-q", f.origin, g.root)
-	git(t, g.root, "config", "user.name", "t")
-	git(t, g.root, "config", "user.email", "t@example.com")
+// clone is otherClone with f's local issues: another machine working the
+// same backlog.
+func (f *fixture) clone(name string) *fixture {
+	g := f.otherClone(name)
 	entries, _ := filepath.Glob(filepath.Join(f.root, "docs", "backlog", "*.md"))
 	for _, e := range entries {
 		b, _ := os.ReadFile(e)
@@ -37,7 +34,7 @@ func TestTwoSupervisorsStartedTogetherNeverShareAnIssue(t *testing.T) {
 	for n := 1; n <= 4; n++ {
 		f.issue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
 	}
-	g := f.clone(t, "repo2")
+	g := f.clone("repo2")
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -8,12 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +25,6 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
-	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
 type backlogFlags struct {
@@ -264,21 +261,14 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 	if err != nil {
 		return err
 	}
-	sigpipe := make(chan os.Signal, 1)
-	signal.Notify(sigpipe, syscall.SIGPIPE)
-	defer signal.Stop(sigpipe)
-	lock, err := lanes.AcquireLock(be.layout.LockPath())
+	release, err := holdLane(e, "another launcher or supervisor")
 	if err != nil {
-		var le *lanes.LockedError
-		if errors.As(err, &le) {
-			return withCode(exitLocked, fmt.Errorf("another launcher or supervisor is active on lane %s: %w", be.lane.Name, err))
-		}
 		return err
 	}
-	defer lock.Release()
+	defer release()
 	runs := supervisor.NewTmuxRuns(ctx, be.layout, bin, be.logger)
 	if !f.noDash {
-		startBacklogDashboard(ctx, c, be, bin)
+		startDashboard(ctx, c, e, bin, be.logger, "--view", viewBacklog)
 	}
 	fmt.Fprintf(c.OutOrStdout(), "watch a worker: tmux -L %s attach -t %s\n", be.layout.Socket(), supervisor.SessionPrefix+"<issue>")
 	sup, err := supervisor.New(supervisor.Options{Config: be.cfg, Lane: be.lane, Layout: be.layout, Source: be.src, Git: be.git,
@@ -299,19 +289,6 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 		return withCode(res.ExitCode, nil)
 	}
 	return nil
-}
-
-// startBacklogDashboard starts (or respawns in place) the lane's
-// dashboard session showing the backlog view, as launch does for waves.
-// A failure to start it never stops the run.
-func startBacklogDashboard(ctx context.Context, c *cobra.Command, be *backlogEnv, bin string) {
-	argv := []string{bin, "dashboard", "--watch", "--view", viewBacklog, "--repo-root", be.lane.RepoRoot, "--lane", be.lane.Name}
-	tm := tmuxadapter.New(be.layout.Socket(), tmuxadapter.WithLogger(be.logger))
-	if err := launcher.StartDashboard(ctx, tm, be.lane.RepoRoot, argv); err != nil {
-		fmt.Fprintln(c.ErrOrStderr(), "dashboard not started:", err)
-		return
-	}
-	fmt.Fprintf(c.OutOrStdout(), "dashboard: tmux -L %s attach -t %s\n", be.layout.Socket(), lanes.DashboardSession)
 }
 
 // preflightBacklog checks, before anything is claimed or pushed, that this

@@ -69,18 +69,7 @@ func (r *backlogRepo) env() []string {
 
 func (r *backlogRepo) runEnv(ctx context.Context, args ...string) result {
 	r.t.Helper()
-	cmd := r.command(ctx, args...)
-	cmd.Env = append(cmd.Env, r.env()...)
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		r.t.Fatalf("run %v: %v", args, err)
-	}
-	return result{code: code, stdout: so.String(), stderr: se.String()}
+	return r.runWith(ctx, r.env(), args...)
 }
 
 func TestBacklogEndToEndThroughTheBinary(t *testing.T) {

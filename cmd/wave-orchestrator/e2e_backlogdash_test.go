@@ -19,27 +19,7 @@ func (r *backlogRepo) startEnv(ctx context.Context, extra []string, args ...stri
 	r.t.Helper()
 	cmd := r.command(ctx, args...)
 	cmd.Env = append(append(cmd.Env, r.env()...), extra...)
-	bg := &bgRun{cmd: cmd, out: newLockedBuffer(), err: newLockedBuffer(), done: make(chan result, 1)}
-	cmd.Stdout, cmd.Stderr = bg.out, bg.err
-	if err := cmd.Start(); err != nil {
-		r.t.Fatalf("start %v: %v", args, err)
-	}
-	go func() {
-		err := cmd.Wait()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			code = -1
-		}
-		bg.done <- result{code: code, stdout: bg.out.String(), stderr: bg.err.String()}
-	}()
-	r.t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-		}
-	})
-	return bg
+	return startCmd(r.t, cmd)
 }
 
 // originRefs lists the refs of origin under prefix.

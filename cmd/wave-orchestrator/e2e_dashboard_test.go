@@ -49,15 +49,20 @@ func (lb *lockedBuffer) String() string {
 	return lb.b.String()
 }
 
-// start runs the binary in the background; the result arrives on done.
-// Cleanup kills it if the test did not wait for it.
+// start runs the binary on the repo in the background (startCmd).
 func (r *testRepo) start(ctx context.Context, args ...string) *bgRun {
 	r.t.Helper()
-	cmd := r.command(ctx, args...)
+	return startCmd(r.t, r.command(ctx, args...))
+}
+
+// startCmd starts cmd in the background; the result arrives on done.
+// Cleanup kills it if the test did not wait for it.
+func startCmd(t *testing.T, cmd *exec.Cmd) *bgRun {
+	t.Helper()
 	bg := &bgRun{cmd: cmd, out: newLockedBuffer(), err: newLockedBuffer(), done: make(chan result, 1)}
 	cmd.Stdout, cmd.Stderr = bg.out, bg.err
 	if err := cmd.Start(); err != nil {
-		r.t.Fatalf("start %v: %v", args, err)
+		t.Fatalf("start %v: %v", cmd.Args, err)
 	}
 	go func() {
 		err := cmd.Wait()
@@ -69,7 +74,7 @@ func (r *testRepo) start(ctx context.Context, args ...string) *bgRun {
 		}
 		bg.done <- result{code: code, stdout: bg.out.String(), stderr: bg.err.String()}
 	}()
-	r.t.Cleanup(func() {
+	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 		}
@@ -545,10 +550,9 @@ func TestStopLaneTerminatesTheWave(t *testing.T) {
 	}
 }
 
-func TestStopAgentLeavesTheLauncherRunning(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
-	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+// stopA1AtEnd stops the lane when the test ends and waits for A1's
+// first two attempts (those that started) and the launcher bg to end.
+func (r *testRepo) stopA1AtEnd(t *testing.T, bg *bgRun) {
 	t.Cleanup(func() {
 		r.run(context.Background(), "stop", "--lane", "main")
 		for _, k := range []int{1, 2} {
@@ -558,6 +562,13 @@ func TestStopAgentLeavesTheLauncherRunning(t *testing.T) {
 		}
 		<-bg.done
 	})
+}
+
+func TestStopAgentLeavesTheLauncherRunning(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
+	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+	r.stopA1AtEnd(t, bg)
 	waitFor(t, "A1 to run", 30*time.Second, func() bool { return r.disposition("A1", 1) == "running" })
 
 	stop := r.run(ctxFor(t), "stop", "--lane", "main", "--agent", "A1")
@@ -604,15 +615,7 @@ func TestDashboardStopKeyStopsTheAgent(t *testing.T) {
 	r := newRepo(t)
 	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
 	bg := r.start(ctxFor(t), "launch", "--lane", "main")
-	t.Cleanup(func() {
-		r.run(context.Background(), "stop", "--lane", "main")
-		for _, k := range []int{1, 2} {
-			if r.disposition("A1", k) != "" {
-				waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", k), lanes.RuntimeFile))
-			}
-		}
-		<-bg.done
-	})
+	r.stopA1AtEnd(t, bg)
 	waitFor(t, "the dashboard to show A1 running", 30*time.Second, func() bool {
 		return regexp.MustCompile(`(?m)^› A1\s+running`).MatchString(r.capture(lanes.DashboardSession))
 	})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -168,17 +167,7 @@ type result struct {
 
 func (r *testRepo) run(ctx context.Context, args ...string) result {
 	r.t.Helper()
-	cmd := r.command(ctx, args...)
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		r.t.Fatalf("run %v: %v", args, err)
-	}
-	return result{code: code, stdout: so.String(), stderr: se.String()}
+	return runCmd(r.t, r.command(ctx, args...))
 }
 
 func (r *testRepo) command(ctx context.Context, args ...string) *exec.Cmd {

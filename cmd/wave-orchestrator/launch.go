@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
@@ -147,35 +144,20 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 	if err := preflightWaves(ctx, e, sel, f.executor, c.CommandPath()); err != nil {
 		return err
 	}
-	// A closed stdout (`launch | head`) must not kill the launcher mid-wave:
-	// catching SIGPIPE (not ignoring it, which children would inherit)
-	// turns it into write errors we can drop.
-	sigpipe := make(chan os.Signal, 1)
-	signal.Notify(sigpipe, syscall.SIGPIPE)
-	defer signal.Stop(sigpipe)
-	lock, err := lanes.AcquireLock(e.layout.LockPath())
+	release, err := holdLane(e, "another launcher")
 	if err != nil {
-		var le *lanes.LockedError
-		if errors.As(err, &le) {
-			return withCode(exitLocked, fmt.Errorf("another launcher is active on lane %s: %w", e.lane.Name, err))
-		}
 		return err
 	}
-	defer lock.Release()
+	defer release()
 	_ = os.Remove(e.layout.ControlPath()) // a stop request is for the launcher it found
 
-	runs, err := launcher.NewRuntimeRuns(ctx, e.layout, bin, e.lane, logger)
+	runs, err := launcher.NewRuntimeRuns(ctx, e.layout, bin, logger)
 	if err != nil {
 		return err
 	}
 	defer runs.Close()
 	if !f.noDashboard {
-		argv := []string{bin, "dashboard", "--watch", "--repo-root", e.lane.RepoRoot, "--lane", e.lane.Name}
-		if err := runs.StartDashboard(ctx, argv); err != nil {
-			fmt.Fprintln(c.ErrOrStderr(), "dashboard not started:", err)
-		} else {
-			fmt.Fprintf(c.OutOrStdout(), "dashboard: tmux -L %s attach -t %s\n", e.layout.Socket(), lanes.DashboardSession)
-		}
+		startDashboard(ctx, c, e, bin, logger)
 	}
 	// The dashboard session outlives the launch: its final frame and
 	// result line stay until the user quits it, `stop` clears it, or the

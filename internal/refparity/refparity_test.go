@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/paritytest"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
@@ -170,8 +171,8 @@ func thresholdsOff(cfg map[string]any) {
 func refRepo(t *testing.T, pkg string, edit func(map[string]any)) string {
 	t.Helper()
 	root := t.TempDir()
-	copyTree(t, filepath.Join(pkg, "docs"), filepath.Join(root, "docs"))
-	copyTree(t, filepath.Join(pkg, "skills"), filepath.Join(root, "skills"))
+	paritytest.CopyTree(t, filepath.Join(pkg, "docs"), filepath.Join(root, "docs"))
+	paritytest.CopyTree(t, filepath.Join(pkg, "skills"), filepath.Join(root, "skills"))
 	if err := os.RemoveAll(filepath.Join(root, "docs/plans/waves")); err != nil {
 		t.Fatal(err)
 	}
@@ -271,9 +272,7 @@ func compare(t *testing.T, pkg, root string) {
 			}
 		}
 	}
-	var diffs []string
-	diff("", w, g, &diffs)
-	for _, d := range diffs {
+	for _, d := range paritytest.Diff("", w, g) {
 		t.Error(d)
 	}
 }

@@ -1,0 +1,64 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+)
+
+// WatchedRuns is a lane's tmux backend with a watcher over the runs it is
+// told to watch: what the launcher's and the supervisor's Runs share.
+type WatchedRuns struct {
+	Backend *TmuxBackend
+	tm      *tmuxadapter.Client
+	watcher *Watcher
+	changed chan string
+}
+
+// WatchRuns starts the watcher of the runs on tm's server; it stops with
+// ctx, the runs keep going. Each change's run dir goes to Changed, a
+// channel of capacity buf; one that finds it full is dropped, as the
+// caller's periodic sweep catches up.
+func WatchRuns(ctx context.Context, tm *tmuxadapter.Client, self string, logger *slog.Logger, buf int) *WatchedRuns {
+	b := NewTmuxBackend(tm, self, logger)
+	w := NewWatcher(logger, WithBackend(b))
+	r := &WatchedRuns{Backend: b, tm: tm, watcher: w, changed: make(chan string, buf)}
+	go func() { _ = w.Run(ctx) }()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ch, ok := <-w.Changes():
+				if !ok {
+					return
+				}
+				select {
+				case r.changed <- ch.RunDir:
+				default:
+				}
+			}
+		}
+	}()
+	return r
+}
+
+// Start starts the payloads' runs.
+func (r *WatchedRuns) Start(ctx context.Context, ps []*Payload) error {
+	return r.Backend.Start(ctx, ps)
+}
+
+// Watch adds a run dir to the watcher.
+func (r *WatchedRuns) Watch(runDir string) { r.watcher.Add(runDir) }
+
+// Changed delivers the run dirs of watched runs that changed.
+func (r *WatchedRuns) Changed() <-chan string { return r.changed }
+
+// KillSession kills a tmux session; one already gone is fine.
+func (r *WatchedRuns) KillSession(ctx context.Context, name string) error {
+	if err := r.tm.KillSession(ctx, name); err != nil && !tmuxadapter.IsGone(err) {
+		return err
+	}
+	return nil
+}
