@@ -225,7 +225,7 @@ func TestClaimTakenOverWhileWorkingStopsTheWork(t *testing.T) {
 	go func() { res, _ := s.Run(ctx); done <- res }()
 	waitFor(t, "the worker", func() bool { return strings.Contains(out.String(), "worker started") })
 	// Another machine replaces the claim (as after an expired lease).
-	other := f.clone(t, "other")
+	other := f.clone("other")
 	repo, err := gitops.Open(ctx, other.root, gitops.Options{})
 	if err != nil {
 		t.Fatal(err)
