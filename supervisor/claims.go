@@ -21,6 +21,11 @@ func (s *Supervisor) dispatch(ctx context.Context, n int) error {
 		if err != nil || !ok {
 			return err
 		}
+	} else if is.Attempts == 0 {
+		// Claimed by a supervisor that died before its claim command ran.
+		if ok, err := s.claimHook(ctx, n); err != nil || !ok {
+			return err
+		}
 	}
 	// Re-read right before dispatch: orientation data is stale by
 	// definition (the seed's rule).
@@ -103,6 +108,17 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 		return false, err
 	}
 	s.renewedAt[n] = s.o.Now()
+	return s.claimHook(ctx, n)
+}
+
+// claimHook runs backlog.claim.command once per issue and run: it is
+// recorded done, so a supervisor killed between the claim ref and the
+// hook runs the hook on resume instead of skipping it.
+func (s *Supervisor) claimHook(ctx context.Context, n int) (bool, error) {
+	id := "claim-command-" + strconv.Itoa(n)
+	if _, done := s.run().Done[id]; done || len(s.o.Config.Backlog.Claim.Command) == 0 {
+		return true, nil
+	}
 	if ok, why := s.hook(ctx, s.o.Config.Backlog.Claim.Command, n); !ok {
 		s.printf("#%d: the claim command failed (%s); releasing", n, why)
 		if err := s.release(ctx, n, "claim command failed"); err != nil {
@@ -110,7 +126,7 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 		}
 		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-command", Detail: why})
 	}
-	return true, nil
+	return true, s.emit(backlog.Event{Kind: backlog.EvIntentDone, Issue: n, Intent: &backlog.Intent{ID: id}})
 }
 
 func (s *Supervisor) claimInfo(n int) gitops.ClaimInfo {

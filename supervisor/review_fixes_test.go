@@ -251,3 +251,37 @@ func TestClaimTakenOverWhileWorkingStopsTheWork(t *testing.T) {
 		t.Errorf("the other run's claim was released or replaced: %+v", c)
 	}
 }
+
+// A supervisor killed between winning the claim ref and running the
+// repository's claim command runs the command on resume.
+func TestClaimCommandRunsAfterACrashRightAfterTheClaim(t *testing.T) {
+	f := newFixture(t)
+	marker := filepath.Join(filepath.Dir(f.root), "claimed-{issue}")
+	f.config = baseConfig + "  claim:\n    command: [touch, \"" + marker + "\"]\n"
+	f.issue(1, "One", "Files: a/**")
+	id := "20261201T090000Z-t-abc123"
+	dir := filepath.Join(RunsRoot(f.layout().StateDir), id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := openRunLog(dir, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := backlog.RunInfo{ID: id, Lane: "main", Source: "local", WaveBranch: "wave/2026-12-01-t", Base: "main",
+		Default: "main", Bounded: []int{1}, Width: 5, Host: "h", Pid: 1, StartedAt: time.Now()}
+	plan := backlog.Plan{Width: 1, Order: []int{1}, Groups: []backlog.Group{{Issues: []int{1}}}}
+	for _, ev := range []backlog.Event{{Kind: backlog.EvRunStarted, Run: &info}, {Kind: backlog.EvPlanned, Plan: &plan},
+		{Kind: backlog.EvIssue, Issue: 1, Title: "One", Group: 1}, {Kind: backlog.EvClaimed, Issue: 1}} {
+		if err := l.emit(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := f.run()
+	if res.err != nil || res.ExitCode != ExitOK {
+		t.Fatalf("resume: exit %d %v", res.ExitCode, res.err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(f.root), "claimed-1")); err != nil {
+		t.Errorf("the claim command did not run on resume: %v", err)
+	}
+}
