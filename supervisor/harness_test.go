@@ -17,6 +17,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
@@ -249,4 +250,8 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+func readEvents(dir string) ([]backlog.Event, []string, error) {
+	return jsonfile.ReadLines[backlog.Event](filepath.Join(dir, EventsFile))
 }

@@ -63,10 +63,6 @@ func (l *runLog) emit(ev backlog.Event) error {
 	return nil
 }
 
-func readEvents(dir string) ([]backlog.Event, []string, error) {
-	return jsonfile.ReadLines[backlog.Event](filepath.Join(dir, EventsFile))
-}
-
 // ReadRun reads and reduces one backlog run directory. Corrupt lines are
 // returned as "path:line" in bad, never fatal.
 func ReadRun(dir string) (*backlog.Run, []string, error) {

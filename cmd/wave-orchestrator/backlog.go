@@ -330,11 +330,7 @@ func newBacklogStopCmd(g *globals) *cobra.Command {
   wave-orchestrator backlog stop --finish   # end now with what merged`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			e, err := openLane(g)
-			if err != nil {
-				return err
-			}
-			dir, err := supervisor.FindRun(e.layout.StateDir, run)
+			e, dir, err := openLaneRun(g, run)
 			if err != nil {
 				return err
 			}
@@ -448,4 +444,15 @@ func intFlag(c *cobra.Command, name string) int {
 func strFlag(c *cobra.Command, name string) string {
 	v, _ := c.Flags().GetString(name)
 	return v
+}
+
+// openLaneRun resolves the lane and its backlog run named by --run (the
+// newest when empty).
+func openLaneRun(g *globals, run string) (*laneEnv, string, error) {
+	e, err := openLane(g)
+	if err != nil {
+		return nil, "", err
+	}
+	dir, err := supervisor.FindRun(e.layout.StateDir, run)
+	return e, dir, err
 }

@@ -21,11 +21,7 @@ func newBacklogStatusCmd(g *globals) *cobra.Command {
   wave-orchestrator backlog status --run 20261201T090000Z-backlog-3f9a1c --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			e, err := openLane(g)
-			if err != nil {
-				return err
-			}
-			dir, err := supervisor.FindRun(e.layout.StateDir, run)
+			e, dir, err := openLaneRun(g, run)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
-	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
@@ -276,103 +274,4 @@ func TestBacklogTallyIdenticalAfterKill9(t *testing.T) {
 		t.Fatalf("stop: %d %s", res.code, res.stderr)
 	}
 	_ = second.Wait()
-}
-
-// TestBacklogKill9AnywhereWithGitHubWritesOnce is the kill -9 trial
-// against the fake GitHub: the supervisor (the binary, talking go-github
-// to the fake) is killed at random moments of a 6-issue run and restarted
-// until the run finishes; GitHub's mutation log then holds each claim
-// comment once, each PR once, and every issue is merged exactly once.
-func TestBacklogKill9AnywhereWithGitHubWritesOnce(t *testing.T) {
-	trials := 3
-	if testing.Short() {
-		trials = 1
-	}
-	for trial := range trials {
-		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(uint64(trial), 11))
-			r := newBacklogRepo(t)
-			srv := forgetest.NewServer(t, "acme", "app")
-			cfg, err := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.write("wave.config.yaml", string(cfg)+"github:\n  owner: acme\n  repo: app\n  apiUrl: "+srv.URL+"\n")
-			for n := 1; n <= 6; n++ {
-				srv.AddIssue(backlog.Issue{Number: n, Title: fmt.Sprintf("Issue %d", n),
-					Body: fmt.Sprintf("Files: part%d/**\n\nlocal-agent: delay=%dms", n, 50+rng.IntN(400))})
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1,2,3,4,5,6", "--no-dashboard", "--width", "3"},
-				env: []string{"GITHUB_TOKEN=" + forgetest.Token}}
-			defer l.dump(t)
-			for kills := 0; ; {
-				if len(l.outs) > 30 {
-					t.Fatal("the run did not finish after 30 restarts")
-				}
-				before := eventCount(r)
-				cmd := l.start(ctx, "")
-				if kills < 3 {
-					want := before + 1 + rng.IntN(30)
-					deadline := time.Now().Add(time.Duration(200+rng.IntN(3000)) * time.Millisecond)
-					for eventCount(r) < want && time.Now().Before(deadline) {
-						time.Sleep(5 * time.Millisecond)
-					}
-					_ = cmd.Process.Signal(syscall.SIGKILL)
-					_ = cmd.Wait()
-					kills++
-					t.Logf("kill -9 #%d after %d events", kills, eventCount(r))
-					continue
-				}
-				if err := cmd.Wait(); err != nil {
-					if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 0 {
-						t.Fatalf("final life: %v", err)
-					}
-				}
-				break
-			}
-			run, evs := backlogEvents(t, r)
-			merged := map[int]int{}
-			for _, ev := range evs {
-				if ev.Kind == backlog.EvMerged {
-					merged[ev.Issue]++
-				}
-			}
-			for n := 1; n <= 6; n++ {
-				if merged[n] != 1 {
-					t.Errorf("#%d merged %d times, want once", n, merged[n])
-				}
-				claims := 0
-				for _, c := range srv.Comments(n) {
-					if strings.Contains(c.Body, "wave-orchestrator:claim run=") {
-						claims++
-					}
-				}
-				if claims != 1 {
-					t.Errorf("#%d has %d claim comments on GitHub, want 1", n, claims)
-				}
-				if _, err := exec.Command("git", "--git-dir", r.origin, "cat-file", "-e",
-					run.Info.WaveBranch+":backlog-work/issue-"+fmt.Sprint(n)+".md").Output(); err != nil {
-					t.Errorf("wave branch on origin lacks #%d's work", n)
-				}
-			}
-			heads := map[string]int{}
-			for _, p := range srv.PRs() {
-				heads[p.Head+" → "+p.Base]++
-			}
-			for k, c := range heads {
-				if c != 1 {
-					t.Errorf("%d PRs %s, want 1", c, k)
-				}
-			}
-			if len(heads) != 7 {
-				t.Errorf("%d distinct PRs, want 6 worker PRs and 1 final: %v", len(heads), heads)
-			}
-			if !run.Finished || run.Tally().Merged != 6 {
-				t.Errorf("run finished=%v tally %+v", run.Finished, run.Tally())
-			}
-			t.Logf("%d lives, %d GitHub requests, %d mutations", len(l.outs), srv.Total(), len(srv.Mutations()))
-		})
-	}
 }

@@ -276,6 +276,9 @@ func kill9Trial(t *testing.T, rng *rand.Rand, gh *forgetest.Server) {
 			t.Errorf("#%d has %d claim comments, want 1", n, c)
 		}
 	}
+	if !run.Finished || run.Tally().Merged != 6 {
+		t.Errorf("run finished=%v tally %+v", run.Finished, run.Tally())
+	}
 	if gh != nil {
 		heads := map[string]int{}
 		for _, pr := range gh.PRs() {
@@ -290,9 +293,6 @@ func kill9Trial(t *testing.T, rng *rand.Rand, gh *forgetest.Server) {
 			t.Errorf("%d distinct PRs (%v), want 6 worker PRs and one final PR", len(heads), heads)
 		}
 		return
-	}
-	if !run.Finished || run.Tally().Merged != 6 {
-		t.Errorf("run finished=%v tally %+v", run.Finished, run.Tally())
 	}
 	prs, _ := filepath.Glob(filepath.Join(r.root, ".wave", "backlog-local", "prs", "*"))
 	if len(prs) != 1 {
