@@ -116,7 +116,9 @@ func FollowLog(ctx context.Context, path string, w io.Writer, finished func() bo
 func copyFrom(path string, off int64, ino uint64, w io.Writer) (int64, uint64, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, 0, nil
+		// Between a rotation's rename and the new segment: keep the old
+		// segment's identity, so its rest is copied once the new one shows.
+		return off, ino, nil
 	}
 	if err != nil {
 		return off, ino, fmt.Errorf("follow %s: %w", path, err)

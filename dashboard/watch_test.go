@@ -349,3 +349,13 @@ func TestRunRefreshesAndStopsOnCancel(t *testing.T) {
 		t.Fatal("Run did not stop after its context ended")
 	}
 }
+
+// Caught between a rotation's rename and the new segment, the follower
+// keeps the old segment's place, so the rest of it is not lost.
+func TestFollowLogKeepsItsPlaceWhileTheLogIsAbsent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.log")
+	off, ino, err := copyFrom(path, 42, 7, io.Discard)
+	if err != nil || off != 42 || ino != 7 {
+		t.Fatalf("copyFrom of an absent log = %d, %d, %v; want 42, 7 kept", off, ino, err)
+	}
+}
