@@ -150,6 +150,56 @@ type Runtime struct {
 	// MaxLogBytes caps each run's agent.log and its rotated segments
 	// (default 64 MiB; 0: no cap; else at least 1 MiB).
 	MaxLogBytes int `json:"maxLogBytes" yaml:"maxLogBytes"`
+	// Backend runs each agent in a tmux session (tmux, the default) or
+	// as a Kubernetes Job (kubernetes; see Kubernetes).
+	Backend    string     `json:"backend" yaml:"backend"`
+	Kubernetes Kubernetes `json:"kubernetes,omitzero" yaml:"kubernetes,omitempty"`
+}
+
+// Backends of runtime.backend.
+const (
+	BackendTmux       = "tmux"
+	BackendKubernetes = "kubernetes"
+)
+
+// UsesKubernetes reports whether agents run as Kubernetes Jobs.
+func (r Runtime) UsesKubernetes() bool { return r.Backend == BackendKubernetes }
+
+// Kubernetes configures the kubernetes backend (docs/kubernetes.md).
+type Kubernetes struct {
+	// Kubeconfig and Context pick the cluster; by default $KUBECONFIG,
+	// ~/.kube/config or the in-cluster service account.
+	Kubeconfig string `json:"kubeconfig" yaml:"kubeconfig"`
+	Context    string `json:"context" yaml:"context"`
+	// Namespace defaults to the kubeconfig context's, else "default".
+	Namespace      string `json:"namespace" yaml:"namespace"`
+	Image          string `json:"image" yaml:"image"`
+	ServiceAccount string `json:"serviceAccount" yaml:"serviceAccount"`
+	// Binary is wave-orchestrator's path in the image (default
+	// /usr/local/bin/wave-orchestrator).
+	Binary          string `json:"binary" yaml:"binary"`
+	ImagePullPolicy string `json:"imagePullPolicy" yaml:"imagePullPolicy"`
+	// Workspace is how the pods see the repository, at the same path as
+	// the launcher does.
+	Workspace KubeWorkspace `json:"workspace" yaml:"workspace"`
+	// EnvFrom names Secrets whose keys become the agents' environment
+	// (API keys); PassEnv copies variables of the launcher's environment
+	// into each run's own Secret.
+	EnvFrom []string `json:"envFrom" yaml:"envFrom"`
+	PassEnv []string `json:"passEnv" yaml:"passEnv"`
+	// CPU and Memory are each agent container's requests and limits
+	// (Kubernetes quantities such as 2 and 2Gi).
+	CPU          string            `json:"cpu" yaml:"cpu"`
+	Memory       string            `json:"memory" yaml:"memory"`
+	NodeSelector map[string]string `json:"nodeSelector" yaml:"nodeSelector"`
+}
+
+// KubeWorkspace is the volume holding the repository: a
+// PersistentVolumeClaim the launcher also mounts (ReadWriteMany), or a
+// path on the node (one-node clusters).
+type KubeWorkspace struct {
+	ClaimName string `json:"claimName" yaml:"claimName"`
+	HostPath  string `json:"hostPath" yaml:"hostPath"`
 }
 
 // Silence is the stall window (0: off).

@@ -97,6 +97,7 @@ func (c *Config) validate() []error {
 			r.RateLimitBaseDelayS, r.RateLimitMaxDelayS)
 	}
 	c.validateBacklog(p)
+	validateKube(p, r)
 	p.atLeast("runtime.silenceMinutes", r.SilenceMinutes, 0)
 	p.atLeast("runtime.silenceSeconds", r.SilenceSeconds, 0)
 	if r.MaxLogBytes != 0 && r.MaxLogBytes < MinLogBytes {
@@ -244,5 +245,36 @@ func (p *problems) runtimePolicy(rp RuntimePolicy) {
 	}
 	for i, id := range rp.FallbackExecutorOrder {
 		p.oneOf(fmt.Sprintf("runtimePolicy.fallbackExecutorOrder[%d]", i), strings.ToLower(id), executorIDs...)
+	}
+}
+
+func validateKube(p *problems, r Runtime) {
+	switch r.Backend {
+	case "", BackendTmux:
+		return
+	case BackendKubernetes:
+	default:
+		p.add("runtime.backend", "want tmux or kubernetes, got %q", r.Backend)
+		return
+	}
+	k := r.Kubernetes
+	if strings.TrimSpace(k.Image) == "" {
+		p.add("runtime.kubernetes.image", "required with runtime.backend kubernetes: the image with wave-orchestrator and the agent CLIs")
+	}
+	if k.Workspace.ClaimName == "" && k.Workspace.HostPath == "" {
+		p.add("runtime.kubernetes.workspace", "required with runtime.backend kubernetes: set claimName (a ReadWriteMany claim holding the repository) or hostPath, so the pods see the repository where the launcher does")
+	}
+	if k.Workspace.ClaimName != "" && k.Workspace.HostPath != "" {
+		p.add("runtime.kubernetes.workspace", "set claimName or hostPath, not both")
+	}
+	switch k.ImagePullPolicy {
+	case "", "Always", "IfNotPresent", "Never":
+	default:
+		p.add("runtime.kubernetes.imagePullPolicy", "want Always, IfNotPresent or Never, got %q", k.ImagePullPolicy)
+	}
+	for _, n := range k.PassEnv {
+		if !envNameRe.MatchString(n) {
+			p.add("runtime.kubernetes.passEnv", "not an environment variable name: %q", n)
+		}
 	}
 }

@@ -24,6 +24,12 @@ func NewRuntimeRuns(ctx context.Context, l lanes.Layout, self string, logger *sl
 	return &RuntimeRuns{WatchedRuns: runtime.WatchRuns(ctx, tm, self, logger, 4096), cancel: cancel}, nil
 }
 
+// NewBackendRuns is NewRuntimeRuns on another backend (kubernetes).
+func NewBackendRuns(ctx context.Context, b runtime.Backend, logger *slog.Logger) *RuntimeRuns {
+	ctx, cancel := context.WithCancel(ctx)
+	return &RuntimeRuns{WatchedRuns: runtime.WatchRunsOn(ctx, b, logger, 4096), cancel: cancel}
+}
+
 // Close stops the watcher. Runs keep going.
 func (r *RuntimeRuns) Close() { r.cancel() }
 

@@ -178,13 +178,18 @@ func validatePayload(p *Payload) error {
 }
 
 func launchingRecord(p *Payload, now time.Time) Record {
-	return Record{
+	rec := Record{
 		SchemaVersion: SchemaVersion, RunID: p.RunID, Lane: p.Lane, WaveNumber: p.WaveNumber,
-		Attempt: p.Attempt, AgentID: p.AgentID, ExecutorID: p.ExecutorID, SessionBackend: "tmux",
+		Attempt: p.Attempt, AgentID: p.AgentID, ExecutorID: p.ExecutorID, SessionBackend: BackendTmux,
 		SocketName: p.SocketName, SessionName: p.SessionName, StartedAt: now, LastHeartbeatAt: now,
 		HeartbeatIntervalMs: p.HeartbeatIntervalMs, TerminalDisposition: Launching,
 		LogPath: p.LogPath, StatusPath: p.StatusPath, PromptHash: p.PromptHash,
 	}
+	if k := p.Kubernetes; k != nil {
+		rec.SessionBackend = BackendKubernetes
+		rec.Kubernetes = &KubeRef{Namespace: k.Namespace, Job: k.Name}
+	}
+	return rec
 }
 
 // Observe classifies the run in runDir.

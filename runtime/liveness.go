@@ -56,6 +56,8 @@ type Facts struct {
 	// LaunchGrace is how long a launching record may wait for its runner
 	// before a missing session means lost.
 	LaunchGrace time.Duration
+	// Kube is the cluster's word on a kubernetes run (nil: not asked).
+	Kube *KubeFacts
 }
 
 // Verdict is the classification of one run.
@@ -104,6 +106,9 @@ func Classify(f Facts) Verdict {
 	}
 	if rec == nil {
 		return Verdict{State: StateUnknown, Reason: "no runtime record"}
+	}
+	if rec.SessionBackend == BackendKubernetes {
+		return classifyKube(f)
 	}
 	if f.RunnerAlive {
 		return classifyLive(f)

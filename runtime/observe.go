@@ -96,7 +96,8 @@ func observeRun(ctx context.Context, pane func(context.Context, string) SessionF
 func live(f *Facts) bool {
 	f.RunnerAlive, f.AgentAlive = false, false
 	rec := f.Record
-	if rec == nil || isTerminal(rec.TerminalDisposition) || f.Status != nil {
+	if rec == nil || isTerminal(rec.TerminalDisposition) || f.Status != nil || rec.SessionBackend == BackendKubernetes {
+		// A kubernetes record's pids are the pod's, on another machine.
 		return false
 	}
 	f.RunnerAlive = ProcAlive(rec.RunnerPid, rec.RunnerStartTime)

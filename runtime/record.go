@@ -13,15 +13,24 @@ import (
 // recordWriter owns runtime.json for the runner: every change goes through
 // it, and after the terminal write nothing (a late heartbeat) overwrites it.
 type recordWriter struct {
-	mu   sync.Mutex
-	path string
-	rec  Record
-	done bool
+	mu     sync.Mutex
+	path   string
+	rec    Record
+	done   bool
+	report Reporter // nil for a tmux run
+	log    *slog.Logger
 }
 
 func newRecordWriter(p *Payload, now time.Time) *recordWriter {
 	start, _, _ := ProcStartTime(os.Getpid())
+	backend := BackendTmux
+	var ref *KubeRef
+	if k := p.Kubernetes; k != nil {
+		backend = BackendKubernetes
+		ref = &KubeRef{Namespace: k.Namespace, Job: k.Name, Pod: os.Getenv("WAVE_POD_NAME")}
+	}
 	return &recordWriter{path: p.RuntimePath, rec: Record{
+		Kubernetes:          ref,
 		SchemaVersion:       SchemaVersion,
 		RunID:               p.RunID,
 		Lane:                p.Lane,
@@ -29,7 +38,7 @@ func newRecordWriter(p *Payload, now time.Time) *recordWriter {
 		Attempt:             p.Attempt,
 		AgentID:             p.AgentID,
 		ExecutorID:          p.ExecutorID,
-		SessionBackend:      "tmux",
+		SessionBackend:      backend,
 		SocketName:          p.SocketName,
 		SessionName:         p.SessionName,
 		RunnerPid:           os.Getpid(),
@@ -44,6 +53,13 @@ func newRecordWriter(p *Payload, now time.Time) *recordWriter {
 	}}
 }
 
+// snapshot returns the record as last written.
+func (w *recordWriter) snapshot() Record {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rec
+}
+
 func (w *recordWriter) update(f func(*Record)) error { return w.write(f, true) }
 
 // write applies f and rewrites the record unless it is already final.
@@ -54,10 +70,30 @@ func (w *recordWriter) write(f func(*Record), durable bool) error {
 		return nil
 	}
 	f(&w.rec)
+	var err error
 	if durable {
-		return jsonfile.Write(w.path, w.rec)
+		err = jsonfile.Write(w.path, w.rec)
+	} else {
+		err = jsonfile.WriteVolatile(w.path, w.rec)
 	}
-	return jsonfile.WriteVolatile(w.path, w.rec)
+	if w.report != nil {
+		// The report is the record that counts for a kubernetes run; the
+		// file is the pod's own copy.
+		ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
+		defer cancel()
+		if rerr := w.report.Report(ctx, w.rec); rerr != nil {
+			w.logger().Warn("report_failed", "run", w.rec.RunID, "err", rerr)
+		}
+		return nil
+	}
+	return err
+}
+
+func (w *recordWriter) logger() *slog.Logger {
+	if w.log == nil {
+		return slog.Default()
+	}
+	return w.log
 }
 
 func (w *recordWriter) final(f func(*Record)) error {
@@ -65,7 +101,11 @@ func (w *recordWriter) final(f func(*Record)) error {
 	defer w.mu.Unlock()
 	w.done = true
 	f(&w.rec)
-	return WriteJSON(w.path, w.rec)
+	err := WriteJSON(w.path, w.rec)
+	if w.report != nil {
+		return nil // finishReport publishes it with the status
+	}
+	return err
 }
 
 // heartbeat rewrites the record every interval with the time and when the

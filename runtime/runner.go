@@ -30,6 +30,8 @@ type Runner struct {
 	After  func(time.Duration) <-chan time.Time
 	Jitter func() float64 // in [0,1)
 	Logger *slog.Logger
+	// NewReporter, when set, makes the run's Reporter (kubernetes runs).
+	NewReporter ReporterFunc
 	// paneFile is the pane's terminal, when it is one (window size).
 	paneFile *os.File
 }
@@ -37,7 +39,13 @@ type Runner struct {
 // RunAgent runs the agent described by the launch.json at payloadPath and
 // returns the runner's exit code (the agent's final code).
 func RunAgent(ctx context.Context, payloadPath string, stdio Stdio) int {
-	r := &Runner{Now: time.Now, After: time.After, Jitter: rand.Float64, Logger: slog.Default()}
+	return RunAgentWith(ctx, payloadPath, stdio, nil)
+}
+
+// RunAgentWith is RunAgent for runs that report elsewhere too: newReporter
+// makes the Reporter of a payload that asks for one.
+func RunAgentWith(ctx context.Context, payloadPath string, stdio Stdio, newReporter ReporterFunc) int {
+	r := &Runner{Now: time.Now, After: time.After, Jitter: rand.Float64, Logger: slog.Default(), NewReporter: newReporter}
 	return r.Run(ctx, payloadPath, stdio)
 }
 
@@ -58,9 +66,19 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 		fmt.Fprintf(os.Stderr, "agent-run: payload %s: %v\n", payloadPath, err)
 		return 2
 	}
+	podPaths(p)
 	p.FillPaths()
 	if p.HeartbeatIntervalMs <= 0 {
 		p.HeartbeatIntervalMs = 2000
+	}
+	var rep Reporter
+	if p.Kubernetes != nil && r.NewReporter != nil {
+		if rep, err = r.NewReporter(p); err != nil {
+			// Without its reporter the run is invisible to its launcher,
+			// which would call it lost: better to fail it now, loudly.
+			fmt.Fprintf(os.Stderr, "agent-run: run %s: %v\n", p.RunID, err)
+			return 2
+		}
 	}
 	if stdio.Out == nil {
 		stdio.Out = io.Discard
@@ -75,6 +93,7 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	}
 	defer logf.Close()
 	rw := newRecordWriter(p, r.Now())
+	rw.report, rw.log = rep, r.Logger
 	if err := rw.update(func(*Record) {}); err != nil {
 		fmt.Fprintf(os.Stderr, "agent-run: %v\n", err)
 		return 2
@@ -190,6 +209,14 @@ func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome) in
 			}
 		})
 	})
+	if rw.report != nil {
+		rec := rw.snapshot()
+		r.retryWrite(out, "final report", until, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
+			defer cancel()
+			return rw.report.Final(ctx, rec, st)
+		})
+	}
 	out.pane.close(drainTimeout)
 	return res.code
 }

@@ -71,7 +71,28 @@ type Payload struct {
 	// status.json and the terminal record when writes fail, as on a full
 	// disk (default 30000).
 	RecordRetryMs int `json:"recordRetryMs,omitempty"`
+	// Kubernetes is set for a run the kubernetes backend started: the
+	// runner then reports through the cluster (see Reporter) and keeps
+	// its own record and status in $WAVE_POD_DIR, since the run's
+	// records in RunDir are the launcher's to write.
+	Kubernetes *KubeRun `json:"kubernetes,omitempty"`
 }
+
+// KubeRun names a run's objects in its cluster: the Job, its Secret and
+// the Lease the runner renews all have Name.
+type KubeRun struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// LeaseDurationSeconds is the Lease's duration: a Lease not renewed
+	// for that long means the runner is gone.
+	LeaseDurationSeconds int `json:"leaseDurationSeconds"`
+}
+
+// Session backends of a record.
+const (
+	BackendTmux       = "tmux"
+	BackendKubernetes = "kubernetes"
+)
 
 // RateLimit is the runner's retry policy for rate-limited agents: when the
 // output of one start matches a rate-limit pattern and the agent exited
@@ -93,7 +114,7 @@ type Record struct {
 	Attempt             int       `json:"attempt"`
 	AgentID             string    `json:"agentId"`
 	ExecutorID          string    `json:"executorId"`
-	SessionBackend      string    `json:"sessionBackend"` // "tmux"
+	SessionBackend      string    `json:"sessionBackend"` // BackendTmux or BackendKubernetes
 	SocketName          string    `json:"socketName"`
 	SessionName         string    `json:"sessionName"`
 	RunnerPid           int       `json:"runnerPid"`
@@ -120,9 +141,21 @@ type Record struct {
 	SessionLost   bool       `json:"sessionLost,omitempty"`
 	SessionLostAt *time.Time `json:"sessionLostAt,omitempty"`
 	FinishedAt    *time.Time `json:"finishedAt,omitempty"`
-	LogPath       string     `json:"logPath"`
-	StatusPath    string     `json:"statusPath"`
-	PromptHash    string     `json:"promptHash"`
+	// Kubernetes is where a kubernetes run lives: its Job and, once the
+	// launcher saw it, its pod. Pids in a kubernetes record are the
+	// pod's, not this machine's.
+	Kubernetes *KubeRef `json:"kubernetes,omitempty"`
+	LogPath    string   `json:"logPath"`
+	StatusPath string   `json:"statusPath"`
+	PromptHash string   `json:"promptHash"`
+}
+
+// KubeRef locates a run in its cluster.
+type KubeRef struct {
+	Namespace string `json:"namespace"`
+	Job       string `json:"job"`
+	Pod       string `json:"pod,omitempty"`
+	Node      string `json:"node,omitempty"`
 }
 
 // Status is status.json, written by the runner when the agent exits and

@@ -7,23 +7,33 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
-// WatchedRuns is a lane's tmux backend with a watcher over the runs it is
+// WatchedRuns is a lane's backend with a watcher over the runs it is
 // told to watch: what the launcher's and the supervisor's Runs share.
 type WatchedRuns struct {
-	Backend *TmuxBackend
-	tm      *tmuxadapter.Client
+	Backend Backend
+	tm      *tmuxadapter.Client // nil for a backend without tmux sessions
 	watcher *Watcher
 	changed chan string
 }
+
+// watchingBackend is a backend that also follows the runs it is told
+// of (the kubernetes backend mirrors each into its files).
+type watchingBackend interface{ Watch(runDir string) }
 
 // WatchRuns starts the watcher of the runs on tm's server; it stops with
 // ctx, the runs keep going. Each change's run dir goes to Changed, a
 // channel of capacity buf; one that finds it full is dropped, as the
 // caller's periodic sweep catches up.
 func WatchRuns(ctx context.Context, tm *tmuxadapter.Client, self string, logger *slog.Logger, buf int) *WatchedRuns {
-	b := NewTmuxBackend(tm, self, logger)
+	r := WatchRunsOn(ctx, NewTmuxBackend(tm, self, logger), logger, buf)
+	r.tm = tm
+	return r
+}
+
+// WatchRunsOn is WatchRuns on any backend.
+func WatchRunsOn(ctx context.Context, b Backend, logger *slog.Logger, buf int) *WatchedRuns {
 	w := NewWatcher(logger, WithBackend(b))
-	r := &WatchedRuns{Backend: b, tm: tm, watcher: w, changed: make(chan string, buf)}
+	r := &WatchedRuns{Backend: b, watcher: w, changed: make(chan string, buf)}
 	go func() { _ = w.Run(ctx) }()
 	go func() {
 		for {
@@ -50,13 +60,22 @@ func (r *WatchedRuns) Start(ctx context.Context, ps []*Payload) error {
 }
 
 // Watch adds a run dir to the watcher.
-func (r *WatchedRuns) Watch(runDir string) { r.watcher.Add(runDir) }
+func (r *WatchedRuns) Watch(runDir string) {
+	if wb, ok := r.Backend.(watchingBackend); ok {
+		wb.Watch(runDir)
+	}
+	r.watcher.Add(runDir)
+}
 
 // Changed delivers the run dirs of watched runs that changed.
 func (r *WatchedRuns) Changed() <-chan string { return r.changed }
 
-// KillSession kills a tmux session; one already gone is fine.
+// KillSession kills a tmux session; one already gone is fine, and so is
+// a backend without sessions.
 func (r *WatchedRuns) KillSession(ctx context.Context, name string) error {
+	if r.tm == nil {
+		return nil
+	}
 	if err := r.tm.KillSession(ctx, name); err != nil && !tmuxadapter.IsGone(err) {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/kube"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -27,7 +28,8 @@ func newAgentRunCmd() *cobra.Command {
 			// The runner handles TERM/INT/HUP itself (forward, record, exit
 			// after the agent); main's signal context must not cut that short.
 			ctx := context.WithoutCancel(c.Context())
-			code := runtime.RunAgent(ctx, payload, runtime.Stdio{In: os.Stdin, Out: os.Stdout})
+			// A run of the kubernetes backend also reports to its cluster.
+			code := runtime.RunAgentWith(ctx, payload, runtime.Stdio{In: os.Stdin, Out: os.Stdout}, kube.NewReporter)
 			if code != 0 {
 				return withCode(code, nil)
 			}

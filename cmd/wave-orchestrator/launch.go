@@ -128,7 +128,7 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 	opt := launcher.Options{
 		Layout: e.layout, Lane: e.lane, Waves: ws, StartWave: f.start, EndWave: f.end, AutoNext: f.autoNext,
 		Executor: f.executor, MaxRetries: f.maxRetries, StaggerMs: f.staggerMs,
-		KeepSessions: f.keepSessions, Self: bin, ResumePhase: f.phase, Resume: resume,
+		KeepSessions: f.keepSessions, Self: agentBinary(e.lane, bin), ResumePhase: f.phase, Resume: resume,
 		Out: c.OutOrStdout(), Logger: logger,
 	}
 	sel, err := launcher.New(opt, nil).Selected()
@@ -151,7 +151,7 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 	defer release()
 	_ = os.Remove(e.layout.ControlPath()) // a stop request is for the launcher it found
 
-	runs, err := launcher.NewRuntimeRuns(ctx, e.layout, bin, logger)
+	runs, err := laneRuns(ctx, e, bin, logger)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,10 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 	// The dashboard session outlives the launch: its final frame and
 	// result line stay until the user quits it, `stop` clears it, or the
 	// next launch replaces it.
-	if len(sel) > 0 {
+	if len(sel) > 0 && e.lane.Runtime.UsesKubernetes() {
+		fmt.Fprintf(c.OutOrStdout(), "watch an agent: %s --repo-root %s --lane %s attach --agent <AGENT> (agents run as Kubernetes Jobs)\n",
+			shellQuote(bin), shellQuote(e.lane.RepoRoot), e.lane.Name)
+	} else if len(sel) > 0 {
 		fmt.Fprintf(c.OutOrStdout(), "watch an agent: tmux -L %s attach -t w<WAVE>-<AGENT>, or %s --repo-root %s --lane %s attach --agent <AGENT>\n",
 			e.layout.Socket(), shellQuote(bin), shellQuote(e.lane.RepoRoot), e.lane.Name)
 	}
@@ -170,6 +173,8 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 	switch {
 	case errors.Is(err, launcher.ErrStopped):
 		return withCode(exitFailed, fmt.Errorf("lane %s stopped on request", e.lane.Name))
+	case ctx.Err() != nil && e.lane.Runtime.UsesKubernetes():
+		return withCode(exitFailed, fmt.Errorf("launcher interrupted; agents keep running as Kubernetes Jobs; run `launch` again to adopt them"))
 	case ctx.Err() != nil:
 		return withCode(exitFailed, fmt.Errorf("launcher interrupted; agents keep running in tmux (socket %s); run `launch` again to adopt them", e.layout.Socket()))
 	case err != nil:

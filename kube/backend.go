@@ -1,0 +1,246 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	coordv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	coordlisters "k8s.io/client-go/listers/coordination/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+)
+
+// Backend is runtime.Backend on a Kubernetes cluster: a Job per run. It
+// watches the lane's Jobs, pods and Leases (informers: detection is
+// event-driven) and mirrors each run it knows into the run's
+// runtime.json and status.json, which is all the rest of the program
+// reads.
+type Backend struct {
+	c      *Client
+	o      Options
+	self   string
+	logger *slog.Logger
+	now    func() time.Time
+
+	jobs   batchlisters.JobLister
+	pods   corelisters.PodLister
+	leases coordlisters.LeaseLister
+
+	mu      sync.Mutex
+	runs    map[string]*tracked // by object name
+	changed chan struct{}       // closed and replaced on every event
+	syncMu  sync.Mutex          // one mirror write at a time
+}
+
+// tracked is a run this process mirrors.
+type tracked struct {
+	dir       string
+	runID     string
+	lastPod   *corev1.Pod
+	podGone   bool
+	lastLease *coordv1.Lease
+	renew     time.Time // the Lease's renewTime as last seen
+	renewSeen time.Time // when this process saw it change
+	stopped   bool
+}
+
+var _ runtime.Backend = (*Backend)(nil)
+
+// NewBackend connects the backend to its namespace and waits until its
+// caches hold the lane's objects, so the first Observe already knows
+// which runs are alive (adoption after a launcher restart depends on
+// it). self is the launcher's binary: an agent command naming it runs
+// Options.Binary in the pod. The watches stop with ctx.
+func NewBackend(ctx context.Context, c *Client, o Options, self string, logger *slog.Logger) (*Backend, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if o.LaunchGrace <= 0 {
+		o.LaunchGrace = runtime.DefaultLaunchGrace
+	}
+	b := &Backend{c: c, o: o, self: self, logger: logger, now: time.Now,
+		runs: map[string]*tracked{}, changed: make(chan struct{})}
+	sel := labels.SelectorFromSet(labels.Set{LabelInstance: o.instance()}).String()
+	f := informers.NewSharedInformerFactoryWithOptions(c.API, 0, informers.WithNamespace(o.Namespace),
+		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }))
+	ji, pi, li := f.Batch().V1().Jobs(), f.Core().V1().Pods(), f.Coordination().V1().Leases()
+	b.jobs, b.pods, b.leases = ji.Lister(), pi.Lister(), li.Lister()
+	for _, inf := range []cache.SharedIndexInformer{ji.Informer(), pi.Informer(), li.Informer()} {
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { b.event(obj, false) },
+			UpdateFunc: func(_, obj any) { b.event(obj, false) },
+			DeleteFunc: func(obj any) { b.event(obj, true) },
+		}); err != nil {
+			return nil, fmt.Errorf("kubernetes watch: %w", err)
+		}
+	}
+	f.Start(ctx.Done())
+	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for typ, ok := range f.WaitForCacheSync(syncCtx.Done()) {
+		if !ok {
+			return nil, fmt.Errorf("kubernetes namespace %s: could not list and watch %v (is the cluster reachable, and may this user list jobs, pods and leases?)", o.Namespace, typ)
+		}
+	}
+	return b, nil
+}
+
+func (o Options) check() error {
+	switch {
+	case o.Namespace == "":
+		return errors.New("kubernetes backend: no namespace")
+	case o.Image == "":
+		return errors.New("kubernetes backend: runtime.kubernetes.image is not set")
+	case o.WorkspaceClaim == "" && o.WorkspaceHostPath == "":
+		return errors.New("kubernetes backend: runtime.kubernetes.workspace is not set")
+	}
+	for key, q := range map[string]string{"cpu": o.CPU, "memory": o.Memory} {
+		if _, err := resource.ParseQuantity(q); q != "" && err != nil {
+			return fmt.Errorf("runtime.kubernetes.%s: %q: %w", key, q, err)
+		}
+	}
+	return nil
+}
+
+// event notes what a watch saw and mirrors the run it belongs to.
+func (b *Backend) event(obj any, deleted bool) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj, deleted = d.Obj, true
+	}
+	var name string
+	b.mu.Lock()
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		name = ObjectName(b.o.instance(), o.Annotations[AnnotationRunID])
+		if t := b.runs[name]; t != nil {
+			t.lastPod, t.podGone = o, deleted
+		}
+	case *coordv1.Lease:
+		name = o.Name
+		if t := b.runs[name]; t != nil {
+			b.sawLease(t, o)
+		}
+	case *batchv1.Job:
+		name = o.Name
+	}
+	close(b.changed)
+	b.changed = make(chan struct{})
+	_, known := b.runs[name]
+	b.mu.Unlock()
+	if known {
+		b.sync(name)
+	}
+}
+
+// sawLease keeps a Lease and times its renewals by this machine's clock.
+func (b *Backend) sawLease(t *tracked, l *coordv1.Lease) {
+	t.lastLease = l
+	var rt time.Time
+	if l.Spec.RenewTime != nil {
+		rt = l.Spec.RenewTime.Time
+	}
+	if !rt.Equal(t.renew) || t.renewSeen.IsZero() {
+		t.renew, t.renewSeen = rt, b.now()
+	}
+	if l.Annotations[AnnotationStopped] != "" {
+		t.stopped = true
+	}
+}
+
+// track registers a run to mirror; runDir holds its launch.json.
+func (b *Backend) track(name, runID, runDir string) *tracked {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.runs[name]
+	if t == nil {
+		t = &tracked{dir: runDir, runID: runID}
+		b.runs[name] = t
+		if l, err := b.leases.Leases(b.o.Namespace).Get(name); err == nil {
+			b.sawLease(t, l)
+		}
+	}
+	return t
+}
+
+// runFacts gathers the cluster's facts on a tracked run from the caches.
+func (b *Backend) runFacts(name string) (runFacts, *tracked) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.runs[name]
+	if t == nil {
+		return runFacts{}, nil
+	}
+	f := runFacts{Lease: t.lastLease, RenewSeenAt: t.renewSeen, Stopped: t.stopped}
+	if j, err := b.jobs.Jobs(b.o.Namespace).Get(name); err == nil {
+		f.Job = j
+	} else {
+		f.JobGone = apierrors.IsNotFound(err)
+	}
+	if l, err := b.leases.Leases(b.o.Namespace).Get(name); err == nil {
+		f.Lease = l
+	}
+	f.Pod, f.PodGone = t.lastPod, t.podGone
+	if pods, err := b.pods.Pods(b.o.Namespace).List(labels.SelectorFromSet(labels.Set{LabelRun: LabelValue(t.runID)})); err == nil {
+		for _, p := range pods {
+			if p.Annotations[AnnotationRunID] == t.runID && (f.Pod == nil || f.PodGone || p.CreationTimestamp.After(f.Pod.CreationTimestamp.Time)) {
+				f.Pod, f.PodGone = p, false
+			}
+		}
+	}
+	return f, t
+}
+
+// sync mirrors a run's cluster facts into its records: status.json
+// before runtime.json, as the runner writes them, and never over a
+// final record.
+func (b *Backend) sync(name string) {
+	b.syncMu.Lock()
+	defer b.syncMu.Unlock()
+	f, t := b.runFacts(name)
+	if t == nil {
+		return
+	}
+	path := filepath.Join(t.dir, "runtime.json")
+	cur, err := runtime.ReadRecord(path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			b.logger.Warn("kube_mirror_read", "run", t.runID, "err", err)
+		}
+		return
+	}
+	rec, st := merge(*cur, f)
+	if st != nil {
+		sp := filepath.Join(t.dir, "status.json")
+		if _, err := os.Stat(sp); errors.Is(err, os.ErrNotExist) {
+			if err := runtime.WriteJSON(sp, st); err != nil {
+				b.logger.Error("kube_mirror_write", "run", t.runID, "file", sp, "err", err)
+				return
+			}
+		}
+	}
+	if recordEqual(*cur, rec) {
+		return
+	}
+	if err := runtime.WriteJSON(path, rec); err != nil {
+		b.logger.Error("kube_mirror_write", "run", t.runID, "file", path, "err", err)
+	}
+}

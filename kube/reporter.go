@@ -1,0 +1,140 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+)
+
+// finalReport is a runner's termination message: its terminal record and
+// status, the facts it writes to runtime.json and status.json on a tmux
+// run.
+type finalReport struct {
+	Record runtime.Record `json:"record"`
+	Status runtime.Status `json:"status"`
+}
+
+// maxTerminationMessage is the kubelet's limit on a termination message.
+const maxTerminationMessage = 4096
+
+// Reporter is the runner's side in a pod: every record renews the run's
+// Lease (one PATCH, the record in an annotation), and the final one goes
+// to the container's termination message, which the kubelet copies into
+// the pod's status. Loads its client config the usual way.
+type Reporter struct {
+	api       kubernetes.Interface
+	namespace string
+	name      string
+	holder    string
+	duration  int32
+	termPath  string
+	now       func() time.Time
+}
+
+var _ runtime.Reporter = (*Reporter)(nil)
+
+// NewReporter is the runtime.ReporterFunc of `agent-run`: nil for a run
+// not started by the kubernetes backend.
+func NewReporter(p *runtime.Payload) (runtime.Reporter, error) {
+	k := p.Kubernetes
+	if k == nil {
+		return nil, nil
+	}
+	c, err := NewClient("", "")
+	if err != nil {
+		return nil, err
+	}
+	return newReporter(c.API, k, os.Getenv("WAVE_POD_NAME"), os.Getenv("WAVE_TERMINATION_LOG")), nil
+}
+
+func newReporter(api kubernetes.Interface, k *runtime.KubeRun, holder, termPath string) *Reporter {
+	if holder == "" {
+		holder, _ = os.Hostname()
+	}
+	if termPath == "" {
+		termPath = terminationLog
+	}
+	ns := k.Namespace
+	if ns == "" {
+		ns = os.Getenv("WAVE_POD_NAMESPACE")
+	}
+	return &Reporter{api: api, namespace: ns, name: k.Name, holder: holder,
+		duration: int32(max(1, k.LeaseDurationSeconds)), termPath: termPath, now: time.Now}
+}
+
+// Report renews the Lease with rec.
+func (r *Reporter) Report(ctx context.Context, rec runtime.Record) error {
+	return r.renew(ctx, rec)
+}
+
+// Final writes the termination message, then renews the Lease a last
+// time: the message is what the launcher waits for, the Lease only says
+// sooner what it will say.
+func (r *Reporter) Final(ctx context.Context, rec runtime.Record, st runtime.Status) error {
+	msg, err := terminationMessage(rec, st)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(r.termPath, msg, 0o644); err != nil {
+		return fmt.Errorf("termination message: %w", err)
+	}
+	// The message is written; the Lease only says it sooner.
+	_ = r.renew(ctx, rec)
+	return nil
+}
+
+func (r *Reporter) renew(ctx context.Context, rec runtime.Record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	now := metav1.NewMicroTime(r.now())
+	patch := map[string]any{
+		"metadata": map[string]any{"annotations": map[string]string{AnnotationRecord: string(b)}},
+		"spec": map[string]any{"holderIdentity": r.holder, "renewTime": now,
+			"leaseDurationSeconds": r.duration},
+	}
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, err = r.api.CoordinationV1().Leases(r.namespace).Patch(ctx, r.name, types.MergePatchType, body, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("renew lease %s/%s: %w", r.namespace, r.name, err)
+	}
+	return nil
+}
+
+// terminationMessage encodes the final report within the kubelet's
+// limit, shortening the one free-text field if it must.
+func terminationMessage(rec runtime.Record, st runtime.Status) ([]byte, error) {
+	for {
+		b, err := json.Marshal(finalReport{Record: rec, Status: st})
+		if err != nil {
+			return nil, err
+		}
+		if len(b) <= maxTerminationMessage || rec.ExitReason == "" {
+			return b, nil
+		}
+		rec.ExitReason = rec.ExitReason[:len(rec.ExitReason)/2]
+	}
+}
+
+// parseTermination reads a termination message written by Final; ok is
+// false for anything else (a runner that died before writing it, a
+// message of something that is not our runner).
+func parseTermination(msg, runID string) (finalReport, bool) {
+	var fr finalReport
+	if msg == "" || json.Unmarshal([]byte(msg), &fr) != nil {
+		return fr, false
+	}
+	return fr, fr.Record.RunID == runID && fr.Record.TerminalDisposition != ""
+}

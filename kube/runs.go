@@ -1,0 +1,262 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+)
+
+// startWidth bounds the runs created at once: a wave of 50 agents is
+// three round trips each, and the API server handles them in parallel.
+const startWidth = 8
+
+// Start writes each run's launch.json and `launching` record, then
+// creates its Job, Secret and Lease. A run whose Job exists already (the
+// launcher died while starting it) is adopted, never created twice.
+func (b *Backend) Start(ctx context.Context, payloads []*runtime.Payload) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		not  []string
+		sem  = make(chan struct{}, startWidth)
+	)
+	for _, p := range payloads {
+		if err := b.prepare(p); err != nil {
+			return err
+		}
+	}
+	for _, p := range payloads {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := b.create(ctx, p); err != nil {
+				b.closeUnstarted(p, err)
+				mu.Lock()
+				errs, not = append(errs, err), append(not, p.RunDir)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return &runtime.StartError{Runs: len(payloads), NotStarted: not, Err: errors.Join(errs...)}
+	}
+	return nil
+}
+
+// prepare writes the run's files; the run is tracked from then on.
+func (b *Backend) prepare(p *runtime.Payload) error {
+	switch {
+	case p.RunID == "":
+		return errors.New("payload: empty runId")
+	case p.RunDir == "":
+		return fmt.Errorf("run %s: empty runDir", p.RunID)
+	case len(p.Argv) == 0:
+		return fmt.Errorf("run %s (agent %s): empty argv", p.RunID, p.AgentID)
+	}
+	p.FillPaths()
+	if p.SchemaVersion == 0 {
+		p.SchemaVersion = runtime.SchemaVersion
+	}
+	name := ObjectName(b.o.instance(), p.RunID)
+	p.SocketName, p.SessionName = "", ""
+	p.Kubernetes = &runtime.KubeRun{Namespace: b.o.Namespace, Name: name, LeaseDurationSeconds: leaseSeconds(p)}
+	if err := os.MkdirAll(p.RunDir, 0o755); err != nil {
+		return fmt.Errorf("run %s: %w", p.RunID, err)
+	}
+	if err := runtime.WriteJSON(filepath.Join(p.RunDir, "launch.json"), runtime.Redacted(*p)); err != nil {
+		return fmt.Errorf("run %s: %w", p.RunID, err)
+	}
+	if err := runtime.WriteJSON(p.RuntimePath, runtime.LaunchingRecord(p, b.now())); err != nil {
+		return fmt.Errorf("run %s: %w", p.RunID, err)
+	}
+	b.track(name, p.RunID, p.RunDir)
+	return nil
+}
+
+// create makes the run's objects. The Job comes first: the Secret and
+// Lease are owned by it (deleting the Job deletes them), and its pod
+// waits for its Secret.
+func (b *Backend) create(ctx context.Context, p *runtime.Payload) error {
+	name := p.Kubernetes.Name
+	jobs := b.c.API.BatchV1().Jobs(b.o.Namespace)
+	job, err := jobs.Create(ctx, jobFor(p, b.o, name, b.now()), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		job, err = jobs.Get(ctx, name, metav1.GetOptions{})
+		if err == nil && job.Annotations[AnnotationRunID] != p.RunID {
+			return fmt.Errorf("run %s: job %s/%s exists and belongs to run %q", p.RunID, b.o.Namespace, name, job.Annotations[AnnotationRunID])
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: create job %s/%s: %w", p.RunID, b.o.Namespace, name, err)
+	}
+	sec, err := secretFor(p, b.o, b.self, job)
+	if err != nil {
+		return err
+	}
+	if _, err := b.c.API.CoreV1().Secrets(b.o.Namespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		b.deleteJob(context.WithoutCancel(ctx), name, 0)
+		return fmt.Errorf("run %s: create secret %s/%s: %w", p.RunID, b.o.Namespace, name, err)
+	}
+	if _, err := b.c.API.CoordinationV1().Leases(b.o.Namespace).Create(ctx, leaseFor(p, b.o, job), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		b.deleteJob(context.WithoutCancel(ctx), name, 0)
+		return fmt.Errorf("run %s: create lease %s/%s: %w", p.RunID, b.o.Namespace, name, err)
+	}
+	return nil
+}
+
+// closeUnstarted fails the record of a run whose objects could not be made.
+func (b *Backend) closeUnstarted(p *runtime.Payload, err error) {
+	now := b.now()
+	rec := runtime.LaunchingRecord(p, now)
+	rec.TerminalDisposition, rec.ExitReason, rec.FinishedAt = runtime.Failed, "job did not start: "+err.Error(), &now
+	if werr := runtime.WriteJSON(p.RuntimePath, rec); werr != nil {
+		b.logger.Error("close unstarted run", "run", p.RunID, "err", werr)
+	}
+}
+
+// kubeRun reads the run's name and namespace from its launch.json.
+func kubeRun(runDir string) (runID string, k *runtime.KubeRun, err error) {
+	var lf struct {
+		RunID      string           `json:"runId"`
+		Kubernetes *runtime.KubeRun `json:"kubernetes"`
+	}
+	b, err := os.ReadFile(filepath.Join(runDir, "launch.json"))
+	if err != nil {
+		return "", nil, err
+	}
+	if err := json.Unmarshal(b, &lf); err != nil {
+		return "", nil, fmt.Errorf("%s: %w", filepath.Join(runDir, "launch.json"), err)
+	}
+	if lf.Kubernetes == nil {
+		return lf.RunID, nil, fmt.Errorf("%s: not a kubernetes run", runDir)
+	}
+	return lf.RunID, lf.Kubernetes, nil
+}
+
+// Watch makes the backend mirror the run in runDir (adoption: a run
+// started by an earlier launcher).
+func (b *Backend) Watch(runDir string) {
+	if runID, k, err := kubeRun(runDir); err == nil {
+		b.track(k.Name, runID, runDir)
+		b.sync(k.Name)
+	}
+}
+
+// Observe mirrors the run from the caches, then classifies it.
+func (b *Backend) Observe(ctx context.Context, runDir string, now time.Time) (runtime.Observation, error) {
+	runID, k, err := kubeRun(runDir)
+	if err != nil {
+		obs := runtime.ObserveFiles(runDir, now)
+		return obs, obs.Err
+	}
+	b.track(k.Name, runID, runDir)
+	b.sync(k.Name)
+	obs := runtime.ObserveKube(runDir, now, b.o.LaunchGrace, func(rec *runtime.Record) *runtime.KubeFacts {
+		f, _ := b.runFacts(k.Name)
+		return facts(rec, f, now)
+	})
+	return obs, obs.Err
+}
+
+// Terminate stops the run as a tmux run is stopped: the pod is deleted
+// with the grace, so its runner gets TERM, forwards it to the agent,
+// records the outcome, and is killed when the grace is over. The Job goes
+// first so nothing replaces the pod. It returns when the run's record is
+// final, or the pod gone, or grace plus a margin has passed.
+func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Duration, _ bool) error {
+	runID, k, err := kubeRun(runDir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("terminate %s: %w", runDir, err)
+	}
+	t := b.track(k.Name, runID, runDir)
+	b.mu.Lock()
+	t.stopped = true
+	b.mu.Unlock()
+	b.markStopped(ctx, k.Name)
+	secs := int64(math.Ceil(grace.Seconds()))
+	if err := b.deleteJob(ctx, k.Name, secs); err != nil {
+		return fmt.Errorf("terminate %s: %w", runID, err)
+	}
+	sel := labels.SelectorFromSet(labels.Set{LabelInstance: b.o.instance(), LabelRun: LabelValue(runID)}).String()
+	err = b.c.API.CoreV1().Pods(b.o.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &secs}, metav1.ListOptions{LabelSelector: sel})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("terminate %s: delete pods: %w", runID, err)
+	}
+	wait, cancel := context.WithTimeout(ctx, grace+30*time.Second)
+	defer cancel()
+	b.waitFor(wait, func() bool {
+		b.sync(k.Name)
+		f, _ := b.runFacts(k.Name)
+		rec, err := runtime.ReadRecord(filepath.Join(runDir, "runtime.json"))
+		return err == nil && isFinal(rec.TerminalDisposition) || f.Pod == nil || f.PodGone
+	})
+	b.sync(k.Name)
+	return nil
+}
+
+// markStopped notes the stop on the run's Lease, where every launcher
+// and `status` sees it: a pod deleted before it reports is then a run
+// stopped, not lost.
+func (b *Backend) markStopped(ctx context.Context, name string) {
+	patch := []byte(`{"metadata":{"annotations":{"` + AnnotationStopped + `":"true"}}}`)
+	_, err := b.c.API.CoordinationV1().Leases(b.o.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		b.logger.Warn("kube_mark_stopped", "lease", name, "err", err)
+	}
+}
+
+func (b *Backend) deleteJob(ctx context.Context, name string, graceSeconds int64) error {
+	err := b.c.API.BatchV1().Jobs(b.o.Namespace).Delete(ctx, name, metav1.DeleteOptions{
+		GracePeriodSeconds: &graceSeconds, PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete job %s/%s: %w", b.o.Namespace, name, err)
+	}
+	return nil
+}
+
+// waitFor waits until cond holds, checking after every watch event.
+func (b *Backend) waitFor(ctx context.Context, cond func() bool) bool {
+	for {
+		b.mu.Lock()
+		ch := b.changed
+		b.mu.Unlock()
+		if cond() {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return cond()
+		}
+	}
+}
+
+// recordEqual reports whether writing rec over cur would change nothing.
+func recordEqual(cur, rec runtime.Record) bool { return reflect.DeepEqual(cur, rec) }
+
+// Jobs lists the lane's Jobs (for tests and `doctor`).
+func (b *Backend) Jobs() ([]*batchv1.Job, error) {
+	return b.jobs.Jobs(b.o.Namespace).List(labels.Everything())
+}
