@@ -2,7 +2,7 @@ package kubetest
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
