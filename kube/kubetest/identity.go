@@ -88,25 +88,44 @@ func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, ns, sa string) (
 	if err := c.ensureServiceAccount(ctx, ns, sa); err != nil {
 		return "", err
 	}
-	token, err := c.serviceAccountToken(ctx, ns, sa, nil)
+	token, err := c.serviceAccountToken(ctx, ns, sa)
 	if err != nil {
 		return "", err
 	}
 	return c.writeKubeconfig("sa-"+ns+"-"+sa+"-"+randomSuffix(5), token, ns)
 }
 
-// serviceAccountToken asks the TokenRequest API for a token of ns/sa,
-// bound to pod when it is set (the token stops working when that pod is
-// gone, as a projected token does).
-func (c *Cluster) serviceAccountToken(ctx context.Context, ns, sa string, pod *corev1.Pod) (string, error) {
-	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+// serviceAccountToken asks the TokenRequest API for an hour's token of
+// ServiceAccount ns/sa for the apiserver's audience.
+func (c *Cluster) serviceAccountToken(ctx context.Context, ns, sa string) (string, error) {
+	return c.requestToken(ctx, ns, sa, authenticationv1.TokenRequestSpec{
 		ExpirationSeconds: ptrTo(int64(time.Hour / time.Second)),
-	}}
-	if pod != nil {
-		req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{
-			Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID,
-		}
+	})
+}
+
+// podToken is a token of pod's ServiceAccount bound to the pod, as a
+// kubelet gets for the pod's projected token volume: it stops working
+// once the pod is gone. audience "" means the apiserver's own.
+func (c *Cluster) podToken(ctx context.Context, pod *corev1.Pod, audience string, expiration *int64) (string, error) {
+	sa := pod.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
 	}
+	if expiration == nil {
+		expiration = ptrTo(int64(time.Hour / time.Second))
+	}
+	spec := authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: expiration,
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+	}
+	if audience != "" {
+		spec.Audiences = []string{audience}
+	}
+	return c.requestToken(ctx, pod.Namespace, sa, spec)
+}
+
+func (c *Cluster) requestToken(ctx context.Context, ns, sa string, spec authenticationv1.TokenRequestSpec) (string, error) {
+	req := &authenticationv1.TokenRequest{Spec: spec}
 	resp, err := c.client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, req, metav1.CreateOptions{})
 	if err != nil {
 		return "", fmt.Errorf("kubetest: token for service account %s/%s: %w", ns, sa, err)
