@@ -54,7 +54,9 @@ func (n *Node) dependentKinds() []dependentKind {
 		},
 		{
 			name: "configmap",
-			list: func(ns string) ([]metav1.Object, error) { return asObjects(n.configMap.ConfigMaps(ns).List(everything())) },
+			list: func(ns string) ([]metav1.Object, error) {
+				return asObjects(n.configMap.ConfigMaps(ns).List(everything()))
+			},
 			delete: func(ctx context.Context, ns, name string, o metav1.DeleteOptions) error {
 				return cs.CoreV1().ConfigMaps(ns).Delete(ctx, name, o)
 			},

@@ -45,7 +45,7 @@ func shJob(name, script string) *batchv1.Job {
 					Name:    "main",
 					Image:   "example.com/agent:1",
 					Command: []string{"/bin/sh", "-c", script},
-					Env: []corev1.EnvVar{{Name: "TERMINATION_PATH", Value: corev1.TerminationMessagePathDefault}},
+					Env:     []corev1.EnvVar{{Name: "TERMINATION_PATH", Value: corev1.TerminationMessagePathDefault}},
 				}},
 			}},
 		},

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 // finds out about itself.
 type identityReport struct {
 	User, Namespace, SecretsError string
-	Env                          []string
+	Env                           []string
 }
 
 // whoAmIHelper plays a program in a pod: it loads its client config the
