@@ -19,7 +19,8 @@ func everything() labels.Selector { return labels.Everything() }
 
 // dependentKind is one kind the garbage collector looks after: the kinds
 // a Job's run owns (its pod, and the Secrets, ConfigMaps and Leases made
-// for it).
+// for it). Pods come last, so once a collected pod is gone (it takes a
+// graceful termination) the other dependents' deletions are done.
 type dependentKind struct {
 	name   string
 	list   func(ns string) ([]metav1.Object, error)
@@ -30,17 +31,6 @@ type dependentKind struct {
 func (n *Node) dependentKinds() []dependentKind {
 	cs := n.client
 	return []dependentKind{
-		{
-			name: "pod",
-			list: func(ns string) ([]metav1.Object, error) { return asObjects(n.pods.Pods(ns).List(everything())) },
-			delete: func(ctx context.Context, ns, name string, o metav1.DeleteOptions) error {
-				return cs.CoreV1().Pods(ns).Delete(ctx, name, o)
-			},
-			patch: func(ctx context.Context, ns, name string, d []byte) error {
-				_, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, d, metav1.PatchOptions{})
-				return err
-			},
-		},
 		{
 			name: "secret",
 			list: func(ns string) ([]metav1.Object, error) { return asObjects(n.secrets.Secrets(ns).List(everything())) },
@@ -73,6 +63,17 @@ func (n *Node) dependentKinds() []dependentKind {
 			},
 			patch: func(ctx context.Context, ns, name string, d []byte) error {
 				_, err := cs.CoordinationV1().Leases(ns).Patch(ctx, name, types.MergePatchType, d, metav1.PatchOptions{})
+				return err
+			},
+		},
+		{
+			name: "pod",
+			list: func(ns string) ([]metav1.Object, error) { return asObjects(n.pods.Pods(ns).List(everything())) },
+			delete: func(ctx context.Context, ns, name string, o metav1.DeleteOptions) error {
+				return cs.CoreV1().Pods(ns).Delete(ctx, name, o)
+			},
+			patch: func(ctx context.Context, ns, name string, d []byte) error {
+				_, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, d, metav1.PatchOptions{})
 				return err
 			},
 		},
