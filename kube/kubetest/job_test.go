@@ -88,9 +88,18 @@ func TestActiveDeadlineFailsTheJobAndEndsItsPod(t *testing.T) {
 }
 
 func TestRunningJobPodIsActiveAndReady(t *testing.T) {
-	e := newEnv(t, kubetest.NodeOptions{})
+	started := make(chan *corev1.Pod, 1)
+	e := newEnv(t, kubetest.NodeOptions{OnStart: func(p *corev1.Pod) { started <- p }})
 	e.createJob(shJob("busy", `exec sleep 1000`))
 	pod := e.waitJobPod("busy", kubetest.PodPhase(corev1.PodRunning))
+	select {
+	case p := <-started:
+		if p.Name != pod.Name {
+			t.Errorf("OnStart got pod %s, want %s", p.Name, pod.Name)
+		}
+	case <-e.ctx.Done():
+		t.Fatal("OnStart was not called for a running pod")
+	}
 	cs := pod.Status.ContainerStatuses
 	if len(cs) != 1 || !cs[0].Ready || cs[0].State.Running == nil || cs[0].ContainerID == "" || pod.Status.StartTime == nil {
 		t.Fatalf("running pod status = %+v", pod.Status)

@@ -39,7 +39,9 @@ type NodeOptions struct {
 	// ExtraPath is put before the node's own $PATH in every process's
 	// PATH.
 	ExtraPath []string
-	// Root holds the pods' directories (default: a t.TempDir()).
+	// Root holds the pods' directories (default: a fresh short
+	// directory under $TMPDIR, removed when the test ends; short because
+	// programs make unix sockets under their pod's paths).
 	Root string
 	// OnStart, when set, is called with the pod once its process runs
 	// and its Running status is written.
@@ -148,7 +150,12 @@ func (c *Cluster) newNode(t testing.TB, opts NodeOptions) (*Node, error) {
 	}
 	root := opts.Root
 	if root == "" {
-		root = t.TempDir()
+		dir, err := os.MkdirTemp("", "kn-")
+		if err != nil {
+			return nil, fmt.Errorf("kubetest node: %w", err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		root = dir
 	}
 	logPath := filepath.Join(root, "node.log")
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
