@@ -58,6 +58,8 @@ type tracked struct {
 	renew     time.Time // the Lease's renewTime as last seen
 	renewSeen time.Time // when this process saw it change
 	stopped   bool
+	// secretGone: the run is over and its Secret deleted.
+	secretGone bool
 }
 
 var _ runtime.Backend = (*Backend)(nil)
@@ -242,5 +244,21 @@ func (b *Backend) sync(name string) {
 	}
 	if err := runtime.WriteJSON(path, rec); err != nil {
 		b.logger.Error("kube_mirror_write", "run", t.runID, "file", path, "err", err)
+		return
+	}
+	if isFinal(rec.TerminalDisposition) && !t.secretGone {
+		// The run's Secret holds its env values: at rest no longer than
+		// needed, as the tmux runner deletes its env file.
+		t.secretGone = true
+		go b.deleteSecret(name)
+	}
+}
+
+func (b *Backend) deleteSecret(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := b.c.API.CoreV1().Secrets(b.o.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		b.logger.Warn("kube_delete_secret", "secret", name, "err", err)
 	}
 }

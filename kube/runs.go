@@ -210,7 +210,13 @@ func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Durat
 		b.sync(k.Name)
 		f, _ := b.runFacts(k.Name)
 		rec, err := runtime.ReadRecord(filepath.Join(runDir, "runtime.json"))
-		return err == nil && isFinal(rec.TerminalDisposition) || f.Pod == nil || f.PodGone
+		if err == nil && isFinal(rec.TerminalDisposition) || f.Pod == nil || f.PodGone {
+			return true
+		}
+		// A runner that no longer renews its lease (its node is gone)
+		// will not report: its pod stays terminating until the node
+		// comes back, and waiting for it helps nobody.
+		return err == nil && !facts(rec, f, b.now()).Alive && f.Lease != nil && f.Lease.Spec.RenewTime != nil
 	})
 	b.sync(k.Name)
 	return nil

@@ -43,6 +43,14 @@ type Options struct {
 	LaunchGrace time.Duration
 }
 
+// agentTerm is the TERM of agents in pods, unless their executor sets
+// one.
+const agentTerm = "xterm-256color"
+
+// finishedTTL is how long a finished Job (and its pod, Lease and
+// Secret) stays in the cluster.
+const finishedTTL = 600
+
 // DefaultBinary is wave-orchestrator's path in the agent image.
 const DefaultBinary = "/usr/local/bin/wave-orchestrator"
 
@@ -84,6 +92,15 @@ func podPayload(p *runtime.Payload, o Options, self, name string) runtime.Payloa
 			pp.Env[k] = v
 		}
 	}
+	if _, set := pp.Env["TERM"]; !set {
+		// The runner's own TERM is dumb (see container); agents get a
+		// usual one, but our own binary needs none: it would ask a
+		// terminal that nobody answers in a pod for its colours.
+		pp.Env["TERM"] = agentTerm
+		if len(pp.Argv) > 0 && pp.Argv[0] == o.binary() {
+			pp.Env["TERM"] = "dumb"
+		}
+	}
 	pp.RuntimePath, pp.StatusPath = "", ""
 	pp.SocketName, pp.SessionName = "", ""
 	pp.Kubernetes = &runtime.KubeRun{Namespace: o.Namespace, Name: name, LeaseDurationSeconds: leaseSeconds(p)}
@@ -121,8 +138,10 @@ func jobFor(p *runtime.Payload, o Options, name string, now time.Time) *batchv1.
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: labels, Annotations: runAnnotations(p)},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To[int32](0), // retries are the launcher's
-			Parallelism:  ptr.To[int32](1),
-			Completions:  ptr.To[int32](1),
+			// A finished run's objects stay a while for kubectl, then go.
+			TTLSecondsAfterFinished: ptr.To[int32](finishedTTL),
+			Parallelism:             ptr.To[int32](1),
+			Completions:             ptr.To[int32](1),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: runAnnotations(p)},
 				Spec: corev1.PodSpec{
@@ -161,6 +180,11 @@ func container(p *runtime.Payload, o Options) corev1.Container {
 			{Name: "WAVE_POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
 			{Name: "WAVE_POD_DIR", Value: podDir},
 			{Name: "WAVE_TERMINATION_LOG", Value: terminationLog},
+			// Libraries in the runner query the terminal's colours at
+			// start and wait 5 s for an answer no pod terminal gives;
+			// they skip the query for a dumb one. The runner draws
+			// nothing; the agent's TERM is in the payload.
+			{Name: "TERM", Value: "dumb"},
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "wave-in", MountPath: inDir, ReadOnly: true},

@@ -62,6 +62,9 @@ func TestJobSpec(t *testing.T) {
 	if pp.Env["API_TOKEN"] != "s3cret" || pp.Env["ANTHROPIC_API_KEY"] != "k" || pp.Env["PLAIN"] != "v" {
 		t.Errorf("env %v: real secret values and passEnv (never over the executor's own)", pp.Env)
 	}
+	if pp.Env["TERM"] != "dumb" {
+		t.Errorf("TERM %q for our own binary as agent: it would wait for a terminal answer", pp.Env["TERM"])
+	}
 	if pp.SocketName != "" || pp.SessionName != "" || pp.RuntimePath != "" || pp.Kubernetes == nil || pp.Kubernetes.Name != name {
 		t.Errorf("pod payload %+v", pp)
 	}

@@ -142,6 +142,17 @@ func terminateRuns(ctx context.Context, e *laneEnv, tm *tmuxadapter.Client, agen
 			live = append(live, rec)
 		}
 	}
+	var kb runtime.Backend
+	var kerr error
+	for _, rec := range live {
+		if rec.SessionBackend == runtime.BackendKubernetes && kb == nil && kerr == nil {
+			// The launcher that mirrors these runs may be dead: stop
+			// them through the cluster, which also records the outcome.
+			kctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			kb, kerr = kubeBackend(kctx, e.lane, "", nil)
+		}
+	}
 	// All at once: each run gets one grace period, not one after
 	// another.
 	var wg sync.WaitGroup
@@ -150,7 +161,15 @@ func terminateRuns(ctx context.Context, e *laneEnv, tm *tmuxadapter.Client, agen
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = backend.Terminate(ctx, filepath.Dir(rec.StatusPath), grace, false)
+			b := runtime.Backend(backend)
+			if rec.SessionBackend == runtime.BackendKubernetes {
+				if kerr != nil {
+					errs[i] = kerr
+					return
+				}
+				b = kb
+			}
+			errs[i] = b.Terminate(ctx, filepath.Dir(rec.StatusPath), grace, false)
 		}()
 	}
 	wg.Wait()
@@ -163,7 +182,11 @@ func terminateRuns(ctx context.Context, e *laneEnv, tm *tmuxadapter.Client, agen
 			continue
 		}
 		n++
-		fmt.Fprintln(out, termtext.Escape(fmt.Sprintf("terminated %s (session %s)", rec.RunID, rec.SessionName)))
+		where := "session " + rec.SessionName
+		if k := rec.Kubernetes; k != nil {
+			where = "job " + k.Namespace + "/" + k.Job
+		}
+		fmt.Fprintln(out, termtext.Escape(fmt.Sprintf("terminated %s (%s)", rec.RunID, where)))
 	}
 	return n, failed
 }

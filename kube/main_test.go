@@ -1,0 +1,136 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+)
+
+// cluster is one real kube-apiserver + etcd for the package's tests.
+var cluster kubetest.Shared
+
+// binPath is wave-orchestrator, built once: the pods' runner.
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kube-test-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "wave-orchestrator")
+	if out, err := exec.Command("go", "build", "-o", binPath, "../cmd/wave-orchestrator").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := cluster.Run(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is one test's namespace, node and backend.
+type env struct {
+	t    *testing.T
+	c    *kubetest.Cluster
+	ns   string
+	node *kubetest.Node
+	repo string
+	b    *Backend
+	opts Options
+}
+
+const runnerSA = "wave"
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	c := cluster.Get(t)
+	ns := c.Namespace(t, "kb")
+	e := &env{t: t, c: c, ns: ns, repo: t.TempDir()}
+	e.grantRunner()
+	e.node = c.StartNode(t, kubetest.NodeOptions{Namespace: ns, Binaries: map[string]string{DefaultBinary: binPath}})
+	e.opts = Options{Namespace: ns, Image: "wave-agents:test", ServiceAccount: runnerSA, RepoRoot: e.repo,
+		Lane: "main", WorkspaceHostPath: e.repo, LaunchGrace: 5 * time.Second}
+	e.b = e.backend(t.Context())
+	return e
+}
+
+// grantRunner gives the runners' ServiceAccount what docs/kubernetes.md
+// says it needs: patch on leases, nothing else.
+func (e *env) grantRunner() {
+	ctx, api := context.Background(), e.c.AdminClient()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: runnerSA}}
+	if _, err := api.CoreV1().ServiceAccounts(e.ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "wave-runner"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"patch"}}}}
+	if _, err := api.RbacV1().Roles(e.ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "wave-runner"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "wave-runner"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: runnerSA, Namespace: e.ns}}}
+	if _, err := api.RbacV1().RoleBindings(e.ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// backend connects a backend (a launcher) to the test's namespace; it
+// stops with ctx.
+func (e *env) backend(ctx context.Context) *Backend {
+	e.t.Helper()
+	c, err := NewClientFromConfig(e.c.AdminConfig(), e.ns)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	b, err := NewBackend(ctx, c, e.opts, "", nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b
+}
+
+// payload is a run whose agent is sh -c script.
+func (e *env) payload(runID, script string) *runtime.Payload {
+	deadline := time.Now().Add(2 * time.Minute)
+	return &runtime.Payload{RunID: runID, Lane: "main", AgentID: "A1", Attempt: 1, ExecutorID: "shell",
+		Argv: []string{"/bin/sh", "-c", script}, Cwd: e.repo,
+		RunDir:              filepath.Join(e.repo, ".wave", "runs", runID),
+		HeartbeatIntervalMs: 200, TerminateGraceMs: 500, DeadlineAt: &deadline}
+}
+
+// await observes the run until cond holds or the deadline passes.
+func (e *env) await(b *Backend, runDir, what string, within time.Duration, cond func(runtime.Observation) bool) runtime.Observation {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var obs runtime.Observation
+	for {
+		obs, _ = b.Observe(context.Background(), runDir, time.Now())
+		if cond(obs) {
+			return obs
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: not within %s; last verdict %+v\nnode pods %v", what, within, obs.Verdict, e.node.Pods())
+		}
+		<-tick.C
+	}
+}
+
+func done(obs runtime.Observation) bool { return obs.Verdict.Done }
+
+func running(obs runtime.Observation) bool {
+	return obs.Verdict.State == runtime.StateRunning && obs.Record != nil && obs.Record.TerminalDisposition == runtime.Running
+}
