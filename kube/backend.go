@@ -214,12 +214,16 @@ func (b *Backend) runFacts(name string) (runFacts, *tracked) {
 // sync mirrors a run's cluster facts into its records: status.json
 // before runtime.json, as the runner writes them, and never over a
 // final record.
-func (b *Backend) sync(name string) {
+//
+// It returns the facts it mirrored: a verdict must be made from those,
+// not from a later look, or a pod that ended in between would be judged
+// against a record that does not know it yet.
+func (b *Backend) sync(name string) runFacts {
 	b.syncMu.Lock()
 	defer b.syncMu.Unlock()
 	f, t := b.runFacts(name)
 	if t == nil {
-		return
+		return f
 	}
 	path := filepath.Join(t.dir, "runtime.json")
 	cur, err := runtime.ReadRecord(path)
@@ -227,7 +231,7 @@ func (b *Backend) sync(name string) {
 		if !errors.Is(err, os.ErrNotExist) {
 			b.logger.Warn("kube_mirror_read", "run", t.runID, "err", err)
 		}
-		return
+		return f
 	}
 	rec, st := merge(*cur, f)
 	if st != nil {
@@ -235,16 +239,16 @@ func (b *Backend) sync(name string) {
 		if _, err := os.Stat(sp); errors.Is(err, os.ErrNotExist) {
 			if err := runtime.WriteJSON(sp, st); err != nil {
 				b.logger.Error("kube_mirror_write", "run", t.runID, "file", sp, "err", err)
-				return
+				return f
 			}
 		}
 	}
 	if recordEqual(*cur, rec) {
-		return
+		return f
 	}
 	if err := runtime.WriteJSON(path, rec); err != nil {
 		b.logger.Error("kube_mirror_write", "run", t.runID, "file", path, "err", err)
-		return
+		return f
 	}
 	if isFinal(rec.TerminalDisposition) && !t.secretGone {
 		// The run's Secret holds its env values: at rest no longer than
@@ -252,6 +256,7 @@ func (b *Backend) sync(name string) {
 		t.secretGone = true
 		go b.deleteSecret(name)
 	}
+	return f
 }
 
 func (b *Backend) deleteSecret(name string) {

@@ -169,9 +169,8 @@ func (b *Backend) Observe(ctx context.Context, runDir string, now time.Time) (ru
 		return obs, obs.Err
 	}
 	b.track(k.Name, runID, runDir)
-	b.sync(k.Name)
+	f := b.sync(k.Name)
 	obs := runtime.ObserveKube(runDir, now, b.o.LaunchGrace, func(rec *runtime.Record) *runtime.KubeFacts {
-		f, _ := b.runFacts(k.Name)
 		return facts(rec, f, now)
 	})
 	return obs, obs.Err
@@ -207,8 +206,7 @@ func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Durat
 	wait, cancel := context.WithTimeout(ctx, grace+30*time.Second)
 	defer cancel()
 	b.waitFor(wait, func() bool {
-		b.sync(k.Name)
-		f, _ := b.runFacts(k.Name)
+		f := b.sync(k.Name)
 		rec, err := runtime.ReadRecord(filepath.Join(runDir, "runtime.json"))
 		if err == nil && isFinal(rec.TerminalDisposition) || f.Pod == nil || f.PodGone {
 			return true

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+)
+
+// kubeCluster is a real kube-apiserver with RBAC, started by the first
+// test that needs one and stopped by TestMain.
+var kubeCluster kubetest.Shared
+
+// kubeLane is a repository whose lane runs its agents as Jobs in a fresh
+// namespace of the test cluster, on a node that runs the pods here.
+type kubeLane struct {
+	*testRepo
+	c    *kubetest.Cluster
+	ns   string
+	node *kubetest.Node
+}
+
+func newKubeLane(t *testing.T) *kubeLane {
+	t.Helper()
+	c := kubeCluster.Get(t)
+	ns := c.Namespace(t, "e2e")
+	grantKubeRunner(t, c, ns, "wave")
+	node := c.StartNode(t, kubetest.NodeOptions{Namespace: ns, Binaries: map[string]string{binPath: binPath}})
+	r := newRepo(t)
+	cfg := strings.Replace(testConfig, "runtime:\n", "runtime:\n  backend: kubernetes\n  kubernetes:\n"+
+		"    kubeconfig: "+c.AdminKubeconfig()+"\n    namespace: "+ns+"\n    image: wave-agents:test\n"+
+		"    serviceAccount: wave\n    binary: "+binPath+"\n    workspace: {hostPath: "+r.root+"}\n", 1)
+	r.write("wave.config.yaml", cfg)
+	return &kubeLane{testRepo: r, c: c, ns: ns, node: node}
+}
+
+// grantKubeRunner gives the runners' ServiceAccount the one permission
+// docs/kubernetes.md says it needs.
+func grantKubeRunner(t *testing.T, c *kubetest.Cluster, ns, sa string) {
+	t.Helper()
+	ctx, api := context.Background(), c.AdminClient()
+	if _, err := api.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "wave-runner"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"patch"}}}}
+	if _, err := api.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "wave-runner"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "wave-runner"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: ns}}}
+	if _, err := api.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (k *kubeLane) jobs() int {
+	k.t.Helper()
+	l, err := k.c.AdminClient().BatchV1().Jobs(k.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return len(l.Items)
+}
+
+func TestKubeWavePassesEndToEnd(t *testing.T) {
+	k := newKubeLane(t)
+	k.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
+	res := launch(t, k.testRepo)
+	if res.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, f := range []string{"src/a1.txt", "src/a2.txt", "docs/plans/waves/reviews/wave-0-cont-qa.md"} {
+		if _, err := os.Stat(filepath.Join(k.root, f)); err != nil {
+			t.Errorf("deliverable %s: %v", f, err)
+		}
+	}
+	var rec struct {
+		SessionBackend string `json:"sessionBackend"`
+		Kubernetes     struct {
+			Namespace, Job, Pod string
+		} `json:"kubernetes"`
+	}
+	readJSONFile(t, filepath.Join(k.layout().RunDir(0, "A1", 1), "runtime.json"), &rec)
+	if rec.SessionBackend != "kubernetes" || rec.Kubernetes.Namespace != k.ns || rec.Kubernetes.Pod == "" {
+		t.Fatalf("A1's record %+v does not say it ran in the cluster", rec)
+	}
+	// One Job per run: two implementation agents and three closure agents.
+	if n := k.jobs(); n != 5 {
+		t.Errorf("%d jobs, want 5", n)
+	}
+	// status reads the same records as for tmux runs.
+	st := k.run(ctxFor(t), "status", "--lane", "main", "--json")
+	var lane state.Lane
+	if err := json.Unmarshal([]byte(st.stdout), &lane); err != nil || len(lane.Waves) != 1 || lane.Waves[0].Status != state.WaveCompleted {
+		t.Fatalf("status: %v %s", err, st.stdout)
+	}
+}
+
+func TestKubeExitCodeIsTheAgents(t *testing.T) {
+	k := newKubeLane(t)
+	k.writeWave(0, append([]agentSpec{implAgent("A1", "local.exit-code: 3")}, closureAgents()...)...)
+	res := launch(t, k.testRepo, "--max-retries-per-wave", "0")
+	if res.code != 1 || !strings.Contains(res.stdout, "A1: 3") {
+		t.Fatalf("exit %d, want 1 with A1: 3\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var st struct {
+		Code int `json:"code"`
+	}
+	readJSONFile(t, filepath.Join(k.layout().RunDir(0, "A1", 1), "status.json"), &st)
+	if st.Code != 3 {
+		t.Fatalf("status.json code %d, want 3", st.Code)
+	}
+}
+
+func TestKubeKilledLauncherAdoptsRunningJobs(t *testing.T) {
+	k := newKubeLane(t)
+	ids := []string{"A1", "A2", "A3"}
+	var impl []agentSpec
+	for _, id := range ids {
+		impl = append(impl, implAgent(id, "local.delay: 4s"))
+	}
+	k.writeWave(0, append(impl, closureAgents()...)...)
+	first := k.command(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "three running agents", time.Minute, func() bool {
+		for _, id := range ids {
+			b, err := os.ReadFile(filepath.Join(k.layout().RunDir(0, id, 1), "runtime.json"))
+			if err != nil || !strings.Contains(string(b), `"running"`) {
+				return false
+			}
+		}
+		return true
+	})
+	_ = first.Process.Signal(syscall.SIGKILL)
+	_ = first.Wait()
+	res := launch(t, k.testRepo)
+	if res.code != 0 {
+		t.Fatalf("relaunch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	launched, adopted := agentStarts(k.events())
+	for _, id := range ids {
+		if launched[id] != 1 || adopted[id] != 1 {
+			t.Fatalf("%s launched %d adopted %d; want one launch and one adoption", id, launched[id], adopted[id])
+		}
+		if _, err := os.Stat(filepath.Join(k.root, "src", strings.ToLower(id)+".txt")); err != nil {
+			t.Fatalf("result of %s lost: %v", id, err)
+		}
+	}
+	if n := k.jobs(); n != 6 {
+		t.Errorf("%d jobs, want 6: the adopted runs got no second Job", n)
+	}
+}
+
+func TestKubeStopAfterLauncherDeath(t *testing.T) {
+	k := newKubeLane(t)
+	k.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s")}, closureAgents()...)...)
+	killLauncherWhileRunning(t, k.testRepo, "A1")
+	res := k.run(ctxFor(t), "stop", "--lane", "main")
+	if res.code != 0 || !strings.Contains(res.stdout, "1 run(s) terminated") || !strings.Contains(res.stdout, "job "+k.ns+"/") {
+		t.Fatalf("stop: %d %s %s", res.code, res.stdout, res.stderr)
+	}
+	var rec struct {
+		TerminalDisposition string `json:"terminalDisposition"`
+	}
+	readJSONFile(t, filepath.Join(k.layout().RunDir(0, "A1", 1), "runtime.json"), &rec)
+	if rec.TerminalDisposition != "terminated" {
+		t.Fatalf("after stop A1's record says %q, want terminated", rec.TerminalDisposition)
+	}
+	if n := k.jobs(); n != 0 {
+		t.Errorf("%d jobs left after stop", n)
+	}
+}
