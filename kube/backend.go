@@ -46,6 +46,9 @@ type Backend struct {
 	runs    map[string]*tracked // by object name
 	changed chan struct{}       // closed and replaced on every event
 	syncMu  sync.Mutex          // one mirror write at a time
+
+	// wrote, when set, hears every record the mirror writes (benchmarks).
+	wrote func(name string, rec runtime.Record)
 }
 
 // tracked is a run this process mirrors.
@@ -249,6 +252,9 @@ func (b *Backend) sync(name string) runFacts {
 	if err := runtime.WriteJSON(path, rec); err != nil {
 		b.logger.Error("kube_mirror_write", "run", t.runID, "file", path, "err", err)
 		return f
+	}
+	if b.wrote != nil {
+		b.wrote(name, rec)
 	}
 	if isFinal(rec.TerminalDisposition) && !t.secretGone {
 		// The run's Secret holds its env values: at rest no longer than

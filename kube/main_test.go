@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"net/http"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,7 +43,7 @@ func TestMain(m *testing.M) {
 
 // env is one test's namespace, node and backend.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	c    *kubetest.Cluster
 	ns   string
 	node *kubetest.Node
@@ -52,7 +54,7 @@ type env struct {
 
 const runnerSA = "wave"
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	c := cluster.Get(t)
 	ns := c.Namespace(t, "kb")
@@ -63,6 +65,31 @@ func newEnv(t *testing.T) *env {
 		Lane: "main", WorkspaceHostPath: e.repo, LaunchGrace: 5 * time.Second}
 	e.b = e.backend(t.Context())
 	return e
+}
+
+// newEnvCounting is newEnv whose backend's API requests are counted.
+func newEnvCounting(t testing.TB, n *atomic.Int64) *env {
+	e := newEnv(t)
+	cfg := e.c.AdminConfig()
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return counting{rt, n} })
+	c, err := NewClientFromConfig(cfg, e.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.b, err = NewBackend(t.Context(), c, e.opts, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+type counting struct {
+	rt http.RoundTripper
+	n  *atomic.Int64
+}
+
+func (c counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.rt.RoundTrip(r)
 }
 
 // grantRunner gives the runners' ServiceAccount what docs/kubernetes.md
