@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/kube"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
@@ -210,6 +211,8 @@ func dryRun(c *cobra.Command, e *laneEnv, opt launcher.Options, manifestOut stri
 
 // preflightWaves checks, before anything starts, that this machine can
 // run the selected waves: exit 43 when an executor is unusable, else 1.
+// On a kubernetes lane the executors are the image's; the cluster is
+// checked instead (reachable, namespace, the launcher's permissions).
 func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecutor, what string) error {
 	if len(sel) == 0 {
 		return nil
@@ -218,7 +221,17 @@ func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecut
 	if err != nil {
 		return err
 	}
+	kubeLane := e.lane.Runtime.UsesKubernetes()
+	if kubeLane {
+		needs.Executors = nil // they run in the image, not here
+	}
 	ps := preflight.Check(ctx, needs)
+	if kubeLane {
+		// Missing RBAC fails here, naming the verb, before any Job exists.
+		for _, c := range kube.Failed(kubeChecks(ctx, e.lane)) {
+			ps = append(ps, preflight.Problem{Kind: preflight.KindKubernetes, Subject: "kubernetes " + c.Name, Msg: c.Msg, Fix: c.Fix})
+		}
+	}
 	if len(ps) == 0 {
 		return nil
 	}
