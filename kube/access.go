@@ -128,9 +128,9 @@ const DefaultCheckTimeout = 10 * time.Second
 // the API server reachable, the namespace there, every permission of
 // LauncherPermissions granted to this user, the pods' ServiceAccount
 // there and, when this user may ask, its permission to renew Leases.
-// Nothing is created. timeout (DefaultCheckTimeout when 0) bounds it all;
-// when the server cannot be reached the other cluster checks are not
-// made.
+// Nothing is created. timeout (DefaultCheckTimeout when 0) bounds it all.
+// When the server cannot be reached no other cluster check is made; when
+// the namespace is missing, nothing in it is looked for.
 func CheckCluster(ctx context.Context, c *Client, o Options, timeout time.Duration) []Check {
 	if timeout <= 0 {
 		timeout = DefaultCheckTimeout
@@ -143,8 +143,13 @@ func CheckCluster(ctx context.Context, c *Client, o Options, timeout time.Durati
 	if reach.Status != CheckOK {
 		return checks
 	}
-	checks = append(checks, namespaceCheck(ctx, c, o.Namespace))
+	ns := namespaceCheck(ctx, c, o.Namespace)
+	checks = append(checks, ns)
 	checks = append(checks, permissionChecks(ctx, c, o.Namespace)...)
+	if ns.Status == CheckFailed {
+		// What lives in the namespace is missing with it.
+		return checks
+	}
 	checks = append(checks, serviceAccountCheck(ctx, c, o))
 	return append(checks, runnerChecks(ctx, c, o)...)
 }

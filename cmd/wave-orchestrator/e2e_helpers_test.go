@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	defer kubeCluster.Stop()
 	return tmuxtest.Run(m, func(dir string) error {
 		tmuxTmp = dir
 		binPath = filepath.Join(dir, "wave-orchestrator")
