@@ -149,8 +149,17 @@ func executorFindings(ctx context.Context, host preflight.Host, ws []*wave.Wave,
 	}
 	needs.Tmux = false
 	if e.lane.Runtime.UsesKubernetes() {
-		return []finding{{"ok", fmt.Sprintf("executors: %d, run in the image %s (not checked on this machine)",
-			len(needs.Executors), e.lane.Runtime.Kubernetes.Image)}}
+		var ids []string
+		for _, x := range needs.Executors {
+			if !slices.Contains(ids, x.ID) {
+				ids = append(ids, x.ID)
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		return []finding{{"ok", fmt.Sprintf("executors: %s run in the image %s (not checked on this machine)",
+			strings.Join(ids, ", "), e.lane.Runtime.Kubernetes.Image)}}
 	}
 	bad := map[string]bool{}
 	var fs []finding

@@ -49,7 +49,7 @@ func TestDoctorOnAKubernetesLaneNamesTheVerbTheUserLacks(t *testing.T) {
 		"namespace": "skip  kubernetes namespace: namespace " + ns + " cannot be checked",
 		"runner":    "skip  kubernetes runner: service account " + ns + "/wave needs patch leases.coordination.k8s.io in namespace " + ns,
 		"image":     "ok    kubernetes image: registry.example.com/agents:1",
-		"executors": "ok    executors: ",
+		"executors": "ok    executors: claude run in the image registry.example.com/agents:1",
 	}
 	for what, prefix := range want {
 		found := false
