@@ -2,6 +2,7 @@ package kube
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
@@ -11,4 +12,10 @@ import (
 // with RBAC), started by the first test that needs it.
 var cluster kubetest.Shared
 
-func TestMain(m *testing.M) { os.Exit(cluster.Run(m)) }
+func TestMain(m *testing.M) {
+	code := cluster.Run(m)
+	if rbacRunner.path != "" {
+		os.RemoveAll(filepath.Dir(rbacRunner.path))
+	}
+	os.Exit(code)
+}
