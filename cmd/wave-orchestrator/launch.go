@@ -61,7 +61,9 @@ func newLaunchCmd(g *globals) *cobra.Command {
 		Short: "Run waves: every agent in its own tmux session, gated, with staged closure and retries",
 		Long: `Run the lane's waves from --start-wave to --end-wave (or the first not yet
 completed, --auto-next). Before anything starts, tmux and every executor the
-waves need are checked (exit 1, or 43 when an executor is unusable). Each
+waves need are checked (exit 1, or 43 when an executor is unusable); on a
+kubernetes lane the cluster is checked instead of the executors (reachable,
+namespace, each permission the launcher needs: docs/kubernetes.md). Each
 agent runs in tmux session w<N>-<AGENT> on the lane's socket; the command
 prints how to watch each one. Exit codes: 0 passed, 1 failed, 2 usage,
 32 lane locked, 42 only cont-QA failed, 43 needs a person.`,
