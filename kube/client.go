@@ -21,6 +21,9 @@ type Client struct {
 	// Namespace is the kubeconfig context's namespace ("" when it sets
 	// none).
 	Namespace string
+	// Context is the kubeconfig context in use ("" for the in-cluster
+	// service account or a config built in code); errors name it.
+	Context string
 }
 
 // NewClient loads the client configuration the usual way: the kubeconfig
@@ -41,7 +44,15 @@ func NewClient(path, context string) (*Client, error) {
 	if err != nil {
 		ns = ""
 	}
-	return NewClientFromConfig(cfg, ns)
+	c, err := NewClientFromConfig(cfg, ns)
+	if err != nil {
+		return nil, err
+	}
+	c.Context = context
+	if raw, err := cc.RawConfig(); err == nil && context == "" {
+		c.Context = raw.CurrentContext
+	}
+	return c, nil
 }
 
 // NewClientFromConfig returns a Client for cfg.

@@ -3,9 +3,9 @@ package kube
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
-	"net/http"
 	"path/filepath"
 	"sync/atomic"
 	"testing"

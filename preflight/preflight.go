@@ -33,6 +33,9 @@ const (
 	KindTmux     Kind = "tmux"
 	KindGit      Kind = "git"
 	KindExecutor Kind = "executor"
+	// KindKubernetes is a cluster check of a kubernetes lane failing
+	// (package kube makes them).
+	KindKubernetes Kind = "kubernetes"
 )
 
 // Minimum tmux version (DESIGN §5: remain-on-exit per server, user options

@@ -23,7 +23,7 @@ import (
 
 // finding is one doctor line.
 type finding struct {
-	level string // ok|warn|error
+	level string // ok|warn|skip|error
 	msg   string
 }
 
@@ -36,7 +36,12 @@ func newDoctorCmd(g *globals) *cobra.Command {
 the backlog source is github (set or not; never its value), every
 executor the lane's waves use (on PATH; claude usable as this user), the
 config and every wave file, the lane lock and leftover tmux sessions.
-Exits 1 when any finding is an error.`,
+On a lane with runtime.backend kubernetes: the cluster reachable, the
+namespace, every permission the launcher needs there (each missing one
+named, e.g. "cannot create jobs.batch"), the image set, the pods'
+ServiceAccount and its right to renew Leases (docs/kubernetes.md).
+A finding is ok, warn, skip (could not be checked with this user's
+rights) or error; exits 1 when any is an error.`,
 		Example: `  wave-orchestrator doctor
   wave-orchestrator --lane side doctor`,
 		Args: cobra.NoArgs,
@@ -96,6 +101,7 @@ func doctor(ctx context.Context, g *globals) []finding {
 	}
 	add("ok", "waves: %d valid wave file(s)", len(ws))
 	fs = append(fs, executorFindings(ctx, host, ws, e)...)
+	fs = append(fs, kubeFindings(ctx, e)...)
 	fs = append(fs, laneFindings(ctx, e)...)
 	return fs
 }
@@ -142,6 +148,19 @@ func executorFindings(ctx context.Context, host preflight.Host, ws []*wave.Wave,
 		return []finding{{"error", oneLine(err.Error())}}
 	}
 	needs.Tmux = false
+	if e.lane.Runtime.UsesKubernetes() {
+		var ids []string
+		for _, x := range needs.Executors {
+			if !slices.Contains(ids, x.ID) {
+				ids = append(ids, x.ID)
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		return []finding{{"ok", fmt.Sprintf("executors: %s run in the image %s (not checked on this machine)",
+			strings.Join(ids, ", "), e.lane.Runtime.Kubernetes.Image)}}
+	}
 	bad := map[string]bool{}
 	var fs []finding
 	for _, p := range host.Check(ctx, needs) {

@@ -18,10 +18,6 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
-// kubeCluster is a real kube-apiserver with RBAC, started by the first
-// test that needs one and stopped by TestMain.
-var kubeCluster kubetest.Shared
-
 // kubeLane is a repository whose lane runs its agents as Jobs in a fresh
 // namespace of the test cluster, on a node that runs the pods here.
 type kubeLane struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/kube"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
@@ -60,7 +61,9 @@ func newLaunchCmd(g *globals) *cobra.Command {
 		Short: "Run waves: every agent in its own tmux session, gated, with staged closure and retries",
 		Long: `Run the lane's waves from --start-wave to --end-wave (or the first not yet
 completed, --auto-next). Before anything starts, tmux and every executor the
-waves need are checked (exit 1, or 43 when an executor is unusable). Each
+waves need are checked (exit 1, or 43 when an executor is unusable); on a
+kubernetes lane the cluster is checked instead of the executors (reachable,
+namespace, each permission the launcher needs: docs/kubernetes.md). Each
 agent runs in tmux session w<N>-<AGENT> on the lane's socket; the command
 prints how to watch each one. Exit codes: 0 passed, 1 failed, 2 usage,
 32 lane locked, 42 only cont-QA failed, 43 needs a person.`,
@@ -210,6 +213,8 @@ func dryRun(c *cobra.Command, e *laneEnv, opt launcher.Options, manifestOut stri
 
 // preflightWaves checks, before anything starts, that this machine can
 // run the selected waves: exit 43 when an executor is unusable, else 1.
+// On a kubernetes lane the executors are the image's; the cluster is
+// checked instead (reachable, namespace, the launcher's permissions).
 func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecutor, what string) error {
 	if len(sel) == 0 {
 		return nil
@@ -218,7 +223,17 @@ func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecut
 	if err != nil {
 		return err
 	}
+	kubeLane := e.lane.Runtime.UsesKubernetes()
+	if kubeLane {
+		needs.Executors = nil // they run in the image, not here
+	}
 	ps := preflight.Check(ctx, needs)
+	if kubeLane {
+		// Missing RBAC fails here, naming the verb, before any Job exists.
+		for _, c := range kube.Failed(kubeChecks(ctx, e.lane)) {
+			ps = append(ps, preflight.Problem{Kind: preflight.KindKubernetes, Subject: "kubernetes " + c.Name, Msg: c.Msg, Fix: c.Fix})
+		}
+	}
 	if len(ps) == 0 {
 		return nil
 	}
