@@ -98,6 +98,7 @@ func LauncherPermissions() []Permission {
 		{Verb: "watch", Group: batch, Resource: "jobs", For: "watch runs"},
 		{Verb: "delete", Group: batch, Resource: "jobs", For: "stop runs"},
 		{Verb: "create", Resource: "secrets", For: "hand each run its payload"},
+		{Verb: "delete", Resource: "secrets", For: "delete a finished run's payload"},
 		{Verb: "create", Group: coord, Resource: "leases", For: "start runs"},
 		{Verb: "list", Group: coord, Resource: "leases", For: "watch heartbeats"},
 		{Verb: "watch", Group: coord, Resource: "leases", For: "watch heartbeats"},

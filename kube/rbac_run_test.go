@@ -2,6 +2,9 @@ package kube
 
 import (
 	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"path/filepath"
 	"testing"
 	"time"
@@ -50,6 +53,19 @@ func TestRBACManifestIsEnoughToRunAndStopRuns(t *testing.T) {
 	v := observe(exit3, func(v runtime.Verdict) bool { return v.Done })
 	if v.State != runtime.StateFailed || v.ExitCode == nil || *v.ExitCode != 3 {
 		t.Fatalf("exit 3 run: verdict %+v, want failed with code 3", v)
+	}
+	// The finished run's Secret is deleted as this user (a manifest
+	// without that right leaves payloads behind).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := kc.AdminClient().CoreV1().Secrets(ns).Get(ctx, exit3.Kubernetes.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the finished run's secret is still there (%v)", err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling an object the backend does not watch
 	}
 	// Running means the runner renewed its Lease as the ServiceAccount.
 	observe(long, func(v runtime.Verdict) bool { return v.State == runtime.StateRunning || v.Done })
