@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,7 +42,11 @@ type NotAttachableError struct {
 	Reason         string
 	// Gone: the pod (or the run's Job and pod) no longer exists.
 	Gone bool
+	// Err is the API server's answer when it turned the attach down.
+	Err error
 }
+
+func (e *NotAttachableError) Unwrap() error { return e.Err }
 
 func (e *NotAttachableError) Error() string {
 	var b strings.Builder
@@ -99,17 +104,22 @@ func (c *Client) RunPod(ctx context.Context, rec *runtime.Record) (namespace, po
 // Attachable returns nil when the pod's agent container runs on a node,
 // else a *NotAttachableError saying why not (or the API's error).
 func (c *Client) Attachable(ctx context.Context, namespace, pod string) error {
+	_, err := c.attachable(ctx, namespace, pod)
+	return err
+}
+
+func (c *Client) attachable(ctx context.Context, namespace, pod string) (*corev1.Pod, error) {
 	p, err := c.API.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the pod is gone", Gone: true}
+		return nil, &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the pod is gone", Gone: true, Err: err}
 	}
 	if err != nil {
-		return fmt.Errorf("pod %s/%s: %w", namespace, pod, err)
+		return nil, fmt.Errorf("pod %s/%s: %w", namespace, pod, err)
 	}
 	if why := notAttachable(p); why != "" {
-		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: why}
+		return nil, &NotAttachableError{Namespace: namespace, Pod: pod, Reason: why}
 	}
-	return nil
+	return p, nil
 }
 
 // notAttachable says why p's agent container cannot be attached to now,
@@ -160,34 +170,28 @@ func detail(reason, message string) string {
 	return ""
 }
 
-// AttachRun attaches s to the agent container of the run rec describes
-// (see Attach); errors name the agent.
-func (c *Client) AttachRun(ctx context.Context, rec *runtime.Record, s AttachStreams) error {
-	ns, pod, err := c.RunPod(ctx, rec)
-	if err == nil {
-		err = c.Attach(ctx, ns, pod, s)
-	}
-	var na *NotAttachableError
-	switch {
-	case err == nil || errors.Is(err, context.Canceled):
-		return err
-	case errors.As(err, &na):
-		na.Agent = rec.AgentID
-		return na
-	}
-	return fmt.Errorf("agent %s: %w", rec.AgentID, err)
-}
-
 // Attach connects s to the agent container of pod, as `kubectl attach
 // -it` does: the user's keys go to the agent's terminal and its output
 // comes back, until the container ends, the connection breaks or ctx is
 // done (then it returns ctx's error). It checks the pod first, so a pod
 // that cannot be attached to gives a *NotAttachableError that says why.
 func (c *Client) Attach(ctx context.Context, namespace, pod string, s AttachStreams) error {
-	if err := c.Attachable(ctx, namespace, pod); err != nil {
+	p, err := c.attachable(ctx, namespace, pod)
+	if err != nil {
 		return err
 	}
-	return c.stream(ctx, namespace, pod, s)
+	err = c.stream(ctx, namespace, pod, s)
+	var na *NotAttachableError
+	if !errors.As(err, &na) {
+		return err
+	}
+	if st := serverStatus(na.Err); st != nil && st.Reason == metav1.StatusReasonNotFound &&
+		st.Details != nil && st.Details.Name == p.Spec.NodeName {
+		// The API server reports a node it has no object for as a
+		// missing pod named after the node.
+		na.Reason = fmt.Sprintf("the pod's node %s is not registered with the cluster", p.Spec.NodeName)
+	}
+	return err
 }
 
 // attachURL is the pod's attach subresource for the agent container, with
@@ -221,7 +225,8 @@ func (c *Client) stream(ctx context.Context, namespace, pod string, s AttachStre
 	if err != nil {
 		return fmt.Errorf("pod %s/%s: attach: %w", namespace, pod, err)
 	}
-	opts := remotecommand.StreamOptions{Stdin: s.Stdin, Stdout: s.Stdout, Tty: true}
+	out := &seenWriter{w: s.Stdout}
+	opts := remotecommand.StreamOptions{Stdin: s.Stdin, Stdout: out, Tty: true}
 	if s.Sizes != nil {
 		opts.TerminalSizeQueue = sizeQueue{ctx: ctx, sizes: s.Sizes}
 	}
@@ -234,9 +239,26 @@ func (c *Client) stream(ctx context.Context, namespace, pod string, s AttachStre
 	case wsErr != nil && refused(err):
 		// Both protocols were turned away before any stream opened: the
 		// WebSocket answer carries the API server's own words.
-		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the API server refused the attach: " + serverMessage(wsErr)}
+		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the API server did not open the attach: " + serverMessage(wsErr), Err: wsErr}
+	case !out.seen.Load():
+		// Opened, then failed before the agent's terminal sent a byte:
+		// the API server relays a kubelet it cannot reach this way.
+		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the attach failed before the agent's terminal sent anything: " + err.Error(), Err: err}
 	}
 	return fmt.Errorf("pod %s/%s: attach: %w", namespace, pod, err)
+}
+
+// seenWriter notes that output came back.
+type seenWriter struct {
+	w    io.Writer
+	seen atomic.Bool
+}
+
+func (s *seenWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		s.seen.Store(true)
+	}
+	return s.w.Write(p)
 }
 
 // refused reports whether the SPDY attempt's err is the server declining
@@ -245,11 +267,24 @@ func refused(err error) bool {
 	return httpstream.IsUpgradeFailure(err) || strings.HasPrefix(err.Error(), "unable to upgrade connection")
 }
 
+// serverStatus is the API server's Status in a refused upgrade, if any
+// (UpgradeFailureError does not unwrap to its cause).
+func serverStatus(err error) *metav1.Status {
+	var se *apierrors.StatusError
+	var uf *httpstream.UpgradeFailureError
+	switch {
+	case errors.As(err, &se):
+		return &se.ErrStatus
+	case errors.As(err, &uf) && errors.As(uf.Cause, &se):
+		return &se.ErrStatus
+	}
+	return nil
+}
+
 // serverMessage is the API server's message in a refused upgrade.
 func serverMessage(err error) string {
-	var se *apierrors.StatusError
-	if errors.As(err, &se) && se.ErrStatus.Message != "" {
-		return se.ErrStatus.Message
+	if st := serverStatus(err); st != nil && st.Message != "" {
+		return st.Message
 	}
 	var uf *httpstream.UpgradeFailureError
 	if errors.As(err, &uf) && uf.Cause != nil {

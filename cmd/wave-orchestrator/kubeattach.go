@@ -46,8 +46,11 @@ func attachKube(ctx context.Context, lane *config.Lane, w state.Wave, a state.Ag
 		return fallback(fmt.Sprintf("agent %s: cannot attach to its pod: %v", a.ID, err))
 	}
 	ns, pod, err := c.RunPod(ctx, rec)
+	if err == nil {
+		err = c.Attachable(ctx, ns, pod)
+	}
 	if err != nil {
-		return fallback("cannot attach: " + err.Error())
+		return fallback(notAttached(a, err))
 	}
 	fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("attaching to agent %s in pod %s/%s: Ctrl-P Ctrl-Q detaches and leaves it running; every other key, Ctrl-C included, goes to the agent", a.ID, ns, pod)))
 	actx, cancel := context.WithCancel(ctx)
@@ -62,7 +65,6 @@ func attachKube(ctx context.Context, lane *config.Lane, w state.Wave, a state.Ag
 	if restore() {
 		fmt.Fprintln(stderr)
 	}
-	var na *kube.NotAttachableError
 	switch {
 	case detached.Load():
 		fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("detached from agent %s; it keeps running in pod %s/%s", a.ID, ns, pod)))
@@ -72,10 +74,18 @@ func attachKube(ctx context.Context, lane *config.Lane, w state.Wave, a state.Ag
 	case err == nil:
 		fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("the attach to agent %s in pod %s/%s ended: its container exited or the connection closed (`status` shows how the run ended)", a.ID, ns, pod)))
 		return nil
-	case errors.As(err, &na):
-		na.Agent = a.ID
 	}
-	return fallback("cannot attach: " + err.Error())
+	return fallback(notAttached(a, err))
+}
+
+// notAttached says why the attach did not happen, naming the agent.
+func notAttached(a state.Agent, err error) string {
+	var na *kube.NotAttachableError
+	if errors.As(err, &na) {
+		na.Agent = a.ID
+		return "cannot attach: " + err.Error()
+	}
+	return fmt.Sprintf("cannot attach to agent %s: %v", a.ID, err)
 }
 
 // rawTerminal puts the user's terminal (f) in raw mode, so every key
@@ -96,14 +106,17 @@ func rawTerminal(f *os.File) (sizes <-chan kube.TerminalSize, restore func() boo
 	signal.Notify(winch, syscall.SIGWINCH)
 	done := make(chan struct{})
 	go func() {
+		first := true
 		for {
-			w, h, err := term.GetSize(fd)
-			if err == nil {
-				select {
-				case ch <- kube.TerminalSize{Width: uint16(w), Height: uint16(h)}:
-				case <-done:
-					return
+			if w, h, err := term.GetSize(fd); err == nil {
+				for _, size := range attachSizes(w, h, first) {
+					select {
+					case ch <- size:
+					case <-done:
+						return
+					}
 				}
+				first = false
 			}
 			select {
 			case <-winch:
@@ -121,6 +134,17 @@ func rawTerminal(f *os.File) (sizes <-chan kube.TerminalSize, restore func() boo
 		}
 		return true
 	}, nil
+}
+
+// attachSizes are the sizes to send for a terminal of w×h: at attach a
+// size one larger first, so that an agent whose terminal keeps its size
+// still redraws for the new viewer (as kubectl attach does).
+func attachSizes(w, h int, first bool) []kube.TerminalSize {
+	size := kube.TerminalSize{Width: uint16(w), Height: uint16(h)}
+	if !first {
+		return []kube.TerminalSize{size}
+	}
+	return []kube.TerminalSize{{Width: size.Width + 1, Height: size.Height + 1}, size}
 }
 
 // detachReader passes the user's keys on until Ctrl-P Ctrl-Q, which it
