@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"io"
+	"net"
 	"strings"
 	"testing"
 
