@@ -1,12 +1,16 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
+	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -154,5 +158,81 @@ func TestAttachKubeRunWithoutPodOrOverShowsTheLog(t *testing.T) {
 	_ = att.cmd.Process.Signal(os.Interrupt)
 	if res := att.wait(t, "attach stopped with SIGINT", 30*time.Second); res.code != 0 {
 		t.Errorf("attach stopped by SIGINT: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+// attach --agent from a terminal, on a running kubernetes run, through
+// the real API server to the node: the user sees the agent's terminal,
+// types to it (Ctrl-C goes to the agent, the attach stays), the agent
+// follows the terminal's size, and Ctrl-P Ctrl-Q detaches, reaching the
+// agent never, and leaving it running.
+func TestAttachKubeRunTypesToTheAgentAndDetaches(t *testing.T) {
+	c := kubeCluster.Get(t)
+	ns := c.Namespace(t, "attach")
+	node := c.StartAttachNode(t)
+	pod := "wave-w0-a1-a1-0badc0de-q7x2m"
+	node.RunningPod(t, ns, pod, "agent", nil, nil)
+	r := kubeRepo(t, c.AdminKubeconfig(), ns)
+	writeKubeRun(t, r, ns, pod, "agent: started")
+
+	cmd := r.command(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen := newLockedBuffer()
+	copied := make(chan struct{})
+	go func() { _, _ = io.Copy(screen, tty); close(copied) }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); tty.Close() })
+
+	s := node.Accept(t, 60*time.Second)
+	for _, want := range []kubetest.TerminalSize{{Width: 121, Height: 41}, {Width: 120, Height: 40}} {
+		if got := nextSize(t, s); got != want {
+			t.Errorf("the agent's terminal got size %v, want %v", got, want)
+		}
+	}
+	_, _ = io.WriteString(s.Stdout, "agent> ready\r\n")
+	waitFor(t, "the agent's output on the user's terminal", 30*time.Second, func() bool {
+		return strings.Contains(screen.String(), "agent> ready")
+	})
+	_, _ = io.WriteString(tty, "fix it\r\x03")
+	keys := make([]byte, len("fix it\r\x03"))
+	if _, err := io.ReadFull(s.Stdin, keys); err != nil || string(keys) != "fix it\r\x03" {
+		t.Fatalf("the agent got %q (%v), want the keys as typed, Ctrl-C included", keys, err)
+	}
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: 30, Cols: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if got := nextSize(t, s); got != (kubetest.TerminalSize{Width: 100, Height: 30}) {
+		t.Errorf("after a resize the agent's terminal got %v, want 100x30", got)
+	}
+	_, _ = io.WriteString(tty, "\x10\x11")
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("attach after Ctrl-P Ctrl-Q: %v\n%s", err, screen.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Ctrl-P Ctrl-Q did not detach:\n%s", screen.String())
+	}
+	<-copied
+	if rest, _ := io.ReadAll(s.Stdin); len(rest) != 0 {
+		t.Errorf("the agent got %q after the detach keys", rest)
+	}
+	if !strings.Contains(screen.String(), "detached from agent A1; it keeps running in pod "+ns+"/"+pod) {
+		t.Errorf("attach does not say it detached:\n%s", screen.String())
+	}
+}
+
+func nextSize(t *testing.T, s *kubetest.AttachSession) kubetest.TerminalSize {
+	t.Helper()
+	select {
+	case size := <-s.Sizes:
+		return size
+	case <-time.After(30 * time.Second):
+		t.Fatal("no terminal size reached the agent")
+		return kubetest.TerminalSize{}
 	}
 }
