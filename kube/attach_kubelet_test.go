@@ -25,7 +25,9 @@ func TestAttachThroughAPIServerReachesTheAgentTerminal(t *testing.T) {
 	sizes <- TerminalSize{Width: 132, Height: 43}
 	var out strings.Builder
 	done := make(chan error, 1)
-	go func() { done <- e.c.Attach(testCtx(t), e.ns, "running", AttachStreams{Stdin: stdin, Stdout: &out, Sizes: sizes}) }()
+	go func() {
+		done <- e.c.Attach(testCtx(t), e.ns, "running", AttachStreams{Stdin: stdin, Stdout: &out, Sizes: sizes})
+	}()
 
 	s := node.Accept(t, 60*time.Second)
 	if !strings.HasPrefix(s.Path, "/attach/"+e.ns+"/running/agent?") || !strings.Contains(s.Path, "tty=1") || !strings.Contains(s.Path, "input=1") {
