@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -29,13 +30,24 @@ func newAttachCmd(g *globals) *cobra.Command {
 	wave, dash := -1, false
 	c := &cobra.Command{
 		Use:   "attach (--agent ID [--wave N] | --dashboard)",
-		Short: "Attach to an agent's tmux session (or the dashboard's); follow its log if the session is gone",
+		Short: "Attach to an agent's terminal (its tmux session or its pod) or the dashboard's; follow its log if there is none",
 		Long: `Attach to an agent's tmux session on the lane socket, or switch to it when
-already inside a client of that server. The agent is looked up in the latest
-wave that ran it (or --wave). When the session is gone the run's agent.log is
-shown instead: its tail, then, while the run is still in flight, new output
-until the run ends (or Ctrl-C). --dashboard attaches to the dashboard session, or shows the
-dashboard here when that session is not running.`,
+already inside a client of that server (tmux's prefix, Ctrl-B d, detaches).
+The agent is looked up in the latest wave that ran it (or --wave). When the
+session is gone the run's agent.log is shown instead: its tail, then, while
+the run is still in flight, new output until the run ends (or Ctrl-C).
+
+A run on the kubernetes backend is attached to in its pod, through the API
+server (the pod's attach subresource, as kubectl attach -it): you watch the
+agent's terminal and type to it. Every key goes to the agent, Ctrl-C included,
+which interrupts the agent as it would in its tmux pane. Ctrl-P Ctrl-Q
+detaches and leaves the agent running (a Ctrl-P followed by another key reaches
+the agent with that key). When the pod is gone or cannot be attached to (not
+scheduled yet, starting, ended, cluster unreachable) attach says why and
+shows the run's agent.log as above.
+
+--dashboard attaches to the dashboard session, or shows the dashboard here
+when that session is not running.`,
 		Example: `  wave-orchestrator attach --agent A1           # agent A1 of the latest wave that ran it
   wave-orchestrator attach -a A2 -w 3            # agent A2 of wave 3
   wave-orchestrator attach --dashboard           # the lane's dashboard session
@@ -47,14 +59,18 @@ dashboard here when that session is not running.`,
 			}
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
-			l, layout, err := loadLaneState(ctx, g)
+			e, err := openLane(g)
 			if err != nil {
 				return err
 			}
 			if dash {
-				return attachDashboard(ctx, g, layout, c.OutOrStdout(), c.ErrOrStderr())
+				return attachDashboard(ctx, g, e.layout, c.OutOrStdout(), c.ErrOrStderr())
 			}
-			return attachAgent(ctx, l, layout, agentID, wave, c.OutOrStdout(), c.ErrOrStderr())
+			l, err := loadLayoutState(ctx, e.layout)
+			if err != nil {
+				return err
+			}
+			return attachAgent(ctx, e, l, agentID, wave, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
 	c.Flags().StringVarP(&agentID, "agent", "a", "", "agent `ID` to attach to")
@@ -64,12 +80,17 @@ dashboard here when that session is not running.`,
 	return c
 }
 
-func attachAgent(ctx context.Context, l state.Lane, layout lanes.Layout, id string, wave int, stdout, stderr io.Writer) error {
+func attachAgent(ctx context.Context, e *laneEnv, l state.Lane, id string, wave int, stdout, stderr io.Writer) error {
 	w, a, err := dashboard.FindAgent(l, id, wave)
 	if err != nil {
 		return err
 	}
-	client := tmuxadapter.New(layout.Socket())
+	if a.RunDir != "" {
+		if rec, err := runtime.ReadRecord(filepath.Join(a.RunDir, lanes.RuntimeFile)); err == nil && rec.SessionBackend == runtime.BackendKubernetes {
+			return attachKube(ctx, e.lane, w, a, rec, stdout, stderr)
+		}
+	}
+	client := tmuxadapter.New(e.layout.Socket())
 	if a.SessionName != "" {
 		ok, err := client.HasSession(ctx, a.SessionName)
 		if err != nil {
@@ -79,14 +100,21 @@ func attachAgent(ctx context.Context, l state.Lane, layout lanes.Layout, id stri
 			return attachSession(client, a.SessionName)
 		}
 	}
-	if a.LogPath == "" {
-		return fmt.Errorf("agent %s wave %d (%s): no tmux session and no run log yet", a.ID, w.Wave, a.State)
-	}
 	session := a.SessionName
 	if session == "" {
 		session = lanes.SessionName(w.Wave, a.ID)
 	}
-	fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("session %s is gone from tmux socket %s; showing agent %s's log %s", session, layout.Socket(), a.ID, a.LogPath)))
+	if a.LogPath == "" {
+		return fmt.Errorf("agent %s wave %d (%s): no tmux session and no run log yet", a.ID, w.Wave, a.State)
+	}
+	return showRunLog(ctx, w, a, fmt.Sprintf("session %s is gone from tmux socket %s", session, e.layout.Socket()), stdout, stderr)
+}
+
+// showRunLog is attach without a terminal to attach to: why says so, then
+// the run's agent.log is shown, its tail and, while the run is in flight,
+// new output until the run ends (or ctx is done).
+func showRunLog(ctx context.Context, w state.Wave, a state.Agent, why string, stdout, stderr io.Writer) error {
+	fmt.Fprintln(stderr, termtext.Escape(fmt.Sprintf("%s; showing agent %s's log %s", why, a.ID, a.LogPath)))
 	lines, err := dashboard.LogTail(a.LogPath, attachTail)
 	if err != nil {
 		return fmt.Errorf("agent %s wave %d: %w", a.ID, w.Wave, err)
