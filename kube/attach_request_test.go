@@ -39,13 +39,8 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"refused by the test server","reason":"BadRequest","code":400}`)
 }
 
-func testClient(t *testing.T, host string) *Client {
-	t.Helper()
-	c, err := NewClientFromConfig(&rest.Config{Host: host}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+func hostClient(t *testing.T, host string) *Client {
+	return testClient(t, &rest.Config{Host: host})
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -61,7 +56,7 @@ func TestAttachRequestTargetsAgentTerminalWebSocketThenSPDY(t *testing.T) {
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	c := testClient(t, srv.URL)
+	c := hostClient(t, srv.URL)
 	err := c.stream(testCtx(t), "agents", "wave-w0-a1-a1-1a2b3c4d-x7k2p", AttachStreams{Stdin: strings.NewReader(""), Stdout: io.Discard})
 	var na *NotAttachableError
 	if !errors.As(err, &na) {
@@ -141,7 +136,7 @@ func TestAttachCarriesKeysOutputAndTerminalSize(t *testing.T) {
 	got := make(chan string, 2)
 	srv := httptest.NewServer(agentPeer(t, got))
 	defer srv.Close()
-	c := testClient(t, srv.URL)
+	c := hostClient(t, srv.URL)
 	stdin, typing := io.Pipe()
 	defer typing.Close()
 	go func() { _, _ = io.WriteString(typing, "hello agent") }()

@@ -161,6 +161,10 @@ func (r *waveRun) start(ctx context.Context, ps []*runtime.Payload, attempt int)
 			return r.startFailed(ctx, attempt, slices.Concat(batch[:i+1]...), err)
 		}
 		for _, p := range b {
+			if k := p.Kubernetes; k != nil {
+				r.l.printf("wave %d: %s started (%s) as job %s/%s; watch: attach --agent %s", r.n, p.AgentID, p.ExecutorID, k.Namespace, k.Name, p.AgentID)
+				continue
+			}
 			r.l.printf("wave %d: %s started (%s); watch: tmux -L %s attach -t %s", r.n, p.AgentID, p.ExecutorID, p.SocketName, p.SessionName)
 		}
 	}

@@ -78,6 +78,9 @@ func TestKubeWavePassesEndToEnd(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
+	if !strings.Contains(res.stdout, "A1 started (local) as job "+k.ns+"/") || strings.Contains(res.stdout, "tmux -L") {
+		t.Errorf("launch does not say where the agents run:\n%s", res.stdout)
+	}
 	for _, f := range []string{"src/a1.txt", "src/a2.txt", "docs/plans/waves/reviews/wave-0-cont-qa.md"} {
 		if _, err := os.Stat(filepath.Join(k.root, f)); err != nil {
 			t.Errorf("deliverable %s: %v", f, err)
