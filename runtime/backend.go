@@ -13,8 +13,8 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
-// Backend starts, observes and terminates runs. tmux is the one
-// implementation; a Kubernetes backend is planned.
+// Backend starts, observes and terminates runs: TmuxBackend here, and
+// the kubernetes backend in package kube.
 type Backend interface {
 	Start(ctx context.Context, payloads []*Payload) error
 	Terminate(ctx context.Context, runDir string, grace time.Duration, keepSession bool) error
