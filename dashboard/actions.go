@@ -30,6 +30,9 @@ type sessionGoneMsg struct{ view, agent, session string }
 func (v waveView) AttachArgv() []string { return v.attach }
 
 func (v waveView) attachTo(a state.Agent) (waveView, tea.Cmd) {
+	if a.Backend == state.BackendKubernetes {
+		return v.attachPod(a)
+	}
 	if a.SessionName == "" {
 		return v, Note("agent %s has no tmux session yet", a.ID)
 	}
@@ -39,6 +42,20 @@ func (v waveView) attachTo(a state.Agent) (waveView, tea.Cmd) {
 	var cmd tea.Cmd
 	v.attach, cmd = attachSession(v.cfg, v.Name(), a.ID, a.SessionName)
 	return v, cmd
+}
+
+// attachPod attaches to a kubernetes agent's pod with `attach --agent`,
+// run in this terminal: the API, not tmux, reaches the pod.
+func (v waveView) attachPod(a state.Agent) (waveView, tea.Cmd) {
+	if v.cfg.AttachAgent == nil {
+		return v, Note("attach is not available here; run: wave-orchestrator attach --lane %s --agent %s", clean(v.lane.Lane), clean(a.ID))
+	}
+	cmd := v.cfg.AttachAgent(a.ID)
+	v.attach = cmd.Args
+	view, who := v.Name(), "pod of "+a.ID
+	return v, tea.ExecProcess(cmd, func(err error) tea.Msg {
+		return attachedMsg{view: view, session: who, err: err}
+	})
 }
 
 // attachSession is the attach of who's tmux session for the view named

@@ -30,6 +30,9 @@ type Config struct {
 	// (attach-session, or switch-client inside a client of the lane
 	// server); built from tmuxadapter's AttachArgv.
 	Attach func(session string) *exec.Cmd
+	// AttachAgent returns the command that attaches to a kubernetes
+	// agent's pod (`attach --agent`).
+	AttachAgent func(agent string) *exec.Cmd
 	// Back is how the user returns to the dashboard after attaching
 	// (e.g. "C-b L"), shown with the enter key.
 	Back string

@@ -421,3 +421,35 @@ func TestModelSwitchNoteSaysHowToComeBack(t *testing.T) {
 		t.Fatalf("switch note:\n%s", v)
 	}
 }
+
+// A kubernetes agent has no tmux session: enter runs `attach --agent`
+// (through the API) in this terminal instead of asking tmux.
+func TestModelEnterAttachesToAKubernetesAgentsPod(t *testing.T) {
+	l := runningLane()
+	for i := range l.Waves[0].Agents {
+		if a := &l.Waves[0].Agents[i]; a.ID == "A2" {
+			a.Backend, a.Pod, a.SessionName = state.BackendKubernetes, "agents/wave-w3-a2-a1-0123abcd-xyz12", ""
+		}
+	}
+	var asked []string
+	cfg := Config{
+		Attach: func(s string) *exec.Cmd { t.Errorf("tmux attach to %q for a pod", s); return exec.Command("true") },
+		AttachAgent: func(agent string) *exec.Cmd {
+			asked = append(asked, agent)
+			return exec.Command("wave-orchestrator", "attach", "--agent", agent)
+		},
+	}
+	m := press(t, newTestModel(t, cfg, l, 100, 30), "j")
+	next, cmd := m.Update(keyMsg("enter"))
+	if cmd == nil || !slices.Equal(asked, []string{"A2"}) {
+		t.Fatalf("enter on a kubernetes agent asked %v", asked)
+	}
+	if got := next.(Model).AttachArgv(); !slices.Equal(got, []string{"wave-orchestrator", "attach", "--agent", "A2"}) {
+		t.Errorf("attach argv %q", got)
+	}
+	// Without the command (a plain view) it says how to attach.
+	m = press(t, newTestModel(t, Config{}, l, 100, 30), "j")
+	if v := press(t, m, "enter").View(); !strings.Contains(v, "attach --lane") || strings.Contains(v, "no tmux session") {
+		t.Errorf("no way to attach shown:\n%s", v)
+	}
+}

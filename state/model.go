@@ -104,12 +104,19 @@ type Agent struct {
 	HeartbeatAgeMs *int64     `json:"heartbeatAgeMs"`
 	OutputAgeMs    *int64     `json:"outputAgeMs"`
 	SessionName    string     `json:"sessionName"`
-	RunDir         string     `json:"runDir"`
-	LogPath        string     `json:"logPath"`
-	LastMarker     string     `json:"lastMarker"`
-	StatusCode     string     `json:"statusCode"`
-	Detail         string     `json:"detail"`
+	// Backend is "kubernetes" for an agent whose run is a pod (Pod is
+	// its namespace/name once known); empty for tmux.
+	Backend    string `json:"backend,omitempty"`
+	Pod        string `json:"pod,omitempty"`
+	RunDir     string `json:"runDir"`
+	LogPath    string `json:"logPath"`
+	LastMarker string `json:"lastMarker"`
+	StatusCode string `json:"statusCode"`
+	Detail     string `json:"detail"`
 }
+
+// BackendKubernetes is Agent.Backend of a run that is a pod.
+const BackendKubernetes = "kubernetes"
 
 // Failure is a gate or run failure users act on.
 type Failure struct {

@@ -27,6 +27,10 @@ type RunFacts struct {
 	Warnings   []string // liveness warnings of a live run (e.g. its tmux session is gone)
 	LastMarker string
 	Err        string // unreadable record, reported
+	// Backend is the record's sessionBackend; Pod is a kubernetes run's
+	// namespace/pod.
+	Backend string
+	Pod     string
 }
 
 // AgentInfo describes an agent in a wave_run started event.
@@ -217,6 +221,10 @@ func overlay(a *Agent, runs map[string]RunFacts, now time.Time) {
 	}
 	if f.LastMarker != "" {
 		a.LastMarker = f.LastMarker
+	}
+	if f.Backend == BackendKubernetes {
+		// No tmux session: the run is a pod, attached through the API.
+		a.Backend, a.Pod, a.SessionName = f.Backend, f.Pod, ""
 	}
 	if f.StartedAt != nil && a.State != AgentReused {
 		a.StartedAt = f.StartedAt // an adopted run started before its adoption event

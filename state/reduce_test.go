@@ -260,3 +260,15 @@ func TestEventsRotateAtWaveRunStart(t *testing.T) {
 		t.Fatalf("read %d events, bad %v, err %v", len(evs), bad, err)
 	}
 }
+
+// A kubernetes run shows its pod, not the tmux session name its start
+// event carried.
+func TestReduceKubernetesRunShowsItsPod(t *testing.T) {
+	s := new(script).add(EntityWaveRun, "started", 0, started("A1")).
+		add(EntityAgentRun, "started", 1, AgentRunData{AgentID: "A1", RunDir: "/r/A1-a1", SessionName: "w0-A1"})
+	runs := map[string]RunFacts{"/r/A1-a1": {Disposition: "running", Backend: BackendKubernetes, Pod: "agents/wave-w0-a1-a1-x-abcde"}}
+	a := Reduce(s.evs, runs, nil, t0)[0].Agents[0]
+	if a.Backend != BackendKubernetes || a.Pod != "agents/wave-w0-a1-a1-x-abcde" || a.SessionName != "" || a.State != AgentRunning {
+		t.Fatalf("A1 %+v", a)
+	}
+}

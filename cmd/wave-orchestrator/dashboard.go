@@ -178,6 +178,9 @@ func dashboardConfig(ctx context.Context, g *globals, layout lanes.Layout, wave 
 		HasSession: client.HasSession,
 	}
 	if bin, err := self(); err == nil {
+		cfg.AttachAgent = func(agent string) *exec.Cmd {
+			return exec.Command(bin, "--repo-root", layout.RepoRoot, "--lane", layout.Lane, "attach", "--agent", agent)
+		}
 		cfg.StopAgent = func(ctx context.Context, agent string) (string, error) {
 			return stopAgent(ctx, bin, layout, agent)
 		}

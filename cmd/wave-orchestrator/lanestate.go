@@ -55,6 +55,12 @@ func runFacts(obs runtime.Observation) state.RunFacts {
 		started, hb := rec.StartedAt, rec.LastHeartbeatAt
 		f.StartedAt, f.LastHeartbeatAt, f.FinishedAt = &started, &hb, rec.FinishedAt
 		f.LastOutputAt = rec.LastOutputAt
+		if rec.SessionBackend == runtime.BackendKubernetes {
+			f.Backend = state.BackendKubernetes
+			if k := rec.Kubernetes; k != nil && k.Pod != "" {
+				f.Pod = k.Namespace + "/" + k.Pod
+			}
+		}
 	}
 	switch obs.Verdict.State {
 	case runtime.StateLost:
