@@ -169,6 +169,24 @@ func TestKubeStopAfterLauncherDeath(t *testing.T) {
 	k := newKubeLane(t)
 	k.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s")}, closureAgents()...)...)
 	killLauncherWhileRunning(t, k.testRepo, "A1")
+	// Nothing mirrors the run now: status says so, and never calls the
+	// run lost on its own.
+	waitFor(t, "status to notice the missing launcher", 30*time.Second, func() bool {
+		st := k.run(ctxFor(t), "status", "--lane", "main", "--json")
+		var lane state.Lane
+		if json.Unmarshal([]byte(st.stdout), &lane) != nil || len(lane.Waves) != 1 {
+			return false
+		}
+		for _, a := range lane.Waves[0].Agents {
+			if a.ID == "A1" {
+				if a.State == state.AgentLost {
+					t.Fatalf("status without a launcher calls A1 lost: %+v", a)
+				}
+				return a.State == state.AgentRunning && strings.Contains(a.Detail, "is its launcher running?") && a.Backend == "kubernetes"
+			}
+		}
+		return false
+	})
 	res := k.run(ctxFor(t), "stop", "--lane", "main")
 	if res.code != 0 || !strings.Contains(res.stdout, "1 run(s) terminated") || !strings.Contains(res.stdout, "job "+k.ns+"/") {
 		t.Fatalf("stop: %d %s %s", res.code, res.stdout, res.stderr)
