@@ -185,3 +185,38 @@ func (e *env) eventually(what string, cond func() bool) {
 		<-tick.C
 	}
 }
+
+func TestKilledContainerIsLostWithItsSignal(t *testing.T) {
+	e := newEnv(t)
+	p := e.payload("w0-A1-a1", "sleep 60")
+	if err := e.b.Start(context.Background(), []*runtime.Payload{p}); err != nil {
+		t.Fatal(err)
+	}
+	obs := e.await(e.b, p.RunDir, "running", time.Minute, running)
+	// The kubelet reports the kill (OOM, or a kill -9 in the node): the
+	// pod status is the second channel, as a tmux pane's exit status is.
+	if err := e.node.Kill(obs.Record.Kubernetes.Pod); err != nil {
+		t.Fatal(err)
+	}
+	obs = e.await(e.b, p.RunDir, "lost", 30*time.Second, done)
+	v := obs.Verdict
+	if v.State != runtime.StateLost || v.ExitCode == nil || *v.ExitCode != 137 || v.Signal != "SIGKILL" {
+		t.Fatalf("verdict %+v, want lost by SIGKILL with exit code 137", v)
+	}
+}
+
+func TestPodThatCannotStartFailsAfterTheLaunchGrace(t *testing.T) {
+	e := newEnv(t)
+	e.opts.EnvFrom = []string{"no-such-secret"}
+	e.opts.LaunchGrace = time.Second
+	b := e.backend(t.Context())
+	p := e.payload("w0-A1-a1", "exit 0")
+	if err := b.Start(context.Background(), []*runtime.Payload{p}); err != nil {
+		t.Fatal(err)
+	}
+	obs := e.await(b, p.RunDir, "failed start", time.Minute, done)
+	v := obs.Verdict
+	if v.State != runtime.StateFailed || !strings.Contains(v.Reason, "CreateContainerConfigError") || !strings.Contains(v.Reason, "no-such-secret") || !v.Terminate {
+		t.Fatalf("verdict %+v, want failed naming the kubelet's reason, its job to be deleted", v)
+	}
+}
