@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -95,23 +93,11 @@ func (c counting) RoundTrip(r *http.Request) (*http.Response, error) {
 // grantRunner gives the runners' ServiceAccount what docs/kubernetes.md
 // says it needs: patch on leases, nothing else.
 func (e *env) grantRunner() {
-	ctx, api := context.Background(), e.c.AdminClient()
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: runnerSA}}
-	if _, err := api.CoreV1().ServiceAccounts(e.ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "wave-runner"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"patch"}}}}
-	if _, err := api.RbacV1().Roles(e.ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
-	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "wave-runner"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "wave-runner"},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: runnerSA, Namespace: e.ns}}}
-	if _, err := api.RbacV1().RoleBindings(e.ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
+	e.c.BindServiceAccount(e.t, e.ns, runnerSA, runnerRule)
 }
+
+// runnerRule is the runner's one permission.
+var runnerRule = rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"patch"}}
 
 // backend connects a backend (a launcher) to the test's namespace; it
 // stops with ctx.

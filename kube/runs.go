@@ -64,13 +64,8 @@ func (b *Backend) Start(ctx context.Context, payloads []*runtime.Payload) error 
 
 // prepare writes the run's files; the run is tracked from then on.
 func (b *Backend) prepare(p *runtime.Payload) error {
-	switch {
-	case p.RunID == "":
-		return errors.New("payload: empty runId")
-	case p.RunDir == "":
-		return fmt.Errorf("run %s: empty runDir", p.RunID)
-	case len(p.Argv) == 0:
-		return fmt.Errorf("run %s (agent %s): empty argv", p.RunID, p.AgentID)
+	if err := runtime.CheckPayload(p); err != nil {
+		return err
 	}
 	p.FillPaths()
 	if p.SchemaVersion == 0 {

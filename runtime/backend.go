@@ -162,7 +162,8 @@ func (b *TmuxBackend) startFailed(ctx context.Context, payloads []*Payload, star
 	return se
 }
 
-func validatePayload(p *Payload) error {
+// CheckPayload reports a payload no backend can start.
+func CheckPayload(p *Payload) error {
 	switch {
 	case p.RunID == "":
 		return errors.New("payload: empty runId")
@@ -170,6 +171,13 @@ func validatePayload(p *Payload) error {
 		return fmt.Errorf("run %s: empty runDir", p.RunID)
 	case len(p.Argv) == 0:
 		return fmt.Errorf("run %s (agent %s): empty argv", p.RunID, p.AgentID)
+	}
+	return nil
+}
+
+func validatePayload(p *Payload) error {
+	if err := CheckPayload(p); err != nil {
+		return err
 	}
 	if err := tmuxadapter.ValidateName(p.SessionName); err != nil {
 		return fmt.Errorf("run %s (agent %s): %w", p.RunID, p.AgentID, err)

@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"time"
 )
@@ -85,16 +84,7 @@ func classifyKube(f Facts) Verdict {
 func ObserveKube(runDir string, now time.Time, grace time.Duration, facts func(*Record) *KubeFacts) Observation {
 	obs := Observation{RunDir: runDir, RunID: filepath.Base(runDir)}
 	f := Facts{Now: now, LaunchGrace: grace}
-	var payloadErr error
-	if lf, err := readLaunchFile(runDir); err == nil {
-		f.Deadline, obs.Deadline = lf.DeadlineAt, lf.DeadlineAt
-		f.HeartbeatInterval = time.Duration(lf.HeartbeatIntervalMs) * time.Millisecond
-		if lf.RunID != "" {
-			obs.RunID = lf.RunID
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		payloadErr = err
-	}
+	_, payloadErr := takeLaunchFacts(readLaunchFile, runDir, &obs, &f)
 	fileErr := readRunFiles(runDir, &f, now)
 	if rec := f.Record; rec != nil && !isTerminal(rec.TerminalDisposition) && f.Status == nil && facts != nil {
 		f.Kube = facts(rec)

@@ -53,17 +53,7 @@ const DefaultLaunchGrace = 10 * time.Second
 func observeRun(ctx context.Context, pane func(context.Context, string) SessionFacts, launch readLaunch, runDir string, now time.Time, grace time.Duration) Observation {
 	obs := Observation{RunDir: runDir, RunID: filepath.Base(runDir)}
 	f := Facts{Now: now, LaunchGrace: grace}
-	var payloadErr error
-	lf, err := launch(runDir)
-	if err == nil {
-		f.Deadline, obs.Deadline = lf.DeadlineAt, lf.DeadlineAt
-		f.HeartbeatInterval = time.Duration(lf.HeartbeatIntervalMs) * time.Millisecond
-		if lf.RunID != "" {
-			obs.RunID = lf.RunID
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		payloadErr = err
-	}
+	lf, payloadErr := takeLaunchFacts(launch, runDir, &obs, &f)
 	fileErr := readRunFiles(runDir, &f, now)
 	if f.RecordErr != nil && f.Status == nil && pane != nil && lf.SessionName != "" {
 		// Only tmux can tell whether something still runs there.
@@ -89,6 +79,24 @@ func observeRun(ctx context.Context, pane func(context.Context, string) SessionF
 		obs.Verdict.Reason = obs.Err.Error()
 	}
 	return obs
+}
+
+// takeLaunchFacts reads launch.json's facts into obs and f; a missing
+// file is no error.
+func takeLaunchFacts(launch readLaunch, runDir string, obs *Observation, f *Facts) (launchFacts, error) {
+	lf, err := launch(runDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+		return lf, err
+	}
+	f.Deadline, obs.Deadline = lf.DeadlineAt, lf.DeadlineAt
+	f.HeartbeatInterval = time.Duration(lf.HeartbeatIntervalMs) * time.Millisecond
+	if lf.RunID != "" {
+		obs.RunID = lf.RunID
+	}
+	return lf, nil
 }
 
 // live fills the process facts of a non-final record and reports whether
