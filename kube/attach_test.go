@@ -127,7 +127,7 @@ func TestAttachToEndedContainerGivesItsExitCode(t *testing.T) {
 	}
 }
 
-func agentRunning() []corev1.ContainerStatus {
+func runningStatuses() []corev1.ContainerStatus {
 	return []corev1.ContainerStatus{{Name: Container, Image: "registry.example.com/agents:1", Ready: true,
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
 }
@@ -154,7 +154,7 @@ func (e *attachEnv) node(name string, port int32) {
 // it said, in words about the node.
 func TestAttachToRunningPodWithoutKubelet(t *testing.T) {
 	e := newAttachEnv(t)
-	e.pod("unregistered", "w0-A1-a1", "node-not-registered", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: agentRunning()})
+	e.pod("unregistered", "w0-A1-a1", "node-not-registered", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: runningStatuses()})
 	if err := e.c.Attachable(testCtx(t), e.ns, "unregistered"); err != nil {
 		t.Fatalf("a running agent container is not attachable: %v", err)
 	}
@@ -169,7 +169,7 @@ func TestAttachToRunningPodWithoutKubelet(t *testing.T) {
 	l.Close() // nothing listens there: a node whose kubelet is down
 	name := "kubelet-down-" + e.ns
 	e.node(name, int32(port))
-	e.pod("kubelet-down", "w0-A2-a1", name, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: agentRunning()})
+	e.pod("kubelet-down", "w0-A2-a1", name, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: runningStatuses()})
 	na := e.refused("kubelet-down")
 	if !strings.Contains(na.Reason, "failed before the agent's terminal sent anything") || !strings.Contains(na.Reason, fmt.Sprintf("127.0.0.1:%d", port)) {
 		t.Errorf("reason %q, want the API server's failure to reach the kubelet", na.Reason)

@@ -220,3 +220,44 @@ func TestPodThatCannotStartFailsAfterTheLaunchGrace(t *testing.T) {
 		t.Fatalf("verdict %+v, want failed naming the kubelet's reason, its job to be deleted", v)
 	}
 }
+
+func TestRunnerWithoutLeaseRightsFailsSayingWhy(t *testing.T) {
+	e := newEnv(t)
+	// The pods run as an account with no rights at all.
+	e.c.BindServiceAccount(t, e.ns, "norights")
+	e.opts.ServiceAccount = "norights"
+	b := e.backend(t.Context())
+	p := e.payload("w0-A1-a1", "touch ran.txt")
+	if err := b.Start(context.Background(), []*runtime.Payload{p}); err != nil {
+		t.Fatal(err)
+	}
+	obs := e.await(b, p.RunDir, "failed", time.Minute, done)
+	if v := obs.Verdict; v.State != runtime.StateFailed || !strings.Contains(v.Reason, "forbidden") || !strings.Contains(v.Reason, "leases") {
+		t.Fatalf("verdict %+v, want failed saying the lease could not be renewed", v)
+	}
+	// It failed before the agent started: nothing ran unseen.
+	if _, err := os.Stat(filepath.Join(e.repo, "ran.txt")); err == nil {
+		t.Error("the agent ran without a way to report")
+	}
+}
+
+func TestJobWithoutItsSecretFailsAfterTheLaunchGrace(t *testing.T) {
+	e := newEnv(t)
+	e.opts.LaunchGrace = time.Second
+	b := e.backend(t.Context())
+	// A launcher killed between creating the Job and its Secret: the
+	// pod waits for a volume that will never come.
+	p := e.payload("w0-A1-a1", "exit 0")
+	if err := b.prepare(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.AdminClient().BatchV1().Jobs(e.ns).Create(context.Background(), jobFor(p, b.o, p.Kubernetes.Name, time.Now()), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restarted := e.backend(t.Context())
+	restarted.Watch(p.RunDir)
+	obs := e.await(restarted, p.RunDir, "failed", time.Minute, done)
+	if v := obs.Verdict; v.State != runtime.StateFailed || !strings.Contains(v.Reason, "Secret is missing") {
+		t.Fatalf("verdict %+v, want failed: its Secret is missing", v)
+	}
+}

@@ -3,6 +3,7 @@ package kube
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -26,6 +27,9 @@ type runFacts struct {
 	RenewSeenAt time.Time
 	// Stopped: a stop was requested for the run.
 	Stopped bool
+	// SecretMissing: the run's Secret does not exist (looked up only for
+	// a run still launching past its grace).
+	SecretMissing bool
 }
 
 // agentStatus is the agent container's status, if the pod has one.
@@ -37,6 +41,14 @@ func agentStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 		if cs := &pod.Status.ContainerStatuses[i]; cs.Name == Container {
 			return cs
 		}
+	}
+	return nil
+}
+
+// agentRunning is the agent container's running state, if it runs.
+func agentRunning(pod *corev1.Pod) *corev1.ContainerStateRunning {
+	if cs := agentStatus(pod); cs != nil {
+		return cs.State.Running
 	}
 	return nil
 }
@@ -88,7 +100,11 @@ func merge(cur runtime.Record, f runFacts) (runtime.Record, *runtime.Status) {
 		if t.ExitCode <= 128 && t.Reason != "OOMKilled" {
 			// The runner exited on its own, with the agent's code, but
 			// could not leave its record.
-			return exited(rec, int(t.ExitCode), t.FinishedAt.Time, "the pod's status")
+			rec, st := exited(rec, int(t.ExitCode), t.FinishedAt.Time, "the pod's status")
+			if m := strings.TrimSpace(t.Message); m != "" {
+				rec.ExitReason += "; it said: " + m
+			}
+			return rec, st
 		}
 		return rec, nil // killed: a verdict (lost), not a record
 	}
@@ -199,6 +215,12 @@ func facts(rec *runtime.Record, f runFacts, now time.Time) *runtime.KubeFacts {
 		}
 	default:
 		k.Detail = "the runner never renewed its lease"
+	}
+	if cs != nil && cs.State.Running != nil && !renewed && now.Sub(cs.State.Running.StartedAt.Time) > dur {
+		k.StartFailed = "the runner never renewed its Lease: may its ServiceAccount patch leases? (wave-orchestrator doctor checks)"
+	}
+	if f.SecretMissing {
+		k.StartFailed = "the run's Secret is missing: the launcher that started it died before making it"
 	}
 	if rec.TerminalDisposition == runtime.Launching && k.StartFailed == "" && !k.Gone && !terminated {
 		k.Detail = "" // still starting

@@ -147,6 +147,8 @@ func TestFacts(t *testing.T) {
 		{name: "lease expired", f: runFacts{Lease: renewed, RenewSeenAt: t0, Pod: podWith(corev1.ContainerState{})}, now: t0.Add(4 * time.Second), detail: "lease not renewed for 4s (duration 3s); pod wave-x-abcde Running on node \"n1\""},
 		{name: "killed container", f: runFacts{Lease: renewed, RenewSeenAt: t0, Pod: podWith(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"}})},
 			now: t0.Add(time.Second), detail: "container ended with exit code 137 (Error) and left no record", code: ptr.To(137)},
+		{name: "runner never renews", f: runFacts{Lease: leaseWith(nil, t0), Pod: podWith(corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Time{Time: t0.Add(-10 * time.Second)}}})},
+			now: t0, startFail: true},
 		{name: "bad image", f: runFacts{Pod: podWith(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}})}, now: t0, startFail: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -48,11 +48,38 @@ func NewReporter(p *runtime.Payload) (runtime.Reporter, error) {
 	if k == nil {
 		return nil, nil
 	}
+	termPath := os.Getenv("WAVE_TERMINATION_LOG")
 	c, err := NewClient("", "")
 	if err != nil {
-		return nil, err
+		return nil, leaveMessage(termPath, err)
 	}
-	return newReporter(c.API, k, os.Getenv("WAVE_POD_NAME"), os.Getenv("WAVE_TERMINATION_LOG")), nil
+	r := newReporter(c.API, k, os.Getenv("WAVE_POD_NAME"), termPath)
+	// One renewal now: a runner that cannot renew its Lease (no rights,
+	// no Lease) is invisible to its launcher, and should fail before it
+	// starts the agent, saying why.
+	ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
+	defer cancel()
+	if err := r.renew(ctx, nil); err != nil {
+		return nil, leaveMessage(r.termPath, err)
+	}
+	return r, nil
+}
+
+// reportTimeout bounds one renewal.
+const reportTimeout = 5 * time.Second
+
+// leaveMessage writes a runner's start failure as its termination
+// message, where the launcher reads it, and returns err.
+func leaveMessage(path string, err error) error {
+	if path == "" {
+		path = terminationLog
+	}
+	msg := "agent-run: " + err.Error()
+	if len(msg) > maxTerminationMessage {
+		msg = msg[:maxTerminationMessage]
+	}
+	_ = os.WriteFile(path, []byte(msg), 0o644)
+	return err
 }
 
 func newReporter(api kubernetes.Interface, k *runtime.KubeRun, holder, termPath string) *Reporter {
@@ -72,7 +99,7 @@ func newReporter(api kubernetes.Interface, k *runtime.KubeRun, holder, termPath 
 
 // Report renews the Lease with rec.
 func (r *Reporter) Report(ctx context.Context, rec runtime.Record) error {
-	return r.renew(ctx, rec)
+	return r.renew(ctx, &rec)
 }
 
 // Final writes the termination message, then renews the Lease a last
@@ -87,20 +114,23 @@ func (r *Reporter) Final(ctx context.Context, rec runtime.Record, st runtime.Sta
 		return fmt.Errorf("termination message: %w", err)
 	}
 	// The message is written; the Lease only says it sooner.
-	_ = r.renew(ctx, rec)
+	_ = r.renew(ctx, &rec)
 	return nil
 }
 
-func (r *Reporter) renew(ctx context.Context, rec runtime.Record) error {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
+// renew renews the Lease, with rec as its record unless nil.
+func (r *Reporter) renew(ctx context.Context, rec *runtime.Record) error {
 	now := metav1.NewMicroTime(r.now())
 	patch := map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{AnnotationRecord: string(b)}},
 		"spec": map[string]any{"holderIdentity": r.holder, "renewTime": now,
 			"leaseDurationSeconds": r.duration},
+	}
+	if rec != nil {
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		patch["metadata"] = map[string]any{"annotations": map[string]string{AnnotationRecord: string(b)}}
 	}
 	body, err := json.Marshal(patch)
 	if err != nil {

@@ -166,6 +166,12 @@ func (b *Backend) Observe(ctx context.Context, runDir string, now time.Time) (ru
 	b.track(k.Name, runID, runDir)
 	f := b.sync(k.Name)
 	obs := runtime.ObserveKube(runDir, now, b.o.LaunchGrace, func(rec *runtime.Record) *runtime.KubeFacts {
+		if rec.TerminalDisposition == runtime.Launching && now.Sub(rec.StartedAt) > b.o.LaunchGrace && f.Job != nil && agentRunning(f.Pod) == nil {
+			// Rare, so asked, not watched: is the Secret the pod waits
+			// for there at all?
+			_, err := b.c.API.CoreV1().Secrets(b.o.Namespace).Get(ctx, k.Name, metav1.GetOptions{})
+			f.SecretMissing = apierrors.IsNotFound(err)
+		}
 		return facts(rec, f, now)
 	})
 	return obs, obs.Err
