@@ -8,9 +8,9 @@
 # through a replace block and requires them at v0.0.0, so the block is dropped
 # and the published v0.X.Y of each is required instead.
 set -euo pipefail
-K8S_VERSION="${WAVE_KUBE_VERSION:-v1.34.4}"
+K8S_VERSION="${KUBETEST_VERSION:-v1.34.4}"
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
-cache="${WAVE_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wave-orchestrator/kube}"
+cache="${KUBETEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wave-orchestrator/kube}"
 bin="$cache/kube-apiserver-$K8S_VERSION"
 export PATH="$PATH:/usr/local/go/bin"
 

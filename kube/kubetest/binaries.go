@@ -47,9 +47,9 @@ func findBinaries() (binaries, error) {
 }
 
 // cacheDir mirrors the script:
-// ${WAVE_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wave-orchestrator/kube}.
+// ${KUBETEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wave-orchestrator/kube}.
 func cacheDir() string {
-	if d := os.Getenv("WAVE_KUBE_CACHE"); d != "" {
+	if d := os.Getenv("KUBETEST_CACHE"); d != "" {
 		return d
 	}
 	base := os.Getenv("XDG_CACHE_HOME")
@@ -72,8 +72,8 @@ func executable(path string) error {
 }
 
 // required reports whether missing binaries fail the tests instead of
-// skipping them: in CI, or when a developer asks with WAVE_KUBE_REQUIRED.
-func required() bool { return os.Getenv("CI") != "" || os.Getenv("WAVE_KUBE_REQUIRED") != "" }
+// skipping them: in CI, or when a developer asks with KUBETEST_REQUIRED.
+func required() bool { return os.Getenv("CI") != "" || os.Getenv("KUBETEST_REQUIRED") != "" }
 
 // startFailed ends t for a cluster that could not start: a skip when only
 // the binaries are missing on a developer's machine, a failure otherwise.

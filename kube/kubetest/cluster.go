@@ -56,7 +56,7 @@ func WithAPIServerArgs(args ...string) Option {
 func WithStartTimeout(d time.Duration) Option { return func(s *settings) { s.timeout = d } }
 
 // Start runs a fresh control plane for t and stops it when t ends. Without
-// the binaries it skips t, or fails it when $CI or $WAVE_KUBE_REQUIRED is
+// the binaries it skips t, or fails it when $CI or $KUBETEST_REQUIRED is
 // set. Starting takes seconds; share one per package with Shared.
 func Start(t testing.TB, opts ...Option) *Cluster {
 	t.Helper()

@@ -7,6 +7,6 @@
 // would. It knows Kubernetes, not wave-orchestrator.
 //
 // The binaries come from scripts/kube-test-env.sh (or $KUBE_APISERVER and
-// $ETCD). Without them the tests skip, unless $CI or $WAVE_KUBE_REQUIRED
+// $ETCD). Without them the tests skip, unless $CI or $KUBETEST_REQUIRED
 // is set, when they fail.
 package kubetest
