@@ -48,7 +48,7 @@ func TestRealExitCodeIsRecorded(t *testing.T) {
 		t.Errorf("job %s: backoffLimit %d labels %v", job.Name, *job.Spec.BackoffLimit, job.Labels)
 	}
 	// The run's Secret (its env values) is deleted once the run is over.
-	e.eventually("secret deleted", func() bool {
+	eventually(t, "secret deleted", func() bool {
 		_, err := e.c.AdminClient().CoreV1().Secrets(e.ns).Get(context.Background(), p.Kubernetes.Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
@@ -172,15 +172,16 @@ func TestRestartedLauncherAdoptsRunningJobs(t *testing.T) {
 	}
 }
 
-// eventually waits for cond with a deadline.
-func (e *env) eventually(what string, cond func() bool) {
-	e.t.Helper()
+// eventually waits for cond, checked every 20 ms, for 30 s at most: for
+// what no watch of the backend reports.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: not within 30s", what)
+			t.Fatalf("%s: not within 30s", what)
 		}
 		<-tick.C
 	}

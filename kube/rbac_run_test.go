@@ -56,17 +56,10 @@ func TestRBACManifestIsEnoughToRunAndStopRuns(t *testing.T) {
 	}
 	// The finished run's Secret is deleted as this user (a manifest
 	// without that right leaves payloads behind).
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually(t, "the finished run's secret deleted", func() bool {
 		_, err := kc.AdminClient().CoreV1().Secrets(ns).Get(ctx, exit3.Kubernetes.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the finished run's secret is still there (%v)", err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling an object the backend does not watch
-	}
+		return apierrors.IsNotFound(err)
+	})
 	// Running means the runner renewed its Lease as the ServiceAccount.
 	observe(long, func(v runtime.Verdict) bool { return v.State == runtime.StateRunning || v.Done })
 	if err := b.Terminate(ctx, long.RunDir, time.Second, false); err != nil {
