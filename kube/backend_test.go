@@ -262,3 +262,20 @@ func TestJobWithoutItsSecretFailsAfterTheLaunchGrace(t *testing.T) {
 		t.Fatalf("verdict %+v, want failed: its Secret is missing", v)
 	}
 }
+
+func TestStopBeforeThePodStartsRecordsItStopped(t *testing.T) {
+	e := newEnv(t)
+	e.opts.EnvFrom = []string{"no-such-secret"} // the pod never starts
+	b := e.backend(t.Context())
+	p := e.payload("w0-A1-a1", "exit 0")
+	if err := b.Start(context.Background(), []*runtime.Payload{p}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Terminate(context.Background(), p.RunDir, time.Second, false); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := runtime.ReadRecord(filepath.Join(p.RunDir, "runtime.json"))
+	if err != nil || rec.TerminalDisposition != runtime.Terminated {
+		t.Fatalf("record after stop %+v (%v), want terminated", rec, err)
+	}
+}

@@ -209,7 +209,9 @@ func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Durat
 	b.waitFor(wait, func() bool {
 		f := b.sync(k.Name)
 		rec, err := runtime.ReadRecord(filepath.Join(runDir, "runtime.json"))
-		if err == nil && isFinal(rec.TerminalDisposition) || f.Pod == nil || f.PodGone {
+		// A run without a pod is over once the cache has seen its Job go:
+		// the last sync then records it stopped.
+		if err == nil && isFinal(rec.TerminalDisposition) || f.PodGone || f.Pod == nil && f.JobGone {
 			return true
 		}
 		// A runner that no longer renews its lease (its node is gone)
