@@ -163,8 +163,9 @@ func (b *Backend) Observe(ctx context.Context, runDir string, now time.Time) (ru
 		obs := runtime.ObserveFiles(runDir, now)
 		return obs, obs.Err
 	}
-	b.track(k.Name, runID, runDir)
-	f := b.sync(k.Name)
+	name := k.Name
+	b.track(name, runID, runDir)
+	f := b.sync(name)
 	obs := runtime.ObserveKube(runDir, now, b.o.LaunchGrace, func(rec *runtime.Record) *runtime.KubeFacts {
 		if rec.TerminalDisposition == runtime.Launching && now.Sub(rec.StartedAt) > b.o.LaunchGrace && f.Job != nil && agentRunning(f.Pod) == nil {
 			// Rare, so asked, not watched: is the Secret the pod waits
@@ -172,9 +173,47 @@ func (b *Backend) Observe(ctx context.Context, runDir string, now time.Time) (ru
 			_, err := b.c.API.CoreV1().Secrets(b.o.Namespace).Get(ctx, k.Name, metav1.GetOptions{})
 			f.SecretMissing = apierrors.IsNotFound(err)
 		}
-		return facts(rec, f, now)
+		k := facts(rec, f, now)
+		if expired(rec, k) {
+			b.confirmExpiry(ctx, name, k, now)
+		}
+		return k
 	})
 	return obs, obs.Err
+}
+
+// confirmExpiry asks the API server for a Lease that looks expired
+// before the run is called lost: a watch that lags or broke, or a
+// launcher cut off from its cluster, must not make every run lost (and
+// retried beside itself). A renewal the watch missed revives the run;
+// no answer leaves it undecided.
+func (b *Backend) confirmExpiry(ctx context.Context, name string, k *runtime.KubeFacts, now time.Time) {
+	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+	defer cancel()
+	l, err := b.c.API.CoordinationV1().Leases(b.o.Namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return
+	case err != nil:
+		k.Unreachable = err.Error()
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.runs[name]
+	if t == nil || l.Spec.RenewTime == nil || l.Spec.RenewTime.Time.Equal(t.renew) {
+		return // really not renewed
+	}
+	b.sawLease(t, l)
+	k.Alive, k.Detail = true, ""
+}
+
+// confirmTimeout bounds the look that confirms an expired Lease.
+const confirmTimeout = 3 * time.Second
+
+// expired reports a verdict of lost by an unrenewed Lease alone.
+func expired(rec *runtime.Record, k *runtime.KubeFacts) bool {
+	return rec.TerminalDisposition == runtime.Running && !k.Alive && k.ExitCode == nil && !k.Gone && k.StartFailed == ""
 }
 
 // Terminate stops the run as a tmux run is stopped: the pod is deleted

@@ -30,6 +30,10 @@ type KubeFacts struct {
 	// StartFailed is set when the container cannot start without a
 	// change by the user (a bad image name, a missing secret).
 	StartFailed string
+	// Unreachable is set when the cluster could not be asked to confirm
+	// a Lease that looks expired: this side may be the one cut off, so
+	// nothing is decided until it answers.
+	Unreachable string
 }
 
 // classifyKube decides a kubernetes run whose record is not terminal and
@@ -60,6 +64,9 @@ func classifyKube(f Facts) Verdict {
 	sinceStart := f.Now.Sub(rec.StartedAt)
 	switch {
 	case k.Alive:
+		return deadline(v)
+	case k.Unreachable != "":
+		v.Warnings = append(v.Warnings, "cluster unreachable, liveness unknown: "+k.Unreachable)
 		return deadline(v)
 	case k.ExitCode != nil:
 		return Verdict{State: StateLost, Done: true, ExitCode: k.ExitCode, Signal: k.Signal,

@@ -30,6 +30,11 @@ func TestClassifyKube(t *testing.T) {
 		{name: "alive", f: Facts{Now: t0, Record: rec(Running), Kube: &KubeFacts{Alive: true}}, state: StateRunning},
 		{name: "lease expired", f: Facts{Now: t0, Record: rec(Running), Kube: &KubeFacts{Detail: "lease not renewed"}},
 			state: StateLost, done: true, terminate: true, reason: "lease not renewed"},
+		// An expired-looking Lease the cluster cannot confirm is no
+		// verdict: a launcher cut off from its cluster must not retry
+		// every run.
+		{name: "cluster unreachable", f: Facts{Now: t0, Record: rec(Running), Kube: &KubeFacts{Detail: "lease not renewed", Unreachable: "connection refused"}},
+			state: StateRunning},
 		{name: "pod deleted", f: Facts{Now: t0, Record: rec(Running), Kube: &KubeFacts{Gone: true, Detail: "its pod was deleted"}},
 			state: StateLost, done: true, reason: "pod was deleted"},
 		{name: "killed", f: Facts{Now: t0, Record: rec(Running), Kube: &KubeFacts{ExitCode: &code, Signal: "SIGKILL", Detail: "container ended"}},
