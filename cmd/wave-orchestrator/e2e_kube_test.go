@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,5 +186,103 @@ func TestKubeStopAfterLauncherDeath(t *testing.T) {
 	}
 	if n := k.jobs(); n != 0 {
 		t.Errorf("%d jobs left after stop", n)
+	}
+}
+
+// The launcher is killed with SIGKILL at random moments of a wave (while
+// it creates Jobs, while agents run, while closure runs), then started
+// again, several times: every agent's work lands, the wave passes, each
+// run has one Job, and no agent ever has two runs at once.
+func TestKubeLauncherKill9Soak(t *testing.T) {
+	for trial := range kill9Trials(1) {
+		t.Run(fmt.Sprintf("trial%d", trial), func(t *testing.T) {
+			kubeKill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 13)))
+		})
+	}
+}
+
+func kubeKill9Trial(t *testing.T, rng *rand.Rand) {
+	k := newKubeLane(t)
+	ids := []string{"A1", "A2", "A3", "A4", "A5", "A6"}
+	var impl []agentSpec
+	for _, id := range ids {
+		impl = append(impl, implAgent(id, fmt.Sprintf("local.delay: %dms", 300+rng.IntN(1500))))
+	}
+	k.writeWave(0, append(impl, closureAgents()...)...)
+	for kill := range 4 {
+		l := k.command(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+		if err := l.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill at a moment the launcher chose nothing about: after a
+		// random number of its run records exist.
+		want := 1 + rng.IntN(len(ids)+3)
+		waitFor(t, fmt.Sprintf("kill %d: %d run records", kill, want), time.Minute, func() bool {
+			n, _ := filepath.Glob(filepath.Join(k.layout().StateDir, "waves", "0", "runs", "*", "runtime.json"))
+			return len(n) >= want || l.ProcessState != nil
+		})
+		_ = l.Process.Signal(syscall.SIGKILL)
+		_ = l.Wait()
+	}
+	res := launch(t, k.testRepo)
+	if res.code != 0 {
+		t.Fatalf("final launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, id := range ids {
+		if _, err := os.Stat(filepath.Join(k.root, "src", strings.ToLower(id)+".txt")); err != nil {
+			t.Errorf("result of %s lost: %v", id, err)
+		}
+	}
+	jobs, err := k.c.AdminClient().BatchV1().Jobs(k.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := filepath.Glob(filepath.Join(k.layout().StateDir, "waves", "0", "runs", "*"))
+	perRun := map[string]int{}
+	for _, j := range jobs.Items {
+		perRun[j.Annotations["wave-orchestrator.dev/run-id"]]++
+	}
+	for id, n := range perRun {
+		if n != 1 {
+			t.Errorf("run %s has %d jobs", id, n)
+		}
+	}
+	if len(jobs.Items) > len(runs) {
+		t.Errorf("%d jobs for %d run directories", len(jobs.Items), len(runs))
+	}
+	// No agent ran twice at once: each run of an agent started after the
+	// one before it had ended.
+	overlapCheck(t, runs)
+}
+
+// overlapCheck fails when two runs of one agent were alive at once.
+func overlapCheck(t *testing.T, runDirs []string) {
+	t.Helper()
+	type span struct{ start, end time.Time }
+	byAgent := map[string][]span{}
+	for _, d := range runDirs {
+		var rec struct {
+			AgentID    string     `json:"agentId"`
+			StartedAt  time.Time  `json:"startedAt"`
+			FinishedAt *time.Time `json:"finishedAt"`
+		}
+		b, err := os.ReadFile(filepath.Join(d, "runtime.json"))
+		if err != nil || json.Unmarshal(b, &rec) != nil {
+			continue
+		}
+		end := time.Now()
+		if rec.FinishedAt != nil {
+			end = *rec.FinishedAt
+		}
+		byAgent[rec.AgentID] = append(byAgent[rec.AgentID], span{rec.StartedAt, end})
+	}
+	for id, ss := range byAgent {
+		for i := range ss {
+			for j := i + 1; j < len(ss); j++ {
+				if ss[i].start.Before(ss[j].end) && ss[j].start.Before(ss[i].end) {
+					t.Errorf("agent %s had two runs at once: %v and %v", id, ss[i], ss[j])
+				}
+			}
+		}
 	}
 }
