@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -250,6 +252,28 @@ func kubeKill9Trial(t *testing.T, rng *rand.Rand) {
 	if len(jobs.Items) > len(runs) {
 		t.Errorf("%d jobs for %d run directories", len(jobs.Items), len(runs))
 	}
+	// A run left without a final record never got a Job: anything the
+	// cluster ran was mirrored to the end.
+	for _, d := range runs {
+		var rec struct {
+			RunID               string `json:"runId"`
+			TerminalDisposition string `json:"terminalDisposition"`
+		}
+		b, err := os.ReadFile(filepath.Join(d, "runtime.json"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // killed before the run was recorded: nothing was created
+		}
+		if err != nil || json.Unmarshal(b, &rec) != nil {
+			t.Fatalf("run %s: %v %s", d, err, b)
+		}
+		switch rec.TerminalDisposition {
+		case "completed", "failed", "terminated":
+		default:
+			if perRun[rec.RunID] != 0 {
+				t.Errorf("run %s is %s with a Job in the cluster", rec.RunID, rec.TerminalDisposition)
+			}
+		}
+	}
 	// No agent ran twice at once: each run of an agent started after the
 	// one before it had ended.
 	overlapCheck(t, runs)
@@ -258,29 +282,40 @@ func kubeKill9Trial(t *testing.T, rng *rand.Rand) {
 // overlapCheck fails when two runs of one agent were alive at once.
 func overlapCheck(t *testing.T, runDirs []string) {
 	t.Helper()
-	type span struct{ start, end time.Time }
+	type span struct {
+		run, disp  string
+		start, end time.Time
+	}
 	byAgent := map[string][]span{}
 	for _, d := range runDirs {
 		var rec struct {
-			AgentID    string     `json:"agentId"`
-			StartedAt  time.Time  `json:"startedAt"`
-			FinishedAt *time.Time `json:"finishedAt"`
+			RunID               string     `json:"runId"`
+			AgentID             string     `json:"agentId"`
+			TerminalDisposition string     `json:"terminalDisposition"`
+			StartedAt           time.Time  `json:"startedAt"`
+			LastHeartbeatAt     time.Time  `json:"lastHeartbeatAt"`
+			FinishedAt          *time.Time `json:"finishedAt"`
 		}
 		b, err := os.ReadFile(filepath.Join(d, "runtime.json"))
 		if err != nil || json.Unmarshal(b, &rec) != nil {
 			continue
 		}
-		end := time.Now()
+		// A run never finished (lost) was alive until its last
+		// heartbeat; one that never started, not at all.
+		end := rec.LastHeartbeatAt
 		if rec.FinishedAt != nil {
 			end = *rec.FinishedAt
 		}
-		byAgent[rec.AgentID] = append(byAgent[rec.AgentID], span{rec.StartedAt, end})
+		byAgent[rec.AgentID] = append(byAgent[rec.AgentID], span{rec.RunID, rec.TerminalDisposition, rec.StartedAt, end})
 	}
 	for id, ss := range byAgent {
 		for i := range ss {
 			for j := i + 1; j < len(ss); j++ {
-				if ss[i].start.Before(ss[j].end) && ss[j].start.Before(ss[i].end) {
-					t.Errorf("agent %s had two runs at once: %v and %v", id, ss[i], ss[j])
+				a, b := ss[i], ss[j]
+				if a.start.Before(b.end) && b.start.Before(a.end) {
+					t.Errorf("agent %s had two runs at once: %s (%s, %s–%s) and %s (%s, %s–%s)", id,
+						a.run, a.disp, a.start.Format(time.StampMilli), a.end.Format(time.StampMilli),
+						b.run, b.disp, b.start.Format(time.StampMilli), b.end.Format(time.StampMilli))
 				}
 			}
 		}
