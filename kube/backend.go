@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"time"
 
@@ -246,7 +247,7 @@ func (b *Backend) sync(name string) runFacts {
 			}
 		}
 	}
-	if recordEqual(*cur, rec) {
+	if reflect.DeepEqual(*cur, rec) {
 		return f
 	}
 	if err := runtime.WriteJSON(path, rec); err != nil {

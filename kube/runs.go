@@ -8,11 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sync"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -297,12 +295,4 @@ func (b *Backend) waitFor(ctx context.Context, cond func() bool) bool {
 			return cond()
 		}
 	}
-}
-
-// recordEqual reports whether writing rec over cur would change nothing.
-func recordEqual(cur, rec runtime.Record) bool { return reflect.DeepEqual(cur, rec) }
-
-// Jobs lists the lane's Jobs (for tests and `doctor`).
-func (b *Backend) Jobs() ([]*batchv1.Job, error) {
-	return b.jobs.Jobs(b.o.Namespace).List(labels.Everything())
 }
