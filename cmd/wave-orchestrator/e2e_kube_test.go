@@ -97,19 +97,7 @@ func TestKubeWavePassesEndToEnd(t *testing.T) {
 }
 
 func TestKubeExitCodeIsTheAgents(t *testing.T) {
-	k := newKubeLane(t)
-	k.writeWave(0, append([]agentSpec{implAgent("A1", "local.exit-code: 3")}, closureAgents()...)...)
-	res := launch(t, k.testRepo, "--max-retries-per-wave", "0")
-	if res.code != 1 || !strings.Contains(res.stdout, "A1: 3") {
-		t.Fatalf("exit %d, want 1 with A1: 3\n%s\n%s", res.code, res.stdout, res.stderr)
-	}
-	var st struct {
-		Code int `json:"code"`
-	}
-	readJSONFile(t, filepath.Join(k.layout().RunDir(0, "A1", 1), "status.json"), &st)
-	if st.Code != 3 {
-		t.Fatalf("status.json code %d, want 3", st.Code)
-	}
+	exitCodeHonoured(t, newKubeLane(t).testRepo)
 }
 
 func TestKubeKilledLauncherAdoptsRunningJobs(t *testing.T) {

@@ -145,8 +145,12 @@ func TestLaunchContQaFailExits42(t *testing.T) {
 	}
 }
 
-func TestLaunchExitCodeHonoured(t *testing.T) {
-	r := newRepo(t)
+func TestLaunchExitCodeHonoured(t *testing.T) { exitCodeHonoured(t, newRepo(t)) }
+
+// exitCodeHonoured runs a wave whose A1 exits 3 on r: the launch fails
+// naming the code, and status.json holds the real exit code.
+func exitCodeHonoured(t *testing.T, r *testRepo) {
+	t.Helper()
 	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.exit-code: 3")}, closureAgents()...)...)
 	res := launch(t, r, "--max-retries-per-wave", "0")
 	if res.code != 1 || !strings.Contains(res.stdout, "A1: 3") {
