@@ -45,6 +45,7 @@ type Backend struct {
 
 	mu      sync.Mutex
 	runs    map[string]*tracked // by object name
+	dirs    map[string]string   // object name by run directory
 	changed chan struct{}       // closed and replaced on every event
 	syncMu  sync.Mutex          // one mirror write at a time
 
@@ -84,7 +85,7 @@ func NewBackend(ctx context.Context, c *Client, o Options, self string, logger *
 		o.LaunchGrace = runtime.DefaultLaunchGrace
 	}
 	b := &Backend{c: c, o: o, self: self, logger: logger, now: time.Now,
-		runs: map[string]*tracked{}, changed: make(chan struct{})}
+		runs: map[string]*tracked{}, dirs: map[string]string{}, changed: make(chan struct{})}
 	sel := labels.SelectorFromSet(labels.Set{LabelInstance: o.instance()}).String()
 	f := informers.NewSharedInformerFactoryWithOptions(c.API, 0, informers.WithNamespace(o.Namespace),
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }))
@@ -179,7 +180,7 @@ func (b *Backend) track(name, runID, runDir string) *tracked {
 	t := b.runs[name]
 	if t == nil {
 		t = &tracked{dir: runDir, runID: runID}
-		b.runs[name] = t
+		b.runs[name], b.dirs[runDir] = t, name
 		if l, err := b.leases.Leases(b.o.Namespace).Get(name); err == nil {
 			b.sawLease(t, l)
 		}

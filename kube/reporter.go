@@ -57,16 +57,13 @@ func NewReporter(p *runtime.Payload) (runtime.Reporter, error) {
 	// One renewal now: a runner that cannot renew its Lease (no rights,
 	// no Lease) is invisible to its launcher, and should fail before it
 	// starts the agent, saying why.
-	ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), runtime.ReportTimeout)
 	defer cancel()
 	if err := r.renew(ctx, nil); err != nil {
 		return nil, leaveMessage(r.termPath, err)
 	}
 	return r, nil
 }
-
-// reportTimeout bounds one renewal.
-const reportTimeout = 5 * time.Second
 
 // leaveMessage writes a runner's start failure as its termination
 // message, where the launcher reads it, and returns err.

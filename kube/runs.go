@@ -145,30 +145,45 @@ func kubeRun(runDir string) (runID string, k *runtime.KubeRun, err error) {
 	return lf.RunID, lf.Kubernetes, nil
 }
 
+// runOf is the object name of the run in runDir, which is tracked from
+// then on. launch.json is read once per run: Observe is the sweep's, and
+// runs every second for every run.
+func (b *Backend) runOf(runDir string) (string, *tracked, error) {
+	b.mu.Lock()
+	name, ok := b.dirs[runDir]
+	t := b.runs[name]
+	b.mu.Unlock()
+	if ok {
+		return name, t, nil
+	}
+	runID, k, err := kubeRun(runDir)
+	if err != nil {
+		return "", nil, err
+	}
+	return k.Name, b.track(k.Name, runID, runDir), nil
+}
+
 // Watch makes the backend mirror the run in runDir (adoption: a run
 // started by an earlier launcher).
 func (b *Backend) Watch(runDir string) {
-	if runID, k, err := kubeRun(runDir); err == nil {
-		b.track(k.Name, runID, runDir)
-		b.sync(k.Name)
+	if name, _, err := b.runOf(runDir); err == nil {
+		b.sync(name)
 	}
 }
 
 // Observe mirrors the run from the caches, then classifies it.
 func (b *Backend) Observe(ctx context.Context, runDir string, now time.Time) (runtime.Observation, error) {
-	runID, k, err := kubeRun(runDir)
+	name, _, err := b.runOf(runDir)
 	if err != nil {
 		obs := runtime.ObserveFiles(runDir, now)
 		return obs, obs.Err
 	}
-	name := k.Name
-	b.track(name, runID, runDir)
 	f := b.sync(name)
 	obs := runtime.ObserveKube(runDir, now, b.o.LaunchGrace, func(rec *runtime.Record) *runtime.KubeFacts {
 		if rec.TerminalDisposition == runtime.Launching && now.Sub(rec.StartedAt) > b.o.LaunchGrace && f.Job != nil && agentRunning(f.Pod) == nil {
 			// Rare, so asked, not watched: is the Secret the pod waits
 			// for there at all?
-			_, err := b.c.API.CoreV1().Secrets(b.o.Namespace).Get(ctx, k.Name, metav1.GetOptions{})
+			_, err := b.c.API.CoreV1().Secrets(b.o.Namespace).Get(ctx, name, metav1.GetOptions{})
 			f.SecretMissing = apierrors.IsNotFound(err)
 		}
 		k := facts(rec, f, now)
@@ -220,20 +235,20 @@ func expired(rec *runtime.Record, k *runtime.KubeFacts) bool {
 // first so nothing replaces the pod. It returns when the run's record is
 // final, or the pod gone, or grace plus a margin has passed.
 func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Duration, _ bool) error {
-	runID, k, err := kubeRun(runDir)
+	name, t, err := b.runOf(runDir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
 		return fmt.Errorf("terminate %s: %w", runDir, err)
 	}
-	t := b.track(k.Name, runID, runDir)
+	runID := t.runID
 	b.mu.Lock()
 	t.stopped = true
 	b.mu.Unlock()
-	b.markStopped(ctx, k.Name)
+	b.markStopped(ctx, name)
 	secs := int64(math.Ceil(grace.Seconds()))
-	if err := b.deleteJob(ctx, k.Name, secs); err != nil {
+	if err := b.deleteJob(ctx, name, secs); err != nil {
 		return fmt.Errorf("terminate %s: %w", runID, err)
 	}
 	sel := labels.SelectorFromSet(labels.Set{LabelInstance: b.o.instance(), LabelRun: LabelValue(runID)}).String()
@@ -244,7 +259,7 @@ func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Durat
 	wait, cancel := context.WithTimeout(ctx, grace+30*time.Second)
 	defer cancel()
 	b.waitFor(wait, func() bool {
-		f := b.sync(k.Name)
+		f := b.sync(name)
 		rec, err := runtime.ReadRecord(filepath.Join(runDir, "runtime.json"))
 		// A run without a pod is over once the cache has seen its Job go:
 		// the last sync then records it stopped.
@@ -256,7 +271,7 @@ func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Durat
 		// comes back, and waiting for it helps nobody.
 		return err == nil && !facts(rec, f, b.now()).Alive && f.Lease != nil && f.Lease.Spec.RenewTime != nil
 	})
-	b.sync(k.Name)
+	b.sync(name)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,13 @@ func TestClassifyKube(t *testing.T) {
 func TestKubeRecordNeverChecksLocalPids(t *testing.T) {
 	// The pod's runner pid may be any process of this machine: a
 	// kubernetes record must not be called alive or dead from /proc.
-	f := Facts{Record: &Record{SessionBackend: BackendKubernetes, TerminalDisposition: Running, RunnerPid: 1, RunnerStartTime: 1}}
+	// This test's own process stands in for such a pid: alive, with
+	// its real start time, so a /proc check would say alive.
+	start, _, err := ProcStartTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Facts{Record: &Record{SessionBackend: BackendKubernetes, TerminalDisposition: Running, RunnerPid: os.Getpid(), RunnerStartTime: start}}
 	if live(&f) || f.RunnerAlive {
 		t.Fatal("kubernetes record checked against local /proc")
 	}

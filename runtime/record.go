@@ -79,7 +79,7 @@ func (w *recordWriter) write(f func(*Record), durable bool) error {
 	if w.report != nil {
 		// The report is the record that counts for a kubernetes run; the
 		// file is the pod's own copy.
-		ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), ReportTimeout)
 		defer cancel()
 		if rerr := w.report.Report(ctx, w.rec); rerr != nil {
 			w.logger().Warn("report_failed", "run", w.rec.RunID, "err", rerr)

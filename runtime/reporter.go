@@ -23,9 +23,9 @@ type Reporter interface {
 // ReporterFunc makes the Reporter of a payload; nil, nil for none.
 type ReporterFunc func(p *Payload) (Reporter, error)
 
-// reportTimeout bounds one report, so a slow API server delays a heartbeat
-// and never stops the runner.
-const reportTimeout = 5 * time.Second
+// ReportTimeout bounds one Reporter call, so a slow API server delays a
+// heartbeat and never stops the runner.
+const ReportTimeout = 5 * time.Second
 
 // podPaths points a kubernetes run's own record and status at the pod's
 // scratch directory: the run directory is shared with the launcher, which

@@ -212,7 +212,7 @@ func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome) in
 	if rw.report != nil {
 		rec := rw.snapshot()
 		r.retryWrite(out, "final report", until, func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), ReportTimeout)
 			defer cancel()
 			return rw.report.Final(ctx, rec, st)
 		})
