@@ -35,7 +35,10 @@ func TestTwoSupervisorsStartedTogetherNeverShareAnIssue(t *testing.T) {
 		f.issue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
 	}
 	g := f.clone("repo2")
-	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	// One instant for both, taken from the real clock: worker deadlines
+	// are reckoned from it, and a fixed date made every worker time out
+	// at once once the real clock passed it.
+	now := time.Now().UTC().Truncate(time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
