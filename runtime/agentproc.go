@@ -145,7 +145,7 @@ func (sv *supervisor) run(ctx context.Context, sigs <-chan os.Signal, waited <-c
 			sv.kill = nil
 			syscall.Kill(-sv.pid, syscall.SIGKILL)
 		case <-check:
-			if quiet := sv.r.Now().Sub(sv.lastOutput()); quiet >= silence && sv.res.received == "" {
+			if quiet := sv.r.Now().Sub(sv.lastOutput()); quiet >= silence && sv.res.received == "" && unread(sv.ptmx) == 0 {
 				check = nil
 				why := fmt.Sprintf("stalled: no output for %s", quiet.Round(time.Millisecond))
 				sv.out.logLine("[wave] no output for " + quiet.Round(time.Millisecond).String() + "; stopping the agent as stalled")

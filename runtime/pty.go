@@ -66,3 +66,18 @@ func control(f *os.File, fn func(fd int) error) error {
 	}
 	return ferr
 }
+
+// unread is how many bytes the agent wrote to the pty that the runner has
+// not read yet. On a loaded machine the reader can be descheduled for
+// longer than the silence limit while the agent keeps printing; those
+// bytes are output all the same.
+func unread(master *os.File) int {
+	var n int
+	if control(master, func(fd int) (err error) {
+		n, err = unix.IoctlGetInt(fd, unix.TIOCINQ)
+		return err
+	}) != nil {
+		return 0
+	}
+	return n
+}

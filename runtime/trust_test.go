@@ -242,8 +242,10 @@ func TestSilentAgentIsStalled(t *testing.T) {
 // An agent that keeps printing is never stalled.
 func TestChattyAgentIsNotStalled(t *testing.T) {
 	h := newHarness(t)
-	p := h.payload(t, t.TempDir(), "A1", "chatty", "1500ms")
-	p.SilenceMs = 1000
+	// Printing every 20 ms for longer than the silence limit; the limit
+	// leaves a loaded machine room to deschedule the agent for a while.
+	p := h.payload(t, t.TempDir(), "A1", "chatty", "3s")
+	p.SilenceMs = 2000
 	h.start(t, p)
 	if v := h.waitDone(t, p.RunDir).Verdict; v.State != StateCompleted {
 		t.Fatalf("verdict %+v", v)

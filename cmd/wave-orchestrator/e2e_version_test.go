@@ -3,10 +3,9 @@ package main
 import (
 	"debug/elf"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	goruntime "runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -43,80 +42,86 @@ func TestVersionReportsToolchainAndFlags(t *testing.T) {
 	}
 }
 
-// TestVersionFromVCSAndLdflags commits the working tree to a fresh
-// repository (a plain checkout, so the toolchain records its revision)
-// and builds it, then once more with release ldflags, which override it.
-func TestVersionFromVCSAndLdflags(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary twice")
-	}
+// TestVersionRecordsTheCheckoutItWasBuiltFrom: the tests' binary is
+// built from this checkout, so the toolchain recorded its revision and
+// whether the tree had changes (git status --porcelain, as go build asks).
+func TestVersionRecordsTheCheckoutItWasBuiltFrom(t *testing.T) {
 	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		t.Skipf("not in a git checkout: %v", err)
 	}
 	src := strings.TrimSpace(string(top))
-	files, err := exec.Command("git", "-C", src, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	head, err := exec.Command("git", "-C", src, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("no commit to build from: %v", err)
+	}
+	porcelain, err := exec.Command("git", "-C", src, "status", "--porcelain").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	clone := filepath.Join(t.TempDir(), "src")
-	for _, f := range strings.Split(strings.TrimRight(string(files), "\x00"), "\x00") {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			continue // deleted in the working tree
-		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(clone, f)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(clone, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	b := versionJSON(t, binPath)
+	if b.Revision == "" && linkedWorktree(src) {
+		t.Skip("the go command records no VCS facts in a linked git worktree")
 	}
-	git := func(args ...string) string {
-		out, err := exec.Command("git", append([]string{"-C", clone, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
+	rev := strings.TrimSpace(string(head))
+	if b.Revision != rev || b.Time == "" || b.Modified != (len(porcelain) > 0) {
+		t.Fatalf("version --json %+v; the checkout is at %s, modified=%v", b, rev, len(porcelain) > 0)
+	}
+	if !strings.Contains(lines(string(mustOutput(t, binPath, "version")))[0], rev[:12]) {
+		t.Fatalf("version does not name revision %s", rev[:12])
+	}
+}
+
+func linkedWorktree(dir string) bool {
+	gitDir, err1 := exec.Command("git", "-C", dir, "rev-parse", "--absolute-git-dir").Output()
+	common, err2 := exec.Command("git", "-C", dir, "rev-parse", "--path-format=absolute", "--git-common-dir").Output()
+	return err1 == nil && err2 == nil && strings.TrimSpace(string(gitDir)) != strings.TrimSpace(string(common))
+}
+
+func mustOutput(t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v", bin, args, err)
+	}
+	return out
+}
+
+// Release ldflags override what the toolchain recorded; a binary without
+// a record still says what it is.
+func TestVersionLdflagsOverrideTheToolchainRecord(t *testing.T) {
+	vcs := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"},
+	}}
+	for _, tc := range []struct {
+		name              string
+		bi                *debug.BuildInfo
+		ver, commit, date string
+		wantVer, wantRev  string
+		wantTime          string
+		wantModified      bool
+	}{
+		{"toolchain record", vcs, "", "", "", "(devel)", "0123456789abcdef", "2026-01-02T03:04:05Z", true},
+		{"release ldflags", vcs, "v9.8.7", "abc123", "2030-01-02T03:04:05Z", "v9.8.7", "abc123", "2030-01-02T03:04:05Z", false},
+		{"go install of a tag", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "", "", "", "v1.2.3", "", "", false},
+		{"no record", nil, "", "", "", "(devel)", "", "", false},
+	} {
+		b := mergeBuildInfo(tc.bi, tc.ver, tc.commit, tc.date)
+		if b.Version != tc.wantVer || b.Revision != tc.wantRev || b.Time != tc.wantTime || b.Modified != tc.wantModified || b.GoVersion != goruntime.Version() {
+			t.Errorf("%s: %+v", tc.name, b)
 		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q")
-	git("add", "-A")
-	git("commit", "-qm", "snapshot")
-	head := git("rev-parse", "HEAD")
-	build := func(name string, args ...string) string {
-		bin := filepath.Join(t.TempDir(), name)
-		cmd := exec.Command("go", append(append([]string{"build", "-buildvcs=true"}, args...), "-o", bin, "./cmd/wave-orchestrator")...)
-		cmd.Dir = clone
-		cmd.Env = append(os.Environ(), "GOFLAGS=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s", err, out)
-		}
-		return bin
-	}
-	b := versionJSON(t, build("vcs"))
-	if b.Revision != head || b.Modified || b.Time == "" || !strings.Contains(b.Version, head[:12]) {
-		t.Fatalf("from a clean checkout at %s: %+v", head, b)
-	}
-	b = versionJSON(t, build("release", "-ldflags", "-X main.version=v9.8.7 -X main.commit=abc123 -X main.date=2030-01-02T03:04:05Z"))
-	if b.Version != "v9.8.7" || b.Revision != "abc123" || b.Time != "2030-01-02T03:04:05Z" || b.Modified {
-		t.Fatalf("ldflags did not override: %+v", b)
 	}
 }
 
 // TestStaticBuild holds the README's "one static Go binary" for release
-// builds: with CGO_ENABLED=0 the binary has no ELF interpreter and needs
-// no shared library.
+// builds: the tests' binary is built as release builds are
+// (CGO_ENABLED=0), and it has no ELF interpreter and needs no shared
+// library.
 func TestStaticBuild(t *testing.T) {
-	if testing.Short() || goruntime.GOOS != "linux" {
-		t.Skip("builds the binary; ELF check on linux only")
+	if goruntime.GOOS != "linux" {
+		t.Skip("ELF check on linux only")
 	}
-	bin := filepath.Join(t.TempDir(), "wave-orchestrator")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
-	}
-	f, err := elf.Open(bin)
+	f, err := elf.Open(binPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,15 @@ type buildInfo struct {
 
 // readBuildInfo merges the toolchain's record with the ldflags overrides.
 func readBuildInfo() buildInfo {
+	bi, _ := debug.ReadBuildInfo()
+	return mergeBuildInfo(bi, version, commit, date)
+}
+
+// mergeBuildInfo is readBuildInfo without the process: the toolchain's
+// record (nil when the binary has none) and the ldflags values, which win.
+func mergeBuildInfo(bi *debug.BuildInfo, ldVersion, ldCommit, ldDate string) buildInfo {
 	b := buildInfo{Version: "(devel)", GoVersion: goruntime.Version(), Platform: goruntime.GOOS + "/" + goruntime.GOARCH}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	if bi != nil {
 		if v := bi.Main.Version; v != "" {
 			b.Version = v
 		}
@@ -50,14 +57,14 @@ func readBuildInfo() buildInfo {
 			}
 		}
 	}
-	if version != "" {
-		b.Version = version
+	if ldVersion != "" {
+		b.Version = ldVersion
 	}
-	if commit != "" {
-		b.Revision, b.Modified = commit, false
+	if ldCommit != "" {
+		b.Revision, b.Modified = ldCommit, false
 	}
-	if date != "" {
-		b.Time = date
+	if ldDate != "" {
+		b.Time = ldDate
 	}
 	return b
 }
