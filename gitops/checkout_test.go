@@ -110,3 +110,34 @@ func assertUntouched(t *testing.T, dir, head, wantStatus string) {
 		t.Fatalf("%s: status %q, want %q (a stale working tree)", dir, got, wantStatus)
 	}
 }
+
+// TestWorkerMergesTheWaveBranchFromOrigin: a worker sent back to merge the
+// wave branch gets origin's, not the user's local branch, which lags while
+// they have it checked out and holds a commit of theirs.
+func TestWorkerMergesTheWaveBranchFromOrigin(t *testing.T) {
+	origin, r := newWave(t)
+	look := filepath.Join(t.TempDir(), "look")
+	gitT(t, r.Dir, "worktree", "add", "-q", look, testWave)
+	writeFile(t, filepath.Join(look, "notes.txt"), "mine\n")
+	gitT(t, look, "add", "notes.txt")
+	gitT(t, look, "commit", "-q", "-m", "my note")
+	worker(t, r, "wave/t-i1", map[string]string{"a.txt": "a"})
+	worker(t, r, "wave/t-i2", map[string]string{"b.txt": "b"})
+	if _, err := r.Merge(ctxT(t), MergeRequest{Wave: testWave, Worker: "wave/t-i1"}); err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(t.TempDir(), "w2")
+	if _, err := r.EnsureWorktree(ctxT(t), wt, "wave/t-i2", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := MergeFavouring(ctxT(t), wt, testWave, "ours", "Merge the wave branch"); err != nil {
+		t.Fatal(err)
+	}
+	tip := originRef(t, origin, "refs/heads/"+testWave)
+	if !isAncestorIn(t, r.Dir+"/.git", tip, gitT(t, wt, "rev-parse", "HEAD")) {
+		t.Error("the worker branch lacks origin's wave tip")
+	}
+	if exists(filepath.Join(wt, "notes.txt")) {
+		t.Error("the worker merged the user's local commit from their checked-out wave branch")
+	}
+}
