@@ -49,7 +49,9 @@ func (r *Repo) EnsureWaveBranch(ctx context.Context, wave, base string) (string,
 	if t, ok, err := r.localRef(ctx, r.tracking(wave)); err == nil && ok {
 		tip = t // just fetched: a merge may have landed since ls-remote
 	}
-	r.syncLocalWave(ctx, wave, tip)
+	if local, _, err := r.localRef(ctx, "refs/heads/"+wave); err == nil {
+		r.syncLocalWave(ctx, wave, local, tip, "")
+	}
 	return sha, created, nil
 }
 
@@ -149,19 +151,21 @@ func (r *Repo) checkedOutAt(ctx context.Context, branch string) (string, error) 
 	return "", nil
 }
 
-// syncLocalWave brings the local branch refs/heads/<wave> to tip (the
-// remote wave tip) for the user and for workers told to `git merge <wave>`,
-// creating it when missing. It is the user's branch, so it moves only when
+// syncLocalWave brings the local branch refs/heads/<wave>, read as local
+// ("" = absent), to tip (the remote wave tip) for the user and for workers
+// told to `git merge <wave>`, creating it when missing. known, when set, is
+// a commit the caller knows tip descends from (no ancestry check needed). It is the user's branch, so it moves only when
 // that loses nothing: never while a worktree has it checked out (update-ref
 // would leave that working tree stale, and its next commit would revert
 // the merges; git branch -f refuses for the same reason), and only as a
 // fast-forward (a commit made there stays). Otherwise it is left where it
 // is, with a warning saying how to catch up; the run goes on either way,
 // since the merge engine works from the remote and its own intent ref.
-func (r *Repo) syncLocalWave(ctx context.Context, wave, tip string) {
-	ref := "refs/heads/" + wave
-	local, has, err := r.localRef(ctx, ref)
-	if err != nil || local == tip {
+//
+// Every update is conditional on local: a commit the user makes meanwhile
+// fails it, and their branch stays.
+func (r *Repo) syncLocalWave(ctx context.Context, wave, local, tip, known string) {
+	if local == tip {
 		return
 	}
 	wt, err := r.checkedOutAt(ctx, wave)
@@ -174,14 +178,19 @@ func (r *Repo) syncLocalWave(ctx context.Context, wave, tip string) {
 			"branch", wave, "worktree", wt, "at", short(local), "remote", short(tip))
 		return
 	}
-	if has {
-		if ff, err := r.IsAncestor(ctx, local, tip); err != nil || !ff {
+	if local != "" && local != known {
+		ff, err := r.IsAncestor(ctx, local, tip)
+		if err != nil {
+			r.log.Warn("local wave branch not updated", "branch", wave, "err", err)
+			return
+		}
+		if !ff {
 			r.log.Warn("local wave branch left alone: it has commits "+r.Remote+" lacks (they are not in the run)",
-				"branch", wave, "at", short(local), "remote", short(tip), "err", err)
+				"branch", wave, "at", short(local), "remote", short(tip))
 			return
 		}
 	}
-	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator: fast-forward to "+r.Remote, ref, tip, local); err != nil {
+	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator: fast-forward to "+r.Remote, "refs/heads/"+wave, tip, local); err != nil {
 		r.log.Warn("local wave branch not updated", "branch", wave, "err", err)
 	}
 }

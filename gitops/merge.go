@@ -37,6 +37,7 @@ type mergeState struct {
 	worker         string   // worker tip
 	pending        string   // the merge intent ref (pendingRef), "" when absent
 	pendingParents []string // parents of pending
+	local          string   // the user's refs/heads/<wave>, "" when absent
 }
 
 // pendingRef is where a merge commit waits between verify and push: the
@@ -123,8 +124,8 @@ func (r *Repo) mergeState(ctx context.Context, req MergeRequest) (mergeState, er
 	if err := r.fetchBranches(ctx, req.Wave); err != nil {
 		return st, fmt.Errorf("merge into %s: %w", sanitize(req.Wave), err)
 	}
-	intentRef, trackRef := pendingRef(req.Wave), r.tracking(req.Wave)
-	out, err := r.git(ctx, r.Dir, "for-each-ref", "--format=%(refname) %(objectname) %(parent)", intentRef, trackRef)
+	intentRef, trackRef, localRef := pendingRef(req.Wave), r.tracking(req.Wave), "refs/heads/"+req.Wave
+	out, err := r.git(ctx, r.Dir, "for-each-ref", "--format=%(refname) %(objectname) %(parent)", intentRef, trackRef, localRef)
 	if err != nil {
 		return st, fmt.Errorf("merge into %s: read refs: %w", sanitize(req.Wave), err)
 	}
@@ -135,6 +136,8 @@ func (r *Repo) mergeState(ctx context.Context, req MergeRequest) (mergeState, er
 			st.origin = f[1]
 		case len(f) >= 2 && f[0] == intentRef:
 			st.pending, st.pendingParents = f[1], f[2:]
+		case len(f) >= 2 && f[0] == localRef:
+			st.local = f[1]
 		}
 	}
 	if st.origin == "" {
@@ -262,7 +265,9 @@ func (r *Repo) confirm(ctx context.Context, req MergeRequest, st mergeState, com
 		return res, fmt.Errorf("merge %s: pushed %s but %s on %s (now %s) does not contain the worker tip", sanitize(req.Worker), short(commit), sanitize(req.Wave), r.Remote, short(after))
 	}
 	res.Commit, res.WaveAfter = commit, after
-	r.syncLocalWave(ctx, req.Wave, after)
+	// The merge was built on st.origin: a local branch still there is a
+	// fast-forward away from after.
+	r.syncLocalWave(ctx, req.Wave, st.local, after, st.origin)
 	return res, nil
 }
 
@@ -271,7 +276,7 @@ func (r *Repo) confirm(ctx context.Context, req MergeRequest, st mergeState, com
 // path with the tip as a later parent) for the caller's record.
 func (r *Repo) already(ctx context.Context, wave string, st mergeState, res MergeResult) (MergeResult, error) {
 	res.Already = true
-	r.syncLocalWave(ctx, wave, st.origin)
+	r.syncLocalWave(ctx, wave, st.local, st.origin, "")
 	if st.worker == st.origin {
 		return res, nil
 	}
