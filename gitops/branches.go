@@ -8,8 +8,9 @@ import (
 // EnsureWaveBranch makes sure wave exists on the remote: when absent it is
 // created from the remote's current base (fetched first) with a push that
 // only creates (lease: must not exist), so two runs cannot both create it.
-// It returns the remote sha and whether this call created it. A local
-// branch of the same name is created when missing, never moved.
+// It returns the remote sha and whether this call created it. The local
+// branch of the same name is created or caught up by syncLocalWave (never
+// moved while checked out, never past a commit of its own).
 func (r *Repo) EnsureWaveBranch(ctx context.Context, wave, base string) (string, bool, error) {
 	for _, b := range []string{wave, base} {
 		if err := r.checkBranch(ctx, b); err != nil {
@@ -44,10 +45,12 @@ func (r *Repo) EnsureWaveBranch(ctx context.Context, wave, base string) (string,
 	if err := r.fetchBranches(ctx, wave); err != nil {
 		return "", false, err
 	}
-	if _, has, err := r.localRef(ctx, "refs/heads/"+wave); err == nil && !has {
-		if _, err := r.git(ctx, r.Dir, "update-ref", "refs/heads/"+wave, sha, ""); err != nil {
-			r.log.Debug("local wave branch not created", "wave", wave, "err", err)
-		}
+	tip := sha
+	if t, ok, err := r.localRef(ctx, r.tracking(wave)); err == nil && ok {
+		tip = t // just fetched: a merge may have landed since ls-remote
+	}
+	if local, _, err := r.localRef(ctx, "refs/heads/"+wave); err == nil {
+		r.syncLocalWave(ctx, wave, local, tip, "")
 	}
 	return sha, created, nil
 }
@@ -121,17 +124,73 @@ func (r *Repo) SafeDelete(ctx context.Context, branch, wave string) (bool, error
 // no worktree has it checked out (that worktree would be left on a branch
 // that does not exist).
 func (r *Repo) deleteLocalBranch(ctx context.Context, branch, tip string) error {
-	list, err := r.worktrees(ctx)
-	if err != nil {
-		return err
-	}
-	for _, w := range list {
-		if w.Branch == "refs/heads/"+branch {
-			return fmt.Errorf("safe delete %s: checked out in worktree %s; remove it first", sanitize(branch), w.Path)
+	if wt, err := r.checkedOutAt(ctx, branch); err != nil || wt != "" {
+		if err != nil {
+			return fmt.Errorf("safe delete %s: %w", sanitize(branch), err)
 		}
+		return fmt.Errorf("safe delete %s: checked out in worktree %s; remove it first", sanitize(branch), wt)
 	}
 	if _, err := r.git(ctx, r.Dir, "update-ref", "-d", "refs/heads/"+branch, tip); err != nil {
 		return fmt.Errorf("safe delete %s: %w", sanitize(branch), err)
 	}
 	return nil
+}
+
+// checkedOutAt is the path of the worktree (the main one or a linked one)
+// that has refs/heads/<branch> checked out, "" when none does.
+func (r *Repo) checkedOutAt(ctx context.Context, branch string) (string, error) {
+	list, err := r.worktrees(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, w := range list {
+		if w.Branch == "refs/heads/"+branch {
+			return w.Path, nil
+		}
+	}
+	return "", nil
+}
+
+// syncLocalWave brings the local branch refs/heads/<wave>, read as local
+// ("" = absent), to tip (the remote wave tip) for the user and for workers
+// told to `git merge <wave>`, creating it when missing. known, when set, is
+// a commit the caller knows tip descends from (no ancestry check needed). It is the user's branch, so it moves only when
+// that loses nothing: never while a worktree has it checked out (update-ref
+// would leave that working tree stale, and its next commit would revert
+// the merges; git branch -f refuses for the same reason), and only as a
+// fast-forward (a commit made there stays). Otherwise it is left where it
+// is, with a warning saying how to catch up; the run goes on either way,
+// since the merge engine works from the remote and its own intent ref.
+//
+// Every update is conditional on local: a commit the user makes meanwhile
+// fails it, and their branch stays.
+func (r *Repo) syncLocalWave(ctx context.Context, wave, local, tip, known string) {
+	if local == tip {
+		return
+	}
+	wt, err := r.checkedOutAt(ctx, wave)
+	switch {
+	case err != nil:
+		r.log.Warn("local wave branch not updated", "branch", wave, "err", err)
+		return
+	case wt != "":
+		r.log.Warn("local wave branch left alone: it is checked out; run `git merge --ff-only "+r.Remote+"/"+wave+"` there to catch up",
+			"branch", wave, "worktree", wt, "at", short(local), "remote", short(tip))
+		return
+	}
+	if local != "" && local != known {
+		ff, err := r.IsAncestor(ctx, local, tip)
+		if err != nil {
+			r.log.Warn("local wave branch not updated", "branch", wave, "err", err)
+			return
+		}
+		if !ff {
+			r.log.Warn("local wave branch left alone: it has commits "+r.Remote+" lacks (they are not in the run)",
+				"branch", wave, "at", short(local), "remote", short(tip))
+			return
+		}
+	}
+	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator: fast-forward to "+r.Remote, "refs/heads/"+wave, tip, local); err != nil {
+		r.log.Warn("local wave branch not updated", "branch", wave, "err", err)
+	}
 }

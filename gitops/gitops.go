@@ -28,9 +28,6 @@ var (
 	// ErrRejected: the remote refused a push (a lease that no longer holds,
 	// or a non-fast-forward).
 	ErrRejected = errors.New("push rejected")
-	// ErrLocalAhead: a local branch holds commits the remote does not have,
-	// so the operation refused to move or delete it.
-	ErrLocalAhead = errors.New("local branch has commits not on the remote")
 	// ErrBadClaim: a claim ref whose commit message is not a claim.
 	ErrBadClaim = errors.New("malformed claim")
 )

@@ -33,22 +33,35 @@ type MergeResult struct {
 
 // mergeState is the remote and local view a merge attempt starts from.
 type mergeState struct {
-	origin       string   // remote wave tip, just fetched
-	worker       string   // worker tip
-	local        string   // refs/heads/<wave>, "" when absent
-	localParents []string // parents of local
+	origin         string   // remote wave tip, just fetched
+	worker         string   // worker tip
+	pending        string   // the merge intent ref (pendingRef), "" when absent
+	pendingParents []string // parents of pending
+	local          string   // the user's refs/heads/<wave>, "" when absent
 }
+
+// pendingRef is where a merge commit waits between verify and push: the
+// supervisor's own ref, outside refs/heads, so no worktree can have it
+// checked out. It used to be refs/heads/<wave>, which moved the branch
+// under a user who had switched to it (git update-ref does not check
+// worktrees): their working tree went stale and their next commit there
+// reverted the merges. refs/heads/<wave> is now the user's; syncLocalWave
+// only fast-forwards it when that strands no working tree and drops no commit.
+func pendingRef(wave string) string { return "refs/wave/merge/" + wave }
 
 // Merge merges req.Worker into the remote wave branch (BACKLOG §7):
 // fetch; worker already in it → Already; merge-tree precheck (conflict →
 // Conflicts, nothing moved, no worktree touched); commit-tree with parents
-// (wave, worker); Verify in a scratch worktree; update-ref the local wave
-// branch from its old value; push under --force-with-lease=<wave>:<old>;
+// (wave, worker); Verify in a scratch worktree; update-ref the intent ref
+// (pendingRef) from its old value; push under --force-with-lease=<wave>:<old>;
 // a rejection fetches and starts over (up to MaxPushRetries); success only
-// after a fresh fetch shows the worker tip in the remote wave branch.
+// after a fresh fetch shows the worker tip in the remote wave branch. Then
+// the local branch refs/heads/<wave> catches up when it safely can
+// (syncLocalWave); it is never moved while checked out, and never decides
+// the merge: a user's commit there does not stop the run.
 //
-// It resumes from what the remote and local refs say: after a crash
-// between update-ref and push, the local merge commit is pushed if the
+// It resumes from what the remote and intent refs say: after a crash
+// between update-ref and push, the prepared merge commit is pushed if the
 // remote is still at its first parent and recomputed otherwise; after a
 // crash past the push the worker is already in — never two merges of one tip.
 func (r *Repo) Merge(ctx context.Context, req MergeRequest) (MergeResult, error) {
@@ -73,7 +86,7 @@ func (r *Repo) Merge(ctx context.Context, req MergeRequest) (MergeResult, error)
 			if err != nil {
 				return res, fmt.Errorf("merge %s: %w", sanitize(req.Worker), err)
 			}
-			return r.already(ctx, st, res)
+			return r.already(ctx, req.Wave, st, res)
 		}
 		commit, conflicts, files, err := r.prepare(ctx, req, st)
 		res.Files, res.Conflicts = files, conflicts
@@ -111,8 +124,8 @@ func (r *Repo) mergeState(ctx context.Context, req MergeRequest) (mergeState, er
 	if err := r.fetchBranches(ctx, req.Wave); err != nil {
 		return st, fmt.Errorf("merge into %s: %w", sanitize(req.Wave), err)
 	}
-	localRef, trackRef := "refs/heads/"+req.Wave, r.tracking(req.Wave)
-	out, err := r.git(ctx, r.Dir, "for-each-ref", "--format=%(refname) %(objectname) %(parent)", localRef, trackRef)
+	intentRef, trackRef, localRef := pendingRef(req.Wave), r.tracking(req.Wave), "refs/heads/"+req.Wave
+	out, err := r.git(ctx, r.Dir, "for-each-ref", "--format=%(refname) %(objectname) %(parent)", intentRef, trackRef, localRef)
 	if err != nil {
 		return st, fmt.Errorf("merge into %s: read refs: %w", sanitize(req.Wave), err)
 	}
@@ -121,8 +134,10 @@ func (r *Repo) mergeState(ctx context.Context, req MergeRequest) (mergeState, er
 		switch {
 		case len(f) >= 2 && f[0] == trackRef:
 			st.origin = f[1]
+		case len(f) >= 2 && f[0] == intentRef:
+			st.pending, st.pendingParents = f[1], f[2:]
 		case len(f) >= 2 && f[0] == localRef:
-			st.local, st.localParents = f[1], f[2:]
+			st.local = f[1]
 		}
 	}
 	if st.origin == "" {
@@ -136,18 +151,17 @@ func (r *Repo) mergeState(ctx context.Context, req MergeRequest) (mergeState, er
 	return st, nil
 }
 
-// prepare produces the merge commit to push and moves the local wave
-// branch to it. An unpushed merge of exactly (remote tip, worker) left on
-// the local branch by an interrupted attempt is reused: it passed verify
-// before update-ref wrote it.
+// prepare produces the merge commit to push and records it in the intent
+// ref. An unpushed merge of exactly (remote tip, worker) left there by an
+// interrupted attempt is reused: it passed verify before update-ref wrote it.
 func (r *Repo) prepare(ctx context.Context, req MergeRequest, st mergeState) (commit string, conflicts, files []string, err error) {
 	files, err = r.DiffNames(ctx, st.origin, st.worker)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	if st.local != "" && slices.Equal(st.localParents, []string{st.origin, st.worker}) {
-		r.log.Info("merge: resuming the unpushed local merge commit", "wave", req.Wave, "commit", short(st.local))
-		return st.local, nil, files, nil
+	if st.pending != "" && slices.Equal(st.pendingParents, []string{st.origin, st.worker}) {
+		r.log.Info("merge: resuming the unpushed merge commit", "wave", req.Wave, "commit", short(st.pending))
+		return st.pending, nil, files, nil
 	}
 	tree, conflicts, err := r.mergeTree(ctx, st.origin, st.worker)
 	if err != nil || len(conflicts) > 0 {
@@ -170,7 +184,7 @@ func (r *Repo) prepare(ctx context.Context, req MergeRequest, st mergeState) (co
 			return "", nil, files, fmt.Errorf("merge %s at %s: %w", sanitize(req.Worker), short(commit), err)
 		}
 	}
-	if err := r.moveLocalWave(ctx, req.Wave, st, commit); err != nil {
+	if err := r.recordPending(ctx, req.Wave, st, commit); err != nil {
 		return "", nil, files, err
 	}
 	return commit, nil, files, nil
@@ -222,25 +236,14 @@ func (r *Repo) verify(ctx context.Context, commit string, fn func(ctx context.Co
 	return nil
 }
 
-// moveLocalWave points refs/heads/<wave> at commit, conditional on its
-// current value. It refuses when the local branch holds commits the remote
-// lacks, unless that is an unpushed merge commit made by an earlier attempt
-// (its parents are the remote's history and a worker tip, so nothing is lost).
-func (r *Repo) moveLocalWave(ctx context.Context, wave string, st mergeState, commit string) error {
-	if st.local != "" && st.local != st.origin {
-		ok, err := r.IsAncestor(ctx, st.local, st.origin)
-		if err == nil && !ok && len(st.localParents) == 2 {
-			ok, err = r.IsAncestor(ctx, st.localParents[0], st.origin)
-		}
-		if err != nil {
-			return fmt.Errorf("merge: local %s: %w", sanitize(wave), err)
-		}
-		if !ok {
-			return fmt.Errorf("merge: local %s at %s: %w; push or move it first", sanitize(wave), short(st.local), ErrLocalAhead)
-		}
-	}
-	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator merge", "refs/heads/"+wave, commit, st.local); err != nil {
-		return fmt.Errorf("merge: update local %s: %w", sanitize(wave), err)
+// recordPending points the intent ref at commit, conditional on its
+// current value (a concurrent merge in this clone loses the race instead of
+// being overwritten). Whatever it held before is ours and already on the
+// remote or superseded: a pushed merge, or a stale candidate whose worker
+// tip is still on the worker branch.
+func (r *Repo) recordPending(ctx context.Context, wave string, st mergeState, commit string) error {
+	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator merge", pendingRef(wave), commit, st.pending); err != nil {
+		return fmt.Errorf("merge: record the merge of %s: %w", sanitize(wave), err)
 	}
 	return nil
 }
@@ -262,14 +265,18 @@ func (r *Repo) confirm(ctx context.Context, req MergeRequest, st mergeState, com
 		return res, fmt.Errorf("merge %s: pushed %s but %s on %s (now %s) does not contain the worker tip", sanitize(req.Worker), short(commit), sanitize(req.Wave), r.Remote, short(after))
 	}
 	res.Commit, res.WaveAfter = commit, after
+	// The merge was built on st.origin: a local branch still there is a
+	// fast-forward away from after.
+	r.syncLocalWave(ctx, req.Wave, st.local, after, st.origin)
 	return res, nil
 }
 
 // already reports a worker tip the remote wave branch contains, finding
 // the merge commit that brought it in (the oldest merge on the ancestry
 // path with the tip as a later parent) for the caller's record.
-func (r *Repo) already(ctx context.Context, st mergeState, res MergeResult) (MergeResult, error) {
+func (r *Repo) already(ctx context.Context, wave string, st mergeState, res MergeResult) (MergeResult, error) {
 	res.Already = true
+	r.syncLocalWave(ctx, wave, st.local, st.origin, "")
 	if st.worker == st.origin {
 		return res, nil
 	}

@@ -213,8 +213,8 @@ func TestCrashBetweenUpdateRefAndPushResumesOnce(t *testing.T) {
 		if err != nil || len(conflicts) > 0 {
 			t.Fatalf("prepare: %v %v", conflicts, err)
 		}
-		if got := gitT(t, r.Dir, "rev-parse", "refs/heads/"+testWave); got != commit {
-			t.Fatalf("local wave at %s after update-ref, want %s", got, commit)
+		if got := gitT(t, r.Dir, "rev-parse", pendingRef(testWave)); got != commit {
+			t.Fatalf("intent ref at %s after update-ref, want %s", got, commit)
 		}
 		return commit
 	}
@@ -336,18 +336,25 @@ func TestBaseMovedMidWave(t *testing.T) {
 	}
 }
 
-// TestMergeRefusesLocalWaveAhead: a commit someone made on the local wave
-// branch (never pushed) is not overwritten by update-ref.
-func TestMergeRefusesLocalWaveAhead(t *testing.T) {
+// TestMergeKeepsACommitOnTheLocalWaveBranch: a commit someone made on
+// the local wave branch (never pushed) is neither overwritten nor a reason
+// to stop the run: the merge lands on the remote, the local branch stays.
+func TestMergeKeepsACommitOnTheLocalWaveBranch(t *testing.T) {
 	origin, r := newWave(t)
 	mine := commitOn(t, r.Dir, testWave, "", map[string]string{"local.txt": "x"})
-	worker(t, r, "wave/t-i1", map[string]string{"a.txt": "a"})
-	tip := originRef(t, origin, "refs/heads/"+testWave)
-	_, err := r.Merge(ctxT(t), MergeRequest{Wave: testWave, Worker: "wave/t-i1"})
-	if !errors.Is(err, ErrLocalAhead) {
-		t.Fatalf("err = %v, want ErrLocalAhead", err)
+	w := worker(t, r, "wave/t-i1", map[string]string{"a.txt": "a"})
+	res, err := r.Merge(ctxT(t), MergeRequest{Wave: testWave, Worker: "wave/t-i1"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if gitT(t, r.Dir, "rev-parse", "refs/heads/"+testWave) != mine || originRef(t, origin, "refs/heads/"+testWave) != tip {
-		t.Fatal("refs moved")
+	tip := originRef(t, origin, "refs/heads/"+testWave)
+	if res.Commit != tip || mergesOf(t, origin, w) != 1 {
+		t.Fatalf("result %+v, origin at %s: want the worker merged once", res, tip)
+	}
+	if isAncestorIn(t, origin, mine, tip) {
+		t.Fatal("the local commit was pushed with the merge")
+	}
+	if got := gitT(t, r.Dir, "rev-parse", "refs/heads/"+testWave); got != mine {
+		t.Fatalf("local wave at %s, want the local commit %s kept", got, mine)
 	}
 }

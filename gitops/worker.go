@@ -48,12 +48,25 @@ func CommitAll(ctx context.Context, dir, message string) error {
 }
 
 // MergeFavouring merges ref into the worktree's branch at dir, resolving
-// conflicting hunks with the given side ("ours" or "theirs").
+// conflicting hunks with the given side ("ours" or "theirs"). A branch
+// name origin has is taken from origin's copy, which the merge engine
+// keeps fresh: the local branch of that name is the user's and lags while
+// they have it checked out (syncLocalWave), and may hold commits of theirs
+// that are not for the run.
 func MergeFavouring(ctx context.Context, dir, ref, side, message string) error {
 	if side != "ours" && side != "theirs" {
 		return fmt.Errorf("merge %s: side %q: want ours or theirs", ref, side)
 	}
 	rn := worktreeRunner()
+	if ref == "" || strings.HasPrefix(ref, "-") {
+		return fmt.Errorf("merge: invalid ref %q", sanitize(ref))
+	}
+	if !strings.HasPrefix(ref, "refs/") {
+		remote := "refs/remotes/origin/" + ref
+		if _, err := rn.run(ctx, call{dir: dir, args: []string{"rev-parse", "--verify", "--quiet", remote + "^{commit}"}}); err == nil {
+			ref = remote
+		}
+	}
 	_, err := rn.run(ctx, call{dir: dir, args: []string{"merge", "--no-edit", "-X", side, "-m", "merge", ref},
 		env: identity(ctx, rn, dir)})
 	if err != nil {

@@ -105,6 +105,9 @@ func openBacklogLane(ctx context.Context, e *laneEnv, stderr io.Writer) (*backlo
 	if err != nil {
 		return nil, fmt.Errorf("backlog mode needs a git repository with an origin: %w", err)
 	}
+	if err := checkOrigin(ctx, repo); err != nil {
+		return nil, err
+	}
 	src, err := openSource(ctx, e, repo, logger)
 	if err != nil {
 		return nil, err
@@ -123,11 +126,15 @@ func openSource(ctx context.Context, e *laneEnv, repo *gitops.Repo, logger *slog
 		return forge.NewGitHub(forge.GitHubOptions{Owner: cfg.GitHub.Owner, Repo: cfg.GitHub.Repo, APIURL: cfg.GitHub.APIURL,
 			Token: token, Logger: logger})
 	}
+	dir, err := localIssueDir(e)
+	if err != nil {
+		return nil, err
+	}
 	base, err := repo.DefaultBranch(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return forge.NewLocal(forge.LocalOptions{Dir: filepath.Join(e.lane.RepoRoot, filepath.FromSlash(cfg.Backlog.LocalDir)),
+	return forge.NewLocal(forge.LocalOptions{Dir: dir,
 		StateDir: filepath.Join(e.lane.RepoRoot, e.lane.StateRoot, "backlog-local"), Base: base})
 }
 
@@ -143,6 +150,9 @@ func newBacklogPlanCmd(g *globals) *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			nums, err := f.numbers()
 			if err != nil {
+				return err
+			}
+			if err := checkWidth(c); err != nil {
 				return err
 			}
 			be, err := openBacklog(c.Context(), g, c.ErrOrStderr())
@@ -203,7 +213,9 @@ request. Before anything is claimed or pushed, tmux >= 3.2, git >= 2.38 and the
 worker executor (backlog.executor, or --executor) are checked: exit 1, or 43
 when the executor is unusable. The lane's dashboard session shows the backlog
 view (tmux -L <socket> attach -t dashboard) unless --no-dashboard. A run that
-was interrupted or stopped is resumed by running this again.`,
+was interrupted or stopped is resumed by running this again; a run paused by
+` + "`backlog stop`" + ` exits 0. --issues naming an issue the source does not have is
+refused (exit 2) before anything is created.`,
 		Example: `  wave-orchestrator backlog run --issues 12,15,18
   wave-orchestrator backlog run --unbounded --max-issues 10 --max-minutes 120
   wave-orchestrator backlog run    # after a crash or stop: resume the open run`,
@@ -233,6 +245,9 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 			return err
 		}
 	}
+	if err := checkWidth(c); err != nil {
+		return err
+	}
 	e, err := openLane(g)
 	if err != nil {
 		return err
@@ -257,6 +272,15 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 	if err != nil {
 		return err
 	}
+	base := be.cfg.GitHub.BaseBranch
+	if open == "" {
+		if err := checkIssuesExist(ctx, be, nums); err != nil {
+			return err
+		}
+	} else if r, _, err := supervisor.ReadRun(open); err == nil {
+		base = r.Info.Base
+	}
+	warnUnpushed(ctx, be, base, c.ErrOrStderr())
 	bin, err := self()
 	if err != nil {
 		return err
@@ -279,7 +303,9 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 	res, err := sup.Run(ctx)
 	switch {
 	case errors.Is(err, supervisor.ErrStopped):
-		return withCode(exitFailed, fmt.Errorf("backlog run %s stopped on request; `backlog run` resumes it", res.RunID))
+		// A pause someone asked for is not a failure: exit 0.
+		fmt.Fprintf(c.OutOrStdout(), "backlog run %s paused on request (workers stopped; worktrees, branches and claims kept); `backlog run` resumes it\n", res.RunID)
+		return nil
 	case ctx.Err() != nil:
 		return withCode(exitFailed, fmt.Errorf("supervisor interrupted; workers keep running in tmux (socket %s); `backlog run` resumes", be.layout.Socket()))
 	case err != nil:
