@@ -9,6 +9,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
 )
 
 // dispatch claims a planned issue and starts its worker. An issue that
@@ -153,8 +154,8 @@ func (s *Supervisor) claimCopies(ctx context.Context, n int) error {
 	if _, err := s.do(ctx, backlog.Intent{ID: "label-claim-" + strconv.Itoa(n), Op: backlog.OpLabel, Issue: n, Label: label}); err != nil {
 		return err
 	}
-	return s.comment(ctx, "claim", n, fmt.Sprintf("Claimed by wave-orchestrator run `%s` (wave branch `%s`). A worker is on it.",
-		s.run().Info.ID, s.run().Info.WaveBranch))
+	return s.comment(ctx, "claim", n, fmt.Sprintf("Claimed by wave-orchestrator run %s (wave branch %s). A worker is on it.",
+		mdfence.Inline(s.run().Info.ID, 0), mdfence.Inline(s.run().Info.WaveBranch, 0)))
 }
 
 // release gives issue n back: claim ref deleted under its lease, label
@@ -174,7 +175,7 @@ func (s *Supervisor) release(ctx context.Context, n int, why string) error {
 			return err
 		}
 		if _, done := s.run().Done["comment-claim-"+strconv.Itoa(n)]; done {
-			if err := s.comment(ctx, "released", n, "Released by wave-orchestrator run `"+s.run().Info.ID+"`: "+why+"."); err != nil {
+			if err := s.comment(ctx, "released", n, "Released by wave-orchestrator run "+mdfence.Inline(s.run().Info.ID, 0)+": "+mdfence.Inline(why, 300)+"."); err != nil {
 				return err
 			}
 		}
