@@ -143,8 +143,27 @@ func validMarker(marker, body string) error {
 	if strings.TrimSpace(marker) == "" {
 		return errors.New("empty marker")
 	}
-	if !strings.Contains(body, marker) {
-		return errors.New("comment body does not contain its marker")
+	if !endsWithMarker(body, marker) {
+		return errors.New("comment body does not end with its marker")
 	}
 	return nil
+}
+
+// endsWithMarker: the marker is the last thing in body (trailing blanks
+// aside), where the writer puts it; a marker quoted inside a comment's
+// text is not that comment's.
+func endsWithMarker(body, marker string) bool {
+	return strings.HasSuffix(strings.TrimRight(body, " \t\r\n"), strings.TrimSpace(marker))
+}
+
+// findMarker is the first comment written by author (a login, compared as
+// GitHub does, without regard to case) that ends with marker. Comments by
+// anyone else never count, whatever they say.
+func findMarker(comments []backlog.Comment, marker, author string) (backlog.Comment, bool) {
+	for _, c := range comments {
+		if author != "" && strings.EqualFold(c.Author, author) && endsWithMarker(c.Body, marker) {
+			return c, true
+		}
+	}
+	return backlog.Comment{}, false
 }

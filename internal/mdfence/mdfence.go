@@ -75,9 +75,12 @@ func Inline(s string, limit int) string {
 		return ""
 	}
 	d := Span(s)
-	// The spaces keep a backtick at either end of s from joining the
-	// delimiter; CommonMark strips one space on each side.
-	return d + " " + s + " " + d
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		// The spaces keep a backtick at either end of s from joining
+		// the delimiter; CommonMark strips one space on each side.
+		return d + " " + s + " " + d
+	}
+	return d + s + d
 }
 
 // Fenced is s as a fenced code block with info string info ("text"):
