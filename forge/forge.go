@@ -46,8 +46,10 @@ type Source interface {
 	Get(ctx context.Context, n int) (backlog.Issue, error) // with Comments; ErrNotFound
 	AddLabel(ctx context.Context, n int, label string) error
 	RemoveLabel(ctx context.Context, n int, label string) error // absent → nil
-	// EnsureComment posts body (which must contain marker) unless a comment
-	// on n already contains marker; returns the existing or new comment.
+	// EnsureComment posts body (which must end with marker) unless a
+	// comment of the source's own identity (the token's login; the local
+	// store's writer) on n already ends with marker; returns the existing
+	// or new comment. A marker in anyone else's comment never counts.
 	EnsureComment(ctx context.Context, n int, marker, body string) (backlog.Comment, error)
 	// EnsurePR updates the open PR head→base if there is one, else creates it.
 	EnsurePR(ctx context.Context, head, base, title, body string) (PR, error)

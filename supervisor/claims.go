@@ -236,12 +236,14 @@ func (s *Supervisor) renewClaims(ctx context.Context) error {
 	if len(held) == 0 {
 		return nil
 	}
+	// Set before the look: an origin that cannot be reached is asked
+	// again at the next interval, not on every sweep.
+	s.claimsAt = s.o.Now()
 	heads, err := s.o.Git.ClaimHeads(ctx)
 	if err != nil {
 		s.printf("warning: look at the claims on origin: %v", err)
 		return nil
 	}
-	s.claimsAt = s.o.Now()
 	for _, is := range held {
 		if err := s.checkClaim(ctx, is, heads[is.Number]); err != nil {
 			return err
