@@ -111,17 +111,6 @@ func codeList(files []string) string {
 	return strings.Join(out, ", ")
 }
 
-// oneLineText is untrusted text made safe for one markdown line: in a
-// code span, so a title saying "Closes #7" closes nothing and no markup
-// or mention in it renders.
-func oneLineText(s string) string {
-	s = strings.Join(strings.Fields(Clean(s)), " ")
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:197]) + "..."
-	}
-	if s == "" {
-		return ""
-	}
-	fence := mdfence.Span(s)
-	return fence + " " + s + " " + fence
-}
+// oneLineText is untrusted text made safe for one markdown line (a
+// title saying "Closes #7" closes nothing; no markup or mention renders).
+func oneLineText(s string) string { return mdfence.Inline(s, 200) }

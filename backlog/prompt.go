@@ -3,7 +3,6 @@ package backlog
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
 )
@@ -85,11 +84,4 @@ func issueText(is Issue) string {
 // sequences, carriage returns, NULs) and bidirectional formatting marks
 // (which make a terminal or a GitHub page show text in an order other
 // than the one it has) from untrusted text.
-func Clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) && !unicode.Is(unicode.Bidi_Control, r) {
-			return r
-		}
-		return -1
-	}, s)
-}
+func Clean(s string) string { return mdfence.Clean(s) }

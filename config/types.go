@@ -214,6 +214,9 @@ type GitHub struct {
 	BaseBranch string `json:"baseBranch" yaml:"baseBranch"`
 	APIURL     string `json:"apiUrl" yaml:"apiUrl"`
 	TokenEnv   string `json:"tokenEnv" yaml:"tokenEnv"`
+	// Login is who the token acts as, for tokens that cannot read GET
+	// /user (GitHub Apps, Actions): only its comments' markers count.
+	Login string `json:"login" yaml:"login"`
 }
 
 // Backlog configures backlog mode (BACKLOG.md). Commands (probe, verify,

@@ -46,8 +46,10 @@ type Source interface {
 	Get(ctx context.Context, n int) (backlog.Issue, error) // with Comments; ErrNotFound
 	AddLabel(ctx context.Context, n int, label string) error
 	RemoveLabel(ctx context.Context, n int, label string) error // absent → nil
-	// EnsureComment posts body (which must contain marker) unless a comment
-	// on n already contains marker; returns the existing or new comment.
+	// EnsureComment posts body (which must end with marker) unless a
+	// comment of the source's own identity (the token's login; the local
+	// store's writer) on n already ends with marker; returns the existing
+	// or new comment. A marker in anyone else's comment never counts.
 	EnsureComment(ctx context.Context, n int, marker, body string) (backlog.Comment, error)
 	// EnsurePR updates the open PR head→base if there is one, else creates it.
 	EnsurePR(ctx context.Context, head, base, title, body string) (PR, error)
@@ -143,8 +145,27 @@ func validMarker(marker, body string) error {
 	if strings.TrimSpace(marker) == "" {
 		return errors.New("empty marker")
 	}
-	if !strings.Contains(body, marker) {
-		return errors.New("comment body does not contain its marker")
+	if !endsWithMarker(body, marker) {
+		return errors.New("comment body does not end with its marker")
 	}
 	return nil
+}
+
+// endsWithMarker: the marker is the last thing in body (trailing blanks
+// aside), where the writer puts it; a marker quoted inside a comment's
+// text is not that comment's.
+func endsWithMarker(body, marker string) bool {
+	return strings.HasSuffix(strings.TrimRight(body, " \t\r\n"), strings.TrimSpace(marker))
+}
+
+// findMarker is the first comment written by author (a login, compared as
+// GitHub does, without regard to case) that ends with marker. Comments by
+// anyone else never count, whatever they say.
+func findMarker(comments []backlog.Comment, marker, author string) (backlog.Comment, bool) {
+	for _, c := range comments {
+		if author != "" && strings.EqualFold(c.Author, author) && endsWithMarker(c.Body, marker) {
+			return c, true
+		}
+	}
+	return backlog.Comment{}, false
 }

@@ -37,6 +37,11 @@ type GitHubOptions struct {
 	// Retries is how many times a transient failure (5xx, transport error)
 	// is retried; 0 → 3, negative → none.
 	Retries int
+	// Login is the login the token acts as, whose comments are the only
+	// ones whose markers count. "" → learned once with GET /user; a token
+	// that may not read /user (a GitHub App's, the Actions GITHUB_TOKEN)
+	// needs it set, e.g. "github-actions[bot]".
+	Login string
 }
 
 // GitHub is the Source for a GitHub repository.
@@ -55,6 +60,11 @@ type GitHub struct {
 	// goroutines ensuring the same comment post it once.
 	writeMu sync.Mutex
 
+	// login is who the token acts as: GitHubOptions.Login or, once
+	// learned, GET /user's answer.
+	loginMu sync.Mutex
+	login   string
+
 	// labels are each issue's labels as last read or written, so that
 	// AddLabel of a label already there costs no request.
 	labelsMu sync.Mutex
@@ -71,7 +81,7 @@ func NewGitHub(o GitHubOptions) (*GitHub, error) {
 	g := &GitHub{
 		owner: o.Owner, repo: o.Repo, token: o.Token,
 		log: loggerOrDefault(o.Logger), sleep: o.Sleep, now: o.Now,
-		maxWait: o.MaxWait, retries: o.Retries, labels: map[int][]string{},
+		maxWait: o.MaxWait, retries: o.Retries, labels: map[int][]string{}, login: strings.TrimSpace(o.Login),
 	}
 	if g.sleep == nil {
 		g.sleep = defaultSleep

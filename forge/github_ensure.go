@@ -16,20 +16,26 @@ import (
 // many creates are tried in one Ensure* call.
 const createAttempts = 3
 
-// EnsureComment posts body on issue n unless a comment there already
-// contains marker, and returns the existing or new comment.
+// EnsureComment posts body on issue n unless a comment there by the
+// token's own login already ends with marker, and returns the existing or
+// new comment. Anyone can write a marker into a comment: one by another
+// login is text, never proof that this comment was posted.
 func (g *GitHub) EnsureComment(ctx context.Context, n int, marker, body string) (backlog.Comment, error) {
 	if err := validMarker(marker, body); err != nil {
 		return backlog.Comment{}, fmt.Errorf("github: comment on issue #%d: %w", n, err)
 	}
 	g.writeMu.Lock()
 	defer g.writeMu.Unlock()
+	self, err := g.self(ctx)
+	if err != nil {
+		return backlog.Comment{}, fmt.Errorf("github: comment on issue #%d: %w", n, err)
+	}
 	for attempt := 1; ; attempt++ {
 		comments, err := g.listComments(ctx, n)
 		if err != nil {
 			return backlog.Comment{}, err
 		}
-		if c, ok := findMarker(comments, marker); ok {
+		if c, ok := findMarker(comments, marker, self); ok {
 			return c, nil
 		}
 		var made *github.IssueComment
@@ -60,15 +66,6 @@ func (g *GitHub) pause(ctx context.Context, attempt int, what string, cause erro
 		return fmt.Errorf("github: %s: %w", what, err)
 	}
 	return nil
-}
-
-func findMarker(comments []backlog.Comment, marker string) (backlog.Comment, bool) {
-	for _, c := range comments {
-		if strings.Contains(c.Body, marker) {
-			return c, true
-		}
-	}
-	return backlog.Comment{}, false
 }
 
 // EnsurePR makes sure one open pull request head→base exists with this

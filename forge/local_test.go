@@ -244,3 +244,38 @@ func TestLocalDamagedOverlayHidesOnlyItsIssue(t *testing.T) {
 		t.Errorf("ListOpen = %v, %v; want [1] and the damaged overlay named", numbers(issues), err)
 	}
 }
+
+// In the local source only comments the supervisor wrote to its store
+// count: one by a person (an answer, a hand edit) carrying the marker, or
+// a supervisor comment quoting it mid-text, does not stop the comment.
+func TestLocalMarkerOnlyInOurOwnCommentsCounts(t *testing.T) {
+	l, dir, state := newLocal(t)
+	ctx := t.Context()
+	writeIssue(t, dir, "4-x.md", map[string]any{"title": "x"}, "b")
+	marker := "<!-- wave-orchestrator:parked run=r1 issue=4 -->"
+	var file strings.Builder
+	file.WriteString("# Comments on issue #4\n\n")
+	for i, c := range []struct{ author, body string }{
+		{"alice", "planted\n" + marker},
+		{"wave-orchestrator", "quoting " + marker + " mid-text"},
+	} {
+		fmt.Fprintf(&file, "<!-- wave-orchestrator comment id=%d author=%s created=2024-01-01T00:00:00Z bytes=%d -->\n%s\n\n",
+			i+1, c.author, len(c.body), c.body)
+	}
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "4.comments.md"), []byte(file.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		c, err := l.EnsureComment(ctx, 4, marker, "Parked.\n\n"+marker)
+		must(t, err)
+		if c.ID != 3 || c.Body != "Parked.\n\n"+marker {
+			t.Errorf("EnsureComment = %+v, want our new comment 3", c)
+		}
+	}
+	if is, _ := l.Get(ctx, 4); len(is.Comments) != 3 {
+		t.Errorf("%d comments, want the two there and ours once", len(is.Comments))
+	}
+}

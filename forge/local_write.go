@@ -79,7 +79,8 @@ func (l *Local) CloseIssue(ctx context.Context, n int) error {
 }
 
 // EnsureComment appends body to issue n's comments file unless a comment
-// there already contains marker.
+// there that the supervisor wrote (author wave-orchestrator) already ends
+// with marker.
 func (l *Local) EnsureComment(ctx context.Context, n int, marker, body string) (backlog.Comment, error) {
 	if err := validMarker(marker, body); err != nil {
 		return backlog.Comment{}, fmt.Errorf("local backlog: comment on issue #%d: %w", n, err)
@@ -93,7 +94,7 @@ func (l *Local) EnsureComment(ctx context.Context, n int, marker, body string) (
 		if err != nil {
 			return err
 		}
-		if c, ok := findMarker(cs, marker); ok {
+		if c, ok := findMarker(cs, marker, localAuthor); ok {
 			out = c
 			return nil
 		}

@@ -44,6 +44,51 @@ func (r *Repo) TakeOver(ctx context.Context, oldSHA string, c ClaimInfo) (bool, 
 	return r.swapClaim(ctx, c, oldSHA)
 }
 
+// Renewal is what Renew found and did.
+type Renewal struct {
+	Won       bool      // the claim on origin is ours, as Holder says
+	Holder    ClaimInfo // ours (with its SHA) when won, else the other holder's
+	Recreated bool      // the ref was gone (deleted by hand or by a tool) and is created again
+}
+
+// Renew moves our claim on c.Issue from sha (the commit we last pushed;
+// "" when unknown) to a new commit carrying c. A claim ref that is gone is
+// created again: it was ours, and the create is the same compare-and-swap
+// as a first claim, so if anyone claimed the issue in between theirs
+// stands and Won is false. A claim at another commit is never replaced:
+// Won is false and Holder says whose it is (possibly ours, from a renewal
+// whose record was lost: the caller compares the run).
+func (r *Repo) Renew(ctx context.Context, sha string, c ClaimInfo) (Renewal, error) {
+	if sha != "" {
+		won, holder, err := r.swapClaim(ctx, c, sha)
+		if err != nil || won || holder.SHA != "" {
+			return Renewal{Won: won, Holder: holder}, err
+		}
+	}
+	won, holder, err := r.swapClaim(ctx, c, "")
+	return Renewal{Won: won, Holder: holder, Recreated: won && sha != ""}, err
+}
+
+// ClaimHeads is the commit of every claim ref on the remote, by issue, in
+// one ls-remote: how a run checks all the claims it holds at once.
+func (r *Repo) ClaimHeads(ctx context.Context) (map[int]string, error) {
+	out, err := r.git(ctx, r.Dir, "ls-remote", r.Remote, claimPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("list claim refs on %s: %w", r.Remote, err)
+	}
+	heads := map[int]string{}
+	for _, l := range strings.Split(out, "\n") {
+		sha, name, ok := strings.Cut(strings.TrimSpace(l), "\t")
+		if !ok || !strings.HasPrefix(name, claimPrefix) {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(name, claimPrefix)); err == nil && n > 0 {
+			heads[n] = sha
+		}
+	}
+	return heads, nil
+}
+
 // swapClaim pushes a new claim commit for c.Issue if the remote ref is at
 // expect ("" = absent). A rejection reads the holder back; a ref released
 // between our push and that read is retried.

@@ -258,3 +258,42 @@ func TestGarbageClaimNamesRef(t *testing.T) {
 		t.Fatalf("claim over garbage: won=%v err=%v", won, err)
 	}
 }
+
+// A claim ref deleted behind the holder's back is ours to create again on
+// renewal; a claim someone else holds is never replaced by it.
+func TestRenewRecreatesADeletedClaimButNeverTakesAnothers(t *testing.T) {
+	origin := newOrigin(t)
+	a, b := newClone(t, origin), newClone(t, origin)
+	ctx := ctxT(t)
+	_, mine, err := a.Claim(ctx, ClaimInfo{Issue: 4, RunID: "a", Host: "ha", PID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, origin, "update-ref", "-d", claimRef(4)) // a person cleans up refs
+	got, err := a.Renew(ctx, mine.SHA, ClaimInfo{Issue: 4, RunID: "a", Host: "ha", PID: 1, Lease: time.Now().Add(time.Hour)})
+	if err != nil || !got.Won || !got.Recreated || got.Holder.SHA == "" {
+		t.Fatalf("renew of a deleted claim = %+v, %v; want it re-created", got, err)
+	}
+	if at := originRef(t, origin, claimRef(4)); at != got.Holder.SHA {
+		t.Fatalf("origin's claim at %q, want the re-created %s", at, got.Holder.SHA)
+	}
+	heads, err := a.ClaimHeads(ctx)
+	if err != nil || len(heads) != 1 || heads[4] != got.Holder.SHA {
+		t.Fatalf("ClaimHeads = %v, %v; want #4 at %s", heads, err, got.Holder.SHA)
+	}
+	// Someone else takes it (the ref deleted, then their claim won).
+	gitT(t, origin, "update-ref", "-d", claimRef(4))
+	if won, _, err := b.Claim(ctx, ClaimInfo{Issue: 4, RunID: "b", Host: "hb", PID: 2}); err != nil || !won {
+		t.Fatalf("b's claim: %v %v", won, err)
+	}
+	lost, err := a.Renew(ctx, got.Holder.SHA, ClaimInfo{Issue: 4, RunID: "a", Host: "ha", PID: 1})
+	if err != nil || lost.Won || lost.Recreated || lost.Holder.RunID != "b" {
+		t.Fatalf("renew of a claim b holds = %+v, %v; want lost to b", lost, err)
+	}
+	if c, _, _ := a.ReadClaim(ctx, 4); c.RunID != "b" {
+		t.Fatalf("b's claim was replaced: %+v", c)
+	}
+	if heads, err := a.ClaimHeads(ctx); err != nil || heads[4] == got.Holder.SHA {
+		t.Fatalf("ClaimHeads = %v, %v; want #4 at b's commit", heads, err)
+	}
+}

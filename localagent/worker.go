@@ -25,15 +25,16 @@ import (
 // backlog-work/issue-<n>.md), result=done|needs-input|blocked,
 // question=..., detail=..., exit=N, fail-attempts=N (exit 1 while
 // WAVE_ATTEMPT <= N), dirty=PATH (leave an uncommitted file first),
-// hang (never finish), delay=DURATION, review=pass|fail (what the
-// simulated reviewer says of the change).
+// hang (never finish), delay=DURATION, wait=PATH (go on only once PATH
+// exists: a test's gate), review=pass|fail (what the simulated reviewer
+// says of the change).
 const directivePrefix = "local-agent:"
 
 type workerKnobs struct {
-	commit, result, question, detail, dirty, review string
-	exit, failAttempts                              int
-	hang                                            bool
-	delay                                           time.Duration
+	commit, result, question, detail, dirty, review, wait string
+	exit, failAttempts                                    int
+	hang                                                  bool
+	delay                                                 time.Duration
 }
 
 // WorkerMain runs the simulated backlog worker in its worktree (the
@@ -95,6 +96,12 @@ func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target stri
 		}
 	}
 	time.Sleep(k.delay)
+	for k.wait != "" {
+		if _, err := os.Stat(k.wait); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if k.hang {
 		fmt.Fprintln(out, "[local-worker] hanging (local-agent: hang)")
 		select {}
@@ -210,6 +217,8 @@ func (k *workerKnobs) set(key, v string) error {
 		k.failAttempts, err = strconv.Atoi(v)
 	case "hang":
 		k.hang = true
+	case "wait":
+		k.wait = v
 	case "delay":
 		k.delay, err = time.ParseDuration(v)
 	default:

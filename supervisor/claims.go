@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
 )
 
 // dispatch claims a planned issue and starts its worker. An issue that
@@ -153,8 +155,8 @@ func (s *Supervisor) claimCopies(ctx context.Context, n int) error {
 	if _, err := s.do(ctx, backlog.Intent{ID: "label-claim-" + strconv.Itoa(n), Op: backlog.OpLabel, Issue: n, Label: label}); err != nil {
 		return err
 	}
-	return s.comment(ctx, "claim", n, fmt.Sprintf("Claimed by wave-orchestrator run `%s` (wave branch `%s`). A worker is on it.",
-		s.run().Info.ID, s.run().Info.WaveBranch))
+	return s.comment(ctx, "claim", n, fmt.Sprintf("Claimed by wave-orchestrator run %s (wave branch %s). A worker is on it.",
+		mdfence.Inline(s.run().Info.ID, 0), mdfence.Inline(s.run().Info.WaveBranch, 0)))
 }
 
 // release gives issue n back: claim ref deleted under its lease, label
@@ -174,7 +176,7 @@ func (s *Supervisor) release(ctx context.Context, n int, why string) error {
 			return err
 		}
 		if _, done := s.run().Done["comment-claim-"+strconv.Itoa(n)]; done {
-			if err := s.comment(ctx, "released", n, "Released by wave-orchestrator run `"+s.run().Info.ID+"`: "+why+"."); err != nil {
+			if err := s.comment(ctx, "released", n, "Released by wave-orchestrator run "+mdfence.Inline(s.run().Info.ID, 0)+": "+mdfence.Inline(why, 300)+"."); err != nil {
 				return err
 			}
 		}
@@ -201,47 +203,142 @@ func (s *Supervisor) hook(ctx context.Context, argv []string, n int) (bool, stri
 	return true, ""
 }
 
-// renewClaims keeps the lease of every claim this run works on from
-// expiring (a worker may run longer than a lease): each is renewed under
-// the lease of the commit recorded, at a third of the lease. A claim that
-// another run took over means this run's work on it stops.
-func (s *Supervisor) renewClaims(ctx context.Context) error {
-	lease := time.Duration(s.o.Config.Backlog.Claim.LeaseMinutes) * time.Minute
-	now := s.o.Now()
+// claimCheckEvery is how often the claims this run holds are looked at
+// on origin, all in one ls-remote: a claim ref deleted meanwhile (by a
+// person or a tool) is created again at the first look, and one that
+// another run holds now stops this run's work on the issue. Every merge
+// also looks at its issue's claim first, so nothing is merged on a claim
+// that is not ours.
+const claimCheckEvery = 30 * time.Second
+
+// heldClaims are the issues whose claim this run holds and must keep:
+// claimed and not released, with work in flight or merged (a merged issue
+// stays claimed until the final PR closes it, so no other run takes it).
+func (s *Supervisor) heldClaims() []*backlog.IssueRun {
+	var out []*backlog.IssueRun
 	for _, is := range s.run().List() {
-		n := is.Number
-		if backlog.Terminal(is.State) || is.State == backlog.StatePlanned || is.ClaimRef == "" || now.Sub(s.renewedAt[n]) < lease/3 {
+		if is.Released || is.State == backlog.StatePlanned || (backlog.Terminal(is.State) && is.State != backlog.StateMerged) {
 			continue
 		}
-		won, holder, err := s.o.Git.TakeOver(ctx, is.ClaimRef, s.claimInfo(n))
-		if err == nil && !won && holder.RunID == "" {
-			// No claim ref at all (deleted by hand, or released by a life
-			// of this run whose record was lost): claim it again.
-			won, holder, err = s.o.Git.Claim(ctx, s.claimInfo(n))
-		}
-		if err != nil {
-			s.printf("warning: renew the claim of #%d: %v", n, err)
-			continue
-		}
-		if !won && holder.RunID != s.run().Info.ID {
-			detail := fmt.Sprintf("run %s on %s", oneLine(holder.RunID), oneLine(holder.Host))
-			s.printf("#%d: the claim was taken over by %s; this run stops working on it", n, detail)
-			if is.State == backlog.StateRunning && is.RunDir != "" {
-				_ = s.o.Runs.Terminate(ctx, is.RunDir, time.Duration(s.o.Lane.Runtime.TerminateGraceMs)*time.Millisecond)
-			}
-			if err := s.emit(backlog.Event{Kind: backlog.EvClaimLost, Issue: n, Detail: detail}); err != nil {
-				return err
-			}
-			continue
-		}
-		// Won, or ours already (renewed before a restart that lost the
-		// record): either way the claim commit on origin is holder's.
-		s.renewedAt[n] = now
-		if holder.SHA != "" && holder.SHA != is.ClaimRef {
-			if err := s.emit(backlog.Event{Kind: backlog.EvClaimRenewed, Issue: n, Ref: holder.SHA}); err != nil {
-				return err
-			}
+		out = append(out, is)
+	}
+	return out
+}
+
+// renewClaims looks at every held claim on origin every claimCheckEvery:
+// each is re-created if gone, given up if another run holds it, and its
+// lease renewed at a third of the lease.
+func (s *Supervisor) renewClaims(ctx context.Context) error {
+	if s.o.Now().Sub(s.claimsAt) < claimCheckEvery {
+		return nil
+	}
+	held := s.heldClaims()
+	if len(held) == 0 {
+		return nil
+	}
+	// Set before the look: an origin that cannot be reached is asked
+	// again at the next interval, not on every sweep.
+	s.claimsAt = s.o.Now()
+	heads, err := s.o.Git.ClaimHeads(ctx)
+	if err != nil {
+		s.printf("warning: look at the claims on origin: %v", err)
+		return nil
+	}
+	for _, is := range held {
+		if err := s.checkClaim(ctx, is, heads[is.Number]); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// claimStillHeld looks at issue n's claim right before its merge: false
+// when another run holds it now (the issue left this run).
+func (s *Supervisor) claimStillHeld(ctx context.Context, is *backlog.IssueRun) (bool, error) {
+	heads, err := s.o.Git.ClaimHeads(ctx)
+	if err != nil {
+		// Origin unreachable: the merge's own push says so.
+		s.printf("warning: look at the claim of #%d on origin: %v", is.Number, err)
+		return true, nil
+	}
+	if err := s.checkClaim(ctx, is, heads[is.Number]); err != nil {
+		return false, err
+	}
+	return !is.Released, nil
+}
+
+// checkClaim compares issue n's claim ref on origin (head, "" when gone)
+// with the commit this run recorded, and acts on what it finds.
+func (s *Supervisor) checkClaim(ctx context.Context, is *backlog.IssueRun, head string) error {
+	n := is.Number
+	lease := time.Duration(s.o.Config.Backlog.Claim.LeaseMinutes) * time.Minute
+	switch {
+	case head == "":
+		s.printf("#%d: its claim ref is gone from origin (deleted by a person or a tool); this run holds the issue and claims it again", n)
+	case head != is.ClaimRef:
+		// Another commit: ours from a renewal whose record was lost,
+		// or another run's. holdClaim tells which.
+	case s.o.Now().Sub(s.renewedAt[n]) < lease/3:
+		return nil
+	}
+	return s.holdClaim(ctx, is, s.claimInfo(n))
+}
+
+// holdClaim makes issue n's claim on origin c (a fresh lease): renewed
+// from the commit recorded, or created again if the ref is gone. A claim
+// another run holds is never replaced: the issue is lost to it.
+func (s *Supervisor) holdClaim(ctx context.Context, is *backlog.IssueRun, c gitops.ClaimInfo) error {
+	n := is.Number
+	got, err := s.o.Git.Renew(ctx, is.ClaimRef, c)
+	if err == nil && !got.Won && got.Holder.RunID == s.run().Info.ID && got.Holder.SHA != "" {
+		// Ours, from a life of this run whose record of it was lost:
+		// renew from that commit.
+		got, err = s.o.Git.Renew(ctx, got.Holder.SHA, c)
+	}
+	if errors.Is(err, gitops.ErrBadClaim) {
+		// Something that is no claim of ours sits on the ref.
+		return s.claimLost(ctx, is, gitops.ClaimInfo{})
+	}
+	if err != nil {
+		s.printf("warning: renew the claim of #%d: %v", n, err)
+		return nil
+	}
+	if !got.Won {
+		return s.claimLost(ctx, is, got.Holder)
+	}
+	s.renewedAt[n] = s.o.Now()
+	if got.Recreated {
+		s.printf("#%d: claim created again on origin (%s)", n, short(got.Holder.SHA))
+	}
+	if got.Holder.SHA != "" && got.Holder.SHA != is.ClaimRef {
+		return s.emit(backlog.Event{Kind: backlog.EvClaimRenewed, Issue: n, Ref: got.Holder.SHA})
+	}
+	return nil
+}
+
+// claimLost: another run holds issue n's claim now. Work in flight stops
+// and is never merged by this run; a merge already made cannot be undone,
+// so for a merged issue it is said (once) and the run goes on.
+func (s *Supervisor) claimLost(ctx context.Context, is *backlog.IssueRun, holder gitops.ClaimInfo) error {
+	n := is.Number
+	detail := fmt.Sprintf("run %s on %s", oneLine(holder.RunID), oneLine(holder.Host))
+	if holder.RunID == "" {
+		detail = "someone else (a claim ref not made by wave-orchestrator)"
+	}
+	if is.State == backlog.StateMerged || is.State == backlog.StateMerging {
+		if s.claimWarned == nil {
+			s.claimWarned = map[int]bool{}
+		}
+		if !s.claimWarned[n] {
+			s.claimWarned[n] = true
+			s.printf("warning: #%d is merged into %s, but its claim on origin is held by %s now; that run may work on it again",
+				n, s.run().Info.WaveBranch, detail)
+		}
+		return nil
+	}
+	s.printf("#%d: its claim on origin is held by %s now, not by this run: this run stops its worker and will not merge it", n, detail)
+	if is.State == backlog.StateRunning && is.RunDir != "" {
+		_ = s.o.Runs.Terminate(ctx, is.RunDir, time.Duration(s.o.Lane.Runtime.TerminateGraceMs)*time.Millisecond)
+	}
+	return s.emit(backlog.Event{Kind: backlog.EvClaimLost, Issue: n, Detail: detail})
 }

@@ -184,13 +184,9 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 // renewClaim keeps a merged issue's claim past the run: the issue stays
 // open until the final PR merges, and no other run may take it meanwhile.
 func (s *Supervisor) renewClaim(ctx context.Context, is *backlog.IssueRun) error {
-	if is.ClaimRef == "" {
-		return nil
-	}
 	c := s.claimInfo(is.Number)
 	c.Lease = s.o.Now().UTC().Add(30 * 24 * time.Hour)
-	_, _, err := s.o.Git.TakeOver(ctx, is.ClaimRef, c)
-	return err
+	return s.holdClaim(ctx, is, c) // a deleted claim is created again
 }
 
 // cleanup removes the worktrees and branches of merged issues, each only

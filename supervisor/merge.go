@@ -33,6 +33,10 @@ func (s *Supervisor) mergeReady(ctx context.Context) error {
 func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 	is := s.run().Issues[n]
 	if is.State != backlog.StateMerging {
+		// Never merge on a claim that is not ours (any more).
+		if held, err := s.claimStillHeld(ctx, is); err != nil || !held {
+			return err
+		}
 		if err := s.emit(backlog.Event{Kind: backlog.EvMergeStarted, Issue: n}); err != nil {
 			return err
 		}

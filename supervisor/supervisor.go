@@ -92,6 +92,8 @@ type Supervisor struct {
 	probeWait    time.Duration
 	prFailed     bool              // the final PR could not be opened
 	renewedAt    map[int]time.Time // last claim lease renewal per issue
+	claimsAt     time.Time         // last look at every held claim on origin
+	claimWarned  map[int]bool      // merged issues whose claim another run took: said once
 	plannedAt    time.Time         // last unbounded plan
 	replan       bool              // something ended since that plan
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
@@ -315,7 +314,7 @@ func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail s
 func (s *Supervisor) needsInput(ctx context.Context, n int, q string) error {
 	// The writes come before the state: a crash in between finds the
 	// worker's outcome again and redoes them (each is done once).
-	if err := s.comment(ctx, "needs-input", n, "The worker on this issue needs input:\n\n> "+oneLine(q)); err != nil {
+	if err := s.comment(ctx, "needs-input", n, backlog.NeedsInputComment(q)); err != nil {
 		return err
 	}
 	if _, err := s.do(ctx, backlog.Intent{ID: "label-needs-input-" + strconv.Itoa(n), Op: backlog.OpLabel, Issue: n,
@@ -333,12 +332,8 @@ func (s *Supervisor) needsInput(ctx context.Context, n int, q string) error {
 // park sets issue n aside as blocked with a specific question; the rest
 // of the wave goes on. Its worktree and branch are kept.
 func (s *Supervisor) park(ctx context.Context, n int, detail, question string, files []string) error {
-	body := "Parked by wave-orchestrator run `" + s.run().Info.ID + "`: " + oneLine(detail)
-	if len(files) > 0 {
-		body += "\n\nConflicting files: " + strings.Join(files, ", ")
-	}
 	// The comment before the state, as in needsInput.
-	if err := s.comment(ctx, "parked", n, body+"\n\n> "+oneLine(question)); err != nil {
+	if err := s.comment(ctx, "parked", n, backlog.ParkedComment(s.run().Info.ID, detail, question, files)); err != nil {
 		return err
 	}
 	if err := s.emit(backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Files: files}); err != nil {

@@ -124,7 +124,7 @@ func openSource(ctx context.Context, e *laneEnv, repo *gitops.Repo, logger *slog
 			return nil, fmt.Errorf("backlog source github (%s/%s): set $%s to a token (github.tokenEnv)", cfg.GitHub.Owner, cfg.GitHub.Repo, env)
 		}
 		return forge.NewGitHub(forge.GitHubOptions{Owner: cfg.GitHub.Owner, Repo: cfg.GitHub.Repo, APIURL: cfg.GitHub.APIURL,
-			Token: token, Logger: logger})
+			Token: token, Logger: logger, Login: cfg.GitHub.Login})
 	}
 	dir, err := localIssueDir(e)
 	if err != nil {

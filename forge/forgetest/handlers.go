@@ -31,6 +31,7 @@ func (s *Server) mux() *http.ServeMux {
 		{"GET " + repoPath + "/pulls/{n}", RoutePullGet, s.pullGet},
 		{"PATCH " + repoPath + "/pulls/{n}", RoutePullEdit, s.pullEdit},
 		{"GET /api/v3/rate_limit", RouteRateLimit, s.rateLimit},
+		{"GET /api/v3/user", RouteUser, s.user},
 	}
 	for _, r := range routes {
 		m.HandleFunc(r.pattern, s.serve(r.route, r.h))
@@ -285,7 +286,12 @@ func (s *Server) commentCreate(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed"})
 		return
 	}
-	c := s.addComment(it.number, "test-user", *req.Body, time.Time{})
+	c := s.addComment(it.number, Login, *req.Body, time.Time{})
 	s.mutate(r, RouteCommentCreate, it.number, fmt.Sprintf("create comment %d", c.id))
 	writeJSON(w, http.StatusCreated, s.commentJSON(c))
+}
+
+// user is GET /user: the token's own account.
+func (s *Server) user(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"login": Login, "id": 1, "type": "User"})
 }

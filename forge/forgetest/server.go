@@ -5,7 +5,8 @@
 // a bearer token check, GitHub's 404/422 answers, fault knobs (a failed
 // Nth call, primary and secondary rate limits, runs of 5xx, a write
 // applied whose response is then dropped), per-route counters and an
-// ordered log of the mutations it applied.
+// ordered log of the mutations it applied. Comments record their author:
+// Login for those made with Token, anyone for those a test seeds.
 package forgetest
 
 import (
@@ -22,8 +23,14 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 )
 
-// Token is the only token the server accepts.
-const Token = "test-token"
+// Token is the only token the server accepts; Login is the user it
+// authenticates (GET /user), the author of every comment made through the
+// API. Comments seeded with AddComment or AddIssue are by whoever they
+// name ("test-user" when none).
+const (
+	Token = "test-token"
+	Login = "wave-bot"
+)
 
 // Routes, as Count and DropResponseNext name them.
 const (
@@ -40,6 +47,7 @@ const (
 	RoutePullGet       = "pulls.get"
 	RoutePullEdit      = "pulls.edit"
 	RouteRateLimit     = "rate_limit"
+	RouteUser          = "user.get"
 )
 
 // Mutation is one change the server applied, in order.

@@ -1,10 +1,25 @@
-// Package mdfence owns how untrusted text is quoted in the Markdown this
-// tool writes (agent and reviewer prompts, pull request bodies): between
-// backtick delimiters longer than any run of backticks in the text, so
-// nothing in the text can close them.
+// Package mdfence owns how untrusted text (issue titles and bodies, worker
+// questions and output, reviewer verdicts, file names) is quoted in the
+// Markdown this tool writes: agent and reviewer prompts, and everything it
+// posts to GitHub (comments, pull request bodies).
+//
+// Quoted text sits between backtick delimiters longer than any run of
+// backticks in it, so nothing in the text can close them; inside a code
+// span or a fenced code block GitHub renders no markup, so an @mention
+// notifies nobody, #12 and org/repo#3 link and close nothing, and HTML
+// (a <!-- --> comment, <details>) shows as the characters it is instead
+// of hiding anything. On top of that, Inline and Fenced remove control
+// characters and bidirectional formatting marks (which make a page show
+// text in another order than it has) and break every "<!--", so the
+// quoted text never holds the bytes of a hidden marker such as
+// <!-- wave-orchestrator:<kind> … --> for a reader that scans the raw
+// body rather than the rendered page.
 package mdfence
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // Block is the fence of a fenced code block holding s: at least three
 // backticks, one more than s's longest run.
@@ -25,4 +40,64 @@ func longestRun(s string) int {
 		}
 	}
 	return best
+}
+
+// Clean removes control characters other than newline and tab (escape
+// sequences, carriage returns, NULs) and bidirectional formatting marks
+// from untrusted text.
+func Clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) && !unicode.Is(unicode.Bidi_Control, r) {
+			return r
+		}
+		return -1
+	}, s)
+}
+
+// commentOpen is what opens an HTML comment; defused is it with a zero
+// width space between "<!" and "--", which no HTML parser (and no
+// strings.Contains looking for a marker) takes for an opener.
+const (
+	commentOpen = "<!--"
+	defused     = "<!\u200b--"
+)
+
+// Inline is s as one inline code span for one Markdown line: cleaned,
+// whitespace (newlines too) folded to single spaces, cut to limit runes
+// (limit <= 0: no cut) and delimited. Empty text is "".
+func Inline(s string, limit int) string {
+	s = strings.Join(strings.Fields(Clean(s)), " ")
+	if r := []rune(s); limit > 3 && len(r) > limit {
+		s = string(r[:limit-3]) + "..."
+	}
+	s = strings.ReplaceAll(s, commentOpen, defused)
+	if s == "" {
+		return ""
+	}
+	d := Span(s)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		// The spaces keep a backtick at either end of s from joining
+		// the delimiter; CommonMark strips one space on each side.
+		return d + " " + s + " " + d
+	}
+	return d + s + d
+}
+
+// Fenced is s as a fenced code block with info string info ("text"):
+// cleaned, cut to limit runes (limit <= 0: no cut), its lines kept, ending
+// in a newline. Empty text is an empty block.
+func Fenced(s, info string, limit int) string {
+	s = strings.Trim(Clean(s), "\n")
+	if r := []rune(s); limit > 3 && len(r) > limit {
+		s = string(r[:limit-3]) + "..."
+	}
+	s = strings.ReplaceAll(s, commentOpen, defused)
+	f := Block(s)
+	// The info string is ours, but one with a backtick would not be an
+	// info string at all.
+	info = strings.Join(strings.Fields(strings.ReplaceAll(Clean(info), "`", "")), "-")
+	if s == "" {
+		return f + info + "\n" + f + "\n"
+	}
+	return f + info + "\n" + s + "\n" + f + "\n"
 }
