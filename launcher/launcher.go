@@ -44,6 +44,9 @@ type Options struct {
 	AutoNext       bool
 	Executor       string // --executor
 	TimeoutMinutes int
+	// TimeoutSource says where the per-agent timeout came from, for
+	// launch-preview.json (TimeoutFrom*; derived when empty).
+	TimeoutSource string
 	MaxRetries     int
 	StaggerMs      int
 	KeepSessions   bool
@@ -113,6 +116,10 @@ func New(opt Options, runs Runs) *Launcher {
 	}
 	if opt.TimeoutMinutes <= 0 {
 		opt.TimeoutMinutes = 240
+		opt.TimeoutSource = TimeoutFromDefault
+	}
+	if opt.TimeoutSource == "" {
+		opt.TimeoutSource = TimeoutFromConfig
 	}
 	if opt.OrchestratorID == "" {
 		opt.OrchestratorID = fmt.Sprintf("%s-orch-%d", opt.Lane.Name, os.Getpid())

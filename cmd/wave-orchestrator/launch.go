@@ -132,7 +132,7 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 		Layout: e.layout, Lane: e.lane, Waves: ws, StartWave: f.start, EndWave: f.end, AutoNext: f.autoNext,
 		Executor: f.executor, MaxRetries: f.maxRetries, StaggerMs: f.staggerMs,
 		KeepSessions: f.keepSessions, Self: agentBinary(e.lane, bin), ResumePhase: f.phase, Resume: resume,
-		Out: c.OutOrStdout(), Logger: logger,
+		TimeoutSource: timeoutSource(e), Out: c.OutOrStdout(), Logger: logger,
 	}
 	sel, err := launcher.New(opt, nil).Selected()
 	var se *launcher.SelectionError
@@ -187,6 +187,21 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 		return withCode(res.ExitCode, nil)
 	}
 	return nil
+}
+
+// timeoutSource says where the lane's per-agent timeout came from, for
+// each run's launch-preview.json: the flag, its variable, the config
+// file's line, or the default.
+func timeoutSource(e *laneEnv) string {
+	for _, k := range []string{"lanes." + e.lane.Name + ".runtime.timeoutMinutes", "runtime.timeoutMinutes"} {
+		if at := e.cfg.KeyLine(k); at != "" && at != e.cfg.File {
+			if strings.HasPrefix(at, "flag ") || strings.HasPrefix(at, "env ") {
+				return at
+			}
+			return at + " " + k
+		}
+	}
+	return launcher.TimeoutFromDefault
 }
 
 func dryRun(c *cobra.Command, e *laneEnv, opt launcher.Options, manifestOut string) error {
