@@ -46,7 +46,7 @@ type Options struct {
 	TimeoutMinutes int
 	// TimeoutSource says where the per-agent timeout came from, for
 	// launch-preview.json (TimeoutFrom*; derived when empty).
-	TimeoutSource string
+	TimeoutSource  string
 	MaxRetries     int
 	StaggerMs      int
 	KeepSessions   bool
