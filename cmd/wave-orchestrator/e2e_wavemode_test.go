@@ -1,0 +1,66 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
+)
+
+// envAgentScript lands the agent's deliverable, prints the sticky key it
+// was given and its markers.
+const envAgentScript = `#!/bin/sh
+mkdir -p src && echo done > "src/$1.txt"
+echo "sticky=$LPM_AUTH_STICKY_KEY"
+echo '[wave-proof] completion=contract durability=none proof=unit state=met'
+echo '[wave-doc-delta] state=owned'
+`
+
+// Every agent run gets LPM_AUTH_STICKY_KEY=wave:<lane>:<wave>:<attempt>:<agent>
+// in its environment, and a value the wave file sets for the agent wins.
+func TestAgentsGetAStickyKeyUnlessOneIsConfigured(t *testing.T) {
+	r := newRepo(t)
+	r.write("agent.sh", envAgentScript)
+	a1 := implAgent("A1", "id: shell", "shell.command: sh agent.sh a1")
+	a2 := implAgent("A2", "id: shell", "shell.command: sh agent.sh a2", "env.LPM_AUTH_STICKY_KEY: pinned-by-user")
+	r.writeWave(0, append([]agentSpec{a1, a2}, closureAgents()...)...)
+	if res := launch(t, r); res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	for id, want := range map[string]string{"A1": "sticky=wave:main:0:1:A1", "A2": "sticky=pinned-by-user"} {
+		log, err := os.ReadFile(filepath.Join(r.layout().RunDir(0, id, 1), "agent.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(lines(string(log)), func(l string) bool { return strings.TrimRight(l, "\r") == want }) {
+			t.Errorf("%s's log lacks %q:\n%s", id, want, log)
+		}
+	}
+}
+
+// Each run directory holds launch-preview.json with the resolved limits,
+// live and in dry-run, and the turn limit names where it came from.
+func TestLaunchPreviewRecordsLimitsAndTheirSources(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "budget.turns: 7", "budget.minutes: 20"), implAgent("A2")}, closureAgents()...)...)
+	if res := r.run(ctxFor(t), "launch", "--lane", "main", "--dry-run"); res.code != 0 {
+		t.Fatalf("dry-run exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var dry launcher.LaunchPreview
+	readJSONFile(t, filepath.Join(r.layout().DryRun().RunDir(0, "A1", 1), launcher.PreviewFile), &dry)
+	if dry.AgentID != "A1" || dry.ExecutorID != "local" || dry.Limits.DeadlineMinutes != 20 || dry.Limits.DeadlineSource != "agent budget.minutes" ||
+		dry.Limits.TurnLimitSource != "not-applicable" || len(dry.Limits.Notes) != 1 {
+		t.Fatalf("dry-run preview %+v", dry)
+	}
+	if res := launch(t, r, "--timeout-minutes", "45"); res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var live launcher.LaunchPreview
+	readJSONFile(t, filepath.Join(r.layout().RunDir(0, "A2", 1), launcher.PreviewFile), &live)
+	if live.Limits.DeadlineMinutes != 45 || live.Limits.DeadlineSource != "flag --timeout-minutes" || live.Env["WAVE_AGENT_ID"] != "A2" {
+		t.Fatalf("live preview %+v", live)
+	}
+}
