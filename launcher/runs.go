@@ -328,6 +328,14 @@ func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 		what = code
 	}
 	r.l.printf("wave %d: %s %s (%s)", r.n, id, o.State, what)
+	for _, a := range sum.Adjudicated {
+		what := a.Kind
+		if a.ComponentID != "" {
+			what += " " + a.ComponentID
+		}
+		r.l.printf("wave %d: warning: %s's %s marker was malformed (%s) but carried every value; accepted on adjudication: %q",
+			r.n, id, what, a.Reason, a.Line)
+	}
 }
 
 func orDash(s string) string {
