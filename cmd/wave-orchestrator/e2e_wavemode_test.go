@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 // envAgentScript lands the agent's deliverable, prints the sticky key it
@@ -62,5 +63,30 @@ func TestLaunchPreviewRecordsLimitsAndTheirSources(t *testing.T) {
 	readJSONFile(t, filepath.Join(r.layout().RunDir(0, "A2", 1), launcher.PreviewFile), &live)
 	if live.Limits.DeadlineMinutes != 45 || live.Limits.DeadlineSource != "flag --timeout-minutes" || live.Env["WAVE_AGENT_ID"] != "A2" {
 		t.Fatalf("live preview %+v", live)
+	}
+}
+
+// A retry whose only fallback is held back by the lane's runtime mix
+// target stops the wave (exit 43), and `status --json` reports
+// retry-fallback-blocked for the agent, the code the launch printed.
+func TestStatusReportsAFallbackBlockedByTheRuntimeMix(t *testing.T) {
+	r := newRepo(t)
+	r.write("wave.config.yaml", strings.Replace(testConfig, "executors:\n  default: local\n",
+		"executors:\n  default: local\nruntimePolicy:\n  runtimeMixTargets:\n    local: 3\n", 1))
+	a1 := implAgent("A1", "id: shell", "shell.command: sh -c no-such-agent-cli-xyz", "fallbacks: local", "retry-policy: fallback-allowed")
+	r.writeWave(0, append([]agentSpec{a1}, closureAgents()...)...)
+	res := launch(t, r)
+	if res.code != 43 || !strings.Contains(res.stdout, "A1 fallback to local blocked (retry-fallback-blocked)") {
+		t.Fatalf("exit %d, want 43 with the blocked fallback named\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	l := r.status(t)
+	w := l.FindWave(0)
+	if w == nil {
+		t.Fatal("status has no wave 0")
+	}
+	if !slices.ContainsFunc(w.Failures, func(f state.Failure) bool {
+		return f.AgentID == "A1" && f.StatusCode == state.CodeFallbackBlocked && strings.Contains(f.Detail, "local")
+	}) {
+		t.Fatalf("status --json failures %+v lack A1 %s", w.Failures, state.CodeFallbackBlocked)
 	}
 }
