@@ -53,9 +53,13 @@ type Options struct {
 	Self           string // absolute path of this binary
 	OrchestratorID string
 	// ResumePhase, when set, re-runs that phase of StartWave and every
-	// later closure stage, reusing proven implementation agents.
+	// later closure stage (retry.Resume says which agents that is).
 	ResumePhase string
 	Resume      bool // resume without a phase: follow the resume plan
+	// RerunAgents (resume --agent) rerun even when proven; RerunProven
+	// (resume --rerun-proven) reuses no proven agent.
+	RerunAgents []string
+	RerunProven bool
 	Out         io.Writer
 	Logger      *slog.Logger
 }

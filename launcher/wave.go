@@ -58,6 +58,12 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	r.prior = interruptedRuns(l.opt.Layout.EventsPath(), w.Number)
 	reusable := r.reusable()
 
+	// Before the wave run opens: a request naming no agent of the wave
+	// leaves no trace.
+	impl, closureFrom, err := r.firstSelection(reusable)
+	if err != nil {
+		return waveOutcome{ExitCode: ExitFailed}, err
+	}
 	maxAttempts := l.opt.MaxRetries + 1
 	stages := p.Bindings.Stages(p.Order)
 	var agents []state.AgentInfo
@@ -71,14 +77,11 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	}
 	l.emit(r.n, state.EntityWaveRun, fmt.Sprintf("wave-%d", r.n), "started", 0,
 		state.WaveStarted{File: w.File, MaxAttempts: maxAttempts, Agents: agents, Closure: closure})
+	// A proven agent the resume reruns is not reused.
+	reusable = slices.DeleteFunc(reusable, func(id string) bool { return slices.Contains(impl, id) })
 	l.printf("wave %d: %d agents, %d reusable, up to %d attempts", r.n, len(p.Order), len(reusable), maxAttempts)
 	for _, id := range reusable {
 		r.reuse(id)
-	}
-
-	impl, closureFrom, err := r.firstSelection(reusable)
-	if err != nil {
-		return waveOutcome{ExitCode: ExitFailed}, err
 	}
 	var failures []gate.Failure
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
@@ -161,25 +164,28 @@ func phaseOf(impl []string, closureFrom string) string {
 }
 
 // firstSelection picks the first attempt's implementation agents and the
-// closure stage to start from: a resume phase cascades to every later
-// stage; otherwise every implementation agent that cannot be reused runs.
+// closure stage to start from: a resume reruns what retry.Resume says
+// (its phase cascades to every later stage); a launch runs every
+// implementation agent that cannot be reused.
 func (r *waveRun) firstSelection(reusable []string) ([]string, string, error) {
 	opt := r.l.opt
+	req := retry.ResumeRequest{Phase: opt.ResumePhase, Agents: opt.RerunAgents, RerunProven: opt.RerunProven}
+	resume := opt.Resume || opt.ResumePhase != ""
 	if opt.Resume && opt.ResumePhase == "" && len(r.prior) > 0 {
 		// The last run of this wave was interrupted: resuming continues
 		// it, adopting its runs, rather than replanning from an older end.
-		opt.Resume = false
+		resume = len(req.Agents) > 0 || req.RerunProven
+		req.PlanPhase = retry.PhaseCompleted
 		r.l.printf("wave %d: continuing the interrupted run", r.n)
-	}
-	if opt.Resume && opt.ResumePhase == "" {
-		opt.ResumePhase = r.resumePhaseFromPlan(reusable)
-		r.l.printf("wave %d: resume plan says phase %s", r.n, opt.ResumePhase)
+	} else if opt.Resume && opt.ResumePhase == "" {
+		req.PlanPhase = r.resumePhaseFromPlan(reusable)
+		r.l.printf("wave %d: resume plan says phase %s", r.n, req.PlanPhase)
 	}
 	var impl []string
 	from := roles.PhaseContEval
-	if opt.ResumePhase != "" {
+	if resume {
 		var err error
-		if impl, from, err = retry.ForPhase(opt.ResumePhase, r.p.Wave, r.p.Bindings, reusable); err != nil {
+		if impl, from, err = retry.Resume(req, r.p.Wave, r.p.Bindings, reusable); err != nil {
 			return nil, "", err
 		}
 	} else {

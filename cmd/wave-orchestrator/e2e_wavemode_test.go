@@ -90,3 +90,69 @@ func TestStatusReportsAFallbackBlockedByTheRuntimeMix(t *testing.T) {
 		t.Fatalf("status --json failures %+v lack A1 %s", w.Failures, state.CodeFallbackBlocked)
 	}
 }
+
+// completedWave runs a passing wave 0 of A1, A2 and closure, and returns
+// the number of events before a following command.
+func completedWave(t *testing.T) (*testRepo, int) {
+	t.Helper()
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
+	if res := launch(t, r); res.code != 0 {
+		t.Fatalf("first run exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	return r, len(r.events())
+}
+
+// `resume --agent A1` on a completed wave reruns the proven A1 and then
+// closure; A2 is reused.
+func TestResumeAgentRerunsAProvenAgent(t *testing.T) {
+	r, before := completedWave(t)
+	res := r.run(ctxFor(t), "resume", "--lane", "main", "--wave", "0", "--agent", "A1", "--no-dashboard")
+	if res.code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if got := startOrder(r.events()[before:]); !slices.Equal(got, []string{"A1", "A8", "A9", "A0"}) {
+		t.Fatalf("resume ran %v, want A1 then closure A8 A9 A0", got)
+	}
+}
+
+// `resume --rerun-proven` reuses no proven agent: both implementation
+// agents run again, then closure.
+func TestResumeRerunProvenRerunsEveryImplementationAgent(t *testing.T) {
+	r, before := completedWave(t)
+	res := r.run(ctxFor(t), "resume", "--lane", "main", "--wave", "0", "--rerun-proven", "--no-dashboard")
+	if res.code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	evs := r.events()[before:]
+	launched, _ := agentStarts(evs)
+	if launched["A1"] != 1 || launched["A2"] != 1 || launched["A0"] != 1 {
+		t.Fatalf("resume launched %v, want A1, A2 and closure once each", launched)
+	}
+	for _, ev := range evs {
+		if ev.EntityType == state.EntityAgentRun && ev.Action == state.AgentReused {
+			t.Fatalf("an agent was reused: %+v", ev.Data)
+		}
+	}
+}
+
+// A resume naming an agent the wave lacks, or --rerun-proven with a
+// closure phase, is a usage error (exit 2) that starts nothing.
+func TestResumeRefusesABadRerunRequest(t *testing.T) {
+	r, before := completedWave(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--agent", "A7"}, `wave 0 has no agent "A7" (--agent); its agents are A1, A2, A8, A9, A0`},
+		{[]string{"--phase", "security-review", "--rerun-proven"}, "--rerun-proven reruns implementation agents"},
+	} {
+		res := r.run(ctxFor(t), append([]string{"resume", "--lane", "main", "--wave", "0", "--no-dashboard"}, tc.args...)...)
+		if res.code != 2 || !strings.Contains(res.stderr, tc.want) {
+			t.Fatalf("resume %v: exit %d, want 2 saying %q\n%s", tc.args, res.code, tc.want, res.stderr)
+		}
+	}
+	if n := len(r.events()); n != before {
+		t.Fatalf("a refused resume wrote %d events", n-before)
+	}
+}
