@@ -49,7 +49,7 @@ func (f *launchFlags) register(c *cobra.Command, resume bool) {
 		waveVar(c, &f.start, "wave", "w", -1, "wave `N` to resume (required)")
 		fl.StringVarP(&f.phase, "phase", "p", "", "phase to re-run with every later closure stage: "+strings.Join(roles.Phases, ", "))
 		_ = c.RegisterFlagCompletionFunc("phase", completePhases)
-		fl.StringArrayVar(&f.agents, "agent", nil, "re-run agent `ID` even if its last run is proven (repeatable); closure runs from the agent's stage, or from the start for an implementation agent")
+		fl.StringArrayVarP(&f.agents, "agent", "a", nil, "re-run agent `ID` even if its last run is proven (repeatable); closure runs from the agent's stage, or from the start for an implementation agent")
 		_ = c.RegisterFlagCompletionFunc("agent", completeAgents)
 		fl.BoolVar(&f.rerunProven, "rerun-proven", false, "reuse no proven agent: every implementation agent the resume reaches runs again")
 		return
