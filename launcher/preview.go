@@ -41,6 +41,11 @@ const (
 
 func writePreview(p *runtime.Payload, r executor.Resolved, lim executor.Limits) error {
 	red := runtime.Redacted(*p)
+	// The default sticky key is no secret (its name only looks like one);
+	// a value the user configured stays redacted.
+	if v := p.Env[executor.StickyKeyEnv]; v == executor.StickyKey(p.Lane, p.WaveNumber, p.Attempt, p.AgentID) {
+		red.Env[executor.StickyKeyEnv] = v
+	}
 	return jsonfile.Write(filepath.Join(p.RunDir, PreviewFile), LaunchPreview{
 		SchemaVersion: PreviewSchemaVersion, RunID: p.RunID, Lane: p.Lane, Wave: p.WaveNumber, Attempt: p.Attempt,
 		AgentID: p.AgentID, ExecutorID: r.ID, SelectedBy: r.SelectedBy, Model: r.Model,

@@ -61,7 +61,8 @@ func TestLaunchPreviewRecordsLimitsAndTheirSources(t *testing.T) {
 	}
 	var live launcher.LaunchPreview
 	readJSONFile(t, filepath.Join(r.layout().RunDir(0, "A2", 1), launcher.PreviewFile), &live)
-	if live.Limits.DeadlineMinutes != 45 || live.Limits.DeadlineSource != "flag --timeout-minutes" || live.Env["WAVE_AGENT_ID"] != "A2" {
+	if live.Limits.DeadlineMinutes != 45 || live.Limits.DeadlineSource != "flag --timeout-minutes" || live.Env["WAVE_AGENT_ID"] != "A2" ||
+		live.Env["LPM_AUTH_STICKY_KEY"] != "wave:main:0:1:A2" {
 		t.Fatalf("live preview %+v", live)
 	}
 }
