@@ -157,3 +157,41 @@ func TestResumeRefusesABadRerunRequest(t *testing.T) {
 		t.Fatalf("a refused resume wrote %d events", n-before)
 	}
 }
+
+// A component marker mangled on its way into the log (trailing commas)
+// while it carries every value does not fail the wave: the launcher
+// accepts it on adjudication, warns, and records it in summary.json.
+func TestMangledComponentMarkerIsAdjudicated(t *testing.T) {
+	r := newRepo(t)
+	r.write("agent.sh", `#!/bin/sh
+mkdir -p src && echo done > src/a1.txt
+echo '[wave-proof] completion=contract durability=none proof=unit state=met'
+echo '[wave-doc-delta] state=owned'
+echo '[wave-component] component=api, level=repo-landed, state=met,'
+`)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "id: shell", "shell.command: sh agent.sh")}, closureAgents()...)...)
+	path := filepath.Join(r.root, "docs/plans/waves/wave-0.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "## Agent A1", "## Component promotions\n- api: repo-landed\n\n## Agent A1", 1)
+	text = strings.Replace(text, "### Exit contract", "### Components\n- api\n\n### Exit contract", 1)
+	r.write("docs/plans/waves/wave-0.md", text)
+	res := launch(t, r)
+	if res.code != 0 {
+		t.Fatalf("exit %d, want the wave to pass\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "warning: A1's component api marker was malformed") {
+		t.Fatalf("no adjudication warning:\n%s", res.stdout)
+	}
+	var sum struct {
+		Adjudicated []struct {
+			Kind, ComponentID string
+		} `json:"adjudicated"`
+	}
+	readJSONFile(t, filepath.Join(r.layout().RunDir(0, "A1", 1), "summary.json"), &sum)
+	if len(sum.Adjudicated) != 1 || sum.Adjudicated[0].ComponentID != "api" {
+		t.Fatalf("summary.json adjudicated %+v", sum.Adjudicated)
+	}
+}
