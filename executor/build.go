@@ -144,7 +144,22 @@ func Build(in BuildInput) (Spec, error) {
 			s.Env[k] = v
 		}
 	}
+	if _, set := s.Env[StickyKeyEnv]; !set && in.Worker == nil {
+		// After the configured env: a value the user set is theirs to keep.
+		s.Env[StickyKeyEnv] = StickyKey(in.Lane.Name, in.Wave.Number, in.Attempt, in.Agent.ID)
+	}
 	return s, nil
+}
+
+// StickyKeyEnv is the variable credential brokers (LPM and the like) read
+// to pin one agent run to one credential lease: the same run keeps its
+// key across its own rate-limit retries, a new attempt gets a new one.
+const StickyKeyEnv = "LPM_AUTH_STICKY_KEY"
+
+// StickyKey is the default StickyKeyEnv value of a wave agent's run:
+// wave:<lane>:<wave>:<attempt>:<agent>.
+func StickyKey(lane string, wave, attempt int, agent string) string {
+	return fmt.Sprintf("wave:%s:%d:%d:%s", lane, wave, attempt, agent)
 }
 
 // ScrubList is the variables removed from every agent's environment on

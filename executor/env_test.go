@@ -65,3 +65,55 @@ func TestScrubNilIsDefaultEmptyIsOff(t *testing.T) {
 		t.Errorf("empty scrub -> %v, want none", got)
 	}
 }
+
+// Every wave agent run gets LPM_AUTH_STICKY_KEY naming its lane, wave,
+// attempt and agent, so a credential broker keeps one lease per run; a
+// value the user configured for the agent wins, and backlog workers (no
+// wave) get none.
+func TestBuildSetsStickyKeyUnlessConfigured(t *testing.T) {
+	root, run := t.TempDir(), t.TempDir()
+	promptPath := filepath.Join(run, "prompt.md")
+	if err := os.WriteFile(promptPath, []byte("p"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lane := testLane(root)
+	build := func(a wave.Agent, attempt int, worker *WorkerInfo) map[string]string {
+		t.Helper()
+		r, err := Resolve(&a, "implementation", lane, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := testWave()
+		w.Number = 3
+		spec, err := Build(BuildInput{Agent: &a, Wave: w, Resolved: r, Lane: lane, RunDir: run, PromptPath: promptPath, Attempt: attempt, Worker: worker})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return spec.Env
+	}
+	a := implAgent()
+	tests := []struct {
+		name    string
+		agent   wave.Agent
+		attempt int
+		worker  *WorkerInfo
+		want    string
+	}{
+		{"default", a, 2, nil, "wave:main:3:2:A1"},
+		{"configured value wins", func() wave.Agent {
+			c := a
+			ec := *a.Executor
+			ec.Env = map[string]string{StickyKeyEnv: "mine"}
+			c.Executor = &ec
+			return c
+		}(), 2, nil, "mine"},
+		{"backlog worker gets none", a, 1, &WorkerInfo{Issue: 7, Branch: "b", Target: "t", Worktree: root}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := build(tc.agent, tc.attempt, tc.worker)[StickyKeyEnv]; got != tc.want {
+				t.Fatalf("%s = %q, want %q", StickyKeyEnv, got, tc.want)
+			}
+		})
+	}
+}

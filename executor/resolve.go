@@ -104,6 +104,8 @@ type Resolved struct {
 	// environment of the executor in use. Not serialised (the reference
 	// has no such keys).
 	AgentEnv map[string]string
+	// Origins says which layer set each limit (launch-preview.json).
+	Origins LimitOrigins
 
 	// keys is the JSON key order of the vendor sections (see keyOrder).
 	keys sectionKeys
@@ -188,6 +190,7 @@ func Resolve(a *wave.Agent, role string, lane *config.Lane, cliExecutor string, 
 	}
 	r.InitialModel = r.Model
 	r.Budget = mergeBudget(profile.Budget, ec.Budget)
+	r.Origins = originsOf(ec, profile, ex)
 	if r.Claude.MaxTurns != nil {
 		r.Claude.MaxTurnsSource = strPtr("claude.maxTurns")
 	}

@@ -127,10 +127,19 @@ func meets(actual, required string, order []string) bool {
 }
 
 func rejectedDetail(id, marker string, s Summary, kind string) string {
+	return rejectedDetailFor(id, marker, s, kind, kind)
+}
+
+// rejectedDetailFor is rejectedDetail for the marker repairKey key; a
+// marker adjudication would accept but for a missing file says so.
+func rejectedDetailFor(id, marker string, s Summary, kind, key string) string {
 	d := s.Diagnostics[kind]
 	msg := fmt.Sprintf("%s printed %d %s marker(s) and none parsed", id, d.RawCount, marker)
 	if len(d.RejectedSamples) > 0 {
 		msg += fmt.Sprintf(": %s (%q)", d.RejectedSamples[0].Reason, d.RejectedSamples[0].Line)
+	}
+	if _, ok := s.repairable[key]; ok {
+		msg += "; it carries every value and is accepted on adjudication once every declared deliverable and proof artifact is on disk"
 	}
 	return msg + "."
 }
@@ -204,7 +213,7 @@ func contract(a *wave.Agent, s Summary, fail func(code, detail string) *Failure)
 		m, ok := s.Components[comp]
 		if !ok {
 			if slices.Contains(s.Diagnostics[KindComponent].SeenComponentIDs, comp) {
-				return fail("invalid-wave-component-format", rejectedDetail(id, "[wave-component]", s, KindComponent))
+				return fail("invalid-wave-component-format", rejectedDetailFor(id, "[wave-component]", s, KindComponent, KindComponent+":"+comp))
 			}
 			return fail("missing-wave-component", fmt.Sprintf("Missing [wave-component] marker for %s component %s.", id, comp))
 		}

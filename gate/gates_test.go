@@ -352,3 +352,56 @@ func TestReportVerdict(t *testing.T) {
 		}
 	}
 }
+
+// A marker rejected only for how it was carried into the log (quotes,
+// trailing commas, markdown escapes, a literal \n from a JSON transport)
+// while every value is present is accepted on adjudication when the run
+// exited 0 and landed every declared file, and the acceptance is
+// recorded; a wrong or missing value, or a missing file, still fails.
+func TestTransportOnlyMarkerFailureIsAdjudicated(t *testing.T) {
+	comp := "[wave-component] component=api level=repo-landed state=met\n"
+	withComp := func(line string) string { return strings.Replace(implOK, comp, line+"\n", 1) }
+	tests := []struct {
+		name, log   string
+		code        int
+		fs          fstest.MapFS
+		want        string // status code; "" = pass
+		adjudicated int
+		detail      string // in the failure's detail
+	}{
+		{"trailing commas", withComp("[wave-component] component=api, level=repo-landed, state=met,"), 0, fullFS, "", 1, ""},
+		{"quoted values", withComp(`[wave-component] component="api" level="repo-landed" state="met" detail=landed`), 0, fullFS, "", 1, ""},
+		{"markdown escapes", withComp(`[wave-component] component=api level=repo\-landed state=**met**`), 0, fullFS, "", 1, ""},
+		{"literal newline escape from a JSON transport", withComp(`[wave-component] component=api level=repo-landed state=met\n`), 0, fullFS, "", 1, ""},
+		{"proof and doc delta too", strings.Replace(strings.Replace(implOK, "state=met\n", "state=met.\n", 1), "state=owned", "state=`owned`", 1), 0, fullFS, "", 2, ""},
+		{"a well-formed marker needs no adjudication", implOK, 0, fullFS, "", 0, ""},
+		{"an accepted marker wins over a mangled one", implOK + "[wave-component] component=api, level=baseline-proved, state=met,\n", 0, fullFS, "", 0, ""},
+		{"wrong value is not transport", withComp("[wave-component] component=api level=repo-landed state=done"), 0, fullFS, "invalid-wave-component-format", 0, ""},
+		{"missing value is not transport", withComp("[wave-component] component=api, state=met,"), 0, fullFS, "invalid-wave-component-format", 0, ""},
+		{"not adjudicated with a deliverable missing", withComp("[wave-component] component=api, level=repo-landed, state=met,"), 0, without(fullFS, "src/api.go"), "invalid-wave-component-format", 0, "accepted on adjudication once every declared deliverable"},
+		{"not adjudicated after a failed exit", withComp("[wave-component] component=api, level=repo-landed, state=met,"), 2, fullFS, "2", 0, ""},
+		{"adjudicated values still meet the contract", withComp("[wave-component] component=api, level=baseline-proved, state=met,"), 0, fullFS, "component-level-mismatch", 1, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := testWave()
+			sum := summarize(t, w, "A1", tc.log, tc.code, tc.fs)
+			got := Implementation(w, bindings(w), map[string]Summary{"A1": sum}, []string{"A1"})
+			switch {
+			case tc.want == "" && len(got) != 0:
+				t.Fatalf("want pass, got %v", got)
+			case tc.want != "" && (len(got) != 1 || got[0].StatusCode != tc.want):
+				t.Fatalf("want %s, got %v", tc.want, got)
+			case tc.detail != "" && !strings.Contains(got[0].Detail, tc.detail):
+				t.Fatalf("detail %q lacks %q", got[0].Detail, tc.detail)
+			case len(sum.Adjudicated) != tc.adjudicated:
+				t.Fatalf("adjudicated %+v, want %d", sum.Adjudicated, tc.adjudicated)
+			}
+			for _, a := range sum.Adjudicated {
+				if a.Line == "" || a.Reason == "" || a.Kind == KindComponent && a.ComponentID != "api" {
+					t.Fatalf("adjudication lacks line, reason or component: %+v", a)
+				}
+			}
+		})
+	}
+}

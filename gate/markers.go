@@ -125,6 +125,10 @@ type Signals struct {
 	Gaps        []Gap                `json:"gaps"`
 	Phase       string               `json:"phase,omitempty"`
 	Diagnostics map[string]Diag      `json:"structuredSignalDiagnostics"`
+
+	// repairable are rejected markers that adjudication may accept
+	// (adjudicate.go), by repairKey.
+	repairable map[string]repaired
 }
 
 // Rejected reports whether any marker of kind was rejected.

@@ -185,12 +185,20 @@ func (p *parser) accept(kind, line, body string) {
 			slices.Sort(d.UnknownKeysSeen)
 		}
 	}
-	compID := vals["component"]
+	// Recorded without transport noise, so a mangled marker of a
+	// component is reported as malformed, not missing.
+	compID := stripNoise(vals["component"])
 	if kind == KindComponent && compID != "" && !slices.Contains(d.SeenComponentIDs, compID) {
 		d.SeenComponentIDs = append(d.SeenComponentIDs, compID)
 		slices.Sort(d.SeenComponentIDs)
 	}
 	if reason := normalize(kind, sp, vals); reason != "" {
+		if rv := repair(kind, sp, vals); rv != nil {
+			if p.sig.repairable == nil {
+				p.sig.repairable = map[string]repaired{}
+			}
+			p.sig.repairable[repairKey(kind, rv)] = repaired{kind: kind, vals: rv, line: line, reason: reason}
+		}
 		d.RejectedCount++
 		if len(d.RejectedSamples) < maxRejectedSamples {
 			d.RejectedSamples = append(d.RejectedSamples, Rejected{Line: line, Reason: reason, ComponentID: compID})

@@ -69,6 +69,9 @@ type Summary struct {
 	TerminationHint              string `json:"terminationHint"`
 	TerminationObservedTurnLimit *int   `json:"terminationObservedTurnLimit"`
 	LogPath                      string `json:"logPath"`
+	// Adjudicated lists markers rejected for their format only and
+	// accepted because the run exited 0 with every declared file on disk.
+	Adjudicated []Adjudication `json:"adjudicated,omitempty"`
 }
 
 // Summarize builds the summary of one run.
@@ -121,6 +124,7 @@ func Summarize(in SummaryInput) Summary {
 			}
 		}
 	}
+	adjudicate(&s)
 	s.TerminationReason, s.TerminationHint, s.TerminationObservedTurnLimit = termination(StripANSI(tail(in.Log, 4*MaxLogChars)), in.ExitCode, in.Signal)
 	return s
 }

@@ -44,15 +44,22 @@ type Options struct {
 	AutoNext       bool
 	Executor       string // --executor
 	TimeoutMinutes int
+	// TimeoutSource says where the per-agent timeout came from, for
+	// launch-preview.json (TimeoutFrom*; derived when empty).
+	TimeoutSource  string
 	MaxRetries     int
 	StaggerMs      int
 	KeepSessions   bool
 	Self           string // absolute path of this binary
 	OrchestratorID string
 	// ResumePhase, when set, re-runs that phase of StartWave and every
-	// later closure stage, reusing proven implementation agents.
+	// later closure stage (retry.Resume says which agents that is).
 	ResumePhase string
 	Resume      bool // resume without a phase: follow the resume plan
+	// RerunAgents (resume --agent) rerun even when proven; RerunProven
+	// (resume --rerun-proven) reuses no proven agent.
+	RerunAgents []string
+	RerunProven bool
 	Out         io.Writer
 	Logger      *slog.Logger
 }
@@ -113,6 +120,10 @@ func New(opt Options, runs Runs) *Launcher {
 	}
 	if opt.TimeoutMinutes <= 0 {
 		opt.TimeoutMinutes = 240
+		opt.TimeoutSource = TimeoutFromDefault
+	}
+	if opt.TimeoutSource == "" {
+		opt.TimeoutSource = TimeoutFromConfig
 	}
 	if opt.OrchestratorID == "" {
 		opt.OrchestratorID = fmt.Sprintf("%s-orch-%d", opt.Lane.Name, os.Getpid())

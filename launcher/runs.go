@@ -204,12 +204,12 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
 	}
-	minutes := l.opt.TimeoutMinutes
-	if spec.DeadlineMinutes > 0 && spec.DeadlineMinutes < minutes {
-		minutes = spec.DeadlineMinutes
+	lim := executor.ResolveLimits(ap.Resolved, l.opt.TimeoutMinutes, l.opt.TimeoutSource)
+	if spec.DeadlineMinutes > 0 && spec.DeadlineMinutes < lim.DeadlineMinutes {
+		lim.DeadlineMinutes = spec.DeadlineMinutes
 	}
-	deadline := l.now().Add(time.Duration(minutes) * time.Minute)
-	return &runtime.Payload{
+	deadline := l.now().Add(time.Duration(lim.DeadlineMinutes) * time.Minute)
+	p := &runtime.Payload{
 		SchemaVersion: runtime.SchemaVersion, RunID: lanes.RunID(r.n, id, k), Lane: l.opt.Lane.Name,
 		WaveNumber: r.n, Attempt: k, AgentID: id, ExecutorID: ap.Resolved.ID, OrchestratorID: l.opt.OrchestratorID,
 		PromptHash: ap.Hash, Argv: spec.Argv, Env: spec.Env, Scrub: spec.Scrub, Stdin: spec.Stdin,
@@ -221,7 +221,11 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 		TerminateGraceMs: l.opt.Lane.Runtime.TerminateGraceMs,
 		SilenceMs:        int(l.opt.Lane.Runtime.Silence().Milliseconds()),
 		MaxLogBytes:      int64(l.opt.Lane.Runtime.MaxLogBytes),
-	}, nil
+	}
+	if err := writePreview(p, ap.Resolved, lim); err != nil {
+		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
+	}
+	return p, nil
 }
 
 // wait blocks until every run in dirs is done, terminating runs past their
@@ -324,6 +328,14 @@ func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 		what = code
 	}
 	r.l.printf("wave %d: %s %s (%s)", r.n, id, o.State, what)
+	for _, a := range sum.Adjudicated {
+		what := a.Kind
+		if a.ComponentID != "" {
+			what += " " + a.ComponentID
+		}
+		r.l.printf("wave %d: warning: %s's %s marker was malformed (%s) but carried every value; accepted on adjudication: %q",
+			r.n, id, what, a.Reason, a.Line)
+	}
 }
 
 func orDash(s string) string {

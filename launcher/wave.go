@@ -19,7 +19,7 @@ import (
 // Status codes the launcher itself produces (gates produce the rest).
 const (
 	codeBlockerOpen    = "coordination-blocker-open"
-	codeFallbackBlock  = "retry-fallback-blocked"
+	codeFallbackBlock  = state.CodeFallbackBlocked
 	codeMissingClosure = "missing-closure-run"
 	codeStartFailed    = "session-start-failed"
 	codeNoExecutor     = "executor-unavailable"
@@ -58,6 +58,12 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	r.prior = interruptedRuns(l.opt.Layout.EventsPath(), w.Number)
 	reusable := r.reusable()
 
+	// Before the wave run opens: a request naming no agent of the wave
+	// leaves no trace.
+	impl, closureFrom, err := r.firstSelection(reusable)
+	if err != nil {
+		return waveOutcome{ExitCode: ExitFailed}, err
+	}
 	maxAttempts := l.opt.MaxRetries + 1
 	stages := p.Bindings.Stages(p.Order)
 	var agents []state.AgentInfo
@@ -71,14 +77,11 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	}
 	l.emit(r.n, state.EntityWaveRun, fmt.Sprintf("wave-%d", r.n), "started", 0,
 		state.WaveStarted{File: w.File, MaxAttempts: maxAttempts, Agents: agents, Closure: closure})
+	// A proven agent the resume reruns is not reused.
+	reusable = slices.DeleteFunc(reusable, func(id string) bool { return slices.Contains(impl, id) })
 	l.printf("wave %d: %d agents, %d reusable, up to %d attempts", r.n, len(p.Order), len(reusable), maxAttempts)
 	for _, id := range reusable {
 		r.reuse(id)
-	}
-
-	impl, closureFrom, err := r.firstSelection(reusable)
-	if err != nil {
-		return waveOutcome{ExitCode: ExitFailed}, err
 	}
 	var failures []gate.Failure
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
@@ -112,12 +115,10 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 			break
 		}
 		var blocked bool
-		impl, closureFrom, blocked = r.retryPlan(attempt+1, failures)
+		var blocks []gate.Failure
+		impl, closureFrom, blocked, blocks = r.retryPlan(attempt+1, failures)
 		if blocked {
-			if !hasCode(failures, codeNoExecutor) {
-				failures = append(failures, gate.Failure{Gate: "retry", StatusCode: codeFallbackBlock,
-					Detail: "no executor in the fallback chain is available and the current one is missing"})
-			}
+			failures = append(failures, blocks...)
 			break
 		}
 		l.emit(r.n, state.EntityRetry, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt+1), "planned", attempt+1,
@@ -163,25 +164,28 @@ func phaseOf(impl []string, closureFrom string) string {
 }
 
 // firstSelection picks the first attempt's implementation agents and the
-// closure stage to start from: a resume phase cascades to every later
-// stage; otherwise every implementation agent that cannot be reused runs.
+// closure stage to start from: a resume reruns what retry.Resume says
+// (its phase cascades to every later stage); a launch runs every
+// implementation agent that cannot be reused.
 func (r *waveRun) firstSelection(reusable []string) ([]string, string, error) {
 	opt := r.l.opt
+	req := retry.ResumeRequest{Phase: opt.ResumePhase, Agents: opt.RerunAgents, RerunProven: opt.RerunProven}
+	resume := opt.Resume || opt.ResumePhase != ""
 	if opt.Resume && opt.ResumePhase == "" && len(r.prior) > 0 {
 		// The last run of this wave was interrupted: resuming continues
 		// it, adopting its runs, rather than replanning from an older end.
-		opt.Resume = false
+		resume = len(req.Agents) > 0 || req.RerunProven
+		req.PlanPhase = retry.PhaseCompleted
 		r.l.printf("wave %d: continuing the interrupted run", r.n)
-	}
-	if opt.Resume && opt.ResumePhase == "" {
-		opt.ResumePhase = r.resumePhaseFromPlan(reusable)
-		r.l.printf("wave %d: resume plan says phase %s", r.n, opt.ResumePhase)
+	} else if opt.Resume && opt.ResumePhase == "" {
+		req.PlanPhase = r.resumePhaseFromPlan(reusable)
+		r.l.printf("wave %d: resume plan says phase %s", r.n, req.PlanPhase)
 	}
 	var impl []string
 	from := roles.PhaseContEval
-	if opt.ResumePhase != "" {
+	if resume {
 		var err error
-		if impl, from, err = retry.ForPhase(opt.ResumePhase, r.p.Wave, r.p.Bindings, reusable); err != nil {
+		if impl, from, err = retry.Resume(req, r.p.Wave, r.p.Bindings, reusable); err != nil {
 			return nil, "", err
 		}
 	} else {
@@ -340,7 +344,12 @@ func (r *waveRun) sweep(ctx context.Context, attempt int, from string) ([]gate.F
 // agents (with executor fallback when policy allows) and closure from the
 // cont-eval stage, or — when implementation passed — closure from the
 // failed stage on.
-func (r *waveRun) retryPlan(next int, failures []gate.Failure) (impl []string, from string, blocked bool) {
+//
+// blocked means some failed agent has no executor left to run on; blocks
+// are the failures saying so (retry-fallback-blocked, naming the mix
+// targets that held its fallbacks back), unless its own
+// executor-unavailable failure already says it all.
+func (r *waveRun) retryPlan(next int, failures []gate.Failure) (impl []string, from string, blocked bool, blocks []gate.Failure) {
 	from = roles.PhaseContEval
 	for _, f := range failures {
 		if f.AgentID == "" {
@@ -354,23 +363,26 @@ func (r *waveRun) retryPlan(next int, failures []gate.Failure) (impl []string, f
 			if len(impl) == 0 {
 				from = stage
 			}
-			r.fallback(ap, next, f.StatusCode, &blocked)
+			blocked = r.fallback(ap, next, f.StatusCode, &blocks) || blocked
 			continue
 		}
 		if !slices.Contains(impl, f.AgentID) {
 			impl = append(impl, f.AgentID)
 		}
-		r.fallback(ap, next, f.StatusCode, &blocked)
+		blocked = r.fallback(ap, next, f.StatusCode, &blocks) || blocked
 	}
 	for _, f := range failures {
 		if p := gate.GatePhase(f.Gate); f.AgentID == "" && slices.Contains(roles.ClosurePhases, p) && len(impl) == 0 {
 			from = p
 		}
 	}
-	return impl, from, blocked
+	return impl, from, blocked, blocks
 }
 
-func (r *waveRun) fallback(ap *agentPlan, next int, code string, blocked *bool) {
+// fallback moves ap to the executor its next attempt runs on, or reports
+// that it cannot be retried, adding to blocks why when no failure of the
+// agent says so already.
+func (r *waveRun) fallback(ap *agentPlan, next int, code string, blocks *[]gate.Failure) bool {
 	targets := r.l.opt.Lane.RuntimePolicy.RuntimeMixTargets
 	var fits func(string) bool
 	if len(targets) > 0 {
@@ -391,13 +403,23 @@ func (r *waveRun) fallback(ap *agentPlan, next int, code string, blocked *bool) 
 	}
 	if b || code == codeNoExecutor && nr.ID == ap.Resolved.ID {
 		// Retrying an executor that could not start fails the same way.
-		*blocked = true
-		return
+		detail := "no executor in the fallback chain is available and the current one is missing"
+		switch {
+		case len(mix) > 0:
+			detail = fmt.Sprintf("fallback to %s blocked: the lane's runtime mix target is reached, and %s cannot run",
+				strings.Join(mix, ", "), ap.Resolved.ID)
+		case code == codeNoExecutor:
+			// The executor-unavailable failure already says why.
+			return true
+		}
+		*blocks = append(*blocks, gate.Failure{AgentID: ap.Agent.ID, Gate: "retry", StatusCode: codeFallbackBlock, Detail: detail})
+		return true
 	}
 	if nr.ID != ap.Resolved.ID {
 		r.l.printf("wave %d: %s falls back from %s to %s", r.n, ap.Agent.ID, ap.Resolved.ID, nr.ID)
 	}
 	ap.Resolved = nr
+	return false
 }
 
 // resumePhaseFromPlan asks the pure resume planner where to pick up.

@@ -35,6 +35,12 @@ const (
 	WaveInterrupted = "interrupted"
 )
 
+// CodeFallbackBlocked is the status code (and the retry event action) of
+// a retry that cannot move a failed agent to any executor of its fallback
+// chain: the one spelling launch output, the event log and `status
+// --json` share.
+const CodeFallbackBlocked = "retry-fallback-blocked"
+
 // Stage states.
 const (
 	StagePending = "pending"

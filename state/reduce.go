@@ -290,7 +290,7 @@ func Describe(ev Event) string {
 		}
 		return fmt.Sprintf("gate %s failed", p)
 	case EntityRetry:
-		if ev.Action == "retry-fallback-blocked" {
+		if ev.Action == CodeFallbackBlocked {
 			id, _ := ev.Data["agentId"].(string)
 			exec, _ := ev.Data["executorId"].(string)
 			return fmt.Sprintf("%s: fallback to %s blocked by the runtime mix target", id, exec)

@@ -168,6 +168,9 @@ func TestInitDoctorDryRun(t *testing.T) {
 			"WAVE_NUMBER":      strconv.Itoa(wave),
 			"WAVE_PROMPT_FILE": filepath.Join(dir, "prompt.md"),
 			"WAVE_RUN_DIR":     dir,
+			// Its name looks secret to launch.json's redaction;
+			// launch-preview.json shows the default value.
+			"LPM_AUTH_STICKY_KEY": "<redacted>",
 		}
 	}
 	read := func(wave int, id string) preview {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/kube"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
+	"github.com/wave-orchestrator/wave-orchestrator/retry"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -29,6 +31,8 @@ type launchFlags struct {
 	noDashboard  bool
 	keepSessions bool
 	phase        string
+	agents       []string // resume --agent
+	rerunProven  bool     // resume --rerun-proven
 }
 
 func (f *launchFlags) register(c *cobra.Command, resume bool) {
@@ -45,6 +49,9 @@ func (f *launchFlags) register(c *cobra.Command, resume bool) {
 		waveVar(c, &f.start, "wave", "w", -1, "wave `N` to resume (required)")
 		fl.StringVarP(&f.phase, "phase", "p", "", "phase to re-run with every later closure stage: "+strings.Join(roles.Phases, ", "))
 		_ = c.RegisterFlagCompletionFunc("phase", completePhases)
+		fl.StringArrayVarP(&f.agents, "agent", "a", nil, "re-run agent `ID` even if its last run is proven (repeatable); closure runs from the agent's stage, or from the start for an implementation agent")
+		_ = c.RegisterFlagCompletionFunc("agent", completeAgents)
+		fl.BoolVar(&f.rerunProven, "rerun-proven", false, "reuse no proven agent: every implementation agent the resume reaches runs again")
 		return
 	}
 	waveVar(c, &f.start, "start-wave", "", 0, "first wave `N` to run")
@@ -88,14 +95,20 @@ func newResumeCmd(g *globals) *cobra.Command {
 	f := &launchFlags{}
 	c := &cobra.Command{
 		Use:   "resume",
-		Short: "Pick a wave up again: re-run a phase and every later closure stage, reusing proven agents",
+		Short: "Pick a wave up again: re-run a phase and every later closure stage",
 		Long: `Pick wave N up again. With --phase, re-run that phase and every later
-closure stage, reusing implementation agents whose last run passed with the
-same prompt. Without it, follow the resume plan from the recorded state, or
-continue an interrupted run, adopting its live agents.`,
+closure stage: implementation re-runs every implementation agent, design
+the design stewards and the implementation agents not proven (last run
+passed with the same prompt), a closure phase that stage and the later ones.
+Without --phase, follow the resume plan from the recorded state (re-run
+what is not proven), or continue an interrupted run, adopting its live
+agents. --agent ID re-runs that agent too, proven or not; --rerun-proven
+reuses no proven agent.`,
 		Example: `  wave-orchestrator resume --wave 0
   wave-orchestrator resume -w 0 --phase security-review
-  wave-orchestrator resume -w 2 -p implementation --no-dashboard`,
+  wave-orchestrator resume -w 2 -p implementation --no-dashboard
+  wave-orchestrator resume -w 1 --agent A2 --agent A3   # re-run two proven agents, then closure
+  wave-orchestrator resume -w 1 --rerun-proven`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if f.start < 0 {
@@ -105,6 +118,9 @@ continue an interrupted run, adopting its live agents.`,
 				if err := roles.ValidPhase(f.phase); err != nil {
 					return usageError{err}
 				}
+			}
+			if f.rerunProven && slices.Contains(roles.ClosurePhases, f.phase) {
+				return usageError{fmt.Errorf("--phase %s: %w", f.phase, retry.ErrRerunProvenClosure)}
 			}
 			f.end = f.start
 			return runLaunch(c.Context(), c, g, f, true)
@@ -132,7 +148,8 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 		Layout: e.layout, Lane: e.lane, Waves: ws, StartWave: f.start, EndWave: f.end, AutoNext: f.autoNext,
 		Executor: f.executor, MaxRetries: f.maxRetries, StaggerMs: f.staggerMs,
 		KeepSessions: f.keepSessions, Self: agentBinary(e.lane, bin), ResumePhase: f.phase, Resume: resume,
-		Out: c.OutOrStdout(), Logger: logger,
+		RerunAgents: f.agents, RerunProven: f.rerunProven,
+		TimeoutSource: timeoutSource(e), Out: c.OutOrStdout(), Logger: logger,
 	}
 	sel, err := launcher.New(opt, nil).Selected()
 	var se *launcher.SelectionError
@@ -140,6 +157,9 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 		return usageError{fmt.Errorf("lane %s: %w", e.lane.Name, err)}
 	} else if err != nil {
 		return err
+	}
+	if err := checkRerunAgents(sel, f.agents); err != nil {
+		return usageError{fmt.Errorf("lane %s: %w", e.lane.Name, err)}
 	}
 	if f.dryRun {
 		return dryRun(c, e, opt, f.manifestOut)
@@ -187,6 +207,38 @@ func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags
 		return withCode(res.ExitCode, nil)
 	}
 	return nil
+}
+
+// checkRerunAgents refuses a resume --agent that names no agent of the
+// wave, before anything starts.
+func checkRerunAgents(sel []*wave.Wave, ids []string) error {
+	for _, w := range sel {
+		var have []string
+		for _, a := range w.Agents {
+			have = append(have, a.ID)
+		}
+		for _, id := range ids {
+			if !slices.Contains(have, id) {
+				return fmt.Errorf("wave %d has no agent %q (--agent); its agents are %s", w.Number, id, strings.Join(have, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// timeoutSource says where the lane's per-agent timeout came from, for
+// each run's launch-preview.json: the flag, its variable, the config
+// file's line, or the default.
+func timeoutSource(e *laneEnv) string {
+	for _, k := range []string{"lanes." + e.lane.Name + ".runtime.timeoutMinutes", "runtime.timeoutMinutes"} {
+		if at := e.cfg.KeyLine(k); at != "" && at != e.cfg.File {
+			if strings.HasPrefix(at, "flag ") || strings.HasPrefix(at, "env ") {
+				return at
+			}
+			return at + " " + k
+		}
+	}
+	return launcher.TimeoutFromDefault
 }
 
 func dryRun(c *cobra.Command, e *laneEnv, opt launcher.Options, manifestOut string) error {
