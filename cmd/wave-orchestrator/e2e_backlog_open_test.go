@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// openHook is an origin hook that kills the supervisor whose pid is in
+// ctl/pid with SIGKILL the first time a push creates a ref matching
+// pattern (a shell case pattern), and notes it in ctl/killed. As
+// pre-receive it also refuses that push (the supervisor died before it
+// landed); as post-receive the push has landed (it died before recording
+// what it pushed).
+func openHook(pattern string, reject bool) string {
+	exit := "exit 0"
+	if reject {
+		exit = `[ -n "$killed" ] && exit 1; exit 0`
+	}
+	return `#!/bin/sh
+CTL="$(dirname "$0")/../ctl"
+killed=
+while read old new ref; do
+  case "$ref" in
+    refs/heads/wave/*-i[0-9]*) ;;
+    ` + pattern + `)
+      pid=$(cat "$CTL/pid" 2>/dev/null)
+      if [ "$old" = 0000000000000000000000000000000000000000 ] && [ -n "$pid" ] && [ ! -s "$CTL/killed" ]; then
+        : > "$CTL/pid"
+        kill -9 "$pid"
+        echo "$ref" >> "$CTL/killed"
+        killed=1
+      fi ;;
+  esac
+done
+` + exit + "\n"
+}
+
+// TestBacklogKill9WhileOpeningResumesTheOneRun kills `backlog run` with
+// SIGKILL at the exact moments it opens a run (as the wave branch's name
+// is reserved, before the wave branch's push lands, after it lands) and
+// restarts it: the restart resumes that run, and origin has one wave
+// branch, not a -2 made by a second run.
+func TestBacklogKill9WhileOpeningResumesTheOneRun(t *testing.T) {
+	for _, c := range []struct {
+		name, hook, pattern string
+		reject              bool
+	}{
+		{"after_the_name_is_reserved", "post-receive", "refs/heads/wave-names/*", false},
+		{"before_the_wave_branch_lands", "pre-receive", "refs/heads/wave/*", true},
+		{"after_the_wave_branch_lands", "post-receive", "refs/heads/wave/*", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newBacklogRepo(t)
+			r.issue(1, "Issue 1", "Files: part1/**")
+			ctl := filepath.Join(r.origin, "ctl")
+			if err := os.MkdirAll(ctl, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(r.origin, "hooks", c.hook), []byte(openHook(c.pattern, c.reject)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}}
+			defer l.dump(t)
+			for life := 0; ; life++ {
+				if life > 3 {
+					t.Fatal("the run did not finish after 3 restarts")
+				}
+				cmd := l.start(ctx, filepath.Join(ctl, "pid"))
+				err := cmd.Wait()
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+					continue
+				}
+				if err != nil {
+					t.Fatalf("life %d ended with %v", life, err)
+				}
+				break
+			}
+			if killed, _ := os.ReadFile(filepath.Join(ctl, "killed")); len(strings.Fields(string(killed))) != 1 {
+				t.Fatalf("the supervisor was killed %q times, want once (at %s)", killed, c.pattern)
+			}
+			entries, _ := os.ReadDir(filepath.Join(r.root, ".wave", "lanes", "main", "backlog"))
+			if len(entries) != 1 {
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				t.Fatalf("%d entries in the lane's backlog dir, want the one run: %v", len(entries), names)
+			}
+			run, _ := backlogEvents(t, r)
+			refs := strings.Fields(gitIn(t, r.origin, "for-each-ref", "--format=%(refname)", "refs/heads/wave/", "refs/heads/wave-names/"))
+			var waves []string
+			for _, ref := range refs {
+				if !strings.Contains(ref, "-i1") {
+					waves = append(waves, ref)
+				}
+			}
+			if len(waves) != 1 || waves[0] != "refs/heads/"+run.Info.WaveBranch || strings.HasSuffix(run.Info.WaveBranch, "-2") {
+				t.Errorf("origin has wave refs %v, want only the run's %s (and no name reservation left)", waves, run.Info.WaveBranch)
+			}
+			if !run.Finished || run.Tally().Merged != 1 {
+				t.Errorf("run finished=%v tally %+v", run.Finished, run.Tally())
+			}
+		})
+	}
+}
