@@ -89,7 +89,6 @@ type Supervisor struct {
 	baseConflict bool
 	probeTries   map[int]int // failed probes per issue awaiting a salvage
 	probeWait    time.Duration
-	prFailed     bool              // the final PR could not be opened
 	renewedAt    map[int]time.Time // last claim lease renewal per issue
 	plannedAt    time.Time         // last unbounded plan
 	replan       bool              // something ended since that plan

@@ -110,3 +110,27 @@ func TestBacklogKill9WhileOpeningResumesTheOneRun(t *testing.T) {
 		})
 	}
 }
+
+// TestBacklogRunOfDeliveredIssuesSaysWhichRunAndTouchesNothing: `backlog
+// run --issues X` after the run that merged X finished says which run
+// delivered X and exits 0, with no new run, push or branch.
+func TestBacklogRunOfDeliveredIssuesSaysWhichRunAndTouchesNothing(t *testing.T) {
+	r := newBacklogRepo(t)
+	r.issue(1, "Issue 1", "Files: part1/**")
+	r.issue(2, "Issue 2", "Files: part2/**")
+	ctx := context.Background()
+	if res := r.runEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard"); res.code != 0 {
+		t.Fatalf("first run: %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	run, _ := backlogEvents(t, r)
+	refs := func() string { return gitIn(t, r.origin, "for-each-ref", "--format=%(refname) %(objectname)") }
+	before := refs()
+	again := r.runEnv(ctx, "backlog", "run", "--issues", "2,1", "--no-dashboard")
+	if again.code != 0 || !strings.Contains(again.stdout, "delivered by backlog run "+run.Info.ID) {
+		t.Fatalf("second run: exit %d, want 0 saying run %s delivered them:\n%s\n%s", again.code, run.Info.ID, again.stdout, again.stderr)
+	}
+	if after := refs(); after != before {
+		t.Errorf("origin changed:\nbefore %s\nafter  %s", before, after)
+	}
+	backlogEvents(t, r) // still exactly one run
+}
