@@ -40,8 +40,8 @@ type Run struct {
 	APICalls   int64             `json:"apiCalls,omitempty"`  // sum of the events' Calls
 	// Wave is the cut of the wave branch (runs older than the
 	// wave_branch event have none: their branch was cut before start).
-	Wave *WaveState `json:"waveCut,omitempty"`
-	applied    int
+	Wave    *WaveState `json:"waveCut,omitempty"`
+	applied int
 }
 
 // WaveState is where cutting the wave branch is: the candidate name

@@ -48,4 +48,3 @@ func TestFinalPRThatFailedIsOpenedByTheNextRun(t *testing.T) {
 	}
 	g.noDuplicateWrites(t)
 }
-
