@@ -121,6 +121,7 @@ type Intent struct {
 	Head   string `json:"head,omitempty"` // branch pushed, or a PR's head
 	Base   string `json:"base,omitempty"` // a PR's base
 	SHA    string `json:"sha,omitempty"`  // release/renew: the claim commit expected on origin
+	PR     int    `json:"pr,omitempty"`   // close-pr: the pull request
 }
 
 // Intent operations.
@@ -132,4 +133,5 @@ const (
 	OpPush    = "push"
 	OpClose   = "close"
 	OpRelease = "release"
+	OpClosePR = "close-pr"
 )

@@ -40,7 +40,7 @@ type Run struct {
 	APICalls   int64             `json:"apiCalls,omitempty"`  // sum of the events' Calls
 	// Wave is the cut of the wave branch (runs older than the
 	// wave_branch event have none: their branch was cut before start).
-	Wave    *WaveState `json:"waveCut,omitempty"`
+	Wave    *WaveState `json:"-"`
 	applied int
 }
 

@@ -52,6 +52,9 @@ func (s *Supervisor) finish(ctx context.Context) (int, error) {
 				return ExitFailed, err
 			}
 		}
+		if err := s.closeWorkerPR(ctx, is); err != nil {
+			return ExitFailed, err
+		}
 	}
 	s.cleanup(ctx)
 	s.freeWaveName(ctx)
@@ -183,6 +186,23 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 	}
 	s.printf("final pull request %s → %s: %s", r.Info.WaveBranch, r.Info.Base, firstNonEmpty(u, path))
 	return nil
+}
+
+// closeWorkerPR closes the worker PR of an issue whose work did not land
+// once its claim is released, with a comment saying why: left open, it
+// would look like work in progress that nobody is doing.
+func (s *Supervisor) closeWorkerPR(ctx context.Context, is *backlog.IssueRun) error {
+	if is.State == backlog.StateMerged || !is.Released || is.PR == nil || is.PR.Number == 0 {
+		return nil
+	}
+	n := is.Number
+	m := s.marker("worker-pr-closed", n)
+	// Our own words only: the detail may quote the worker.
+	body := fmt.Sprintf("Closed by wave-orchestrator run `%s`: #%d ended %s in this run and its claim was released. "+
+		"The branch `%s` is kept; `backlog status --run %s` says why.\n\n%s", s.run().Info.ID, n, is.State, is.Branch, s.run().Info.ID, m)
+	_, err := s.do(ctx, backlog.Intent{ID: "close-pr-" + strconv.Itoa(n), Op: backlog.OpClosePR, Issue: n, PR: is.PR.Number,
+		Marker: m, Body: body})
+	return err
 }
 
 // renewClaim keeps a merged issue's claim past the run: the issue stays
