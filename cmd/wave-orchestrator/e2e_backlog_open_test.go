@@ -134,3 +134,47 @@ func TestBacklogRunOfDeliveredIssuesSaysWhichRunAndTouchesNothing(t *testing.T) 
 	}
 	backlogEvents(t, r) // still exactly one run
 }
+
+// TestBacklogKill9DuringVerifyLeavesNoScratchWorktree: a supervisor killed
+// with SIGKILL while backlog.verify runs in its scratch worktree leaves
+// that worktree registered; the next `backlog run` removes it (and its
+// directory) as it starts, then finishes the run.
+func TestBacklogKill9DuringVerifyLeavesNoScratchWorktree(t *testing.T) {
+	r := newBacklogRepo(t)
+	r.issue(1, "Issue 1", "Files: part1/**")
+	ctl := filepath.Join(filepath.Dir(r.root), "ctl")
+	if err := os.MkdirAll(ctl, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The verify command's parent is the supervisor: the first verify
+	// kills it, later ones pass.
+	verify := `if [ ! -e ` + filepath.Join(ctl, "killed") + ` ]; then : > ` + filepath.Join(ctl, "killed") + `; kill -9 $PPID; sleep 5; fi`
+	cfg, _ := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
+	r.write("wave.config.yaml", strings.Replace(string(cfg), "\nbacklog:\n", "\nbacklog:\n  verify: [sh, -c, '"+verify+"']\n", 1))
+	tmp := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}, env: []string{"TMPDIR=" + tmp}}
+	defer l.dump(t)
+	first := l.start(ctx, "")
+	_ = first.Wait()
+	if ws, ok := first.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		t.Fatalf("the first life was not killed during verify: %v", first.ProcessState)
+	}
+	if list := gitIn(t, r.root, "worktree", "list", "--porcelain"); !strings.Contains(list, "wave-verify-") {
+		t.Fatalf("the kill left no scratch worktree to clean up (the test does not reproduce the case):\n%s", list)
+	}
+	second := l.start(ctx, "")
+	if err := second.Wait(); err != nil {
+		t.Fatalf("second life: %v", err)
+	}
+	if list := gitIn(t, r.root, "worktree", "list", "--porcelain"); strings.Contains(list, "wave-verify-") {
+		t.Errorf("a scratch worktree is still registered:\n%s", list)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "wave-verify-*")); len(left) > 0 {
+		t.Errorf("scratch directories left: %v", left)
+	}
+	if run, _ := backlogEvents(t, r); !run.Finished || run.Tally().Merged != 1 {
+		t.Errorf("run finished=%v tally %+v", run.Finished, run.Tally())
+	}
+}
