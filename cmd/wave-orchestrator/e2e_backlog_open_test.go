@@ -41,15 +41,16 @@ done
 }
 
 // TestBacklogKill9WhileOpeningResumesTheOneRun kills `backlog run` with
-// SIGKILL at the exact moments it opens a run (as the wave branch's name
-// is reserved, before the wave branch's push lands, after it lands) and
-// restarts it: the restart resumes that run, and origin has one wave
+// SIGKILL at the exact moments it opens a run (before and after the wave
+// branch's name is reserved, before and after the wave branch's push
+// lands) and restarts it: the restart resumes that run, and origin has one wave
 // branch, not a -2 made by a second run.
 func TestBacklogKill9WhileOpeningResumesTheOneRun(t *testing.T) {
 	for _, c := range []struct {
 		name, hook, pattern string
 		reject              bool
 	}{
+		{"before_the_name_reservation_lands", "pre-receive", "refs/heads/wave-names/*", true},
 		{"after_the_name_is_reserved", "post-receive", "refs/heads/wave-names/*", false},
 		{"before_the_wave_branch_lands", "pre-receive", "refs/heads/wave/*", true},
 		{"after_the_wave_branch_lands", "post-receive", "refs/heads/wave/*", false},
