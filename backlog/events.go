@@ -8,6 +8,7 @@ import "time"
 // meant to do.
 const (
 	EvRunStarted     = "run_started"     // Run
+	EvWaveBranch     = "wave_branch"     // Branch, Ref, Attempt, Outcome (cutting|cut): the wave branch's name before it is pushed, and once it is on origin
 	EvPlanned        = "planned"         // Plan; Issue 0
 	EvIssue          = "issue"           // Issue, Title, Surface: an issue entered the run
 	EvClaimed        = "claimed"         // Issue, Ref (claim commit)
@@ -33,6 +34,12 @@ const (
 	EvBaseMerged     = "base_merged"     // Commit: origin/<base> merged into the wave branch
 	EvDropped        = "dropped"         // Issue, Outcome (a Skip reason), Detail: left the run before dispatch
 	EvRunFinished    = "run_finished"    // Outcome (finished|stopped), ExitCode, Detail
+)
+
+// Outcomes of EvWaveBranch.
+const (
+	WaveCutting = "cutting" // recorded before the name is reserved and the branch pushed
+	WaveCut     = "cut"     // the branch is on origin and this run's
 )
 
 // Worker outcomes (EvWorkerFinished.Outcome).
@@ -114,6 +121,7 @@ type Intent struct {
 	Head   string `json:"head,omitempty"` // branch pushed, or a PR's head
 	Base   string `json:"base,omitempty"` // a PR's base
 	SHA    string `json:"sha,omitempty"`  // release/renew: the claim commit expected on origin
+	PR     int    `json:"pr,omitempty"`   // close-pr: the pull request
 }
 
 // Intent operations.
@@ -125,4 +133,5 @@ const (
 	OpPush    = "push"
 	OpClose   = "close"
 	OpRelease = "release"
+	OpClosePR = "close-pr"
 )

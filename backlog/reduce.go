@@ -38,7 +38,19 @@ type Run struct {
 	Dropped    []Skip            `json:"dropped,omitempty"`   // left the run before dispatch, with why
 	Finishing  bool              `json:"finishing,omitempty"` // ending: no more work is taken
 	APICalls   int64             `json:"apiCalls,omitempty"`  // sum of the events' Calls
-	applied    int
+	// Wave is the cut of the wave branch (runs older than the
+	// wave_branch event have none: their branch was cut before start).
+	Wave    *WaveState `json:"-"`
+	applied int
+}
+
+// WaveState is where cutting the wave branch is: the candidate name
+// (Info.WaveBranch), the commit that reserves it on origin, which
+// candidate it is (1 = no suffix) and whether the branch is cut.
+type WaveState struct {
+	Reservation string `json:"reservation"`
+	Attempt     int    `json:"attempt"`
+	Cut         bool   `json:"cut"`
 }
 
 // PRRef is a pull request the run opened (or the local source's file).
@@ -176,6 +188,18 @@ func (r *Run) apply(i int, ev Event) {
 		return
 	case EvPlanned:
 		r.LastPlan = ev.Plan
+		return
+	case EvWaveBranch:
+		if ev.Branch != "" {
+			r.Info.WaveBranch = ev.Branch
+		}
+		if r.Wave == nil {
+			r.Wave = &WaveState{}
+		}
+		if ev.Ref != "" {
+			r.Wave.Reservation, r.Wave.Attempt = ev.Ref, ev.Attempt
+		}
+		r.Wave.Cut = ev.Outcome == WaveCut
 		return
 	case EvIntent:
 		if ev.Intent != nil {

@@ -88,3 +88,35 @@ func TestReduceIsTheSameWhateverTheBatching(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceWaveBranchCut: the wave branch's name follows each candidate
+// recorded; the cut keeps the last name and its reservation; a run from
+// before wave_branch events has no cut state (its branch is cut).
+func TestReduceWaveBranchCut(t *testing.T) {
+	start := Event{Kind: EvRunStarted, Run: &RunInfo{ID: "r", WaveBranch: "wave/d-x"}}
+	cutting := func(name, ref string, k int) Event {
+		return Event{Kind: EvWaveBranch, Branch: name, Ref: ref, Attempt: k, Outcome: WaveCutting}
+	}
+	cases := []struct {
+		name   string
+		events []Event
+		branch string
+		want   *WaveState
+	}{
+		{"legacy run", []Event{start}, "wave/d-x", nil},
+		{"cutting", []Event{start, cutting("wave/d-x", "c1", 1)}, "wave/d-x", &WaveState{Reservation: "c1", Attempt: 1}},
+		{"next suffix", []Event{start, cutting("wave/d-x", "c1", 1), cutting("wave/d-x-2", "c2", 2)}, "wave/d-x-2",
+			&WaveState{Reservation: "c2", Attempt: 2}},
+		{"cut", []Event{start, cutting("wave/d-x", "c1", 1), cutting("wave/d-x-2", "c2", 2), {Kind: EvWaveBranch, Outcome: WaveCut}},
+			"wave/d-x-2", &WaveState{Reservation: "c2", Attempt: 2, Cut: true}},
+	}
+	for _, c := range cases {
+		r := Reduce(c.events)
+		if r.Info.WaveBranch != c.branch {
+			t.Errorf("%s: wave branch %q, want %q", c.name, r.Info.WaveBranch, c.branch)
+		}
+		if (r.Wave == nil) != (c.want == nil) || (r.Wave != nil && *r.Wave != *c.want) {
+			t.Errorf("%s: wave state %+v, want %+v", c.name, r.Wave, c.want)
+		}
+	}
+}

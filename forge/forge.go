@@ -55,6 +55,9 @@ type Source interface {
 	EnsurePR(ctx context.Context, head, base, title, body string) (PR, error)
 	FindPR(ctx context.Context, head, base string) (*PR, error) // any state; nil when none
 	CloseIssue(ctx context.Context, n int) error                // already closed → nil
+	// ClosePR closes the open pull request n after commenting body (which
+	// must contain marker) on it once; a closed or merged one is left.
+	ClosePR(ctx context.Context, n int, marker, body string) error
 	DefaultBranch(ctx context.Context) (string, error)
 	Calls() int64 // API calls made (local: 0)
 }

@@ -158,7 +158,7 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string) error {
 // scratchWorktree checks commit out, detached, in a new temporary
 // directory and returns it with the function that removes it.
 func (r *Repo) scratchWorktree(ctx context.Context, commit string) (string, func(), error) {
-	parent, err := os.MkdirTemp(r.scratchDir, "wave-verify-")
+	parent, err := os.MkdirTemp(r.scratchDir, scratchPattern())
 	if err != nil {
 		return "", nil, fmt.Errorf("scratch worktree: %w", err)
 	}

@@ -37,14 +37,9 @@ func (s *Supervisor) finish(ctx context.Context) (int, error) {
 		s.baseConflict = true
 		s.printf("merging %s into %s conflicts in %s: the final PR needs a person to resolve it", r.Info.Base, r.Info.WaveBranch, baseConflict)
 	}
-	if err := s.finalPR(ctx, baseConflict); err != nil && ctx.Err() != nil {
-		return ExitFailed, err // being stopped: the next run does the end
-	} else if err != nil {
-		// The run still ends (claims, cleanup); the body is in
-		// final-pr.md and `backlog run` is not needed to retry: the exit
-		// code says it failed.
-		s.printf("the final pull request could not be opened: %v", err)
-		s.prFailed = true
+	prErr := s.finalPR(ctx, baseConflict)
+	if prErr != nil && ctx.Err() != nil {
+		return ExitFailed, prErr // being stopped: the next run does the end
 	}
 	for _, is := range r.List() {
 		switch {
@@ -57,8 +52,20 @@ func (s *Supervisor) finish(ctx context.Context) (int, error) {
 				return ExitFailed, err
 			}
 		}
+		if err := s.closeWorkerPR(ctx, is); err != nil {
+			return ExitFailed, err
+		}
 	}
 	s.cleanup(ctx)
+	s.freeWaveName(ctx)
+	if prErr != nil {
+		// Everything else of the end is done; the run stays open (not
+		// finished), so the next `backlog run` resumes into this end
+		// and opens the pull request (EnsurePR finds one that did open).
+		s.report()
+		return ExitFailed, fmt.Errorf("backlog run %s: the final pull request %s → %s could not be opened (body in %s): %w; the run stays open: `backlog run` opens it",
+			r.Info.ID, r.Info.WaveBranch, r.Info.Base, filepath.Join(s.log.dir, FinalPRFile), prErr)
+	}
 	if r.Tally().Merged == 0 {
 		// Nothing landed: the wave branch is still (an ancestor of) base;
 		// removing it keeps origin free of empty wave branches.
@@ -98,7 +105,7 @@ func (s *Supervisor) exitCode() int {
 	switch {
 	case parked || t.NeedsInput > 0 || s.baseConflict:
 		return ExitNeedPerson
-	case failed || s.prFailed || len(s.undelivered()) > 0:
+	case failed || len(s.undelivered()) > 0:
 		return ExitFailed
 	}
 	return ExitOK
@@ -179,6 +186,23 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 	}
 	s.printf("final pull request %s → %s: %s", r.Info.WaveBranch, r.Info.Base, firstNonEmpty(u, path))
 	return nil
+}
+
+// closeWorkerPR closes the worker PR of an issue whose work did not land
+// once its claim is released, with a comment saying why: left open, it
+// would look like work in progress that nobody is doing.
+func (s *Supervisor) closeWorkerPR(ctx context.Context, is *backlog.IssueRun) error {
+	if is.State == backlog.StateMerged || !is.Released || is.PR == nil || is.PR.Number == 0 {
+		return nil
+	}
+	n := is.Number
+	m := s.marker("worker-pr-closed", n)
+	// Our own words only: the detail may quote the worker.
+	body := fmt.Sprintf("Closed by wave-orchestrator run `%s`: #%d ended %s in this run and its claim was released. "+
+		"The branch `%s` is kept; `backlog status --run %s` says why.\n\n%s", s.run().Info.ID, n, is.State, is.Branch, s.run().Info.ID, m)
+	_, err := s.do(ctx, backlog.Intent{ID: "close-pr-" + strconv.Itoa(n), Op: backlog.OpClosePR, Issue: n, PR: is.PR.Number,
+		Marker: m, Body: body})
+	return err
 }
 
 // renewClaim keeps a merged issue's claim past the run: the issue stays

@@ -57,6 +57,8 @@ func (s *Supervisor) perform(ctx context.Context, in backlog.Intent) (string, er
 		return pr.URL + "#" + strconv.Itoa(pr.Number), nil
 	case backlog.OpPush:
 		return "", s.o.Git.PushReplacing(ctx, "refs/heads/"+in.Head, in.Head)
+	case backlog.OpClosePR:
+		return "", src.ClosePR(ctx, in.PR, in.Marker, in.Body)
 	case backlog.OpClose:
 		return "", src.CloseIssue(ctx, in.Issue)
 	case backlog.OpRelease:

@@ -293,9 +293,11 @@ exit 0
 	if !has(origin, 3) || !has(local, 3) || !exists(3) {
 		t.Errorf("parked #3: on origin %v, local %v, worktree %v; want all kept", has(origin, 3), has(local, 3), exists(3))
 	}
+	// Its branch is kept; its worker PR is closed once its claim is
+	// released at the end (open, it would look like work in progress).
 	for _, p := range g.prsInto(r.Info.WaveBranch) {
-		if p.Head == r.Issues[3].Branch && p.State != "open" {
-			t.Errorf("parked #3's worker PR is %s, want it left open", p.State)
+		if p.Head == r.Issues[3].Branch && p.State != "closed" {
+			t.Errorf("parked #3's worker PR is %s, want it closed with its claim released", p.State)
 		}
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -90,7 +89,6 @@ type Supervisor struct {
 	baseConflict bool
 	probeTries   map[int]int // failed probes per issue awaiting a salvage
 	probeWait    time.Duration
-	prFailed     bool              // the final PR could not be opened
 	renewedAt    map[int]time.Time // last claim lease renewal per issue
 	claimsAt     time.Time         // last look at every held claim on origin
 	claimWarned  map[int]bool      // merged issues whose claim another run took: said once
@@ -183,9 +181,13 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// open resumes the newest unfinished run of the lane, or starts a new one:
-// base branch, wave branch (cut from origin/<base> and pushed), run_started.
+// open resumes the newest unfinished run of the lane, or starts a new one.
+// A new run's directory appears with its first events already in it (run
+// started, wave branch about to be cut), so a kill at any instant leaves
+// either no run or one that the next `backlog run` resumes; nothing is
+// pushed before those events are on disk.
 func (s *Supervisor) open(ctx context.Context) (bool, error) {
+	s.sweepScratch(ctx)
 	dir, err := OpenRunDir(s.o.Layout.StateDir)
 	if err != nil {
 		return false, err
@@ -202,7 +204,11 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 		l.calls = s.o.Source.Calls
 		s.start = l.run.Info.StartedAt
 		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
-		if err := s.ensureWaveBranch(ctx); err != nil {
+		if w := l.run.Wave; w != nil && !w.Cut {
+			if err := s.cutWaveBranch(ctx); err != nil {
+				return true, err
+			}
+		} else if err := s.ensureWaveBranch(ctx); err != nil {
 			return true, err
 		}
 		return true, s.restartIntents(ctx)
@@ -212,21 +218,26 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	dir = filepath.Join(RunsRoot(s.o.Layout.StateDir), info.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, fmt.Errorf("backlog run dir: %w", err)
+	resv, err := s.o.Git.WaveNameCommit(ctx, info.WaveBranch, info.ID)
+	if err != nil {
+		return false, err
+	}
+	dir, err = createRunDir(RunsRoot(s.o.Layout.StateDir), info.ID, now, []backlog.Event{
+		{Kind: backlog.EvRunStarted, Run: &info},
+		{Kind: backlog.EvWaveBranch, Branch: info.WaveBranch, Ref: resv, Attempt: 1, Outcome: backlog.WaveCutting},
+	})
+	if err != nil {
+		return false, err
 	}
 	if s.log, _, err = openRunLog(dir, s.o.Now); err != nil {
 		return false, err
 	}
 	s.log.calls = s.o.Source.Calls
 	s.start = now
-	if info.WaveBranch, err = s.cutWaveBranch(ctx, info.WaveBranch, info.Base); err != nil {
+	if err := s.cutWaveBranch(ctx); err != nil {
 		return false, err
 	}
-	if err := s.emit(backlog.Event{Kind: backlog.EvRunStarted, Run: &info}); err != nil {
-		return false, err
-	}
+	info = s.run().Info
 	s.printf("run %s: wave branch %s from %s (up to %d workers)", info.ID, info.WaveBranch, info.Base, info.Width)
 	return false, nil
 }
@@ -255,27 +266,6 @@ func (s *Supervisor) newRunInfo(ctx context.Context, now time.Time) (backlog.Run
 	return backlog.RunInfo{ID: id, Lane: s.o.Lane.Name, Source: src, Repo: repo, WaveBranch: wave, Base: base,
 		Default: def, Bounded: s.o.Issues, Width: s.o.Width, MaxIssues: s.o.MaxIssues, MaxMinutes: s.o.MaxMinutes,
 		Host: s.o.Host, Pid: s.o.Pid, StartedAt: now}, nil
-}
-
-// cutWaveBranch creates the wave branch on origin from origin/<base>. The
-// creation is a compare-and-swap (the name must be free), so two runs
-// started the same day with the same slug never share a branch: the
-// second takes the next suffix.
-func (s *Supervisor) cutWaveBranch(ctx context.Context, name, base string) (string, error) {
-	for k := 1; k < 100; k++ {
-		cand := name
-		if k > 1 {
-			cand = fmt.Sprintf("%s-%d", name, k)
-		}
-		_, created, err := s.o.Git.EnsureWaveBranch(ctx, cand, base)
-		if err != nil {
-			return "", fmt.Errorf("wave branch %s from %s: %w", cand, base, err)
-		}
-		if created {
-			return cand, nil
-		}
-	}
-	return "", fmt.Errorf("wave branch %s: no free name after 99 tries", name)
 }
 
 func (s *Supervisor) ensureWaveBranch(ctx context.Context) error {

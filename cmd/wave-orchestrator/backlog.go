@@ -263,6 +263,12 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 		if err := sameSelection(c, open, nums, f); err != nil {
 			return err
 		}
+	} else if d, ok, err := supervisor.Delivered(e.layout.StateDir, nums); err != nil {
+		return err
+	} else if ok {
+		// Touching nothing: no claim, no push, no new run.
+		fmt.Fprintf(c.OutOrStdout(), "backlog: issue(s) %s %s\n", issueRefs(nums), oneLineTitle(d.String()))
+		return nil
 	}
 	// Nothing is claimed, pushed or started before this passes.
 	if err := preflightBacklog(ctx, e, f.executor); err != nil {
@@ -460,6 +466,15 @@ func issueList(ns []int) string {
 		parts[i] = strconv.Itoa(n)
 	}
 	return strings.Join(parts, ",")
+}
+
+// issueRefs is "#12, #15".
+func issueRefs(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = "#" + strconv.Itoa(n)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func intFlag(c *cobra.Command, name string) int {
