@@ -48,6 +48,7 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 		if s.stopRequested() {
 			return s.stop(ctx)
 		}
+		began := s.o.Now()
 		if err := s.step(ctx); err != nil {
 			// A transient failure is waited out (workers keep running);
 			// the next sweep is the retry.
@@ -59,7 +60,7 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 			}
 			continue
 		}
-		s.recovered()
+		s.recovered(began)
 		if s.complete() {
 			return nil
 		}

@@ -119,14 +119,14 @@ func (s *Supervisor) ride(err error) error {
 	return nil
 }
 
-// recovered ends a wait once a sweep went through.
-func (s *Supervisor) recovered() {
+// recovered ends a wait once a sweep (begun at began) went through. The
+// window ends when that sweep began: workers it started came after it.
+func (s *Supervisor) recovered(began time.Time) {
 	if s.waiting == nil {
 		return
 	}
-	now := s.o.Now()
-	s.printf("recovered: %s passed after %s", s.waiting.Cause, now.Sub(s.waiting.Since).Round(time.Second))
-	s.endWaiting(now)
+	s.printf("recovered: %s passed after %s", s.waiting.Cause, began.Sub(s.waiting.Since).Round(time.Second))
+	s.endWaiting(began)
 }
 
 func (s *Supervisor) endWaiting(now time.Time) {
@@ -151,25 +151,27 @@ func readWaiting(dir string) *Waiting {
 	return &w
 }
 
-// envSlack is how long before a window was noticed (or after it passed)
-// a worker's failure still counts as the window's doing: the supervisor
-// notices only at its next git or API call.
+// envSlack is how long before a window was noticed a worker's failure
+// still counts as the window's doing: the supervisor notices only at its
+// next git or API call.
 const envSlack = time.Minute
 
 // maxEnvRelaunches bounds the relaunches that do not spend the salvage:
 // an environment that keeps failing the worker gets the ordinary rule.
 const maxEnvRelaunches = 3
 
-// environmental is the cause when a worker that ended at ended failed
-// because of the supervisor's environment: it ended inside a transient
-// window the supervisor observed (spans, or the current wait), or its
-// log's tail says git failed for an environmental reason. "" otherwise.
-func environmental(ended time.Time, spans []span, current *Waiting, logTail string) string {
+// environmental is the cause when a worker run that lasted from started
+// to ended failed because of the supervisor's environment: the run
+// overlapped a transient window the supervisor observed (a span, or the
+// wait going on now) — it ended no earlier than envSlack before the
+// window was noticed and started before the window passed — or its log's
+// tail says git failed for an environmental reason. "" otherwise.
+func environmental(started, ended time.Time, spans []span, current *Waiting, logTail string) string {
 	if current != nil && !ended.Before(current.Since.Add(-envSlack)) {
 		return current.Cause
 	}
 	for _, sp := range spans {
-		if !ended.Before(sp.since.Add(-envSlack)) && !ended.After(sp.until.Add(envSlack)) {
+		if !ended.Before(sp.since.Add(-envSlack)) && started.Before(sp.until) {
 			return sp.cause
 		}
 	}

@@ -208,7 +208,7 @@ func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs run
 		if _, _, err := s.o.Git.RemoteHead(ctx, s.run().Info.WaveBranch); err != nil {
 			return fmt.Errorf("#%d: its worker failed; checking origin: %w", n, err)
 		}
-		if cause := environmental(endedAt(obs, s.o.Now()), s.spans, s.waiting, lastBytes(text, 2048)); cause != "" && s.envRelaunches[n] < maxEnvRelaunches {
+		if cause := environmental(startedAt(obs), endedAt(obs, s.o.Now()), s.spans, s.waiting, lastBytes(text, 2048)); cause != "" && s.envRelaunches[n] < maxEnvRelaunches {
 			s.envRelaunches[n]++
 			outcome = outcomeEnvironment
 			detail += "; the cause was the supervisor's environment (" + cause + "), so the relaunch does not spend its salvage"
@@ -298,6 +298,15 @@ func endedAt(obs runtime.Observation, now time.Time) time.Time {
 		return *obs.Record.FinishedAt
 	}
 	return now
+}
+
+// startedAt is when the worker's run started (zero when unknown: it
+// then counts as started before any window).
+func startedAt(obs runtime.Observation) time.Time {
+	if obs.Record != nil {
+		return obs.Record.StartedAt
+	}
+	return time.Time{}
 }
 
 func lastBytes(s string, n int) string {
