@@ -108,14 +108,14 @@ func classifyStderr(text, dir string) string {
 	return ""
 }
 
-// lowOnSpace: the filesystem holding dir has less than 1 MiB free for us,
-// which is what a write failing there most likely means.
+// lowOnSpace: the filesystem holding dir has less than 1 MiB or no inode
+// free for us, which is what a write failing there most likely means.
 func lowOnSpace(dir string) bool {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return false
 	}
-	return uint64(st.Bavail)*uint64(st.Bsize) < 1<<20
+	return uint64(st.Bavail)*uint64(st.Bsize) < 1<<20 || (st.Files > 0 && st.Ffree == 0)
 }
 
 // hookRefusal reports whether a push's rejection summary is the remote's
