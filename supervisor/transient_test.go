@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/forge"
+	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
@@ -348,4 +350,27 @@ echo "[backlog-result] state=done detail=third time"
 	if !strings.Contains(res.out, "the supervisor's environment (no space left on device)") {
 		t.Errorf("output does not name the cause:\n%s", res.out)
 	}
+}
+
+// TestGitHubDownForAWhileIsWaitedOut: GitHub answers 502 to more requests
+// than the client retries, mid-run; the supervisor waits it out and the
+// run ends with everything merged, each write made once.
+func TestGitHubDownForAWhileIsWaitedOut(t *testing.T) {
+	g := newGHFixture(t)
+	g.ghIssue(1, "One", "Files: a/**")
+	g.ghIssue(2, "Two", "Files: b/**")
+	g.onNth(forgetest.RouteCommentCreate, 1, false, func() { g.srv.Fail5xx(12) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res := g.runCtx(ctx, fastRetries, 1, 2)
+	if res.err != nil || res.ExitCode != ExitOK {
+		t.Fatalf("run: exit %d, %v; want 0 with everything merged", res.ExitCode, res.err)
+	}
+	if !strings.Contains(res.out, "waiting: "+forge.CauseGitHubServer+" (HTTP 502) since ") {
+		t.Errorf("output never said it waits for GitHub:\n%s", res.out)
+	}
+	if got := mergedOrder(g.events(res.Dir)); len(got) != 2 {
+		t.Errorf("merged %v, want #1 and #2", got)
+	}
+	g.noDuplicateWrites(t)
 }
