@@ -374,3 +374,56 @@ func TestGitHubDownForAWhileIsWaitedOut(t *testing.T) {
 	}
 	g.noDuplicateWrites(t)
 }
+
+// waitForFile waits (60 s at most) until path exists.
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
+	}
+	t.Fatalf("%s never appeared", path)
+}
+
+// TestResumeAfterALostWorktreeMergesFromTheBranch: the supervisor is
+// gone, the worker's worktree is deleted, the worker finishes done; the
+// next `backlog run` merges the worker's branch instead of exiting 1 on
+// the missing worktree (as every later run used to).
+func TestResumeAfterALostWorktreeMergesFromTheBranch(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "First", "Files: a/**")
+	gate := f.shellWorkers(`set -e
+echo work > own.txt && gitc add own.txt && gitc commit -q -m "Work"
+touch "$GATE/committed"
+i=0; until [ -e "$GATE/go" ]; do i=$((i+1)); [ $i -gt 1200 ] && exit 1; sleep 0.05; done
+echo "[backlog-result] state=done detail=shell worker"
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan result, 1)
+	go func() { first <- f.runCtx(ctx, nil, 1) }()
+	waitForFile(t, filepath.Join(gate, "committed"))
+	cancel() // the supervisor dies; its worker keeps running in tmux
+	if r := <-first; r.err == nil {
+		t.Fatalf("the first life ended %+v, want it cancelled", r.Result)
+	}
+	wts, _ := filepath.Glob(filepath.Join(filepath.Dir(f.root), "worktrees", "*", "i1"))
+	if len(wts) != 1 {
+		t.Fatalf("worktrees %v, want #1's", wts)
+	}
+	if err := os.RemoveAll(wts[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := f.run(1)
+	if res.err != nil || res.ExitCode != ExitOK {
+		t.Fatalf("resumed run: exit %d, %v; want 0 with #1 merged from its branch", res.ExitCode, res.err)
+	}
+	if got := mergedOrder(f.events(res.Dir)); len(got) != 1 {
+		t.Errorf("merged %v, want #1", got)
+	}
+}
