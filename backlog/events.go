@@ -54,6 +54,10 @@ const (
 	OutcomeTimedOut   = "timed-out"
 	OutcomeStopped    = "stopped"  // terminated by `backlog stop`: not a failure
 	OutcomeConflict   = "conflict" // its merge conflicted: the worker is sent back
+	// OutcomeEnvironment: it failed because of the supervisor's
+	// environment (origin unreachable, the disk full): relaunched without
+	// spending the salvage.
+	OutcomeEnvironment = "environment"
 )
 
 // Event is one line of a backlog run's events.jsonl. Fields are used as

@@ -37,7 +37,11 @@ func WorkerPrompt(in PromptInput) string {
 	if in.Salvage {
 		line("## Resuming after a failed attempt\n")
 		line("A previous attempt on this issue stopped before it finished. Its work is still in this worktree")
-		line("(a snapshot is at %s). Review `git status`, `git diff` and `git log` first; continue", in.SalvageRef)
+		if in.SalvageRef != "" {
+			line("(a snapshot is at %s). Review `git status`, `git diff` and `git log` first; continue", in.SalvageRef)
+		} else { // stopped, or failed by the environment: nothing was snapshotted
+			line("as it was. Review `git status`, `git diff` and `git log` first; continue")
+		}
 		line("from there, do not start over; check for comments or pull requests you already made before making new ones.\n")
 	}
 	if len(in.Conflict) > 0 {

@@ -26,6 +26,8 @@ func (c *Config) validateBacklog(p *problems) {
 	p.atLeast("backlog.maxMinutes", b.MaxMinutes, 0)
 	p.atLeast("backlog.silenceMinutes", b.SilenceMinutes, 0)
 	p.atLeast("backlog.silenceSeconds", b.SilenceSeconds, 0)
+	p.atLeast("backlog.transientRetryMinutes", b.TransientRetryMinutes, 0)
+	p.atLeast("backlog.transientRetrySeconds", b.TransientRetrySeconds, 0)
 	p.atLeast("backlog.verifyTimeoutMinutes", b.VerifyTimeoutMin, 1)
 	p.atLeast("backlog.probe.timeoutSeconds", b.Probe.TimeoutSeconds, 1)
 	p.atLeast("backlog.claim.leaseMinutes", b.Claim.LeaseMinutes, 1)
@@ -71,6 +73,15 @@ func (b Backlog) Silence() time.Duration {
 		return time.Duration(b.SilenceSeconds) * time.Second
 	}
 	return time.Duration(b.SilenceMinutes) * time.Minute
+}
+
+// TransientRetry is how long a transient failure is waited out before
+// the supervisor gives up on it.
+func (b Backlog) TransientRetry() time.Duration {
+	if b.TransientRetrySeconds > 0 {
+		return time.Duration(b.TransientRetrySeconds) * time.Second
+	}
+	return time.Duration(b.TransientRetryMinutes) * time.Minute
 }
 
 // WorkerPRsOn reports whether worker PRs are opened (default true).

@@ -444,3 +444,23 @@ func TestArgvKeysWantLists(t *testing.T) {
 		t.Fatalf("verify = %v", got)
 	}
 }
+
+// The transient-failure window defaults to 30 minutes; seconds, when
+// set, win (a tiny window for tests); a negative value is refused.
+func TestTransientRetryWindow(t *testing.T) {
+	if got := mustLoad(t, t.TempDir(), nil).Backlog.TransientRetry(); got != 30*time.Minute {
+		t.Errorf("default window = %v, want 30m", got)
+	}
+	c := mustLoad(t, yamlRepo(t, "backlog:\n  transientRetryMinutes: 5\n  transientRetrySeconds: 2\n"), nil)
+	if got := c.Backlog.TransientRetry(); got != 2*time.Second {
+		t.Errorf("window = %v, want 2s", got)
+	}
+	c = mustLoad(t, yamlRepo(t, "backlog:\n  transientRetryMinutes: 5\n"), nil)
+	if got := c.Backlog.TransientRetry(); got != 5*time.Minute {
+		t.Errorf("window = %v, want 5m", got)
+	}
+	_, err := Load(yamlRepo(t, "backlog:\n  transientRetryMinutes: -1\n"), func(string) (string, bool) { return "", false })
+	if err == nil || !strings.Contains(err.Error(), ":2: backlog.transientRetryMinutes: must be >= 0, got -1") {
+		t.Errorf("negative window: %v", err)
+	}
+}

@@ -242,6 +242,12 @@ type Backlog struct {
 	Executor          map[string]string `json:"executor" yaml:"executor"` // `### Executor` keys
 	Claim             Claim             `json:"claim" yaml:"claim"`
 	WorkerRolePrompt  string            `json:"workerRolePromptPath" yaml:"workerRolePromptPath"`
+	// TransientRetryMinutes is how long the supervisor waits out a
+	// transient failure (origin unreachable, disk full, a hook refusing
+	// pushes) before it gives up; TransientRetrySeconds is finer and wins
+	// when > 0. 0 and 0: give up at once.
+	TransientRetryMinutes int `json:"transientRetryMinutes" yaml:"transientRetryMinutes"` // default 30
+	TransientRetrySeconds int `json:"transientRetrySeconds" yaml:"transientRetrySeconds"`
 }
 
 // Probe is backlog.probe: a connectivity check run before a salvage

@@ -153,6 +153,7 @@ func backoff(retry int) time.Duration {
 // fail wraps a final error with what failed, marks 404 as ErrNotFound, and
 // makes sure the token cannot be read from it.
 func (g *GitHub) fail(what string, err error) error {
+	cause := causeOf(err)
 	switch statusOf(err) {
 	case http.StatusNotFound:
 		err = fmt.Errorf("github: %s: %w: %w", what, ErrNotFound, err)
@@ -161,7 +162,7 @@ func (g *GitHub) fail(what string, err error) error {
 	default:
 		err = fmt.Errorf("github: %s: %w", what, err)
 	}
-	return g.redact(err)
+	return markTransient(g.redact(err), cause)
 }
 
 // redact replaces the token in err's text. go-github never puts it there

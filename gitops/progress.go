@@ -135,3 +135,49 @@ func (r *Repo) seedIndex(ctx context.Context, worktree, index string) error {
 	}
 	return nil
 }
+
+// BranchAhead counts the commits of a local branch not in base, read in
+// the clone rather than a worktree: what is left of a worker whose
+// worktree was deleted. ok is false when the branch is gone too.
+func (r *Repo) BranchAhead(ctx context.Context, branch, base string) (int, bool, error) {
+	if err := r.checkBranch(ctx, branch); err != nil {
+		return 0, false, err
+	}
+	if base == "" || strings.HasPrefix(base, "-") {
+		return 0, false, fmt.Errorf("commits ahead: invalid base %q", sanitize(base))
+	}
+	if _, ok, err := r.localRef(ctx, "refs/heads/"+branch); err != nil || !ok {
+		return 0, false, err
+	}
+	out, err := r.git(ctx, r.Dir, "rev-list", "--count", base+"..refs/heads/"+branch)
+	if err != nil {
+		return 0, false, fmt.Errorf("commits of %s ahead of %s: %w", sanitize(branch), sanitize(base), err)
+	}
+	n, err := strconv.Atoi(firstLine(out))
+	if err != nil {
+		return 0, false, fmt.Errorf("commits of %s: %q is not a count", sanitize(branch), sanitize(firstLine(out)))
+	}
+	return n, true, nil
+}
+
+// SnapshotRef points ref at what is left of a worker whose worktree is
+// gone: its branch's tip, else (the branch gone too) fallback, the commit
+// a recreated worktree starts from. It returns the commit.
+func (r *Repo) SnapshotRef(ctx context.Context, branch, fallback, ref string) (string, error) {
+	if err := r.checkFullRef(ctx, ref); err != nil {
+		return "", err
+	}
+	sha, ok, err := r.localRef(ctx, "refs/heads/"+branch)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		if sha, ok, err = r.localRef(ctx, fallback); err != nil || !ok {
+			return "", fmt.Errorf("snapshot of %s: neither the branch nor %s exists: %v", sanitize(branch), sanitize(fallback), err)
+		}
+	}
+	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator snapshot", ref, sha); err != nil {
+		return "", fmt.Errorf("snapshot of %s: update %s: %w", sanitize(branch), ref, err)
+	}
+	return sha, nil
+}

@@ -196,6 +196,17 @@ func (r *Repo) push(ctx context.Context, noVerify bool, lease, refspec string) (
 	out, err := r.git(ctx, r.Dir, args...)
 	res, ok := parsePush(out)
 	if ok && res.flag == '!' {
+		if cause := hookRefusal(res.summary); cause != "" {
+			// Not an answer about the ref: the remote would not take
+			// any update now. An error, so no caller reads it as a lost
+			// lease.
+			ge := &Error{Dir: r.Dir, Args: args, ExitCode: exitCode(err), Stderr: sanitize(res.summary), Transient: cause}
+			var orig *Error
+			if errors.As(err, &orig) {
+				ge.Stderr, ge.Err = ge.Stderr+": "+orig.Stderr, orig.Err
+			}
+			return pushResult{}, ge
+		}
 		return res, nil
 	}
 	if err == nil && !ok {

@@ -19,6 +19,9 @@ type Error struct {
 	ExitCode int    // -1 when git did not exit on its own (not found, killed)
 	Stderr   string // trimmed, control characters replaced
 	Err      error  // the exec error, or the context's error on timeout/cancel
+	// Transient is the cause in words when the failure may pass by itself
+	// (TransientCause), "" when it is permanent.
+	Transient string
 }
 
 func (e *Error) Error() string {
@@ -114,8 +117,12 @@ func (rn runner) run(ctx context.Context, c call) (string, error) {
 	switch {
 	case cctx.Err() != nil:
 		e.Err = fmt.Errorf("timed out or cancelled: %w", cctx.Err())
+		if ctx.Err() == nil { // our own deadline, not the caller giving up
+			e.Transient = CauseTimeout
+		}
 	case errors.As(err, &xe):
 		e.ExitCode = xe.ExitCode()
+		e.Transient = classifyStderr(e.Stderr, c.dir)
 	}
 	return stdout.String(), e
 }

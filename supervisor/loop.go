@@ -41,15 +41,26 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 			s.o.Runs.Watch(is.RunDir)
 		}
 	}
+	_ = os.Remove(s.waitingPath()) // a wait of a supervisor that died
 	tick := time.NewTicker(s.o.Tick)
 	defer tick.Stop()
 	for {
 		if s.stopRequested() {
 			return s.stop(ctx)
 		}
+		began := s.o.Now()
 		if err := s.step(ctx); err != nil {
-			return err
+			// A transient failure is waited out (workers keep running);
+			// the next sweep is the retry.
+			if err := s.ride(err); err != nil {
+				return err
+			}
+			if err := s.pause(ctx, tick); err != nil {
+				return err
+			}
+			continue
 		}
+		s.recovered(began)
 		if s.complete() {
 			return nil
 		}
@@ -58,6 +69,25 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 			return ctx.Err()
 		case <-s.o.Runs.Changed():
 		case <-tick.C:
+		}
+	}
+}
+
+// pause waits out the backoff of a failed sweep, looking for a stop
+// request at every tick.
+func (s *Supervisor) pause(ctx context.Context, tick *time.Ticker) error {
+	t := time.NewTimer(s.waitFor)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		case <-tick.C:
+			if s.stopRequested() {
+				return nil
+			}
 		}
 	}
 }

@@ -36,6 +36,9 @@ type StatusView struct {
 	ElapsedSec    int64              `json:"elapsedSeconds"`
 	APICalls      int64              `json:"apiCalls"`
 	BadEvents     []string           `json:"badEvents"`
+	// Waiting is the transient failure a running supervisor is waiting
+	// out (origin unreachable, disk full…), null when none.
+	Waiting *Waiting `json:"waiting"`
 }
 
 // IssueView is one issue of a run.
@@ -81,6 +84,7 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 	case lockHeld:
 		v.State = "running"
 		v.ElapsedSec = int64(now.Sub(r.Info.StartedAt).Seconds())
+		v.Waiting = readWaiting(dir)
 	default:
 		v.State = "interrupted"
 		v.ElapsedSec = int64(now.Sub(r.Info.StartedAt).Seconds())
@@ -141,6 +145,9 @@ func RenderStatus(w io.Writer, v StatusView) {
 		fmt.Fprintf(w, " · %d API calls", v.APICalls)
 	}
 	fmt.Fprintln(w)
+	if v.Waiting != nil {
+		fmt.Fprintf(w, "%s\n", WaitingLine(v.Waiting))
+	}
 	for _, is := range v.Issues {
 		extra := []string{}
 		if is.Branch != "" {
@@ -189,4 +196,11 @@ func RenderStatus(w io.Writer, v StatusView) {
 	for _, b := range v.BadEvents {
 		fmt.Fprintf(w, "warning: corrupt event line skipped at %s\n", b)
 	}
+}
+
+// WaitingLine is how status (text and dashboard) shows a wait: "waiting:
+// origin unreachable since 2026-12-01T21:40:05Z (try 4, gives up at …)".
+func WaitingLine(w *Waiting) string {
+	return fmt.Sprintf("waiting: %s since %s (try %d, gives up at %s; workers keep running, nothing is dispatched or merged): %s",
+		oneLine(w.Cause), w.Since.UTC().Format(time.RFC3339), w.Tries, w.GiveUpAt.UTC().Format(time.RFC3339), oneLine(w.Detail))
 }

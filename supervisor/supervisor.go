@@ -60,6 +60,9 @@ type Options struct {
 	Pid    int
 	// Tick is the slow sweep between watcher events (default 1 s).
 	Tick time.Duration
+	// Backoff is the wait before the try-th (0-based) retry of a sweep
+	// that failed transiently (default: 2 s doubling, capped at 1 min).
+	Backoff func(try int) time.Duration
 }
 
 // Result is how a run ended.
@@ -94,6 +97,13 @@ type Supervisor struct {
 	claimWarned  map[int]bool      // merged issues whose claim another run took: said once
 	plannedAt    time.Time         // last unbounded plan
 	replan       bool              // something ended since that plan
+	// waiting is the transient failure being waited out (nil: none);
+	// waitFor the pause before the next sweep; spans the windows lived
+	// through, so a worker that failed inside one keeps its salvage.
+	waiting       *Waiting
+	waitFor       time.Duration
+	spans         []span
+	envRelaunches map[int]int
 }
 
 // New checks the options.
@@ -119,6 +129,9 @@ func New(o Options) (*Supervisor, error) {
 	if o.Tick <= 0 {
 		o.Tick = time.Second
 	}
+	if o.Backoff == nil {
+		o.Backoff = defaultBackoff
+	}
 	if o.Width <= 0 {
 		o.Width = o.Config.Backlog.Width
 	}
@@ -136,7 +149,7 @@ func New(o Options) (*Supervisor, error) {
 	}
 	return &Supervisor{o: o, issues: map[int]backlog.Issue{}, progress: map[int]*progress{}, probeAt: map[int]time.Time{},
 		restarts: map[int]int{}, probeTries: map[int]int{}, probeWait: probeWait,
-		renewedAt: map[int]time.Time{}, replan: true}, nil
+		renewedAt: map[int]time.Time{}, replan: true, envRelaunches: map[int]int{}}, nil
 }
 
 func (s *Supervisor) printf(format string, args ...any) {

@@ -2,7 +2,9 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -187,12 +189,32 @@ func (s *Supervisor) silent(ctx context.Context, is *backlog.IssueRun, now time.
 func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs runtime.Observation) error {
 	n, v, prior := is.Number, obs.Verdict, is.Outcome
 	text, _ := runtime.ReadLogTail(filepath.Join(is.RunDir, lanes.LogFile), 256<<10)
-	res, marked := backlog.ParseResult(gate.StripANSI(text))
-	commits, err := s.o.Git.CommitsAhead(ctx, is.Worktree, s.waveRef())
+	text = gate.StripANSI(text)
+	res, marked := backlog.ParseResult(text)
+	lost := worktreeLost(is)
+	commits, err := s.commitsOf(ctx, is, lost)
 	if err != nil {
 		return fmt.Errorf("#%d: commits ahead: %w", n, err)
 	}
 	outcome, detail := classify(v, prior, res, marked, commits)
+	if lost && failing(outcome) {
+		detail = "its worktree " + is.Worktree + " was deleted; " + detail
+	}
+	if prior == "" && failing(outcome) && !lost {
+		// Before a failure is recorded and a salvage spent: was it the
+		// environment's? origin is asked first, so an outage that failed
+		// the worker opens a wait here instead of costing its salvage.
+		if _, _, err := s.o.Git.RemoteHead(ctx, s.run().Info.WaveBranch); err != nil {
+			return fmt.Errorf("#%d: its worker failed; checking origin: %w", n, err)
+		}
+		if cause := environmental(startedAt(obs), endedAt(obs, s.o.Now()), s.spans, s.waiting, lastBytes(text, 2048)); cause != "" && s.envRelaunches[n] < maxEnvRelaunches {
+			outcome = outcomeEnvironment
+			detail += "; the cause was the supervisor's environment (" + cause + "), so the relaunch does not spend its salvage"
+		}
+	}
+	if prior == outcomeEnvironment {
+		outcome = outcomeEnvironment
+	}
 	if prior == "" || prior == outcomeStopped {
 		if err := s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: n, Attempt: is.Attempts, Outcome: outcome,
 			ExitCode: v.ExitCode, Detail: detail, Question: res.Question, Commits: commits}); err != nil {
@@ -223,7 +245,74 @@ func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs run
 		// spending the salvage relaunch.
 		return s.startWorker(ctx, n, workerStart{salvage: true})
 	}
+	if outcome == outcomeEnvironment {
+		if prior == "" {
+			s.envRelaunches[n]++
+			s.printf("#%d: worker %s", n, oneLine(detail))
+		}
+		return s.startWorker(ctx, n, workerStart{salvage: true})
+	}
 	return s.salvage(ctx, is, detail)
+}
+
+// outcomeEnvironment: the worker failed because of the supervisor's
+// environment (a transient window, its log saying the disk was full);
+// its relaunch does not spend the salvage.
+const outcomeEnvironment = backlog.OutcomeEnvironment
+
+// failing: the outcome spends the salvage relaunch.
+func failing(outcome string) bool {
+	switch outcome {
+	case backlog.OutcomeFailed, backlog.OutcomeLost, backlog.OutcomeTimedOut:
+		return true
+	}
+	return false
+}
+
+// worktreeLost: the worker's worktree directory is gone (deleted by a
+// person or a cleanup tool while the run went on). What is left of the
+// worker is its branch in the clone.
+func worktreeLost(is *backlog.IssueRun) bool {
+	if is.Worktree == "" {
+		return false
+	}
+	_, err := os.Stat(is.Worktree)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// commitsOf counts the worker's commits not on the wave branch: in its
+// worktree, or, when that is lost, on its branch in the clone.
+func (s *Supervisor) commitsOf(ctx context.Context, is *backlog.IssueRun, lost bool) (int, error) {
+	if !lost {
+		return s.o.Git.CommitsAhead(ctx, is.Worktree, s.waveRef())
+	}
+	n, _, err := s.o.Git.BranchAhead(ctx, is.Branch, s.waveRef())
+	return n, err
+}
+
+// endedAt is when the worker's run ended: its record's finish time, else
+// now (the moment it was seen ended).
+func endedAt(obs runtime.Observation, now time.Time) time.Time {
+	if obs.Record != nil && obs.Record.FinishedAt != nil {
+		return *obs.Record.FinishedAt
+	}
+	return now
+}
+
+// startedAt is when the worker's run started (zero when unknown: it
+// then counts as started before any window).
+func startedAt(obs runtime.Observation) time.Time {
+	if obs.Record != nil {
+		return obs.Record.StartedAt
+	}
+	return time.Time{}
+}
+
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
 }
 
 // A failing probe is retried every probeWait, maxProbeTries times (10
@@ -298,14 +387,27 @@ func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail s
 	delete(s.probeAt, n)
 	delete(s.probeTries, n)
 	ref := fmt.Sprintf("refs/wave/salvage/%d/a%d", n, is.Attempts)
-	sha, err := s.o.Git.Snapshot(ctx, is.Worktree, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
+	lost := worktreeLost(is)
+	var sha string
+	var err error
+	if lost {
+		// The worktree is gone: the snapshot is what is left, the branch
+		// (or, that gone too, where a new worktree starts).
+		sha, err = s.o.Git.SnapshotRef(ctx, is.Branch, s.waveRef(), ref)
+	} else {
+		sha, err = s.o.Git.Snapshot(ctx, is.Worktree, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
+	}
 	if err != nil {
 		return fmt.Errorf("#%d: salvage snapshot: %w", n, err)
 	}
 	if err := s.emit(backlog.Event{Kind: backlog.EvSalvaged, Issue: n, Attempt: is.Attempts, Ref: ref, Commit: sha}); err != nil {
 		return err
 	}
-	s.printf("#%d: snapshot %s; relaunching once in the same worktree", n, ref)
+	if lost {
+		s.printf("#%d: its worktree %s was deleted; snapshot %s of its branch; relaunching once in a recreated worktree", n, is.Worktree, ref)
+	} else {
+		s.printf("#%d: snapshot %s; relaunching once in the same worktree", n, ref)
+	}
 	return s.startWorker(ctx, n, workerStart{salvage: true, salvageRef: ref})
 }
 
