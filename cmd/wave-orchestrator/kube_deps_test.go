@@ -1,0 +1,70 @@
+package main
+
+import (
+	"maps"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// heavyClientGo are packages the binary must not link: the all-groups
+// clientset and scheme, the informer factory, the generated listers,
+// discovery and what comes with them register every Kubernetes API group
+// (or protobuf descriptors) before main, in every process of the binary —
+// `version` and each `agent-run` runner included — whether it touches a
+// cluster or not. Package kube talks to the few resources it uses through
+// REST clients instead (kube/api.go).
+var heavyClientGo = []string{
+	"k8s.io/client-go/kubernetes",
+	"k8s.io/client-go/informers",
+	"k8s.io/client-go/listers",
+	"k8s.io/client-go/discovery",
+	"k8s.io/client-go/gentype",
+	"k8s.io/client-go/testing",
+	"k8s.io/client-go/applyconfigurations",
+	"google.golang.org/protobuf",
+	"github.com/google/gnostic-models",
+}
+
+func TestBinaryLinksOnlyTheClientGoItUses(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list the binary's packages:", err)
+	}
+	out, err := exec.Command(goBin, "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, stderrOf(err))
+	}
+	importers := map[string][]string{} // heavy package -> who imports it
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) == 0 || heavy(f[0]) {
+			continue
+		}
+		for _, imp := range f[1:] {
+			if heavy(imp) {
+				importers[imp] = append(importers[imp], f[0])
+			}
+		}
+	}
+	for _, pkg := range slices.Sorted(maps.Keys(importers)) {
+		t.Errorf("the binary links %s (imported by %s): it initialises before main in every process", pkg, strings.Join(importers[pkg], ", "))
+	}
+}
+
+func heavy(pkg string) bool {
+	for _, h := range heavyClientGo {
+		if pkg == h || strings.HasPrefix(pkg, h+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
