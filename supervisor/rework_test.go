@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,6 +78,19 @@ func TestVerifyFailureIsReworkedOnceWithItsLogAndMerges(t *testing.T) {
 	body, _ := os.ReadFile(filepath.Join(res.Dir, FinalPRFile))
 	if !strings.Contains(string(body), "merged after 1 rework round") {
 		t.Errorf("the final PR body does not say the rework round:\n%s", body)
+	}
+	v, err := Status(t.Context(), res.Dir, nil, false, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(v)
+	if !strings.Contains(string(js), `"reworks":1,"reworkFrom":"verify","feedback":"The verify step failed`) {
+		t.Errorf("status --json lacks the rework round: %s", js)
+	}
+	var text strings.Builder
+	RenderStatus(&text, v)
+	if !strings.Contains(text.String(), "1 rework round (verify)") {
+		t.Errorf("status does not show the rework round:\n%s", text.String())
 	}
 }
 
