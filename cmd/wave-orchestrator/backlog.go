@@ -79,7 +79,8 @@ func newBacklogCmd(g *globals) *cobra.Command {
   wave-orchestrator backlog run --issues 12,15,18
   wave-orchestrator backlog status --json`,
 	}
-	c.AddCommand(newBacklogPlanCmd(g), newBacklogRunCmd(g), newBacklogStatusCmd(g), newBacklogStopCmd(g), newBacklogCloseCmd(g))
+	c.AddCommand(newBacklogPlanCmd(g), newBacklogRunCmd(g), newBacklogStatusCmd(g), newBacklogStopCmd(g), newBacklogCloseCmd(g),
+		newBacklogDiffCmd(g))
 	return c
 }
 
