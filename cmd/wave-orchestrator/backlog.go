@@ -161,7 +161,7 @@ func newBacklogPlanCmd(g *globals) *cobra.Command {
 				return err
 			}
 			p, err := supervisor.Preview(c.Context(), supervisor.PreviewOptions{Config: be.cfg, Source: be.src, Git: be.git,
-				Issues: nums})
+				Issues: nums, StateDir: be.layout.StateDir})
 			if err != nil {
 				return err
 			}
