@@ -53,7 +53,7 @@ func FinalPRBody(in FinalPRInput) string {
 			if is.PR != nil && is.PR.URL != "" {
 				link = is.PR.URL
 			}
-			line("- #%d %s — %s", is.Number, oneLineText(is.Title), link)
+			line("- #%d %s — %s%s", is.Number, oneLineText(is.Title), link, ReworkNote(is.Reworks))
 		}
 		line("")
 		if !in.DefaultBase {
@@ -114,3 +114,15 @@ func codeList(files []string) string {
 // oneLineText is untrusted text made safe for one markdown line (a
 // title saying "Closes #7" closes nothing; no markup or mention renders).
 func oneLineText(s string) string { return mdfence.Inline(s, 200) }
+
+// ReworkNote is ", merged after N rework round(s)" for an issue that was
+// sent back before it merged, else "".
+func ReworkNote(rounds int) string {
+	switch {
+	case rounds == 1:
+		return ", merged after 1 rework round"
+	case rounds > 1:
+		return fmt.Sprintf(", merged after %d rework rounds", rounds)
+	}
+	return ""
+}
