@@ -34,6 +34,17 @@ const (
 	EvBaseMerged     = "base_merged"     // Commit: origin/<base> merged into the wave branch
 	EvDropped        = "dropped"         // Issue, Outcome (a Skip reason), Detail: left the run before dispatch
 	EvRunFinished    = "run_finished"    // Outcome (finished|stopped), ExitCode, Detail
+	// A transient failure waited out (BACKLOG.md: transient failures):
+	// recorded so a supervisor restarted mid-outage keeps its window
+	// (the give-up time, which worker failures were the environment's).
+	EvWaitStarted = "wait_started" // At = since, Cause, Detail; again while one is open: the cause changed
+	EvWaitEnded   = "wait_ended"   // At = the end of the window, Outcome (recovered|gave-up)
+)
+
+// Outcomes of EvWaitEnded.
+const (
+	WaitRecovered = "recovered"
+	WaitGaveUp    = "gave-up" // outlasted backlog.transientRetryMinutes: the supervisor exited
 )
 
 // Outcomes of EvWaveBranch.
@@ -88,6 +99,7 @@ type Event struct {
 	Ref      string    `json:"ref,omitempty"`
 	URL      string    `json:"url,omitempty"`
 	Number   int       `json:"number,omitempty"`
+	Cause    string    `json:"cause,omitempty"` // a wait's transient cause, in words
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`
