@@ -171,10 +171,13 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	resumed, err := s.open(ctx)
-	if err != nil {
+	if s.log == nil {
 		return Result{}, err
 	}
 	res := Result{RunID: s.run().Info.ID, Dir: s.log.dir, Resumed: resumed}
+	if err != nil {
+		return res, err // stopped or given up while opening: which run it was
+	}
 	if err := s.loop(ctx, resumed); err != nil {
 		return res, err
 	}
