@@ -333,3 +333,47 @@ func exitOf(r *backlog.Run) int {
 	}
 	return *r.ExitCode
 }
+
+// TestBacklogRunStartedDuringAnOutageWaitsForIt: `backlog run` typed
+// while GitHub answers 500 and origin is gone does not exit: it waits for
+// each (saying so) and, once both are back, runs to its end.
+func TestBacklogRunStartedDuringAnOutageWaitsForIt(t *testing.T) {
+	r := newBacklogRepo(t)
+	gh := forgetest.NewServer(t, "acme", "widgets")
+	gh.AddIssue(backlog.Issue{Number: 1, Title: "One", Body: "Files: a/**"})
+	flaky := newFlakyGitHub(t, gh)
+	cfg, _ := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
+	r.write("wave.config.yaml", string(cfg)+fmt.Sprintf("github:\n  owner: acme\n  repo: widgets\n  apiUrl: %s\n", flaky.srv.URL))
+	away := r.origin + ".away"
+	if err := os.Rename(r.origin, away); err != nil {
+		t.Fatal(err)
+	}
+	flaky.down.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}, env: []string{"GITHUB_TOKEN=" + forgetest.Token}}
+	defer l.dump(t)
+	run := startLife(l.start(ctx, ""))
+	run.waitFor(t, "the start waiting for GitHub", 90*time.Second, func() bool {
+		return strings.Contains(l.outs[0].String(), "waiting: "+forge.CauseGitHubServer+" (HTTP 500) since ")
+	})
+	flaky.down.Store(false)
+	run.waitFor(t, "the start waiting for origin", 90*time.Second, func() bool {
+		return r.hasEvent(waitStarted(gitops.CauseUnreachable))
+	})
+	if err := os.Rename(away, r.origin); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-run.done:
+		if run.err != nil {
+			t.Fatalf("run ended with %v, want exit 0", run.err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the run did not finish")
+	}
+	got, _ := backlogEvents(t, r)
+	if !got.Finished || got.Tally().Merged != 1 || len(gh.PRs()) == 0 {
+		t.Errorf("run finished=%v tally %+v, %d PRs; want #1 merged and proposed", got.Finished, got.Tally(), len(gh.PRs()))
+	}
+}
