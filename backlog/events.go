@@ -38,6 +38,11 @@ const (
 	// round). Issue, Attempt (the attempt sent back), Outcome (a Rework*
 	// source), Detail (one line), Feedback, Reviews (PR reviews answered).
 	EvRework = "rework"
+	// A transient failure waited out (BACKLOG.md: transient failures):
+	// recorded so a supervisor restarted mid-outage keeps its window
+	// (the give-up time, which worker failures were the environment's).
+	EvWaitStarted = "wait_started" // At = since, Cause, Detail; again while one is open: the cause changed
+	EvWaitEnded   = "wait_ended"   // At = the end of the window, Outcome (recovered|gave-up)
 )
 
 // Sources of a rework round (EvRework.Outcome).
@@ -45,6 +50,12 @@ const (
 	ReworkVerify   = "verify"    // backlog.verify failed; Feedback is its log's tail
 	ReworkReview   = "review"    // the backlog.review agent's fail verdict
 	ReworkPRReview = "pr-review" // a review on the worker PR asked for changes
+)
+
+// Outcomes of EvWaitEnded.
+const (
+	WaitRecovered = "recovered"
+	WaitGaveUp    = "gave-up" // outlasted backlog.transientRetryMinutes: the supervisor exited
 )
 
 // Outcomes of EvWaveBranch.
@@ -102,6 +113,7 @@ type Event struct {
 	Number   int       `json:"number,omitempty"`
 	Feedback string    `json:"feedback,omitempty"` // rework: what the worker is asked to address (untrusted)
 	Reviews  []int64   `json:"reviews,omitempty"`  // rework: the worker PR reviews it answers
+	Cause    string    `json:"cause,omitempty"`    // a wait's transient cause, in words
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`

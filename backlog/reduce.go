@@ -40,7 +40,11 @@ type Run struct {
 	APICalls   int64             `json:"apiCalls,omitempty"`  // sum of the events' Calls
 	// Wave is the cut of the wave branch (runs older than the
 	// wave_branch event have none: their branch was cut before start).
-	Wave    *WaveState `json:"-"`
+	Wave *WaveState `json:"-"`
+	// Waits are the transient failures waited out, oldest first; the
+	// last is open (Until nil) while a supervisor waits, or was killed
+	// waiting.
+	Waits   []Wait `json:"waits,omitempty"`
 	applied int
 }
 
@@ -51,6 +55,24 @@ type WaveState struct {
 	Reservation string `json:"reservation"`
 	Attempt     int    `json:"attempt"`
 	Cut         bool   `json:"cut"`
+}
+
+// Wait is one transient window: from Since (the first failed sweep)
+// until the first sweep that went through (or the give-up).
+type Wait struct {
+	Cause   string     `json:"cause"`
+	Detail  string     `json:"detail,omitempty"`
+	Since   time.Time  `json:"since"`
+	Until   *time.Time `json:"until,omitempty"`
+	Outcome string     `json:"outcome,omitempty"` // recovered | gave-up
+}
+
+// OpenWait is the wait going on (or cut short by a kill), nil when none.
+func (r *Run) OpenWait() *Wait {
+	if n := len(r.Waits); n > 0 && r.Waits[n-1].Until == nil {
+		return &r.Waits[n-1]
+	}
+	return nil
 }
 
 // PRRef is a pull request the run opened (or the local source's file).
@@ -96,7 +118,10 @@ type IssueRun struct {
 	// its change is ready again (a relaunch after a crash or a failure
 	// gets the feedback too).
 	InRework bool `json:"inRework,omitempty"`
-	ReadyAt  int  `json:"-"` // event index it became ready (FIFO key)
+	// EnvRelaunches counts the worker's failures caused by the
+	// supervisor's environment: relaunches that did not spend the salvage.
+	EnvRelaunches int `json:"envRelaunches,omitempty"`
+	ReadyAt       int `json:"-"` // event index it became ready (FIFO key)
 }
 
 // Tally is the count the seed's supervisor reports at every checkpoint.
@@ -229,6 +254,19 @@ func (r *Run) apply(i int, ev Event) {
 	case EvFinishing:
 		r.Finishing = true
 		return
+	case EvWaitStarted:
+		if w := r.OpenWait(); w != nil {
+			w.Cause, w.Detail = ev.Cause, ev.Detail // the window goes on
+			return
+		}
+		r.Waits = append(r.Waits, Wait{Cause: ev.Cause, Detail: ev.Detail, Since: ev.At})
+		return
+	case EvWaitEnded:
+		if w := r.OpenWait(); w != nil {
+			at := ev.At
+			w.Until, w.Outcome = &at, ev.Outcome
+		}
+		return
 	case EvRunFinished:
 		r.Finished, r.Outcome, r.ExitCode, r.Detail = true, ev.Outcome, ev.ExitCode, ev.Detail
 		at := ev.At
@@ -270,8 +308,11 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.ExitCode, is.Outcome = nil, ""
 	case EvWorkerFinished:
 		is.Outcome, is.ExitCode, is.Commits = ev.Outcome, ev.ExitCode, ev.Commits
-		if ev.Outcome == OutcomeStopped {
+		switch ev.Outcome {
+		case OutcomeStopped:
 			is.State = StateClaimed // no worker now; the claim and worktree stay
+		case OutcomeEnvironment:
+			is.EnvRelaunches++
 		}
 		if ev.Detail != "" {
 			is.Detail = ev.Detail

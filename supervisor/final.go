@@ -14,10 +14,32 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
-// finish ends a run whose work is all final: merge a moved base once, open
-// the one PR wave → base, release what never landed, keep the claims of
-// what did, remove only worktrees and branches already on the wave branch.
+// finish ends a run whose work is all final, waiting out a transient
+// failure of its writes (origin unreachable, GitHub down) as the loop
+// does: every step of the end is safe to run again. One that outlasts
+// the window leaves the run open; the next `backlog run` resumes its end.
 func (s *Supervisor) finish(ctx context.Context) (int, error) {
+	code := ExitFailed
+	err := s.retry(ctx, func(ctx context.Context) error {
+		var err error
+		code, err = s.end(ctx)
+		return err
+	})
+	var gave *GaveUpError
+	if errors.As(err, &gave) {
+		return ExitFailed, fmt.Errorf("backlog run %s: its end (final pull request body in %s): %w; the run stays open: `backlog run` resumes its end",
+			s.run().Info.ID, filepath.Join(s.log.dir, FinalPRFile), err)
+	}
+	if err != nil {
+		return ExitFailed, err
+	}
+	return code, nil
+}
+
+// end is one try at the end: merge a moved base once, open the one PR
+// wave → base, release what never landed, keep the claims of what did,
+// remove only worktrees and branches already on the wave branch.
+func (s *Supervisor) end(ctx context.Context) (int, error) {
 	r := s.run()
 	if r.Finished {
 		return exitOf(r), nil
@@ -38,8 +60,10 @@ func (s *Supervisor) finish(ctx context.Context) (int, error) {
 		s.printf("merging %s into %s conflicts in %s: the final PR needs a person to resolve it", r.Info.Base, r.Info.WaveBranch, baseConflict)
 	}
 	prErr := s.finalPR(ctx, baseConflict)
-	if prErr != nil && ctx.Err() != nil {
-		return ExitFailed, prErr // being stopped: the next run does the end
+	if prErr != nil && (ctx.Err() != nil || transientCause(prErr) != "") {
+		// Being stopped: the next run does the end. Transient: waited
+		// out, then the end is tried again.
+		return ExitFailed, fmt.Errorf("final pull request %s → %s: %w", r.Info.WaveBranch, r.Info.Base, prErr)
 	}
 	for _, is := range r.List() {
 		switch {

@@ -41,7 +41,9 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 			s.o.Runs.Watch(is.RunDir)
 		}
 	}
-	_ = os.Remove(s.waitingPath()) // a wait of a supervisor that died
+	if s.waiting == nil {
+		_ = os.Remove(s.waitingPath()) // a wait of a supervisor that died
+	}
 	tick := time.NewTicker(s.o.Tick)
 	defer tick.Stop()
 	for {
@@ -49,7 +51,11 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 			return s.stop(ctx)
 		}
 		began := s.o.Now()
-		if err := s.step(ctx); err != nil {
+		err := s.step(ctx)
+		if err == nil {
+			err = s.recovered(began) // recorded, or the sweep is tried again
+		}
+		if err != nil {
 			// A transient failure is waited out (workers keep running);
 			// the next sweep is the retry.
 			if err := s.ride(err); err != nil {
@@ -60,7 +66,6 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 			}
 			continue
 		}
-		s.recovered(began)
 		if s.complete() {
 			return nil
 		}
@@ -85,7 +90,7 @@ func (s *Supervisor) pause(ctx context.Context, tick *time.Ticker) error {
 		case <-t.C:
 			return nil
 		case <-tick.C:
-			if s.stopRequested() {
+			if s.log != nil && s.stopRequested() {
 				return nil
 			}
 		}

@@ -98,12 +98,10 @@ type Supervisor struct {
 	plannedAt    time.Time         // last unbounded plan
 	replan       bool              // something ended since that plan
 	// waiting is the transient failure being waited out (nil: none);
-	// waitFor the pause before the next sweep; spans the windows lived
-	// through, so a worker that failed inside one keeps its salvage.
-	waiting       *Waiting
-	waitFor       time.Duration
-	spans         []span
-	envRelaunches map[int]int
+	// waitFor the pause before the next sweep. The windows lived through
+	// are in the run's log (Run.Waits), as are the environment relaunches.
+	waiting *Waiting
+	waitFor time.Duration
 }
 
 // New checks the options.
@@ -149,7 +147,7 @@ func New(o Options) (*Supervisor, error) {
 	}
 	return &Supervisor{o: o, issues: map[int]backlog.Issue{}, progress: map[int]*progress{}, probeAt: map[int]time.Time{},
 		restarts: map[int]int{}, probeTries: map[int]int{}, probeWait: probeWait,
-		renewedAt: map[int]time.Time{}, replan: true, envRelaunches: map[int]int{}}, nil
+		renewedAt: map[int]time.Time{}, replan: true}, nil
 }
 
 func (s *Supervisor) printf(format string, args ...any) {
@@ -173,10 +171,13 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	resumed, err := s.open(ctx)
-	if err != nil {
+	if s.log == nil {
 		return Result{}, err
 	}
 	res := Result{RunID: s.run().Info.ID, Dir: s.log.dir, Resumed: resumed}
+	if err != nil {
+		return res, err // stopped or given up while opening: which run it was
+	}
 	if err := s.loop(ctx, resumed); err != nil {
 		return res, err
 	}
@@ -198,7 +199,9 @@ func randomHex(n int) string {
 // A new run's directory appears with its first events already in it (run
 // started, wave branch about to be cut), so a kill at any instant leaves
 // either no run or one that the next `backlog run` resumes; nothing is
-// pushed before those events are on disk.
+// pushed before those events are on disk. A transient failure (origin
+// unreachable, GitHub down, the disk full) is waited out here as in the
+// loop: a run started during an outage starts once it passes.
 func (s *Supervisor) open(ctx context.Context) (bool, error) {
 	s.sweepScratch(ctx)
 	dir, err := OpenRunDir(s.o.Layout.StateDir)
@@ -217,42 +220,63 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 		l.calls = s.o.Source.Calls
 		s.start = l.run.Info.StartedAt
 		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
-		if w := l.run.Wave; w != nil && !w.Cut {
-			if err := s.cutWaveBranch(ctx); err != nil {
-				return true, err
-			}
-		} else if err := s.ensureWaveBranch(ctx); err != nil {
+		s.restoreWait()
+		if err := s.retry(ctx, s.reopen); err != nil {
 			return true, err
 		}
 		return true, s.restartIntents(ctx)
 	}
-	now := s.o.Now().UTC()
-	info, err := s.newRunInfo(ctx, now)
-	if err != nil {
+	created := ""
+	if err := s.retry(ctx, func(ctx context.Context) error { return s.create(ctx, &created) }); err != nil {
 		return false, err
 	}
-	resv, err := s.o.Git.WaveNameCommit(ctx, info.WaveBranch, info.ID)
-	if err != nil {
+	if err := s.retry(ctx, s.cutWaveBranch); err != nil {
 		return false, err
 	}
-	dir, err = createRunDir(RunsRoot(s.o.Layout.StateDir), info.ID, now, []backlog.Event{
-		{Kind: backlog.EvRunStarted, Run: &info},
-		{Kind: backlog.EvWaveBranch, Branch: info.WaveBranch, Ref: resv, Attempt: 1, Outcome: backlog.WaveCutting},
-	})
-	if err != nil {
-		return false, err
-	}
-	if s.log, _, err = openRunLog(dir, s.o.Now); err != nil {
-		return false, err
-	}
-	s.log.calls = s.o.Source.Calls
-	s.start = now
-	if err := s.cutWaveBranch(ctx); err != nil {
-		return false, err
-	}
-	info = s.run().Info
+	info := s.run().Info
 	s.printf("run %s: wave branch %s from %s (up to %d workers)", info.ID, info.WaveBranch, info.Base, info.Width)
 	return false, nil
+}
+
+// reopen puts a resumed run's wave branch back where the run left it.
+func (s *Supervisor) reopen(ctx context.Context) error {
+	if w := s.run().Wave; w != nil && !w.Cut {
+		return s.cutWaveBranch(ctx)
+	}
+	return s.ensureWaveBranch(ctx)
+}
+
+// create makes a new run's directory with its first events (once: its
+// path is kept in *dir) and opens its log. Until the directory exists
+// nothing is claimed or pushed, so it is simply tried again after a
+// transient failure.
+func (s *Supervisor) create(ctx context.Context, dir *string) error {
+	if *dir == "" {
+		now := s.o.Now().UTC()
+		info, err := s.newRunInfo(ctx, now)
+		if err != nil {
+			return err
+		}
+		resv, err := s.o.Git.WaveNameCommit(ctx, info.WaveBranch, info.ID)
+		if err != nil {
+			return err
+		}
+		d, err := createRunDir(RunsRoot(s.o.Layout.StateDir), info.ID, now, []backlog.Event{
+			{Kind: backlog.EvRunStarted, Run: &info},
+			{Kind: backlog.EvWaveBranch, Branch: info.WaveBranch, Ref: resv, Attempt: 1, Outcome: backlog.WaveCutting},
+		})
+		if err != nil {
+			return err
+		}
+		*dir = d
+	}
+	l, _, err := openRunLog(*dir, s.o.Now)
+	if err != nil {
+		return err
+	}
+	l.calls = s.o.Source.Calls
+	s.log, s.start = l, l.run.Info.StartedAt
+	return nil
 }
 
 func (s *Supervisor) newRunInfo(ctx context.Context, now time.Time) (backlog.RunInfo, error) {

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
@@ -28,6 +30,9 @@ type Waiting struct {
 	Tries    int       `json:"tries"` // failed sweeps so far
 	NextTry  time.Time `json:"nextTryAt"`
 	GiveUpAt time.Time `json:"giveUpAt"` // since + backlog.transientRetryMinutes
+	// logged is the cause the run's log has for this wait ("" until its
+	// start is recorded).
+	logged string
 }
 
 // GaveUpError ends a run whose transient failure outlasted
@@ -86,7 +91,8 @@ func defaultBackoff(try int) time.Duration {
 // ride decides what a failed sweep means. A transient failure within
 // the window is waited out: nil, with s.waiting saying until when. A
 // permanent one, or one that outlasted the window, is returned: the run
-// ends on it.
+// ends on it. The wait is an event in the run's log (once the run has
+// one), so a supervisor restarted mid-outage keeps its window.
 func (s *Supervisor) ride(err error) error {
 	cause := transientCause(err)
 	if cause == "" {
@@ -105,34 +111,147 @@ func (s *Supervisor) ride(err error) error {
 	}
 	limit := s.o.Config.Backlog.TransientRetry()
 	w.Detail, w.GiveUpAt = oneLine(err.Error()), w.Since.Add(limit)
+	s.recordWait(w, now)
 	if !now.Before(w.GiveUpAt) {
-		s.endWaiting(now)
+		if err := s.endWaiting(now, backlog.WaitGaveUp); err != nil {
+			s.o.Logger.Warn("backlog: could not record the end of the wait", "err", err)
+		}
 		return &GaveUpError{Cause: w.Cause, Since: w.Since, After: limit, Err: err}
 	}
 	wait := s.o.Backoff(w.Tries)
 	w.Tries++
 	w.NextTry = now.Add(wait)
 	s.waitFor = wait
+	if s.log == nil {
+		return nil // no run yet: the output says it
+	}
 	if err := jsonfile.Write(s.waitingPath(), w); err != nil {
 		s.o.Logger.Warn("backlog: could not record the wait for status", "err", err) // the disk may be why
 	}
 	return nil
 }
 
-// recovered ends a wait once a sweep (begun at began) went through. The
-// window ends when that sweep began: workers it started came after it.
-func (s *Supervisor) recovered(began time.Time) {
-	if s.waiting == nil {
+// recordWait puts the wait (or its new cause) in the run's log. A write
+// that fails (the disk may be why) is tried again at the next failure.
+func (s *Supervisor) recordWait(w *Waiting, now time.Time) {
+	if s.log == nil || w.logged == w.Cause {
 		return
 	}
-	s.printf("recovered: %s passed after %s", s.waiting.Cause, began.Sub(s.waiting.Since).Round(time.Second))
-	s.endWaiting(began)
+	at := now // the cause changed: the window goes on
+	if w.logged == "" {
+		at = w.Since
+	}
+	if err := s.emit(backlog.Event{Kind: backlog.EvWaitStarted, At: at.UTC(), Cause: w.Cause, Detail: w.Detail}); err != nil {
+		s.o.Logger.Warn("backlog: could not record the wait", "err", err)
+		return
+	}
+	w.logged = w.Cause
 }
 
-func (s *Supervisor) endWaiting(now time.Time) {
-	s.spans = append(s.spans, span{since: s.waiting.Since, until: now, cause: s.waiting.Cause})
+// recovered ends a wait once a sweep (begun at began) went through. The
+// window ends when that sweep began: workers it started came after it.
+func (s *Supervisor) recovered(began time.Time) error {
+	if s.waiting == nil {
+		return nil
+	}
+	cause, since := s.waiting.Cause, s.waiting.Since
+	if err := s.endWaiting(began, backlog.WaitRecovered); err != nil {
+		return err
+	}
+	s.printf("recovered: %s passed after %s", cause, began.Sub(since).Round(time.Second))
+	return nil
+}
+
+// endWaiting closes the wait at the given time, in the log first: the
+// wait stays open (in memory and on disk) until that is recorded.
+func (s *Supervisor) endWaiting(at time.Time, outcome string) error {
+	if s.log != nil && s.waiting.logged != "" {
+		if err := s.emit(backlog.Event{Kind: backlog.EvWaitEnded, At: at.UTC(), Outcome: outcome}); err != nil {
+			return err
+		}
+	}
 	s.waiting = nil
-	_ = os.Remove(s.waitingPath())
+	if s.log != nil {
+		_ = os.Remove(s.waitingPath())
+	}
+	return nil
+}
+
+// restoreWait takes up the wait a supervisor killed while waiting left
+// open in the log: the window (and its give-up time) goes on from when
+// the outage was first seen, and a worker that failed inside it keeps
+// its salvage.
+func (s *Supervisor) restoreWait() {
+	w := s.run().OpenWait()
+	if w == nil {
+		return
+	}
+	limit := s.o.Config.Backlog.TransientRetry()
+	s.waiting = &Waiting{Cause: w.Cause, Detail: w.Detail, Since: w.Since, GiveUpAt: w.Since.Add(limit), logged: w.Cause}
+	s.printf("the supervisor before this one was waiting out %s since %s; the wait goes on (gives up at %s)",
+		oneLine(w.Cause), w.Since.UTC().Format(time.RFC3339), s.waiting.GiveUpAt.UTC().Format(time.RFC3339))
+}
+
+// windows are the transient windows the run lived through (recorded, so
+// those of a supervisor before this one count too).
+func (s *Supervisor) windows() []span {
+	var out []span
+	for _, w := range s.run().Waits {
+		if w.Until != nil {
+			out = append(out, span{since: w.Since, until: *w.Until, cause: w.Cause})
+		}
+	}
+	return out
+}
+
+// retry runs op until it goes through, waiting out its transient
+// failures as the loop waits out a sweep's: the same window, the same
+// status line, the same backoff. A permanent failure, or one that
+// outlasted the window, is returned. op must be safe to run again after
+// it failed (every step of opening and ending a run is: each resumes
+// after a kill -9 too). A `backlog stop` during the wait stops the
+// workers and returns ErrStopped.
+func (s *Supervisor) retry(ctx context.Context, op func(context.Context) error) error {
+	tick := time.NewTicker(s.o.Tick)
+	defer tick.Stop()
+	for {
+		began := s.o.Now()
+		err := op(ctx)
+		if err == nil {
+			if err = s.recovered(began); err == nil {
+				return nil
+			}
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		if err := s.ride(err); err != nil {
+			return err
+		}
+		if err := s.pause(ctx, tick); err != nil {
+			return err
+		}
+		if s.log != nil && s.stopRequested() {
+			return s.stopWhileWaiting(ctx)
+		}
+	}
+}
+
+// stopWhileWaiting carries out a `backlog stop` asked while the run was
+// opening or ending: the workers stop now. A --finish is left for the
+// next `backlog run` (the early end needs what is being waited for); a
+// run already ending needs none.
+func (s *Supervisor) stopWhileWaiting(ctx context.Context) error {
+	finish, err := s.halt(ctx)
+	if err != nil {
+		return err
+	}
+	if finish && !s.run().Finishing {
+		if err := RequestStop(s.log.dir, true); err != nil {
+			return fmt.Errorf("keep the finish request for the next backlog run: %w", err)
+		}
+	}
+	return ErrStopped
 }
 
 func (s *Supervisor) waitingPath() string { return filepath.Join(s.log.dir, WaitingFile) }

@@ -213,7 +213,7 @@ func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs run
 		if _, _, err := s.o.Git.RemoteHead(ctx, s.run().Info.WaveBranch); err != nil {
 			return fmt.Errorf("#%d: its worker failed; checking origin: %w", n, err)
 		}
-		if cause := environmental(startedAt(obs), endedAt(obs, s.o.Now()), s.spans, s.waiting, lastBytes(text, 2048)); cause != "" && s.envRelaunches[n] < maxEnvRelaunches {
+		if cause := environmental(startedAt(obs), endedAt(obs, s.o.Now()), s.windows(), s.waiting, lastBytes(text, 2048)); cause != "" && is.EnvRelaunches < maxEnvRelaunches {
 			outcome = outcomeEnvironment
 			detail += "; the cause was the supervisor's environment (" + cause + "), so the relaunch does not spend its salvage"
 		}
@@ -253,7 +253,6 @@ func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs run
 	}
 	if outcome == outcomeEnvironment {
 		if prior == "" {
-			s.envRelaunches[n]++
 			s.printf("#%d: worker %s", n, oneLine(detail))
 		}
 		return s.startWorker(ctx, n, workerStart{salvage: true})

@@ -72,6 +72,9 @@ func checkIssuesExist(ctx context.Context, be *backlogEnv, nums []int) error {
 		case errors.Is(err, forge.ErrNotFound):
 			missing = append(missing, "#"+strconv.Itoa(n))
 		case errors.As(err, &bad):
+		case isTransient(err):
+			// GitHub is down for now: the run waits it out as it starts,
+			// and its plan reports an issue that turns out missing.
 		case err != nil:
 			return fmt.Errorf("backlog run: read issue #%d: %w", n, err)
 		}
@@ -105,4 +108,9 @@ func warnUnpushed(ctx context.Context, be *backlogEnv, base string, w io.Writer)
 	}
 	fmt.Fprintf(w, "warning: %d commit(s) on your local %s are not on origin/%s: the wave branch is cut from origin/%s and leaves them out; push them first (git push origin %s) if the workers need them\n",
 		n, base, base, base, base)
+}
+
+func isTransient(err error) bool {
+	_, ok := forge.TransientCause(err)
+	return ok
 }
