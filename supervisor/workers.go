@@ -190,7 +190,9 @@ func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs run
 	n, v, prior := is.Number, obs.Verdict, is.Outcome
 	text, _ := runtime.ReadLogTail(filepath.Join(is.RunDir, lanes.LogFile), 256<<10)
 	text = gate.StripANSI(text)
-	res, marked := backlog.ParseResult(text)
+	// The marker is read from what the agent wrote, in any output format
+	// (claude json/stream-json, codex and opencode events), as wave mode does.
+	res, marked := backlog.ParseResult(gate.DecodeLog(text))
 	lost := worktreeLost(is)
 	commits, err := s.commitsOf(ctx, is, lost)
 	if err != nil {
