@@ -379,12 +379,17 @@ func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail s
 	if ok, why := s.probe(ctx); !ok {
 		s.probeTries[n]++
 		if s.probeTries[n] >= maxProbeTries {
+			s.noteProbe(n, 0, "", time.Time{})
 			q := fmt.Sprintf("The worker for #%d failed (%s) and the probe kept failing (%s). Is the executor reachable?", n, detail, why)
 			return s.park(ctx, n, "probe failed "+strconv.Itoa(maxProbeTries)+" times: "+why, q, nil)
 		}
 		s.probeAt[n] = s.o.Now().Add(s.probeWait)
+		s.noteProbe(n, s.probeTries[n], why, s.probeAt[n])
 		s.printf("#%d: probe failed (%s); waiting %s before the salvage relaunch (%d of %d)", n, why, s.probeWait, s.probeTries[n], maxProbeTries)
 		return nil
+	}
+	if s.probeTries[n] > 0 {
+		s.noteProbe(n, 0, "", time.Time{})
 	}
 	delete(s.probeAt, n)
 	delete(s.probeTries, n)
