@@ -85,6 +85,11 @@ func doctor(ctx context.Context, g *globals) []finding {
 	}
 	add("ok", "config: %s, lane %s, waves in %s", cfgFile, e.lane.Name, e.lane.WavesDir)
 	fs = append(fs, backlogFindings(e, host.Getenv)...)
+	fs = append(fs, backlogModeFindings(ctx, e, host)...)
+	if noWavesIsFine(e) {
+		add("ok", "waves: none (no %s; a backlog-only repository needs none)", e.lane.WavesDir)
+		return append(fs, laneFindings(ctx, e)...)
+	}
 	ws, err := e.loadWaves()
 	if err != nil {
 		var we *wave.Error
