@@ -388,9 +388,7 @@ func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail s
 		s.printf("#%d: probe failed (%s); waiting %s before the salvage relaunch (%d of %d)", n, why, s.probeWait, s.probeTries[n], maxProbeTries)
 		return nil
 	}
-	if s.probeTries[n] > 0 {
-		s.noteProbe(n, 0, "", time.Time{})
-	}
+	s.noteProbe(n, 0, "", time.Time{}) // also a wait left by a supervisor before a restart
 	delete(s.probeAt, n)
 	delete(s.probeTries, n)
 	ref := fmt.Sprintf("refs/wave/salvage/%d/a%d", n, is.Attempts)
