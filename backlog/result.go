@@ -29,8 +29,9 @@ type Result struct {
 	Detail   string `json:"detail,omitempty"`
 }
 
-// ParseResult returns the last well-formed marker line of an agent log
-// (ANSI already stripped). A line may be indented, wrapped in one pair of
+// ParseResult returns the last well-formed marker line of an agent's
+// text: its log decoded by gate.DecodeLog, so a marker inside claude's
+// json or stream-json events, or codex's or opencode's, is a line here. A line may be indented, wrapped in one pair of
 // backticks, and end in "\r". A line that is not well-formed (no or an
 // unknown state, an unterminated quote, a word that is not key=value) is
 // passed over, so a template echoed from the prompt

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -323,4 +324,52 @@ func harnessPrompt(a *wave.Agent, executorID string) string {
 		"Keep its coordination, exit-contract and file-ownership rules; never drop or reword them.",
 		"Answer in plain text unless the task asks for code blocks.",
 	}, "\n") + "\n"
+}
+
+// ProbeArgv is the one-token check that claude answers, run with the
+// command and model its agents use; nil for other executors (they have
+// no probe of their own).
+func ProbeArgv(r Resolved) []string {
+	if r.ID != Claude {
+		return nil
+	}
+	a := single([]string{Command(r), "-p", "--no-session-persistence", "--max-turns", "1"},
+		"--model", deref(firstSet(r.Claude.Model, r.Model)))
+	return append(a, "reply ok")
+}
+
+// ProbeSpec is how a probe of r's executor runs: argv, with the
+// environment changes an agent of r gets on lane (its configured env, the
+// scrub list, the GitHub token variable removed for a backlog worker), so
+// the probe sees the endpoint and credentials a worker would.
+func ProbeSpec(r Resolved, lane *config.Lane, argv []string, tokenEnv string) Spec {
+	s := Spec{Argv: argv, Env: Env(r), Scrub: scrubList(lane), Files: []string{}}
+	if s.Env == nil {
+		s.Env = map[string]string{}
+	}
+	if tokenEnv != "" {
+		s.Scrub = append(s.Scrub, tokenEnv)
+	}
+	return s
+}
+
+// Environ is base (KEY=VALUE entries) as s's process sees it: TMUX,
+// TMUX_PANE and s.Scrub removed, s.Env set over it — what the runner does
+// to an agent's environment.
+func (s Spec) Environ(base []string) []string {
+	drop := map[string]bool{"TMUX": true, "TMUX_PANE": true}
+	for _, k := range s.Scrub {
+		drop[k] = true
+	}
+	out := make([]string, 0, len(base)+len(s.Env))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, set := s.Env[k]; !drop[k] && !set {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		out = append(out, k+"="+s.Env[k])
+	}
+	return out
 }

@@ -7,9 +7,7 @@
 package gate
 
 import (
-	"encoding/json"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -197,43 +195,31 @@ func tail(s string, max int) string {
 // and only the last MaxLogChars characters are considered.
 func ParseLog(text string) Signals {
 	p := newParser()
-	p.text(tail(StripANSI(text), MaxLogChars), 0)
+	for _, t := range AgentTexts(tail(StripANSI(text), MaxLogChars)) {
+		p.text(t)
+	}
 	return p.sig
 }
 
 type parser struct {
 	sig Signals
-	// embedded holds the agent texts already read from JSON lines:
-	// claude stream-json repeats the final answer in its result event.
-	embedded map[string]bool
 }
 
 func newParser() *parser {
-	p := &parser{sig: Signals{Components: map[string]Component{}, Diagnostics: map[string]Diag{}}, embedded: map[string]bool{}}
+	p := &parser{sig: Signals{Components: map[string]Component{}, Diagnostics: map[string]Diag{}}}
 	for _, k := range kindByTag {
 		p.sig.Diagnostics[k] = Diag{RejectedSamples: []Rejected{}, UnknownKeysSeen: []string{}}
 	}
 	return p
 }
 
-// maxJSONDepth bounds recursion through JSON lines embedding text that
-// itself holds JSON lines.
-const maxJSONDepth = 4
-
-func (p *parser) text(text string, depth int) {
+// text reads one piece of agent text (AgentTexts) line by line.
+func (p *parser) text(text string) {
 	var fence []string // non-nil while inside a fenced block
 	fenceMark := ""
 	for _, raw := range strings.Split(text, "\n") {
 		line := visibleLine(raw)
 		trimmed := strings.TrimSpace(line)
-		if fence == nil && depth < maxJSONDepth {
-			for _, t := range embeddedTexts(trimmed) {
-				if !p.embedded[t] {
-					p.embedded[t] = true
-					p.text(t, depth+1)
-				}
-			}
-		}
 		if m := fenceOpener(trimmed); m != "" && (fence == nil || strings.HasPrefix(trimmed, fenceMark)) {
 			if fence == nil {
 				fence, fenceMark = []string{}, m
@@ -308,49 +294,6 @@ func candidate(trimmed string) string {
 		return strings.TrimSpace(s[1 : len(s)-1])
 	}
 	return ""
-}
-
-func embeddedTexts(trimmed string) []string {
-	if trimmed == "" || (trimmed[0] != '{' && trimmed[0] != '[') {
-		return nil
-	}
-	var v any
-	if json.Unmarshal([]byte(trimmed), &v) != nil {
-		return nil
-	}
-	var out []string
-	collectTexts(v, &out)
-	return out
-}
-
-// collectTexts gathers the strings event formats put agent text in:
-// codex `--json` (text, aggregated_output), claude stream-json
-// (message.content[].text, or content as a plain string) and the answer
-// of claude `--output-format json|stream-json` (result).
-func collectTexts(v any, out *[]string) {
-	switch x := v.(type) {
-	case []any:
-		for _, e := range x {
-			collectTexts(e, out)
-		}
-	case map[string]any:
-		for _, k := range []string{"text", "aggregated_output", "content", "result"} {
-			if s, ok := x[k].(string); ok && s != "" {
-				*out = append(*out, s)
-			}
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			switch x[k].(type) {
-			case map[string]any, []any:
-				collectTexts(x[k], out)
-			}
-		}
-	}
 }
 
 func (p *parser) line(trimmed string) {

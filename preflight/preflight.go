@@ -299,3 +299,17 @@ func printable(s string) string {
 	}
 	return s
 }
+
+// Unseen lists the variables set in h's environment that e's agents will
+// not see: removed by the scrub list and not given back by their own env.
+// A shell's ANTHROPIC_BASE_URL is the usual one: the user tests claude
+// against it, the agents go to the default endpoint.
+func (h Host) Unseen(e Executor) []string {
+	var out []string
+	for _, k := range e.Scrub {
+		if _, given := e.Env[k]; !given && h.Getenv(k) != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}

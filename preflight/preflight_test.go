@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -148,5 +149,23 @@ func TestSystemFindsRealTmux(t *testing.T) {
 	ps := h.Check(context.Background(), Needs{Tmux: true})
 	if len(ps) != 1 || ps[0].Msg != "not found on PATH" {
 		t.Fatalf("missing tmux binary: %v", ps)
+	}
+}
+
+func TestUnseenNamesShellVariablesTheAgentsLose(t *testing.T) {
+	env := map[string]string{"ANTHROPIC_BASE_URL": "http://proxy", "ANTHROPIC_CUSTOM_HEADERS": "", "GH_TOKEN": "x"}
+	h := Host{Getenv: func(k string) string { return env[k] }}
+	for _, tc := range []struct {
+		name string
+		e    Executor
+		want []string
+	}{
+		{"scrubbed and set", Executor{Scrub: []string{"ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS"}}, []string{"ANTHROPIC_BASE_URL"}},
+		{"given back by the agent's env", Executor{Scrub: []string{"ANTHROPIC_BASE_URL"}, Env: map[string]string{"ANTHROPIC_BASE_URL": "http://mine"}}, nil},
+		{"not scrubbed", Executor{}, nil},
+	} {
+		if got := h.Unseen(tc.e); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

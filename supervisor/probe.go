@@ -2,47 +2,117 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
 // probe checks, before a salvage relaunch, that the executor can answer
 // at all (the seed's one-token `claude -p "reply ok"` with a timeout,
 // since a probe can hang rather than fail): backlog.probe when set, the
-// claude probe when workers run claude, else nothing.
+// claude probe when workers run claude, else nothing. It runs as a
+// worker would: the worker's resolved command and model, its configured
+// env (executors.claude.env, env.NAME, IS_SANDBOX) and its scrub list, so
+// a shell's ANTHROPIC_BASE_URL or the GitHub token never reaches it.
 func (s *Supervisor) probe(ctx context.Context) (bool, string) {
-	argv := s.o.Config.Backlog.Probe.Argv
-	if len(argv) == 0 && s.workerExecutor() == executor.Claude {
-		argv = []string{"claude", "-p", "reply ok", "--max-turns", "1"}
+	spec, err := s.probeSpec()
+	if err != nil {
+		return false, err.Error()
 	}
-	if len(argv) == 0 {
+	if len(spec.Argv) == 0 {
 		return true, ""
 	}
+	name := filepath.Base(spec.Argv[0])
 	timeout := time.Duration(s.o.Config.Backlog.Probe.TimeoutSeconds) * time.Second
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := command(ctx, argv, "")
+	cmd := command(ctx, spec.Argv, "")
+	cmd.Env = spec.Environ(os.Environ())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {
-			return false, fmt.Sprintf("%s timed out after %s", argv[0], timeout)
+			return false, fmt.Sprintf("%s timed out after %s", name, timeout)
 		}
-		return false, fmt.Sprintf("%s: %v: %s", argv[0], err, oneLine(tail(string(out), 200)))
+		return false, fmt.Sprintf("%s: %v: %s", name, err, strings.TrimSpace(oneLine(tail(string(out), 200))))
 	}
 	return true, ""
 }
 
-func (s *Supervisor) workerExecutor() string {
-	if id := s.workerConfig()["id"]; id != "" {
-		return id
+// probeSpec resolves the probe by the worker's own resolution; no argv
+// when there is none.
+func (s *Supervisor) probeSpec() (executor.Spec, error) {
+	res, err := ResolveWorker(s.o.Config, s.o.Lane, s.o.Executor)
+	if err != nil {
+		return executor.Spec{}, err
 	}
-	return s.o.Lane.Executors.Default
+	argv := s.o.Config.Backlog.Probe.Argv
+	if len(argv) == 0 {
+		argv = executor.ProbeArgv(res)
+	}
+	return executor.ProbeSpec(res, s.o.Lane, argv, s.o.Config.GitHub.TokenEnv), nil
+}
+
+// ProbeFile, in a run directory, holds the salvages waiting for a
+// passing probe; it exists only while one waits.
+const ProbeFile = "probe.json"
+
+// ProbeWait is one salvage relaunch held by a failing probe: `backlog
+// status` shows it as "waiting: probe failed 3×: <reason>".
+type ProbeWait struct {
+	Issue    int       `json:"issue"`
+	Failures int       `json:"failures"`
+	MaxTries int       `json:"maxTries"`
+	Reason   string    `json:"reason"`
+	NextAt   time.Time `json:"nextAt"`
+}
+
+// noteProbe records issue n's probe state for status: failures so far
+// (0 removes it) and the last reason.
+func (s *Supervisor) noteProbe(n, failures int, reason string, next time.Time) {
+	path := filepath.Join(s.log.dir, ProbeFile)
+	waits := readProbes(s.log.dir)
+	waits = slices.DeleteFunc(waits, func(w ProbeWait) bool { return w.Issue == n })
+	if failures > 0 {
+		waits = append(waits, ProbeWait{Issue: n, Failures: failures, MaxTries: maxProbeTries, Reason: reason, NextAt: next})
+		slices.SortFunc(waits, func(a, b ProbeWait) int { return a.Issue - b.Issue })
+	}
+	if len(waits) == 0 {
+		_ = os.Remove(path)
+		return
+	}
+	if err := jsonfile.Write(path, waits); err != nil {
+		s.printf("warning: recording the probe state: %v", err)
+	}
+}
+
+// readProbes reads a run's probe waits; a missing or corrupt file is none
+// (it is only ever a display).
+func readProbes(dir string) []ProbeWait {
+	b, err := os.ReadFile(filepath.Join(dir, ProbeFile))
+	if err != nil {
+		return nil
+	}
+	var waits []ProbeWait
+	if json.Unmarshal(b, &waits) != nil {
+		return nil
+	}
+	return waits
+}
+
+// ProbeLine is how status shows a salvage held by the probe.
+func ProbeLine(w ProbeWait) string {
+	return fmt.Sprintf("waiting: probe failed %d×: %s (#%d's salvage relaunch; next try %s, parked after %d)",
+		w.Failures, oneLine(w.Reason), w.Issue, w.NextAt.UTC().Format(time.RFC3339), w.MaxTries)
 }
 
 func replaceIssue(w string, n int) string { return strings.ReplaceAll(w, "{issue}", strconv.Itoa(n)) }

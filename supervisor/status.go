@@ -39,6 +39,9 @@ type StatusView struct {
 	// Waiting is the transient failure a running supervisor is waiting
 	// out (origin unreachable, disk full…), null when none.
 	Waiting *Waiting `json:"waiting"`
+	// Probes are the salvage relaunches a running supervisor holds
+	// because the executor's probe fails, by issue.
+	Probes []ProbeWait `json:"probes"`
 }
 
 // IssueView is one issue of a run.
@@ -78,7 +81,7 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 	}
 	v := StatusView{SchemaVersion: StatusSchemaVersion, Run: r.Info, Tally: r.Tally(), Queue: append([]int{}, r.Queue...),
 		Dropped: append([]backlog.Skip{}, r.Dropped...), FinalPR: r.FinalPR, ExitCode: r.ExitCode, APICalls: r.APICalls, BadEvents: append([]string{}, bad...),
-		Issues: []IssueView{}, NeedsInput: []backlog.Question{}}
+		Issues: []IssueView{}, NeedsInput: []backlog.Question{}, Probes: []ProbeWait{}}
 	if v.Run.Bounded == nil {
 		v.Run.Bounded = []int{}
 	}
@@ -90,6 +93,7 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 		v.State = "running"
 		v.ElapsedSec = int64(now.Sub(r.Info.StartedAt).Seconds())
 		v.Waiting = readWaiting(dir)
+		v.Probes = append(v.Probes, readProbes(dir)...)
 	default:
 		v.State = "interrupted"
 		v.ElapsedSec = int64(now.Sub(r.Info.StartedAt).Seconds())
@@ -153,6 +157,9 @@ func RenderStatus(w io.Writer, v StatusView) {
 	fmt.Fprintln(w)
 	if v.Waiting != nil {
 		fmt.Fprintf(w, "%s\n", WaitingLine(v.Waiting))
+	}
+	for _, p := range v.Probes {
+		fmt.Fprintf(w, "%s\n", ProbeLine(p))
 	}
 	for _, is := range v.Issues {
 		extra := []string{}

@@ -196,7 +196,9 @@ func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs run
 	n, v, prior := is.Number, obs.Verdict, is.Outcome
 	text, _ := runtime.ReadLogTail(filepath.Join(is.RunDir, lanes.LogFile), 256<<10)
 	text = gate.StripANSI(text)
-	res, marked := backlog.ParseResult(text)
+	// The marker is read from what the agent wrote, in any output format
+	// (claude json/stream-json, codex and opencode events), as wave mode does.
+	res, marked := backlog.ParseResult(gate.DecodeLog(text))
 	lost := worktreeLost(is)
 	commits, err := s.commitsOf(ctx, is, lost)
 	if err != nil {
@@ -382,13 +384,16 @@ func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail s
 	if ok, why := s.probe(ctx); !ok {
 		s.probeTries[n]++
 		if s.probeTries[n] >= maxProbeTries {
+			s.noteProbe(n, 0, "", time.Time{})
 			q := fmt.Sprintf("The worker for #%d failed (%s) and the probe kept failing (%s). Is the executor reachable?", n, detail, why)
 			return s.park(ctx, n, "probe failed "+strconv.Itoa(maxProbeTries)+" times: "+why, q, nil)
 		}
 		s.probeAt[n] = s.o.Now().Add(s.probeWait)
+		s.noteProbe(n, s.probeTries[n], why, s.probeAt[n])
 		s.printf("#%d: probe failed (%s); waiting %s before the salvage relaunch (%d of %d)", n, why, s.probeWait, s.probeTries[n], maxProbeTries)
 		return nil
 	}
+	s.noteProbe(n, 0, "", time.Time{}) // also a wait left by a supervisor before a restart
 	delete(s.probeAt, n)
 	delete(s.probeTries, n)
 	ref := fmt.Sprintf("refs/wave/salvage/%d/a%d", n, is.Attempts)

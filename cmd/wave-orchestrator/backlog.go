@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -170,6 +171,7 @@ func newBacklogPlanCmd(g *globals) *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(p)
 			}
+			printPlanWarnings(c.OutOrStdout(), p)
 			printPlan(c.OutOrStdout(), p)
 			return nil
 		},
@@ -196,8 +198,38 @@ func printPlan(w io.Writer, p supervisor.PlanView) {
 		fmt.Fprintf(w, "needs input: #%d %s\n", q.Issue, oneLineTitle(q.Question))
 	}
 	for _, s := range p.Skipped {
-		fmt.Fprintf(w, "skipped: #%d %s %s\n", s.Issue, s.Reason, oneLineTitle(s.Detail))
+		detail := oneLineTitle(s.Detail)
+		if file := brokenIssueFile(s.Issue, p.Warnings); file != "" && s.Reason == backlog.ReasonMissing {
+			detail = "its issue file " + file + " could not be read (see the warning above)"
+		}
+		fmt.Fprintf(w, "skipped: #%d %s %s\n", s.Issue, s.Reason, detail)
 	}
+}
+
+// printPlanWarnings prints what Preview could not read (broken issue
+// files with file:line, unreadable claims) before the plan, so a skip can
+// point at them.
+func printPlanWarnings(w io.Writer, p supervisor.PlanView) {
+	for _, m := range p.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", oneLineTitle(m))
+	}
+}
+
+// badIssueFileRe finds the issue file a local source warning is about:
+// docs/backlog/<n>-<slug>.md, then :<line> or the message.
+var badIssueFileRe = regexp.MustCompile(`^(\S*?([0-9]+)(?:-[^/:]*)?\.md)(?::[0-9]+)?: `)
+
+// brokenIssueFile is the file of issue n a warning names, "" when none.
+func brokenIssueFile(n int, warnings []string) string {
+	for _, m := range warnings {
+		if g := badIssueFileRe.FindStringSubmatch(m); g != nil {
+			base := filepath.Base(g[1])
+			if num, err := strconv.Atoi(g[2]); err == nil && num == n && strings.HasPrefix(base, g[2]) {
+				return oneLineTitle(g[1])
+			}
+		}
+	}
+	return ""
 }
 
 func oneLineTitle(s string) string { return strings.Join(strings.Fields(backlog.Clean(s)), " ") }

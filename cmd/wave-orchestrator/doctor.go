@@ -35,7 +35,11 @@ func newDoctorCmd(g *globals) *cobra.Command {
 (backlog merges use merge-tree --write-tree), the GitHub token variable when
 the backlog source is github (set or not; never its value), every
 executor the lane's waves use (on PATH; claude usable as this user), the
-config and every wave file, the lane lock and leftover tmux sessions.
+config and every wave file, the lane lock and leftover tmux sessions. In a
+repository with a backlog: origin present, the workers' executor as the
+workers resolve it, every local issue file readable (file:line), and each
+shell variable the workers will not see (scrubbed) as a warning; no waves
+directory is fine there.
 On a lane with runtime.backend kubernetes: the cluster reachable, the
 namespace, every permission the launcher needs there (each missing one
 named, e.g. "cannot create jobs.batch"), the image set, the pods'
@@ -85,6 +89,11 @@ func doctor(ctx context.Context, g *globals) []finding {
 	}
 	add("ok", "config: %s, lane %s, waves in %s", cfgFile, e.lane.Name, e.lane.WavesDir)
 	fs = append(fs, backlogFindings(e, host.Getenv)...)
+	fs = append(fs, backlogModeFindings(ctx, e, host)...)
+	if noWavesIsFine(e) {
+		add("ok", "waves: none (no %s; a backlog-only repository needs none)", e.lane.WavesDir)
+		return append(fs, laneFindings(ctx, e)...)
+	}
 	ws, err := e.loadWaves()
 	if err != nil {
 		var we *wave.Error

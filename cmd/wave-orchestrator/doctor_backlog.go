@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/forge"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
+	"github.com/wave-orchestrator/wave-orchestrator/preflight"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
+)
+
+// backlogInUse reports whether the repository uses backlog mode: a
+// configured source, a GitHub repository, or a local issue directory.
+func backlogInUse(e *laneEnv) bool {
+	if e.cfg.Backlog.Source != "" || e.cfg.SourceKind() == config.SourceGitHub {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(e.lane.RepoRoot, filepath.FromSlash(e.cfg.Backlog.LocalDir)))
+	return err == nil
+}
+
+// backlogModeFindings checks what `backlog run` will need, as it checks
+// it: origin present, the workers' executor (resolved as the workers
+// resolve it) on PATH and usable as this user, the local issue files
+// readable (each bad one with file:line), and the shell variables the
+// workers will not see. Nothing for a repository without a backlog.
+func backlogModeFindings(ctx context.Context, e *laneEnv, host preflight.Host) []finding {
+	if !backlogInUse(e) {
+		return nil
+	}
+	fs := []finding{originFinding(ctx, e)}
+	fs = append(fs, workerFindings(ctx, e, host)...)
+	if e.cfg.SourceKind() == config.SourceLocal {
+		fs = append(fs, issueFileFindings(ctx, e)...)
+	}
+	return fs
+}
+
+func originFinding(ctx context.Context, e *laneEnv) finding {
+	repo, err := gitops.Open(ctx, e.lane.RepoRoot, gitops.Options{})
+	if err != nil {
+		return finding{"error", "backlog: needs a git repository with an origin: " + oneLine(err.Error())}
+	}
+	if err := checkOrigin(ctx, repo); err != nil {
+		return finding{"error", "backlog: " + oneLine(err.Error())}
+	}
+	return finding{"ok", "backlog: origin present (claims and the wave branch live there)"}
+}
+
+// workerFindings checks the workers' executor as backlog run's preflight
+// does, and names each variable of this shell a worker will not see.
+func workerFindings(ctx context.Context, e *laneEnv, host preflight.Host) []finding {
+	res, err := supervisor.ResolveWorker(e.cfg, e.lane, "")
+	if err != nil {
+		return []finding{{"error", "backlog workers: " + oneLine(err.Error())}}
+	}
+	need, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane))
+	if !ok {
+		return []finding{{"ok", "backlog workers: executor " + res.ID + " (this binary, nothing to install)"}}
+	}
+	var fs []finding
+	need.Agents = []string{"backlog workers"}
+	for _, p := range host.Check(ctx, preflight.Needs{Executors: []preflight.Executor{need}}) {
+		if strings.Contains(p.Msg, "not on PATH") {
+			p.Fix = "install it, put it on PATH, or give the workers another executor (backlog.executor.id, or --executor)"
+		}
+		fs = append(fs, finding{"error", "backlog workers: " + p.String()})
+	}
+	if len(fs) == 0 {
+		fs = append(fs, finding{"ok", "backlog workers: " + need.Subject() + ": found"})
+	}
+	for _, k := range host.Unseen(need) {
+		fs = append(fs, finding{"warn", fmt.Sprintf("backlog workers: $%s is set in this shell, but workers will not see it (executors.env.scrub removes it); to give it to them set it in executors.%s.env, or drop it from executors.env.scrub", k, res.ID)})
+	}
+	return fs
+}
+
+// issueFileFindings reads every local issue file as plan and run do.
+func issueFileFindings(ctx context.Context, e *laneEnv) []finding {
+	dir, err := localIssueDir(e)
+	if err != nil {
+		return []finding{{"error", "backlog: " + oneLine(err.Error())}}
+	}
+	src, err := forge.NewLocal(forge.LocalOptions{Dir: dir, StateDir: filepath.Join(e.lane.RepoRoot, e.lane.StateRoot, "backlog-local")})
+	if err != nil {
+		return []finding{{"error", "backlog: " + oneLine(err.Error())}}
+	}
+	open, err := src.ListOpen(ctx, nil)
+	var fs []finding
+	var bad *forge.BadIssueFiles
+	if errors.As(err, &bad) {
+		for _, f := range bad.Files {
+			fs = append(fs, finding{"error", "backlog: issue file " + oneLine(f.Error())})
+		}
+	} else if err != nil {
+		return []finding{{"error", "backlog: " + oneLine(err.Error())}}
+	}
+	return append([]finding{{"ok", fmt.Sprintf("backlog: local source %s, %d open issue(s) readable", e.cfg.Backlog.LocalDir, len(open))}}, fs...)
+}
+
+// noWavesIsFine reports whether a missing waves directory is expected: a
+// backlog-only repository has none.
+func noWavesIsFine(e *laneEnv) bool {
+	_, err := os.Stat(filepath.Join(e.lane.RepoRoot, e.lane.WavesDir))
+	return errors.Is(err, fs.ErrNotExist) && backlogInUse(e)
+}
