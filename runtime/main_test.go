@@ -147,7 +147,10 @@ func fakeAgent(args []string) int {
 		return n
 	case "jam-tmp":
 		tmp := filepath.Join(os.Getenv("WAVE_RUN_DIR"), ".tmp")
-		if err := os.RemoveAll(tmp); err != nil {
+		// Moved aside, not removed: the runner may be writing a heartbeat
+		// into it right now, and RemoveAll of a directory that gains a
+		// file meanwhile fails.
+		if err := os.Rename(tmp, tmp+".jammed"); err != nil && !os.IsNotExist(err) {
 			fmt.Println("jam:", err)
 			return 1
 		}
