@@ -14,6 +14,7 @@ import (
 
 func newStatusCmd(g *globals) *cobra.Command {
 	wave := -1
+	var runID string
 	c := &cobra.Command{
 		Use:   "status",
 		Short: "Print one snapshot of the lane: waves, agents, closure stages, blockers",
@@ -23,7 +24,8 @@ in docs/status-schema.md.`,
 		Example: `  wave-orchestrator status
   wave-orchestrator status -w 1
   wave-orchestrator status --json | jq '.waves[] | {wave, status}'
-  wave-orchestrator --lane side status`,
+  wave-orchestrator --lane side status
+  wave-orchestrator status --run-id "$id" --json   # one submitted run`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if wave < -1 {
@@ -33,6 +35,9 @@ in docs/status-schema.md.`,
 			// right after: collecting less often saves about a sixth of
 			// its CPU on a lane of 200 runs (bench/status).
 			debug.SetGCPercent(400)
+			if runID != "" {
+				return showRun(c, g, runID)
+			}
 			l, _, err := loadLaneState(c.Context(), g)
 			if err != nil {
 				return err
@@ -47,6 +52,7 @@ in docs/status-schema.md.`,
 		},
 	}
 	waveVar(c, &wave, "wave", "w", -1, "show only wave `N`")
+	c.Flags().StringVar(&runID, "run-id", "", "show submitted run `ID`: state (queued, running, completed, failed, stopped), pid, exit code, why")
 	c.Flags().BoolVar(&g.json, "json", false, "print the lane state as JSON (schema: docs/status-schema.md)")
 	return c
 }
@@ -63,4 +69,21 @@ func outWidth(out io.Writer) int {
 func outColor(out io.Writer) bool {
 	f, ok := out.(*os.File)
 	return ok && dashboard.ColorFor(f)
+}
+
+// showRun prints one submitted run's record.
+func showRun(c *cobra.Command, g *globals, id string) error {
+	e, err := openLane(g)
+	if err != nil {
+		return err
+	}
+	r, err := submittedOf(e).store.read(id)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return writeRunJSON(c.OutOrStdout(), r)
+	}
+	printRun(c.OutOrStdout(), r)
+	return nil
 }
