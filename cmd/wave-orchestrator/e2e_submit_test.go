@@ -135,4 +135,3 @@ func TestWaitTimesOutWith124(t *testing.T) {
 	}
 	_ = r.run(ctxFor(t), "stop")
 }
-
