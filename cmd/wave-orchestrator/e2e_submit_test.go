@@ -121,8 +121,9 @@ func TestSecondSubmitIsQueuedOrRefusedWithNoQueue(t *testing.T) {
 }
 
 // wait gives up with 124 and changes nothing when the run outlasts
-// --timeout-seconds.
-func TestWaitTimesOutWith124(t *testing.T) {
+// --timeout-seconds; `stop` then ends the run as stopped, and a queued
+// one never starts.
+func TestWaitTimesOutWith124AndStopEndsSubmittedRuns(t *testing.T) {
 	r := newRepo(t)
 	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 20s")}, closureAgents()...)...)
 	s := submitFromShell(t, r)
@@ -133,5 +134,16 @@ func TestWaitTimesOutWith124(t *testing.T) {
 	if st := runState(t, s.StatePath); st.terminal() {
 		t.Fatalf("run ended by a timed-out wait: %+v", st)
 	}
-	_ = r.run(ctxFor(t), "stop")
+	queued := submitFromShell(t, r)
+	if res := r.run(ctxFor(t), "stop"); res.code != 0 {
+		t.Fatalf("stop: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	w = r.run(ctxFor(t), "wait", "--run-id", s.RunID, "--json")
+	var rec submittedRun
+	if err := json.Unmarshal([]byte(w.stdout), &rec); err != nil || w.code == 0 || rec.State != runStopped {
+		t.Fatalf("stopped run: exit %d %v %s%s", w.code, err, w.stdout, w.stderr)
+	}
+	if q := runState(t, queued.StatePath); q.State != runStopped || q.StartedAt != nil {
+		t.Fatalf("queued run after stop: %+v", q)
+	}
 }

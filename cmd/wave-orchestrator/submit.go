@@ -195,3 +195,26 @@ func printSubmitted(w io.Writer, asJSON bool, r *submittedRun, path string, queu
 	}
 	return nil
 }
+
+// stopQueued marks the lane's queued submitted runs stopped (by `stop`),
+// under the queue lock so the watcher cannot start one meanwhile.
+func stopQueued(ctx context.Context, s submitted, out io.Writer) {
+	if _, err := os.Stat(s.store.dir); err != nil {
+		return
+	}
+	unlock, err := s.lockQueue(ctx)
+	if err != nil {
+		fmt.Fprintln(out, "queued runs not stopped:", err)
+		return
+	}
+	defer unlock()
+	recs, _ := s.store.list()
+	for _, r := range recs {
+		if r.State == runQueued {
+			r.finish(exitFailed, "stopped on request by `stop` before it started")
+			if err := s.store.write(r); err == nil {
+				fmt.Fprintf(out, "queued run %s stopped\n", r.RunID)
+			}
+		}
+	}
+}

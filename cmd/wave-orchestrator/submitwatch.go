@@ -24,6 +24,8 @@ func newSubmitWatchCmd(g *globals) *cobra.Command {
 		Use:    "submit-watch",
 		Short:  "Run the lane's submitted runs (started by submit; not for direct use)",
 		Hidden: true,
+		Example: `  # started by submit in the lane's launcher session:
+  wave-orchestrator --repo-root /src/app --lane main submit-watch`,
 		Args:   cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			e, err := openLane(g)
