@@ -147,3 +147,34 @@ func TestWaitTimesOutWith124AndStopEndsSubmittedRuns(t *testing.T) {
 		t.Fatalf("queued run after stop: %+v", q)
 	}
 }
+
+// A submitted launcher that dies a second time is not restarted again:
+// the run fails, saying why.
+func TestSubmittedLauncherDyingTwiceFailsTheRunWithTheReason(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 30s")}, closureAgents()...)...)
+	s := submitFromShell(t, r)
+	var first int
+	waitFor(t, "the submitted launcher", 30*time.Second, func() bool {
+		first = runState(t, s.StatePath).Pid
+		return first > 0
+	})
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var second int
+	waitFor(t, "the restarted launcher", 30*time.Second, func() bool {
+		st := runState(t, s.StatePath)
+		second = st.Pid
+		return st.Restarts == 1 && second > 0 && second != first
+	})
+	if err := syscall.Kill(second, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	w := r.run(ctxFor(t), "wait", "--run-id", s.RunID, "--json")
+	var rec submittedRun
+	if err := json.Unmarshal([]byte(w.stdout), &rec); err != nil || w.code == 0 || rec.State != runFailed || !strings.Contains(rec.Why, "died twice") {
+		t.Fatalf("after two deaths: exit %d %v %s%s", w.code, err, w.stdout, w.stderr)
+	}
+	_ = r.run(ctxFor(t), "stop")
+}

@@ -26,7 +26,7 @@ func newSubmitWatchCmd(g *globals) *cobra.Command {
 		Hidden: true,
 		Example: `  # started by submit in the lane's launcher session:
   wave-orchestrator --repo-root /src/app --lane main submit-watch`,
-		Args:   cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			e, err := openLane(g)
 			if err != nil {
