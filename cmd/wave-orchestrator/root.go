@@ -64,6 +64,7 @@ func newRootCmd() *cobra.Command {
 		newSubmitCmd(g),
 		newSubmitWatchCmd(g),
 		newWaitCmd(g),
+		newSignalCmd(),
 		newCoordCmd(g),
 		newInitCmd(g),
 		newDoctorCmd(g),
