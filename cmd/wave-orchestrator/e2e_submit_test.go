@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -177,4 +178,21 @@ func TestSubmittedLauncherDyingTwiceFailsTheRunWithTheReason(t *testing.T) {
 		t.Fatalf("after two deaths: exit %d %v %s%s", w.code, err, w.stdout, w.stderr)
 	}
 	_ = r.run(ctxFor(t), "stop")
+}
+
+// submit --wave N submits a resume of wave N; a launch-only flag with it
+// is a usage error before anything is queued.
+func TestSubmitWithWaveIsAResume(t *testing.T) {
+	r := newRepo(t)
+	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
+	if res := r.run(ctxFor(t), "submit", "--wave", "0", "--start-wave", "1"); res.code != exitUsage || !strings.Contains(res.stderr, "--start-wave is a launch flag") {
+		t.Fatalf("submit --wave with --start-wave: exit %d %s", res.code, res.stderr)
+	}
+	s := submitFromShell(t, r, "--wave", "0", "--phase", "implementation")
+	if w := r.run(ctxFor(t), "wait", "--run-id", s.RunID); w.code != 0 {
+		t.Fatalf("submitted resume: exit %d\n%s%s", w.code, w.stdout, w.stderr)
+	}
+	if rec := runState(t, s.StatePath); rec.Command != "resume" || !slices.Contains(rec.Args, "--phase=implementation") {
+		t.Fatalf("submitted resume recorded as %s %v", rec.Command, rec.Args)
+	}
 }

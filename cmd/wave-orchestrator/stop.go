@@ -43,6 +43,11 @@ taken. Exits 1, naming each failure, when something could not be stopped.`,
 			}
 			// A live launcher is asked to stop through its control file;
 			// its lock is never taken from it.
+			if agent == "" {
+				// First, so the watcher cannot start a queued run once
+				// the active one stops.
+				stopQueued(ctx, submittedOf(e), c.OutOrStdout())
+			}
 			if agent == "" && lanes.Held(e.layout.LockPath()) {
 				if err := jsonfile.Write(e.layout.ControlPath(), map[string]any{"stop": true, "requestedAt": time.Now().UTC()}); err != nil {
 					return err
@@ -59,7 +64,6 @@ taken. Exits 1, naming each failure, when something could not be stopped.`,
 				if s := submittedOf(e); s.watcherAlive() {
 					keep[launcherSession] = true
 				}
-				stopQueued(ctx, submittedOf(e), c.OutOrStdout())
 				failed = append(failed, killLeftoverSessions(ctx, tm, keep)...)
 			}
 			if agent != "" && n == 0 && len(failed) == 0 {

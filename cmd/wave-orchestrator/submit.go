@@ -123,6 +123,13 @@ func runSubmit(c *cobra.Command, g *globals, f *launchFlags, resume, noQueue boo
 	if !resume && (f.phase != "" || len(f.agents) > 0 || f.rerunProven) {
 		return usageError{fmt.Errorf("--phase, --agent and --rerun-proven need --wave (a resume)")}
 	}
+	if resume {
+		for _, name := range []string{"start-wave", "end-wave", "auto-next", "dry-run", "manifest-out"} {
+			if c.Flags().Changed(name) {
+				return usageError{fmt.Errorf("--%s is a launch flag; with --wave the run is a resume", name)}
+			}
+		}
+	}
 	if err := f.ref.check(c); err != nil {
 		return err
 	}
