@@ -133,6 +133,7 @@ func runSubmit(c *cobra.Command, g *globals, f *launchFlags, resume, noQueue boo
 	if err := f.ref.check(c); err != nil {
 		return err
 	}
+	f.ref.announce(c, c.ErrOrStderr())
 	e, err := openLane(g)
 	if err != nil {
 		return err
