@@ -21,14 +21,24 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
-// finding is one doctor line.
+// finding is one doctor check's result, rendered as a text line or a
+// JSON object (doctor_json.go). check names what was checked (tmux, git,
+// config, an executor, lane); when empty it is the message's leading word.
+// fix, when known, says what to do; the text form already carries it in msg.
 type finding struct {
 	level string // ok|warn|skip|error
 	msg   string
+	check string
+	fix   string
+}
+
+// problemFinding is a preflight problem as an error finding.
+func problemFinding(p preflight.Problem) finding {
+	return finding{level: "error", msg: p.String(), check: p.Subject, fix: p.Fix}
 }
 
 func newDoctorCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check tmux, git, executors, config and every wave file",
 		Long: `Check what a launch needs, one finding per line: tmux >= 3.2, git >= 2.38
@@ -47,13 +57,20 @@ ServiceAccount and its right to renew Leases (docs/kubernetes.md).
 A finding is ok, warn, skip (could not be checked with this user's
 rights) or error; exits 1 when any is an error.`,
 		Example: `  wave-orchestrator doctor
-  wave-orchestrator --lane side doctor`,
+  wave-orchestrator --lane side doctor
+  wave-orchestrator doctor --json | jq -r '.errors[]'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			fs := doctor(c.Context(), g)
+			if g.json {
+				root, _ := g.root()
+				return printFindingsJSON(c.OutOrStdout(), root, fs)
+			}
 			return printFindings(c.OutOrStdout(), fs)
 		},
 	}
+	c.Flags().BoolVar(&g.json, "json", false, "print the findings as one JSON object (schema: docs/doctor-schema.md); same exit code")
+	return c
 }
 
 func printFindings(w io.Writer, fs []finding) error {
@@ -72,14 +89,16 @@ func printFindings(w io.Writer, fs []finding) error {
 
 func doctor(ctx context.Context, g *globals) []finding {
 	var fs []finding
-	add := func(level, format string, args ...any) { fs = append(fs, finding{level, fmt.Sprintf(format, args...)}) }
+	add := func(level, check, format string, args ...any) {
+		fs = append(fs, finding{level: level, check: check, msg: fmt.Sprintf(format, args...)})
+	}
 	host := preflight.System()
 	fs = append(fs, toolFindings(ctx, host)...)
 	e, err := openLane(g)
 	if err != nil {
 		// A joined error (config problems) is one finding per problem.
 		for _, line := range strings.Split(err.Error(), "\n") {
-			add("error", "config: %s", line)
+			add("error", "config", "config: %s", line)
 		}
 		return fs
 	}
@@ -87,11 +106,11 @@ func doctor(ctx context.Context, g *globals) []finding {
 	if cfgFile == "" {
 		cfgFile = "(defaults: no wave.config.yaml)"
 	}
-	add("ok", "config: %s, lane %s, waves in %s", cfgFile, e.lane.Name, e.lane.WavesDir)
+	add("ok", "config", "config: %s, lane %s, waves in %s", cfgFile, e.lane.Name, e.lane.WavesDir)
 	fs = append(fs, backlogFindings(e, host.Getenv)...)
 	fs = append(fs, backlogModeFindings(ctx, e, host)...)
 	if noWavesIsFine(e) {
-		add("ok", "waves: none (no %s; a backlog-only repository needs none)", e.lane.WavesDir)
+		add("ok", "waves", "waves: none (no %s; a backlog-only repository needs none)", e.lane.WavesDir)
 		return append(fs, laneFindings(ctx, e)...)
 	}
 	ws, err := e.loadWaves()
@@ -99,16 +118,16 @@ func doctor(ctx context.Context, g *globals) []finding {
 		var we *wave.Error
 		if errors.As(err, &we) {
 			for _, p := range we.Problems {
-				add("error", "%s", oneLine(p.String()))
+				add("error", "wave", "%s", oneLine(p.String()))
 			}
 		} else {
 			for _, line := range strings.Split(err.Error(), "\n") {
-				add("error", "waves: %s", line)
+				add("error", "waves", "waves: %s", line)
 			}
 		}
 		return fs
 	}
-	add("ok", "waves: %d valid wave file(s)", len(ws))
+	add("ok", "waves", "waves: %d valid wave file(s)", len(ws))
 	fs = append(fs, executorFindings(ctx, host, ws, e)...)
 	fs = append(fs, kubeFindings(ctx, e)...)
 	fs = append(fs, laneFindings(ctx, e)...)
@@ -119,15 +138,15 @@ func doctor(ctx context.Context, g *globals) []finding {
 func toolFindings(ctx context.Context, host preflight.Host) []finding {
 	var fs []finding
 	for _, p := range host.Check(ctx, preflight.Needs{Tmux: true, Git: true}) {
-		fs = append(fs, finding{"error", p.String()})
+		fs = append(fs, problemFinding(p))
 	}
 	if !slices.ContainsFunc(fs, func(f finding) bool { return strings.HasPrefix(f.msg, "tmux:") }) {
 		v, _ := host.TmuxVersion(ctx)
-		fs = append([]finding{{"ok", "tmux: " + v}}, fs...)
+		fs = append([]finding{{level: "ok", check: "tmux", msg: "tmux: " + v}}, fs...)
 	}
 	if !slices.ContainsFunc(fs, func(f finding) bool { return strings.HasPrefix(f.msg, "git:") }) {
 		major, minor, _ := host.GitVersion(ctx)
-		fs = append(fs, finding{"ok", fmt.Sprintf("git: %d.%d (>= %d.%d: backlog merges can use merge-tree --write-tree)",
+		fs = append(fs, finding{level: "ok", check: "git", msg: fmt.Sprintf("git: %d.%d (>= %d.%d: backlog merges can use merge-tree --write-tree)",
 			major, minor, preflight.GitMajor, preflight.GitMinor)})
 	}
 	return fs
@@ -144,9 +163,10 @@ func backlogFindings(e *laneEnv, getenv func(string) string) []finding {
 	repo := cfg.GitHub.Owner + "/" + cfg.GitHub.Repo
 	env := cfg.GitHub.TokenEnv
 	if getenv(env) == "" {
-		return []finding{{"error", fmt.Sprintf("backlog: github source %s: $%s is not set; export a token there (github.tokenEnv) before backlog plan/run", repo, env)}}
+		return []finding{{level: "error", check: "backlog", msg: fmt.Sprintf("backlog: github source %s: $%s is not set; export a token there (github.tokenEnv) before backlog plan/run", repo, env),
+			fix: fmt.Sprintf("export a token in $%s (github.tokenEnv)", env)}}
 	}
-	return []finding{{"ok", fmt.Sprintf("backlog: github source %s, token in $%s", repo, env)}}
+	return []finding{{level: "ok", check: "backlog", msg: fmt.Sprintf("backlog: github source %s, token in $%s", repo, env)}}
 }
 
 // executorFindings reports every executor the waves need, checked as
@@ -154,7 +174,7 @@ func backlogFindings(e *laneEnv, getenv func(string) string) []finding {
 func executorFindings(ctx context.Context, host preflight.Host, ws []*wave.Wave, e *laneEnv) []finding {
 	needs, err := launcher.Needs(ws, e.lane, "")
 	if err != nil {
-		return []finding{{"error", oneLine(err.Error())}}
+		return []finding{{level: "error", check: "executors", msg: oneLine(err.Error())}}
 	}
 	needs.Tmux = false
 	if e.lane.Runtime.UsesKubernetes() {
@@ -167,13 +187,13 @@ func executorFindings(ctx context.Context, host preflight.Host, ws []*wave.Wave,
 		if len(ids) == 0 {
 			return nil
 		}
-		return []finding{{"ok", fmt.Sprintf("executors: %s run in the image %s (not checked on this machine)",
+		return []finding{{level: "ok", check: "executors", msg: fmt.Sprintf("executors: %s run in the image %s (not checked on this machine)",
 			strings.Join(ids, ", "), e.lane.Runtime.Kubernetes.Image)}}
 	}
 	bad := map[string]bool{}
 	var fs []finding
 	for _, p := range host.Check(ctx, needs) {
-		fs = append(fs, finding{"error", p.String()})
+		fs = append(fs, problemFinding(p))
 		bad[p.Subject] = true
 	}
 	seen := map[string]bool{}
@@ -181,7 +201,7 @@ func executorFindings(ctx context.Context, host preflight.Host, ws []*wave.Wave,
 		subject := x.Subject()
 		if !bad[subject] && !seen[subject] {
 			seen[subject] = true
-			fs = append(fs, finding{"ok", subject + ": found"})
+			fs = append(fs, finding{level: "ok", check: subject, msg: subject + ": found"})
 		}
 	}
 	return fs
@@ -197,14 +217,14 @@ func laneFindings(ctx context.Context, e *laneEnv) []finding {
 	live := lanes.Held(lp)
 	if info, err := lanes.ReadLockInfo(lp); err == nil {
 		if live {
-			fs = append(fs, finding{"ok", fmt.Sprintf("lane %s: launcher pid %d is running", e.lane.Name, info.Pid)})
+			fs = append(fs, finding{level: "ok", check: "lane", msg: fmt.Sprintf("lane %s: launcher pid %d is running", e.lane.Name, info.Pid)})
 		} else {
-			fs = append(fs, finding{"ok", fmt.Sprintf("lane %s: no launcher; the lock was last held by pid %d and is free (no cleanup needed)", e.lane.Name, info.Pid)})
+			fs = append(fs, finding{level: "ok", check: "lane", msg: fmt.Sprintf("lane %s: no launcher; the lock was last held by pid %d and is free (no cleanup needed)", e.lane.Name, info.Pid)})
 		}
 	} else if live {
-		fs = append(fs, finding{"ok", fmt.Sprintf("lane %s: a launcher holds the lane (unreadable lock body: %v)", e.lane.Name, err)})
+		fs = append(fs, finding{level: "ok", check: "lane", msg: fmt.Sprintf("lane %s: a launcher holds the lane (unreadable lock body: %v)", e.lane.Name, err)})
 	} else if !errors.Is(err, iofs.ErrNotExist) {
-		fs = append(fs, finding{"warn", fmt.Sprintf("lane %s: lock file unreadable: %v", e.lane.Name, err)})
+		fs = append(fs, finding{level: "warn", check: "lane", msg: fmt.Sprintf("lane %s: lock file unreadable: %v", e.lane.Name, err)})
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -217,8 +237,8 @@ func laneFindings(ctx context.Context, e *laneEnv) []finding {
 		}
 	}
 	if err == nil && len(ss) > 0 && !live {
-		fs = append(fs, finding{"warn", fmt.Sprintf("lane %s: %d tmux session(s) on socket %s with no launcher (inspect with `tmux -L %s ls`, clear with `wave-orchestrator stop`)",
-			e.lane.Name, len(ss), e.layout.Socket(), e.layout.Socket())})
+		fs = append(fs, finding{level: "warn", check: "lane", msg: fmt.Sprintf("lane %s: %d tmux session(s) on socket %s with no launcher (inspect with `tmux -L %s ls`, clear with `wave-orchestrator stop`)",
+			e.lane.Name, len(ss), e.layout.Socket(), e.layout.Socket()), fix: "wave-orchestrator stop"})
 	}
 	return fs
 }

@@ -48,12 +48,12 @@ func backlogModeFindings(ctx context.Context, e *laneEnv, host preflight.Host) [
 func originFinding(ctx context.Context, e *laneEnv) finding {
 	repo, err := gitops.Open(ctx, e.lane.RepoRoot, gitops.Options{})
 	if err != nil {
-		return finding{"error", "backlog: needs a git repository with an origin: " + oneLine(err.Error())}
+		return finding{level: "error", msg: "backlog: needs a git repository with an origin: " + oneLine(err.Error())}
 	}
 	if err := checkOrigin(ctx, repo); err != nil {
-		return finding{"error", "backlog: " + oneLine(err.Error())}
+		return finding{level: "error", msg: "backlog: " + oneLine(err.Error())}
 	}
-	return finding{"ok", "backlog: origin present (claims and the wave branch live there)"}
+	return finding{level: "ok", msg: "backlog: origin present (claims and the wave branch live there)"}
 }
 
 // workerFindings checks the workers' executor as backlog run's preflight
@@ -61,11 +61,11 @@ func originFinding(ctx context.Context, e *laneEnv) finding {
 func workerFindings(ctx context.Context, e *laneEnv, host preflight.Host) []finding {
 	res, err := supervisor.ResolveWorker(e.cfg, e.lane, "")
 	if err != nil {
-		return []finding{{"error", "backlog workers: " + oneLine(err.Error())}}
+		return []finding{{level: "error", msg: "backlog workers: " + oneLine(err.Error())}}
 	}
 	need, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane))
 	if !ok {
-		return []finding{{"ok", "backlog workers: executor " + res.ID + " (this binary, nothing to install)"}}
+		return []finding{{level: "ok", msg: "backlog workers: executor " + res.ID + " (this binary, nothing to install)"}}
 	}
 	var fs []finding
 	need.Agents = []string{"backlog workers"}
@@ -73,13 +73,13 @@ func workerFindings(ctx context.Context, e *laneEnv, host preflight.Host) []find
 		if strings.Contains(p.Msg, "not on PATH") {
 			p.Fix = "install it, put it on PATH, or give the workers another executor (backlog.executor.id, or --executor)"
 		}
-		fs = append(fs, finding{"error", "backlog workers: " + p.String()})
+		fs = append(fs, finding{level: "error", msg: "backlog workers: " + p.String()})
 	}
 	if len(fs) == 0 {
-		fs = append(fs, finding{"ok", "backlog workers: " + need.Subject() + ": found"})
+		fs = append(fs, finding{level: "ok", msg: "backlog workers: " + need.Subject() + ": found"})
 	}
 	for _, k := range host.Unseen(need) {
-		fs = append(fs, finding{"warn", fmt.Sprintf("backlog workers: $%s is set in this shell, but workers will not see it (executors.env.scrub removes it); to give it to them set it in executors.%s.env, or drop it from executors.env.scrub", k, res.ID)})
+		fs = append(fs, finding{level: "warn", msg: fmt.Sprintf("backlog workers: $%s is set in this shell, but workers will not see it (executors.env.scrub removes it); to give it to them set it in executors.%s.env, or drop it from executors.env.scrub", k, res.ID)})
 	}
 	return fs
 }
@@ -88,23 +88,23 @@ func workerFindings(ctx context.Context, e *laneEnv, host preflight.Host) []find
 func issueFileFindings(ctx context.Context, e *laneEnv) []finding {
 	dir, err := localIssueDir(e)
 	if err != nil {
-		return []finding{{"error", "backlog: " + oneLine(err.Error())}}
+		return []finding{{level: "error", msg: "backlog: " + oneLine(err.Error())}}
 	}
 	src, err := forge.NewLocal(forge.LocalOptions{Dir: dir, StateDir: filepath.Join(e.lane.RepoRoot, e.lane.StateRoot, "backlog-local")})
 	if err != nil {
-		return []finding{{"error", "backlog: " + oneLine(err.Error())}}
+		return []finding{{level: "error", msg: "backlog: " + oneLine(err.Error())}}
 	}
 	open, err := src.ListOpen(ctx, nil)
 	var fs []finding
 	var bad *forge.BadIssueFiles
 	if errors.As(err, &bad) {
 		for _, f := range bad.Files {
-			fs = append(fs, finding{"error", "backlog: issue file " + oneLine(f.Error())})
+			fs = append(fs, finding{level: "error", msg: "backlog: issue file " + oneLine(f.Error())})
 		}
 	} else if err != nil {
-		return []finding{{"error", "backlog: " + oneLine(err.Error())}}
+		return []finding{{level: "error", msg: "backlog: " + oneLine(err.Error())}}
 	}
-	return append([]finding{{"ok", fmt.Sprintf("backlog: local source %s, %d open issue(s) readable", e.cfg.Backlog.LocalDir, len(open))}}, fs...)
+	return append([]finding{{level: "ok", msg: fmt.Sprintf("backlog: local source %s, %d open issue(s) readable", e.cfg.Backlog.LocalDir, len(open))}}, fs...)
 }
 
 // noWavesIsFine reports whether a missing waves directory is expected: a

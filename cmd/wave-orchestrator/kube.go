@@ -104,7 +104,7 @@ func kubeFindings(ctx context.Context, e *laneEnv) []finding {
 	}
 	var fs []finding
 	for _, c := range kubeChecks(ctx, e.lane) {
-		fs = append(fs, finding{string(c.Status), "kubernetes " + c.String()})
+		fs = append(fs, finding{level: string(c.Status), check: "kubernetes " + c.Name, msg: "kubernetes " + c.String(), fix: c.Fix})
 	}
 	return fs
 }

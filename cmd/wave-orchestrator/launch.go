@@ -33,6 +33,7 @@ type launchFlags struct {
 	phase        string
 	agents       []string // resume --agent
 	rerunProven  bool     // resume --rerun-proven
+	ref          refFlags // the reference's flags (refflags.go)
 }
 
 func (f *launchFlags) register(c *cobra.Command, resume bool) {
@@ -52,6 +53,7 @@ func (f *launchFlags) register(c *cobra.Command, resume bool) {
 		fl.StringArrayVarP(&f.agents, "agent", "a", nil, "re-run agent `ID` even if its last run is proven (repeatable); closure runs from the agent's stage, or from the start for an implementation agent")
 		_ = c.RegisterFlagCompletionFunc("agent", completeAgents)
 		fl.BoolVar(&f.rerunProven, "rerun-proven", false, "reuse no proven agent: every implementation agent the resume reaches runs again")
+		f.ref.register(c, true)
 		return
 	}
 	waveVar(c, &f.start, "start-wave", "", 0, "first wave `N` to run")
@@ -59,6 +61,7 @@ func (f *launchFlags) register(c *cobra.Command, resume bool) {
 	fl.BoolVar(&f.autoNext, "auto-next", false, "start at the first wave not yet completed")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "write prompts, launch previews and the manifest; start nothing")
 	fl.StringVar(&f.manifestOut, "manifest-out", "", "write the wave manifest here (dry-run default: <state>/dry-run/waves.manifest.json)")
+	f.ref.register(c, false)
 }
 
 func newLaunchCmd(g *globals) *cobra.Command {
@@ -122,6 +125,9 @@ reuses no proven agent.`,
 			if f.rerunProven && slices.Contains(roles.ClosurePhases, f.phase) {
 				return usageError{fmt.Errorf("--phase %s: %w", f.phase, retry.ErrRerunProvenClosure)}
 			}
+			if x := resumeControlConflict(f); x != "" {
+				return usageError{fmt.Errorf("--resume-control-state follows the recorded resume plan; %s overrides it: give one", x)}
+			}
 			f.end = f.start
 			return runLaunch(c.Context(), c, g, f, true)
 		},
@@ -131,9 +137,29 @@ reuses no proven agent.`,
 }
 
 func runLaunch(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags, resume bool) error {
+	if f.ref.stateFile == "" || f.ref.reconcile || f.dryRun {
+		return runLaunchOnce(ctx, c, g, f, resume)
+	}
+	return withStateFile(f.ref.stateFile, g, resume, func() error { return runLaunchOnce(ctx, c, g, f, resume) })
+}
+
+func runLaunchOnce(ctx context.Context, c *cobra.Command, g *globals, f *launchFlags, resume bool) error {
+	if err := f.ref.check(c); err != nil {
+		return err
+	}
+	f.ref.announce(c, c.ErrOrStderr())
 	e, err := openLane(g)
 	if err != nil {
 		return err
+	}
+	if err := checkProject(f.ref.project, e); err != nil {
+		return err
+	}
+	if f.ref.reconcile {
+		return reconcileStatus(ctx, e, c.OutOrStdout())
+	}
+	if f.ref.resumeControl && !resume {
+		f.autoNext = true
 	}
 	ws, err := e.loadWaves()
 	if err != nil {

@@ -43,6 +43,11 @@ taken. Exits 1, naming each failure, when something could not be stopped.`,
 			}
 			// A live launcher is asked to stop through its control file;
 			// its lock is never taken from it.
+			if agent == "" {
+				// First, so the watcher cannot start a queued run once
+				// the active one stops.
+				stopQueued(ctx, submittedOf(e), c.OutOrStdout())
+			}
 			if agent == "" && lanes.Held(e.layout.LockPath()) {
 				if err := jsonfile.Write(e.layout.ControlPath(), map[string]any{"stop": true, "requestedAt": time.Now().UTC()}); err != nil {
 					return err
@@ -53,7 +58,13 @@ taken. Exits 1, naming each failure, when something could not be stopped.`,
 			n, failed := terminateRuns(ctx, e, tm, agent, c.OutOrStdout())
 			if agent == "" {
 				closeOpenWaveRuns(e)
-				failed = append(failed, killLeftoverSessions(ctx, tm, keepDashboard)...)
+				keep := map[string]bool{lanes.DashboardSession: keepDashboard}
+				// A submitted run's watcher records the stopped run and ends
+				// by itself; queued runs are stopped before they start.
+				if s := submittedOf(e); s.watcherAlive() {
+					keep[launcherSession] = true
+				}
+				failed = append(failed, killLeftoverSessions(ctx, tm, keep)...)
 			}
 			if agent != "" && n == 0 && len(failed) == 0 {
 				return fmt.Errorf("no running run of agent %s on lane %s", agent, e.lane.Name)
@@ -104,7 +115,7 @@ func closeOpenWaveRuns(e *laneEnv) {
 // killLeftoverSessions kills the lane's remaining sessions (kept ones, or
 // of runs already over) and returns what could not be killed. No tmux
 // server, or no tmux at all, means there is nothing to kill.
-func killLeftoverSessions(ctx context.Context, tm *tmuxadapter.Client, keepDashboard bool) []string {
+func killLeftoverSessions(ctx context.Context, tm *tmuxadapter.Client, keep map[string]bool) []string {
 	ss, err := tm.ListSessions(ctx)
 	if err != nil {
 		if tmuxadapter.IsGone(err) || errors.Is(err, tmuxadapter.ErrBinaryMissing) {
@@ -114,7 +125,7 @@ func killLeftoverSessions(ctx context.Context, tm *tmuxadapter.Client, keepDashb
 	}
 	var failed []string
 	for _, sess := range ss {
-		if sess.Name == lanes.DashboardSession && keepDashboard {
+		if keep[sess.Name] {
 			continue
 		}
 		if err := tm.KillSession(context.WithoutCancel(ctx), sess.Name); err != nil && !tmuxadapter.IsGone(err) {
