@@ -248,6 +248,10 @@ type Backlog struct {
 	// when > 0. 0 and 0: give up at once.
 	TransientRetryMinutes int `json:"transientRetryMinutes" yaml:"transientRetryMinutes"` // default 30
 	TransientRetrySeconds int `json:"transientRetrySeconds" yaml:"transientRetrySeconds"`
+	// SurfacePolicy is what a worker's change to files outside its
+	// issue's declared Files: list does: warn (merged, listed in the
+	// final PR and status) or park (not merged; parked with the files).
+	SurfacePolicy string `json:"surfacePolicy" yaml:"surfacePolicy"` // warn|park, default warn
 }
 
 // Probe is backlog.probe: a connectivity check run before a salvage

@@ -185,6 +185,8 @@ func noteCell(is supervisor.IssueView, withPR bool) string {
 		return "? " + clean(is.Question)
 	case is.Detail != "" && (is.State == backlog.StateFailed || is.State == backlog.StateParked):
 		return clean(is.Detail)
+	case len(is.Outside) > 0:
+		return "outside its surface: " + clean(strings.Join(is.Outside, ", "))
 	case withPR && is.PR != nil:
 		return "PR " + prCell(is.PR)
 	case is.State == backlog.StateMerged && is.MergeCommit != "":
