@@ -27,7 +27,8 @@ import (
 // WAVE_ATTEMPT <= N), dirty=PATH (leave an uncommitted file first),
 // hang (never finish), delay=DURATION, wait=PATH (go on only once PATH
 // exists: a test's gate), review=pass|fail (what the simulated reviewer
-// says of the change).
+// says of the change). A needs-input issue whose comments hold an answer
+// (`backlog answer`) is worked as done: the simulated person answered.
 const directivePrefix = "local-agent:"
 
 type workerKnobs struct {
@@ -105,6 +106,11 @@ func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target stri
 	if k.hang {
 		fmt.Fprintln(out, "[local-worker] hanging (local-agent: hang)")
 		select {}
+	}
+	if k.result == "needs-input" && strings.Contains(prompt, backlog.AnswerHeading) {
+		// A person answered the question (in the issue's comments): go on.
+		fmt.Fprintln(out, "[local-worker] the question is answered; doing the work")
+		k.result = ""
 	}
 	if attempt <= k.failAttempts {
 		fmt.Fprintf(out, "[local-worker] simulated failure on attempt %d (fail-attempts=%d)\n", attempt, k.failAttempts)

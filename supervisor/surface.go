@@ -32,7 +32,7 @@ func (s *Supervisor) parkOutside(ctx context.Context, is *backlog.IssueRun) (boo
 	n := is.Number
 	detail := fmt.Sprintf("changed %s outside its declared surface (backlog.surfacePolicy: park)", backlog.Clean(strings.Join(outside, ", ")))
 	question := fmt.Sprintf("#%d's worker changed files its Files: list does not name. Add them to the issue's Files: list, or narrow the change on %s, and run again?", n, is.Branch)
-	if err := s.comment(ctx, "parked", n, backlog.ParkedComment(s.run().Info.ID, detail, question, outside)); err != nil {
+	if err := s.comment(ctx, "parked", n, backlog.ParkedComment(s.run().Info.ID, detail, question, nil)); err != nil {
 		return true, err
 	}
 	if err := s.emit(backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Outside: outside}); err != nil {

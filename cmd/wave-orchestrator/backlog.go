@@ -80,6 +80,7 @@ func newBacklogCmd(g *globals) *cobra.Command {
   wave-orchestrator backlog status --json`,
 	}
 	c.AddCommand(newBacklogPlanCmd(g), newBacklogRunCmd(g), newBacklogStatusCmd(g), newBacklogStopCmd(g), newBacklogCloseCmd(g))
+	c.AddCommand(newBacklogAnswerCmd(g), newBacklogPruneCmd(g))
 	return c
 }
 

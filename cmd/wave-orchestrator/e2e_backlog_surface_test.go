@@ -25,6 +25,7 @@ type surfaceStatus struct {
 		State   string   `json:"state"`
 		Outside []string `json:"outside"`
 		Detail  string   `json:"detail"`
+		RunDir  string   `json:"runDir"`
 	} `json:"issues"`
 }
 
