@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 )
 
 // The local source can be answered and closed for everyone: `backlog
@@ -99,5 +102,34 @@ func TestWaveBranchMarksMergedIssueFilesClosed(t *testing.T) {
 	}
 	if main, _ := exec.Command("git", "--git-dir", r.origin, "show", "main:docs/backlog/1-issue.md").Output(); strings.Contains(string(main), "state: closed") {
 		t.Errorf("the base branch changed before the final PR merged:\n%s", main)
+	}
+}
+
+func TestBacklogAnswerOnGitHubCommentsAndRemovesTheLabel(t *testing.T) {
+	r := newBacklogRepo(t)
+	gh := forgetest.NewServer(t, "acme", "widgets")
+	gh.AddIssue(backlog.Issue{Number: 4, Title: "Asks", Body: "Files: a/**", Labels: []string{"needs-input"}})
+	env := r.useGitHub(gh)
+	for range 2 { // the second answer with the same words posts nothing
+		res := r.runWith(context.Background(), env, "backlog", "answer", "4", "--file", "-")
+		if res.code != 2 {
+			t.Fatalf("empty stdin: exit %d %s, want 2", res.code, res.stderr)
+		}
+		cmd := r.command(context.Background(), "backlog", "answer", "4", "--file", "-")
+		cmd.Env = append(cmd.Env, env...)
+		cmd.Stdin = strings.NewReader("Keep the old flag, @octocat\n")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("answer: %v\n%s", err, out)
+		}
+	}
+	is, _ := gh.Issue(4)
+	for _, l := range is.Labels {
+		if l == "needs-input" {
+			t.Errorf("the needs-input label is still on #4: %v", is.Labels)
+		}
+	}
+	cs := gh.Comments(4)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, "Keep the old flag") || !strings.Contains(cs[0].Body, "```text") {
+		t.Fatalf("comments on #4: %+v, want one fenced answer", cs)
 	}
 }
