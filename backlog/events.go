@@ -34,6 +34,17 @@ const (
 	EvBaseMerged     = "base_merged"     // Commit: origin/<base> merged into the wave branch
 	EvDropped        = "dropped"         // Issue, Outcome (a Skip reason), Detail: left the run before dispatch
 	EvRunFinished    = "run_finished"    // Outcome (finished|stopped), ExitCode, Detail
+	// EvRework: the issue goes back to its worker with feedback (a rework
+	// round). Issue, Attempt (the attempt sent back), Outcome (a Rework*
+	// source), Detail (one line), Feedback, Reviews (PR reviews answered).
+	EvRework = "rework"
+)
+
+// Sources of a rework round (EvRework.Outcome).
+const (
+	ReworkVerify   = "verify"    // backlog.verify failed; Feedback is its log's tail
+	ReworkReview   = "review"    // the backlog.review agent's fail verdict
+	ReworkPRReview = "pr-review" // a review on the worker PR asked for changes
 )
 
 // Outcomes of EvWaveBranch.
@@ -54,6 +65,7 @@ const (
 	OutcomeTimedOut   = "timed-out"
 	OutcomeStopped    = "stopped"  // terminated by `backlog stop`: not a failure
 	OutcomeConflict   = "conflict" // its merge conflicted: the worker is sent back
+	OutcomeRework     = "rework"   // verify or a review asked for changes: the worker is sent back
 	// OutcomeEnvironment: it failed because of the supervisor's
 	// environment (origin unreachable, the disk full): relaunched without
 	// spending the salvage.
@@ -88,6 +100,8 @@ type Event struct {
 	Ref      string    `json:"ref,omitempty"`
 	URL      string    `json:"url,omitempty"`
 	Number   int       `json:"number,omitempty"`
+	Feedback string    `json:"feedback,omitempty"` // rework: what the worker is asked to address (untrusted)
+	Reviews  []int64   `json:"reviews,omitempty"`  // rework: the worker PR reviews it answers
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`

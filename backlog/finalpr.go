@@ -53,7 +53,7 @@ func FinalPRBody(in FinalPRInput) string {
 			if is.PR != nil && is.PR.URL != "" {
 				link = is.PR.URL
 			}
-			line("- #%d %s — %s", is.Number, oneLineText(is.Title), link)
+			line("- #%d %s — %s%s", is.Number, oneLineText(is.Title), link, ReworkNote(is.Reworks))
 		}
 		line("")
 		if !in.DefaultBase {
@@ -139,4 +139,16 @@ func writeOutside(b *strings.Builder, r *Run) {
 		fmt.Fprintf(b, "- #%d (%s): %s\n", is.Number, how, codeList(is.Outside))
 	}
 	fmt.Fprintf(b, "\n")
+}
+
+// ReworkNote is ", merged after N rework round(s)" for an issue that was
+// sent back before it merged, else "".
+func ReworkNote(rounds int) string {
+	switch {
+	case rounds == 1:
+		return ", merged after 1 rework round"
+	case rounds > 1:
+		return fmt.Sprintf(", merged after %d rework rounds", rounds)
+	}
+	return ""
 }

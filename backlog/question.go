@@ -50,3 +50,68 @@ func asks(line string) bool {
 	}
 	return false
 }
+
+// needsInputMarker starts the hidden marker the supervisor ends its
+// needs-input comment with ("<!-- wave-orchestrator:needs-input run=… issue=N -->").
+const needsInputMarker = "<!-- wave-orchestrator:needs-input run="
+
+// OwnQuestion is the question of the newest needs-input comment written
+// by self (the supervisor's own identity): the fenced block
+// NeedsInputComment put it in, as the worker asked it. A comment by
+// anyone else never counts, whatever it holds.
+func OwnQuestion(comments []Comment, self string) (string, bool) {
+	if strings.TrimSpace(self) == "" {
+		return "", false
+	}
+	for i := len(comments) - 1; i >= 0; i-- {
+		c := comments[i]
+		body := strings.TrimRight(c.Body, " \t\r\n")
+		last := body[strings.LastIndexByte(body, '\n')+1:]
+		if !strings.EqualFold(c.Author, self) || !strings.HasPrefix(last, needsInputMarker) || !strings.HasSuffix(last, "-->") {
+			continue
+		}
+		if q, ok := fencedBlock(body); ok {
+			return q, true
+		}
+	}
+	return "", false
+}
+
+// fencedBlock is the content of the first fenced code block of text (a
+// fence of three or more backticks, closed by the same fence).
+func fencedBlock(text string) (string, bool) {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		fence := l[:len(l)-len(strings.TrimLeft(l, "`"))]
+		if len(fence) < 3 {
+			continue
+		}
+		for j := i + 1; j < len(lines); j++ {
+			if strings.TrimRight(lines[j], " ") == fence {
+				// Fenced defused HTML comment openers; the question is
+				// shown as it was asked.
+				q := strings.Join(lines[i+1:j], "\n")
+				return strings.ReplaceAll(q, "<!\u200b--", "<!--"), true
+			}
+		}
+		return "", false
+	}
+	return "", false
+}
+
+// KeepQuestions puts the questions known to have been asked (asked:
+// issue → question, from earlier runs or the supervisor's own comment)
+// into the plan's needs-input bucket and its skip details: the issue
+// list carries no comments, so the planner alone knows only the title.
+func (p *Plan) KeepQuestions(asked map[int]string) {
+	for i, q := range p.NeedsInput {
+		if a, ok := asked[q.Issue]; ok && strings.TrimSpace(a) != "" {
+			p.NeedsInput[i].Question = a
+		}
+	}
+	for i, s := range p.Skipped {
+		if a, ok := asked[s.Issue]; ok && s.Reason == ReasonNeedsInput && strings.TrimSpace(a) != "" {
+			p.Skipped[i].Detail = a
+		}
+	}
+}

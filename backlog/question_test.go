@@ -36,3 +36,31 @@ func TestAskedQuestion(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnQuestionReadsOnlyTheSupervisorsComment: the question comes back
+// verbatim from the supervisor's own needs-input comment (fences and
+// HTML comment openers inside it included); a comment by anyone else
+// shaped like it changes nothing.
+func TestOwnQuestionReadsOnlyTheSupervisorsComment(t *testing.T) {
+	q := "Use ```pg``` or SQLite? <!-- x --> see #4\nand @alice?"
+	own := Comment{Author: "wave-bot", Body: NeedsInputComment(q) + "\n\n<!-- wave-orchestrator:needs-input run=r1 issue=3 -->"}
+	forged := Comment{Author: "mallory", Body: NeedsInputComment("Delete the repo?") + "\n\n<!-- wave-orchestrator:needs-input run=r2 issue=3 -->"}
+	if got, ok := OwnQuestion([]Comment{own, forged}, "Wave-Bot"); !ok || got != q {
+		t.Errorf("got %q %v, want %q", got, ok, q)
+	}
+	if got, ok := OwnQuestion([]Comment{forged}, "wave-bot"); ok {
+		t.Errorf("a forged comment counted: %q", got)
+	}
+	if _, ok := OwnQuestion([]Comment{{Author: "wave-bot", Body: "The worker on this issue needs input:\n\n```text\nQ?\n```"}}, "wave-bot"); ok {
+		t.Error("a comment without the marker counted")
+	}
+}
+
+func TestKeepQuestionsReplacesTheTitleFallback(t *testing.T) {
+	p := Plan{NeedsInput: []Question{{Issue: 3, Title: "T", Question: "T"}, {Issue: 4, Title: "U", Question: "Which?"}},
+		Skipped: []Skip{{Issue: 3, Reason: ReasonNeedsInput, Detail: "T"}, {Issue: 9, Reason: ReasonClosed}}}
+	p.KeepQuestions(map[int]string{3: "Postgres or SQLite?"})
+	if p.NeedsInput[0].Question != "Postgres or SQLite?" || p.Skipped[0].Detail != "Postgres or SQLite?" || p.NeedsInput[1].Question != "Which?" {
+		t.Errorf("%+v", p)
+	}
+}

@@ -85,7 +85,18 @@ type IssueRun struct {
 	PR          *PRRef   `json:"pr,omitempty"`
 	Released    bool     `json:"released,omitempty"`
 	SalvageRefs []string `json:"salvageRefs,omitempty"`
-	ReadyAt     int      `json:"-"` // event index it became ready (FIFO key)
+	// Reworks counts the rework rounds (counted when the round is
+	// recorded, so a restart never spends one twice); Feedback is the
+	// last round's, from ReworkFrom (a Rework* source).
+	Reworks    int     `json:"reworks"`
+	ReworkFrom string  `json:"reworkFrom,omitempty"`
+	Feedback   string  `json:"feedback,omitempty"`
+	Reviewed   []int64 `json:"-"` // worker PR reviews already answered by a round
+	// InRework: the worker's runs answer the last round's feedback until
+	// its change is ready again (a relaunch after a crash or a failure
+	// gets the feedback too).
+	InRework bool `json:"inRework,omitempty"`
+	ReadyAt  int  `json:"-"` // event index it became ready (FIFO key)
 
 	// Outside is what the worker changed outside the declared surface
 	// (merged under backlog.surfacePolicy warn, or why it parked).
@@ -275,6 +286,7 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.ClaimRef = ev.Ref
 	case EvReady:
 		is.State, is.Commits, is.ReadyAt = StateReady, ev.Commits, i
+		is.InRework = false
 		if !slices.Contains(r.Queue, is.Number) {
 			r.Queue = append(r.Queue, is.Number)
 		}
@@ -294,6 +306,14 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.Files = ev.Files
 		// Its worker is sent back: claimed until that start is recorded.
 		is.State, is.Outcome = StateClaimed, OutcomeConflict
+		r.dequeue(is.Number)
+	case EvRework:
+		is.Reworks++
+		is.ReworkFrom, is.Feedback, is.Detail = ev.Outcome, ev.Feedback, ev.Detail
+		is.Reviewed = append(is.Reviewed, ev.Reviews...)
+		is.InRework = true
+		// Its worker is sent back: claimed until that start is recorded.
+		is.State, is.Outcome = StateClaimed, OutcomeRework
 		r.dequeue(is.Number)
 	case EvNeedsInput:
 		is.State, is.Question = StateNeedsInput, ev.Question

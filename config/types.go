@@ -248,6 +248,10 @@ type Backlog struct {
 	// when > 0. 0 and 0: give up at once.
 	TransientRetryMinutes int `json:"transientRetryMinutes" yaml:"transientRetryMinutes"` // default 30
 	TransientRetrySeconds int `json:"transientRetrySeconds" yaml:"transientRetrySeconds"`
+	// ReworkRounds is how many times a failed verify, a reviewer's fail
+	// verdict or a worker PR review asking for changes sends an issue
+	// back to its worker before it is parked (default 2; 0 = park at once).
+	ReworkRounds int `json:"reworkRounds" yaml:"reworkRounds"`
 	// SurfacePolicy is what a worker's change to files outside its
 	// issue's declared Files: list does: warn (merged, listed in the
 	// final PR and status) or park (not merged; parked with the files).

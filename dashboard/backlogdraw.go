@@ -185,6 +185,8 @@ func noteCell(is supervisor.IssueView, withPR bool) string {
 		return "? " + clean(is.Question)
 	case is.Detail != "" && (is.State == backlog.StateFailed || is.State == backlog.StateParked):
 		return clean(is.Detail)
+	case is.Reworks > 0 && !backlog.Terminal(is.State):
+		return "rework " + itoa(is.Reworks) + ": " + clean(is.Feedback)
 	case len(is.Outside) > 0:
 		return "outside its surface: " + clean(strings.Join(is.Outside, ", "))
 	case withPR && is.PR != nil:
@@ -300,6 +302,9 @@ func (v backlogView) selection(width int, brief bool) []string {
 	}
 	if is.PR != nil && is.PR.URL != "" {
 		parts = append(parts, "PR "+clean(is.PR.URL))
+	}
+	if is.Reworks > 0 {
+		parts = append(parts, supervisor.ReworkLabel(is.Reworks, is.ReworkFrom))
 	}
 	if is.Worktree != "" {
 		parts = append(parts, clean(is.Worktree))

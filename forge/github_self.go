@@ -39,3 +39,7 @@ func (g *GitHub) self(ctx context.Context) (string, error) {
 	g.login = login
 	return login, nil
 }
+
+// Self is the login the token acts as (github.login when set): whose
+// comments are the supervisor's own.
+func (g *GitHub) Self(ctx context.Context) (string, error) { return g.self(ctx) }

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
 )
 
 // CheckStatus is how one cluster check came out.
@@ -173,7 +172,7 @@ func (c *Client) where() string {
 }
 
 func reachable(ctx context.Context, c *Client, timeout time.Duration) Check {
-	v, err := discovery.ToServerVersionInterfaceWithContext(c.API.Discovery()).ServerVersionWithContext(ctx)
+	v, err := c.serverVersion(ctx)
 	ck := Check{Name: "cluster", Status: CheckFailed}
 	switch {
 	case err == nil:
@@ -196,7 +195,7 @@ func reachable(ctx context.Context, c *Client, timeout time.Duration) Check {
 }
 
 func namespaceCheck(ctx context.Context, c *Client, ns string) Check {
-	n, err := c.API.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	n, err := c.namespaces().get(ctx, ns)
 	ck := Check{Name: "namespace", Status: CheckFailed}
 	switch {
 	case err == nil && n.Status.Phase == corev1.NamespaceTerminating:
@@ -219,8 +218,8 @@ func namespaceCheck(ctx context.Context, c *Client, ns string) Check {
 
 // canI asks the API server whether this user may do p in ns.
 func canI(ctx context.Context, c *Client, ns string, p Permission) (bool, error) {
-	r, err := c.API.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{
-		Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: p.attributes(ns)}}, metav1.CreateOptions{})
+	r, err := c.selfSubjectAccessReviews().create(ctx, &authzv1.SelfSubjectAccessReview{
+		Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: p.attributes(ns)}})
 	if err != nil {
 		return false, fmt.Errorf("access review %s in namespace %s: %w", p, ns, err)
 	}
@@ -230,7 +229,7 @@ func canI(ctx context.Context, c *Client, ns string, p Permission) (bool, error)
 // whoAmI names this client's user for messages ("" when the server
 // will not say).
 func whoAmI(ctx context.Context, c *Client) string {
-	r, err := c.API.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	r, err := c.selfSubjectReviews().create(ctx, &authnv1.SelfSubjectReview{})
 	if err != nil {
 		return ""
 	}
@@ -288,7 +287,7 @@ func (o Options) serviceAccount() string {
 
 func serviceAccountCheck(ctx context.Context, c *Client, o Options) Check {
 	ns, sa := o.Namespace, o.serviceAccount()
-	_, err := c.API.CoreV1().ServiceAccounts(ns).Get(ctx, sa, metav1.GetOptions{})
+	_, err := c.serviceAccounts(ns).get(ctx, sa)
 	ck := Check{Name: "service account", Status: CheckFailed}
 	switch {
 	case err == nil:
@@ -350,14 +349,14 @@ func saCan(ctx context.Context, c *Client, local bool, ns, sa string, p Permissi
 	}
 	var st authzv1.SubjectAccessReviewStatus
 	if local {
-		r, err := c.API.AuthorizationV1().LocalSubjectAccessReviews(ns).Create(ctx,
-			&authzv1.LocalSubjectAccessReview{ObjectMeta: metav1.ObjectMeta{Namespace: ns}, Spec: spec}, metav1.CreateOptions{})
+		r, err := c.localSubjectAccessReviews(ns).create(ctx,
+			&authzv1.LocalSubjectAccessReview{ObjectMeta: metav1.ObjectMeta{Namespace: ns}, Spec: spec})
 		if err != nil {
 			return false, fmt.Errorf("access review of service account %s/%s: %w", ns, sa, err)
 		}
 		st = r.Status
 	} else {
-		r, err := c.API.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+		r, err := c.subjectAccessReviews().create(ctx, &authzv1.SubjectAccessReview{Spec: spec})
 		if err != nil {
 			return false, fmt.Errorf("access review of service account %s/%s: %w", ns, sa, err)
 		}

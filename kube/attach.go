@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
 
@@ -74,7 +73,7 @@ func (c *Client) RunPod(ctx context.Context, rec *runtime.Record) (namespace, po
 		return ref.Namespace, ref.Pod, nil
 	}
 	sel := labels.SelectorFromSet(labels.Set{LabelRun: LabelValue(rec.RunID)}).String()
-	pods, err := c.API.CoreV1().Pods(ref.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	pods, err := c.pods(ref.Namespace).list(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return "", "", fmt.Errorf("agent %s: list the pods of job %s/%s: %w", rec.AgentID, ref.Namespace, ref.Job, err)
 	}
@@ -89,7 +88,7 @@ func (c *Client) RunPod(ctx context.Context, rec *runtime.Record) (namespace, po
 		return ref.Namespace, newest.Name, nil
 	}
 	e := &NotAttachableError{Agent: rec.AgentID, Namespace: ref.Namespace}
-	_, jerr := c.API.BatchV1().Jobs(ref.Namespace).Get(ctx, ref.Job, metav1.GetOptions{})
+	_, jerr := c.jobs(ref.Namespace).get(ctx, ref.Job)
 	switch {
 	case apierrors.IsNotFound(jerr):
 		e.Reason, e.Gone = fmt.Sprintf("job %s and its pod are gone", ref.Job), true
@@ -109,7 +108,7 @@ func (c *Client) Attachable(ctx context.Context, namespace, pod string) error {
 }
 
 func (c *Client) attachable(ctx context.Context, namespace, pod string) (*corev1.Pod, error) {
-	p, err := c.API.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
+	p, err := c.pods(namespace).get(ctx, pod)
 	if apierrors.IsNotFound(err) {
 		return nil, &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the pod is gone", Gone: true, Err: err}
 	}
@@ -197,8 +196,8 @@ func (c *Client) Attach(ctx context.Context, namespace, pod string, s AttachStre
 // attachURL is the pod's attach subresource for the agent container, with
 // a tty.
 func (c *Client) attachURL(namespace, pod string) *url.URL {
-	return c.API.CoreV1().RESTClient().Post().Namespace(namespace).Resource("pods").Name(pod).SubResource("attach").
-		VersionedParams(&corev1.PodAttachOptions{Container: Container, Stdin: true, Stdout: true, TTY: true}, scheme.ParameterCodec).
+	return c.api.core.Post().Namespace(namespace).Resource("pods").Name(pod).SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: Container, Stdin: true, Stdout: true, TTY: true}, c.api.params).
 		URL()
 }
 

@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -20,9 +21,10 @@ import (
 // attachEnv is a namespace on the shared cluster and a Client of the
 // admin, who may attach to anything: what is refused is the pod's doing.
 type attachEnv struct {
-	t  *testing.T
-	c  *Client
-	ns string
+	t     *testing.T
+	c     *Client
+	admin kubernetes.Interface // what the test itself makes
+	ns    string
 }
 
 func newAttachEnv(t *testing.T) *attachEnv {
@@ -32,7 +34,7 @@ func newAttachEnv(t *testing.T) *attachEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &attachEnv{t: t, c: c, ns: k.Namespace(t, "attach")}
+	return &attachEnv{t: t, c: c, admin: k.AdminClient(), ns: k.Namespace(t, "attach")}
 }
 
 // pod creates an agent pod as the backend's Job would have it made, on
@@ -46,12 +48,12 @@ func (e *attachEnv) pod(name, runID, node string, st corev1.PodStatus) *corev1.P
 		Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{Name: Container, Image: "registry.example.com/agents:1", TTY: true, Stdin: true}}},
 	}
-	p, err := e.c.API.CoreV1().Pods(e.ns).Create(ctx, p, metav1.CreateOptions{})
+	p, err := e.admin.CoreV1().Pods(e.ns).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		e.t.Fatalf("create pod %s: %v", name, err)
 	}
 	p.Status = st
-	if p, err = e.c.API.CoreV1().Pods(e.ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+	if p, err = e.admin.CoreV1().Pods(e.ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
 		e.t.Fatalf("pod %s status: %v", name, err)
 	}
 	return p
@@ -136,7 +138,7 @@ func runningStatuses() []corev1.ContainerStatus {
 func (e *attachEnv) node(name string, port int32) {
 	e.t.Helper()
 	ctx := testCtx(e.t)
-	nodes := e.c.API.CoreV1().Nodes()
+	nodes := e.admin.CoreV1().Nodes()
 	n, err := nodes.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil {
 		e.t.Fatalf("create node %s: %v", name, err)
@@ -191,7 +193,7 @@ func TestRunPodFindsThePodOfTheRun(t *testing.T) {
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: rec.Kubernetes.Job}, Spec: batchv1.JobSpec{BackoffLimit: ptr.To[int32](0),
 		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{Name: Container, Image: "registry.example.com/agents:1"}}}}}}
-	if _, err := e.c.API.BatchV1().Jobs(e.ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+	if _, err := e.admin.BatchV1().Jobs(e.ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := e.c.RunPod(ctx, rec); !errors.As(err, &na) || na.Gone || !strings.Contains(na.Reason, "has no pod yet") {

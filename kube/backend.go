@@ -18,10 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
-	batchlisters "k8s.io/client-go/listers/batch/v1"
-	coordlisters "k8s.io/client-go/listers/coordination/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -39,9 +35,8 @@ type Backend struct {
 	logger *slog.Logger
 	now    func() time.Time
 
-	jobs   batchlisters.JobLister
-	pods   corelisters.PodLister
-	leases coordlisters.LeaseLister
+	// The lane's Jobs, pods (indexed by run) and Leases, as watched.
+	jobs, pods, leases cache.SharedIndexInformer
 
 	mu      sync.Mutex
 	runs    map[string]*tracked // by object name
@@ -87,28 +82,41 @@ func NewBackend(ctx context.Context, c *Client, o Options, self string, logger *
 	b := &Backend{c: c, o: o, self: self, logger: logger, now: time.Now,
 		runs: map[string]*tracked{}, dirs: map[string]string{}, changed: make(chan struct{})}
 	sel := labels.SelectorFromSet(labels.Set{LabelInstance: o.instance()}).String()
-	f := informers.NewSharedInformerFactoryWithOptions(c.API, 0, informers.WithNamespace(o.Namespace),
-		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }))
-	ji, pi, li := f.Batch().V1().Jobs(), f.Core().V1().Pods(), f.Coordination().V1().Leases()
-	b.jobs, b.pods, b.leases = ji.Lister(), pi.Lister(), li.Lister()
-	for _, inf := range []cache.SharedIndexInformer{ji.Informer(), pi.Informer(), li.Informer()} {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	b.jobs = informer(c.jobs(o.Namespace), sel, nil)
+	b.pods = informer(c.pods(o.Namespace), sel, cache.Indexers{byRun: podRun})
+	b.leases = informer(c.leases(o.Namespace), sel, nil)
+	watched := []struct {
+		what string
+		inf  cache.SharedIndexInformer
+	}{{"jobs", b.jobs}, {"pods", b.pods}, {"leases", b.leases}}
+	for _, w := range watched {
+		if _, err := w.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { b.event(obj, false) },
 			UpdateFunc: func(_, obj any) { b.event(obj, false) },
 			DeleteFunc: func(obj any) { b.event(obj, true) },
 		}); err != nil {
 			return nil, fmt.Errorf("kubernetes watch: %w", err)
 		}
+		go w.inf.RunWithContext(ctx)
 	}
-	f.Start(ctx.Done())
 	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for typ, ok := range f.WaitForCacheSync(syncCtx.Done()) {
-		if !ok {
-			return nil, fmt.Errorf("kubernetes namespace %s: could not list and watch %v (is the cluster reachable, and may this user list jobs, pods and leases?)", o.Namespace, typ)
+	for _, w := range watched {
+		if !cache.WaitForCacheSync(syncCtx.Done(), w.inf.HasSynced) {
+			return nil, fmt.Errorf("kubernetes namespace %s: could not list and watch %s (is the cluster reachable, and may this user list jobs, pods and leases?)", o.Namespace, w.what)
 		}
 	}
 	return b, nil
+}
+
+// byRun indexes the watched pods by their run's label.
+const byRun = "run"
+
+func podRun(obj any) ([]string, error) {
+	if p, ok := obj.(*corev1.Pod); ok && p.Labels[LabelRun] != "" {
+		return []string{p.Labels[LabelRun]}, nil
+	}
+	return nil, nil
 }
 
 func (o Options) check() error {
@@ -181,7 +189,7 @@ func (b *Backend) track(name, runID, runDir string) *tracked {
 	if t == nil {
 		t = &tracked{dir: runDir, runID: runID}
 		b.runs[name], b.dirs[runDir] = t, name
-		if l, err := b.leases.Leases(b.o.Namespace).Get(name); err == nil {
+		if l, ok := cached[coordv1.Lease](b.leases, b.o.Namespace, name); ok {
 			b.sawLease(t, l)
 		}
 	}
@@ -197,20 +205,17 @@ func (b *Backend) runFacts(name string) (runFacts, *tracked) {
 		return runFacts{}, nil
 	}
 	f := runFacts{Lease: t.lastLease, RenewSeenAt: t.renewSeen, Stopped: t.stopped}
-	if j, err := b.jobs.Jobs(b.o.Namespace).Get(name); err == nil {
-		f.Job = j
-	} else {
-		f.JobGone = apierrors.IsNotFound(err)
-	}
-	if l, err := b.leases.Leases(b.o.Namespace).Get(name); err == nil {
+	f.Job, _ = cached[batchv1.Job](b.jobs, b.o.Namespace, name)
+	f.JobGone = f.Job == nil
+	if l, ok := cached[coordv1.Lease](b.leases, b.o.Namespace, name); ok {
 		f.Lease = l
 	}
 	f.Pod, f.PodGone = t.lastPod, t.podGone
-	if pods, err := b.pods.Pods(b.o.Namespace).List(labels.SelectorFromSet(labels.Set{LabelRun: LabelValue(t.runID)})); err == nil {
-		for _, p := range pods {
-			if p.Annotations[AnnotationRunID] == t.runID && (f.Pod == nil || f.PodGone || p.CreationTimestamp.After(f.Pod.CreationTimestamp.Time)) {
-				f.Pod, f.PodGone = p, false
-			}
+	pods, _ := b.pods.GetIndexer().ByIndex(byRun, LabelValue(t.runID))
+	for _, o := range pods {
+		if p, ok := o.(*corev1.Pod); ok && p.Annotations[AnnotationRunID] == t.runID &&
+			(f.Pod == nil || f.PodGone || p.CreationTimestamp.After(f.Pod.CreationTimestamp.Time)) {
+			f.Pod, f.PodGone = p, false
 		}
 	}
 	return f, t
@@ -270,7 +275,7 @@ func (b *Backend) sync(name string) runFacts {
 func (b *Backend) deleteSecret(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := b.c.API.CoreV1().Secrets(b.o.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	err := b.c.secrets(b.o.Namespace).delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		b.logger.Warn("kube_delete_secret", "secret", name, "err", err)
 	}

@@ -3,13 +3,16 @@
 // mirrors what the cluster says about the run (a Lease renewed by the
 // runner, the pod's status and its container's termination message) into
 // the run's local records, and stops, adopts and attaches to those runs.
-// It is the only package that talks to a Kubernetes API server.
+// It is the only package that talks to a Kubernetes API server, and it
+// does so through REST clients of just the API groups it uses (api.go):
+// the binary links none of client-go's all-groups clientset, scheme or
+// informer factory, so a process that never touches a cluster does not
+// pay for them.
 package kube
 
 import (
 	"fmt"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -17,7 +20,7 @@ import (
 // Client is a connection to one cluster.
 type Client struct {
 	Config *rest.Config
-	API    kubernetes.Interface
+	api    *groupClients
 	// Namespace is the kubeconfig context's namespace ("" when it sets
 	// none).
 	Namespace string
@@ -66,9 +69,9 @@ func NewClientFromConfig(cfg *rest.Config, namespace string) (*Client, error) {
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 50, 100
 	}
-	api, err := kubernetes.NewForConfig(cfg)
+	api, err := newGroupClients(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
+		return nil, err
 	}
-	return &Client{Config: cfg, API: api, Namespace: namespace}, nil
+	return &Client{Config: cfg, api: api, Namespace: namespace}, nil
 }

@@ -9,7 +9,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
@@ -30,7 +29,7 @@ const maxTerminationMessage = 4096
 // to the container's termination message, which the kubelet copies into
 // the pod's status. Loads its client config the usual way.
 type Reporter struct {
-	api       kubernetes.Interface
+	c         *Client
 	namespace string
 	name      string
 	holder    string
@@ -53,7 +52,7 @@ func NewReporter(p *runtime.Payload) (runtime.Reporter, error) {
 	if err != nil {
 		return nil, leaveMessage(termPath, err)
 	}
-	r := newReporter(c.API, k, os.Getenv("WAVE_POD_NAME"), termPath)
+	r := newReporter(c, k, os.Getenv("WAVE_POD_NAME"), termPath)
 	// One renewal now: a runner that cannot renew its Lease (no rights,
 	// no Lease) is invisible to its launcher, and should fail before it
 	// starts the agent, saying why.
@@ -79,7 +78,7 @@ func leaveMessage(path string, err error) error {
 	return err
 }
 
-func newReporter(api kubernetes.Interface, k *runtime.KubeRun, holder, termPath string) *Reporter {
+func newReporter(c *Client, k *runtime.KubeRun, holder, termPath string) *Reporter {
 	if holder == "" {
 		holder, _ = os.Hostname()
 	}
@@ -90,7 +89,7 @@ func newReporter(api kubernetes.Interface, k *runtime.KubeRun, holder, termPath 
 	if ns == "" {
 		ns = os.Getenv("WAVE_POD_NAMESPACE")
 	}
-	return &Reporter{api: api, namespace: ns, name: k.Name, holder: holder,
+	return &Reporter{c: c, namespace: ns, name: k.Name, holder: holder,
 		duration: int32(max(1, k.LeaseDurationSeconds)), termPath: termPath, now: time.Now}
 }
 
@@ -133,7 +132,7 @@ func (r *Reporter) renew(ctx context.Context, rec *runtime.Record) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.api.CoordinationV1().Leases(r.namespace).Patch(ctx, r.name, types.MergePatchType, body, metav1.PatchOptions{})
+	_, err = r.c.leases(r.namespace).patch(ctx, r.name, types.MergePatchType, body)
 	if err != nil {
 		return fmt.Errorf("renew lease %s/%s: %w", r.namespace, r.name, err)
 	}

@@ -90,10 +90,10 @@ func (b *Backend) prepare(p *runtime.Payload) error {
 // waits for its Secret.
 func (b *Backend) create(ctx context.Context, p *runtime.Payload) error {
 	name := p.Kubernetes.Name
-	jobs := b.c.API.BatchV1().Jobs(b.o.Namespace)
-	job, err := jobs.Create(ctx, jobFor(p, b.o, name, b.now()), metav1.CreateOptions{})
+	jobs := b.c.jobs(b.o.Namespace)
+	job, err := jobs.create(ctx, jobFor(p, b.o, name, b.now()))
 	if apierrors.IsAlreadyExists(err) {
-		job, err = jobs.Get(ctx, name, metav1.GetOptions{})
+		job, err = jobs.get(ctx, name)
 		if err == nil && job.Annotations[AnnotationRunID] != p.RunID {
 			return fmt.Errorf("run %s: job %s/%s exists and belongs to run %q", p.RunID, b.o.Namespace, name, job.Annotations[AnnotationRunID])
 		}
@@ -105,11 +105,11 @@ func (b *Backend) create(ctx context.Context, p *runtime.Payload) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.c.API.CoreV1().Secrets(b.o.Namespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := b.c.secrets(b.o.Namespace).create(ctx, sec); err != nil && !apierrors.IsAlreadyExists(err) {
 		b.deleteJob(context.WithoutCancel(ctx), name, 0)
 		return fmt.Errorf("run %s: create secret %s/%s: %w", p.RunID, b.o.Namespace, name, err)
 	}
-	if _, err := b.c.API.CoordinationV1().Leases(b.o.Namespace).Create(ctx, leaseFor(p, b.o, job), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := b.c.leases(b.o.Namespace).create(ctx, leaseFor(p, b.o, job)); err != nil && !apierrors.IsAlreadyExists(err) {
 		b.deleteJob(context.WithoutCancel(ctx), name, 0)
 		return fmt.Errorf("run %s: create lease %s/%s: %w", p.RunID, b.o.Namespace, name, err)
 	}
@@ -183,7 +183,7 @@ func (b *Backend) Observe(ctx context.Context, runDir string, now time.Time) (ru
 		if rec.TerminalDisposition == runtime.Launching && now.Sub(rec.StartedAt) > b.o.LaunchGrace && f.Job != nil && agentRunning(f.Pod) == nil {
 			// Rare, so asked, not watched: is the Secret the pod waits
 			// for there at all?
-			_, err := b.c.API.CoreV1().Secrets(b.o.Namespace).Get(ctx, name, metav1.GetOptions{})
+			_, err := b.c.secrets(b.o.Namespace).get(ctx, name)
 			f.SecretMissing = apierrors.IsNotFound(err)
 		}
 		k := facts(rec, f, now)
@@ -203,7 +203,7 @@ func (b *Backend) Observe(ctx context.Context, runDir string, now time.Time) (ru
 func (b *Backend) confirmExpiry(ctx context.Context, name string, k *runtime.KubeFacts, now time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
 	defer cancel()
-	l, err := b.c.API.CoordinationV1().Leases(b.o.Namespace).Get(ctx, name, metav1.GetOptions{})
+	l, err := b.c.leases(b.o.Namespace).get(ctx, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return
@@ -252,7 +252,7 @@ func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Durat
 		return fmt.Errorf("terminate %s: %w", runID, err)
 	}
 	sel := labels.SelectorFromSet(labels.Set{LabelInstance: b.o.instance(), LabelRun: LabelValue(runID)}).String()
-	err = b.c.API.CoreV1().Pods(b.o.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &secs}, metav1.ListOptions{LabelSelector: sel})
+	err = b.c.pods(b.o.Namespace).deleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &secs}, metav1.ListOptions{LabelSelector: sel})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("terminate %s: delete pods: %w", runID, err)
 	}
@@ -280,14 +280,14 @@ func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Durat
 // stopped, not lost.
 func (b *Backend) markStopped(ctx context.Context, name string) {
 	patch := []byte(`{"metadata":{"annotations":{"` + AnnotationStopped + `":"true"}}}`)
-	_, err := b.c.API.CoordinationV1().Leases(b.o.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := b.c.leases(b.o.Namespace).patch(ctx, name, types.MergePatchType, patch)
 	if err != nil && !apierrors.IsNotFound(err) {
 		b.logger.Warn("kube_mark_stopped", "lease", name, "err", err)
 	}
 }
 
 func (b *Backend) deleteJob(ctx context.Context, name string, graceSeconds int64) error {
-	err := b.c.API.BatchV1().Jobs(b.o.Namespace).Delete(ctx, name, metav1.DeleteOptions{
+	err := b.c.jobs(b.o.Namespace).delete(ctx, name, metav1.DeleteOptions{
 		GracePeriodSeconds: &graceSeconds, PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete job %s/%s: %w", b.o.Namespace, name, err)

@@ -27,12 +27,18 @@ import (
 // WAVE_ATTEMPT <= N), dirty=PATH (leave an uncommitted file first),
 // hang (never finish), delay=DURATION, wait=PATH (go on only once PATH
 // exists: a test's gate), review=pass|fail (what the simulated reviewer
-// says of the change). A needs-input issue whose comments hold an answer
-// (`backlog answer`) is worked as done: the simulated person answered.
+// says of the change; unfixed: fail while the change lacks the fix file),
+// fix=PATH (the file a rework round commits; default
+// backlog-work/issue-<n>-fix.md). Sent back for rework (the prompt's
+// "## Rework requested" section), the worker commits the fix file on top
+// of its earlier work, so a verify or a reviewer that looks for it passes.
+// A needs-input issue whose comments hold an answer (`backlog answer`)
+// is worked as done: the simulated person answered.
 const directivePrefix = "local-agent:"
 
 type workerKnobs struct {
 	commit, result, question, detail, dirty, review, wait string
+	fix                                                   string
 	exit, failAttempts                                    int
 	hang                                                  bool
 	delay                                                 time.Duration
@@ -73,6 +79,11 @@ func WorkerMain(args []string, stdout io.Writer, getenv func(string) string) int
 		return 1
 	}
 	if *review {
+		fix := orDefault(k.fix, fmt.Sprintf("backlog-work/issue-%d-fix.md", issue))
+		if p, err := safePath(wt, fix); k.review == "unfixed" && (err != nil || !exists(p)) {
+			fmt.Fprintf(stdout, "[wave-verdict] fail detail=the change to #%d lacks %s\n", issue, fix)
+			return 0
+		}
 		if k.review == "fail" {
 			fmt.Fprintf(stdout, "[wave-verdict] fail detail=the issue asked the simulated reviewer to fail #%d\n", issue)
 			return 0
@@ -122,6 +133,10 @@ func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target stri
 			return 1
 		}
 		fmt.Fprintf(out, "[local-worker] merged %s, conflicts resolved\n", target)
+	} else if strings.Contains(prompt, reworkHeading) {
+		if code := commitFix(ctx, k, issue, attempt, wt, out); code != 0 {
+			return code
+		}
 	} else if k.result == "" || k.result == "done" {
 		if code := commitWork(ctx, k, issue, attempt, wt, out); code != 0 {
 			return code
@@ -159,6 +174,35 @@ func commitWork(ctx context.Context, k workerKnobs, issue, attempt int, wt strin
 	}
 	fmt.Fprintf(out, "[local-worker] committed %s\n", rel)
 	return 0
+}
+
+// reworkHeading starts the section of a prompt sent back with feedback.
+const reworkHeading = "## Rework requested"
+
+// commitFix answers a rework round: the fix file, committed on top of the
+// earlier work.
+func commitFix(ctx context.Context, k workerKnobs, issue, attempt int, wt string, out io.Writer) int {
+	rel := orDefault(k.fix, fmt.Sprintf("backlog-work/issue-%d-fix.md", issue))
+	p, err := safePath(wt, rel)
+	if err != nil {
+		fmt.Fprintf(out, "local worker: %v\n", err)
+		return 1
+	}
+	if err := writeFile(p, fmt.Sprintf("Fix for issue #%d (attempt %d) after the rework feedback.\n", issue, attempt)); err != nil {
+		fmt.Fprintf(out, "local worker: %v\n", err)
+		return 1
+	}
+	if err := gitops.CommitAll(ctx, wt, fmt.Sprintf("Address the feedback on #%d", issue)); err != nil {
+		fmt.Fprintf(out, "local worker: commit: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(out, "[local-worker] reworked: committed %s\n", rel)
+	return 0
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func writeFile(p, body string) error {
@@ -212,9 +256,11 @@ func (k *workerKnobs) set(key, v string) error {
 		k.detail = v
 	case "dirty":
 		k.dirty = v
+	case "fix":
+		k.fix = v
 	case "review":
-		if v != "pass" && v != "fail" {
-			return fmt.Errorf("review=%q: want pass or fail", v)
+		if v != "pass" && v != "fail" && v != "unfixed" {
+			return fmt.Errorf("review=%q: want pass, fail or unfixed", v)
 		}
 		k.review = v
 	case "exit":

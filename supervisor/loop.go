@@ -207,6 +207,7 @@ func (s *Supervisor) plan(ctx context.Context) error {
 	}
 	opts := s.planOptions(ctx)
 	p := backlog.MakePlan(issues, opts)
+	keepQuestions(ctx, s.o.Layout.StateDir, s.o.Source, &p)
 	s.plannedAt, s.replan = s.o.Now(), false
 	if err := s.emit(backlog.Event{Kind: backlog.EvPlanned, Plan: &p}); err != nil {
 		return err

@@ -47,6 +47,9 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 	if err := s.workerPR(ctx, is); err != nil {
 		return err
 	}
+	if sent, err := s.prReviewRework(ctx, is); err != nil || sent {
+		return err
+	}
 	// No issue text in the message: GitHub closes the issues that closing
 	// keywords in a commit message name once it reaches the default
 	// branch, so a title saying "Fixes #8" would close #8.
@@ -57,9 +60,12 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 		Verify:  s.verifier(n),
 	})
 	switch {
-	case errors.Is(err, gitops.ErrVerifyFailed):
+	case errors.Is(err, gitops.ErrVerifyFailed) && ctx.Err() == nil: // a stop is no verdict on the change
 		if err := s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "failed", Detail: err.Error()}); err != nil {
 			return err
+		}
+		if from, detail, feedback, ok := reworkOfMerge(err); ok {
+			return s.rework(ctx, is, from, detail, feedback, nil)
 		}
 		return s.park(ctx, n, "verify failed: "+oneLine(err.Error()),
 			fmt.Sprintf("The verify step failed on the merge of #%d; see %s. Fix it on %s and run again?", n,
@@ -168,7 +174,7 @@ func (s *Supervisor) verifierWith(n int, reviewed bool) func(ctx context.Context
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.Env = append(os.Environ(), "WAVE_ISSUE_NUMBER="+strconv.Itoa(n), "WAVE_MERGE_COMMIT="+commit)
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%s: %w (output in %s)", strings.Join(argv, " "), err, path)
+			return &verifyFailure{err: fmt.Errorf("%s: %w (output in %s)", strings.Join(argv, " "), err, path), log: path}
 		}
 		if reviewed {
 			return s.review(ctx, n, dir, commit)

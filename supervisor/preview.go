@@ -24,6 +24,9 @@ type PreviewOptions struct {
 	Issues []int
 	Width  int
 	Labels []string
+	// StateDir is the lane's state dir: its earlier runs' questions are
+	// shown for needs-input issues ("" = none read).
+	StateDir string
 }
 
 // PlanView is `backlog plan`'s output: the plan and each planned issue's title.
@@ -72,6 +75,7 @@ func Preview(ctx context.Context, o PreviewOptions) (PlanView, error) {
 		opts.Claimed[c.Issue] = fmt.Sprintf("run %s on %s", c.RunID, c.Host)
 	}
 	p := backlog.MakePlan(issues, opts)
+	keepQuestions(ctx, o.StateDir, o.Source, &p)
 	v := PlanView{Plan: p, Titles: map[int]string{}, Calls: o.Source.Calls(), Warnings: append([]string{}, warnings...)}
 	for _, is := range issues {
 		v.Titles[is.Number] = backlog.Clean(is.Title)

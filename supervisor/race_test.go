@@ -3,6 +3,8 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -16,9 +18,12 @@ import (
 // after round: each issue is claimed, worked and merged by exactly one
 // of them, and the other leaves it with the reason "claimed".
 func TestTwoSupervisorsRaceForTheSameIssues(t *testing.T) {
-	rounds := 10
-	if testing.Short() {
-		rounds = 3
+	// A few rounds by default; WAVE_RACE_ROUNDS=24 for a soak.
+	rounds := 4
+	if v, err := strconv.Atoi(os.Getenv("WAVE_RACE_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	} else if testing.Short() {
+		rounds = 2
 	}
 	g := newGHFixture(t)
 	a, b := g.fixture, g.otherClone("other")

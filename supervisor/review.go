@@ -61,6 +61,8 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 	switch {
 	case v == nil:
 		return fmt.Errorf("review #%d: the reviewer gave no [wave-verdict] (log %s)", n, filepath.Join(runDir, lanes.LogFile))
+	case v.Verdict == "fail":
+		return &reviewRejection{n: n, detail: v.Detail}
 	case v.Verdict != "pass":
 		return fmt.Errorf("review #%d: verdict %s: %s", n, v.Verdict, oneLine(v.Detail))
 	}

@@ -62,6 +62,11 @@ type IssueView struct {
 	Question      string         `json:"question"`
 	Detail        string         `json:"detail"`
 	MergeCommit   string         `json:"mergeCommit"`
+	// Reworks counts the rounds the issue was sent back with feedback;
+	// ReworkFrom and Feedback are the last round's.
+	Reworks    int    `json:"reworks"`
+	ReworkFrom string `json:"reworkFrom"`
+	Feedback   string `json:"feedback"`
 	// Outside is what the worker changed outside the issue's declared
 	// surface: merged (backlog.surfacePolicy warn) or why it parked.
 	Outside []string `json:"outside"`
@@ -100,7 +105,8 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 	for _, is := range r.List() {
 		iv := IssueView{Number: is.Number, Title: is.Title, State: is.State, Branch: is.Branch, Worktree: is.Worktree,
 			Session: is.Session, RunDir: is.RunDir, Attempts: is.Attempts, Verify: is.Verify, Conflicts: is.Conflicts, Files: is.Files,
-			PR: is.PR, Question: is.Question, Detail: is.Detail, MergeCommit: is.MergeCommit}
+			PR: is.PR, Question: is.Question, Detail: is.Detail, MergeCommit: is.MergeCommit,
+			Reworks: is.Reworks, ReworkFrom: is.ReworkFrom, Feedback: is.Feedback}
 		if iv.Files == nil {
 			iv.Files = []string{}
 		}
@@ -183,6 +189,9 @@ func RenderStatus(w io.Writer, v StatusView) {
 		if is.PR != nil && is.PR.URL != "" {
 			extra = append(extra, is.PR.URL)
 		}
+		if is.Reworks > 0 {
+			extra = append(extra, ReworkLabel(is.Reworks, is.ReworkFrom))
+		}
 		fmt.Fprintf(w, "  #%-5d %-11s %s  [%s]\n", is.Number, is.State, oneLine(is.Title), strings.Join(extra, ", "))
 		if is.Question != "" && is.State == backlog.StateParked {
 			fmt.Fprintf(w, "         question: %s\n", oneLine(is.Question))
@@ -211,6 +220,15 @@ func RenderStatus(w io.Writer, v StatusView) {
 	for _, b := range v.BadEvents {
 		fmt.Fprintf(w, "warning: corrupt event line skipped at %s\n", b)
 	}
+}
+
+// ReworkLabel is how status (text and dashboard) shows an issue's rework
+// rounds: "1 rework round (verify)".
+func ReworkLabel(rounds int, from string) string {
+	if rounds == 1 {
+		return "1 rework round (" + oneLine(from) + ")"
+	}
+	return fmt.Sprintf("%d rework rounds (last: %s)", rounds, oneLine(from))
 }
 
 // WaitingLine is how status (text and dashboard) shows a wait: "waiting:

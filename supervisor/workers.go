@@ -22,6 +22,7 @@ type workerStart struct {
 	salvage    bool
 	salvageRef string
 	conflict   []string
+	rework     *backlog.Rework // sent back with feedback (a rework round)
 }
 
 // progress is what the silence timer compares between sweeps.
@@ -79,6 +80,11 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 		s.printf("#%d: resuming the existing branch %s", n, branch)
 	}
 	attempt := is.Attempts + 1
+	if why.rework == nil && is.InRework {
+		// Sent back for rework and not ready since: whatever starts it
+		// now (a resume, a relaunch) carries the feedback.
+		why.rework = s.reworkOf(is)
+	}
 	p, err := s.payload(ctx, n, attempt, branch, wt, why)
 	if err != nil {
 		return err

@@ -79,7 +79,8 @@ func newBacklogCmd(g *globals) *cobra.Command {
   wave-orchestrator backlog run --issues 12,15,18
   wave-orchestrator backlog status --json`,
 	}
-	c.AddCommand(newBacklogPlanCmd(g), newBacklogRunCmd(g), newBacklogStatusCmd(g), newBacklogStopCmd(g), newBacklogCloseCmd(g))
+	c.AddCommand(newBacklogPlanCmd(g), newBacklogRunCmd(g), newBacklogStatusCmd(g), newBacklogStopCmd(g), newBacklogCloseCmd(g),
+		newBacklogDiffCmd(g))
 	c.AddCommand(newBacklogAnswerCmd(g), newBacklogPruneCmd(g))
 	return c
 }
@@ -161,7 +162,7 @@ func newBacklogPlanCmd(g *globals) *cobra.Command {
 				return err
 			}
 			p, err := supervisor.Preview(c.Context(), supervisor.PreviewOptions{Config: be.cfg, Source: be.src, Git: be.git,
-				Issues: nums})
+				Issues: nums, StateDir: be.layout.StateDir})
 			if err != nil {
 				return err
 			}

@@ -129,7 +129,7 @@ func TestBacklogEndToEndThroughTheBinary(t *testing.T) {
 // SIGKILL at random moments of a 6-issue run, restarts it until the run
 // finishes, and checks nothing happened twice and nothing was lost.
 func TestBacklogKill9AnywhereResumesExactlyOnce(t *testing.T) {
-	trials := kill9Trials(4)
+	trials := kill9Trials(2)
 	for trial := range trials {
 		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) { kill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 7)), nil) })
 	}
@@ -138,7 +138,7 @@ func TestBacklogKill9AnywhereResumesExactlyOnce(t *testing.T) {
 // The same against GitHub (the fake, with go-github as the real client in
 // the binary): no comment or PR is ever made twice, whatever the kill.
 func TestBacklogKill9WithGitHubMakesNoDuplicateWrites(t *testing.T) {
-	trials := kill9Trials(3)
+	trials := kill9Trials(2)
 	for trial := range trials {
 		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) {
 			gh := forgetest.NewServer(t, "acme", "widgets")

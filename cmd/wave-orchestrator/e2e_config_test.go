@@ -45,7 +45,7 @@ func TestConfigFlagsBeatEnvAndFile(t *testing.T) {
 		t.Fatalf("--timeout-minutes 0: exit %d\n%s", res.code, res.stderr)
 	}
 	res = r.runWith(ctx, []string{"WAVE_BACKLOG_WIDTH=3"}, "backlog", "run", "--issues", "1", "--width", "-1")
-	if res.code == 0 || !strings.Contains(res.stderr, "flag --width: backlog.width: must be >= 0, got -1") {
+	if res.code != 2 || !strings.Contains(res.stderr, "--width -1: workers at once must be 1 or more") {
 		t.Fatalf("backlog run --width -1: exit %d\n%s", res.code, res.stderr)
 	}
 }

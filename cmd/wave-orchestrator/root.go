@@ -41,7 +41,6 @@ func newRootCmd() *cobra.Command {
 		Short:         "Run fleets of AI coding agents in waves, each in its own tmux session",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       readBuildInfo().short(),
 		Example: `  wave-orchestrator init && wave-orchestrator doctor
   wave-orchestrator launch --lane main
   wave-orchestrator status --json
@@ -49,7 +48,17 @@ func newRootCmd() *cobra.Command {
   wave-orchestrator resume --wave 0 --phase security-review`,
 	}
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) { g.flags = c.Flags() }
-	root.SetVersionTemplate("{{.Version}}\n")
+	// --version is ours, not cobra's: cobra prints a custom version line
+	// through text/template, whose reflective method calls keep the linker
+	// from dropping unused methods (11 MB of the Kubernetes API types).
+	root.Flags().BoolP("version", "v", false, "print the version line and exit (the version command says more)")
+	root.RunE = func(c *cobra.Command, _ []string) error {
+		if v, _ := c.Flags().GetBool("version"); v {
+			_, err := fmt.Fprintln(c.OutOrStdout(), readBuildInfo().short())
+			return err
+		}
+		return c.Help()
+	}
 	root.PersistentFlags().StringVar(&g.repoRoot, "repo-root", "", "repository root (default: $WAVE_REPO_ROOT, else the nearest directory up from here with wave.config.*, else the git top level, else here)")
 	root.PersistentFlags().StringVarP(&g.lane, "lane", "l", "", "lane name (default: config defaultLane, main)")
 	_ = root.RegisterFlagCompletionFunc("lane", completeLanes)

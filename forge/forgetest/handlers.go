@@ -30,6 +30,8 @@ func (s *Server) mux() *http.ServeMux {
 		{"POST " + repoPath + "/pulls", RoutePullCreate, s.pullCreate},
 		{"GET " + repoPath + "/pulls/{n}", RoutePullGet, s.pullGet},
 		{"PATCH " + repoPath + "/pulls/{n}", RoutePullEdit, s.pullEdit},
+		{"GET " + repoPath + "/pulls/{n}/reviews", RoutePullReviews, s.pullReviews},
+		{"GET " + repoPath + "/pulls/{n}/reviews/{id}/comments", RoutePullReviewComments, s.pullReviewComments},
 		{"GET /api/v3/rate_limit", RouteRateLimit, s.rateLimit},
 		{"GET /api/v3/user", RouteUser, s.user},
 	}

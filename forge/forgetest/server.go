@@ -80,6 +80,7 @@ type Server struct {
 	mutations     []Mutation
 	faults        []*fault
 	hooks         []hook
+	reviews       []*review
 }
 
 type issue struct {

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBacklogDiffPrintsTheWorkersChangeEscaped: `backlog diff N` prints
+// a parked worker's branch against the wave branch (its own commits
+// only) and a merged issue's merge, with a control sequence in the
+// worker's file shown escaped, never sent to the terminal.
+func TestBacklogDiffPrintsTheWorkersChangeEscaped(t *testing.T) {
+	r := newBacklogRepo(t)
+	r.issue(1, "Fails verify", "Files: backlog-work/**")
+	r.issue(2, "Merges", "Files: backlog-work/**")
+	cfg, _ := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
+	r.write("wave.config.yaml", strings.Replace(string(cfg), "\nbacklog:\n",
+		"\nbacklog:\n  reworkRounds: 0\n  verify: [sh, -c, 'test \"$WAVE_ISSUE_NUMBER\" != 1']\n", 1))
+	ctx := context.Background()
+	if res := r.runEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard"); res.code != exitNeedsHuman {
+		t.Fatalf("run: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	st := r.runEnv(ctx, "backlog", "status", "--json")
+	var v struct {
+		Issues []struct {
+			Number   int    `json:"number"`
+			State    string `json:"state"`
+			Worktree string `json:"worktree"`
+		} `json:"issues"`
+	}
+	if err := json.Unmarshal([]byte(st.stdout), &v); err != nil || len(v.Issues) != 2 || v.Issues[0].State != "parked" {
+		t.Fatalf("status: %v %+v", err, v)
+	}
+	// The parked worker's branch gets a file that tries to clear the
+	// screen and set the window title.
+	wt := v.Issues[0].Worktree
+	if err := os.WriteFile(filepath.Join(wt, "evil.txt"), []byte("hello \x1b[2J\x1b]0;pwned\x07 world\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, wt, "add", "evil.txt")
+	gitIn(t, wt, "commit", "-q", "-m", "evil")
+
+	d := r.runEnv(ctx, "backlog", "diff", "1")
+	if d.code != 0 {
+		t.Fatalf("diff 1: exit %d %s", d.code, d.stderr)
+	}
+	if strings.ContainsAny(d.stdout, "\x1b\x07") {
+		t.Fatalf("raw control characters reached the terminal: %q", d.stdout)
+	}
+	for _, want := range []string{"+++ b/backlog-work/issue-1.md", "+++ b/evil.txt", `+hello \x1b[2J\x1b]0;pwned\x07 world`} {
+		if !strings.Contains(d.stdout, want) {
+			t.Errorf("diff 1 lacks %q:\n%s", want, d.stdout)
+		}
+	}
+	if strings.Contains(d.stdout, "issue-2.md") {
+		t.Errorf("diff 1 shows #2's change, which is on the wave branch:\n%s", d.stdout)
+	}
+	if d := r.runEnv(ctx, "backlog", "diff", "2"); d.code != 0 || !strings.Contains(d.stdout, "+++ b/backlog-work/issue-2.md") || strings.Contains(d.stdout, "issue-1.md") {
+		t.Errorf("diff 2 (merged): exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+	if d := r.runEnv(ctx, "backlog", "diff", "99"); d.code != exitUsage || !strings.Contains(d.stderr, "no issue #99 in backlog run") {
+		t.Errorf("diff 99: exit %d %s; want 2 naming the missing issue", d.code, d.stderr)
+	}
+}

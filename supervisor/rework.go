@@ -1,0 +1,154 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/forge"
+	"github.com/wave-orchestrator/wave-orchestrator/gate"
+)
+
+// verifyTail bounds the end of a failed verify's output sent back to the
+// worker: enough for a test failure and its summary.
+const verifyTail = 4000
+
+// verifyFailure is backlog.verify failing: its output is the feedback.
+type verifyFailure struct {
+	err error
+	log string // the verify log (its tail goes to the worker)
+}
+
+func (e *verifyFailure) Error() string { return e.err.Error() }
+func (e *verifyFailure) Unwrap() error { return e.err }
+
+// reviewRejection is the reviewer's fail verdict: its detail is the
+// feedback. A reviewer that gave no verdict is not one (nothing to act on).
+type reviewRejection struct {
+	n      int
+	detail string
+}
+
+func (e *reviewRejection) Error() string {
+	return fmt.Sprintf("review #%d: verdict fail: %s", e.n, oneLine(e.detail))
+}
+
+// changeRequests is the forge's view of worker PR reviews (GitHub only).
+type changeRequests interface {
+	ChangesRequested(ctx context.Context, pr int) ([]forge.Review, error)
+}
+
+// reworkOfMerge is the rework a failed verify asks for: the source, a
+// one-line detail and the feedback; ok false when the failure is none
+// the worker can act on (a reviewer that never answered).
+func reworkOfMerge(err error) (from, detail, feedback string, ok bool) {
+	var rj *reviewRejection
+	if errors.As(err, &rj) {
+		return backlog.ReworkReview, rj.Error(), "The reviewer's verdict is fail: " + rj.detail, true
+	}
+	var vf *verifyFailure
+	if errors.As(err, &vf) {
+		tail, _ := tailOf(vf.log, verifyTail)
+		fb := "The verify step failed: " + vf.err.Error() + ".\nThe end of its output:\n\n" + tail
+		return backlog.ReworkVerify, "verify failed: " + oneLine(err.Error()), fb, true
+	}
+	return "", "", "", false
+}
+
+// tailOf is the last n bytes of the file at path, from a line start,
+// without terminal escapes.
+func tailOf(path string, n int64) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if int64(len(b)) > n {
+		b = b[int64(len(b))-n:]
+		if i := strings.IndexByte(string(b), '\n'); i >= 0 && i < len(b)-1 {
+			b = b[i+1:]
+		}
+	}
+	return strings.TrimRight(gate.StripANSI(string(b)), "\n"), nil
+}
+
+// prReviewRework looks at the worker PR's reviews before its merge: a
+// review asking for changes that no earlier round answered sends the
+// issue back. It reports whether it did (or parked the issue).
+func (s *Supervisor) prReviewRework(ctx context.Context, is *backlog.IssueRun) (bool, error) {
+	src, ok := s.o.Source.(changeRequests)
+	if !ok || is.PR == nil || is.PR.Number == 0 {
+		return false, nil
+	}
+	reviews, err := src.ChangesRequested(ctx, is.PR.Number)
+	if err != nil {
+		return false, fmt.Errorf("#%d: reviews of its worker PR #%d: %w", is.Number, is.PR.Number, err)
+	}
+	var fresh []forge.Review
+	var ids []int64
+	for _, rv := range reviews {
+		if !slices.Contains(is.Reviewed, rv.ID) {
+			fresh, ids = append(fresh, rv), append(ids, rv.ID)
+		}
+	}
+	if len(fresh) == 0 {
+		return false, nil
+	}
+	var who []string
+	for _, rv := range fresh {
+		who = append(who, rv.Author)
+	}
+	detail := fmt.Sprintf("worker PR #%d: changes requested by %s", is.PR.Number, strings.Join(who, ", "))
+	return true, s.rework(ctx, is, backlog.ReworkPRReview, detail, reviewFeedback(fresh), ids)
+}
+
+// reviewFeedback is the reviews' words for the worker's prompt.
+func reviewFeedback(reviews []forge.Review) string {
+	var b strings.Builder
+	for i, rv := range reviews {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "Review by %s (changes requested):\n%s", rv.Author, strings.TrimSpace(rv.Body))
+		for _, c := range rv.Comments {
+			at := c.Path
+			if c.Line > 0 {
+				at += ":" + strconv.Itoa(c.Line)
+			}
+			fmt.Fprintf(&b, "\n- on %s: %s", at, strings.TrimSpace(c.Body))
+		}
+	}
+	return b.String()
+}
+
+// rework sends issue is back to its worker, in the same worktree, with
+// the feedback in its prompt — or, its rounds spent, parks it with the
+// feedback as its question. The round is recorded before the relaunch, so
+// a supervisor killed in between relaunches it (dispatch) and never
+// counts it twice.
+func (s *Supervisor) rework(ctx context.Context, is *backlog.IssueRun, from, detail, feedback string, reviews []int64) error {
+	n, rounds := is.Number, s.o.Config.Backlog.ReworkRounds
+	if is.Reworks >= rounds {
+		if is.Reworks > 0 {
+			detail += fmt.Sprintf(" (after %d rework round(s))", is.Reworks)
+		}
+		q := fmt.Sprintf("%s still asks for changes to #%d after %d rework round(s):\n\n%s",
+			backlog.ReworkWhat(from), n, is.Reworks, feedback)
+		return s.park(ctx, n, detail, q, nil)
+	}
+	if err := s.emit(backlog.Event{Kind: backlog.EvRework, Issue: n, Attempt: is.Attempts, Outcome: from,
+		Detail: detail, Feedback: feedback, Reviews: reviews}); err != nil {
+		return err
+	}
+	s.printf("#%d: %s; sending it back to its worker (rework round %d of %d)", n, oneLine(detail), is.Reworks, rounds)
+	return s.startWorker(ctx, n, workerStart{}) // InRework: with the feedback
+}
+
+// reworkOf is the prompt's rework section for is's last round.
+func (s *Supervisor) reworkOf(is *backlog.IssueRun) *backlog.Rework {
+	return &backlog.Rework{Round: is.Reworks, Rounds: s.o.Config.Backlog.ReworkRounds, From: is.ReworkFrom, Feedback: is.Feedback}
+}
