@@ -23,10 +23,10 @@ const (
 	EvReady          = "ready"           // Issue, Commits: queued for merge
 	EvMergeStarted   = "merge_started"   // Issue
 	EvVerify         = "verify"          // Issue, Outcome (running|passed|failed), Detail
-	EvMerged         = "merged"          // Issue, Commit, Files
+	EvMerged         = "merged"          // Issue, Commit, Files, Outside (changed outside the declared surface)
 	EvConflict       = "conflict"        // Issue, Files, Attempt
 	EvNeedsInput     = "needs_input"     // Issue, Question
-	EvParked         = "parked"          // Issue, Detail, Question, Files
+	EvParked         = "parked"          // Issue, Detail, Question, Files, Outside
 	EvFailed         = "failed"          // Issue, Detail
 	EvPR             = "pr"              // Issue (0 = final PR), URL, Number
 	EvReleased       = "released"        // Issue, Detail
@@ -117,6 +117,11 @@ type Event struct {
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`
+
+	// Outside is the files of a merged or parked worker's change outside
+	// its issue's declared surface, recorded with the merge or the park
+	// itself so the final PR and status still know them after kill -9.
+	Outside []string `json:"outside,omitempty"`
 }
 
 // RunInfo describes a backlog run; recorded once, when it starts.

@@ -91,6 +91,7 @@ func FinalPRBody(in FinalPRInput) string {
 		}
 		line("")
 	}
+	writeOutside(&b, r)
 	if in.BaseConflict != "" {
 		line("Merging `%s` into the wave branch conflicted in %s; resolve it in this PR.", r.Info.Base, oneLineText(in.BaseConflict))
 		line("")
@@ -114,6 +115,31 @@ func codeList(files []string) string {
 // oneLineText is untrusted text made safe for one markdown line (a
 // title saying "Closes #7" closes nothing; no markup or mention renders).
 func oneLineText(s string) string { return mdfence.Inline(s, 200) }
+
+// writeOutside lists, per issue, the files its worker changed outside
+// the issue's declared Files: list: merged anyway (surfacePolicy warn) or
+// the reason it parked (park). A reviewer of this PR is told what no
+// declaration covered, since the plan ran other work beside it.
+func writeOutside(b *strings.Builder, r *Run) {
+	var with []*IssueRun
+	for _, is := range r.List() {
+		if len(is.Outside) > 0 && (is.State == StateMerged || is.State == StateParked) {
+			with = append(with, is)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## Changed outside the declared surface\n\n")
+	for _, is := range with {
+		how := "merged"
+		if is.State != StateMerged {
+			how = "parked, not in this PR"
+		}
+		fmt.Fprintf(b, "- #%d (%s): %s\n", is.Number, how, codeList(is.Outside))
+	}
+	fmt.Fprintf(b, "\n")
+}
 
 // ReworkNote is ", merged after N rework round(s)" for an issue that was
 // sent back before it merged, else "".

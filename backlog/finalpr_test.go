@@ -101,3 +101,23 @@ func TestCleanDropsControlAndBidiCharacters(t *testing.T) {
 		t.Errorf("Clean(%q) = %q, want %q", in, got, want)
 	}
 }
+
+// The files survive in the events themselves (a supervisor killed right
+// after the merge still lists them), and the final PR names them per
+// issue as code spans, so a file called "Closes #9" closes nothing.
+func TestFinalPRBodyListsChangesOutsideTheDeclaredSurface(t *testing.T) {
+	r := Reduce([]Event{
+		{Kind: EvRunStarted, Run: &RunInfo{ID: "r1", WaveBranch: "wave/x", Base: "main"}},
+		{Kind: EvIssue, Issue: 1, Title: "One"}, {Kind: EvMerged, Issue: 1, Commit: "c1", Outside: []string{".github/workflows/x.yml", "Closes #9"}},
+		{Kind: EvIssue, Issue: 2, Title: "Two"}, {Kind: EvMerged, Issue: 2, Commit: "c2"},
+		{Kind: EvIssue, Issue: 3, Title: "Three"}, {Kind: EvParked, Issue: 3, Detail: "outside", Outside: []string{"Makefile"}},
+	})
+	body := FinalPRBody(FinalPRInput{Run: r, DefaultBase: true})
+	want := "## Changed outside the declared surface\n\n- #1 (merged): `.github/workflows/x.yml`, `Closes #9`\n- #3 (parked, not in this PR): `Makefile`\n"
+	if !strings.Contains(body, want) {
+		t.Errorf("body lacks %q:\n%s", want, body)
+	}
+	if got := closingRefs(body); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("the body closes %v, want [1 2]", got)
+	}
+}

@@ -122,6 +122,10 @@ type IssueRun struct {
 	// supervisor's environment: relaunches that did not spend the salvage.
 	EnvRelaunches int `json:"envRelaunches,omitempty"`
 	ReadyAt       int `json:"-"` // event index it became ready (FIFO key)
+
+	// Outside is what the worker changed outside the declared surface
+	// (merged under backlog.surfacePolicy warn, or why it parked).
+	Outside []string `json:"outside,omitempty"`
 }
 
 // Tally is the count the seed's supervisor reports at every checkpoint.
@@ -336,6 +340,7 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		}
 	case EvMerged:
 		is.State, is.MergeCommit, is.Files = StateMerged, ev.Commit, ev.Files
+		is.Outside = ev.Outside
 		r.dequeue(is.Number)
 	case EvConflict:
 		is.Conflicts++
@@ -358,6 +363,9 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.State, is.Detail, is.Question = StateParked, ev.Detail, ev.Question
 		if len(ev.Files) > 0 {
 			is.Files = ev.Files
+		}
+		if len(ev.Outside) > 0 {
+			is.Outside = ev.Outside
 		}
 		r.dequeue(is.Number)
 	case EvFailed:

@@ -311,3 +311,31 @@ func (m *matcher) collide(a, b compiledSurface, undeclaredParallel bool) (bool, 
 	}
 	return false, ""
 }
+
+// Outside lists the files of a change that no glob of the surface
+// matches: the change went beyond what the issue declared, and the plan
+// ran the issue beside others on the strength of that declaration. A
+// surface without globs (undeclared, or area labels only) names no files
+// to compare with, so nothing is outside it.
+func Outside(s Surface, files []string) []string {
+	if len(s.Globs) == 0 {
+		return nil
+	}
+	m := newMatcher()
+	own := m.surface(Surface{Globs: s.Globs})
+	var out []string
+	for _, f := range files {
+		if f == "" || slices.Contains(out, f) {
+			continue
+		}
+		probe := Surface{Globs: []string{f}}
+		if _, bad := cleanEntry(f); bad != "" {
+			out = append(out, f) // not even a usable path: never inside
+			continue
+		}
+		if hit, _ := m.collide(m.surface(probe), own, false); !hit {
+			out = append(out, f)
+		}
+	}
+	return out
+}

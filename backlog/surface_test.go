@@ -183,3 +183,27 @@ func FuzzParseSurface(f *testing.F) {
 		}
 	})
 }
+
+func TestOutsideListsOnlyFilesNoDeclaredGlobCovers(t *testing.T) {
+	cases := []struct {
+		name  string
+		globs []string
+		files []string
+		want  []string
+	}{
+		{"inside", []string{"src/parser/**"}, []string{"src/parser/a.go", "src/parser/x/y.go"}, nil},
+		{"a workflow beside the parser", []string{"src/parser/**"}, []string{"src/parser/a.go", ".github/workflows/x.yml"}, []string{".github/workflows/x.yml"}},
+		{"a literal file", []string{"docs/guide.md"}, []string{"docs/guide.md", "docs/other.md"}, []string{"docs/other.md"}},
+		{"undeclared: nothing to compare", nil, []string{"a.go"}, nil},
+		{"duplicates once", []string{"a/**"}, []string{"b.go", "b.go"}, []string{"b.go"}},
+		{"a name that is no path is outside", []string{"a/**"}, []string{"../escape"}, []string{"../escape"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Outside(Surface{Globs: c.globs}, c.files)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("Outside(%v, %v) = %v, want %v", c.globs, c.files, got, c.want)
+			}
+		})
+	}
+}

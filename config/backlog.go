@@ -33,6 +33,7 @@ func (c *Config) validateBacklog(p *problems) {
 	p.atLeast("backlog.probe.timeoutSeconds", b.Probe.TimeoutSeconds, 1)
 	p.atLeast("backlog.claim.leaseMinutes", b.Claim.LeaseMinutes, 1)
 	p.oneOf("backlog.undeclaredSurface", b.UndeclaredSurface, "serial", "parallel")
+	p.oneOf("backlog.surfacePolicy", b.SurfacePolicy, "warn", "park")
 	for _, k := range []struct {
 		key string
 		v   string

@@ -252,6 +252,10 @@ type Backlog struct {
 	// verdict or a worker PR review asking for changes sends an issue
 	// back to its worker before it is parked (default 2; 0 = park at once).
 	ReworkRounds int `json:"reworkRounds" yaml:"reworkRounds"`
+	// SurfacePolicy is what a worker's change to files outside its
+	// issue's declared Files: list does: warn (merged, listed in the
+	// final PR and status) or park (not merged; parked with the files).
+	SurfacePolicy string `json:"surfacePolicy" yaml:"surfacePolicy"` // warn|park, default warn
 }
 
 // Probe is backlog.probe: a connectivity check run before a salvage

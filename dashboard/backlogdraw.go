@@ -187,6 +187,8 @@ func noteCell(is supervisor.IssueView, withPR bool) string {
 		return clean(is.Detail)
 	case is.Reworks > 0 && !backlog.Terminal(is.State):
 		return "rework " + itoa(is.Reworks) + ": " + clean(is.Feedback)
+	case len(is.Outside) > 0:
+		return "outside its surface: " + clean(strings.Join(is.Outside, ", "))
 	case withPR && is.PR != nil:
 		return "PR " + prCell(is.PR)
 	case is.State == backlog.StateMerged && is.MergeCommit != "":
@@ -370,6 +372,12 @@ func (v backlogView) tail(width int) []string {
 	}
 	if r := v.resultLine(p); v.found && r != "" {
 		out = append(out, fit(r, width))
+		if v.st.State == "finished" && v.st.FinalPR != nil && v.st.FinalPR.URL != "" {
+			// Whole, on lines of its own: a URL or file path cut at the
+			// window's edge is one nobody can open.
+			whole := ansi.Hardwrap("final PR: "+clean(v.st.FinalPR.URL), max(width, 20), true)
+			out = append(out, strings.Split(whole, "\n")...)
+		}
 	}
 	return out
 }
@@ -394,9 +402,6 @@ func (v backlogView) resultLine(p palette) string {
 		// Most useful first: the line is cut at the window's edge.
 		parts := []string{sty.Render("■ backlog run finished"), fmt.Sprintf("exit %d", code),
 			fmt.Sprintf("merged %d/%d", st.Tally.Merged, len(st.Issues))}
-		if st.FinalPR != nil {
-			parts = append(parts, "final PR "+clean(st.FinalPR.URL))
-		}
 		if n := len(st.NeedsInput); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d question(s) above", n))
 		}

@@ -32,6 +32,8 @@ import (
 // backlog-work/issue-<n>-fix.md). Sent back for rework (the prompt's
 // "## Rework requested" section), the worker commits the fix file on top
 // of its earlier work, so a verify or a reviewer that looks for it passes.
+// A needs-input issue whose comments hold an answer (`backlog answer`)
+// is worked as done: the simulated person answered.
 const directivePrefix = "local-agent:"
 
 type workerKnobs struct {
@@ -115,6 +117,11 @@ func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target stri
 	if k.hang {
 		fmt.Fprintln(out, "[local-worker] hanging (local-agent: hang)")
 		select {}
+	}
+	if k.result == "needs-input" && strings.Contains(prompt, backlog.AnswerHeading) {
+		// A person answered the question (in the issue's comments): go on.
+		fmt.Fprintln(out, "[local-worker] the question is answered; doing the work")
+		k.result = ""
 	}
 	if attempt <= k.failAttempts {
 		fmt.Fprintf(out, "[local-worker] simulated failure on attempt %d (fail-attempts=%d)\n", attempt, k.failAttempts)

@@ -59,6 +59,7 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 		s.baseConflict = true
 		s.printf("merging %s into %s conflicts in %s: the final PR needs a person to resolve it", r.Info.Base, r.Info.WaveBranch, baseConflict)
 	}
+	s.closeIssueFiles(ctx)
 	prErr := s.finalPR(ctx, baseConflict)
 	if prErr != nil && (ctx.Err() != nil || transientCause(prErr) != "") {
 		// Being stopped: the next run does the end. Transient: waited

@@ -41,6 +41,9 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 			return err
 		}
 	}
+	if parked, err := s.parkOutside(ctx, is); parked || err != nil {
+		return err
+	}
 	if err := s.workerPR(ctx, is); err != nil {
 		return err
 	}
@@ -72,11 +75,12 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 	case len(res.Conflicts) > 0:
 		return s.conflict(ctx, is, res.Conflicts)
 	}
-	if err := s.emit(backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files}); err != nil {
+	outside := backlog.Outside(is.Surface, res.Files)
+	if err := s.emit(backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files, Outside: outside}); err != nil {
 		return err
 	}
 	s.printf("#%d merged into %s (%s)", n, s.run().Info.WaveBranch, short(res.Commit))
-	s.surfaceCheck(is, res.Files)
+	s.surfaceWarn(is, outside)
 	s.checkpoint("merged")
 	return nil
 }
@@ -177,49 +181,6 @@ func (s *Supervisor) verifierWith(n int, reviewed bool) func(ctx context.Context
 		}
 		return s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed"})
 	}
-}
-
-// surfaceCheck compares the files a merged worker changed with its
-// declared surface. Files outside it are reported (the plan ran this issue
-// beside others on the strength of that declaration), naming the work in
-// flight whose surface they fall in; the merge train already serialised
-// the merges, and later planning sees the change on the wave branch.
-func (s *Supervisor) surfaceCheck(is *backlog.IssueRun, files []string) {
-	if len(is.Surface.Globs) == 0 {
-		return // undeclared, or areas only: no files to compare with
-	}
-	var outside []string
-	touched := map[int]bool{}
-	for _, f := range files {
-		probe := backlog.Surface{Globs: []string{f}}
-		if own, _ := backlog.Collide(probe, backlog.Surface{Globs: is.Surface.Globs}, false); own {
-			continue
-		}
-		outside = append(outside, f)
-		for _, o := range s.run().List() {
-			if o.Number == is.Number || backlog.Terminal(o.State) || len(o.Surface.Globs) == 0 {
-				continue
-			}
-			if hit, _ := backlog.Collide(probe, backlog.Surface{Globs: o.Surface.Globs}, false); hit {
-				touched[o.Number] = true
-			}
-		}
-	}
-	if len(outside) == 0 {
-		return
-	}
-	d := fmt.Sprintf("changed %s outside its declared surface", strings.Join(outside, ", "))
-	if len(touched) > 0 {
-		var ns []string
-		for _, o := range s.run().List() {
-			if touched[o.Number] {
-				ns = append(ns, "#"+strconv.Itoa(o.Number))
-			}
-		}
-		d += ", in the surface of work in flight (" + strings.Join(ns, " ") + ")"
-	}
-	s.printf("#%d %s", is.Number, d)
-	_ = s.emit(backlog.Event{Kind: backlog.EvSurfaceOverlap, Issue: is.Number, Files: outside, Detail: d})
 }
 
 func short(sha string) string {

@@ -70,7 +70,15 @@ type IssueView struct {
 	Reworks    int    `json:"reworks"`
 	ReworkFrom string `json:"reworkFrom"`
 	Feedback   string `json:"feedback"`
+	// Outside is what the worker changed outside the issue's declared
+	// surface: merged (backlog.surfacePolicy warn) or why it parked.
+	Outside []string `json:"outside"`
 }
+
+// ViewStopped is the state status shows for an issue whose worker
+// `backlog stop` ended: claimed, its worktree kept, no worker running
+// (not "claimed" with an output age, as if one were about to start).
+const ViewStopped = "stopped"
 
 // Status builds the snapshot of the run in dir. git may be nil (no live
 // worktree facts); lockHeld says whether a supervisor holds the lane.
@@ -106,10 +114,14 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 		if iv.Files == nil {
 			iv.Files = []string{}
 		}
+		iv.Outside = append([]string{}, is.Outside...)
 		if i := slices.Index(r.Queue, is.Number); i >= 0 {
 			iv.QueuePosition = i + 1
 		}
 		live(ctx, &iv, is, git, "refs/remotes/origin/"+r.Info.WaveBranch, now)
+		if is.State == backlog.StateClaimed && is.Outcome == backlog.OutcomeStopped {
+			iv.State, iv.LastOutputSec = ViewStopped, nil
+		}
 		v.Issues = append(v.Issues, iv)
 		if is.State == backlog.StateNeedsInput {
 			v.NeedsInput = append(v.NeedsInput, backlog.Question{Issue: is.Number, Title: is.Title, Question: is.Question})
@@ -195,6 +207,9 @@ func RenderStatus(w io.Writer, v StatusView) {
 		}
 		if len(is.Files) > 0 && is.Conflicts > 0 && !backlog.Terminal(is.State) || is.State == backlog.StateParked && len(is.Files) > 0 {
 			fmt.Fprintf(w, "         conflicting files: %s\n", oneLine(strings.Join(is.Files, ", ")))
+		}
+		if len(is.Outside) > 0 {
+			fmt.Fprintf(w, "         changed outside its declared surface: %s\n", oneLine(strings.Join(is.Outside, ", ")))
 		}
 	}
 	if len(v.NeedsInput) > 0 {

@@ -27,9 +27,9 @@ const attachTail = 200
 
 func newAttachCmd(g *globals) *cobra.Command {
 	var agentID string
-	wave, dash := -1, false
+	wave, dash, issue := -1, false, 0
 	c := &cobra.Command{
-		Use:   "attach (--agent ID [--wave N] | --dashboard)",
+		Use:   "attach (--agent ID [--wave N] | --issue N | --dashboard)",
 		Short: "Attach to an agent's terminal (its tmux session or its pod) or the dashboard's; follow its log if there is none",
 		Long: `Attach to an agent's tmux session on the lane socket, or switch to it when
 already inside a client of that server (tmux's prefix, Ctrl-B d, detaches).
@@ -46,16 +46,21 @@ the agent with that key). When the pod is gone or cannot be attached to (not
 scheduled yet, starting, ended, cluster unreachable) attach says why and
 shows the run's agent.log as above.
 
+--issue N attaches to the tmux session of the backlog worker on issue N (in
+the newest backlog run that took it), or shows its agent.log when the worker
+is not running.
+
 --dashboard attaches to the dashboard session, or shows the dashboard here
 when that session is not running.`,
 		Example: `  wave-orchestrator attach --agent A1           # agent A1 of the latest wave that ran it
   wave-orchestrator attach -a A2 -w 3            # agent A2 of wave 3
+  wave-orchestrator attach --issue 12            # the backlog worker on issue #12
   wave-orchestrator attach --dashboard           # the lane's dashboard session
   wave-orchestrator --lane side attach -a A1     # another lane`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if (agentID == "") == !dash {
-				return usageError{errors.New("attach needs exactly one of --agent ID or --dashboard")}
+			if n := btoi(agentID != "") + btoi(dash) + btoi(issue != 0); n != 1 || issue < 0 {
+				return usageError{errors.New("attach needs exactly one of --agent ID, --issue N or --dashboard")}
 			}
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
@@ -65,6 +70,9 @@ when that session is not running.`,
 			}
 			if dash {
 				return attachDashboard(ctx, g, e.layout, c.OutOrStdout(), c.ErrOrStderr())
+			}
+			if issue > 0 {
+				return attachIssue(ctx, e, issue, c.OutOrStdout(), c.ErrOrStderr())
 			}
 			l, err := loadLayoutState(ctx, e.layout)
 			if err != nil {
@@ -77,6 +85,7 @@ when that session is not running.`,
 	_ = c.RegisterFlagCompletionFunc("agent", completeAgents)
 	waveVar(c, &wave, "wave", "w", -1, "look the agent up in wave `N` (default: the latest wave that ran it)")
 	c.Flags().BoolVar(&dash, "dashboard", false, "attach to the lane's dashboard session")
+	c.Flags().IntVar(&issue, "issue", 0, "attach to the backlog worker on issue `N`")
 	return c
 }
 

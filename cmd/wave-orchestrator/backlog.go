@@ -82,6 +82,7 @@ func newBacklogCmd(g *globals) *cobra.Command {
 	}
 	c.AddCommand(newBacklogPlanCmd(g), newBacklogRunCmd(g), newBacklogStatusCmd(g), newBacklogStopCmd(g), newBacklogCloseCmd(g),
 		newBacklogDiffCmd(g))
+	c.AddCommand(newBacklogAnswerCmd(g), newBacklogPruneCmd(g))
 	return c
 }
 

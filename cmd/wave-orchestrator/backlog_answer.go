@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/forge"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
+)
+
+func newBacklogAnswerCmd(g *globals) *cobra.Command {
+	var file string
+	c := &cobra.Command{
+		Use:   "answer N [TEXT]",
+		Short: "Answer a needs-input issue: the answer becomes a comment, the needs-input label goes, the next `backlog run` takes it again",
+		Example: `  wave-orchestrator backlog answer 12 "Use the v2 API; v1 is going away"
+  wave-orchestrator backlog answer 12 --file answer.md
+  echo "Keep the old flag as an alias" | wave-orchestrator backlog answer 12`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			n, err := strconv.Atoi(strings.TrimPrefix(args[0], "#"))
+			if err != nil || n <= 0 {
+				return usageError{fmt.Errorf("answer: %q is not an issue number", args[0])}
+			}
+			text, err := answerText(args[1:], file, c.InOrStdin())
+			if err != nil {
+				return err
+			}
+			be, err := openBacklog(c.Context(), g, c.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			ctx := c.Context()
+			is, err := be.src.Get(ctx, n)
+			if errors.Is(err, forge.ErrNotFound) {
+				return usageError{fmt.Errorf("answer: no issue #%d in %s", n, sourceName(be))}
+			}
+			if err != nil {
+				return err
+			}
+			label := be.cfg.Backlog.NeedsInputLabel
+			waiting := false
+			for _, l := range is.Labels {
+				waiting = waiting || strings.EqualFold(l, label)
+			}
+			body, marker := backlog.AnswerComment(text)
+			if _, err := be.src.EnsureComment(ctx, n, marker, body); err != nil {
+				return fmt.Errorf("answer #%d: %w", n, err)
+			}
+			if err := be.src.RemoveLabel(ctx, n, label); err != nil {
+				return fmt.Errorf("answer #%d: remove the %s label: %w", n, label, err)
+			}
+			out := c.OutOrStdout()
+			if err := freeAnswered(ctx, be, n, out); err != nil {
+				return err
+			}
+			if !waiting {
+				fmt.Fprintf(out, "answered #%d (it had no %s label: nothing was waiting for it)\n", n, label)
+				return nil
+			}
+			fmt.Fprintf(out, "answered #%d: the %s label is removed; the next `backlog run` takes it again, with the answer in its worker's prompt\n", n, label)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&file, "file", "", "read the answer from this file (- = stdin)")
+	return c
+}
+
+// answerText is the answer from the argument, --file, or stdin.
+func answerText(args []string, file string, stdin io.Reader) (string, error) {
+	var raw []byte
+	var err error
+	switch {
+	case len(args) == 1 && file != "":
+		return "", usageError{errors.New("answer: give the text or --file, not both")}
+	case len(args) == 1:
+		raw = []byte(args[0])
+	case file != "" && file != "-":
+		raw, err = os.ReadFile(file)
+	default:
+		raw, err = io.ReadAll(io.LimitReader(stdin, backlog.MaxAnswer+1))
+	}
+	if err != nil {
+		return "", fmt.Errorf("answer: read %s: %w", orStdin(file), err)
+	}
+	if len(raw) > backlog.MaxAnswer {
+		return "", usageError{fmt.Errorf("answer: longer than %d bytes", backlog.MaxAnswer)}
+	}
+	text := strings.TrimSpace(mdfence.Clean(string(raw)))
+	if text == "" {
+		return "", usageError{errors.New("answer: the answer is empty (give TEXT, --file F, or pipe it on stdin)")}
+	}
+	return text, nil
+}
+
+func orStdin(file string) string {
+	if file == "" || file == "-" {
+		return "stdin"
+	}
+	return file
+}
+
+// sourceName is where issues come from, for messages.
+func sourceName(be *backlogEnv) string {
+	if be.src.Kind() == forge.KindGitHub {
+		return be.cfg.GitHub.Owner + "/" + be.cfg.GitHub.Repo + " on GitHub"
+	}
+	return be.cfg.Backlog.LocalDir
+}
+
+// freeAnswered removes the worktrees finished runs kept for issue n where
+// its work is safe in a ref: the next run checks the same worker branch
+// out in a worktree of its own, and git refuses a branch that another
+// worktree has checked out. One with unsaved work is kept, saying why.
+func freeAnswered(ctx context.Context, be *backlogEnv, n int, w io.Writer) error {
+	dirs, err := supervisor.ListRuns(be.layout.StateDir)
+	if err != nil {
+		return err
+	}
+	for _, dir := range dirs {
+		r, _, err := supervisor.ReadRun(dir)
+		if err != nil {
+			return err
+		}
+		is, ok := r.Issues[n]
+		if !ok || !r.Finished || is.Worktree == "" || is.State == backlog.StateMerged {
+			continue
+		}
+		if _, err := os.Stat(is.Worktree); err == nil {
+			pruneWorktree(ctx, be.git, is, false, w)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
+)
+
+func newBacklogPruneCmd(g *globals) *cobra.Command {
+	var dry bool
+	c := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove the worktrees of parked and failed workers whose work is safe in a ref (their branch or a salvage snapshot)",
+		Long: `Remove the worktrees backlog runs kept for parked and failed issues, but only
+where nothing is lost: no uncommitted change is left in the worktree, and every
+commit of its HEAD is on the worker branch or in a salvage snapshot
+(refs/wave/salvage/...). Any other worktree is kept, and prune says why. The
+branches stay: a later run recreates a worktree from its branch.`,
+		Example: `  wave-orchestrator backlog prune
+  wave-orchestrator backlog prune --dry-run`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			e, err := openLane(g)
+			if err != nil {
+				return err
+			}
+			repo, err := gitops.Open(c.Context(), e.lane.RepoRoot, gitops.Options{})
+			if err != nil {
+				return err
+			}
+			dirs, err := supervisor.ListRuns(e.layout.StateDir)
+			if err != nil {
+				return err
+			}
+			removed, kept := 0, 0
+			for _, dir := range dirs {
+				r, _, err := supervisor.ReadRun(dir)
+				if err != nil {
+					return err
+				}
+				for _, is := range r.List() {
+					if is.Worktree == "" || (is.State != backlog.StateParked && is.State != backlog.StateFailed) {
+						continue
+					}
+					if _, err := os.Stat(is.Worktree); err != nil {
+						continue // already gone
+					}
+					ok := pruneWorktree(c.Context(), repo, is, dry, c.OutOrStdout())
+					if ok {
+						removed++
+					} else {
+						kept++
+					}
+				}
+			}
+			verb := "removed"
+			if dry {
+				verb = "would remove"
+			}
+			fmt.Fprintf(c.OutOrStdout(), "%s %d worktree(s), kept %d\n", verb, removed, kept)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&dry, "dry-run", false, "say what would be removed and kept; remove nothing")
+	return c
+}
+
+// pruneWorktree removes one parked or failed worker's worktree when its
+// work is safe in a ref, and says what it did or why it kept it.
+func pruneWorktree(ctx context.Context, repo *gitops.Repo, is *backlog.IssueRun, dry bool, w io.Writer) bool {
+	where := termtext.Escape(is.Worktree)
+	keep := func(why string) bool {
+		fmt.Fprintf(w, "#%d: kept %s: %s\n", is.Number, where, why)
+		return false
+	}
+	dirty, err := repo.DirtyFiles(ctx, is.Worktree)
+	switch {
+	case err != nil:
+		return keep(fmt.Sprintf("cannot read its state: %v", err))
+	case dirty > 0:
+		return keep(fmt.Sprintf("%d uncommitted change(s) that no ref holds", dirty))
+	}
+	safeIn := ""
+	for _, ref := range append([]string{"refs/heads/" + is.Branch}, is.SalvageRefs...) {
+		if n, err := repo.CommitsAhead(ctx, is.Worktree, ref); err == nil && n == 0 {
+			safeIn = ref
+			break
+		}
+	}
+	if safeIn == "" {
+		return keep(fmt.Sprintf("its HEAD has commits neither %s nor a salvage snapshot holds", termtext.Escape(is.Branch)))
+	}
+	if dry {
+		fmt.Fprintf(w, "#%d: would remove %s (work safe in %s)\n", is.Number, where, termtext.Escape(safeIn))
+		return true
+	}
+	if err := repo.RemoveWorktree(ctx, is.Worktree); err != nil {
+		return keep(err.Error())
+	}
+	fmt.Fprintf(w, "#%d: removed %s (work safe in %s)\n", is.Number, where, termtext.Escape(safeIn))
+	return true
+}
