@@ -55,6 +55,7 @@ func (r *backlogRepo) useClaudeWorkers(bin string, model *fakeModel, format stri
 		{"id", "claude"},
 		{"claude.command", bin},
 		{"claude.output_format", format},
+		// Through the generated --settings file, which the real binary must accept.
 		{"claude.settings_json", `{"permissions":{"defaultMode":"bypassPermissions"}}`},
 		{"env.ANTHROPIC_BASE_URL", model.URL},
 		{"env.ANTHROPIC_API_KEY", "test"},
@@ -111,6 +112,7 @@ func realClaudeRun(t *testing.T, bin, format string) {
 	if run.code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", run.code, run.stdout, run.stderr)
 	}
+	t.Logf("backlog run (%s workers):\n%s", format, run.stdout)
 	if strings.Contains(run.stdout, "without a [backlog-result] marker") {
 		t.Errorf("the supervisor missed a worker's marker in %s output:\n%s", format, run.stdout)
 	}
@@ -151,7 +153,18 @@ func realClaudeRun(t *testing.T, bin, format string) {
 	if c := strings.Count(model.requests(), "→ marker"); c != 2 {
 		t.Errorf("%d workers reached their final turn, want 2", c)
 	}
-	wave := waveBranchOf(t, dirs[0])
+	// The marker's detail arrives whole: not cut at an escaped newline,
+	// nor carrying the JSON around it.
+	evs, _, err := jsonfile.ReadLines[backlog.Event](filepath.Join(dirs[0], "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if want := fmt.Sprintf("wrote src/i%d/done.txt", ev.Issue); ev.Kind == backlog.EvWorkerFinished && (ev.Outcome != backlog.OutcomeReady || ev.Detail != want) {
+			t.Errorf("#%d finished %s with detail %q, want ready with %q", ev.Issue, ev.Outcome, ev.Detail, want)
+		}
+	}
+	wave := backlog.Reduce(evs).Info.WaveBranch
 	for n := 1; n <= 2; n++ {
 		path := fmt.Sprintf("src/i%d/done.txt", n)
 		if _, err := exec.Command("git", "--git-dir", r.origin, "cat-file", "-e", wave+":"+path).Output(); err != nil {
@@ -168,18 +181,4 @@ func realClaudeRun(t *testing.T, bin, format string) {
 			t.Errorf("the final PR does not name #%d:\n%s", n, body)
 		}
 	}
-}
-
-// waveBranchOf is the wave branch recorded in a backlog run's events.
-func waveBranchOf(t *testing.T, runDir string) string {
-	t.Helper()
-	evs, _, err := jsonfile.ReadLines[backlog.Event](filepath.Join(runDir, "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := backlog.Reduce(evs).Info.WaveBranch
-	if w == "" {
-		t.Fatalf("no wave branch in %s/events.jsonl", runDir)
-	}
-	return w
 }
