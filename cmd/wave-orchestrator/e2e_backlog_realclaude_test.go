@@ -90,13 +90,76 @@ func TestRealClaudeWorkersMergeInEveryOutputFormat(t *testing.T) {
 }
 
 func realClaudeRun(t *testing.T, bin, format string) {
+	r, model, runDir := realClaudeBacklog(t, bin, format, "Files: src/i1/**", "Files: src/i2/**")
+	for n := 1; n <= 2; n++ {
+		dir := filepath.Join(runDir, "runs", fmt.Sprintf("i%d-a1", n))
+		if _, err := os.Stat(filepath.Join(runDir, "runs", fmt.Sprintf("i%d-a2", n))); err == nil {
+			t.Errorf("#%d was relaunched: its first run's marker was not read", n)
+		}
+		var launch struct {
+			Argv []string `json:"argv"`
+		}
+		readJSONFile(t, filepath.Join(dir, "launch.json"), &launch)
+		if argv := strings.Join(launch.Argv, " "); !strings.HasPrefix(argv, bin+" ") || !strings.Contains(argv, "--output-format "+format) {
+			t.Errorf("#%d ran %q, want %s with --output-format %s", n, argv, bin, format)
+		}
+		log, _ := os.ReadFile(filepath.Join(dir, "agent.log"))
+		if format != "text" && !strings.Contains(string(log), `"type":"result"`) {
+			t.Errorf("#%d's log is not claude's %s output:\n%s", n, format, log)
+		}
+	}
+	if c := strings.Count(model.requests(), "→ marker"); c != 2 {
+		t.Errorf("%d workers reached their final turn, want 2", c)
+	}
+	// The marker's detail arrives whole: not cut at an escaped newline,
+	// nor carrying the JSON around it.
+	for _, ev := range runEvents(t, runDir) {
+		if want := fmt.Sprintf("wrote src/i%d/done.txt", ev.Issue); ev.Kind == backlog.EvWorkerFinished && (ev.Outcome != backlog.OutcomeReady || ev.Detail != want) {
+			t.Errorf("#%d finished %s with detail %q, want ready with %q", ev.Issue, ev.Outcome, ev.Detail, want)
+		}
+	}
+	r.mergedWithFinalPR(runDir, 2)
+}
+
+// A real claude worker whose first run ends without its marker is
+// salvaged: the probe runs the real binary with the worker's own env (so
+// it reaches the fake API, not the network), passes, and the relaunch,
+// told it resumes, merges.
+func TestRealClaudeWorkerSalvageProbesWithTheWorkersEnv(t *testing.T) {
+	bin := claudeBin(t)
+	r, model, runDir := realClaudeBacklog(t, bin, "stream-json", "Files: src/i1/**\n\n"+forgetMarker)
+	if _, err := os.Stat(filepath.Join(runDir, "runs", "i1-a2")); err != nil {
+		t.Fatalf("#1 was not relaunched after its first run ended without a marker: %v", err)
+	}
+	var outcomes []string
+	for _, ev := range runEvents(t, runDir) {
+		if ev.Kind == backlog.EvWorkerFinished {
+			outcomes = append(outcomes, ev.Outcome)
+		}
+	}
+	if fmt.Sprint(outcomes) != fmt.Sprint([]string{backlog.OutcomeFailed, backlog.OutcomeReady}) {
+		t.Errorf("worker outcomes %v, want failed (no marker) then ready", outcomes)
+	}
+	reqs := model.requests()
+	if !strings.Contains(reqs, "→ no marker") || !strings.Contains(reqs, "→ side query") || !strings.Contains(reqs, "→ marker") {
+		t.Errorf("want the first run without a marker, the probe, and the relaunch's marker at the fake API:\n%s", reqs)
+	}
+	r.mergedWithFinalPR(runDir, 1)
+}
+
+// realClaudeBacklog runs `backlog run` over one issue per body (numbered
+// from 1) with real claude workers in format against a fresh fake model,
+// wants exit 0, and returns the repository, the model and the run's dir.
+func realClaudeBacklog(t *testing.T, bin, format string, bodies ...string) (*backlogRepo, *fakeModel, string) {
+	t.Helper()
 	model := newFakeModel(t)
 	r := newBacklogRepo(t)
 	r.useClaudeWorkers(bin, model, format)
-	r.issue(1, "Add a greeting", "Files: src/i1/**")
-	r.issue(2, "Add a farewell", "Files: src/i2/**")
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
+	var nums []string
+	for i, body := range bodies {
+		r.issue(i+1, fmt.Sprintf("Issue %d", i+1), body)
+		nums = append(nums, fmt.Sprint(i+1))
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("model requests:\n%s", model.requests())
@@ -107,78 +170,59 @@ func realClaudeRun(t *testing.T, bin, format string) {
 			}
 		}
 	})
-
-	run := r.runEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	run := r.runEnv(ctx, "backlog", "run", "--issues", strings.Join(nums, ","), "--no-dashboard")
 	if run.code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", run.code, run.stdout, run.stderr)
 	}
 	t.Logf("backlog run (%s workers):\n%s", format, run.stdout)
-	if strings.Contains(run.stdout, "without a [backlog-result] marker") {
-		t.Errorf("the supervisor missed a worker's marker in %s output:\n%s", format, run.stdout)
-	}
 	dirs, _ := filepath.Glob(filepath.Join(r.root, ".wave", "lanes", "main", "backlog", "*"))
 	if len(dirs) != 1 {
 		t.Fatalf("%d backlog runs, want 1: %v", len(dirs), dirs)
 	}
-	st := r.runEnv(ctx, "backlog", "status", "--json")
+	return r, model, dirs[0]
+}
+
+func runEvents(t *testing.T, runDir string) []backlog.Event {
+	t.Helper()
+	evs, _, err := jsonfile.ReadLines[backlog.Event](filepath.Join(runDir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// mergedWithFinalPR: the run finished with issues 1..n merged, each one's
+// file on the wave branch at origin, and one final PR file naming them.
+func (r *backlogRepo) mergedWithFinalPR(runDir string, n int) {
+	t := r.t
+	t.Helper()
+	st := r.runEnv(context.Background(), "backlog", "status", "--json")
 	var v struct {
 		State   string         `json:"state"`
 		Tally   backlog.Tally  `json:"tally"`
 		FinalPR *backlog.PRRef `json:"finalPr"`
-		Wave    string         `json:"waveBranch"`
 	}
 	if err := json.Unmarshal([]byte(st.stdout), &v); err != nil {
 		t.Fatalf("status json: %v\n%s", err, st.stdout)
 	}
-	if v.State != "finished" || v.Tally.Merged != 2 || v.FinalPR == nil {
-		t.Fatalf("status: %+v, want finished with 2 merged and a final PR\n%s", v, run.stdout)
+	if v.State != "finished" || v.Tally.Merged != n || v.FinalPR == nil {
+		t.Fatalf("status: %+v, want finished with %d merged and a final PR", v, n)
 	}
-	for n := 1; n <= 2; n++ {
-		runDir := filepath.Join(dirs[0], "runs", fmt.Sprintf("i%d-a1", n))
-		if _, err := os.Stat(filepath.Join(dirs[0], "runs", fmt.Sprintf("i%d-a2", n))); err == nil {
-			t.Errorf("#%d was relaunched: its first run's marker was not read", n)
-		}
-		var launch struct {
-			Argv []string `json:"argv"`
-		}
-		readJSONFile(t, filepath.Join(runDir, "launch.json"), &launch)
-		if argv := strings.Join(launch.Argv, " "); !strings.HasPrefix(argv, bin+" ") || !strings.Contains(argv, "--output-format "+format) {
-			t.Errorf("#%d ran %q, want %s with --output-format %s", n, argv, bin, format)
-		}
-		log, _ := os.ReadFile(filepath.Join(runDir, "agent.log"))
-		if format != "text" && !strings.Contains(string(log), `"type":"result"`) {
-			t.Errorf("#%d's log is not claude's %s output:\n%s", n, format, log)
-		}
-	}
-	if c := strings.Count(model.requests(), "→ marker"); c != 2 {
-		t.Errorf("%d workers reached their final turn, want 2", c)
-	}
-	// The marker's detail arrives whole: not cut at an escaped newline,
-	// nor carrying the JSON around it.
-	evs, _, err := jsonfile.ReadLines[backlog.Event](filepath.Join(dirs[0], "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range evs {
-		if want := fmt.Sprintf("wrote src/i%d/done.txt", ev.Issue); ev.Kind == backlog.EvWorkerFinished && (ev.Outcome != backlog.OutcomeReady || ev.Detail != want) {
-			t.Errorf("#%d finished %s with detail %q, want ready with %q", ev.Issue, ev.Outcome, ev.Detail, want)
-		}
-	}
-	wave := backlog.Reduce(evs).Info.WaveBranch
-	for n := 1; n <= 2; n++ {
-		path := fmt.Sprintf("src/i%d/done.txt", n)
-		if _, err := exec.Command("git", "--git-dir", r.origin, "cat-file", "-e", wave+":"+path).Output(); err != nil {
-			t.Errorf("the wave branch %s on origin lacks #%d's %s", wave, n, path)
-		}
-	}
+	wave := backlog.Reduce(runEvents(t, runDir)).Info.WaveBranch
 	prs, _ := filepath.Glob(filepath.Join(r.root, ".wave", "backlog-local", "prs", "*"))
 	if len(prs) != 1 {
 		t.Fatalf("%d final PR files, want 1: %v", len(prs), prs)
 	}
 	body, _ := os.ReadFile(prs[0])
-	for n := 1; n <= 2; n++ {
-		if !strings.Contains(string(body), fmt.Sprintf("#%d", n)) {
-			t.Errorf("the final PR does not name #%d:\n%s", n, body)
+	for i := 1; i <= n; i++ {
+		path := fmt.Sprintf("src/i%d/done.txt", i)
+		if _, err := exec.Command("git", "--git-dir", r.origin, "cat-file", "-e", wave+":"+path).Output(); err != nil {
+			t.Errorf("the wave branch %s on origin lacks #%d's %s", wave, i, path)
+		}
+		if !strings.Contains(string(body), fmt.Sprintf("Closes #%d", i)) {
+			t.Errorf("the final PR does not close #%d:\n%s", i, body)
 		}
 	}
 }

@@ -15,9 +15,10 @@ import (
 // backlog worker for the real claude CLI: asked about issue N, its first
 // turn calls the Bash tool to write src/iN/done.txt (inside the issue's
 // declared surface) and commit it; once the tool's result comes back it
-// ends with the [backlog-result] marker. Any other request (a side query
-// the CLI makes on its own) gets a one-word answer. It answers both
-// non-streaming JSON and `stream: true` server-sent events.
+// ends with the [backlog-result] marker (see forgetMarker). Any other
+// request (the probe, a side query the CLI makes on its own) gets a
+// one-word answer. It answers both non-streaming JSON and `stream: true`
+// server-sent events.
 type fakeModel struct {
 	*httptest.Server
 	mu  sync.Mutex
@@ -92,6 +93,11 @@ func blocksOf(raw json.RawMessage) []block {
 	return bs
 }
 
+// forgetMarker in an issue's body makes the worker's first attempt end
+// without its marker (a failure the supervisor salvages); its relaunch,
+// whose prompt says it resumes, ends with the marker.
+const forgetMarker = "fake-model: forget the marker once"
+
 var issueFact = regexp.MustCompile(`(?m)^- issue: #(\d+)$`)
 
 func (f *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
@@ -135,6 +141,8 @@ func script(req msgRequest) (content []block, stop, what string) {
 	switch {
 	case m == nil || !hasBash:
 		return []block{{Type: "text", Text: "ok"}}, "end_turn", "side query"
+	case sawResult && strings.Contains(first, forgetMarker) && !strings.Contains(first, "## Resuming after a failed attempt"):
+		return []block{{Type: "text", Text: "Committed the file."}}, "end_turn", "no marker"
 	case sawResult:
 		return []block{{Type: "text", Text: "Committed the file.\n[backlog-result] state=done detail=wrote src/i" + m[1] + "/done.txt"}}, "end_turn", "marker"
 	}
