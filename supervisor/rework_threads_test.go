@@ -150,3 +150,21 @@ func TestWorkerPRThreadsForbiddenIsWarnedOnceAndMerges(t *testing.T) {
 		t.Errorf("%d GraphQL requests, want 1 (not asked again after the 403)", n)
 	}
 }
+
+// TestWorkerPRThreadPastReworkRoundsParksWithItsWords: with no rounds
+// left an unresolved thread parks the issue, the thread as its question.
+func TestWorkerPRThreadPastReworkRoundsParksWithItsWords(t *testing.T) {
+	g := newGHFixture(t)
+	g.config = strings.Replace(g.config, "backlog:\n", "backlog:\n  reworkRounds: 0\n", 1)
+	g.ghIssue(1, "Commented on by a person", "Files: backlog-work/**")
+	g.threadOnFirstLook(1, nil)
+	res := g.run(1)
+	if res.err != nil || res.ExitCode != ExitNeedPerson {
+		t.Fatalf("run: exit %d, %v; want 43", res.ExitCode, res.err)
+	}
+	r, _, _ := ReadRun(res.Dir)
+	is := r.Issues[1]
+	if is.State != backlog.StateParked || is.Reworks != 0 || !strings.Contains(is.Question, "THREAD-SAYS: add the fix file") {
+		t.Fatalf("#1: %s after %d round(s), question %q; want parked with the thread's words", is.State, is.Reworks, is.Question)
+	}
+}
