@@ -47,9 +47,10 @@ const (
 
 // Sources of a rework round (EvRework.Outcome).
 const (
-	ReworkVerify   = "verify"    // backlog.verify failed; Feedback is its log's tail
-	ReworkReview   = "review"    // the backlog.review agent's fail verdict
-	ReworkPRReview = "pr-review" // a review on the worker PR asked for changes
+	ReworkVerify   = "verify"     // backlog.verify failed; Feedback is its log's tail
+	ReworkReview   = "review"     // the backlog.review agent's fail verdict
+	ReworkPRReview = "pr-review"  // a review on the worker PR asked for changes
+	ReworkPRThread = "pr-threads" // unresolved review threads on the worker PR
 )
 
 // Outcomes of EvWaitEnded.
@@ -113,6 +114,7 @@ type Event struct {
 	Number   int       `json:"number,omitempty"`
 	Feedback string    `json:"feedback,omitempty"` // rework: what the worker is asked to address (untrusted)
 	Reviews  []int64   `json:"reviews,omitempty"`  // rework: the worker PR reviews it answers
+	Threads  []string  `json:"threads,omitempty"`  // rework: the worker PR review threads it answers (node ids)
 	Cause    string    `json:"cause,omitempty"`    // a wait's transient cause, in words
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.

@@ -47,6 +47,8 @@ func ReworkWhat(from string) string {
 		return "the reviewer (backlog.review)"
 	case ReworkPRReview:
 		return "a review of your pull request"
+	case ReworkPRThread:
+		return "an unresolved review thread on your pull request"
 	}
 	return "a check"
 }

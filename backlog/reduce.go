@@ -114,6 +114,9 @@ type IssueRun struct {
 	ReworkFrom string  `json:"reworkFrom,omitempty"`
 	Feedback   string  `json:"feedback,omitempty"`
 	Reviewed   []int64 `json:"-"` // worker PR reviews already answered by a round
+	// Threads are the worker PR review threads already answered by a
+	// round: a thread left unresolved after it is not answered again.
+	Threads []string `json:"-"`
 	// InRework: the worker's runs answer the last round's feedback until
 	// its change is ready again (a relaunch after a crash or a failure
 	// gets the feedback too).
@@ -352,6 +355,7 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.Reworks++
 		is.ReworkFrom, is.Feedback, is.Detail = ev.Outcome, ev.Feedback, ev.Detail
 		is.Reviewed = append(is.Reviewed, ev.Reviews...)
+		is.Threads = append(is.Threads, ev.Threads...)
 		is.InRework = true
 		// Its worker is sent back: claimed until that start is recorded.
 		is.State, is.Outcome = StateClaimed, OutcomeRework

@@ -76,9 +76,16 @@ func tailOf(path string, n int64) (string, error) {
 	return strings.TrimRight(gate.StripANSI(string(b)), "\n"), nil
 }
 
-// prReviewRework looks at the worker PR's reviews before its merge: a
-// review asking for changes that no earlier round answered sends the
-// issue back. It reports whether it did (or parked the issue).
+// reviewThreads is the forge's view of worker PR review threads (GitHub
+// only): the unresolved, current ones.
+type reviewThreads interface {
+	UnresolvedThreads(ctx context.Context, pr int) ([]forge.Thread, error)
+}
+
+// prReviewRework looks at the worker PR's reviews and review threads
+// before its merge: a review asking for changes or an unresolved thread
+// that no earlier round answered sends the issue back, in one round. It
+// reports whether it did (or parked the issue).
 func (s *Supervisor) prReviewRework(ctx context.Context, is *backlog.IssueRun) (bool, error) {
 	src, ok := s.o.Source.(changeRequests)
 	if !ok || is.PR == nil || is.PR.Number == 0 {
@@ -95,15 +102,81 @@ func (s *Supervisor) prReviewRework(ctx context.Context, is *backlog.IssueRun) (
 			fresh, ids = append(fresh, rv), append(ids, rv.ID)
 		}
 	}
-	if len(fresh) == 0 {
+	threads, err := s.freshThreads(ctx, is)
+	if err != nil {
+		return false, err
+	}
+	if len(fresh) == 0 && len(threads) == 0 {
 		return false, nil
 	}
-	var who []string
+	var who, tids []string
 	for _, rv := range fresh {
 		who = append(who, rv.Author)
 	}
-	detail := fmt.Sprintf("worker PR #%d: changes requested by %s", is.PR.Number, strings.Join(who, ", "))
-	return true, s.rework(ctx, is, backlog.ReworkPRReview, detail, reviewFeedback(fresh), ids)
+	for _, th := range threads {
+		tids = append(tids, th.ID)
+	}
+	from, detail := backlog.ReworkPRReview, fmt.Sprintf("worker PR #%d: changes requested by %s", is.PR.Number, strings.Join(who, ", "))
+	switch {
+	case len(fresh) == 0:
+		from, detail = backlog.ReworkPRThread, fmt.Sprintf("worker PR #%d: %d unresolved review thread(s)", is.PR.Number, len(threads))
+	case len(threads) > 0:
+		detail += fmt.Sprintf(", and %d unresolved review thread(s)", len(threads))
+	}
+	feedback := reviewFeedback(fresh)
+	if len(threads) > 0 {
+		if feedback != "" {
+			feedback += "\n\n"
+		}
+		feedback += threadFeedback(threads)
+	}
+	return true, s.reworkAnswering(ctx, is, from, detail, feedback, ids, tids)
+}
+
+// freshThreads are the worker PR's unresolved review threads that no
+// earlier round answered. A token that may not read them (403) is said
+// once and the merge goes on without thread checks.
+func (s *Supervisor) freshThreads(ctx context.Context, is *backlog.IssueRun) ([]forge.Thread, error) {
+	src, ok := s.o.Source.(reviewThreads)
+	if !ok || s.threadsDenied {
+		return nil, nil
+	}
+	threads, err := src.UnresolvedThreads(ctx, is.PR.Number)
+	if errors.Is(err, forge.ErrNoThreadAccess) {
+		s.threadsDenied = true
+		s.printf("warning: #%d: review threads of worker PR #%d: %v; merging without looking at unresolved threads "+
+			"(give the token read access to pull requests over GraphQL)", is.Number, is.PR.Number, err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("#%d: review threads of its worker PR #%d: %w", is.Number, is.PR.Number, err)
+	}
+	var fresh []forge.Thread
+	for _, th := range threads {
+		if !slices.Contains(is.Threads, th.ID) {
+			fresh = append(fresh, th)
+		}
+	}
+	return fresh, nil
+}
+
+// threadFeedback is the threads' words for the worker's prompt.
+func threadFeedback(threads []forge.Thread) string {
+	var b strings.Builder
+	for i, th := range threads {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		at := th.Path
+		if th.Line > 0 {
+			at += ":" + strconv.Itoa(th.Line)
+		}
+		fmt.Fprintf(&b, "Unresolved review thread on %s:", at)
+		for _, c := range th.Comments {
+			fmt.Fprintf(&b, "\n- %s: %s", c.Author, strings.TrimSpace(c.Body))
+		}
+	}
+	return b.String()
 }
 
 // reviewFeedback is the reviews' words for the worker's prompt.
@@ -131,6 +204,12 @@ func reviewFeedback(reviews []forge.Review) string {
 // a supervisor killed in between relaunches it (dispatch) and never
 // counts it twice.
 func (s *Supervisor) rework(ctx context.Context, is *backlog.IssueRun, from, detail, feedback string, reviews []int64) error {
+	return s.reworkAnswering(ctx, is, from, detail, feedback, reviews, nil)
+}
+
+// reworkAnswering is rework that also records the worker PR review
+// threads the round answers, so none is answered twice, across restarts.
+func (s *Supervisor) reworkAnswering(ctx context.Context, is *backlog.IssueRun, from, detail, feedback string, reviews []int64, threads []string) error {
 	n, rounds := is.Number, s.o.Config.Backlog.ReworkRounds
 	if is.Reworks >= rounds {
 		if is.Reworks > 0 {
@@ -141,7 +220,7 @@ func (s *Supervisor) rework(ctx context.Context, is *backlog.IssueRun, from, det
 		return s.park(ctx, n, detail, q, nil)
 	}
 	if err := s.emit(backlog.Event{Kind: backlog.EvRework, Issue: n, Attempt: is.Attempts, Outcome: from,
-		Detail: detail, Feedback: feedback, Reviews: reviews}); err != nil {
+		Detail: detail, Feedback: feedback, Reviews: reviews, Threads: threads}); err != nil {
 		return err
 	}
 	s.printf("#%d: %s; sending it back to its worker (rework round %d of %d)", n, oneLine(detail), is.Reworks, rounds)

@@ -102,6 +102,9 @@ type Supervisor struct {
 	// are in the run's log (Run.Waits), as are the environment relaunches.
 	waiting *Waiting
 	waitFor time.Duration
+	// threadsDenied: the token may not read worker PR review threads;
+	// said once, then merges go on without looking at them.
+	threadsDenied bool
 }
 
 // New checks the options.

@@ -34,6 +34,8 @@ func (s *Server) mux() *http.ServeMux {
 		{"GET " + repoPath + "/pulls/{n}/reviews/{id}/comments", RoutePullReviewComments, s.pullReviewComments},
 		{"GET /api/v3/rate_limit", RouteRateLimit, s.rateLimit},
 		{"GET /api/v3/user", RouteUser, s.user},
+		{"POST /api/graphql", RouteGraphQL, s.graphql},
+		{"POST /graphql", RouteGraphQL, s.graphql},
 	}
 	for _, r := range routes {
 		m.HandleFunc(r.pattern, s.serve(r.route, r.h))

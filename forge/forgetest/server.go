@@ -81,6 +81,7 @@ type Server struct {
 	faults        []*fault
 	hooks         []hook
 	reviews       []*review
+	threads       []*thread
 }
 
 type issue struct {
