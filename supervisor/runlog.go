@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,8 +75,10 @@ func ReadRun(dir string) (*backlog.Run, []string, error) {
 	return l.run, bad, nil
 }
 
-// ListRuns returns a lane's backlog run directories, oldest first (run ids
-// start with their UTC start time, so names sort by age).
+// ListRuns returns a lane's backlog run directories, oldest first. Run ids
+// start with their UTC start time to the second, so names sort by age
+// except for runs started within one second: those are ordered by their
+// first event's time.
 func ListRuns(laneStateDir string) ([]string, error) {
 	root := RunsRoot(laneStateDir)
 	entries, err := os.ReadDir(root)
@@ -93,7 +97,48 @@ func ListRuns(laneStateDir string) ([]string, error) {
 		}
 	}
 	slices.Sort(out)
+	sortSameSecond(out)
 	return out, nil
+}
+
+// sortSameSecond orders runs whose ids share their start second by the
+// time of their first event (the random rest of the id says nothing of
+// age); it reads events only for such ties.
+func sortSameSecond(dirs []string) {
+	second := func(d string) string {
+		name := filepath.Base(d)
+		if i := strings.IndexByte(name, 'Z'); i > 0 {
+			return name[:i]
+		}
+		return name
+	}
+	for i := 0; i < len(dirs); {
+		j := i + 1
+		for j < len(dirs) && second(dirs[j]) == second(dirs[i]) {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortStableFunc(dirs[i:j], func(a, b string) int { return firstEventAt(a).Compare(firstEventAt(b)) })
+		}
+		i = j
+	}
+}
+
+// firstEventAt is when a run's first event was written (zero if unreadable).
+func firstEventAt(dir string) time.Time {
+	f, err := os.Open(filepath.Join(dir, EventsFile))
+	if err != nil {
+		return time.Time{}
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadBytes('\n')
+	var ev struct {
+		At time.Time `json:"at"`
+	}
+	if json.Unmarshal(line, &ev) != nil {
+		return time.Time{}
+	}
+	return ev.At
 }
 
 // OpenRunDir returns the newest run of the lane that has not finished,
