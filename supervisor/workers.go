@@ -72,6 +72,9 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 	if err := s.o.Git.Fetch(ctx); err != nil {
 		return fmt.Errorf("fetch: %w", err)
 	}
+	if err := s.takeOverKeptWorktree(ctx, n, branch, wt); err != nil {
+		return err
+	}
 	resumed, err := s.o.Git.EnsureWorktree(ctx, wt, branch, s.waveRef())
 	if err != nil {
 		return fmt.Errorf("#%d: worktree %s: %w", n, wt, err)
