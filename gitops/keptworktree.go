@@ -7,19 +7,20 @@ import (
 	"path/filepath"
 )
 
-// WorktreeFor is the live worktree that has branch checked out, or "".
-func (r *Repo) WorktreeFor(ctx context.Context, branch string) (string, error) {
-	list, err := r.worktrees(ctx)
-	if err != nil {
-		return "", err
-	}
-	for _, w := range list {
-		if w.Branch == "refs/heads/"+branch && exists(w.Path) {
-			return w.Path, nil
-		}
-	}
-	return "", nil
+// CheckedOutError: EnsureWorktree found the branch checked out in another
+// live worktree (git lets one worktree have a branch at a time).
+type CheckedOutError struct {
+	Branch string
+	Path   string // where it is checked out
 }
+
+func (e *CheckedOutError) Error() string {
+	return fmt.Sprintf("worktree for %s: branch is checked out at %s", sanitize(e.Branch), e.Path)
+}
+
+// SamePath: a and b name the same place once symlinks are resolved (git
+// records resolved paths).
+func SamePath(a, b string) bool { return canonical(a) == canonical(b) }
 
 // MoveWorktree moves a linked worktree, its uncommitted work with it, to
 // to (which must not exist yet); git keeps its branch checked out there.

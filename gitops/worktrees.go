@@ -100,7 +100,7 @@ func (r *Repo) EnsureWorktree(ctx context.Context, path, branch, start string) (
 		case same:
 			prune = true
 		case w.Branch == ref && exists(w.Path):
-			return false, fmt.Errorf("worktree for %s: branch is checked out at %s", sanitize(branch), w.Path)
+			return false, &CheckedOutError{Branch: branch, Path: w.Path}
 		case w.Branch == ref:
 			prune = true
 		}

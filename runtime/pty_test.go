@@ -3,7 +3,6 @@ package runtime
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 // Output the agent wrote that the runner has not read yet counts as
@@ -21,12 +20,7 @@ func TestUnreadSeesOutputWaitingInThePty(t *testing.T) {
 	if _, err := slave.Write([]byte("still working\n")); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); unread(master) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("bytes written to the pty never show as unread")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "bytes written to the pty to show as unread", func() bool { return unread(master) > 0 })
 	buf := make([]byte, 256)
 	var got strings.Builder
 	for !strings.Contains(got.String(), "still working") {

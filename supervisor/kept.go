@@ -2,33 +2,32 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
-// takeOverKeptWorktree: a finished run keeps the worktree of an issue it
-// did not merge (a question, a park: the work lives there), and a later
-// run whose wave branch has the same name (the first merged nothing, so
-// its empty wave branch was deleted) wants the same worker branch, which
-// git lets one worktree check out at a time. The later run moves the kept
+// ensureWorktree is gitops.EnsureWorktree, taking over a worktree a
+// finished run kept. A finished run keeps the worktree of an issue it did
+// not merge (a question, a park: the work lives there), and a later run
+// whose wave branch has the same name (the first merged nothing, so its
+// empty wave branch was deleted) wants the same worker branch, which git
+// lets one worktree check out at a time. The later run moves the kept
 // worktree to its own path, uncommitted work included, and goes on there.
-// A worktree not kept by a finished run of this lane is left alone (and
-// EnsureWorktree says where the branch is checked out).
-func (s *Supervisor) takeOverKeptWorktree(ctx context.Context, n int, branch, wt string) error {
-	at, err := s.o.Git.WorktreeFor(ctx, branch)
-	if err != nil || at == "" || samePath(at, wt) {
-		return err
+// A branch checked out anywhere else stays an error.
+func (s *Supervisor) ensureWorktree(ctx context.Context, n int, wt, branch string) (bool, error) {
+	resumed, err := s.o.Git.EnsureWorktree(ctx, wt, branch, s.waveRef())
+	var co *gitops.CheckedOutError
+	if !errors.As(err, &co) || !s.keptByFinishedRun(n, co.Path) {
+		return resumed, err
 	}
-	if !s.keptByFinishedRun(n, at) {
-		return nil
+	if err := s.o.Git.MoveWorktree(ctx, co.Path, wt); err != nil {
+		return false, fmt.Errorf("take over the worktree an earlier run kept: %w", err)
 	}
-	if err := s.o.Git.MoveWorktree(ctx, at, wt); err != nil {
-		return fmt.Errorf("#%d: take over the worktree an earlier run kept: %w", n, err)
-	}
-	s.printf("#%d: took over the worktree an earlier run kept (%s), with any uncommitted work in it", n, at)
-	return nil
+	s.printf("#%d: took over the worktree an earlier run kept (%s), with any uncommitted work in it", n, co.Path)
+	return s.o.Git.EnsureWorktree(ctx, wt, branch, s.waveRef())
 }
 
 // keptByFinishedRun: path is issue n's worktree in a finished run of this
@@ -43,18 +42,9 @@ func (s *Supervisor) keptByFinishedRun(n int, path string) bool {
 		if err != nil || !r.Finished || r.Info.ID == s.run().Info.ID {
 			continue
 		}
-		if is, ok := r.Issues[n]; ok && is.Worktree != "" && is.State != backlog.StateMerged && samePath(is.Worktree, path) {
+		if is, ok := r.Issues[n]; ok && is.Worktree != "" && is.State != backlog.StateMerged && gitops.SamePath(is.Worktree, path) {
 			return true
 		}
 	}
 	return false
-}
-
-func samePath(a, b string) bool {
-	ea, errA := filepath.EvalSymlinks(a)
-	eb, errB := filepath.EvalSymlinks(b)
-	if errA == nil && errB == nil {
-		return ea == eb
-	}
-	return filepath.Clean(a) == filepath.Clean(b)
 }

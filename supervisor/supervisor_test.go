@@ -306,7 +306,7 @@ func TestStopLeavesTheRunOpenAndRunResumesIt(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for !cond() {

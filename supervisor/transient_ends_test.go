@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,23 +25,20 @@ import (
 // out cause, or its run ends first (then it fails, with the end).
 func (f *fixture) waitingOrEnded(done chan result, cause string) *Waiting {
 	f.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	var w *Waiting
+	waitFor(f.t, "the supervisor to say it waits out "+strconv.Quote(cause), func() bool {
 		select {
-		case res := <-done:
+		case res := <-done: // never, for a nil done
 			done <- res
 			f.t.Fatalf("the run ended (exit %d, %v) instead of waiting out %q", res.ExitCode, res.err, cause)
 		default:
 		}
 		if dir := f.currentRunDir(); dir != "" {
-			if w := readWaiting(dir); w != nil && w.Cause == cause {
-				return w
-			}
+			w = readWaiting(dir)
 		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
-	}
-	f.t.Fatalf("the supervisor never said it waits out %q", cause)
-	return nil
+		return w != nil && w.Cause == cause
+	})
+	return w
 }
 
 // waits are the run's recorded transient windows.

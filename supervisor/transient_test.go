@@ -78,21 +78,11 @@ func (f *fixture) currentRunDir() string {
 	return dirs[len(dirs)-1]
 }
 
-// waitForWait waits (60 s at most) until the running supervisor says it
-// is waiting out cause, and returns the wait.
+// waitForWait waits until the running supervisor says it is waiting out
+// cause, and returns the wait.
 func (f *fixture) waitForWait(cause string) *Waiting {
 	f.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if dir := f.currentRunDir(); dir != "" {
-			if w := readWaiting(dir); w != nil && w.Cause == cause {
-				return w
-			}
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
-	}
-	f.t.Errorf("the supervisor never said it waits out %q", cause)
-	return nil
+	return f.waitingOrEnded(nil, cause)
 }
 
 // TestOriginUnreachableForAWhileStillMergesEverything: origin vanishes
@@ -378,14 +368,7 @@ func TestGitHubDownForAWhileIsWaitedOut(t *testing.T) {
 // waitForFile waits (60 s at most) until path exists.
 func waitForFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
-	}
-	t.Fatalf("%s never appeared", path)
+	waitFor(t, path+" to appear", func() bool { _, err := os.Stat(path); return err == nil })
 }
 
 // TestResumeAfterALostWorktreeMergesFromTheBranch: the supervisor is

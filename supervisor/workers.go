@@ -72,10 +72,7 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 	if err := s.o.Git.Fetch(ctx); err != nil {
 		return fmt.Errorf("fetch: %w", err)
 	}
-	if err := s.takeOverKeptWorktree(ctx, n, branch, wt); err != nil {
-		return err
-	}
-	resumed, err := s.o.Git.EnsureWorktree(ctx, wt, branch, s.waveRef())
+	resumed, err := s.ensureWorktree(ctx, n, wt, branch)
 	if err != nil {
 		return fmt.Errorf("#%d: worktree %s: %w", n, wt, err)
 	}

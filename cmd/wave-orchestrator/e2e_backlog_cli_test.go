@@ -84,11 +84,25 @@ func TestBacklogWidthOutOfRangeIsAUsageError(t *testing.T) {
 // failure; the supervisor says how to resume.
 func TestBacklogStopOnRequestExitsZero(t *testing.T) {
 	r := newBacklogRepo(t)
+	out, err := r.pauseAHangingRun(t)
+	if err != nil {
+		t.Fatalf("the stopped supervisor: %v, want exit 0 (a pause is not a failure)", err)
+	}
+	if !strings.Contains(out, "paused on request") || !strings.Contains(out, "`backlog run` resumes") {
+		t.Errorf("output does not say it paused and how to resume:\n%s", out)
+	}
+}
+
+// pauseAHangingRun starts a run of one issue whose worker hangs, waits
+// for the worker, asks `backlog stop`, and returns the supervisor's output
+// and how it exited.
+func (r *backlogRepo) pauseAHangingRun(t *testing.T) (string, error) {
+	t.Helper()
 	r.issue(1, "Works for a long time", "Files: a/**\n\nlocal-agent: hang")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}}
-	defer l.dump(t)
+	t.Cleanup(func() { l.dump(t) })
 	run := l.start(ctx, "")
 	waitFor(t, "the worker to start", time.Minute, func() bool {
 		v, err := r.tryStatus()
@@ -97,12 +111,8 @@ func TestBacklogStopOnRequestExitsZero(t *testing.T) {
 	if res := r.runEnv(ctx, "backlog", "stop"); res.code != 0 {
 		t.Fatalf("stop: %d %s", res.code, res.stderr)
 	}
-	if err := run.Wait(); err != nil {
-		t.Fatalf("the stopped supervisor: %v, want exit 0 (a pause is not a failure)", err)
-	}
-	if out := l.outs[0].String(); !strings.Contains(out, "paused on request") || !strings.Contains(out, "`backlog run` resumes") {
-		t.Errorf("output does not say it paused and how to resume:\n%s", out)
-	}
+	err := run.Wait()
+	return l.outs[0].String(), err
 }
 
 func TestBacklogWithoutOriginSaysSo(t *testing.T) {

@@ -46,25 +46,12 @@ func (r *backlogRepo) tryLiveIssues() ([]issueLive, error) {
 
 func TestBacklogStatusShowsAStoppedWorkerAsStopped(t *testing.T) {
 	r := newBacklogRepo(t)
-	r.issue(1, "Works for a long time", "Files: a/**\n\nlocal-agent: hang")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}}
-	defer l.dump(t)
-	run := l.start(ctx, "")
-	waitFor(t, "the worker to start", time.Minute, func() bool {
-		v, err := r.tryStatus()
-		return err == nil && v.Tally.InFlight == 1
-	})
-	if res := r.runEnv(ctx, "backlog", "stop"); res.code != 0 {
-		t.Fatalf("stop: %d %s", res.code, res.stderr)
-	}
-	_ = run.Wait()
+	_, _ = r.pauseAHangingRun(t)
 	is := r.liveIssues(t)
 	if len(is) != 1 || is[0].State != "stopped" || is[0].LastOutputSec != nil {
 		t.Fatalf("status after stop: %+v, want state stopped and no output age", is)
 	}
-	text := r.runEnv(ctx, "backlog", "status")
+	text := r.runEnv(context.Background(), "backlog", "status")
 	if !strings.Contains(text.stdout, "#1     stopped") || strings.Contains(text.stdout, "output ") {
 		t.Errorf("text status after stop:\n%s", text.stdout)
 	}
