@@ -174,15 +174,15 @@ func (s *Supervisor) awaitAnswers() (bool, error) {
 	if r.Finishing || limit == 0 || len(asked) == 0 {
 		return false, nil
 	}
-	now := s.o.Now()
+	now := s.o.Now().UTC()
 	w := r.WaitingForAnswers()
 	if w == nil {
 		var until *time.Time
 		if limit > 0 {
-			u := now.UTC().Add(limit)
+			u := now.Add(limit)
 			until = &u
 		}
-		if err := s.emit(backlog.Event{Kind: backlog.EvInputWait, Outcome: backlog.InputWaiting, Until: until}); err != nil {
+		if err := s.emit(backlog.Event{Kind: backlog.EvInputWait, At: now, Outcome: backlog.InputWaiting, Until: until}); err != nil {
 			return false, err
 		}
 		s.printf("%s; answer with `backlog answer N TEXT`, a comment on the issue, or by removing the %s label",
