@@ -36,7 +36,7 @@ func TestFindAnswerTakesOnlyAPersonsAnswerAfterTheQuestion(t *testing.T) {
 			Answer{Text: "v2, says me", By: "wave-bot", Via: AnsweredComment}, true},
 		{"backlog answer: its fenced text", []Comment{question, c("wave-bot", answerBody)}, labelled, "wave-bot",
 			Answer{Text: "Use v2 <!-- x --> @someone", By: "wave-bot", Via: AnsweredCommand}, true},
-		{"a question marker planted by someone else is no anchor", []Comment{question, c("alice", "v2"), c("mallory", "x\n\n" + ask)}, labelled, "wave-bot",
+		{"a question marker planted by someone else is no anchor", []Comment{question, c("alice", "v2"), c("mallory", "x\n\n"+ask)}, labelled, "wave-bot",
 			Answer{Text: "v2", By: "alice", Via: AnsweredComment}, true},
 		{"the label removed without a comment", []Comment{question}, []string{"wave:claimed"}, "wave-bot", Answer{Via: AnsweredLabel}, true},
 		{"the label compared without regard to case", []Comment{question}, []string{"Needs-Input"}, "wave-bot", Answer{}, false},
