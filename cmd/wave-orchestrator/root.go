@@ -75,6 +75,7 @@ func newRootCmd() *cobra.Command {
 		newWaitCmd(g),
 		newSignalCmd(),
 		newCoordCmd(g),
+		newControlCmd(g),
 		newInitCmd(g),
 		newDoctorCmd(g),
 		newStopCmd(g),
