@@ -76,6 +76,7 @@ func newRootCmd() *cobra.Command {
 		newSignalCmd(),
 		newCoordCmd(g),
 		newControlCmd(g),
+		newRetryCmd(g),
 		newInitCmd(g),
 		newDoctorCmd(g),
 		newStopCmd(g),
