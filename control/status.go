@@ -153,8 +153,9 @@ func FromWave(in Input) Status {
 
 func execution(w *state.Wave) string {
 	switch w.Status {
-	case state.WaveRunning:
-		// Between agents too (a gate, the next stage): the run goes on.
+	case state.WaveRunning, state.WaveWaitingForInput:
+		// Between agents too (a gate, the next stage, a question to a
+		// person while other agents go on): the run goes on.
 		return ExecActive
 	case state.WaveInterrupted:
 		return ExecInterrupted
@@ -170,6 +171,11 @@ func edge(w *state.Wave) *Edge {
 	for _, b := range w.Blockers {
 		if slices.Contains(humanKinds, b.Kind) {
 			return &Edge{Kind: EdgeHuman, ID: b.ID, AgentID: b.AgentID, Detail: b.Summary}
+		}
+	}
+	for _, q := range w.Questions {
+		if q.Blocking && q.State != "answered" {
+			return &Edge{Kind: EdgeHuman, ID: q.ID, AgentID: q.AgentID, Detail: q.Text}
 		}
 	}
 	if len(w.Blockers) > 0 {
@@ -218,7 +224,7 @@ func closure(w *state.Wave, e *Edge) string {
 
 func controller(w *state.Wave, e *Edge) string {
 	switch {
-	case e != nil && e.Kind == EdgeHuman:
+	case e != nil && e.Kind == EdgeHuman, w.Status == state.WaveWaitingForInput:
 		return CtrlWaitingUser
 	case w.Status == state.WaveRunning:
 		return CtrlActive

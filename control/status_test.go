@@ -51,6 +51,9 @@ func TestControlStatusMapsTheReducedWave(t *testing.T) {
 			w.Agents[0].State, w.Agents[0].StatusCode = state.AgentFailed, "missing-wave-proof"
 			w.Failures = []state.Failure{{AgentID: "A1", Gate: "implementationGate", StatusCode: "missing-wave-proof"}}
 		}), ExecSettled, ClosureFailed, CtrlIdle, EdgeGate + " implementationGate", []string{AgentRerun, AgentPlanned}},
+		{"waiting for input", wave(state.WaveWaitingForInput, func(w *state.Wave) {
+			w.Questions = []state.Question{{ID: "q-9", AgentID: "A1", Blocking: true, State: "pending"}}
+		}), ExecActive, ClosureBlocked, CtrlWaitingUser, EdgeHuman + " q-9", []string{AgentWorking, AgentPlanned}},
 		{"stopped", wave(state.WaveStopped, func(w *state.Wave) { w.Agents[0].State = state.AgentTerminated }),
 			ExecSettled, ClosurePending, CtrlIdle, "", []string{AgentStopped, AgentPlanned}},
 	}
