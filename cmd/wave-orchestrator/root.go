@@ -71,6 +71,7 @@ func newRootCmd() *cobra.Command {
 		newLaunchCmd(g),
 		newResumeCmd(g),
 		newSubmitCmd(g),
+		newAutonomousCmd(g),
 		newSubmitWatchCmd(g),
 		newWaitCmd(g),
 		newSignalCmd(),
