@@ -192,6 +192,9 @@ func runAutoWave(c *cobra.Command, e *laneEnv, bin string, base []string, n, att
 		}
 		fmt.Fprintf(out, "autonomous: wave %d attempt %d/%d: run %s%s\n", n, k, attempts, rec.RunID, note)
 		r, err := waitRun(c.Context(), submittedOf(e).store, rec.RunID)
+		if err != nil && c.Context().Err() != nil {
+			return aw, fmt.Errorf("autonomous interrupted at wave %d; its run %s goes on (wait --run-id %s, or stop): %w", n, rec.RunID, rec.RunID, err)
+		}
 		if err != nil {
 			return aw, err
 		}
