@@ -83,6 +83,7 @@ func newRootCmd() *cobra.Command {
 		newAttachCmd(g),
 		newBacklogCmd(g),
 	)
+	root.AddCommand(newAskCmd(g), newFeedbackCmd(g), newQuestionsCmd(g), newAnswerCmd(g))
 	addBuiltinExamples(root)
 	return root
 }
