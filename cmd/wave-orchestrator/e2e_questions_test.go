@@ -284,3 +284,23 @@ func TestAnswerUnknownIDListsThePendingQuestions(t *testing.T) {
 		t.Fatalf("questions printed raw control characters or missed %s: %q", id, list.stdout)
 	}
 }
+
+// Issue 21's loop: a script following a live launch with `status
+// --wait-change --exit-code` until something needs it gets 20 (input
+// required) when an agent asks a blocking question with `ask`.
+func TestStatusWaitChangeReturnsTwentyWhenALiveAgentAsks(t *testing.T) {
+	r := newRepo(t)
+	askingWave(r)
+	l := startLaunch(t, r)
+	t.Cleanup(func() { _ = l.cmd.Process.Kill(); _ = l.cmd.Wait() })
+	code := statusChanged
+	for i := 0; i < 50 && (code == statusChanged || code == statusRunning); i++ {
+		code = r.run(ctxFor(t), "status", "--wait-change", "--exit-code", "--timeout-seconds", "60").code
+	}
+	if code != statusInputRequired {
+		t.Fatalf("status --wait-change --exit-code ended with %d, want 20\n%s", code, l.console())
+	}
+	if qs, _, _ := questions.List(r.layout()); len(qs) != 1 || qs[0].State != questions.Pending {
+		t.Fatalf("questions %+v", qs)
+	}
+}
