@@ -304,3 +304,38 @@ func TestStatusWaitChangeReturnsTwentyWhenALiveAgentAsks(t *testing.T) {
 		t.Fatalf("questions %+v", qs)
 	}
 }
+
+// With no launcher left (it gave up: inputTimeoutSeconds), `answer
+// --resume` starts the wave's resume detached through the submit
+// machinery and says how to follow it; the resumed A1 reads the answer
+// and the run completes.
+func TestAnswerResumeStartsTheWavesResumeDetached(t *testing.T) {
+	r := newRepo(t)
+	r.write("wave.config.yaml", strings.Replace(testConfig, "  terminateGraceMs: 500\n", "  terminateGraceMs: 500\n  inputTimeoutSeconds: 1\n", 1))
+	askingWave(r)
+	if res := launch(t, r); res.code != 43 {
+		t.Fatalf("launch: exit %d, want 43\n%s", res.code, res.stdout)
+	}
+	qs, _, _ := questions.List(r.layout())
+	if len(qs) != 1 {
+		t.Fatalf("questions %+v", qs)
+	}
+	const answer = "MySQL 8"
+	res := r.run(ctxFor(t), "answer", qs[0].ID, answer, "--resume")
+	if res.code != 0 || !strings.Contains(res.stdout, "attach -t launcher") {
+		t.Fatalf("answer --resume: %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	_, rest, ok := strings.Cut(res.stdout, "as run ")
+	if !ok {
+		t.Fatalf("answer --resume named no run:\n%s", res.stdout)
+	}
+	id := strings.Fields(rest)[0]
+	if w := r.run(ctxFor(t), "wait", "--run-id", id); w.code != 0 {
+		t.Fatalf("wait --run-id %s: %d %s %s", id, w.code, w.stdout, w.stderr)
+	}
+	dir, _ := latestRunDir(r.layout(), 0, "A1")
+	prompt, _ := os.ReadFile(filepath.Join(dir, lanes.PromptFile))
+	if !strings.Contains(string(prompt), questions.HeadAnswers) || !strings.Contains(string(prompt), answer) {
+		t.Fatalf("the resumed A1's prompt lacks the answer:\n%s", prompt)
+	}
+}
