@@ -34,6 +34,7 @@ type waveRun struct {
 	results map[string]*agentResult
 	prior   map[string]string // agent → run dir of an interrupted run, adoptable
 	fresh   bool              // a run was started (not adopted) in this wave run
+	ask     asking
 	// override is the retry override (`retry apply`) this wave run
 	// follows; removed when the run ends, kept if the launcher dies.
 	override *retry.Override
@@ -62,6 +63,9 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	if err := r.takeOverride(); err != nil {
 		return waveOutcome{ExitCode: ExitFailed}, err
 	}
+	qctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	r.watchQuestions(qctx)
 	reusable := r.reusable()
 
 	// Before the wave run opens: a request naming no agent of the wave
@@ -154,6 +158,9 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	out := r.finish(ctx, maxAttempts, status, failures)
 	out.ExitCode = code
 	r.report(status, failures)
+	if code == ExitNeedsHuman {
+		fmt.Fprint(l.opt.Out, termtext.EscapeLines(r.pendingBlock()))
+	}
 	return out, nil
 }
 
