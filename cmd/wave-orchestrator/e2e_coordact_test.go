@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
-	"github.com/wave-orchestrator/wave-orchestrator/questions"
 )
 
 // postRecord posts a record to wave 0 and returns its id.
@@ -63,9 +61,8 @@ func TestCoordActResolvesDismissesAndReroutesOverTheLog(t *testing.T) {
 	}
 }
 
-// `coord act answer-human` writes the same answer record as the questions
-// package's Answer (the `answer` command's): only ids, texts and times
-// differ.
+// `coord act answer-human` writes the same answer record as the `answer`
+// command: only ids, texts and times differ.
 func TestCoordAnswerHumanWritesTheSameRecordAsAnswer(t *testing.T) {
 	r := newRepo(t)
 	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
@@ -78,8 +75,8 @@ func TestCoordAnswerHumanWritesTheSameRecordAsAnswer(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stdout, "answered "+q1) {
 		t.Fatalf("answer-human: exit %d %s%s", res.code, res.stdout, res.stderr)
 	}
-	if _, err := questions.Answer(context.Background(), r.layout(), q2, "yes", "dana", false, questions.AnswerOptions{}); err != nil {
-		t.Fatal(err)
+	if res := r.run(ctxFor(t), "answer", q2, "yes", "--operator", "dana"); res.code != 0 {
+		t.Fatalf("answer: exit %d %s%s", res.code, res.stdout, res.stderr)
 	}
 	recs, _, err := coord.Read(r.layout().CoordinationPath(0))
 	if err != nil {
