@@ -34,6 +34,10 @@ type waveRun struct {
 	results map[string]*agentResult
 	prior   map[string]string // agent → run dir of an interrupted run, adoptable
 	fresh   bool              // a run was started (not adopted) in this wave run
+	ask     asking
+	// override is the retry override (`retry apply`) this wave run
+	// follows; removed when the run ends, kept if the launcher dies.
+	override *retry.Override
 }
 
 type agentResult struct {
@@ -56,6 +60,12 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	}
 	r := &waveRun{l: l, p: p, n: w.Number, results: map[string]*agentResult{}}
 	r.prior = interruptedRuns(l.opt.Layout.EventsPath(), w.Number)
+	if err := r.takeOverride(); err != nil {
+		return waveOutcome{ExitCode: ExitFailed}, err
+	}
+	qctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	r.watchQuestions(qctx)
 	reusable := r.reusable()
 
 	// Before the wave run opens: a request naming no agent of the wave
@@ -77,6 +87,11 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	}
 	l.emit(r.n, state.EntityWaveRun, fmt.Sprintf("wave-%d", r.n), "started", 0,
 		state.WaveStarted{File: w.File, MaxAttempts: maxAttempts, Agents: agents, Closure: closure})
+	if o := r.override; o != nil {
+		l.emit(r.n, state.EntityRetry, fmt.Sprintf("wave-%d-override", r.n), "override-applied", 0,
+			map[string]any{"resumePhase": o.ResumePhase, "selectedAgentIds": o.SelectedAgentIDs,
+				"requestedBy": o.RequestedBy, "reason": o.Reason, "createdAt": o.CreatedAt})
+	}
 	// A proven agent the resume reruns is not reused.
 	reusable = slices.DeleteFunc(reusable, func(id string) bool { return slices.Contains(impl, id) })
 	l.printf("wave %d: %d agents, %d reusable, up to %d attempts", r.n, len(p.Order), len(reusable), maxAttempts)
@@ -143,6 +158,9 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	out := r.finish(ctx, maxAttempts, status, failures)
 	out.ExitCode = code
 	r.report(status, failures)
+	if code == ExitNeedsHuman {
+		fmt.Fprint(l.opt.Out, termtext.EscapeLines(r.pendingBlock()))
+	}
 	return out, nil
 }
 
@@ -169,6 +187,9 @@ func phaseOf(impl []string, closureFrom string) string {
 // implementation agent that cannot be reused.
 func (r *waveRun) firstSelection(reusable []string) ([]string, string, error) {
 	opt := r.l.opt
+	if o := r.override; o != nil {
+		opt.ResumePhase, opt.RerunAgents, opt.Resume = o.ResumePhase, o.SelectedAgentIDs, true
+	}
 	req := retry.ResumeRequest{Phase: opt.ResumePhase, Agents: opt.RerunAgents, RerunProven: opt.RerunProven}
 	resume := opt.Resume || opt.ResumePhase != ""
 	if opt.Resume && opt.ResumePhase == "" && len(r.prior) > 0 {
@@ -435,6 +456,13 @@ func (r *waveRun) resumePhaseFromPlan(reusable []string) string {
 
 func (r *waveRun) finish(ctx context.Context, attempt int, status string, failures []gate.Failure) waveOutcome {
 	r.l.emit(r.n, state.EntityWaveRun, fmt.Sprintf("wave-%d", r.n), status, attempt, map[string]any{"failures": failures})
+	if o := r.override; o != nil && status != state.WaveStopped {
+		// Used: a stopped run did not get to do what was asked, so its
+		// override waits for the next launch.
+		if err := retry.ConsumeOverride(retry.OverridePath(r.l.opt.Layout.WaveDir(r.n)), *o); err != nil {
+			r.l.printf("wave %d: %v", r.n, err)
+		}
+	}
 	if !r.l.opt.KeepSessions && status != state.WaveStopped {
 		// Only sessions of runs seen finished: a live run this launcher did
 		// not adopt keeps going.

@@ -71,10 +71,13 @@ func newRootCmd() *cobra.Command {
 		newLaunchCmd(g),
 		newResumeCmd(g),
 		newSubmitCmd(g),
+		newAutonomousCmd(g),
 		newSubmitWatchCmd(g),
 		newWaitCmd(g),
 		newSignalCmd(),
 		newCoordCmd(g),
+		newControlCmd(g),
+		newRetryCmd(g),
 		newInitCmd(g),
 		newDoctorCmd(g),
 		newStopCmd(g),
@@ -83,6 +86,7 @@ func newRootCmd() *cobra.Command {
 		newAttachCmd(g),
 		newBacklogCmd(g),
 	)
+	root.AddCommand(newAskCmd(g), newFeedbackCmd(g), newQuestionsCmd(g), newAnswerCmd(g))
 	addBuiltinExamples(root)
 	return root
 }
