@@ -339,3 +339,37 @@ func TestAnswerResumeStartsTheWavesResumeDetached(t *testing.T) {
 		t.Fatalf("the resumed A1's prompt lacks the answer:\n%s", prompt)
 	}
 }
+
+// A backlog worker's needs-input question is listed by `questions` and
+// answered by `answer` through the backlog answer path: the next run
+// merges the issue with the answer in its worker's prompt.
+func TestAnswerAnswersABacklogQuestionOnItsIssue(t *testing.T) {
+	r := newBacklogRepo(t)
+	r.issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
+	r.commitIssues(t)
+	ctx := context.Background()
+	if first := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard"); !strings.Contains(first.stdout, "#1 needs input") {
+		t.Fatalf("the first run did not ask (exit %d):\n%s\n%s", first.code, first.stdout, first.stderr)
+	}
+	list := r.runEnv(ctx, "questions", "--pending", "--json")
+	var qs []questions.Question
+	if err := json.Unmarshal([]byte(list.stdout), &qs); err != nil || len(qs) != 1 || qs[0].Issue == nil || *qs[0].Issue != 1 || qs[0].Text != "Which API?" {
+		t.Fatalf("questions --pending --json: %v\n%s%s", err, list.stdout, list.stderr)
+	}
+	ans := r.runEnv(ctx, "answer", "#1", "Use the v2 API", "--operator", "ana")
+	if ans.code != 0 || !strings.Contains(ans.stdout, "issue #1") {
+		t.Fatalf("answer #1: exit %d\n%s%s", ans.code, ans.stdout, ans.stderr)
+	}
+	if again := r.runEnv(ctx, "answer", qs[0].ID, "other"); again.code != exitUsage || !strings.Contains(again.stderr, "already answered") {
+		t.Fatalf("answering twice: %d %s", again.code, again.stderr)
+	}
+	second := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
+	if second.code != 0 || !strings.Contains(second.stdout, "#1 merged into") {
+		t.Fatalf("the run after the answer did not merge #1 (exit %d):\n%s\n%s", second.code, second.stdout, second.stderr)
+	}
+	v := r.surfaceStatus(t)
+	b, err := os.ReadFile(filepath.Join(v.Issues[0].RunDir, "prompt.md"))
+	if err != nil || !strings.Contains(string(b), "Use the v2 API") {
+		t.Fatalf("the worker's prompt lacks the answer (%v):\n%s", err, b)
+	}
+}
