@@ -373,3 +373,50 @@ func TestAnswerAnswersABacklogQuestionOnItsIssue(t *testing.T) {
 		t.Fatalf("the worker's prompt lacks the answer (%v):\n%s", err, b)
 	}
 }
+
+// An agent that asks with `ask --wait` stays alive: the wave is
+// waiting-for-input while it waits, the answer reaches it in the same run
+// (printed by ask), and the launcher does not relaunch it.
+func TestAskWaitGetsTheAnswerInTheSameRun(t *testing.T) {
+	r := newRepo(t)
+	script := filepath.Join(t.TempDir(), "asker")
+	body := "#!/bin/sh\nset -e\nmkdir -p src\n" +
+		binPath + " ask --question 'Which port?' --wait > src/a1.txt\n" +
+		"echo '[wave-proof] completion=contract durability=none proof=unit state=met'\necho '[wave-doc-delta] state=owned'\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "id: shell", "shell.command: "+script)}, closureAgents()...)...)
+	l := startLaunch(t, r)
+	var q questions.Question
+	waitFor(t, "the launcher telling the event log of the question", time.Minute, func() bool {
+		evs, _, _ := state.ReadEvents(r.layout().EventsPath())
+		for _, ev := range evs {
+			if ev.EntityType == state.EntityQuestion && ev.Action == state.QuestionAsked {
+				q.ID = ev.EntityID
+				return true
+			}
+		}
+		return false
+	})
+	var lane state.Lane
+	if err := json.Unmarshal([]byte(r.run(ctxFor(t), "status", "--json").stdout), &lane); err != nil || lane.Waves[0].Status != state.WaveWaitingForInput {
+		t.Fatalf("status while A1 waits: %v %+v", err, lane.Waves)
+	}
+	if res := r.run(ctxFor(t), "answer", q.ID, "8443"); res.code != 0 {
+		t.Fatalf("answer: %d %s", res.code, res.stderr)
+	}
+	if code := l.wait(t); code != 0 {
+		t.Fatalf("launch exit %d\n%s", code, l.console())
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.root, "src", "a1.txt")); strings.TrimSpace(string(b)) != "8443" {
+		t.Fatalf("A1 got %q from ask --wait", b)
+	}
+	launched, _ := agentStarts(r.events())
+	if launched["A1"] != 1 {
+		t.Fatalf("A1 launched %d times, want once (no relaunch after ask --wait)", launched["A1"])
+	}
+	if qe := questionEvents(r.events()); qe[q.ID+" asked"] != 1 || qe[q.ID+" answered"] != 1 {
+		t.Fatalf("question events %v", qe)
+	}
+}
