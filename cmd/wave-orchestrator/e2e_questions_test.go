@@ -148,6 +148,16 @@ func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
 	if q.AgentID != "A1" || *q.Wave != 0 || !q.Blocking || q.Text != askedQuestion || q.Attempt != 1 {
 		t.Fatalf("question %+v", q)
 	}
+	// A2 does not need the answer: it finishes while A1 waits.
+	waitFor(t, "A2 completed while A1 waits", time.Minute, func() bool {
+		evs, _, _ := state.ReadEvents(r.layout().EventsPath())
+		for _, ev := range evs {
+			if ev.EntityType == state.EntityAgentRun && ev.Action == state.AgentCompleted && ev.Data["agentId"] == "A2" {
+				return true
+			}
+		}
+		return false
+	})
 	st := r.run(ctxFor(t), "status", "--json")
 	var lane state.Lane
 	if err := json.Unmarshal([]byte(st.stdout), &lane); err != nil || len(lane.Waves) != 1 {
