@@ -76,6 +76,11 @@ func backlogQuestions(layout lanes.Layout) ([]Question, []string) {
 			if !seen {
 				order = append(order, is.Number)
 			}
+			if is.State != backlog.StateNeedsInput && is.Answer != nil {
+				// Answered while its run was open (the run's answered event).
+				latest[is.Number] = answeredInRun(layout, r.Info.ID, r.Info.StartedAt, is)
+				continue
+			}
 			if is.State != backlog.StateNeedsInput {
 				if prev != nil && prev.State != Answered {
 					// Taken again by a later run: answered somewhere.
@@ -103,6 +108,17 @@ func backlogQuestions(layout lanes.Layout) ([]Question, []string) {
 		}
 	}
 	return out, problems
+}
+
+// answeredInRun is the question an open run saw answered (a comment, the
+// label removed, or `backlog answer`), with the answer and who gave it.
+func answeredInRun(layout lanes.Layout, runID string, asked time.Time, is *backlog.IssueRun) *Question {
+	a := is.Answer
+	text := strings.TrimSpace(cmpOr(a.Question, cmpOr(is.Question, is.Title)))
+	n, at := is.Number, a.At
+	return &Question{ID: backlogID(n, text), Lane: layout.Lane, Issue: &n, RunID: runID,
+		Kind: "needs-input", Text: text, Blocking: true, State: Answered, AskedAt: asked,
+		Attempt: is.Attempts, Answer: a.Text, Operator: a.By, AnsweredAt: &at}
 }
 
 func cmpOr(a, b string) string {

@@ -97,3 +97,29 @@ func TestABacklogQuestionTakenAgainByALaterRunIsAnswered(t *testing.T) {
 		t.Fatalf("questions %+v: want #12 answered", qs)
 	}
 }
+
+// A question an open run saw answered (a person's comment on GitHub) is
+// listed answered, with the answer and who gave it, not dropped from the
+// list because the issue went back to its worker.
+func TestAQuestionTheOpenRunSawAnsweredIsListedWithItsAnswer(t *testing.T) {
+	l := testLayout(t)
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	id := "20260301T100000Z-bbbb"
+	writeRun(t, l, id, at, map[int]backlog.Event{
+		12: {Kind: backlog.EvNeedsInput, Question: "Call the flag --dry or --preview?"},
+	})
+	path := filepath.Join(supervisor.RunsRoot(l.StateDir), id, supervisor.EventsFile)
+	ev := backlog.Event{At: at.Add(time.Minute), Kind: backlog.EvAnswered, Issue: 12,
+		Question: "Call the flag --dry or --preview?", Answer: "--preview", By: "alice", Outcome: "comment"}
+	if err := jsonfile.Append(path, ev); err != nil {
+		t.Fatal(err)
+	}
+	qs, problems, err := List(l)
+	if err != nil || len(problems) > 0 || len(qs) != 1 {
+		t.Fatalf("list: %+v %v %v", qs, problems, err)
+	}
+	q := qs[0]
+	if q.State != Answered || q.Answer != "--preview" || q.Operator != "alice" || q.AnsweredAt == nil || q.Text != "Call the flag --dry or --preview?" {
+		t.Fatalf("question after the open run saw its answer: %+v", q)
+	}
+}
