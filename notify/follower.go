@@ -22,8 +22,9 @@ const (
 )
 
 // DefaultFlush bounds how long a follower's Stop waits for deliveries in
-// flight: long enough for every try and backoff of a failing sink.
-const DefaultFlush = 30 * time.Second
+// flight at exit: every try and backoff of a sink that fails at once fit
+// in it; a sink that hangs is cut off and its delivery left owed.
+const DefaultFlush = 10 * time.Second
 
 func defaultBackoff(try int) time.Duration { return 500 * time.Millisecond << try }
 
