@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 func (r *backlogRepo) withNotify(hook *hookReceiver) []string {
@@ -68,7 +70,15 @@ func TestBacklogRunNotifiesEachMergeAndTheFinalPROnce(t *testing.T) {
 	if delivered != 3 {
 		t.Errorf("%d deliveries recorded in the run's log, want 3", delivered)
 	}
-	noSecretUnder(t, r.root, run.stdout, run.stderr)
+	st := r.runWith(ctxFor(t), env, "backlog", "status", "--json")
+	var v struct {
+		State         string               `json:"state"`
+		Notifications *state.Notifications `json:"notifications"`
+	}
+	if err := json.Unmarshal([]byte(st.stdout), &v); err != nil || v.State != "finished" || v.Notifications == nil || v.Notifications.Delivered != 3 {
+		t.Errorf("backlog status --json: %+v %v\n%s", v, err, st.stdout)
+	}
+	noSecretUnder(t, r.root, run.stdout, run.stderr, st.stdout)
 }
 
 // A supervisor killed with SIGKILL after its first merge was told resumes

@@ -49,9 +49,7 @@ func notifyFindings(e *laneEnv) []finding {
 	}
 	if dirs, err := supervisor.ListRuns(e.layout.StateDir); err == nil && len(dirs) > 0 {
 		dir := dirs[len(dirs)-1]
-		if evs, _, err := jsonfile.ReadLines[backlog.Event](filepath.Join(dir, supervisor.EventsFile)); err == nil {
-			fs = append(fs, failureFinding("backlog run "+filepath.Base(dir), notify.RunNotifications(evs))...)
-		}
+		fs = append(fs, failureFinding("backlog run "+filepath.Base(dir), runNotifications(dir))...)
 	}
 	return fs
 }
@@ -63,4 +61,20 @@ func failureFinding(where string, n *state.Notifications) []finding {
 	f := n.Failures[len(n.Failures)-1]
 	return []finding{{level: "warn", check: "notify", msg: fmt.Sprintf("notify: %d deliveries failed (%s); latest: sink %s, %s, after %d tries: %s",
 		n.Failed, where, f.Sink, f.Event, f.Tries, f.Error), fix: "check the sink, then see `status` for the next deliveries"}}
+}
+
+// withNotifications is `backlog status --json`: the run's snapshot and
+// the tally of its notifications (null when none).
+type withNotifications struct {
+	supervisor.StatusView
+	Notifications *state.Notifications `json:"notifications"`
+}
+
+// runNotifications tallies a backlog run's notification events.
+func runNotifications(dir string) *state.Notifications {
+	evs, _, err := jsonfile.ReadLines[backlog.Event](filepath.Join(dir, supervisor.EventsFile))
+	if err != nil {
+		return nil
+	}
+	return notify.RunNotifications(evs)
 }
