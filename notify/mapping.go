@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -122,7 +123,8 @@ func FromBacklog(lane, run string, ev backlog.Event) (Notice, bool) {
 		n.Event, n.URL = FinalPROpened, ev.URL
 		n.Summary = fmt.Sprintf("%s: final pull request #%d opened: %s", where, ev.Number, ev.URL)
 	case evAnswered:
-		n.Event, n.Answer, n.Operator = QuestionAnswered, ev.Detail, ev.Ref
+		// The answer and who gave it are the journal's to add (answered).
+		n.Event, n.Question = QuestionAnswered, ev.Question
 		n.Summary = fmt.Sprintf("%s: issue %s answered", where, issue)
 	default:
 		return Notice{}, false
@@ -134,7 +136,20 @@ func FromBacklog(lane, run string, ev backlog.Event) (Notice, bool) {
 	return n, true
 }
 
-// evAnswered is the backlog run event of an answer seen by an open run
-// (contracts §2; its fields are hB's to settle: the answer is read from
-// Detail and who answered from Ref until then).
+// evAnswered is the backlog run event of an answer seen by an open run:
+// Issue, Question, and the answer and who gave it in the fields answer
+// and by, which answered reads from the line itself.
 const evAnswered = "answered"
+
+// answered adds an answered event's answer and author to its notice.
+func answered(n *Notice, line []byte) {
+	var a struct {
+		Answer string `json:"answer"`
+		By     string `json:"by"`
+	}
+	_ = json.Unmarshal(line, &a)
+	n.Answer, n.Operator = a.Answer, a.By
+	if a.By != "" {
+		n.Summary += " by " + clip(a.By, 40)
+	}
+}

@@ -67,6 +67,11 @@ func TestBacklogEventsMapToNoticesWithStableIDs(t *testing.T) {
 			t.Errorf("%s id %q, want %q", tc.ev.Kind, n.ID, tc.wantID)
 		}
 	}
+	j := &runJournal{lane: "main", run: "r1"}
+	e := j.decode([]byte(`{"at":"2026-01-02T03:04:05Z","kind":"answered","issue":5,"question":"which db?","answer":"postgres","by":"kim"}`))
+	if e.notice == nil || e.notice.Event != QuestionAnswered || e.notice.Answer != "postgres" || e.notice.Operator != "kim" || e.notice.Issue != 5 {
+		t.Errorf("answered → %+v", e.notice)
+	}
 	a, _ := FromBacklog("main", "r1", backlog.Event{Kind: backlog.EvNeedsInput, Issue: 5, At: at})
 	b, _ := FromBacklog("main", "r1", backlog.Event{Kind: backlog.EvNeedsInput, Issue: 5, At: at.Add(time.Second)})
 	if a.ID == b.ID {
