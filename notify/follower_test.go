@@ -199,3 +199,22 @@ func TestAFailingSinkIsTriedFourTimesThenRecordedFailed(t *testing.T) {
 		t.Fatalf("tally %+v", n)
 	}
 }
+
+func TestDoctorCheckSaysWhyASinkCannotDeliver(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no notify-send, no commands
+	env := func(k string) (string, bool) { return map[string]string{"SET": "https://hooks.example/SECRET"}[k], k == "SET" }
+	for _, tc := range []struct {
+		sink config.NotifySink
+		want string
+	}{
+		{config.NotifySink{Kind: config.SinkDesktop}, "notify-send is not on PATH"},
+		{config.NotifySink{Kind: config.SinkWebhook, URLEnv: "UNSET"}, "$UNSET is not set"},
+		{config.NotifySink{Kind: config.SinkWebhook, URLEnv: "SET"}, ""},
+		{config.NotifySink{Kind: config.SinkCommand, Argv: []string{"no-such-notifier"}}, "no-such-notifier is not on PATH"},
+	} {
+		got := Check(tc.sink, env)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) || strings.Contains(got, "SECRET") {
+			t.Errorf("%s sink: %q, want %q", tc.sink.Kind, got, tc.want)
+		}
+	}
+}
