@@ -202,7 +202,9 @@ func TestAFailingSinkIsTriedFourTimesThenRecordedFailed(t *testing.T) {
 
 func TestDoctorCheckSaysWhyASinkCannotDeliver(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no notify-send, no commands
-	env := func(k string) (string, bool) { return map[string]string{"SET": "https://hooks.example/SECRET"}[k], k == "SET" }
+	env := func(k string) (string, bool) {
+		return map[string]string{"SET": "https://hooks.example/SECRET"}[k], k == "SET"
+	}
 	for _, tc := range []struct {
 		sink config.NotifySink
 		want string
