@@ -133,6 +133,7 @@ func (f *Follower) start() error {
 			return err
 		}
 	}
+	f.tail.pin()
 	for _, e := range entries[from:] {
 		f.take(e)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -218,5 +219,22 @@ func TestDoctorCheckSaysWhyASinkCannotDeliver(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) || strings.Contains(got, "SECRET") {
 			t.Errorf("%s sink: %q, want %q", tc.sink.Kind, got, tc.want)
 		}
+	}
+}
+
+func TestARotatedLaneLogLosesNoEventAndRepeatsNone(t *testing.T) {
+	rc := newReceiver(t, 200)
+	f := newLane(t, rc)
+	fl := f.follow()
+	before := f.append(EntityQuestion, "asked")
+	// state.Append rotates the log at a wave run's start past 8 MiB.
+	if err := os.Rename(f.layout.EventsPath(), f.layout.EventsPath()+".1"); err != nil {
+		t.Fatal(err)
+	}
+	after := f.append(EntityQuestion, "asked")
+	fl.Stop(DefaultFlush)
+	got := rc.got()
+	if len(got) != 2 || !slices.Contains(got, before) || !slices.Contains(got, after) {
+		t.Fatalf("delivered %v, want %s and %s once each", got, before, after)
 	}
 }

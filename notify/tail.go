@@ -31,6 +31,16 @@ func (t *tailer) readAll() ([][]byte, error) {
 	return append(out, cur...), err
 }
 
+// pin makes a log that did not exist at readAll (the lane's first
+// launch) the one followed, from its start: were it rotated before the
+// next read, that read would take the new file for the first and skip
+// the lines moved to <path>.1.
+func (t *tailer) pin() {
+	if t.fi == nil {
+		t.fi, _ = os.Stat(t.path)
+	}
+}
+
 // readNew returns the complete lines appended since the last read.
 func (t *tailer) readNew() ([][]byte, error) {
 	fi, err := os.Stat(t.path)
