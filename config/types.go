@@ -258,6 +258,10 @@ type Backlog struct {
 	// issue's declared Files: list does: warn (merged, listed in the
 	// final PR and status) or park (not merged; parked with the files).
 	SurfacePolicy string `json:"surfacePolicy" yaml:"surfacePolicy"` // warn|park, default warn
+	// InputWaitMinutes is how long a run with nothing left but workers'
+	// questions waits for their answers before it ends with its final
+	// PR (default 60; 0 = end at once; -1 = wait until answered).
+	InputWaitMinutes int `json:"inputWaitMinutes" yaml:"inputWaitMinutes"`
 }
 
 // Probe is backlog.probe: a connectivity check run before a salvage

@@ -60,6 +60,9 @@ func (v backlogView) head(width int) []string {
 	if v.st.Waiting != nil {
 		b.WriteString(fit(p.warn.Render(supervisor.WaitingLine(v.st.Waiting)), width) + "\n")
 	}
+	if a := v.st.WaitingForAnswers; a != nil {
+		b.WriteString(fit(p.warn.Render(supervisor.InputWaitLine(*a)), width) + "\n")
+	}
 	return splitLines(b.String())
 }
 

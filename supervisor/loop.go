@@ -67,7 +67,9 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 			continue
 		}
 		if s.complete() {
-			return nil
+			if wait, err := s.awaitAnswers(); err != nil || !wait {
+				return err
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -105,6 +107,9 @@ func (s *Supervisor) step(ctx context.Context) error {
 		return err
 	}
 	if err := s.mergeReady(ctx); err != nil {
+		return err
+	}
+	if err := s.takeAnswers(ctx); err != nil {
 		return err
 	}
 	return s.refill(ctx)

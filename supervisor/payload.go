@@ -129,7 +129,7 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 	}
 	prompt := backlog.WorkerPrompt(backlog.PromptInput{RolePrompt: string(role), Issue: issue, Branch: branch,
 		WaveBranch: s.run().Info.WaveBranch, Worktree: wt, Attempt: attempt, Salvage: why.salvage,
-		SalvageRef: why.salvageRef, Conflict: why.conflict, Rework: why.rework})
+		SalvageRef: why.salvageRef, Conflict: why.conflict, Rework: why.rework, Answer: s.run().Issues[n].Answer})
 	return s.runPayload(agentRun{what: fmt.Sprintf("#%d", n), agent: agent, res: res, dir: s.runDir(n, attempt), cwd: wt, prompt: prompt,
 		attempt: attempt, session: SessionName(n), issue: n, branch: branch})
 }

@@ -42,6 +42,17 @@ type StatusView struct {
 	// Probes are the salvage relaunches a running supervisor holds
 	// because the executor's probe fails, by issue.
 	Probes []ProbeWait `json:"probes"`
+	// WaitingForAnswers is set while a running supervisor has nothing
+	// left but its workers' questions and waits for their answers.
+	WaitingForAnswers *AnswerWait `json:"waitingForAnswers"`
+}
+
+// AnswerWait is a run waiting for answers (backlog.inputWaitMinutes):
+// since when, until when (null: until answered), for which issues.
+type AnswerWait struct {
+	Since  time.Time  `json:"since"`
+	Until  *time.Time `json:"until"`
+	Issues []int      `json:"issues"`
 }
 
 // IssueView is one issue of a run.
@@ -73,6 +84,10 @@ type IssueView struct {
 	// Outside is what the worker changed outside the issue's declared
 	// surface: merged (backlog.surfacePolicy warn) or why it parked.
 	Outside []string `json:"outside"`
+	// Answer is the last answer the issue's question got in this run
+	// (null when none); Answers counts them.
+	Answer  *backlog.Answer `json:"answer"`
+	Answers int             `json:"answers"`
 }
 
 // ViewStopped is the state status shows for an issue whose worker
@@ -102,6 +117,7 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 		v.ElapsedSec = int64(now.Sub(r.Info.StartedAt).Seconds())
 		v.Waiting = readWaiting(dir)
 		v.Probes = append(v.Probes, readProbes(dir)...)
+		v.WaitingForAnswers = answerWait(r)
 	default:
 		v.State = "interrupted"
 		v.ElapsedSec = int64(now.Sub(r.Info.StartedAt).Seconds())
@@ -110,7 +126,7 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 		iv := IssueView{Number: is.Number, Title: is.Title, State: is.State, Branch: is.Branch, Worktree: is.Worktree,
 			Session: is.Session, RunDir: is.RunDir, Attempts: is.Attempts, Verify: is.Verify, Conflicts: is.Conflicts, Files: is.Files,
 			PR: is.PR, Question: is.Question, Detail: is.Detail, MergeCommit: is.MergeCommit,
-			Reworks: is.Reworks, ReworkFrom: is.ReworkFrom, Feedback: is.Feedback}
+			Reworks: is.Reworks, ReworkFrom: is.ReworkFrom, Feedback: is.Feedback, Answer: is.Answer, Answers: is.Answers}
 		if iv.Files == nil {
 			iv.Files = []string{}
 		}
@@ -172,6 +188,9 @@ func RenderStatus(w io.Writer, v StatusView) {
 	}
 	for _, p := range v.Probes {
 		fmt.Fprintf(w, "%s\n", ProbeLine(p))
+	}
+	if a := v.WaitingForAnswers; a != nil {
+		fmt.Fprintf(w, "%s\n", InputWaitLine(*a))
 	}
 	for _, is := range v.Issues {
 		extra := []string{}
@@ -243,4 +262,20 @@ func ReworkLabel(rounds int, from string) string {
 func WaitingLine(w *Waiting) string {
 	return fmt.Sprintf("waiting: %s since %s (try %d, gives up at %s; workers keep running, nothing is dispatched or merged): %s",
 		oneLine(w.Cause), w.Since.UTC().Format(time.RFC3339), w.Tries, w.GiveUpAt.UTC().Format(time.RFC3339), oneLine(w.Detail))
+}
+
+// answerWait is the run's open wait for answers with the issues it
+// waits for, nil when it waits for none.
+func answerWait(r *backlog.Run) *AnswerWait {
+	w := r.WaitingForAnswers()
+	if w == nil {
+		return nil
+	}
+	a := &AnswerWait{Since: w.Since, Until: w.Until, Issues: []int{}}
+	for _, is := range r.List() {
+		if is.State == backlog.StateNeedsInput {
+			a.Issues = append(a.Issues, is.Number)
+		}
+	}
+	return a
 }

@@ -64,6 +64,9 @@ type Options struct {
 	// Backoff is the wait before the try-th (0-based) retry of a sweep
 	// that failed transiently (default: 2 s doubling, capped at 1 min).
 	Backoff func(try int) time.Duration
+	// AnswerPoll is how often the source is asked whether questions were
+	// answered (default: every sweep locally, 30 s on GitHub).
+	AnswerPoll time.Duration
 }
 
 // Result is how a run ended.
@@ -106,6 +109,7 @@ type Supervisor struct {
 	// threadsDenied: the token may not read worker PR review threads;
 	// said once, then merges go on without looking at them.
 	threadsDenied bool
+	answersAt     time.Time // last look for answers to the run's questions
 }
 
 // New checks the options.

@@ -426,11 +426,7 @@ func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail s
 func (s *Supervisor) needsInput(ctx context.Context, n int, q string) error {
 	// The writes come before the state: a crash in between finds the
 	// worker's outcome again and redoes them (each is done once).
-	if err := s.comment(ctx, "needs-input", n, backlog.NeedsInputComment(q)); err != nil {
-		return err
-	}
-	if _, err := s.do(ctx, backlog.Intent{ID: "label-needs-input-" + strconv.Itoa(n), Op: backlog.OpLabel, Issue: n,
-		Label: s.o.Config.Backlog.NeedsInputLabel}); err != nil {
+	if err := s.ask(ctx, n, q); err != nil {
 		return err
 	}
 	if err := s.emit(backlog.Event{Kind: backlog.EvNeedsInput, Issue: n, Question: q}); err != nil {
