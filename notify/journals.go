@@ -134,9 +134,6 @@ func (j *runJournal) decode(line []byte) entry {
 			Sink: ev.Notice.Sink, Tries: ev.Notice.Tries, Err: ev.Notice.Error}}
 	}
 	if n, ok := FromBacklog(j.lane, j.run, ev); ok {
-		if ev.Kind == evAnswered {
-			answered(&n, line)
-		}
 		return entry{notice: &n}
 	}
 	return entry{}

@@ -1,7 +1,6 @@
 package notify
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -122,10 +121,12 @@ func FromBacklog(lane, run string, ev backlog.Event) (Notice, bool) {
 		}
 		n.Event, n.URL = FinalPROpened, ev.URL
 		n.Summary = fmt.Sprintf("%s: final pull request #%d opened: %s", where, ev.Number, ev.URL)
-	case evAnswered:
-		// The answer and who gave it are the journal's to add (answered).
-		n.Event, n.Question = QuestionAnswered, ev.Question
+	case backlog.EvAnswered:
+		n.Event, n.Question, n.Answer, n.Operator = QuestionAnswered, ev.Question, ev.Answer, ev.By
 		n.Summary = fmt.Sprintf("%s: issue %s answered", where, issue)
+		if ev.By != "" {
+			n.Summary += " by " + clip(ev.By, 40)
+		}
 	default:
 		return Notice{}, false
 	}
@@ -134,22 +135,4 @@ func FromBacklog(lane, run string, ev backlog.Event) (Notice, bool) {
 		n.ID += "-" + strconv.FormatInt(ev.At.UnixNano(), 36)
 	}
 	return n, true
-}
-
-// evAnswered is the backlog run event of an answer seen by an open run:
-// Issue, Question, and the answer and who gave it in the fields answer
-// and by, which answered reads from the line itself.
-const evAnswered = "answered"
-
-// answered adds an answered event's answer and author to its notice.
-func answered(n *Notice, line []byte) {
-	var a struct {
-		Answer string `json:"answer"`
-		By     string `json:"by"`
-	}
-	_ = json.Unmarshal(line, &a)
-	n.Answer, n.Operator = a.Answer, a.By
-	if a.By != "" {
-		n.Summary += " by " + clip(a.By, 40)
-	}
 }

@@ -126,3 +126,46 @@ func (r *backlogRepo) runID() string {
 	r.t.Fatal("no run_started event")
 	return ""
 }
+
+// The backlog human loop, told: a worker's question reaches the webhook
+// once as issue-needs-input, the answer once as question-answered (with
+// its text), then the merge and the final PR.
+func TestBacklogQuestionAndAnswerAreEachToldOnce(t *testing.T) {
+	r := newBacklogRepo(t)
+	hook := newHookReceiver(t, http.StatusOK)
+	r.issue(1, "Asks", "Files: backlog-work/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
+	r.commitIssues(t)
+	env := append(r.withNotify(hook), waitFor5Minutes...)
+	cmd := r.command(context.Background(), "backlog", "run", "--issues", "1", "--no-dashboard")
+	cmd.Env = append(cmd.Env, env...)
+	out := &syncBuf{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	run := startLife(cmd)
+	run.waitFor(t, "issue-needs-input told", time.Minute, func() bool { return hook.count("issue-needs-input", "") == 1 })
+	if ans := r.runWith(ctxFor(t), env, "backlog", "answer", "1", "Use the v2 API"); ans.code != 0 {
+		t.Fatalf("answer: %d\n%s\n%s", ans.code, ans.stdout, ans.stderr)
+	}
+	select {
+	case <-run.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the run did not end after the answer")
+	}
+	if run.err != nil {
+		t.Fatalf("run: %v\n%s", run.err, out.String())
+	}
+	for _, c := range []string{"issue-needs-input", "question-answered", "issue-merged", "final-pr-opened"} {
+		if n := hook.count(c, ""); n != 1 {
+			t.Errorf("%s told %d times, want once", c, n)
+		}
+	}
+	hook.mu.Lock()
+	defer hook.mu.Unlock()
+	for _, b := range hook.bodies {
+		if b["event"] == "question-answered" && b["answer"] != "Use the v2 API" {
+			t.Errorf("question-answered carries answer %v", b["answer"])
+		}
+	}
+}
