@@ -38,7 +38,10 @@ func Sinks(cfg []config.NotifySink, dir string, env Env) []Sink {
 		case config.SinkCommand:
 			out = append(out, &commandSink{cfg: c, dir: dir})
 		case config.SinkWebhook:
-			out = append(out, &webhookSink{cfg: c, env: env, client: &http.Client{}})
+			// Redirects are not followed: a chat webhook answers in place, and
+			// a redirect's errors would quote a URL we did not scrub.
+			client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			out = append(out, &webhookSink{cfg: c, env: env, client: client})
 		case config.SinkDesktop:
 			out = append(out, &commandSink{cfg: c, desktop: true, dir: dir})
 		}
