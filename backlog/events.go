@@ -137,6 +137,9 @@ type Event struct {
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`
 
+	// Notice is a notification event's notice and sink.
+	Notice *NoticeRecord `json:"notice,omitempty"`
+
 	// Outside is the files of a merged or parked worker's change outside
 	// its issue's declared surface, recorded with the merge or the park
 	// itself so the final PR and status still know them after kill -9.
@@ -195,3 +198,27 @@ const (
 	OpRelease = "release"
 	OpClosePR = "close-pr"
 )
+
+// Notification events (package notify): a delivery intent before a sink
+// is told about an event of the run, and its outcome after, so a
+// supervisor restarted after kill -9 tells nobody twice. The reducer
+// ignores them.
+const (
+	EvNotifyIntent = "notify_intent" // Notice (Issue stays 0; the notice says which)
+	EvNotified     = "notified"      // Notice, Outcome (delivered|failed)
+)
+
+// Outcomes of EvNotified.
+const (
+	NotifyDelivered = "delivered"
+	NotifyFailed    = "failed"
+)
+
+// NoticeRecord is the notice and sink of a notification event.
+type NoticeRecord struct {
+	ID    string `json:"id"`    // the notice's stable id
+	Event string `json:"event"` // question-asked, issue-merged, ...
+	Sink  string `json:"sink"`
+	Tries int    `json:"tries,omitempty"`
+	Error string `json:"error,omitempty"`
+}

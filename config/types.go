@@ -22,6 +22,8 @@ type Config struct {
 	Backlog        Backlog               `json:"backlog" yaml:"backlog"`
 	RuntimePolicy  RuntimePolicy         `json:"runtimePolicy,omitzero" yaml:"runtimePolicy,omitempty"`
 	Lanes          map[string]LaneConfig `json:"lanes" yaml:"lanes"`
+	// Notify lists the sinks people are told through (config/notify.go).
+	Notify []NotifySink `json:"notify,omitempty" yaml:"notify,omitempty"`
 	// Skills is read for its shape only (see Skills).
 	Skills *Skills `json:"skills,omitempty" yaml:"skills,omitempty"`
 
@@ -367,4 +369,6 @@ type Lane struct {
 	// targets and Context7 bundle names are checked against.
 	BenchmarkCatalogPath    string
 	Context7BundleIndexPath string
+	// Notify is the config's notify sinks (not overridable per lane).
+	Notify []NotifySink
 }

@@ -97,6 +97,7 @@ func (c *Config) validate() []error {
 			r.RateLimitBaseDelayS, r.RateLimitMaxDelayS)
 	}
 	c.validateBacklog(p)
+	c.validateNotify(p)
 	validateKube(p, r)
 	p.atLeast("runtime.silenceMinutes", r.SilenceMinutes, 0)
 	p.atLeast("runtime.silenceSeconds", r.SilenceSeconds, 0)

@@ -105,7 +105,8 @@ type schema map[string][]string
 
 var (
 	laneSchema = schema{"schemaVersion": {kNumber}, "lane": {kString}, "socket": {kString}, "launcher": {kObject, kNull},
-		"waves": {kArray}, "problems": {kArray}, "generatedAt": {kString}, "lastEvents": {kArray}}
+		"waves": {kArray}, "problems": {kArray}, "generatedAt": {kString}, "lastEvents": {kArray},
+		"notifications": {kObject, kNull}}
 	waveSchema = schema{"wave": {kNumber}, "file": {kString}, "status": {kString}, "phase": {kString},
 		"attempt": {kNumber}, "maxAttempts": {kNumber}, "startedAt": {kString, kNull}, "finishedAt": {kString, kNull},
 		"updatedAt": {kString, kNull}, "closure": {kArray}, "agents": {kArray}, "failures": {kArray},

@@ -62,6 +62,7 @@ func Load(l lanes.Layout, observe Observer, blockers BlockerSource, now time.Tim
 	}
 	bl := map[int][]Blocker{}
 	out.Waves = Reduce(evs, runs, bl, now)
+	out.Notifications = ReduceNotifications(evs)
 	if blockers != nil {
 		for i := range out.Waves {
 			if b := blockers(out.Waves[i].Wave); len(b) > 0 {

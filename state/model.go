@@ -64,6 +64,9 @@ type Lane struct {
 	Problems      []string   `json:"problems"` // unreadable files, reported not fatal
 	GeneratedAt   time.Time  `json:"generatedAt"`
 	LastEvents    []EventRef `json:"lastEvents"`
+	// Notifications tallies the deliveries to the notify sinks recorded
+	// in the lane's log; null when there are none.
+	Notifications *Notifications `json:"notifications"`
 }
 
 // Launcher is the lane lock holder, if any.

@@ -81,6 +81,9 @@ func Reduce(events []Event, runs map[string]RunFacts, blockers map[int][]Blocker
 	byWave := map[int]*Wave{}
 	var order []int
 	for _, ev := range events {
+		if ev.EntityType == EntityNotification {
+			continue
+		}
 		w := byWave[ev.Wave]
 		if w == nil {
 			w = &Wave{Wave: ev.Wave, Status: WavePending}

@@ -25,6 +25,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/notify"
 )
 
 // Exit codes of a backlog run (DESIGN §2).
@@ -182,6 +183,11 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{RunID: s.run().Info.ID, Dir: s.log.dir, Resumed: resumed}
+	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger})
+	if nerr != nil {
+		s.o.Logger.Warn("notify: not following the run's events", "err", nerr)
+	}
+	defer nf.Stop(notify.DefaultFlush)
 	if err != nil {
 		return res, err // stopped or given up while opening: which run it was
 	}

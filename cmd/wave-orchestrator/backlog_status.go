@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,13 +31,15 @@ func newBacklogStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			nt := runNotifications(dir)
 			if asJSON {
 				enc := json.NewEncoder(c.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(v)
+				return enc.Encode(withNotifications{v, nt})
 			}
 			supervisor.RenderStatus(c.OutOrStdout(), v)
-			return nil
+			_, err = fmt.Fprint(c.OutOrStdout(), notifyLine(nt))
+			return err
 		},
 	}
 	c.Flags().StringVar(&run, "run", "", "backlog run id (default: the newest)")
