@@ -52,6 +52,7 @@ type hub struct {
 	layout lanes.Layout
 	log    *slog.Logger
 	done   chan struct{} // closed when run ends: streams finish
+	ready  chan struct{} // closed once the first walk of the tree is done
 
 	mu   sync.Mutex
 	subs map[*subscriber]struct{}
@@ -62,7 +63,7 @@ type hub struct {
 }
 
 func newHub(l lanes.Layout, log *slog.Logger) *hub {
-	return &hub{layout: l, log: log, done: make(chan struct{}), subs: map[*subscriber]struct{}{},
+	return &hub{layout: l, log: log, done: make(chan struct{}), ready: make(chan struct{}), subs: map[*subscriber]struct{}{},
 		offsets: map[string]int64{}, partial: map[string][]byte{}}
 }
 
@@ -108,6 +109,7 @@ func (h *hub) run(ctx context.Context) error {
 		return fmt.Errorf("watch %s: %w", h.layout.StateDir, err)
 	}
 	h.addTree(w, h.layout.StateDir, true)
+	close(h.ready)
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
 	for {

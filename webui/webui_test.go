@@ -1,0 +1,427 @@
+package webui
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+)
+
+// fixture is a lane on disk with one agent whose log has lines 1..n.
+type fixture struct {
+	layout lanes.Layout
+	lane   state.Lane
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	layout := lanes.New(t.TempDir(), ".wave", "p", "main")
+	run := layout.RunDir(1, "A1", 1)
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	for i := 1; i <= 50; i++ {
+		fmt.Fprintf(&log, "line %d\n", i)
+	}
+	logPath := filepath.Join(run, lanes.LogFile)
+	if err := os.WriteFile(logPath, []byte(log.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := state.Lane{SchemaVersion: 1, Lane: "main", GeneratedAt: time.Unix(0, 0).UTC(), Waves: []state.Wave{{
+		Wave: 1, Status: state.WaveCompleted, Agents: []state.Agent{{ID: "A1", Title: "<b>title</b>", State: "completed", RunDir: run, LogPath: logPath}},
+	}}}
+	return &fixture{layout: layout, lane: l}
+}
+
+func (f *fixture) options() Options {
+	return Options{Layout: f.layout, State: func(context.Context) (state.Lane, error) { return f.lane, nil }}
+}
+
+func get(t *testing.T, h http.Handler, path string, hdr ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7777"+path, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestStateIsTheStatusJSONDocument(t *testing.T) {
+	f := newFixture(t)
+	w := get(t, New(f.options()).Handler(), "/api/v1/state")
+	if w.Code != http.StatusOK {
+		t.Fatalf("GET /api/v1/state: %d %s", w.Code, w.Body)
+	}
+	var want bytes.Buffer
+	if err := dashboard.WriteStatusJSON(&want, f.lane, -1); err != nil {
+		t.Fatal(err)
+	}
+	if w.Body.String() != want.String() {
+		t.Fatalf("state document differs from status --json:\n got %s\nwant %s", w.Body, want.String())
+	}
+}
+
+func TestTokenIsRequiredOnEveryRequest(t *testing.T) {
+	f := newFixture(t)
+	o := f.options()
+	o.Token = "s3cret-token"
+	h := New(o).Handler()
+	for _, p := range []string{"/", "/app.js", "/api/v1/about", "/api/v1/state", "/api/v1/questions", "/api/v1/backlog", "/api/v1/runs/1/A1/log", "/api/v1/events"} {
+		if w := get(t, h, p); w.Code != http.StatusUnauthorized {
+			t.Errorf("GET %s without a token: %d, want 401", p, w.Code)
+		}
+		if w := get(t, h, p, "Authorization", "Bearer wrong"); w.Code != http.StatusUnauthorized {
+			t.Errorf("GET %s with a wrong token: %d, want 401", p, w.Code)
+		}
+		if strings.HasSuffix(p, "/events") {
+			continue // a stream: its 200 is checked in the SSE test
+		}
+		if w := get(t, h, p, "Authorization", "Bearer s3cret-token"); w.Code == http.StatusUnauthorized || w.Code == http.StatusForbidden {
+			t.Errorf("GET %s with the token: %d %s", p, w.Code, w.Body)
+		}
+	}
+	if w := get(t, h, "/api/v1/state", "Authorization", "Bearer s3cret-token"); w.Code != http.StatusOK {
+		t.Fatalf("GET /api/v1/state with the token: %d", w.Code)
+	}
+	// The page's way in: the login form sets a cookie that then works.
+	r := httptest.NewRequest(http.MethodPost, "http://10.0.0.5:7777/login", strings.NewReader("token=s3cret-token"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusSeeOther || len(w.Result().Cookies()) != 1 {
+		t.Fatalf("POST /login with the token: %d, cookies %v", w.Code, w.Result().Cookies())
+	}
+	c := w.Result().Cookies()[0]
+	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("token cookie %+v: want HttpOnly and SameSite=Strict", c)
+	}
+	if w := get(t, h, "/api/v1/state", "Cookie", c.Name+"="+c.Value); w.Code != http.StatusOK {
+		t.Fatalf("GET /api/v1/state with the login cookie: %d", w.Code)
+	}
+	if w := get(t, h, "/"); !strings.Contains(w.Body.String(), `action="/login"`) {
+		t.Fatalf("GET / without a token shows no login form: %s", w.Body)
+	}
+}
+
+func TestServingOffLoopbackNeedsAToken(t *testing.T) {
+	for addr, ok := range map[string]bool{"127.0.0.1:7777": true, "localhost:0": true, "[::1]:7777": true, "0.0.0.0:7777": false, ":7777": false, "192.168.1.4:80": false} {
+		err := CheckAddr(addr, "")
+		if (err == nil) != ok {
+			t.Errorf("CheckAddr(%q, no token) = %v, want ok=%v", addr, err, ok)
+		}
+		if err := CheckAddr(addr, "t"); err != nil {
+			t.Errorf("CheckAddr(%q, token) = %v", addr, err)
+		}
+	}
+	err := ListenAndServe(context.Background(), "0.0.0.0:0", Options{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "--token-env") {
+		t.Fatalf("ListenAndServe off loopback without a token: %v", err)
+	}
+}
+
+func TestLoopbackServerRefusesAForeignHostName(t *testing.T) {
+	f := newFixture(t)
+	h := New(f.options()).Handler()
+	r := httptest.NewRequest(http.MethodGet, "http://attacker.example:7777/api/v1/state", nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusForbidden {
+		t.Fatalf("GET with Host attacker.example on a token-less server: %d, want 403", w.Code)
+	}
+	if w := get(t, h, "/api/v1/state"); w.Code != http.StatusOK {
+		t.Fatalf("GET with a loopback Host: %d", w.Code)
+	}
+}
+
+func TestLogTailIsBoundedAndNamesNoFile(t *testing.T) {
+	f := newFixture(t)
+	secret := filepath.Join(f.layout.RepoRoot, "secret")
+	_ = os.WriteFile(secret, []byte("do not serve\n"), 0o644)
+	h := New(f.options()).Handler()
+	if w := get(t, h, "/api/v1/runs/1/A1/log?tail=3"); w.Code != http.StatusOK || w.Body.String() != "line 48\nline 49\nline 50\n" {
+		t.Fatalf("tail=3: %d %q", w.Code, w.Body)
+	}
+	if w := get(t, h, "/api/v1/runs/1/A1/log"); strings.Count(w.Body.String(), "\n") != 50 {
+		t.Fatalf("default tail of a 50-line log: %q", w.Body)
+	}
+	if w := get(t, h, "/api/v1/runs/1/A1/log?tail=999999999"); w.Code != http.StatusOK {
+		t.Fatalf("a huge tail is capped, not refused: %d", w.Code)
+	}
+	for path, code := range map[string]int{
+		"/api/v1/runs/1/A1/log?tail=-1":         http.StatusBadRequest,
+		"/api/v1/runs/1/A1/log?tail=x":          http.StatusBadRequest,
+		"/api/v1/runs/x/A1/log":                 http.StatusBadRequest,
+		"/api/v1/runs/1/..%2F..%2Fsecret/log":   http.StatusBadRequest,
+		"/api/v1/runs/1/.hidden/log":            http.StatusBadRequest,
+		"/api/v1/runs/1/A2/log":                 http.StatusNotFound,
+		"/api/v1/runs/2/A1/log":                 http.StatusNotFound,
+		"/api/v1/runs/1/..%2F..%2F..%2Fetc/log": http.StatusBadRequest,
+	} {
+		w := get(t, h, path)
+		if w.Code != code {
+			t.Errorf("GET %s: %d, want %d (%s)", path, w.Code, code, w.Body)
+		}
+		if strings.Contains(w.Body.String(), "do not serve") {
+			t.Errorf("GET %s served a file outside the lane", path)
+		}
+	}
+	// A state whose log path points outside the lane is not followed.
+	f.lane.Waves[0].Agents[0].LogPath = secret
+	if w := get(t, h, "/api/v1/runs/1/A1/log"); w.Code != http.StatusNotFound || strings.Contains(w.Body.String(), "do not serve") {
+		t.Fatalf("log path outside the state dir: %d %q", w.Code, w.Body)
+	}
+}
+
+func TestAnsweringIsOffUnlessAllowed(t *testing.T) {
+	f := newFixture(t)
+	o := f.options()
+	o.Questions = &recordingQuestions{}
+	post := func(h http.Handler, ct, origin, body string) int {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7777/api/v1/questions/q-1/answer", strings.NewReader(body))
+		r.Header.Set("Content-Type", ct)
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	if c := post(New(o).Handler(), "application/json", "", `{"answer":"yes"}`); c != http.StatusForbidden {
+		t.Fatalf("answer without --allow-answer: %d, want 403", c)
+	}
+	o.AllowAnswer = true
+	qs := &recordingQuestions{}
+	o.Questions = qs
+	h := New(o).Handler()
+	if c := post(h, "text/plain", "", `{"answer":"yes"}`); c != http.StatusUnsupportedMediaType {
+		t.Fatalf("a text/plain answer (what a cross-site form can send): %d, want 415", c)
+	}
+	if c := post(h, "application/json", "http://evil.example", `{"answer":"yes"}`); c != http.StatusForbidden {
+		t.Fatalf("an answer from another origin: %d, want 403", c)
+	}
+	if c := post(h, "application/json", "", `{"answer":"  "}`); c != http.StatusBadRequest {
+		t.Fatalf("an empty answer: %d, want 400", c)
+	}
+	if len(qs.answered) != 0 {
+		t.Fatalf("refused requests answered: %v", qs.answered)
+	}
+	if c := post(h, "application/json", "http://127.0.0.1:7777", `{"answer":"use the blue one"}`); c != http.StatusOK {
+		t.Fatalf("a same-origin JSON answer: %d", c)
+	}
+	if want := []string{"q-1=use the blue one by web"}; fmt.Sprint(qs.answered) != fmt.Sprint(want) {
+		t.Fatalf("answered %v, want %v", qs.answered, want)
+	}
+}
+
+// recordingQuestions stands in for the lane's questions where the test
+// is about the HTTP rules around them, not about answering.
+type recordingQuestions struct{ answered []string }
+
+func (q *recordingQuestions) List(context.Context) (any, error) { return []any{}, nil }
+func (q *recordingQuestions) Answer(_ context.Context, id, text, op string) (any, error) {
+	q.answered = append(q.answered, id+"="+text+" by "+op)
+	return map[string]string{"id": id}, nil
+}
+func (q *recordingQuestions) StatusOf(error) int { return http.StatusConflict }
+
+func TestPageNeverInsertsMarkup(t *testing.T) {
+	for _, name := range []string{"page/app.js", "page/index.html"} {
+		b, err := pageFS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"} {
+			if bytes.Contains(b, []byte(sink)) {
+				t.Errorf("%s uses %s: untrusted text must only reach the page as text", name, sink)
+			}
+		}
+	}
+	f := newFixture(t)
+	w := get(t, New(f.options()).Handler(), "/")
+	csp := w.Header().Get("Content-Security-Policy")
+	if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Fatalf("page CSP %q: want scripts from this origin only", csp)
+	}
+	if !strings.Contains(w.Body.String(), `<script src="app.js"`) {
+		t.Fatalf("GET / is not the page: %s", w.Body)
+	}
+}
+
+// sseReader reads a stream's events into a channel.
+func sseReader(t *testing.T, body io.Reader) <-chan [2]string {
+	t.Helper()
+	ch := make(chan [2]string, 64)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var ev, data string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				ev = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = strings.TrimPrefix(line, "data: ")
+			case line == "" && ev != "":
+				ch <- [2]string{ev, data}
+				ev, data = "", ""
+			}
+		}
+	}()
+	return ch
+}
+
+// next waits for the stream's next event named name (others are
+// skipped) and says how long it took.
+func next(t *testing.T, ch <-chan [2]string, name string) (string, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("stream ended waiting for a %q event", name)
+			}
+			if ev[0] == name {
+				return ev[1], time.Since(start)
+			}
+		case <-deadline:
+			t.Fatalf("no %q event within 10s", name)
+		}
+	}
+}
+
+func appendLine(t *testing.T, path, line string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	if _, err := io.WriteString(fh, line); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEventStreamDeliversEachAppendedLine(t *testing.T) {
+	f := newFixture(t)
+	appendLine(t, f.layout.EventsPath(), `{"id":"old"}`+"\n") // before the server: not replayed
+	o := f.options()
+	o.Token = "tok"
+	s := New(o)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	watched := make(chan error, 1)
+	go func() { watched <- s.Watch(ctx) }()
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/api/v1/events", nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("GET /api/v1/events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	ch := sseReader(t, resp.Body)
+	next(t, ch, "hello")
+	waitWatching(t, s)
+
+	// A lane event, written in two pieces: one event, once complete.
+	appendLine(t, f.layout.EventsPath(), `{"id":"e1","entityType":"agent_run",`)
+	appendLine(t, f.layout.EventsPath(), `"action":"started"}`+"\n")
+	data, took := next(t, ch, evLane)
+	if data != `{"id":"e1","entityType":"agent_run","action":"started"}` {
+		t.Fatalf("lane event data %s", data)
+	}
+	t.Logf("lane event delivered %v after its append", took)
+
+	// A backlog run that starts after the server did: followed from its
+	// first line.
+	appendLine(t, filepath.Join(f.layout.StateDir, "backlog", "20261201T000000Z-backlog-1", "events.jsonl"), `{"kind":"merged","issue":3}`+"\n")
+	data, took = next(t, ch, evBacklog)
+	var bl struct {
+		Run   string         `json:"run"`
+		Event map[string]any `json:"event"`
+	}
+	if err := json.Unmarshal([]byte(data), &bl); err != nil || bl.Run != "20261201T000000Z-backlog-1" || bl.Event["kind"] != "merged" {
+		t.Fatalf("backlog event %s (%v)", data, err)
+	}
+	t.Logf("backlog event delivered %v after its append", took)
+
+	// A question in a wave's coordination log; a corrupt line still
+	// arrives, as a string.
+	appendLine(t, f.layout.CoordinationPath(1), "{not json\n")
+	data, _ = next(t, ch, evCoordination)
+	if data != `{"wave":1,"record":"{not json"}` {
+		t.Fatalf("coordination event %s", data)
+	}
+	cancel()
+	if err := <-watched; err != nil {
+		t.Fatalf("Watch: %v", err)
+	}
+}
+
+// waitWatching waits until the hub's first walk is done (the follower
+// knows the lane's log), so a test's append is not taken for old.
+func waitWatching(t *testing.T, s *Server) {
+	t.Helper()
+	select {
+	case <-s.hub.ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event follower did not start")
+	}
+}
+
+func TestShutdownEndsOpenEventStreams(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- ListenAndServe(ctx, "127.0.0.1:0", f.options(), func(a net.Addr) { addr <- a.String() })
+	}()
+	base := "http://" + <-addr
+	resp, err := http.Get(base + "/api/v1/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ch := sseReader(t, resp.Body)
+	next(t, ch, "hello")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ListenAndServe after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ListenAndServe did not return after its context ended with a stream open")
+	}
+	for range ch {
+	} // the stream ends too
+}
