@@ -22,6 +22,16 @@ const (
 	EntityGate     = "gate"
 	EntityClosure  = "closure"
 	EntityRetry    = "retry"
+	// EntityQuestion events are a question to a person (package
+	// questions): asked, answered, unanswered, once each.
+	EntityQuestion = "question"
+)
+
+// Actions of question events.
+const (
+	QuestionAsked      = "asked"
+	QuestionAnswered   = "answered"
+	QuestionUnanswered = "unanswered"
 )
 
 // Event is one line of events.jsonl.

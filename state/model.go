@@ -33,6 +33,10 @@ const (
 	// no launcher holds the lane: its agents may still be running, and the
 	// next launch or resume adopts them.
 	WaveInterrupted = "interrupted"
+	// WaveWaitingForInput is a running wave held by a blocking question
+	// to a person: the launcher waits for the answer (agents that do not
+	// need it keep running) and relaunches the agent that asked.
+	WaveWaitingForInput = "waiting-for-input"
 )
 
 // CodeFallbackBlocked is the status code (and the retry event action) of
@@ -84,7 +88,45 @@ type Wave struct {
 	Agents      []Agent    `json:"agents"`
 	Failures    []Failure  `json:"failures"`
 	Blockers    []Blocker  `json:"blockers"`
-	LastEvents  []EventRef `json:"lastEvents"`
+	// Questions are the wave's questions to people, from its question
+	// events (overlaid with the coordination log by `status`).
+	Questions  []Question `json:"questions"`
+	LastEvents []EventRef `json:"lastEvents"`
+}
+
+// Question is a question an agent of the wave asked a person (the data
+// of question events). Text and Answer are untrusted text.
+type Question struct {
+	ID         string     `json:"id"`
+	AgentID    string     `json:"agentId"`
+	Attempt    int        `json:"attempt"`
+	Text       string     `json:"text"`
+	Blocking   bool       `json:"blocking"`
+	State      string     `json:"state"` // pending | answered | unanswered
+	Answer     string     `json:"answer,omitempty"`
+	Operator   string     `json:"operator,omitempty"`
+	AskedAt    *time.Time `json:"askedAt"`
+	AnsweredAt *time.Time `json:"answeredAt,omitempty"`
+}
+
+// QuestionData is the data of question events.
+type QuestionData struct {
+	AgentID  string `json:"agentId"`
+	Attempt  int    `json:"attempt"`
+	Text     string `json:"text"`
+	Blocking bool   `json:"blocking"`
+	Answer   string `json:"answer,omitempty"`
+	Operator string `json:"operator,omitempty"`
+}
+
+// Waiting reports whether a blocking question of w waits for a person.
+func (w *Wave) Waiting() bool {
+	for _, q := range w.Questions {
+		if q.Blocking && q.State != "answered" {
+			return true
+		}
+	}
+	return false
 }
 
 // Stage is one closure stage.

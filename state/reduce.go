@@ -103,6 +103,9 @@ func Reduce(events []Event, runs map[string]RunFacts, blockers map[int][]Blocker
 		if w.Blockers == nil {
 			w.Blockers = []Blocker{}
 		}
+		if w.Questions == nil {
+			w.Questions = []Question{}
+		}
 		out = append(out, *w)
 	}
 	return out
@@ -143,7 +146,10 @@ func apply(w *Wave, ev Event) {
 		}
 		decode(ev.Data, &d)
 		w.Failures = d.Failures
+	case EntityQuestion:
+		applyQuestion(w, ev)
 	}
+	w.SetWaiting()
 	w.LastEvents = append(w.LastEvents, EventRef{At: at, Wave: ev.Wave, Message: Describe(ev)})
 	if len(w.LastEvents) > lastEventsKept {
 		w.LastEvents = w.LastEvents[len(w.LastEvents)-lastEventsKept:]
@@ -156,8 +162,10 @@ func applyWaveRun(w *Wave, ev Event) {
 	case "started":
 		var d WaveStarted
 		decode(ev.Data, &d)
+		// A question still waiting holds the new run of the wave too.
+		waiting := slices.DeleteFunc(w.Questions, func(q Question) bool { return q.State == "answered" })
 		*w = Wave{Wave: w.Wave, File: d.File, Status: WaveRunning, Phase: "implementation",
-			MaxAttempts: d.MaxAttempts, StartedAt: &at, UpdatedAt: &at, LastEvents: w.LastEvents}
+			MaxAttempts: d.MaxAttempts, StartedAt: &at, UpdatedAt: &at, LastEvents: w.LastEvents, Questions: waiting}
 		for _, a := range d.Agents {
 			w.Agents = append(w.Agents, Agent{ID: a.ID, Title: a.Title, Role: a.Role, Executor: a.Executor, State: AgentPending})
 		}
@@ -181,6 +189,37 @@ func applyWaveRun(w *Wave, ev Event) {
 		if d.Failures != nil {
 			w.Failures = d.Failures
 		}
+	}
+}
+
+func applyQuestion(w *Wave, ev Event) {
+	var d QuestionData
+	decode(ev.Data, &d)
+	i := slices.IndexFunc(w.Questions, func(q Question) bool { return q.ID == ev.EntityID })
+	if i < 0 {
+		at := ev.RecordedAt
+		w.Questions = append(w.Questions, Question{ID: ev.EntityID, AgentID: d.AgentID, Attempt: d.Attempt,
+			Text: d.Text, Blocking: d.Blocking, State: "pending", AskedAt: &at})
+		i = len(w.Questions) - 1
+	}
+	q := &w.Questions[i]
+	switch ev.Action {
+	case QuestionAnswered:
+		at := ev.RecordedAt
+		q.State, q.Answer, q.Operator, q.AnsweredAt = "answered", d.Answer, d.Operator, &at
+	case QuestionUnanswered:
+		q.State = "unanswered"
+	}
+}
+
+// SetWaiting moves a running wave to waiting-for-input while a blocking
+// question waits for a person, and back once none does.
+func (w *Wave) SetWaiting() {
+	switch {
+	case w.Status == WaveRunning && w.Waiting():
+		w.Status = WaveWaitingForInput
+	case w.Status == WaveWaitingForInput && !w.Waiting():
+		w.Status = WaveRunning
 	}
 }
 
@@ -289,6 +328,9 @@ func Describe(ev Event) string {
 			return fmt.Sprintf("gate %s passed", p)
 		}
 		return fmt.Sprintf("gate %s failed", p)
+	case EntityQuestion:
+		id, _ := ev.Data["agentId"].(string)
+		return fmt.Sprintf("question %s of %s %s", ev.EntityID, id, ev.Action)
 	case EntityRetry:
 		if ev.Action == CodeFallbackBlocked {
 			id, _ := ev.Data["agentId"].(string)
