@@ -1,38 +1,30 @@
 package webui
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 )
 
-// Questions is what the server needs of the lane's questions.
-type Questions interface {
-	// List is every question of the lane, oldest first, as JSON-able
-	// records.
-	List(ctx context.Context) (any, error)
-	// Answer answers question id; the error's status is StatusOf's.
-	Answer(ctx context.Context, id, text, operator string) (any, error)
-	// StatusOf maps an Answer error onto an HTTP status (404 unknown id,
-	// 409 already answered…).
-	StatusOf(err error) int
-}
-
 // maxAnswerBytes bounds an answer: it ends up in an agent's prompt.
-const maxAnswerBytes = 64 << 10
+const maxAnswerBytes = questions.MaxAnswer + 4<<10 // the JSON around it
 
 func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Questions == nil {
-		writeJSON(w, http.StatusOK, []any{})
-		return
-	}
-	qs, err := s.opt.Questions.List(r.Context())
+	qs, problems, err := questions.List(s.opt.Layout)
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
+	}
+	for _, p := range problems {
+		s.opt.Logger.Warn("serve: questions", "problem", p)
+	}
+	if qs == nil {
+		qs = []questions.Question{}
 	}
 	writeJSON(w, http.StatusOK, qs)
 }
@@ -46,10 +38,6 @@ type answerRequest struct {
 func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	if !s.opt.AllowAnswer {
 		httpError(w, http.StatusForbidden, "answering is off: start serve with --allow-answer")
-		return
-	}
-	if s.opt.Questions == nil {
-		httpError(w, http.StatusNotFound, "this lane has no questions")
 		return
 	}
 	// A JSON body only: a cross-site form cannot send one without a
@@ -75,9 +63,18 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 		op = s.opt.Operator
 	}
 	id := r.PathValue("id")
-	q, err := s.opt.Questions.Answer(r.Context(), id, text, op)
-	if err != nil {
-		httpError(w, s.opt.Questions.StatusOf(err), err.Error())
+	// Never force: a question answered meanwhile (from the terminal, the
+	// dashboard, another page) is refused with what it was answered.
+	q, err := questions.Answer(r.Context(), s.opt.Layout, id, text, op, false, s.opt.Answering)
+	switch {
+	case errors.Is(err, questions.ErrUnknownID):
+		httpError(w, http.StatusNotFound, err.Error())
+		return
+	case errors.Is(err, questions.ErrAlreadyAnswered):
+		httpError(w, http.StatusConflict, err.Error())
+		return
+	case err != nil:
+		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	s.opt.Logger.Info("serve: question answered", "id", id, "operator", op)

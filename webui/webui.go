@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -29,9 +30,9 @@ type Options struct {
 	// Backlog is the `backlog status --json` document of run (the newest
 	// when ""); ErrNoBacklogRun when the lane has none.
 	Backlog func(ctx context.Context, run string) (any, error)
-	// Questions lists and answers the lane's questions; nil serves an
-	// empty list and refuses answers.
-	Questions Questions
+	// Answering is what answering a backlog question needs (the issue
+	// source, opened when first used, and its needs-input label).
+	Answering questions.AnswerOptions
 	// AllowAnswer enables POST /api/v1/questions/{id}/answer.
 	AllowAnswer bool
 	// Token, when set, is required on every request (Bearer header or
@@ -103,5 +104,5 @@ type about struct {
 }
 
 func (s *Server) handleAbout(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, about{Lane: s.opt.Layout.Lane, AllowAnswer: s.opt.AllowAnswer && s.opt.Questions != nil})
+	writeJSON(w, http.StatusOK, about{Lane: s.opt.Layout.Lane, AllowAnswer: s.opt.AllowAnswer})
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -191,55 +192,67 @@ func TestLogTailIsBoundedAndNamesNoFile(t *testing.T) {
 
 func TestAnsweringIsOffUnlessAllowed(t *testing.T) {
 	f := newFixture(t)
+	q, err := questions.Post(f.layout, questions.Ask{Wave: 1, AgentID: "A1", Attempt: 1, Text: "which colour?", Blocking: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := f.options()
-	o.Questions = &recordingQuestions{}
-	post := func(h http.Handler, ct, origin, body string) int {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7777/api/v1/questions/q-1/answer", strings.NewReader(body))
+	post := func(h http.Handler, id, ct, origin, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7777/api/v1/questions/"+id+"/answer", strings.NewReader(body))
 		r.Header.Set("Content-Type", ct)
 		if origin != "" {
 			r.Header.Set("Origin", origin)
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
-		return w.Code
+		return w
 	}
-	if c := post(New(o).Handler(), "application/json", "", `{"answer":"yes"}`); c != http.StatusForbidden {
-		t.Fatalf("answer without --allow-answer: %d, want 403", c)
+	state := func() string {
+		qs, _, err := questions.List(f.layout)
+		if err != nil || len(qs) != 1 {
+			t.Fatalf("questions: %v %v", qs, err)
+		}
+		return qs[0].State + ":" + qs[0].Answer + ":" + qs[0].Operator
+	}
+	if w := post(New(o).Handler(), q.ID, "application/json", "", `{"answer":"blue"}`); w.Code != http.StatusForbidden {
+		t.Fatalf("answer without --allow-answer: %d, want 403", w.Code)
 	}
 	o.AllowAnswer = true
-	qs := &recordingQuestions{}
-	o.Questions = qs
 	h := New(o).Handler()
-	if c := post(h, "text/plain", "", `{"answer":"yes"}`); c != http.StatusUnsupportedMediaType {
-		t.Fatalf("a text/plain answer (what a cross-site form can send): %d, want 415", c)
+	for _, c := range []struct {
+		why, ct, origin, body string
+		code                  int
+	}{
+		{"a text/plain body (what a cross-site form can send)", "text/plain", "", `{"answer":"blue"}`, http.StatusUnsupportedMediaType},
+		{"another origin", "application/json", "http://evil.example", `{"answer":"blue"}`, http.StatusForbidden},
+		{"an empty answer", "application/json", "", `{"answer":"  "}`, http.StatusBadRequest},
+		{"an unknown field", "application/json", "", `{"answer":"blue","force":true}`, http.StatusBadRequest},
+	} {
+		if w := post(h, q.ID, c.ct, c.origin, c.body); w.Code != c.code {
+			t.Errorf("%s: %d, want %d (%s)", c.why, w.Code, c.code, w.Body)
+		}
 	}
-	if c := post(h, "application/json", "http://evil.example", `{"answer":"yes"}`); c != http.StatusForbidden {
-		t.Fatalf("an answer from another origin: %d, want 403", c)
+	if got := state(); got != "pending::" {
+		t.Fatalf("refused requests changed the question: %s", got)
 	}
-	if c := post(h, "application/json", "", `{"answer":"  "}`); c != http.StatusBadRequest {
-		t.Fatalf("an empty answer: %d, want 400", c)
+	if w := post(h, "q-nosuch", "application/json", "", `{"answer":"blue"}`); w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), q.ID) {
+		t.Fatalf("an unknown id: %d %s, want 404 naming the pending %s", w.Code, w.Body, q.ID)
 	}
-	if len(qs.answered) != 0 {
-		t.Fatalf("refused requests answered: %v", qs.answered)
+	if w := post(h, q.ID, "application/json", "http://127.0.0.1:7777", `{"answer":"blue, <b>not</b> red"}`); w.Code != http.StatusOK {
+		t.Fatalf("a same-origin JSON answer: %d %s", w.Code, w.Body)
 	}
-	if c := post(h, "application/json", "http://127.0.0.1:7777", `{"answer":"use the blue one"}`); c != http.StatusOK {
-		t.Fatalf("a same-origin JSON answer: %d", c)
+	if got := state(); got != "answered:blue, <b>not</b> red:web" {
+		t.Fatalf("after the answer: %s", got)
 	}
-	if want := []string{"q-1=use the blue one by web"}; fmt.Sprint(qs.answered) != fmt.Sprint(want) {
-		t.Fatalf("answered %v, want %v", qs.answered, want)
+	if w := post(h, q.ID, "application/json", "", `{"answer":"red"}`); w.Code != http.StatusConflict {
+		t.Fatalf("answering again: %d, want 409", w.Code)
+	}
+	w := get(t, h, "/api/v1/questions")
+	var qs []questions.Question
+	if err := json.Unmarshal(w.Body.Bytes(), &qs); err != nil || len(qs) != 1 || qs[0].ID != q.ID {
+		t.Fatalf("GET /api/v1/questions: %s (%v)", w.Body, err)
 	}
 }
-
-// recordingQuestions stands in for the lane's questions where the test
-// is about the HTTP rules around them, not about answering.
-type recordingQuestions struct{ answered []string }
-
-func (q *recordingQuestions) List(context.Context) (any, error) { return []any{}, nil }
-func (q *recordingQuestions) Answer(_ context.Context, id, text, op string) (any, error) {
-	q.answered = append(q.answered, id+"="+text+" by "+op)
-	return map[string]string{"id": id}, nil
-}
-func (q *recordingQuestions) StatusOf(error) int { return http.StatusConflict }
 
 func TestPageNeverInsertsMarkup(t *testing.T) {
 	for _, name := range []string{"page/app.js", "page/index.html"} {

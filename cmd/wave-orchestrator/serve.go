@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 	"github.com/wave-orchestrator/wave-orchestrator/webui"
@@ -53,6 +57,7 @@ environment variable holding the token every request must carry.`,
 				State:       func(ctx context.Context) (state.Lane, error) { return loadLayoutState(ctx, e.layout) },
 				Backlog:     func(ctx context.Context, run string) (any, error) { return serveBacklog(ctx, e, run) },
 				AllowAnswer: allowAnswer,
+				Answering:   questions.AnswerOptions{Issues: &lazyIssues{e: e, stderr: c.ErrOrStderr()}, NeedsInputLabel: e.cfg.Backlog.NeedsInputLabel},
 				Token:       token,
 				Logger:      logger,
 			}
@@ -81,4 +86,44 @@ func serveBacklog(ctx context.Context, e *laneEnv, run string) (any, error) {
 		return nil, fmt.Errorf("%w: %v", webui.ErrNoBacklogRun, err)
 	}
 	return backlogStatusView(ctx, e, dir)
+}
+
+// lazyIssues opens the lane's issue source the first time a backlog
+// question is answered: a lane of waves alone never needs (nor may have)
+// one, and serve starts without it.
+type lazyIssues struct {
+	e      *laneEnv
+	stderr io.Writer
+	mu     sync.Mutex
+	be     *backlogEnv
+}
+
+func (l *lazyIssues) open(ctx context.Context) (*backlogEnv, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.be != nil {
+		return l.be, nil
+	}
+	be, err := openBacklogLane(ctx, l.e, l.stderr)
+	if err != nil {
+		return nil, fmt.Errorf("answer a backlog question: %w", err)
+	}
+	l.be = be
+	return be, nil
+}
+
+func (l *lazyIssues) EnsureComment(ctx context.Context, n int, marker, body string) (backlog.Comment, error) {
+	be, err := l.open(ctx)
+	if err != nil {
+		return backlog.Comment{}, err
+	}
+	return be.src.EnsureComment(ctx, n, marker, body)
+}
+
+func (l *lazyIssues) RemoveLabel(ctx context.Context, n int, label string) error {
+	be, err := l.open(ctx)
+	if err != nil {
+		return err
+	}
+	return be.src.RemoveLabel(ctx, n, label)
 }
