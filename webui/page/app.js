@@ -140,36 +140,57 @@ function where(q) {
   return "wave " + q.wave + " · " + q.agentId + (q.attempt ? " (attempt " + q.attempt + ")" : "");
 }
 
+// renderQuestions keeps the box of a question whose state did not
+// change, so a live update never takes away what a person is typing.
 function renderQuestions(qs) {
   const root = document.getElementById("questions");
-  // Keep what a person is typing across live updates.
-  const drafts = new Map();
-  for (const ta of root.querySelectorAll("textarea[data-for]")) drafts.set(ta.dataset.for, ta.value);
-  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.for : undefined;
-  root.replaceChildren();
-  const pending = qs.filter(q => q.state === "pending");
-  setText("questions-count", pending.length ? "(" + pending.length + " pending)" : "");
+  const old = new Map();
+  for (const box of root.querySelectorAll("[data-question]")) old.set(box.dataset.question, box);
+  const pending = qs.filter(q => q.state !== "answered");
+  setText("questions-count", pending.length ? "(" + pending.length + " waiting)" : "");
   document.getElementById("answer-off").hidden = about.allowAnswer || !pending.length;
-  if (!qs.length) root.append(el("p", { class: "muted" }, "no questions"));
-  const order = pending.concat(qs.filter(q => q.state !== "pending").reverse());
-  for (const q of order) {
-    const box = el("div", { class: "question", "data-question": q.id, "data-state": q.state },
-      el("div", {}, el("span", { class: "state", "data-state": q.state }, q.state), " · " + where(q) + " · asked " + age(q.askedAt) + " ago" + (q.blocking ? " · blocking" : ""), " · ", el("code", {}, q.id)),
-      el("p", { class: "text" }, q.text));
-    if (q.context) box.append(el("pre", { class: "context" }, q.context));
-    if (q.state === "answered") {
-      box.append(el("p", { class: "answer" }, "answer" + (q.operator ? " from " + q.operator : "") + ": ", q.answer));
-    } else if (q.state === "pending" && about.allowAnswer) {
-      const ta = el("textarea", { "data-for": q.id, placeholder: "your answer", "aria-label": "answer to " + q.id });
-      ta.value = drafts.get(q.id) || "";
-      const btn = el("button", { type: "button", "data-answer": q.id }, "Answer");
-      const msg = el("span", { class: "muted" });
-      btn.addEventListener("click", () => answer(q.id, ta, btn, msg));
-      box.append(ta, el("div", {}, btn, " ", msg));
-      if (focused === q.id) ta.focus();
+  const order = pending.concat(qs.filter(q => q.state === "answered").reverse());
+  const boxes = order.map(q => {
+    const box = old.get(q.id);
+    if (box && box.dataset.state === q.state) {
+      box.querySelector(".asked").textContent = askedLine(q);
+      return box;
     }
-    root.append(box);
+    return questionBox(q);
+  });
+  if (!qs.length) boxes.push(el("p", { class: "muted" }, "no questions"));
+  place(root, boxes);
+}
+
+// place makes nodes root's children in order, moving only what is out of
+// place: a node taken out of the page, even for a moment, loses focus
+// and what is being typed into it.
+function place(root, nodes) {
+  nodes.forEach((n, i) => {
+    if (root.children[i] !== n) root.insertBefore(n, root.children[i] || null);
+  });
+  while (root.children.length > nodes.length) root.lastElementChild.remove();
+}
+
+function askedLine(q) {
+  return " · " + where(q) + " · asked " + age(q.askedAt) + " ago" + (q.blocking ? " · blocking" : "") + " · ";
+}
+
+function questionBox(q) {
+  const box = el("div", { class: "question", "data-question": q.id, "data-state": q.state },
+    el("div", {}, el("span", { class: "state", "data-state": q.state }, q.state), el("span", { class: "asked" }, askedLine(q)), el("code", {}, q.id)),
+    el("p", { class: "text" }, q.text));
+  if (q.context) box.append(el("pre", { class: "context" }, q.context));
+  if (q.state === "answered") {
+    box.append(el("p", { class: "answer" }, "answer" + (q.operator ? " from " + q.operator : "") + ": ", q.answer));
+  } else if (about.allowAnswer) {
+    const ta = el("textarea", { "data-for": q.id, placeholder: "your answer", "aria-label": "answer to " + q.id });
+    const btn = el("button", { type: "button", "data-answer": q.id }, "Answer");
+    const msg = el("span", { class: "muted" });
+    btn.addEventListener("click", () => answer(q.id, ta, btn, msg));
+    box.append(ta, el("div", {}, btn, " ", msg));
   }
+  return box;
 }
 
 async function answer(id, ta, btn, msg) {
