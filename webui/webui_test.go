@@ -55,7 +55,11 @@ func (f *fixture) options() Options {
 
 func get(t *testing.T, h http.Handler, path string, hdr ...string) *httptest.ResponseRecorder {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7777"+path, nil)
+	// A stream let through by mistake ends, so the test fails rather
+	// than hangs.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:7777"+path, nil)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		r.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -346,8 +350,6 @@ func TestEventStreamDeliversEachAppendedLine(t *testing.T) {
 	s := New(o)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	watched := make(chan error, 1)
-	go func() { watched <- s.Watch(ctx) }()
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/api/v1/events", nil)
@@ -362,10 +364,19 @@ func TestEventStreamDeliversEachAppendedLine(t *testing.T) {
 	}
 	ch := sseReader(t, resp.Body)
 	next(t, ch, "hello")
+	// Subscribed before the follower starts: a log it found at start
+	// must not be replayed.
+	watched := make(chan error, 1)
+	go func() { watched <- s.Watch(ctx) }()
 	waitWatching(t, s)
 
-	// A lane event, written in two pieces: one event, once complete.
+	// A lane event, written in two pieces: one event, once complete. The
+	// coordination line between them is seen after the first piece was
+	// read (one watcher's events come in order), so the follower did see
+	// the line incomplete.
 	appendLine(t, f.layout.EventsPath(), `{"id":"e1","entityType":"agent_run",`)
+	appendLine(t, f.layout.CoordinationPath(1), `{"id":"c0"}`+"\n")
+	next(t, ch, evCoordination)
 	appendLine(t, f.layout.EventsPath(), `"action":"started"}`+"\n")
 	data, took := next(t, ch, evLane)
 	if data != `{"id":"e1","entityType":"agent_run","action":"started"}` {
