@@ -370,6 +370,11 @@ func TestEventStreamDeliversEachAppendedLine(t *testing.T) {
 	go func() { watched <- s.Watch(ctx) }()
 	waitWatching(t, s)
 
+	appendLine(t, f.layout.EventsPath(), `{"id":"e0"}`+"\n")
+	if data, _ := next(t, ch, evLane); data != `{"id":"e0"}` {
+		t.Fatalf("first lane event %s, want e0 (the line before the server started is not news)", data)
+	}
+
 	// A lane event, written in two pieces: one event, once complete. The
 	// coordination line between them is seen after the first piece was
 	// read (one watcher's events come in order), so the follower did see
