@@ -64,6 +64,9 @@ type LocalConfig struct {
 	FailAttempts *int    `json:"failAttempts,omitempty"` // fail the first N attempts
 	Verdict      *string `json:"verdict,omitempty"`      // cont-QA verdict, e.g. FAIL
 	Security     *string `json:"security,omitempty"`     // clear|concerns|blocked
+	// Ask: until its prompt holds an answer, ask a person this blocking
+	// question (`ask`) and finish without markers.
+	Ask *string `json:"ask,omitempty"`
 }
 
 // ShellConfig holds shell.* keys.

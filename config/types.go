@@ -154,6 +154,18 @@ type Runtime struct {
 	// as a Kubernetes Job (kubernetes; see Kubernetes).
 	Backend    string     `json:"backend" yaml:"backend"`
 	Kubernetes Kubernetes `json:"kubernetes,omitzero" yaml:"kubernetes,omitempty"`
+	// InputTimeoutMinutes (+ InputTimeoutSeconds, for fine tuning and
+	// tests) is how long a live launcher waits for a person to answer a
+	// blocking question before it gives up (the question becomes
+	// unanswered, exit 43); 0, the default, waits for ever.
+	InputTimeoutMinutes int `json:"inputTimeoutMinutes" yaml:"inputTimeoutMinutes"`
+	InputTimeoutSeconds int `json:"inputTimeoutSeconds" yaml:"inputTimeoutSeconds"`
+}
+
+// InputTimeout is how long a blocking question is waited for (0: for
+// ever).
+func (r Runtime) InputTimeout() time.Duration {
+	return time.Duration(r.InputTimeoutMinutes)*time.Minute + time.Duration(r.InputTimeoutSeconds)*time.Second
 }
 
 // Backends of runtime.backend.

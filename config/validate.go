@@ -100,6 +100,8 @@ func (c *Config) validate() []error {
 	validateKube(p, r)
 	p.atLeast("runtime.silenceMinutes", r.SilenceMinutes, 0)
 	p.atLeast("runtime.silenceSeconds", r.SilenceSeconds, 0)
+	p.atLeast("runtime.inputTimeoutMinutes", r.InputTimeoutMinutes, 0)
+	p.atLeast("runtime.inputTimeoutSeconds", r.InputTimeoutSeconds, 0)
 	if r.MaxLogBytes != 0 && r.MaxLogBytes < MinLogBytes {
 		p.add("runtime.maxLogBytes", "must be 0 (no cap) or >= %d (1 MiB), got %d", MinLogBytes, r.MaxLogBytes)
 	}

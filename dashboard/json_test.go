@@ -109,7 +109,7 @@ var (
 	waveSchema = schema{"wave": {kNumber}, "file": {kString}, "status": {kString}, "phase": {kString},
 		"attempt": {kNumber}, "maxAttempts": {kNumber}, "startedAt": {kString, kNull}, "finishedAt": {kString, kNull},
 		"updatedAt": {kString, kNull}, "closure": {kArray}, "agents": {kArray}, "failures": {kArray},
-		"blockers": {kArray}, "lastEvents": {kArray}}
+		"blockers": {kArray}, "questions": {kArray}, "lastEvents": {kArray}}
 	stageSchema = schema{"phase": {kString}, "state": {kString}, "agents": {kArray}, "detail": {kString}}
 	agentSchema = schema{"id": {kString}, "title": {kString}, "role": {kString}, "executor": {kString},
 		"state": {kString}, "attempt": {kNumber}, "startedAt": {kString, kNull}, "finishedAt": {kString, kNull},

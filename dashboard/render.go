@@ -355,7 +355,7 @@ func (p palette) wave(s string) string {
 		return p.bad.Render(s)
 	case state.WaveRunning:
 		return p.live.Render(s)
-	case state.WaveInterrupted:
+	case state.WaveInterrupted, state.WaveWaitingForInput:
 		return p.warn.Render(s)
 	}
 	return p.dim.Render(orDash(s))

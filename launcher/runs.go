@@ -175,6 +175,13 @@ func (r *waveRun) startedEvent(id string, attempt int, dir string, adopted bool)
 	d := state.Data(state.AgentRunData{AgentID: id, SessionName: sessionFor(r.n, id), Executor: r.p.Agents[id].Resolved.ID,
 		RunDir: dir, LogPath: filepath.Join(dir, lanes.LogFile)})
 	d["adopted"] = adopted
+	if r.ask.relaunch[id] && !adopted {
+		// A relaunch with answers is not a failed attempt: counted apart.
+		delete(r.ask.relaunch, id)
+		r.ask.relaunches[id]++
+		d["relaunchedFor"] = "answer"
+		d["answerRelaunches"] = r.ask.relaunches[id]
+	}
 	r.l.emit(r.n, state.EntityAgentRun, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, attempt, id), "started", attempt, d)
 }
 
@@ -190,10 +197,13 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run dir %s: %w", dir, err)
 	}
+	agentCmd := func(sub string) string {
+		return fmt.Sprintf("%s %s --repo-root %s --lane %s --wave %d --agent %s",
+			shellWord(l.opt.Self), sub, shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name, r.n, shellWord(id))
+	}
 	prompt := executor.Prompt(executor.PromptInput{Wave: r.p.Wave, Agent: ap.Agent, Bindings: r.p.Bindings,
 		Resolved: ap.Resolved, RepoRoot: l.opt.Lane.RepoRoot, Lane: l.opt.Lane.Name, Attempt: k,
-		CoordCommand: fmt.Sprintf("%s coord post --repo-root %s --lane %s --wave %d --agent %s",
-			shellWord(l.opt.Self), shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name, r.n, shellWord(id))})
+		CoordCommand: agentCmd("coord post"), AskCommand: agentCmd("ask"), Answers: r.answersFor(id)})
 	promptPath := filepath.Join(dir, lanes.PromptFile)
 	if err := os.WriteFile(promptPath, []byte(prompt+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("prompt %s: %w", promptPath, err)
@@ -226,81 +236,6 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
 	}
 	return p, nil
-}
-
-// wait blocks until every run in dirs is done, terminating runs past their
-// deadline. It wakes on watcher events and on a 1 s sweep.
-func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string) error {
-	l := r.l
-	pending := map[string]string{} // run dir → agent
-	deadlines := map[string]time.Time{}
-	for id, d := range dirs {
-		pending[d] = id
-		if p, err := runtime.ReadPayload(filepath.Join(d, lanes.LaunchFile)); err == nil && p.DeadlineAt != nil {
-			deadlines[d] = *p.DeadlineAt
-		}
-	}
-	check := func(d string, expired bool) {
-		id := pending[d]
-		o := l.runs.Outcome(ctx, d, l.now())
-		if o.Terminate && o.Done {
-			// The runner is gone but its agent is not: stop the agent
-			// before its result is used or a retry starts next to it.
-			grace := time.Duration(l.opt.Lane.Runtime.TerminateGraceMs) * time.Millisecond
-			_ = l.runs.Terminate(ctx, d, grace, l.opt.KeepSessions)
-		}
-		if !o.Done {
-			if !expired {
-				return
-			}
-			grace := time.Duration(l.opt.Lane.Runtime.TerminateGraceMs) * time.Millisecond
-			_ = l.runs.Terminate(ctx, d, grace, l.opt.KeepSessions)
-			o = Outcome{Done: true, State: state.AgentTimedOut, Detail: fmt.Sprintf("deadline %s passed", deadlines[d].Format(time.RFC3339))}
-			if after := l.runs.Outcome(ctx, d, l.now()); after.ExitCode != nil {
-				o.ExitCode, o.Signal = after.ExitCode, after.Signal
-			}
-		}
-		delete(pending, d)
-		r.finalize(id, d, attempt, o)
-	}
-	expired := func(d string) bool {
-		dl, ok := deadlines[d]
-		return ok && l.now().After(dl)
-	}
-	for d := range pending {
-		check(d, expired(d))
-	}
-	// The watcher wakes us on every change of a run (and its own sweep
-	// finds lost runners), so the 1 s tick only checks deadlines and stop
-	// requests; a full look at every run every sweepEvery ticks is the
-	// safety net for a change dropped under load.
-	const sweepEvery = 10
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for n := 1; len(pending) > 0; {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case d := <-l.runs.Changed():
-			if _, ok := pending[d]; ok {
-				check(d, expired(d))
-			}
-		case <-tick.C:
-			if stopRequested(l.opt.Layout.ControlPath()) {
-				return ErrStopped
-			}
-			n++
-			for d := range pending {
-				if e := expired(d); e || n%sweepEvery == 0 {
-					check(d, e)
-				}
-			}
-		}
-	}
-	if stopRequested(l.opt.Layout.ControlPath()) {
-		return ErrStopped
-	}
-	return nil
 }
 
 // finalize summarises a finished run and records its outcome.

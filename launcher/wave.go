@@ -34,6 +34,7 @@ type waveRun struct {
 	results map[string]*agentResult
 	prior   map[string]string // agent → run dir of an interrupted run, adoptable
 	fresh   bool              // a run was started (not adopted) in this wave run
+	ask     asking
 }
 
 type agentResult struct {
@@ -56,6 +57,9 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	}
 	r := &waveRun{l: l, p: p, n: w.Number, results: map[string]*agentResult{}}
 	r.prior = interruptedRuns(l.opt.Layout.EventsPath(), w.Number)
+	qctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	r.watchQuestions(qctx)
 	reusable := r.reusable()
 
 	// Before the wave run opens: a request naming no agent of the wave
@@ -143,6 +147,9 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	out := r.finish(ctx, maxAttempts, status, failures)
 	out.ExitCode = code
 	r.report(status, failures)
+	if code == ExitNeedsHuman {
+		fmt.Fprint(l.opt.Out, termtext.EscapeLines(r.pendingBlock()))
+	}
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,23 +58,57 @@ func Post(layout lanes.Layout, a Ask, now time.Time) (Question, error) {
 	return FromRecord(layout.Lane, rec, false), nil
 }
 
-// Wait blocks until question id of wave n is answered and returns it;
-// it watches the wave's directory with fsnotify (the log is appended to)
-// and ends with ctx's error when ctx ends first.
-func Wait(ctx context.Context, layout lanes.Layout, n int, id string) (Question, error) {
+// WatchWave reports every write to wave n's coordination log on the
+// returned channel (coalesced: one pending value at most) until ctx
+// ends. It watches the wave's directory with fsnotify, since the log may
+// not exist yet; an overflow counts as a write.
+func WatchWave(ctx context.Context, layout lanes.Layout, n int) (<-chan struct{}, error) {
 	dir := layout.WaveDir(n)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Question{}, err
+		return nil, err
 	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return Question{}, fmt.Errorf("watch %s: %w", dir, err)
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
 	}
-	defer w.Close()
 	if err := w.Add(dir); err != nil {
-		return Question{}, fmt.Errorf("watch %s: %w", dir, err)
+		w.Close()
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
 	}
 	log := filepath.Base(layout.CoordinationPath(n))
+	out := make(chan struct{}, 1)
+	go func() {
+		defer w.Close()
+		for {
+			var changed bool
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-w.Events:
+				changed = filepath.Base(ev.Name) == log
+			case err := <-w.Errors:
+				changed = errors.Is(err, fsnotify.ErrEventOverflow)
+			}
+			if changed {
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// Wait blocks until question id of wave n is answered and returns it,
+// woken by WatchWave; it ends with ctx's error when ctx ends first.
+func Wait(ctx context.Context, layout lanes.Layout, n int, id string) (Question, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	changes, err := WatchWave(ctx, layout, n)
+	if err != nil {
+		return Question{}, err
+	}
 	for {
 		// Read after the watch is in place: an answer between the two
 		// is not missed.
@@ -81,30 +116,17 @@ func Wait(ctx context.Context, layout lanes.Layout, n int, id string) (Question,
 		if err != nil {
 			return Question{}, err
 		}
-		found := false
-		for _, q := range qs {
-			if q.ID == id {
-				found = true
-				if q.State == Answered {
-					return q, nil
-				}
-			}
-		}
-		if !found {
+		i := slices.IndexFunc(qs, func(q Question) bool { return q.ID == id })
+		if i < 0 {
 			return Question{}, &UnknownIDError{ID: id, Lane: layout.Lane}
 		}
-		for changed := false; !changed; {
-			select {
-			case <-ctx.Done():
-				return Question{}, ctx.Err()
-			case ev := <-w.Events:
-				changed = filepath.Base(ev.Name) == log
-			case err := <-w.Errors:
-				if !errors.Is(err, fsnotify.ErrEventOverflow) {
-					return Question{}, fmt.Errorf("watch %s: %w", dir, err)
-				}
-				changed = true
-			}
+		if qs[i].State == Answered {
+			return qs[i], nil
+		}
+		select {
+		case <-ctx.Done():
+			return Question{}, ctx.Err()
+		case <-changes:
 		}
 	}
 }

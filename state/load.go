@@ -71,7 +71,7 @@ func Load(l lanes.Layout, observe Observer, blockers BlockerSource, now time.Tim
 	}
 	if out.Launcher == nil || !out.Launcher.Alive {
 		for i := range out.Waves {
-			if out.Waves[i].Status == WaveRunning {
+			if s := out.Waves[i].Status; s == WaveRunning || s == WaveWaitingForInput {
 				out.Waves[i].Status = WaveInterrupted
 			}
 		}

@@ -103,10 +103,10 @@ type Question struct {
 	Text       string     `json:"text"`
 	Blocking   bool       `json:"blocking"`
 	State      string     `json:"state"` // pending | answered | unanswered
-	Answer     string     `json:"answer,omitempty"`
-	Operator   string     `json:"operator,omitempty"`
+	Answer     string     `json:"answer"`
+	Operator   string     `json:"operator"`
 	AskedAt    *time.Time `json:"askedAt"`
-	AnsweredAt *time.Time `json:"answeredAt,omitempty"`
+	AnsweredAt *time.Time `json:"answeredAt"`
 }
 
 // QuestionData is the data of question events.

@@ -290,6 +290,13 @@ var executorKeys = map[string]func(c *ExecutorConfig, k, v string) error{
 		c.local().Security = &s
 		return err
 	},
+	"local.ask": func(c *ExecutorConfig, k, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return valueErr(k, v, "a question")
+		}
+		c.local().Ask = str(v)
+		return nil
+	},
 	"shell.command": func(c *ExecutorConfig, k, v string) error {
 		c.Shell = &ShellConfig{Command: str(v)}
 		return nil

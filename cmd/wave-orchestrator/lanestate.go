@@ -9,6 +9,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
@@ -43,7 +44,11 @@ func loadLayoutState(ctx context.Context, layout lanes.Layout) (state.Lane, erro
 		}
 		return out
 	}
-	return state.Load(layout, observe, blockers, now)
+	l, err := state.Load(layout, observe, blockers, now)
+	if err == nil {
+		questions.Overlay(&l, layout)
+	}
+	return l, err
 }
 
 // runFacts converts a runtime observation into the reducer's input.

@@ -84,6 +84,7 @@ func newRootCmd() *cobra.Command {
 		newBacklogCmd(g),
 		newServeCmd(g),
 	)
+	root.AddCommand(newAskCmd(g), newFeedbackCmd(g), newQuestionsCmd(g), newAnswerCmd(g))
 	addBuiltinExamples(root)
 	return root
 }
