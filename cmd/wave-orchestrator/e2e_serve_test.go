@@ -84,63 +84,56 @@ func waitPage(t *testing.T, ctx context.Context, what, expr string) {
 	waitFor(t, what, time.Minute, func() bool { return pageEval[bool](t, ctx, expr) })
 }
 
-// The page in a real browser: a wave launched after the page loaded
-// shows up live (no reload), its agent running and then completed with
-// its output; untrusted text stays text; the answer box answers a
-// question and the answer reaches the wave's coordination log.
+// The human loop through the page, in a real browser: a wave launched
+// after the page opened shows live (no reload), its agents running and
+// then completed with their output; A1 asks a blocking question, the
+// page's answer box answers it, and the live launcher relaunches A1 with
+// the answer in its prompt and exits 0. Markup in a title and in the
+// answer stays text.
 func TestServePageShowsAWaveLiveAndAnswersAQuestion(t *testing.T) {
 	ctx := browser(t)
 	r := newRepo(t)
-	a1 := implAgent("A1", "local.delay: 3s")
+	a1 := implAgent("A1", "local.ask: "+askedQuestion)
 	a1.title = `Part <img src=x id=injected>`
-	r.writeWave(0, append([]agentSpec{a1, implAgent("A2")}, closureAgents()...)...)
+	r.writeWave(0, append([]agentSpec{a1, implAgent("A2", "local.delay: 3s")}, closureAgents()...)...)
 	url := r.serve(t, "--allow-answer")
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
 	waitPage(t, ctx, "the page's event stream to open", `document.getElementById("conn").dataset.state === "open"`)
 
-	launch := r.start(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
-	waitPage(t, ctx, "A1 running on the page", `(document.querySelector('tr[data-agent="A1"]')||{dataset:{}}).dataset.state === "running"`)
-	if res := launch.wait(t, "launch", 2*time.Minute); res.code != 0 {
-		t.Fatalf("launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
-	}
-	waitPage(t, ctx, "A1 completed on the page", `document.querySelector('tr[data-agent="A1"]').dataset.state === "completed"`)
-	waitPage(t, ctx, "A1's output tail", `document.querySelector('pre[data-tail="0/A1"]').textContent.trim() !== ""`)
+	l := startLaunch(t, r)
+	waitPage(t, ctx, "A2 running on the page", `(document.querySelector('tr[data-agent="A2"]')||{dataset:{}}).dataset.state === "running"`)
+	q := pendingQuestion(t, r, l)
+	box := fmt.Sprintf(`textarea[data-for=%q]`, q.ID)
+	waitPage(t, ctx, "the question's answer box", fmt.Sprintf(`document.querySelector(%q) !== null`, box))
 	if got := pageEval[string](t, ctx, `document.querySelector('tr[data-agent="A1"] td').textContent`); !strings.Contains(got, "<img src=x id=injected>") {
 		t.Fatalf("A1's title on the page is %q: want the markup shown as text", got)
 	}
-	if pageEval[bool](t, ctx, `document.getElementById("injected") !== null`) {
-		t.Fatal("A1's title became an element: untrusted text reached the page as markup")
-	}
-
-	// A question, as `ask` writes it; the page learns of it from the
-	// coordination log's event, without a reload.
-	q, err := questions.Post(r.layout(), questions.Ask{Wave: 0, AgentID: "A1", Attempt: 1, Text: `Which colour? <b id="bold">bold</b>`}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	box := fmt.Sprintf(`textarea[data-for=%q]`, q.ID)
-	waitPage(t, ctx, "the question's answer box", fmt.Sprintf(`document.querySelector(%q) !== null`, box))
-	if pageEval[bool](t, ctx, `document.getElementById("bold") !== null`) {
-		t.Fatal("the question's text became markup")
-	}
-	answer := "Blue, the <i>darker</i> one"
+	answer := "Postgres, the <i id=ital>managed</i> one"
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(box), answer),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[data-answer=%q]`, q.ID))),
 	); err != nil {
 		t.Fatalf("type and send the answer: %v", err)
 	}
-	waitFor(t, "the answer in the coordination log", time.Minute, func() bool {
-		qs, _, err := questions.List(r.layout())
-		return err == nil && len(qs) == 1 && qs[0].State == questions.Answered
-	})
-	qs, _, _ := questions.List(r.layout())
-	if qs[0].Answer != answer || qs[0].Operator != "web" {
-		t.Fatalf("answered %q by %q, want %q by web", qs[0].Answer, qs[0].Operator, answer)
+	if code := l.wait(t); code != 0 {
+		t.Fatalf("launch exit %d after the answer from the page:\n%s", code, l.console())
 	}
+	checkAnswerReachedA1(t, r, q, answer)
+	qs, _, _ := questions.List(r.layout())
+	if len(qs) != 1 || qs[0].Operator != "web" {
+		t.Fatalf("questions after the answer %+v: want one, answered by web", qs)
+	}
+	waitPage(t, ctx, "A1 completed on the page", `document.querySelector('tr[data-agent="A1"]').dataset.state === "completed"`)
+	waitPage(t, ctx, "A2 completed on the page", `document.querySelector('tr[data-agent="A2"]').dataset.state === "completed"`)
+	waitPage(t, ctx, "A1's output tail", `document.querySelector('pre[data-tail="0/A1"]').textContent.trim() !== ""`)
 	waitPage(t, ctx, "the page to show the question answered", fmt.Sprintf(`document.querySelector('[data-question=%q]').dataset.state === "answered"`, q.ID))
+	for _, id := range []string{"injected", "ital"} {
+		if pageEval[bool](t, ctx, fmt.Sprintf(`document.getElementById(%q) !== null`, id)) {
+			t.Fatalf("element #%s exists: untrusted text reached the page as markup", id)
+		}
+	}
 	screenshot(t, ctx, "serve-page.png")
 }
 

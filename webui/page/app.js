@@ -110,7 +110,7 @@ async function renderTails(st) {
         .then(r => r.ok ? r.text() : "")
         .then(text => {
           const pre = document.querySelector('pre[data-tail="' + CSS.escape(key) + '"]');
-          if (pre) pre.textContent = text;
+          if (pre) { pre.textContent = text; pre.scrollTop = pre.scrollHeight; }
         }).catch(() => {}));
     }
   }
@@ -232,6 +232,9 @@ async function start() {
     showError(err);
   }
   connect();
+  // Ages and liveness move without any file changing (a launcher that
+  // exited leaves its lock file as it was): read again now and then.
+  setInterval(refresh, 10000);
 }
 
 start();
