@@ -9,19 +9,23 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
 )
 
-// A question asked while the wave runs shows on the dashboard; a, the
-// answer and Enter, typed through tmux as a person would, answer it in
-// the wave's coordination log.
+// The human loop through the dashboard: A1's blocking question shows in
+// the wave view; a, the answer and Enter, typed through tmux as a person
+// would, answer it, and the live launcher relaunches A1 with the answer
+// in its prompt and exits 0.
 func TestDashboardAnswerKeyAnswersAQuestion(t *testing.T) {
 	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
+	askingWave(r)
 	bg := r.start(ctxFor(t), "launch", "--lane", "main")
-	r.stopA1AtEnd(t, bg)
-	waitFor(t, "A1 to run", 30*time.Second, func() bool { return r.disposition("A1", 1) == "running" })
-	q, err := questions.Post(r.layout(), questions.Ask{Wave: 0, AgentID: "A1", Attempt: 1, Text: "Which endpoint, v1 or v2?"}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	var q questions.Question
+	waitFor(t, "A1's question", time.Minute, func() bool {
+		qs, _, err := questions.List(r.layout())
+		if err != nil || len(qs) != 1 {
+			return false
+		}
+		q = qs[0]
+		return true
+	})
 	waitFor(t, "the dashboard to list the question", 30*time.Second, func() bool {
 		s := r.capture(lanes.DashboardSession)
 		return strings.Contains(s, "Questions waiting for you (1)") && strings.Contains(s, q.ID)
@@ -30,18 +34,15 @@ func TestDashboardAnswerKeyAnswersAQuestion(t *testing.T) {
 	waitFor(t, "the answer line", 30*time.Second, func() bool {
 		return strings.Contains(r.capture(lanes.DashboardSession), "answer "+q.ID+": █")
 	})
-	r.keys(t, "-l", "v2, the v1 one is going away")
+	answer := "Postgres; q and ? are text here"
+	r.keys(t, "-l", answer)
 	r.keys(t, "Enter")
-	waitFor(t, "the answer in the coordination log", 30*time.Second, func() bool {
-		qs, _, err := questions.List(r.layout())
-		return err == nil && len(qs) == 1 && qs[0].State == questions.Answered
-	})
-	qs, _, _ := questions.List(r.layout())
-	if qs[0].Answer != "v2, the v1 one is going away" {
-		t.Fatalf("answered %q", qs[0].Answer)
+	if res := bg.wait(t, "launch after the answer", 2*time.Minute); res.code != 0 {
+		t.Fatalf("launch exit %d after the answer from the dashboard:\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	waitFor(t, "the dashboard to say it answered", 30*time.Second, func() bool {
+	checkAnswerReachedA1(t, r, q, answer)
+	waitFor(t, "the dashboard to show the wave completed", 30*time.Second, func() bool {
 		s := r.capture(lanes.DashboardSession)
-		return strings.Contains(s, "answered "+q.ID) && !strings.Contains(s, "Questions waiting for you")
+		return strings.Contains(s, "■ wave 0 completed") && !strings.Contains(s, "Questions waiting for you")
 	})
 }
