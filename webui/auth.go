@@ -22,7 +22,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
+		// Not no-referrer: under it a browser sends "Origin: null" with
+		// the page's own form posts.
+		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Cache-Control", "no-store")
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
@@ -106,11 +108,15 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// sameOrigin: a request with an Origin must come from this host.
+// sameOrigin: a request with an Origin must come from this host; an
+// opaque one ("null") only with the browser's word that it is ours.
 func sameOrigin(r *http.Request) bool {
 	o := r.Header.Get("Origin")
-	if o == "" {
+	switch o {
+	case "":
 		return r.Header.Get("Sec-Fetch-Site") != "cross-site"
+	case "null":
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
 	}
 	return o == "http://"+r.Host || o == "https://"+r.Host
 }

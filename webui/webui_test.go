@@ -229,6 +229,7 @@ func TestAnsweringIsOffUnlessAllowed(t *testing.T) {
 	}{
 		{"a text/plain body (what a cross-site form can send)", "text/plain", "", `{"answer":"blue"}`, http.StatusUnsupportedMediaType},
 		{"another origin", "application/json", "http://evil.example", `{"answer":"blue"}`, http.StatusForbidden},
+		{"an opaque origin the browser does not vouch for", "application/json", "null", `{"answer":"blue"}`, http.StatusForbidden},
 		{"an empty answer", "application/json", "", `{"answer":"  "}`, http.StatusBadRequest},
 		{"an unknown field", "application/json", "", `{"answer":"blue","force":true}`, http.StatusBadRequest},
 	} {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,4 +153,52 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	if err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
 	}
+}
+
+// Off loopback serve needs a token; with one, every request needs it, and
+// a browser gets in through the login form once.
+func TestServeTokenGuardsEveryRequest(t *testing.T) {
+	r := newRepo(t)
+	res := r.run(ctxFor(t), "serve", "--addr", "0.0.0.0:0")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "--token-env") {
+		t.Fatalf("serve off loopback without a token: exit %d\n%s", res.code, res.stderr)
+	}
+	res = r.run(ctxFor(t), "serve", "--token-env", "WAVE_TEST_NO_SUCH_VARIABLE")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "WAVE_TEST_NO_SUCH_VARIABLE") {
+		t.Fatalf("serve with an unset token variable: exit %d\n%s", res.code, res.stderr)
+	}
+
+	const token = "e2e-serve-token-9f2c"
+	t.Setenv("WAVE_TEST_SERVE_TOKEN", token)
+	url := r.serve(t, "--token-env", "WAVE_TEST_SERVE_TOKEN")
+	for _, c := range []struct {
+		auth string
+		code int
+	}{{"", http.StatusUnauthorized}, {"Bearer nope", http.StatusUnauthorized}, {"Bearer " + token, http.StatusOK}} {
+		req, _ := http.NewRequestWithContext(ctxFor(t), http.MethodGet, url+"api/v1/state", nil)
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.code {
+			t.Errorf("GET /api/v1/state with %q: %d, want %d", c.auth, resp.StatusCode, c.code)
+		}
+	}
+
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, "the login form", `document.querySelector('input[name="token"]') !== null`)
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`input[name="token"]`), token),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+	); err != nil {
+		t.Fatalf("log in: %v", err)
+	}
+	waitPage(t, ctx, "the page live after logging in", `(document.getElementById("conn")||{dataset:{}}).dataset.state === "open" && document.getElementById("lane").textContent === "main"`)
 }
