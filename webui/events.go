@@ -37,9 +37,10 @@ const (
 	evResync       = "resync"       // this client fell behind: reload everything
 )
 
-// changeDebounce groups the many small writes of one step (a runtime
-// record, a log line) into one "change" event.
-const changeDebounce = 200 * time.Millisecond
+// changeEvery groups the many small writes of one step (a runtime
+// record, a log line) into one "change" event: at most one per period,
+// and one even while an agent writes output without pause.
+const changeEvery = 250 * time.Millisecond
 
 type subscriber struct {
 	ch     chan message
@@ -110,8 +111,7 @@ func (h *hub) run(ctx context.Context) error {
 	}
 	h.addTree(w, h.layout.StateDir, true)
 	close(h.ready)
-	debounce := time.NewTimer(time.Hour)
-	debounce.Stop()
+	var change <-chan time.Time // pending "change", nil when none
 	for {
 		select {
 		case <-ctx.Done():
@@ -134,13 +134,16 @@ func (h *hub) run(ctx context.Context) error {
 				h.readNew(ev.Name, kind)
 				continue
 			}
-			debounce.Reset(changeDebounce)
+			if change == nil {
+				change = time.After(changeEvery)
+			}
 		case err := <-w.Errors:
 			if !errors.Is(err, fsnotify.ErrEventOverflow) {
 				return fmt.Errorf("watch %s: %w", h.layout.StateDir, err)
 			}
 			h.publish(message{event: evResync, data: []byte("{}")})
-		case <-debounce.C:
+		case <-change:
+			change = nil
 			h.publish(message{event: evChange, data: []byte("{}")})
 		}
 	}

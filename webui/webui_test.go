@@ -416,6 +416,43 @@ func TestEventStreamDeliversEachAppendedLine(t *testing.T) {
 	}
 }
 
+// An agent that writes output without pause still gets its page
+// updated: "change" comes while the writes go on, not only after.
+func TestChangeEventsComeWhileOutputFlows(t *testing.T) {
+	f := newFixture(t)
+	s := New(f.options())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/api/v1/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ch := sseReader(t, resp.Body)
+	next(t, ch, "hello")
+	go func() { _ = s.Watch(ctx) }()
+	waitWatching(t, s)
+	log := f.lane.Waves[0].Agents[0].LogPath
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case ev := <-ch:
+			if ev[0] == evChange {
+				return
+			}
+		case <-tick.C:
+			appendLine(t, log, "more output\n")
+		case <-deadline:
+			t.Fatal("no change event in 10s of output written every 20ms")
+		}
+	}
+}
+
 // waitWatching waits until the hub's first walk is done (the follower
 // knows the lane's log), so a test's append is not taken for old.
 func waitWatching(t *testing.T, s *Server) {
