@@ -278,4 +278,3 @@ func TestPageNeverInsertsMarkup(t *testing.T) {
 		t.Fatalf("GET / is not the page: %s", w.Body)
 	}
 }
-
