@@ -90,3 +90,65 @@ func TestAnswerKeyWithoutAQuestionOrAHookSaysWhatToDo(t *testing.T) {
 		t.Fatalf("a without an answer hook:\n%s", m.View())
 	}
 }
+
+// The wave view lists the waves' questions, the backlog view its
+// issues'; answered ones are in neither.
+func TestEachViewListsItsOwnWaitingQuestions(t *testing.T) {
+	n, issue := 2, 12
+	qs := []questions.Question{
+		{ID: "q-wave", Wave: &n, AgentID: "A1", State: questions.Pending, Text: "wave?"},
+		{ID: "issue-12-abc", Issue: &issue, State: questions.Pending, Text: "issue?"},
+		{ID: "q-done", Wave: &n, AgentID: "A2", State: questions.Answered, Text: "done"},
+		{ID: "q-late", Wave: &n, AgentID: "A3", State: questions.Unanswered, Text: "late"},
+	}
+	ids := func(a asks) []string {
+		var out []string
+		for _, q := range a.waiting {
+			out = append(out, q.ID)
+		}
+		return out
+	}
+	if got := ids(asks{}.receive(questionsMsg{qs: qs})); strings.Join(got, " ") != "q-wave q-late" {
+		t.Fatalf("wave view lists %v", got)
+	}
+	b := asks{backlog: true}.receive(questionsMsg{qs: qs})
+	if got := ids(b); strings.Join(got, " ") != "issue-12-abc" {
+		t.Fatalf("backlog view lists %v", got)
+	}
+	lines := strings.Join(b.lines(100, newPalette(false), clock), "\n")
+	if !strings.Contains(lines, "issue-12-abc  issue #12") || !strings.Contains(lines, "a answers") {
+		t.Fatalf("backlog view's question lines:\n%s", lines)
+	}
+}
+
+// The backlog view lists an issue's question and its a key answers it
+// through the hook, the keys typed being text.
+func TestBacklogViewAnswersAnIssueQuestion(t *testing.T) {
+	issue := 12
+	var answered []string
+	cfg := Config{
+		Questions: func(context.Context) ([]questions.Question, error) {
+			st := questions.Pending
+			if len(answered) > 0 {
+				st = questions.Answered
+			}
+			return []questions.Question{{ID: "issue-12-abc", Issue: &issue, State: st, Text: "Which API?", AskedAt: clock}}, nil
+		},
+		Answer: func(_ context.Context, id, text string) (string, error) {
+			answered = append(answered, id+"="+text)
+			return "answered " + id, nil
+		},
+	}
+	m := newBacklogModel(t, cfg, oneRun(t), 120, 40)
+	m = drive(t, m, runCmd(loadQuestions(m.cfg))[0])
+	if v := m.View(); !strings.Contains(v, "Questions waiting for you (1)") || !strings.Contains(v, "issue-12-abc  issue #12") {
+		t.Fatalf("the backlog view does not list the issue's question:\n%s", v)
+	}
+	m = press(t, m, "a", "v", "2", " ", "q", "tab", "enter")
+	if strings.Join(answered, ",") != "issue-12-abc=v2 q" || m.UserQuit() || m.views[m.active].Name() != BacklogViewName {
+		t.Fatalf("answered %v (quit %v, view %d)", answered, m.UserQuit(), m.active)
+	}
+	if v := m.View(); strings.Contains(v, "Questions waiting for you") || !strings.Contains(v, "answered issue-12-abc") {
+		t.Fatalf("after the answer:\n%s", v)
+	}
+}
