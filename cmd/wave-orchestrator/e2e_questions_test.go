@@ -148,6 +148,16 @@ func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
 	if q.AgentID != "A1" || *q.Wave != 0 || !q.Blocking || q.Text != askedQuestion || q.Attempt != 1 {
 		t.Fatalf("question %+v", q)
 	}
+	// A2 does not need the answer: it finishes while A1 waits.
+	waitFor(t, "A2 completed while A1 waits", time.Minute, func() bool {
+		evs, _, _ := state.ReadEvents(r.layout().EventsPath())
+		for _, ev := range evs {
+			if ev.EntityType == state.EntityAgentRun && ev.Action == state.AgentCompleted && ev.Data["agentId"] == "A2" {
+				return true
+			}
+		}
+		return false
+	})
 	st := r.run(ctxFor(t), "status", "--json")
 	var lane state.Lane
 	if err := json.Unmarshal([]byte(st.stdout), &lane); err != nil || len(lane.Waves) != 1 {
@@ -337,5 +347,86 @@ func TestAnswerResumeStartsTheWavesResumeDetached(t *testing.T) {
 	prompt, _ := os.ReadFile(filepath.Join(dir, lanes.PromptFile))
 	if !strings.Contains(string(prompt), questions.HeadAnswers) || !strings.Contains(string(prompt), answer) {
 		t.Fatalf("the resumed A1's prompt lacks the answer:\n%s", prompt)
+	}
+}
+
+// A backlog worker's needs-input question is listed by `questions` and
+// answered by `answer` through the backlog answer path: the next run
+// merges the issue with the answer in its worker's prompt.
+func TestAnswerAnswersABacklogQuestionOnItsIssue(t *testing.T) {
+	r := newBacklogRepo(t)
+	r.issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
+	r.commitIssues(t)
+	ctx := context.Background()
+	if first := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard"); !strings.Contains(first.stdout, "#1 needs input") {
+		t.Fatalf("the first run did not ask (exit %d):\n%s\n%s", first.code, first.stdout, first.stderr)
+	}
+	list := r.runEnv(ctx, "questions", "--pending", "--json")
+	var qs []questions.Question
+	if err := json.Unmarshal([]byte(list.stdout), &qs); err != nil || len(qs) != 1 || qs[0].Issue == nil || *qs[0].Issue != 1 || qs[0].Text != "Which API?" {
+		t.Fatalf("questions --pending --json: %v\n%s%s", err, list.stdout, list.stderr)
+	}
+	ans := r.runEnv(ctx, "answer", "#1", "Use the v2 API", "--operator", "ana")
+	if ans.code != 0 || !strings.Contains(ans.stdout, "issue #1") {
+		t.Fatalf("answer #1: exit %d\n%s%s", ans.code, ans.stdout, ans.stderr)
+	}
+	if again := r.runEnv(ctx, "answer", qs[0].ID, "other"); again.code != exitUsage || !strings.Contains(again.stderr, "already answered") {
+		t.Fatalf("answering twice: %d %s", again.code, again.stderr)
+	}
+	second := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
+	if second.code != 0 || !strings.Contains(second.stdout, "#1 merged into") {
+		t.Fatalf("the run after the answer did not merge #1 (exit %d):\n%s\n%s", second.code, second.stdout, second.stderr)
+	}
+	v := r.surfaceStatus(t)
+	b, err := os.ReadFile(filepath.Join(v.Issues[0].RunDir, "prompt.md"))
+	if err != nil || !strings.Contains(string(b), "Use the v2 API") {
+		t.Fatalf("the worker's prompt lacks the answer (%v):\n%s", err, b)
+	}
+}
+
+// An agent that asks with `ask --wait` stays alive: the wave is
+// waiting-for-input while it waits, the answer reaches it in the same run
+// (printed by ask), and the launcher does not relaunch it.
+func TestAskWaitGetsTheAnswerInTheSameRun(t *testing.T) {
+	r := newRepo(t)
+	script := filepath.Join(t.TempDir(), "asker")
+	body := "#!/bin/sh\nset -e\nmkdir -p src\n" +
+		binPath + " ask --question 'Which port?' --wait > src/a1.txt\n" +
+		"echo '[wave-proof] completion=contract durability=none proof=unit state=met'\necho '[wave-doc-delta] state=owned'\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.writeWave(0, append([]agentSpec{implAgent("A1", "id: shell", "shell.command: "+script)}, closureAgents()...)...)
+	l := startLaunch(t, r)
+	var q questions.Question
+	waitFor(t, "the launcher telling the event log of the question", time.Minute, func() bool {
+		evs, _, _ := state.ReadEvents(r.layout().EventsPath())
+		for _, ev := range evs {
+			if ev.EntityType == state.EntityQuestion && ev.Action == state.QuestionAsked {
+				q.ID = ev.EntityID
+				return true
+			}
+		}
+		return false
+	})
+	var lane state.Lane
+	if err := json.Unmarshal([]byte(r.run(ctxFor(t), "status", "--json").stdout), &lane); err != nil || lane.Waves[0].Status != state.WaveWaitingForInput {
+		t.Fatalf("status while A1 waits: %v %+v", err, lane.Waves)
+	}
+	if res := r.run(ctxFor(t), "answer", q.ID, "8443"); res.code != 0 {
+		t.Fatalf("answer: %d %s", res.code, res.stderr)
+	}
+	if code := l.wait(t); code != 0 {
+		t.Fatalf("launch exit %d\n%s", code, l.console())
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.root, "src", "a1.txt")); strings.TrimSpace(string(b)) != "8443" {
+		t.Fatalf("A1 got %q from ask --wait", b)
+	}
+	launched, _ := agentStarts(r.events())
+	if launched["A1"] != 1 {
+		t.Fatalf("A1 launched %d times, want once (no relaunch after ask --wait)", launched["A1"])
+	}
+	if qe := questionEvents(r.events()); qe[q.ID+" asked"] != 1 || qe[q.ID+" answered"] != 1 {
+		t.Fatalf("question events %v", qe)
 	}
 }
