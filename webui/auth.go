@@ -3,6 +3,7 @@ package webui
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"net"
 	"net/http"
 	"strings"
@@ -43,7 +44,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if !s.tokenOK(presented(r)) {
+		if !s.authorized(r) {
 			s.unauthorized(w, r)
 			return
 		}
@@ -51,29 +52,37 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-// presented is the token a request carries: its Bearer header, else the
-// page's cookie.
-func presented(r *http.Request) string {
+// authorized: the request's Bearer header holds the token, or (the
+// page's own requests) its cookie holds the token's digest.
+func (s *Server) authorized(r *http.Request) bool {
 	if a := r.Header.Get("Authorization"); a != "" {
-		if t, ok := strings.CutPrefix(a, "Bearer "); ok {
-			return strings.TrimSpace(t)
-		}
-		return ""
+		t, ok := strings.CutPrefix(a, "Bearer ")
+		return ok && s.tokenOK(strings.TrimSpace(t))
 	}
 	if c, err := r.Cookie(cookieName); err == nil {
-		return c.Value
+		return equal(c.Value, s.cookieValue())
 	}
-	return ""
+	return false
 }
 
-// tokenOK compares in constant time; hashing first makes the time
-// independent of the lengths too.
+// tokenOK compares a presented token with the server's in constant time.
 func (s *Server) tokenOK(got string) bool {
-	if got == "" {
-		return false
-	}
-	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(s.opt.Token))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+	return got != "" && equal(got, s.opt.Token)
+}
+
+// cookieValue is what the login cookie holds: a digest of the token, so
+// the token itself is never stored in the browser and any token (spaces,
+// quotes) makes a valid cookie.
+func (s *Server) cookieValue() string {
+	sum := sha256.Sum256([]byte("wave-orchestrator serve login\x00" + s.opt.Token))
+	return hex.EncodeToString(sum[:])
+}
+
+// equal compares in constant time; hashing first makes the time
+// independent of the lengths too.
+func equal(a, b string) bool {
+	x, y := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
+	return subtle.ConstantTimeCompare(x[:], y[:]) == 1
 }
 
 // unauthorized is 401; a browser asking for the page gets the login form.
@@ -104,7 +113,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.unauthorized(w, r)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.cookieValue(), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 

@@ -120,6 +120,9 @@ func (h *hub) run(ctx context.Context) error {
 			if strings.Contains(ev.Name, string(filepath.Separator)+".tmp") {
 				continue
 			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				h.forget(ev.Name) // a pruned run or a rotated log
+			}
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
 					h.addTree(w, ev.Name, false)
@@ -273,4 +276,15 @@ func (k logKind) message(line []byte) (message, bool) {
 		data = raw
 	}
 	return message{event: k.event, data: data}, true
+}
+
+// forget drops what is known of path and of everything under it.
+func (h *hub) forget(path string) {
+	prefix := path + string(filepath.Separator)
+	for p := range h.offsets {
+		if p == path || strings.HasPrefix(p, prefix) {
+			delete(h.offsets, p)
+			delete(h.partial, p)
+		}
+	}
 }

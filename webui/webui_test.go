@@ -111,8 +111,11 @@ func TestTokenIsRequiredOnEveryRequest(t *testing.T) {
 		t.Fatalf("POST /login with the token: %d, cookies %v", w.Code, w.Result().Cookies())
 	}
 	c := w.Result().Cookies()[0]
-	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
-		t.Fatalf("token cookie %+v: want HttpOnly and SameSite=Strict", c)
+	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || strings.Contains(c.Value, "s3cret") {
+		t.Fatalf("token cookie %+v: want HttpOnly, SameSite=Strict, and not the token itself", c)
+	}
+	if w := get(t, h, "/api/v1/state", "Cookie", c.Name+"=s3cret-token"); w.Code != http.StatusUnauthorized {
+		t.Fatalf("the token itself as the cookie: %d, want 401", w.Code)
 	}
 	if w := get(t, h, "/api/v1/state", "Cookie", c.Name+"="+c.Value); w.Code != http.StatusOK {
 		t.Fatalf("GET /api/v1/state with the login cookie: %d", w.Code)
