@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,7 +66,7 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	// Never force: a question answered meanwhile (from the terminal, the
 	// dashboard, another page) is refused with what it was answered.
-	q, err := questions.Answer(r.Context(), s.opt.Layout, id, text, op, false, s.opt.Answering)
+	q, err := s.answer(r.Context(), id, text, op)
 	switch {
 	case errors.Is(err, questions.ErrUnknownID):
 		httpError(w, http.StatusNotFound, err.Error())
@@ -79,4 +80,11 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 	s.opt.Logger.Info("serve: question answered", "id", id, "operator", op)
 	writeJSON(w, http.StatusOK, q)
+}
+
+func (s *Server) answer(ctx context.Context, id, text, operator string) (questions.Question, error) {
+	if s.opt.Answer != nil {
+		return s.opt.Answer(ctx, id, text, operator)
+	}
+	return questions.Answer(ctx, s.opt.Layout, id, text, operator, false, questions.AnswerOptions{})
 }

@@ -30,9 +30,10 @@ type Options struct {
 	// Backlog is the `backlog status --json` document of run (the newest
 	// when ""); ErrNoBacklogRun when the lane has none.
 	Backlog func(ctx context.Context, run string) (any, error)
-	// Answering is what answering a backlog question needs (the issue
-	// source, opened when first used, and its needs-input label).
-	Answering questions.AnswerOptions
+	// Answer answers question id as `answer` does (never forced); nil
+	// answers with questions.Answer and no issue source, so wave
+	// questions only.
+	Answer func(ctx context.Context, id, text, operator string) (questions.Question, error)
 	// AllowAnswer enables POST /api/v1/questions/{id}/answer.
 	AllowAnswer bool
 	// Token, when set, is required on every request (Bearer header or

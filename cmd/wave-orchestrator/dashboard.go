@@ -183,7 +183,7 @@ func dashboardConfig(ctx context.Context, g *globals, layout lanes.Layout, wave 
 			return qs, err
 		},
 		Answer: func(ctx context.Context, id, text string) (string, error) {
-			return answerFromDashboard(ctx, g, layout, id, text)
+			return answerFromDashboard(ctx, g, id, text)
 		},
 	}
 	if bin, err := self(); err == nil {
@@ -274,13 +274,13 @@ func startResume(ctx context.Context, client *tmuxadapter.Client, bin string, la
 // answerFromDashboard is the dashboard's a key: the question answered as
 // `answer ID TEXT` would, by the user running the dashboard (never
 // forced: one answered meanwhile is refused).
-func answerFromDashboard(ctx context.Context, g *globals, layout lanes.Layout, id, text string) (string, error) {
+func answerFromDashboard(ctx context.Context, g *globals, id, text string) (string, error) {
 	e, err := openLane(g)
 	if err != nil {
 		return "", err
 	}
-	opts := questions.AnswerOptions{Issues: &lazyIssues{e: e, stderr: io.Discard}, NeedsInputLabel: e.cfg.Backlog.NeedsInputLabel}
-	q, err := questions.Answer(ctx, layout, id, text, cmp.Or(os.Getenv("USER"), "dashboard"), false, opts)
+	// Nothing onto the dashboard's screen.
+	q, err := newAnswerer(e, io.Discard)(ctx, id, text, cmp.Or(os.Getenv("USER"), "dashboard"))
 	if err != nil {
 		return "", err
 	}

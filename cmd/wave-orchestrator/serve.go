@@ -57,7 +57,7 @@ environment variable holding the token every request must carry.`,
 				State:       func(ctx context.Context) (state.Lane, error) { return loadLayoutState(ctx, e.layout) },
 				Backlog:     func(ctx context.Context, run string) (any, error) { return serveBacklog(ctx, e, run) },
 				AllowAnswer: allowAnswer,
-				Answering:   questions.AnswerOptions{Issues: &lazyIssues{e: e, stderr: c.ErrOrStderr()}, NeedsInputLabel: e.cfg.Backlog.NeedsInputLabel},
+				Answer:      newAnswerer(e, c.ErrOrStderr()),
 				Token:       token,
 				Logger:      logger,
 			}
@@ -86,6 +86,27 @@ func serveBacklog(ctx context.Context, e *laneEnv, run string) (any, error) {
 		return nil, fmt.Errorf("%w: %v", webui.ErrNoBacklogRun, err)
 	}
 	return backlogStatusView(ctx, e, dir)
+}
+
+// newAnswerer answers questions for serve and the dashboard as `answer`
+// does, never forced: a wave question in its coordination log (a live
+// launcher relaunches the agent), a backlog question on its issue (the
+// source opened on first use) with the worktrees finished runs kept for
+// it freed; what that says goes to w.
+func newAnswerer(e *laneEnv, w io.Writer) func(ctx context.Context, id, text, operator string) (questions.Question, error) {
+	issues := &lazyIssues{e: e, stderr: w}
+	return func(ctx context.Context, id, text, operator string) (questions.Question, error) {
+		opts := questions.AnswerOptions{Issues: issues, NeedsInputLabel: e.cfg.Backlog.NeedsInputLabel}
+		q, err := questions.Answer(ctx, e.layout, id, text, operator, false, opts)
+		if err != nil || q.Issue == nil {
+			return q, err
+		}
+		be, err := issues.open(ctx)
+		if err != nil {
+			return q, err
+		}
+		return q, freeAnswered(ctx, be, *q.Issue, w)
+	}
 }
 
 // lazyIssues opens the lane's issue source the first time a backlog
