@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -50,7 +51,15 @@ func browser(t *testing.T) context.Context {
 // serve starts `serve` on a free loopback port and returns its URL.
 func (r *testRepo) serve(t *testing.T, args ...string) string {
 	t.Helper()
-	bg := r.start(ctxFor(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	return r.serveEnv(t, nil, args...)
+}
+
+// serveEnv is serve with env added to the binary's environment.
+func (r *testRepo) serveEnv(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := r.command(ctxFor(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
+	bg := startCmd(t, cmd)
 	t.Cleanup(func() {
 		_ = bg.cmd.Process.Signal(os.Interrupt)
 		if res := bg.wait(t, "serve after an interrupt", 30*time.Second); res.code != 0 {
@@ -201,4 +210,67 @@ func TestServeTokenGuardsEveryRequest(t *testing.T) {
 		t.Fatalf("log in: %v", err)
 	}
 	waitPage(t, ctx, "the page live after logging in", `(document.getElementById("conn")||{dataset:{}}).dataset.state === "open" && document.getElementById("lane").textContent === "main"`)
+}
+
+// The backlog through the API: /api/v1/backlog is the run's status
+// document, /api/v1/questions lists the worker's needs-input question,
+// and POST …/answer answers it on its issue as `answer` does, so the next
+// run merges the issue with the answer in its worker's prompt.
+func TestServeAnswersABacklogQuestion(t *testing.T) {
+	r := newBacklogRepo(t)
+	r.issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
+	r.commitIssues(t)
+	ctx := ctxFor(t)
+	if first := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard"); !strings.Contains(first.stdout, "#1 needs input") {
+		t.Fatalf("the first run did not ask (exit %d):\n%s\n%s", first.code, first.stdout, first.stderr)
+	}
+	url := r.serveEnv(t, r.env(), "--allow-answer")
+	getJSON := func(path string, v any) {
+		t.Helper()
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+	}
+	var bl struct {
+		Tally  struct{ NeedsInput int }
+		Issues []struct {
+			Number   int
+			State    string
+			Question string
+		}
+	}
+	getJSON("api/v1/backlog", &bl)
+	if bl.Tally.NeedsInput != 1 || len(bl.Issues) != 1 || bl.Issues[0].Question != "Which API?" {
+		t.Fatalf("GET /api/v1/backlog: %+v", bl)
+	}
+	var qs []questions.Question
+	getJSON("api/v1/questions", &qs)
+	if len(qs) != 1 || qs[0].Issue == nil || *qs[0].Issue != 1 || qs[0].State != questions.Pending {
+		t.Fatalf("GET /api/v1/questions: %+v", qs)
+	}
+	resp, err := http.Post(url+"api/v1/questions/"+qs[0].ID+"/answer", "application/json", strings.NewReader(`{"answer":"Use the v2 API","operator":"ana"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST answer: %d", resp.StatusCode)
+	}
+	second := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
+	if second.code != 0 || !strings.Contains(second.stdout, "#1 merged into") {
+		t.Fatalf("the run after the answer did not merge #1 (exit %d):\n%s\n%s", second.code, second.stdout, second.stderr)
+	}
+	v := r.surfaceStatus(t)
+	b, err := os.ReadFile(filepath.Join(v.Issues[0].RunDir, "prompt.md"))
+	if err != nil || !strings.Contains(string(b), "Use the v2 API") {
+		t.Fatalf("the worker's prompt lacks the answer (%v):\n%s", err, b)
+	}
 }
