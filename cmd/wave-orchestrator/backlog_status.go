@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -26,8 +27,7 @@ func newBacklogStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			repo, _ := gitops.Open(c.Context(), e.lane.RepoRoot, gitops.Options{})
-			v, err := supervisor.Status(c.Context(), dir, repo, lanes.Held(e.layout.LockPath()), time.Now())
+			v, err := backlogStatusView(c.Context(), e, dir)
 			if err != nil {
 				return err
 			}
@@ -45,4 +45,11 @@ func newBacklogStatusCmd(g *globals) *cobra.Command {
 	c.Flags().StringVar(&run, "run", "", "backlog run id (default: the newest)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the snapshot as JSON (docs/backlog-status-schema.md)")
 	return c
+}
+
+// backlogStatusView is the `backlog status --json` document of the run in
+// dir (also what `serve` answers on /api/v1/backlog).
+func backlogStatusView(ctx context.Context, e *laneEnv, dir string) (supervisor.StatusView, error) {
+	repo, _ := gitops.Open(ctx, e.lane.RepoRoot, gitops.Options{})
+	return supervisor.Status(ctx, dir, repo, lanes.Held(e.layout.LockPath()), time.Now())
 }

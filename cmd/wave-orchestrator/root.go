@@ -85,6 +85,7 @@ func newRootCmd() *cobra.Command {
 		newDashboardCmd(g),
 		newAttachCmd(g),
 		newBacklogCmd(g),
+		newServeCmd(g),
 	)
 	root.AddCommand(newAskCmd(g), newFeedbackCmd(g), newQuestionsCmd(g), newAnswerCmd(g))
 	addBuiltinExamples(root)
