@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
@@ -398,7 +399,7 @@ func (v backlogView) resultLine(p palette) string {
 		}
 		switch code {
 		case 0:
-		case supervisor.ExitNeedPerson:
+		case exitcode.NeedsHuman:
 			sty = p.warn
 		default:
 			sty = p.bad

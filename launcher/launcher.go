@@ -18,6 +18,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
@@ -25,14 +26,6 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
-)
-
-// Exit codes (DESIGN §2).
-const (
-	ExitOK         = 0
-	ExitFailed     = 1
-	ExitContQaOnly = 42
-	ExitNeedsHuman = 43
 )
 
 // Options select and tune a launch. The caller holds the lane lock.
@@ -137,7 +130,7 @@ func New(opt Options, runs Runs) *Launcher {
 func (l *Launcher) Run(ctx context.Context) (Result, error) {
 	sel, err := l.selectWaves()
 	if err != nil {
-		return Result{ExitCode: ExitFailed}, err
+		return Result{ExitCode: exitcode.Failed}, err
 	}
 	if len(sel) == 0 {
 		fmt.Fprintln(l.opt.Out, "all waves are completed; nothing to run")
@@ -153,10 +146,10 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 		out, err := l.runWave(ctx, w)
 		res.Failures = out.Failures
 		if err != nil {
-			res.ExitCode = ExitFailed
+			res.ExitCode = exitcode.Failed
 			return res, err
 		}
-		if out.ExitCode != ExitOK {
+		if out.ExitCode != exitcode.OK {
 			res.ExitCode = out.ExitCode
 			return res, nil
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
@@ -57,7 +58,7 @@ func (r *waveRun) startFailed(ctx context.Context, attempt int, ps []*runtime.Pa
 // the real reason: the runner's, else the last line the agent printed.
 func (r *waveRun) noExecutor(id string, res *agentResult) (string, bool) {
 	o := res.Outcome
-	if o.ExitCode == nil || *o.ExitCode != 126 && *o.ExitCode != 127 || o.Signal != "" {
+	if o.ExitCode == nil || *o.ExitCode != exitcode.NotExecutable && *o.ExitCode != exitcode.NotFound || o.Signal != "" {
 		return "", false
 	}
 	reason := o.Detail

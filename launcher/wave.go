@@ -9,6 +9,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
@@ -56,12 +57,12 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	coordBase := fmt.Sprintf("%s coord post --repo-root %s --lane %s", shellWord(l.opt.Self), shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name)
 	p, err := plan(w, l.opt.Lane, l.opt.Executor, coordBase)
 	if err != nil {
-		return waveOutcome{ExitCode: ExitFailed}, err
+		return waveOutcome{ExitCode: exitcode.Failed}, err
 	}
 	r := &waveRun{l: l, p: p, n: w.Number, results: map[string]*agentResult{}}
 	r.prior = interruptedRuns(l.opt.Layout.EventsPath(), w.Number)
 	if err := r.takeOverride(); err != nil {
-		return waveOutcome{ExitCode: ExitFailed}, err
+		return waveOutcome{ExitCode: exitcode.Failed}, err
 	}
 	qctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -72,7 +73,7 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	// leaves no trace.
 	impl, closureFrom, err := r.firstSelection(reusable)
 	if err != nil {
-		return waveOutcome{ExitCode: ExitFailed}, err
+		return waveOutcome{ExitCode: exitcode.Failed}, err
 	}
 	maxAttempts := l.opt.MaxRetries + 1
 	stages := p.Bindings.Stages(p.Order)
@@ -111,13 +112,13 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 			// run too, so status does not show it in flight.
 			f := []gate.Failure{{Gate: "launch", StatusCode: codeStartFailed, Detail: err.Error()}}
 			out := r.finish(ctx, attempt, state.WaveFailed, f)
-			out.ExitCode = ExitFailed
+			out.ExitCode = exitcode.Failed
 			return out, err
 		}
 		if err != nil {
 			// Interrupted (signal): the wave run stays open in the event
 			// log so the next launch adopts its runs.
-			return waveOutcome{ExitCode: ExitFailed}, err
+			return waveOutcome{ExitCode: exitcode.Failed}, err
 		}
 		if len(failures) == 0 {
 			l.emit(r.n, state.EntityAttempt, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt), "completed", attempt, nil)
@@ -144,21 +145,21 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 			l.printf("wave %d: retrying closure from %s", r.n, closureFrom)
 		}
 	}
-	code := ExitFailed
+	code := exitcode.Failed
 	switch {
 	case needsHuman(failures) || hasCode(failures, codeNoExecutor):
-		code = ExitNeedsHuman
+		code = exitcode.NeedsHuman
 	case gate.ContQaOnly(failures):
-		code = ExitContQaOnly
+		code = exitcode.ContQAOnly
 	}
 	status := state.WaveFailed
-	if code == ExitNeedsHuman {
+	if code == exitcode.NeedsHuman {
 		status = state.WaveBlocked
 	}
 	out := r.finish(ctx, maxAttempts, status, failures)
 	out.ExitCode = code
 	r.report(status, failures)
-	if code == ExitNeedsHuman {
+	if code == exitcode.NeedsHuman {
 		fmt.Fprint(l.opt.Out, termtext.EscapeLines(r.pendingBlock()))
 	}
 	return out, nil

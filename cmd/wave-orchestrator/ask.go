@@ -10,13 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
 )
-
-// exitWaitTimeout is `ask --wait`'s exit code when no answer came within
-// --timeout-seconds (timeout(1)'s code).
-const exitWaitTimeout = 124
 
 // askFlags are `ask`'s flags (and `feedback ask`'s, which maps onto it).
 type askFlags struct {
@@ -112,7 +109,7 @@ func waitAnswer(ctx context.Context, e *laneEnv, q questions.Question, timeoutS 
 	}
 	a, err := questions.Wait(ctx, e.layout, *q.Wave, q.ID)
 	if errors.Is(err, context.DeadlineExceeded) {
-		return withCode(exitWaitTimeout, fmt.Errorf("ask: no answer to %s within %d s", q.ID, timeoutS))
+		return withCode(exitcode.Timeout, fmt.Errorf("ask: no answer to %s within %d s", q.ID, timeoutS))
 	}
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
@@ -127,7 +128,7 @@ func runAutonomous(c *cobra.Command, g *globals, f *launchFlags, maxAttempts int
 			return fmt.Errorf("autonomous: wave %d passed but is not recorded completed in %s; not running it again", n, e.layout.LedgerPath())
 		}
 		if why := needsPerson(e, n); why != "" {
-			res.stop(laneNeedsHuman, n, why, exitNeedsHuman)
+			res.stop(laneNeedsHuman, n, why, exitcode.NeedsHuman)
 			break
 		}
 		aw, err := runAutoWave(c, e, bin, base, n, maxAttempts, out)
@@ -138,11 +139,11 @@ func runAutonomous(c *cobra.Command, g *globals, f *launchFlags, maxAttempts int
 		if aw.ExitCode == 0 {
 			continue
 		}
-		if why := needsPerson(e, n); why != "" || aw.ExitCode == exitNeedsHuman {
+		if why := needsPerson(e, n); why != "" || aw.ExitCode == exitcode.NeedsHuman {
 			if why == "" {
 				why = fmt.Sprintf("wave %d stopped with no safe retry (exit 43); `status` says why", n)
 			}
-			res.stop(laneNeedsHuman, n, why, exitNeedsHuman)
+			res.stop(laneNeedsHuman, n, why, exitcode.NeedsHuman)
 			break
 		}
 		res.stop(laneFailed, n, fmt.Sprintf("wave %d failed after %d attempt(s) (exit %d); `status -w %d` shows the failures", n, len(aw.RunIDs), aw.ExitCode, n), aw.ExitCode)
@@ -200,7 +201,7 @@ func runAutoWave(c *cobra.Command, e *laneEnv, bin string, base []string, n, att
 		}
 		aw.ExitCode, aw.State = runExitCode(r), r.State
 		fmt.Fprintf(out, "autonomous: wave %d run %s %s (exit %d)\n", n, r.RunID, r.State, aw.ExitCode)
-		if aw.ExitCode == 0 || aw.ExitCode == exitNeedsHuman || r.State == runStopped || needsPerson(e, n) != "" {
+		if aw.ExitCode == 0 || aw.ExitCode == exitcode.NeedsHuman || r.State == runStopped || needsPerson(e, n) != "" {
 			break
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
@@ -347,7 +348,7 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 		fmt.Fprintf(c.OutOrStdout(), "backlog run %s paused on request (workers stopped; worktrees, branches and claims kept); `backlog run` resumes it\n", res.RunID)
 		return nil
 	case ctx.Err() != nil:
-		return withCode(exitFailed, fmt.Errorf("supervisor interrupted; workers keep running in tmux (socket %s); `backlog run` resumes", be.layout.Socket()))
+		return withCode(exitcode.Failed, fmt.Errorf("supervisor interrupted; workers keep running in tmux (socket %s); `backlog run` resumes", be.layout.Socket()))
 	case err != nil:
 		return err
 	}
@@ -374,9 +375,9 @@ func preflightBacklog(ctx context.Context, e *laneEnv, cliExecutor string) error
 	if len(ps) == 0 {
 		return nil
 	}
-	code := exitFailed
+	code := exitcode.Failed
 	if preflight.NoUsableExecutor(ps) {
-		code = exitNeedsHuman
+		code = exitcode.NeedsHuman
 	}
 	for i := range ps {
 		if ps[i].Kind == preflight.KindExecutor && strings.Contains(ps[i].Msg, "not on PATH") {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
@@ -82,7 +83,7 @@ func printFindings(w io.Writer, fs []finding) error {
 		}
 	}
 	if errs > 0 {
-		return withCode(exitFailed, fmt.Errorf("doctor: %d error(s)", errs))
+		return withCode(exitcode.Failed, fmt.Errorf("doctor: %d error(s)", errs))
 	}
 	return nil
 }

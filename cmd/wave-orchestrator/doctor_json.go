@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // doctorReport is `doctor --json` (docs/doctor-schema.md). errors and
@@ -66,7 +68,7 @@ func printFindingsJSON(w io.Writer, root string, fs []finding) error {
 		return err
 	}
 	if !r.OK {
-		return withCode(exitFailed, fmt.Errorf("doctor: %d error(s)", len(r.Errors)))
+		return withCode(exitcode.Failed, fmt.Errorf("doctor: %d error(s)", len(r.Errors)))
 	}
 	return nil
 }

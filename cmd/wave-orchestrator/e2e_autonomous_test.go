@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // submittedRuns reads the lane's submitted-run records, oldest first.
@@ -71,7 +73,7 @@ func TestAutonomousStopsForAQuestionAndForABlockingRecord(t *testing.T) {
 	}
 	q := postRecord(t, r, "-a", "A1", "--kind", "human-feedback", "--summary", "ship the migration in wave 1?")
 	out, res := autonomousJSON(t, r)
-	if res.code != exitNeedsHuman || out.Result != laneNeedsHuman || out.StoppedAt == nil || *out.StoppedAt != 1 || !strings.Contains(out.Why, q) || len(submittedRuns(t, r)) != 0 {
+	if res.code != exitcode.NeedsHuman || out.Result != laneNeedsHuman || out.StoppedAt == nil || *out.StoppedAt != 1 || !strings.Contains(out.Why, q) || len(submittedRuns(t, r)) != 0 {
 		t.Fatalf("autonomous with a pending question: exit %d %+v", res.code, out)
 	}
 	if res := r.run(ctxFor(t), "coord", "act", "answer-human", q, "--response", "yes"); res.code != 0 {
@@ -85,7 +87,7 @@ func TestAutonomousStopsForAQuestionAndForABlockingRecord(t *testing.T) {
 		t.Fatalf("post blocker: %d %s", b.code, b.stderr)
 	}
 	text := r.run(ctxFor(t), "autonomous")
-	if text.code != exitNeedsHuman || !strings.Contains(text.stdout, "open blocking record") || !strings.Contains(text.stdout, blocker.ID) {
+	if text.code != exitcode.NeedsHuman || !strings.Contains(text.stdout, "open blocking record") || !strings.Contains(text.stdout, blocker.ID) {
 		t.Fatalf("autonomous with an open blocker: exit %d %s%s", text.code, text.stdout, text.stderr)
 	}
 	if res := r.run(ctxFor(t), "coord", "act", "resolve", blocker.ID); res.code != 0 {
@@ -103,7 +105,7 @@ func TestAutonomousStopsOnAWaveFailingAfterItsAttempts(t *testing.T) {
 	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.fail-attempts: 9")}, closureAgents()...)...)
 	r.writeWave(1, append([]agentSpec{implAgent("B1")}, closureAgents()...)...)
 	out, res := autonomousJSON(t, r, "--max-attempts-per-wave", "2", "--max-retries-per-wave", "0")
-	if res.code != exitFailed || out.Result != laneFailed || len(out.Waves) != 1 || len(out.Waves[0].RunIDs) != 2 || !strings.Contains(out.Why, "after 2 attempt(s)") {
+	if res.code != exitcode.Failed || out.Result != laneFailed || len(out.Waves) != 1 || len(out.Waves[0].RunIDs) != 2 || !strings.Contains(out.Why, "after 2 attempt(s)") {
 		t.Fatalf("autonomous over a failing wave: exit %d %+v", res.code, out)
 	}
 	for _, run := range submittedRuns(t, r) {
@@ -133,10 +135,10 @@ func TestAutonomousAcceptsTheReferenceFlags(t *testing.T) {
 			t.Errorf("%d `ignored: %s` lines, want 1:\n%s", n, flag, res.stderr)
 		}
 	}
-	if res := r.run(ctxFor(t), "autonomous", "--start-wave", "1"); res.code != exitUsage || !strings.Contains(res.stderr, "--start-wave") {
+	if res := r.run(ctxFor(t), "autonomous", "--start-wave", "1"); res.code != exitcode.Usage || !strings.Contains(res.stderr, "--start-wave") {
 		t.Fatalf("autonomous --start-wave: exit %d %s", res.code, res.stderr)
 	}
-	if res := r.run(ctxFor(t), "autonomous", "--max-attempts-per-wave", "0"); res.code != exitUsage {
+	if res := r.run(ctxFor(t), "autonomous", "--max-attempts-per-wave", "0"); res.code != exitcode.Usage {
 		t.Fatalf("autonomous --max-attempts-per-wave 0: exit %d %s", res.code, res.stderr)
 	}
 }

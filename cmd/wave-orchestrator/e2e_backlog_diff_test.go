@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // TestBacklogDiffPrintsTheWorkersChangeEscaped: `backlog diff N` prints
@@ -21,7 +23,7 @@ func TestBacklogDiffPrintsTheWorkersChangeEscaped(t *testing.T) {
 	r.write("wave.config.yaml", strings.Replace(string(cfg), "\nbacklog:\n",
 		"\nbacklog:\n  reworkRounds: 0\n  verify: [sh, -c, 'test \"$WAVE_ISSUE_NUMBER\" != 1']\n", 1))
 	ctx := context.Background()
-	if res := r.runEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard"); res.code != exitNeedsHuman {
+	if res := r.runEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard"); res.code != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	st := r.runEnv(ctx, "backlog", "status", "--json")
@@ -62,7 +64,7 @@ func TestBacklogDiffPrintsTheWorkersChangeEscaped(t *testing.T) {
 	if d := r.runEnv(ctx, "backlog", "diff", "2"); d.code != 0 || !strings.Contains(d.stdout, "+++ b/backlog-work/issue-2.md") || strings.Contains(d.stdout, "issue-1.md") {
 		t.Errorf("diff 2 (merged): exit %d\n%s%s", d.code, d.stdout, d.stderr)
 	}
-	if d := r.runEnv(ctx, "backlog", "diff", "99"); d.code != exitUsage || !strings.Contains(d.stderr, "no issue #99 in backlog run") {
+	if d := r.runEnv(ctx, "backlog", "diff", "99"); d.code != exitcode.Usage || !strings.Contains(d.stderr, "no issue #99 in backlog run") {
 		t.Errorf("diff 99: exit %d %s; want 2 naming the missing issue", d.code, d.stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/control"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/docschema"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // controlJSON runs `control status --json` with args and checks the
@@ -60,10 +61,10 @@ func TestControlStatusMatchesItsDocumentedSchema(t *testing.T) {
 	if s.Status != "pending" || s.ExecutionState != "pending" || len(s.LogicalAgents) != 4 || s.LogicalAgents[0].AgentID != "B1" {
 		t.Fatalf("wave not run: %+v", s)
 	}
-	if res := r.run(ctxFor(t), "control", "status", "--wave", "7", "--json"); res.code != exitUsage || !strings.Contains(res.stderr, "no wave 7") {
+	if res := r.run(ctxFor(t), "control", "status", "--wave", "7", "--json"); res.code != exitcode.Usage || !strings.Contains(res.stderr, "no wave 7") {
 		t.Fatalf("unknown wave: exit %d %s", res.code, res.stderr)
 	}
-	if res := r.run(ctxFor(t), "control", "status", "--wave", "0", "--agent", "Z9"); res.code != exitUsage || !strings.Contains(res.stderr, "no agent \"Z9\"") {
+	if res := r.run(ctxFor(t), "control", "status", "--wave", "0", "--agent", "Z9"); res.code != exitcode.Usage || !strings.Contains(res.stderr, "no agent \"Z9\"") {
 		t.Fatalf("unknown agent: exit %d %s", res.code, res.stderr)
 	}
 }

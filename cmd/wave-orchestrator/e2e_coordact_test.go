@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // postRecord posts a record to wave 0 and returns its id.
@@ -56,7 +57,7 @@ func TestCoordActResolvesDismissesAndReroutesOverTheLog(t *testing.T) {
 	if res := r.run(ctxFor(t), "coord", "act", "resolve", "-w", "0", "nope-1"); res.code == 0 || !strings.Contains(res.stderr, `no coordination record "nope-1"`) {
 		t.Fatalf("unknown id: exit %d %s", res.code, res.stderr)
 	}
-	if res := r.run(ctxFor(t), "coord", "act", "polish", blocker); res.code != exitUsage {
+	if res := r.run(ctxFor(t), "coord", "act", "polish", blocker); res.code != exitcode.Usage {
 		t.Fatalf("unknown action: exit %d %s", res.code, res.stderr)
 	}
 }
@@ -103,7 +104,7 @@ func TestCoordAnswerHumanWritesTheSameRecordAsAnswer(t *testing.T) {
 		t.Fatalf("answering twice without --force: exit %d %s", res.code, res.stderr)
 	}
 	blocker := postRecord(t, r, "-a", "A1", "--kind", "blocker", "--summary", "not a question")
-	if res := r.run(ctxFor(t), "coord", "act", "answer-human", blocker, "--response", "x"); res.code != exitUsage || !strings.Contains(res.stderr, "not a question") {
+	if res := r.run(ctxFor(t), "coord", "act", "answer-human", blocker, "--response", "x"); res.code != exitcode.Usage || !strings.Contains(res.stderr, "not a question") {
 		t.Fatalf("answer-human on a blocker: exit %d %s", res.code, res.stderr)
 	}
 }

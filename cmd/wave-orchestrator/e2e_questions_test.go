@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -181,7 +182,7 @@ func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
 	}
 	checkAnswerReachedA1(t, r, q, answer)
 	again := r.run(ctxFor(t), "answer", q.ID, "something else")
-	if again.code != exitUsage || !strings.Contains(again.stderr, "already answered") {
+	if again.code != exitcode.Usage || !strings.Contains(again.stderr, "already answered") {
 		t.Fatalf("answering twice: %d %s", again.code, again.stderr)
 	}
 }
@@ -244,7 +245,7 @@ func TestAnUnansweredQuestionEndsTheLaunchWith43(t *testing.T) {
 func TestAskWaitPrintsTheAnswer(t *testing.T) {
 	r := newRepo(t)
 	r.writeWave(0, implAgent("A1"))
-	if res := r.run(ctxFor(t), "ask", "--wave", "0", "--agent", "A1", "--question", "nobody answers", "--wait", "--timeout-seconds", "1"); res.code != exitWaitTimeout {
+	if res := r.run(ctxFor(t), "ask", "--wave", "0", "--agent", "A1", "--question", "nobody answers", "--wait", "--timeout-seconds", "1"); res.code != exitcode.Timeout {
 		t.Fatalf("ask --wait with no answer: %d %s", res.code, res.stderr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -286,7 +287,7 @@ func TestAnswerUnknownIDListsThePendingQuestions(t *testing.T) {
 		t.Fatalf("ask: %d %q %s", ask.code, ask.stdout, ask.stderr)
 	}
 	res := r.run(ctxFor(t), "answer", "q-nope", "8080")
-	if res.code != exitUsage || !strings.Contains(res.stderr, id) || strings.Contains(res.stderr, "\x1b") {
+	if res.code != exitcode.Usage || !strings.Contains(res.stderr, id) || strings.Contains(res.stderr, "\x1b") {
 		t.Fatalf("unknown id: %d %q", res.code, res.stderr)
 	}
 	list := r.run(ctxFor(t), "questions")
@@ -303,11 +304,11 @@ func TestStatusWaitChangeReturnsTwentyWhenALiveAgentAsks(t *testing.T) {
 	askingWave(r)
 	l := startLaunch(t, r)
 	t.Cleanup(func() { _ = l.cmd.Process.Kill(); _ = l.cmd.Wait() })
-	code := statusChanged
-	for i := 0; i < 50 && (code == statusChanged || code == statusRunning); i++ {
+	code := exitcode.StatusChanged
+	for i := 0; i < 50 && (code == exitcode.StatusChanged || code == exitcode.StatusRunning); i++ {
 		code = r.run(ctxFor(t), "status", "--wait-change", "--exit-code", "--timeout-seconds", "60").code
 	}
-	if code != statusInputRequired {
+	if code != exitcode.StatusInputRequired {
 		t.Fatalf("status --wait-change --exit-code ended with %d, want 20\n%s", code, l.console())
 	}
 	if qs, _, _ := questions.List(r.layout()); len(qs) != 1 || qs[0].State != questions.Pending {
@@ -370,7 +371,7 @@ func TestAnswerAnswersABacklogQuestionOnItsIssue(t *testing.T) {
 	if ans.code != 0 || !strings.Contains(ans.stdout, "issue #1") {
 		t.Fatalf("answer #1: exit %d\n%s%s", ans.code, ans.stdout, ans.stderr)
 	}
-	if again := r.runEnv(ctx, "answer", qs[0].ID, "other"); again.code != exitUsage || !strings.Contains(again.stderr, "already answered") {
+	if again := r.runEnv(ctx, "answer", qs[0].ID, "other"); again.code != exitcode.Usage || !strings.Contains(again.stderr, "already answered") {
 		t.Fatalf("answering twice: %d %s", again.code, again.stderr)
 	}
 	second := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")

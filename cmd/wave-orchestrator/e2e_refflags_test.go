@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // Every flag of the reference's launch line parses here as documented:
@@ -48,10 +50,10 @@ func TestReferenceLaunchFlagsParseAsStated(t *testing.T) {
 		code int
 		want string
 	}{
-		{"another project", append(slices.Clone(dry), "--project", "elsewhere"), exitUsage, "multi-project workspaces are unsupported"},
-		{"bad terminal surface", append(slices.Clone(dry), "--terminal-surface", "iterm"), exitUsage, "--terminal-surface"},
-		{"bad codex sandbox", append(slices.Clone(dry), "--codex-sandbox", "open-door"), exitFailed, "executors.codex.sandbox"},
-		{"resume control state with a phase", []string{"resume", "-w", "0", "--resume-control-state", "--phase", "implementation"}, exitUsage, "--phase"},
+		{"another project", append(slices.Clone(dry), "--project", "elsewhere"), exitcode.Usage, "multi-project workspaces are unsupported"},
+		{"bad terminal surface", append(slices.Clone(dry), "--terminal-surface", "iterm"), exitcode.Usage, "--terminal-surface"},
+		{"bad codex sandbox", append(slices.Clone(dry), "--codex-sandbox", "open-door"), exitcode.Failed, "executors.codex.sandbox"},
+		{"resume control state with a phase", []string{"resume", "-w", "0", "--resume-control-state", "--phase", "implementation"}, exitcode.Usage, "--phase"},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {

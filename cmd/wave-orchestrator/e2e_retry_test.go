@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -136,7 +137,7 @@ func TestRetryApplyRefusesBadInputAndClearRemovesIt(t *testing.T) {
 		{[]string{"--wave", "4", "--agent", "A1"}, "no wave 4"},
 	} {
 		res := r.run(ctxFor(t), append([]string{"retry", "apply"}, tc.args...)...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
+		if res.code != exitcode.Usage || !strings.Contains(res.stderr, tc.want) {
 			t.Errorf("retry apply %v: exit %d %q, want 2 naming %q", tc.args, res.code, res.stderr, tc.want)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
 )
 
@@ -169,11 +170,11 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 func TestServeTokenGuardsEveryRequest(t *testing.T) {
 	r := newRepo(t)
 	res := r.run(ctxFor(t), "serve", "--addr", "0.0.0.0:0")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "--token-env") {
+	if res.code != exitcode.Usage || !strings.Contains(res.stderr, "--token-env") {
 		t.Fatalf("serve off loopback without a token: exit %d\n%s", res.code, res.stderr)
 	}
 	res = r.run(ctxFor(t), "serve", "--token-env", "WAVE_TEST_NO_SUCH_VARIABLE")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "WAVE_TEST_NO_SUCH_VARIABLE") {
+	if res.code != exitcode.Usage || !strings.Contains(res.stderr, "WAVE_TEST_NO_SUCH_VARIABLE") {
 		t.Fatalf("serve with an unset token variable: exit %d\n%s", res.code, res.stderr)
 	}
 

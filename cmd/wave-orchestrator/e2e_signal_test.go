@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // An agent prints its markers with `signal` instead of writing them by
@@ -46,7 +47,7 @@ func TestSignalPrintsMarkersTheGatesAccept(t *testing.T) {
 		{"integration", "--state", "ready-for-doc-closure", "--claims", "-1", "--conflicts", "0", "--blockers", "0"},
 	} {
 		res := r.run(ctxFor(t), append([]string{"signal"}, bad...)...)
-		if res.code != exitUsage || res.stdout != "" || !strings.Contains(res.stderr, "the gates would reject") {
+		if res.code != exitcode.Usage || res.stdout != "" || !strings.Contains(res.stderr, "the gates would reject") {
 			t.Errorf("signal %v: exit %d stdout %q stderr %q; want a usage error and no marker", bad, res.code, res.stdout, res.stderr)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -49,7 +50,7 @@ func TestStatusWaitChangeExitsTwentyWhenAnAgentAsksAQuestion(t *testing.T) {
 	if res := launch(t, r); res.code != 0 {
 		t.Fatalf("launch: %d %s", res.code, res.stderr)
 	}
-	if res := r.run(ctxFor(t), "status", "--exit-code"); res.code != statusCompleted {
+	if res := r.run(ctxFor(t), "status", "--exit-code"); res.code != exitcode.StatusCompleted {
 		t.Fatalf("status --exit-code of a completed lane: %d", res.code)
 	}
 	done := startWaitChange(t, r, "--timeout-seconds", "100")
@@ -58,7 +59,7 @@ func TestStatusWaitChangeExitsTwentyWhenAnAgentAsksAQuestion(t *testing.T) {
 	if post.code != 0 {
 		t.Fatalf("post: %d %s", post.code, post.stderr)
 	}
-	if code := <-done; code != statusInputRequired {
+	if code := <-done; code != exitcode.StatusInputRequired {
 		t.Fatalf("status --wait-change --exit-code: %d, want 20", code)
 	}
 }
@@ -73,14 +74,14 @@ func TestLaneCodeClassifiesTheLane(t *testing.T) {
 		waves []state.Wave
 		want  int
 	}{
-		{"nothing ran", []state.Wave{w(state.WavePending)}, statusRunning},
-		{"all completed", []state.Wave{w(state.WaveCompleted), w(state.WavePending)}, statusCompleted},
-		{"running", []state.Wave{w(state.WaveCompleted), w(state.WaveRunning)}, statusRunning},
-		{"interrupted", []state.Wave{w(state.WaveInterrupted)}, statusRunning},
-		{"failed", []state.Wave{w(state.WaveFailed)}, statusFailed},
-		{"stopped", []state.Wave{w(state.WaveStopped)}, statusFailed},
-		{"question while running", []state.Wave{w(state.WaveRunning, state.Blocker{Kind: "clarification-request"})}, statusInputRequired},
-		{"agent blocker is no question", []state.Wave{w(state.WaveRunning, state.Blocker{Kind: "blocker"})}, statusRunning},
+		{"nothing ran", []state.Wave{w(state.WavePending)}, exitcode.StatusRunning},
+		{"all completed", []state.Wave{w(state.WaveCompleted), w(state.WavePending)}, exitcode.StatusCompleted},
+		{"running", []state.Wave{w(state.WaveCompleted), w(state.WaveRunning)}, exitcode.StatusRunning},
+		{"interrupted", []state.Wave{w(state.WaveInterrupted)}, exitcode.StatusRunning},
+		{"failed", []state.Wave{w(state.WaveFailed)}, exitcode.StatusFailed},
+		{"stopped", []state.Wave{w(state.WaveStopped)}, exitcode.StatusFailed},
+		{"question while running", []state.Wave{w(state.WaveRunning, state.Blocker{Kind: "clarification-request"})}, exitcode.StatusInputRequired},
+		{"agent blocker is no question", []state.Wave{w(state.WaveRunning, state.Blocker{Kind: "blocker"})}, exitcode.StatusRunning},
 	} {
 		if got := laneCode(state.Lane{Waves: tc.waves}); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)

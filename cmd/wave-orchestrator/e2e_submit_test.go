@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // submitted is what `submit --json` prints.
@@ -105,7 +107,7 @@ func TestSecondSubmitIsQueuedOrRefusedWithNoQueue(t *testing.T) {
 	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 2s")}, closureAgents()...)...)
 	first := submitFromShell(t, r)
 	refused := r.run(ctxFor(t), "submit", "--no-queue", "--no-dashboard")
-	if refused.code != exitLocked {
+	if refused.code != exitcode.LaneBusy {
 		t.Fatalf("submit --no-queue during a run: exit %d, want 32\n%s%s", refused.code, refused.stdout, refused.stderr)
 	}
 	second := submitFromShell(t, r)
@@ -129,7 +131,7 @@ func TestWaitTimesOutWith124AndStopEndsSubmittedRuns(t *testing.T) {
 	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 20s")}, closureAgents()...)...)
 	s := submitFromShell(t, r)
 	w := r.run(ctxFor(t), "wait", "--run-id", s.RunID, "--timeout-seconds", "1")
-	if w.code != exitTimeout {
+	if w.code != exitcode.Timeout {
 		t.Fatalf("wait: exit %d, want 124\n%s%s", w.code, w.stdout, w.stderr)
 	}
 	if st := runState(t, s.StatePath); st.terminal() {
@@ -185,7 +187,7 @@ func TestSubmittedLauncherDyingTwiceFailsTheRunWithTheReason(t *testing.T) {
 func TestSubmitWithWaveIsAResume(t *testing.T) {
 	r := newRepo(t)
 	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
-	if res := r.run(ctxFor(t), "submit", "--wave", "0", "--start-wave", "1"); res.code != exitUsage || !strings.Contains(res.stderr, "--start-wave is a launch flag") {
+	if res := r.run(ctxFor(t), "submit", "--wave", "0", "--start-wave", "1"); res.code != exitcode.Usage || !strings.Contains(res.stderr, "--start-wave is a launch flag") {
 		t.Fatalf("submit --wave with --start-wave: exit %d %s", res.code, res.stderr)
 	}
 	s := submitFromShell(t, r, "--wave", "0", "--phase", "implementation")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
 )
@@ -170,7 +171,7 @@ func newFeedbackWatchCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if ctx.Err() != nil {
-					return withCode(exitWaitTimeout, fmt.Errorf("feedback watch: no question within %d s", timeoutS))
+					return withCode(exitcode.Timeout, fmt.Errorf("feedback watch: no question within %d s", timeoutS))
 				}
 			}
 		},

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // walk visits c and every command under it, hidden ones included.
@@ -47,8 +49,8 @@ func TestEveryCommandHasExamplesAndNoSentinelDefaults(t *testing.T) {
 
 func TestWaveFlagsRefuseNegativeNumbers(t *testing.T) {
 	for _, args := range [][]string{{"status", "-w", "-1"}, {"dashboard", "--wave", "x"}, {"resume", "-w", "-2"}} {
-		if code := run(context.Background(), args); code != exitUsage {
-			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		if code := run(context.Background(), args); code != exitcode.Usage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitcode.Usage)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
@@ -29,7 +30,7 @@ func holdLane(e *laneEnv, holder string) (release func(), err error) {
 		signal.Stop(sigpipe)
 		var le *lanes.LockedError
 		if errors.As(err, &le) {
-			return nil, withCode(exitLocked, fmt.Errorf("%s is active on lane %s: %w", holder, e.lane.Name, err))
+			return nil, withCode(exitcode.LaneBusy, fmt.Errorf("%s is active on lane %s: %w", holder, e.lane.Name, err))
 		}
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/kube"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
@@ -221,11 +222,11 @@ func runLaunchOnce(ctx context.Context, c *cobra.Command, g *globals, f *launchF
 	res, err := launcher.New(opt, runs).Run(ctx)
 	switch {
 	case errors.Is(err, launcher.ErrStopped):
-		return withCode(exitFailed, fmt.Errorf("lane %s stopped on request", e.lane.Name))
+		return withCode(exitcode.Failed, fmt.Errorf("lane %s stopped on request", e.lane.Name))
 	case ctx.Err() != nil && e.lane.Runtime.UsesKubernetes():
-		return withCode(exitFailed, fmt.Errorf("launcher interrupted; agents keep running as Kubernetes Jobs; run `launch` again to adopt them"))
+		return withCode(exitcode.Failed, fmt.Errorf("launcher interrupted; agents keep running as Kubernetes Jobs; run `launch` again to adopt them"))
 	case ctx.Err() != nil:
-		return withCode(exitFailed, fmt.Errorf("launcher interrupted; agents keep running in tmux (socket %s); run `launch` again to adopt them", e.layout.Socket()))
+		return withCode(exitcode.Failed, fmt.Errorf("launcher interrupted; agents keep running in tmux (socket %s); run `launch` again to adopt them", e.layout.Socket()))
 	case err != nil:
 		return err
 	}
@@ -315,9 +316,9 @@ func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecut
 	if len(ps) == 0 {
 		return nil
 	}
-	code := exitFailed
+	code := exitcode.Failed
 	if preflight.NoUsableExecutor(ps) {
-		code = exitNeedsHuman
+		code = exitcode.NeedsHuman
 	}
 	return withCode(code, &preflight.Error{What: fmt.Sprintf("%s lane %s", strings.TrimPrefix(what, "wave-orchestrator "), e.lane.Name), Problems: ps})
 }

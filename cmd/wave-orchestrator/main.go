@@ -11,17 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
-)
-
-// Exit codes (reference-compatible, DESIGN §2).
-const (
-	exitOK         = 0
-	exitFailed     = 1
-	exitUsage      = 2
-	exitLocked     = 32
-	exitContQaOnly = 42
-	exitNeedsHuman = 43
 )
 
 // exitError carries an exit code through cobra's error return.
@@ -51,7 +42,7 @@ func run(ctx context.Context, args []string) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return exitOK
+		return exitcode.OK
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -63,7 +54,7 @@ func run(ctx context.Context, args []string) int {
 	// Errors quote wave files, agent ids and paths: escape them.
 	fmt.Fprintln(os.Stderr, "wave-orchestrator:", termtext.EscapeLines(err.Error()))
 	if isUsageError(err) {
-		return exitUsage
+		return exitcode.Usage
 	}
-	return exitFailed
+	return exitcode.Failed
 }

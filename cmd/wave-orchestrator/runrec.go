@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
@@ -164,7 +165,7 @@ func withStateFile(path string, g *globals, resume bool, run func() error) error
 		return fmt.Errorf("--state-file: %w", err)
 	}
 	err := run()
-	code, why := exitFailed, ""
+	code, why := exitcode.Failed, ""
 	var ee *exitError
 	switch {
 	case err == nil:
@@ -175,7 +176,7 @@ func withStateFile(path string, g *globals, resume bool, run func() error) error
 			why = ee.err.Error()
 		}
 	case isUsageError(err):
-		code, why = exitUsage, err.Error()
+		code, why = exitcode.Usage, err.Error()
 	default:
 		why = err.Error()
 	}

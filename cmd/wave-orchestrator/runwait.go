@@ -12,12 +12,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
-
-// exitTimeout is wait's exit code when the run has not ended in time
-// (timeout(1)'s).
-const exitTimeout = 124
 
 func newWaitCmd(g *globals) *cobra.Command {
 	var runID string
@@ -55,7 +52,7 @@ file is watched (fsnotify); nothing is polled.`,
 					if r != nil && g.json {
 						_ = writeRunJSON(c.OutOrStdout(), r)
 					}
-					return withCode(exitTimeout, fmt.Errorf("run %s still %s after %ds", runID, stateOf(r), timeoutS))
+					return withCode(exitcode.Timeout, fmt.Errorf("run %s still %s after %ds", runID, stateOf(r), timeoutS))
 				}
 				return err
 			}
@@ -87,10 +84,10 @@ func stateOf(r *submittedRun) string {
 
 func runExitCode(r *submittedRun) int {
 	if r.ExitCode == nil {
-		return exitFailed
+		return exitcode.Failed
 	}
 	if *r.ExitCode < 0 || *r.ExitCode > 255 {
-		return exitFailed
+		return exitcode.Failed
 	}
 	return *r.ExitCode
 }

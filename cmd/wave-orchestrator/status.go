@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -77,8 +78,8 @@ human-feedback, human-escalation or clarification request), 30 changed
 				return err
 			}
 			code := laneCode(l)
-			if changed && code == statusRunning {
-				code = statusChanged
+			if changed && code == exitcode.StatusRunning {
+				code = exitcode.StatusChanged
 			}
 			if code != 0 {
 				return withCode(code, nil)

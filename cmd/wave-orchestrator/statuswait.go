@@ -13,18 +13,9 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
-)
-
-// Exit codes of `status --exit-code` (the reference's status and watch
-// helper scripts' codes).
-const (
-	statusCompleted     = 0
-	statusRunning       = 10
-	statusInputRequired = 20
-	statusChanged       = 30
-	statusFailed        = 40
 )
 
 // inputKinds are the coordination kinds that wait for a person.
@@ -39,7 +30,7 @@ func laneCode(l state.Lane) int {
 		for _, b := range w.Blockers {
 			for _, k := range inputKinds {
 				if b.Kind == k {
-					return statusInputRequired
+					return exitcode.StatusInputRequired
 				}
 			}
 		}
@@ -56,11 +47,11 @@ func laneCode(l state.Lane) int {
 	}
 	switch {
 	case failed:
-		return statusFailed
+		return exitcode.StatusFailed
 	case going || ran == 0:
-		return statusRunning
+		return exitcode.StatusRunning
 	}
-	return statusCompleted
+	return exitcode.StatusCompleted
 }
 
 // laneFingerprint is what a change means for --wait-change: states,

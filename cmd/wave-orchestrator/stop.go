@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
@@ -71,7 +72,7 @@ taken. Exits 1, naming each failure, when something could not be stopped.`,
 			}
 			fmt.Fprintf(c.OutOrStdout(), "%d run(s) terminated\n", n)
 			if len(failed) > 0 {
-				return withCode(exitFailed, fmt.Errorf("stop lane %s: %d thing(s) failed:\n  - %s", e.lane.Name, len(failed), strings.Join(failed, "\n  - ")))
+				return withCode(exitcode.Failed, fmt.Errorf("stop lane %s: %d thing(s) failed:\n  - %s", e.lane.Name, len(failed), strings.Join(failed, "\n  - ")))
 			}
 			return nil
 		},

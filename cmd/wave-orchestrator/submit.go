@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
@@ -171,7 +172,7 @@ func enqueueRun(ctx context.Context, e *laneEnv, bin, command string, args []str
 	// A queued record whose watcher is still starting counts: it runs first.
 	busy := s.watcherAlive() || lanes.Held(e.layout.LockPath()) || s.store.active() != nil
 	if busy && noQueue {
-		return nil, busy, withCode(exitLocked, fmt.Errorf("lane %s has an active run (a submitted run or a launcher); --no-queue: not queued", e.lane.Name))
+		return nil, busy, withCode(exitcode.LaneBusy, fmt.Errorf("lane %s has an active run (a submitted run or a launcher); --no-queue: not queued", e.lane.Name))
 	}
 	now := time.Now().UTC()
 	rec := &submittedRun{SchemaVersion: 1, RunID: newRunID(now), Lane: e.lane.Name, State: runQueued,
@@ -181,7 +182,7 @@ func enqueueRun(ctx context.Context, e *laneEnv, bin, command string, args []str
 	}
 	if !s.watcherAlive() {
 		if err := startWatcher(ctx, e, bin); err != nil {
-			rec.finish(exitFailed, "watcher not started: "+err.Error())
+			rec.finish(exitcode.Failed, "watcher not started: "+err.Error())
 			_ = s.store.write(rec)
 			return nil, busy, err
 		}
@@ -230,7 +231,7 @@ func stopQueued(ctx context.Context, s submitted, out io.Writer) {
 	recs, _ := s.store.list()
 	for _, r := range recs {
 		if r.State == runQueued {
-			r.finish(exitFailed, "stopped on request by `stop` before it started")
+			r.finish(exitcode.Failed, "stopped on request by `stop` before it started")
 			if err := s.store.write(r); err == nil {
 				fmt.Fprintf(out, "queued run %s stopped\n", r.RunID)
 			}

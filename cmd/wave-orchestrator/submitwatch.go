@@ -14,6 +14,8 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // newSubmitWatchCmd is the watcher `submit` starts in the launcher
@@ -111,7 +113,7 @@ func runLauncher(ctx context.Context, st runStore, r *submittedRun, bin string, 
 	tail := &tailBuffer{max: 4 << 10}
 	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(out, tail)
 	if err := cmd.Start(); err != nil {
-		return exitFailed, 0, "launcher not started: " + err.Error()
+		return exitcode.Failed, 0, "launcher not started: " + err.Error()
 	}
 	r.Pid = cmd.Process.Pid
 	if err := st.write(r); err != nil {
@@ -129,7 +131,7 @@ func runLauncher(ctx context.Context, st runStore, r *submittedRun, bin string, 
 		return ee.ExitCode(), 0, tail.lastLine()
 	}
 	if err != nil {
-		return exitFailed, 0, err.Error()
+		return exitcode.Failed, 0, err.Error()
 	}
 	return 0, 0, ""
 }
@@ -167,7 +169,7 @@ func failOrphans(st runStore, out io.Writer) {
 	recs, _ := st.list()
 	for _, r := range recs {
 		if r.State == runRunning {
-			r.finish(exitFailed, fmt.Sprintf("its watcher died while launcher pid %d ran; resubmit to adopt the live agents", r.Pid))
+			r.finish(exitcode.Failed, fmt.Sprintf("its watcher died while launcher pid %d ran; resubmit to adopt the live agents", r.Pid))
 			if err := st.write(r); err != nil {
 				fmt.Fprintln(out, "watcher:", err)
 			}
