@@ -18,7 +18,8 @@ package mdfence
 
 import (
 	"strings"
-	"unicode"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 // Block is the fence of a fenced code block holding s: at least three
@@ -42,12 +43,13 @@ func longestRun(s string) int {
 	return best
 }
 
-// Clean removes control characters other than newline and tab (escape
-// sequences, carriage returns, NULs) and bidirectional formatting marks
-// from untrusted text.
+// Clean removes from untrusted text what termtext would escape on a
+// terminal, but newline and tab: control characters (escape sequences,
+// carriage returns, NULs), bidirectional formatting marks, and the
+// zero-width and tag characters that hide text on a page.
 func Clean(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) && !unicode.Is(unicode.Bidi_Control, r) {
+		if r == '\n' || r == '\t' || !termtext.Unsafe(r) {
 			return r
 		}
 		return -1

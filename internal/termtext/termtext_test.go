@@ -38,9 +38,13 @@ func TestHasControl(t *testing.T) {
 
 func FuzzEscapeIsSafe(f *testing.F) {
 	f.Add("A\x1b[31m\u009b\xff\n")
+	f.Add("\u202e\u2066\U000e0041\u200b")
 	f.Fuzz(func(t *testing.T, s string) {
 		if out := Escape(s); HasControl(out) {
 			t.Fatalf("Escape(%q) = %q holds a control character", s, out)
+		}
+		if out := Line(s); HasControl(out) {
+			t.Fatalf("Line(%q) = %q holds a control character", s, out)
 		}
 		for _, line := range strings.Split(EscapeLines(s), "\n") {
 			if HasControl(line) {
