@@ -252,32 +252,8 @@ func orDash(s string) string {
 }
 
 // clean makes untrusted text (titles, log lines, details) safe for one
-// terminal cell: well-formed escape sequences (agents colour their
-// output) are dropped, tabs and newlines become spaces, and any other
-// control character is shown escaped by termtext.Escape, the one escaping
-// function of every view.
-func clean(s string) string {
-	if plain(s) {
-		return s
-	}
-	s = strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return ' '
-		}
-		return r
-	}, ansi.Strip(s))
-	return termtext.Escape(s)
-}
-
-// plain reports whether s is printable ASCII, which needs no cleaning.
-func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] >= 0x7f {
-			return false
-		}
-	}
-	return true
-}
+// terminal cell: termtext.Line, the one form of every view's cells.
+func clean(s string) string { return termtext.Line(s) }
 
 // pad truncates or right-pads plain text to exactly w columns.
 func pad(s string, w int) string {

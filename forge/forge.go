@@ -10,11 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 // ErrNotFound is wrapped by errors for an issue (or pull request) the
@@ -77,19 +76,9 @@ type BadIssueFile struct {
 
 func (b BadIssueFile) Error() string {
 	if b.Line > 0 {
-		return fmt.Sprintf("%s:%d: %v", printable(b.Path), b.Line, b.Err)
+		return fmt.Sprintf("%s:%d: %v", termtext.Escape(b.Path), b.Line, b.Err)
 	}
-	return fmt.Sprintf("%s: %v", printable(b.Path), b.Err)
-}
-
-// printable quotes s when it holds anything a terminal could act on.
-func printable(s string) string {
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
+	return fmt.Sprintf("%s: %v", termtext.Escape(b.Path), b.Err)
 }
 
 func (b BadIssueFile) Unwrap() error { return b.Err }

@@ -227,7 +227,7 @@ func TestLocalBadFileNameIsNotPrintedRaw(t *testing.T) {
 	l, dir, _ := newLocal(t)
 	os.WriteFile(filepath.Join(dir, "4-\x1b]0;owned\x07.md"), []byte("no front matter\n"), 0o644)
 	_, err := l.ListOpen(t.Context(), nil)
-	if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") || !strings.Contains(err.Error(), `\x1b]0;owned\a.md`) {
+	if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") || !strings.Contains(err.Error(), `\x1b]0;owned\x07.md`) {
 		t.Errorf("err = %q, want the file named with its control characters escaped", err)
 	}
 }

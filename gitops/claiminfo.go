@@ -26,7 +26,7 @@ func claimMessage(c ClaimInfo) (string, error) {
 	}
 	for name, v := range map[string]string{"run id": c.RunID, "host": c.Host} {
 		if strings.ContainsFunc(v, isControl) {
-			return "", fmt.Errorf("claim #%d: %s %q contains a control character", c.Issue, name, sanitize(v))
+			return "", fmt.Errorf("claim #%d: %s %q contains a control character", c.Issue, name, v)
 		}
 	}
 	var b strings.Builder
@@ -67,7 +67,7 @@ func parseClaim(ref string, issue int, sha, msg string) (ClaimInfo, error) {
 			c.Lease, err = time.Parse(time.RFC3339Nano, v)
 		}
 		if err != nil {
-			return bad("field %s: %q is not valid", sanitize(k), sanitize(v))
+			return bad("field %s: %q is not valid", sanitize(k), v)
 		}
 	}
 	switch {

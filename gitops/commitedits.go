@@ -26,7 +26,7 @@ func (r *Repo) CommitEdits(ctx context.Context, branch, message string, paths []
 	}
 	for _, p := range paths {
 		if p == "" || strings.HasPrefix(p, "-") || strings.HasPrefix(p, "/") || strings.Contains(p, "..") {
-			return "", fmt.Errorf("commit edits on %s: invalid path %q", sanitize(branch), sanitize(p))
+			return "", fmt.Errorf("commit edits on %s: invalid path %q", sanitize(branch), p)
 		}
 	}
 	for attempt := 0; ; attempt++ {
@@ -127,7 +127,7 @@ func (r *Repo) blobAt(ctx context.Context, rev, path string) (string, []byte, er
 // "" = the root), for a caller that edits them with CommitEdits.
 func (r *Repo) FilesAt(ctx context.Context, rev, dir string) ([]string, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") {
-		return nil, fmt.Errorf("files at: invalid revision %q", sanitize(rev))
+		return nil, fmt.Errorf("files at: invalid revision %q", rev)
 	}
 	dir = strings.Trim(filepath.ToSlash(dir), "/")
 	args := []string{"ls-tree", "-z", "--name-only", rev, "--"}

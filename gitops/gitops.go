@@ -134,16 +134,16 @@ func Version(ctx context.Context) (major, minor int, err error) {
 func parseVersion(out string) (int, int, error) {
 	f := strings.Fields(out)
 	if len(f) < 3 || f[0] != "git" || f[1] != "version" {
-		return 0, 0, fmt.Errorf("git version: unexpected output %q", sanitize(firstLine(out)))
+		return 0, 0, fmt.Errorf("git version: unexpected output %q", firstLine(out))
 	}
 	parts := strings.SplitN(f[2], ".", 3)
 	if len(parts) < 2 {
-		return 0, 0, fmt.Errorf("git version: unexpected version %q", sanitize(f[2]))
+		return 0, 0, fmt.Errorf("git version: unexpected version %q", f[2])
 	}
 	major, err1 := strconv.Atoi(parts[0])
 	minor, err2 := strconv.Atoi(parts[1])
 	if err1 != nil || err2 != nil {
-		return 0, 0, fmt.Errorf("git version: unexpected version %q", sanitize(f[2]))
+		return 0, 0, fmt.Errorf("git version: unexpected version %q", f[2])
 	}
 	return major, minor, nil
 }

@@ -112,7 +112,7 @@ func (r *Repo) checkMergeRequest(ctx context.Context, req MergeRequest) error {
 		return fmt.Errorf("merge: wave: %w", err)
 	}
 	if req.Worker == "" || strings.HasPrefix(req.Worker, "-") {
-		return fmt.Errorf("merge: invalid worker %q", sanitize(req.Worker))
+		return fmt.Errorf("merge: invalid worker %q", req.Worker)
 	}
 	return nil
 }

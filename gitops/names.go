@@ -55,7 +55,7 @@ func CheckRefFormat(ctx context.Context, name string) error {
 	}
 	rn := runner{env: cleanEnv(nil), timeout: 30 * time.Second}
 	if _, err := rn.run(ctx, call{dir: os.TempDir(), args: []string{"check-ref-format", "--branch", name}}); err != nil {
-		return fmt.Errorf("invalid branch name %q: %w", sanitize(name), err)
+		return fmt.Errorf("invalid branch name %q: %w", name, err)
 	}
 	return nil
 }
@@ -66,10 +66,10 @@ func (r *Repo) checkFullRef(ctx context.Context, ref string) error {
 		return err
 	}
 	if !strings.HasPrefix(ref, "refs/") {
-		return fmt.Errorf("invalid ref %q: must start with refs/", sanitize(ref))
+		return fmt.Errorf("invalid ref %q: must start with refs/", ref)
 	}
 	if _, err := r.git(ctx, r.Dir, "check-ref-format", ref); err != nil {
-		return fmt.Errorf("invalid ref %q: %w", sanitize(ref), err)
+		return fmt.Errorf("invalid ref %q: %w", ref, err)
 	}
 	return nil
 }
@@ -83,7 +83,7 @@ func (r *Repo) checkBranch(ctx context.Context, name string) error {
 		return nil
 	}
 	if _, err := r.git(ctx, r.Dir, "check-ref-format", "--branch", name); err != nil {
-		return fmt.Errorf("invalid branch name %q: %w", sanitize(name), err)
+		return fmt.Errorf("invalid branch name %q: %w", name, err)
 	}
 	r.branchOK.Store(name, true)
 	return nil
@@ -94,11 +94,11 @@ func preCheckName(name string) error {
 	case name == "":
 		return fmt.Errorf("invalid branch name: empty")
 	case strings.HasPrefix(name, "-"):
-		return fmt.Errorf("invalid branch name %q: starts with '-'", sanitize(name))
+		return fmt.Errorf("invalid branch name %q: starts with '-'", name)
 	case strings.Contains(name, "@{"):
-		return fmt.Errorf("invalid branch name %q: contains '@{'", sanitize(name))
+		return fmt.Errorf("invalid branch name %q: contains '@{'", name)
 	case strings.ContainsFunc(name, isControl):
-		return fmt.Errorf("invalid branch name %q: contains a control character", sanitize(name))
+		return fmt.Errorf("invalid branch name %q: contains a control character", name)
 	}
 	return nil
 }

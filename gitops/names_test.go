@@ -62,6 +62,23 @@ func TestCheckRefFormat(t *testing.T) {
 	}
 }
 
+// A branch name that would show on a terminal in another order than it
+// has (a right-to-left override), or that hides characters, is refused
+// before git sees it, and the error shows the mark escaped.
+func TestBranchNameWithABidiOverrideOrInvisibleTextIsRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"fix\u202etxt.exe", "wave/a\u2066b\u2069", "ad\u200bmin", "x\U000e0041"} {
+		err := CheckRefFormat(ctx, name)
+		if err == nil {
+			t.Errorf("%q accepted", name)
+			continue
+		}
+		if msg := err.Error(); strings.ContainsFunc(msg, func(r rune) bool { return r > 0x7e }) || !strings.Contains(msg, `\u`) && !strings.Contains(msg, `\U`) {
+			t.Errorf("%q: error %q does not show the mark escaped", name, msg)
+		}
+	}
+}
+
 func TestCheckBranchAsksGitOncePerName(t *testing.T) {
 	r := newClone(t, newOrigin(t))
 	ctx := ctxT(t)

@@ -12,7 +12,7 @@ import (
 // CommitsAhead counts the commits of the worktree's HEAD not in base.
 func (r *Repo) CommitsAhead(ctx context.Context, worktree, base string) (int, error) {
 	if base == "" || strings.HasPrefix(base, "-") {
-		return 0, fmt.Errorf("commits ahead: invalid base %q", sanitize(base))
+		return 0, fmt.Errorf("commits ahead: invalid base %q", base)
 	}
 	out, err := r.git(ctx, worktree, "rev-list", "--count", base+"..HEAD")
 	if err != nil {
@@ -20,7 +20,7 @@ func (r *Repo) CommitsAhead(ctx context.Context, worktree, base string) (int, er
 	}
 	n, err := strconv.Atoi(firstLine(out))
 	if err != nil {
-		return 0, fmt.Errorf("commits ahead in %s: %q is not a count", worktree, sanitize(firstLine(out)))
+		return 0, fmt.Errorf("commits ahead in %s: %q is not a count", worktree, firstLine(out))
 	}
 	return n, nil
 }
@@ -58,7 +58,7 @@ func countStatus(out string) int {
 func (r *Repo) DiffNames(ctx context.Context, from, to string) ([]string, error) {
 	for _, rev := range []string{from, to} {
 		if rev == "" || strings.HasPrefix(rev, "-") {
-			return nil, fmt.Errorf("diff names: invalid revision %q", sanitize(rev))
+			return nil, fmt.Errorf("diff names: invalid revision %q", rev)
 		}
 	}
 	out, err := r.git(ctx, r.Dir, "diff", "--name-only", "--no-renames", "-z", from+"..."+to)
@@ -144,7 +144,7 @@ func (r *Repo) BranchAhead(ctx context.Context, branch, base string) (int, bool,
 		return 0, false, err
 	}
 	if base == "" || strings.HasPrefix(base, "-") {
-		return 0, false, fmt.Errorf("commits ahead: invalid base %q", sanitize(base))
+		return 0, false, fmt.Errorf("commits ahead: invalid base %q", base)
 	}
 	if _, ok, err := r.localRef(ctx, "refs/heads/"+branch); err != nil || !ok {
 		return 0, false, err
@@ -155,7 +155,7 @@ func (r *Repo) BranchAhead(ctx context.Context, branch, base string) (int, bool,
 	}
 	n, err := strconv.Atoi(firstLine(out))
 	if err != nil {
-		return 0, false, fmt.Errorf("commits of %s: %q is not a count", sanitize(branch), sanitize(firstLine(out)))
+		return 0, false, fmt.Errorf("commits of %s: %q is not a count", sanitize(branch), firstLine(out))
 	}
 	return n, true, nil
 }

@@ -20,7 +20,7 @@ func (r *Repo) tracking(branch string) string {
 func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
 	for _, s := range refspecs {
 		if strings.HasPrefix(s, "-") {
-			return fmt.Errorf("fetch: refspec %q starts with '-'", sanitize(s))
+			return fmt.Errorf("fetch: refspec %q starts with '-'", s)
 		}
 	}
 	r.fetchMu.Lock()
@@ -104,7 +104,7 @@ func (r *Repo) RevParse(ctx context.Context, rev string) (string, error) {
 
 func (r *Repo) revParse(ctx context.Context, dir, rev string) (string, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") {
-		return "", fmt.Errorf("rev-parse: invalid revision %q", sanitize(rev))
+		return "", fmt.Errorf("rev-parse: invalid revision %q", rev)
 	}
 	out, err := r.git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev)
 	if err != nil {
@@ -130,7 +130,7 @@ func (r *Repo) localRef(ctx context.Context, ref string) (string, bool, error) {
 func (r *Repo) IsAncestor(ctx context.Context, ancestor, descendant string) (bool, error) {
 	for _, rev := range []string{ancestor, descendant} {
 		if rev == "" || strings.HasPrefix(rev, "-") {
-			return false, fmt.Errorf("is-ancestor: invalid revision %q", sanitize(rev))
+			return false, fmt.Errorf("is-ancestor: invalid revision %q", rev)
 		}
 	}
 	_, err := r.git(ctx, r.Dir, "merge-base", "--is-ancestor", ancestor, descendant)
@@ -150,7 +150,7 @@ func (r *Repo) Push(ctx context.Context, localRef, remoteBranch string) error {
 		return err
 	}
 	if localRef == "" || strings.HasPrefix(localRef, "-") || strings.ContainsAny(localRef, ":+") {
-		return fmt.Errorf("push: invalid local ref %q", sanitize(localRef))
+		return fmt.Errorf("push: invalid local ref %q", localRef)
 	}
 	res, err := r.push(ctx, false, "", localRef+":refs/heads/"+remoteBranch)
 	rejected := res.rejected()

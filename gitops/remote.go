@@ -49,7 +49,7 @@ func (r *Repo) Unpushed(ctx context.Context, branch string) (int, error) {
 	}
 	n, err := strconv.Atoi(out)
 	if err != nil {
-		return 0, fmt.Errorf("unpushed commits on %s: %q: %w", sanitize(branch), sanitize(out), err)
+		return 0, fmt.Errorf("unpushed commits on %s: %q: %w", sanitize(branch), out, err)
 	}
 	return n, nil
 }

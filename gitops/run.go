@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 // Error is a git invocation that failed. Args never include stdin (commit
@@ -17,7 +19,7 @@ type Error struct {
 	Dir      string
 	Args     []string
 	ExitCode int    // -1 when git did not exit on its own (not found, killed)
-	Stderr   string // trimmed, control characters replaced
+	Stderr   string // trimmed, one line, control characters escaped
 	Err      error  // the exec error, or the context's error on timeout/cancel
 	// Transient is the cause in words when the failure may pass by itself
 	// (TransientCause), "" when it is permanent.
@@ -127,18 +129,11 @@ func (rn runner) run(ctx context.Context, c call) (string, error) {
 	return stdout.String(), e
 }
 
-// sanitize replaces control characters (ANSI escapes, newlines, NULs) with
-// spaces so text from git or from an issue can be shown on a terminal.
-func sanitize(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if isControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
+// sanitize makes text from git or from an issue one safe line for a
+// terminal: termtext.Line. A %q verb needs none: it escapes the same
+// characters itself, and would escape sanitize's backslashes again.
+func sanitize(s string) string { return termtext.Line(s) }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+// isControl is termtext's test of a character a terminal must not get
+// raw: names and claim fields holding one are refused.
+func isControl(r rune) bool { return termtext.Unsafe(r) }

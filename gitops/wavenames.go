@@ -25,7 +25,7 @@ func (r *Repo) WaveNameCommit(ctx context.Context, wave, run string) (string, er
 		return "", err
 	}
 	if strings.ContainsFunc(run, isControl) {
-		return "", fmt.Errorf("wave name %s: run id %q contains a control character", sanitize(wave), sanitize(run))
+		return "", fmt.Errorf("wave name %s: run id %q contains a control character", sanitize(wave), run)
 	}
 	msg := fmt.Sprintf("wave-orchestrator reserves the wave branch name %s\n\nrun: %s\nat: %s\n", wave, run,
 		time.Now().UTC().Format(time.RFC3339Nano))
@@ -46,7 +46,7 @@ func (r *Repo) ReserveWaveName(ctx context.Context, wave, commit string) (held, 
 		return false, false, err
 	}
 	if commit == "" || strings.HasPrefix(commit, "-") {
-		return false, false, fmt.Errorf("reserve wave name %s: invalid commit %q", sanitize(wave), sanitize(commit))
+		return false, false, fmt.Errorf("reserve wave name %s: invalid commit %q", sanitize(wave), commit)
 	}
 	ref := waveNameRef(wave)
 	res, err := r.push(ctx, true, ref+":", commit+":"+ref)
@@ -73,7 +73,7 @@ func (r *Repo) FreeWaveName(ctx context.Context, wave, commit string) error {
 		return err
 	}
 	if commit == "" || strings.HasPrefix(commit, "-") {
-		return fmt.Errorf("free wave name %s: invalid commit %q", sanitize(wave), sanitize(commit))
+		return fmt.Errorf("free wave name %s: invalid commit %q", sanitize(wave), commit)
 	}
 	ref := waveNameRef(wave)
 	now, ok, err := r.lsRemote(ctx, ref)

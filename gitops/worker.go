@@ -59,7 +59,7 @@ func MergeFavouring(ctx context.Context, dir, ref, side, message string) error {
 	}
 	rn := worktreeRunner()
 	if ref == "" || strings.HasPrefix(ref, "-") {
-		return fmt.Errorf("merge: invalid ref %q", sanitize(ref))
+		return fmt.Errorf("merge: invalid ref %q", ref)
 	}
 	if !strings.HasPrefix(ref, "refs/") {
 		remote := "refs/remotes/origin/" + ref
@@ -129,7 +129,7 @@ func (r *Repo) PushReplacing(ctx context.Context, localRef, remoteBranch string)
 		return err
 	}
 	if localRef == "" || strings.HasPrefix(localRef, "-") || strings.ContainsAny(localRef, ":+") {
-		return fmt.Errorf("push: invalid local ref %q", sanitize(localRef))
+		return fmt.Errorf("push: invalid local ref %q", localRef)
 	}
 	tip, _, err := r.RemoteHead(ctx, remoteBranch)
 	if err != nil {

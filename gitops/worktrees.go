@@ -120,7 +120,7 @@ func (r *Repo) EnsureWorktree(ctx context.Context, path, branch, start string) (
 	args := []string{"worktree", "add", "--quiet", want, branch}
 	if !resumed {
 		if start == "" || strings.HasPrefix(start, "-") {
-			return false, fmt.Errorf("worktree for %s: invalid start %q", sanitize(branch), sanitize(start))
+			return false, fmt.Errorf("worktree for %s: invalid start %q", sanitize(branch), start)
 		}
 		args = []string{"worktree", "add", "--quiet", "--no-track", "-b", branch, want, start}
 	}

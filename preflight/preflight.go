@@ -18,9 +18,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -89,7 +89,7 @@ func (e Executor) Subject() string {
 	if e.Command == e.ID {
 		return "executor " + e.ID
 	}
-	return "executor " + e.ID + " (" + printable(e.Command) + ")"
+	return "executor " + e.ID + " (" + termtext.Escape(e.Command) + ")"
 }
 
 // Needs is what a command is about to use.
@@ -217,7 +217,7 @@ func (h Host) git(ctx context.Context) *Problem {
 func (h Host) executor(e Executor) []Problem {
 	who := make([]string, len(e.Agents))
 	for i, a := range e.Agents {
-		who[i] = printable(a)
+		who[i] = termtext.Escape(a)
 	}
 	return h.executorFor(e, strings.Join(who, ", "))
 }
@@ -287,16 +287,6 @@ func TmuxAtLeast(v string, major, minor int) bool {
 // oneLine keeps the first line of s, so a problem stays on its line.
 func oneLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
-}
-
-// printable quotes s when it holds anything but printable characters:
-// agent ids and commands come from wave files and must not reach a
-// terminal raw.
-func printable(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
-		return strconv.Quote(s)
-	}
 	return s
 }
 

@@ -82,9 +82,12 @@ func TestCheck(t *testing.T) {
 			nil, false},
 		{"claude as root, other permission mode", host([]string{"claude"}, 0, nil, "", nil),
 			Needs{Executors: []Executor{{ID: "claude", Command: "claude", Agents: []string{"wave 0 A1"}}}}, nil, false},
-		{"agent id with an escape is quoted", host(nil, 1000, nil, "", nil),
+		{"agent id with an escape is escaped", host(nil, 1000, nil, "", nil),
 			Needs{Executors: []Executor{{ID: "codex", Command: "codex", Agents: []string{"wave 0 \x1b[2J"}}}},
-			[]string{`executor codex: not on PATH (needed by "wave 0 \x1b[2J")`}, true},
+			[]string{`executor codex: not on PATH (needed by wave 0 \x1b[2J)`}, true},
+		{"command with a bidi override is escaped", host(nil, 1000, nil, "", nil),
+			Needs{Executors: []Executor{{ID: "shell", Command: "./run\u202ehs.sh", Agents: []string{"wave 0 A1"}}}},
+			[]string{`executor shell (./run\u202ehs.sh): not on PATH (needed by wave 0 A1)`}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ps := tc.h.Check(context.Background(), tc.needs)

@@ -86,6 +86,10 @@ func TestLineKeepsOneLineWithoutColours(t *testing.T) {
 		{"\x1b]0;title\x07x", "x"},
 		{"go \u202eevil", `go \u202eevil`},
 		{"plain", "plain"},
+		{"\x1b[1;32mok\x1b[m \x1b(Bset \x1bPq#0\x1b\\sixel", "ok set sixel"},
+		{"cut short \x1b[31", `cut short \x1b[31`},
+		{"unterminated title \x1b]0;x", `unterminated title \x1b]0;x`},
+		{"lone \x1b", `lone \x1b`},
 	} {
 		got := Line(tc.in)
 		if got != tc.want {

@@ -20,8 +20,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 // Escape returns s with every control character (tab and newline too) and
@@ -47,8 +45,72 @@ func Line(s string) string {
 			return ' '
 		}
 		return r
-	}, ansi.Strip(s))
+	}, stripSequences(s))
 	return Escape(s)
+}
+
+// stripSequences drops the well-formed ESC sequences of s: CSI (colours,
+// cursor moves), the string sequences OSC, DCS, SOS, PM and APC ended by
+// BEL or ST, and the short ones (ESC, intermediates, final). An ESC that
+// starts none of them stays, for Escape to show.
+func stripSequences(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != 0x1b {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		n := sequenceLen(s[i:])
+		if n == 0 {
+			b.WriteByte(s[i])
+			n = 1
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// sequenceLen is the length of the escape sequence at the start of s
+// (s[0] is ESC), 0 when it is not a complete one.
+func sequenceLen(s string) int {
+	if len(s) < 2 {
+		return 0
+	}
+	switch s[1] {
+	case '[':
+		i := 2
+		for i < len(s) && s[i] >= 0x20 && s[i] <= 0x3f {
+			i++
+		}
+		if i < len(s) && s[i] >= 0x40 && s[i] <= 0x7e {
+			return i + 1
+		}
+		return 0
+	case ']', 'P', 'X', '^', '_':
+		for i := 2; i < len(s); i++ {
+			switch {
+			case s[i] == 0x07:
+				return i + 1
+			case s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\':
+				return i + 2
+			case s[i] == 0x1b:
+				return 0
+			}
+		}
+		return 0
+	}
+	i := 1
+	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
+		i++
+	}
+	if i < len(s) && s[i] >= 0x30 && s[i] <= 0x7e {
+		return i + 1
+	}
+	return 0
 }
 
 func escape(s string, keepNewlines bool) string {
