@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 // charRange is an inclusive range of runes.
@@ -270,10 +271,6 @@ func ValidGlob(p string) error {
 	return nil
 }
 
-// hasControl reports whether s holds a control character or invalid UTF-8.
-func hasControl(s string) bool {
-	if !utf8.ValidString(s) {
-		return true
-	}
-	return strings.IndexFunc(s, unicode.IsControl) >= 0
-}
+// hasControl reports whether s holds a control character, a bidi or
+// invisible format character, or invalid UTF-8 (termtext.HasControl).
+func hasControl(s string) bool { return termtext.HasControl(s) }

@@ -172,7 +172,7 @@ func cleanEntry(raw string) (glob, reason string) {
 	case g == "":
 		return "", ""
 	case hasControl(g):
-		return "", "contains a control character or invalid UTF-8"
+		return "", "contains a control character, a bidi or invisible format character, or invalid UTF-8"
 	case len(g) > maxGlobLen:
 		return "", fmt.Sprintf("longer than %d bytes", maxGlobLen)
 	case strings.Contains(g, `\`):

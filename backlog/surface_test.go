@@ -89,6 +89,10 @@ func TestParseSurfaceRejectReasons(t *testing.T) {
 		"a[":       "invalid glob",
 		"./":       "whole repository",
 		"a\x07.go": "control character",
+		// A surface glob is shown to people: one that reads as another
+		// path (a right-to-left override) or hides text is refused.
+		"src/\u202eog.txt": "bidi",
+		"a\u200b/**":       "invisible",
 	} {
 		s := ParseSurface("Files: "+entry, nil)
 		if len(s.Rejected) != 1 || !strings.Contains(s.Rejected[0].Reason, want) {

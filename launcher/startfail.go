@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/gate"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
@@ -78,17 +77,16 @@ func lastLogLine(path string) string {
 	if err != nil && text == "" {
 		return ""
 	}
-	lines := strings.Split(gate.StripANSI(text), "\n")
+	lines := strings.Split(text, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		l := strings.TrimSpace(strings.ReplaceAll(lines[i], "\r", ""))
+		l := strings.TrimSpace(termtext.Line(lines[i])) // never print agent output raw
 		if l == "" || strings.HasPrefix(l, "[wave]") {
 			continue
 		}
-		if len(l) > 200 {
-			l = l[:200] + "…"
+		if r := []rune(l); len(r) > 200 {
+			l = string(r[:200]) + "…"
 		}
-		q := strconv.QuoteToGraphic(l) // never print agent output raw
-		return q[1 : len(q)-1]
+		return l
 	}
 	return ""
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -152,20 +153,16 @@ var (
 )
 
 // withDescription is cobra's "value\tdescription", the description kept
-// to printable text on one line (it comes from wave files).
+// to one line a terminal shows as it is (it comes from wave files).
 func withDescription(v, desc string) string {
-	desc = strings.Map(func(r rune) rune {
-		if !unicode.IsPrint(r) {
-			return ' '
-		}
-		return r
-	}, desc)
-	if desc = strings.TrimSpace(desc); desc == "" {
+	if desc = strings.Join(strings.Fields(termtext.Line(desc)), " "); desc == "" {
 		return v
 	}
 	return v + "\t" + desc
 }
 
+// printableID: an id offered for completion is one word a shell and a
+// terminal take as it is.
 func printableID(s string) bool {
-	return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }) < 0
+	return s != "" && !termtext.HasControl(s) && !strings.ContainsFunc(s, unicode.IsSpace)
 }
