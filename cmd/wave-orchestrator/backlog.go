@@ -23,6 +23,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
@@ -190,7 +191,8 @@ func printPlan(w io.Writer, p supervisor.PlanView) {
 		for _, n := range gr.Issues {
 			parts = append(parts, fmt.Sprintf("#%d %s", n, oneLineTitle(p.Titles[n])))
 		}
-		surface := strings.Join(append(append([]string{}, gr.Surface.Globs...), gr.Surface.Areas...), " ")
+		// Areas are label names, written by whoever may label an issue.
+		surface := oneLineTitle(strings.Join(append(append([]string{}, gr.Surface.Globs...), gr.Surface.Areas...), " "))
 		if surface == "" {
 			surface = "(undeclared)"
 		}
@@ -234,7 +236,7 @@ func brokenIssueFile(n int, warnings []string) string {
 	return ""
 }
 
-func oneLineTitle(s string) string { return strings.Join(strings.Fields(backlog.Clean(s)), " ") }
+func oneLineTitle(s string) string { return strings.Join(strings.Fields(termtext.Line(s)), " ") }
 
 func newBacklogRunCmd(g *globals) *cobra.Command {
 	f := &backlogFlags{}
