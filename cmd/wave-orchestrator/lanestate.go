@@ -109,8 +109,8 @@ func lastMarker(path string) string {
 			last = s
 		}
 	}
-	if len(last) > 200 {
-		last = last[:200]
+	if r := []rune(last); len(r) > 200 {
+		last = string(r[:200]) // by runes: a cut rune is no UTF-8 in status --json
 	}
 	return last
 }
