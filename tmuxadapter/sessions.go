@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 // ServerOptions are set on every session-creating invocation, BEFORE its
@@ -57,10 +59,11 @@ func escapeArg(s string) string {
 
 // windowName makes untrusted text a literal window name: -n is
 // format-expanded, and "#(cmd)" in a format runs a shell command, so '#'
-// is doubled; control characters are dropped.
+// is doubled; what termtext would escape (controls, bidi and invisible
+// characters) is dropped, as tmux shows the name in its status line.
 func windowName(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if termtext.Unsafe(r) {
 			return -1
 		}
 		return r
