@@ -3,6 +3,8 @@ package backlog
 import (
 	"strings"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
 )
 
 // Ways an answer reaches an open run (EvAnswered.Outcome).
@@ -75,7 +77,7 @@ func commentAnswer(c Comment) (Answer, bool) {
 	by := Clean(strings.TrimSpace(c.Author))
 	switch {
 	case strings.HasPrefix(last, answerMarkerPrefix) && strings.HasSuffix(last, "-->"):
-		text, ok := fencedBlock(strings.TrimPrefix(body, AnswerHeading))
+		text, ok := mdfence.FirstBlock(strings.TrimPrefix(body, AnswerHeading))
 		if !ok {
 			text = strings.TrimSuffix(body, last)
 		}

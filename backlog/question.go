@@ -1,6 +1,10 @@
 package backlog
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
+)
 
 // AskedQuestion is what a needs-input issue asks: the last line that asks
 // (holds a '?' outside a URL) of the newest comment that asks, else the
@@ -70,31 +74,9 @@ func OwnQuestion(comments []Comment, self string) (string, bool) {
 		if !strings.EqualFold(c.Author, self) || !strings.HasPrefix(last, needsInputMarker) || !strings.HasSuffix(last, "-->") {
 			continue
 		}
-		if q, ok := fencedBlock(body); ok {
+		if q, ok := mdfence.FirstBlock(body); ok {
 			return q, true
 		}
-	}
-	return "", false
-}
-
-// fencedBlock is the content of the first fenced code block of text (a
-// fence of three or more backticks, closed by the same fence).
-func fencedBlock(text string) (string, bool) {
-	lines := strings.Split(text, "\n")
-	for i, l := range lines {
-		fence := l[:len(l)-len(strings.TrimLeft(l, "`"))]
-		if len(fence) < 3 {
-			continue
-		}
-		for j := i + 1; j < len(lines); j++ {
-			if strings.TrimRight(lines[j], " ") == fence {
-				// Fenced defused HTML comment openers; the question is
-				// shown as it was asked.
-				q := strings.Join(lines[i+1:j], "\n")
-				return strings.ReplaceAll(q, "<!\u200b--", "<!--"), true
-			}
-		}
-		return "", false
 	}
 	return "", false
 }

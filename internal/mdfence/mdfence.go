@@ -103,3 +103,23 @@ func Fenced(s, info string, limit int) string {
 	}
 	return f + info + "\n" + s + "\n" + f + "\n"
 }
+
+// FirstBlock is the content of the first fenced code block of text (a
+// line of three or more backticks, closed by the same run), with the
+// "<!--" Fenced defused given back: what Fenced was given, cleaned.
+func FirstBlock(text string) (string, bool) {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		fence := l[:len(l)-len(strings.TrimLeft(l, "`"))]
+		if len(fence) < 3 {
+			continue
+		}
+		for j := i + 1; j < len(lines); j++ {
+			if strings.TrimRight(lines[j], " ") == fence {
+				return strings.ReplaceAll(strings.Join(lines[i+1:j], "\n"), defused, commentOpen), true
+			}
+		}
+		return "", false
+	}
+	return "", false
+}

@@ -94,6 +94,20 @@ func TestFencedCannotMentionReferenceOrHide(t *testing.T) {
 	}
 }
 
+// A question posted in a fence is read back from the comment as it was
+// asked: same lines, "<!--" restored, whatever backticks it held.
+func TestFencedTextReadsBackAsItWasAsked(t *testing.T) {
+	for _, tc := range hostile {
+		t.Run(tc.name, func(t *testing.T) {
+			comment := "Needs input:\n\n" + Fenced(tc.in, "text", 0) + "\n<!-- marker -->"
+			got, ok := FirstBlock(comment)
+			if want := strings.Trim(Clean(tc.in), "\n"); !ok || got != want {
+				t.Errorf("FirstBlock(Fenced(%q)) = %q, %v; want %q", tc.in, got, ok, want)
+			}
+		})
+	}
+}
+
 func TestLongTextIsCut(t *testing.T) {
 	long := strings.Repeat("é", 500)
 	if got := Inline(long, 200); len([]rune(got)) != 200+2 || !strings.HasSuffix(got, "...`") {
