@@ -22,6 +22,9 @@ func TestAgentIDsAndTitlesWithControlCharactersAreRejected(t *testing.T) {
 		{"C1 CSI in id", "## Agent A2\u009b: T\n", "agent-id-control-character"},
 		{"OSC title in title", "## Agent A2: x\x1b]0;owned\a\n", "agent-title-control-character"},
 		{"C1 in title", "## Agent A2: x\u0085y\n", "agent-title-control-character"},
+		{"right-to-left override in id", "## Agent A\u202e2: T\n", "agent-id-control-character"},
+		{"zero-width space in id", "## Agent A\u200b2: T\n", "agent-id-control-character"},
+		{"isolate in title", "## Agent A2: fix \u2067login\u2069\n", "agent-title-control-character"},
 	} {
 		content := base + tc.header + "### Prompt\n```\nFile ownership:\n- b/\n```\n"
 		_, err := Parse("docs/plans/waves/wave-1.md", []byte(content), Options{ReadFile: roleDocs(nil)})

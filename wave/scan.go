@@ -158,12 +158,13 @@ func (d *doc) agentHeaders(ps *problems) []header {
 		}
 		id, title := jsTrim(m[1]), jsTrim(m[2])
 		// Ids and titles reach terminals, tmux and file names: an escape
-		// sequence in one would be run by the terminal that shows it.
+		// sequence in one would be run by the terminal that shows it, a bidi
+		// override would show it in another order than it has.
 		if termtext.HasControl(id) {
-			ps.add(i+1, id, "agent-id-control-character", "agent id %q holds a control character (ids are printable text)", id)
+			ps.add(i+1, id, "agent-id-control-character", "agent id %q holds a control, bidi or invisible format character (ids are printable text)", id)
 		}
 		if termtext.HasControl(title) {
-			ps.add(i+1, id, "agent-title-control-character", "agent title %q holds a control character", title)
+			ps.add(i+1, id, "agent-title-control-character", "agent title %q holds a control, bidi or invisible format character", title)
 		}
 		hs = append(hs, header{line: i, id: id, title: title})
 	}
