@@ -25,6 +25,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 )
@@ -160,8 +161,11 @@ func New(o Options) (*Supervisor, error) {
 		renewedAt: map[int]time.Time{}, replan: true}, nil
 }
 
+// printf is the one place the supervisor prints: what it prints quotes
+// issue titles, questions, file names and git's words, so it is escaped
+// here (newlines kept for the questions block).
 func (s *Supervisor) printf(format string, args ...any) {
-	fmt.Fprintf(s.o.Out, "backlog: "+format+"\n", args...)
+	fmt.Fprintln(s.o.Out, "backlog: "+termtext.EscapeLines(fmt.Sprintf(format, args...)))
 }
 
 func (s *Supervisor) run() *backlog.Run { return s.log.run }
