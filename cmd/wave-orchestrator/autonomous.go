@@ -226,7 +226,7 @@ func needsPerson(e *laneEnv, n int) string {
 	recs, _, _ := coord.Read(e.layout.CoordinationPath(n))
 	var ids []string
 	for _, r := range coord.Open(recs) {
-		ids = append(ids, fmt.Sprintf("%s (%s by %s: %q)", esc(r.ID), esc(r.Kind), esc(r.AgentID), esc(r.Summary)))
+		ids = append(ids, fmt.Sprintf("%s (%s by %s: \"%s\")", esc(r.ID), esc(r.Kind), esc(r.AgentID), esc(r.Summary))) // %q would escape esc's backslashes again
 	}
 	if len(ids) > 0 {
 		return fmt.Sprintf("open blocking record(s) in wave %d: %s; resolve with `coord act resolve ID` (or dismiss)", n, strings.Join(ids, ", "))
