@@ -60,6 +60,16 @@ type Repo struct {
 	// fetchMu serialises fetches into our private ref namespaces: two
 	// fetches updating one local ref fail on its lock file.
 	fetchMu sync.Mutex
+	// addMu keeps worktree adds and fetches apart: a worktree being added
+	// has a HEAD that names no commit yet, and a fetch's connectivity
+	// check over every worktree's HEAD fails on it ("bad object
+	// worktrees/<name>/HEAD"). Adds share it; a fetch holds it alone.
+	addMu sync.RWMutex
+	// fullFetches counts the fetches of every ref begun; fetchErr (under
+	// fetchMu) is the last one's outcome. Callers that wait behind one
+	// share the next (Fetch).
+	fullFetches atomic.Uint64
+	fetchErr    error
 	// branchOK holds branch names git check-ref-format accepted: the
 	// answer depends on the name only, and the wave branch's is asked for
 	// by almost every operation.

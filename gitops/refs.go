@@ -17,20 +17,45 @@ func (r *Repo) tracking(branch string) string {
 
 // Fetch fetches refspecs (or the remote's configured ones) from the remote,
 // without writing FETCH_HEAD (shared by every process in the clone).
+// Without refspecs, callers that ask while a fetch runs share the one
+// that begins after it: its refs are as fresh as any of them asked for.
 func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
 	for _, s := range refspecs {
 		if strings.HasPrefix(s, "-") {
 			return fmt.Errorf("fetch: refspec %q starts with '-'", sanitize(s))
 		}
 	}
-	r.fetchMu.Lock()
-	defer r.fetchMu.Unlock()
+	asked := r.fullFetches.Load()
+	unlock := r.lockFetch()
+	defer unlock()
+	if len(refspecs) == 0 {
+		if r.fullFetches.Load() > asked {
+			// A fetch of every ref began after this call did and has
+			// ended: it is as good as our own.
+			return r.fetchErr
+		}
+		r.fullFetches.Add(1)
+	}
 	args := append([]string{"fetch", "--quiet", "--no-write-fetch-head", r.Remote}, refspecs...)
 	err := r.retryLocked(ctx, func() error { _, err := r.git(ctx, r.Dir, args...); return err })
 	if err != nil {
-		return fmt.Errorf("fetch from %s: %w", r.Remote, err)
+		err = fmt.Errorf("fetch from %s: %w", r.Remote, err)
 	}
-	return nil
+	if len(refspecs) == 0 {
+		r.fetchErr = err
+	}
+	return err
+}
+
+// lockFetch takes the fetch locks (fetchMu, then addMu alone); the
+// returned func releases them.
+func (r *Repo) lockFetch() func() {
+	r.fetchMu.Lock()
+	r.addMu.Lock()
+	return func() {
+		r.addMu.Unlock()
+		r.fetchMu.Unlock()
+	}
 }
 
 // fetchBranches updates the tracking refs of branches that exist on the remote.

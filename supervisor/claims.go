@@ -15,9 +15,10 @@ import (
 
 // dispatch claims a planned issue and starts its worker. An issue that
 // turned ineligible since planning (closed, needs input, claimed
-// elsewhere) leaves the run with the reason.
-func (s *Supervisor) dispatch(ctx context.Context, n int) error {
-	is := s.run().Issues[n]
+// elsewhere) leaves the run with the reason. It runs as the issue's job
+// (jobs.go): the state it needs beyond is goes through onLoop.
+func (s *Supervisor) dispatch(ctx context.Context, is *backlog.IssueRun) error {
+	n := is.Number
 	if is.State == backlog.StatePlanned {
 		ok, err := s.claim(ctx, n)
 		if err != nil || !ok {
@@ -35,7 +36,7 @@ func (s *Supervisor) dispatch(ctx context.Context, n int) error {
 	if err != nil {
 		return fmt.Errorf("issue #%d: %w", n, err)
 	}
-	s.issues[n] = fresh
+	s.onLoop(ctx, func() { s.issues[n] = fresh })
 	if why := s.ineligible(fresh); why != "" && is.Attempts > 0 {
 		// Work was done for it (a stopped or sent-back worker): keep it
 		// in the run, parked with its worktree, rather than forget it.
@@ -46,7 +47,7 @@ func (s *Supervisor) dispatch(ctx context.Context, n int) error {
 		if err := s.release(ctx, n, why); err != nil {
 			return err
 		}
-		return s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: why})
+		return s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: why})
 	}
 	if err := s.claimCopies(ctx, n); err != nil {
 		return err
@@ -77,7 +78,7 @@ func (s *Supervisor) ineligible(is backlog.Issue) string {
 func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 	if ok, why := s.hook(ctx, s.o.Config.Backlog.Claim.Check, n); !ok {
 		s.printf("#%d not eligible by the claim check: %s", n, why)
-		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-check", Detail: why})
+		return false, s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-check", Detail: why})
 	}
 	info := s.claimInfo(n)
 	won, holder, err := s.o.Git.Claim(ctx, info)
@@ -99,17 +100,17 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 	if !won {
 		detail := fmt.Sprintf("run %s on %s", oneLine(holder.RunID), oneLine(holder.Host))
 		s.printf("#%d is claimed by %s; skipping it", n, detail)
-		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: backlog.ReasonClaimed, Detail: detail})
+		return false, s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: backlog.ReasonClaimed, Detail: detail})
 	}
 	if won && info.SHA == "" {
 		if c, ok, err := s.o.Git.ReadClaim(ctx, n); err == nil && ok {
 			info = c
 		}
 	}
-	if err := s.emit(backlog.Event{Kind: backlog.EvClaimed, Issue: n, Ref: info.SHA}); err != nil {
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvClaimed, Issue: n, Ref: info.SHA}); err != nil {
 		return false, err
 	}
-	s.renewedAt[n] = s.o.Now()
+	s.onLoop(ctx, func() { s.renewedAt[n] = s.o.Now() })
 	return s.claimHook(ctx, n)
 }
 
@@ -118,7 +119,7 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 // hook runs the hook on resume instead of skipping it.
 func (s *Supervisor) claimHook(ctx context.Context, n int) (bool, error) {
 	id := "claim-command-" + strconv.Itoa(n)
-	if _, done := s.run().Done[id]; done || len(s.o.Config.Backlog.Claim.Command) == 0 {
+	if len(s.o.Config.Backlog.Claim.Command) == 0 || s.done(ctx, id) {
 		return true, nil
 	}
 	if ok, why := s.hook(ctx, s.o.Config.Backlog.Claim.Command, n); !ok {
@@ -126,9 +127,9 @@ func (s *Supervisor) claimHook(ctx context.Context, n int) (bool, error) {
 		if err := s.release(ctx, n, "claim command failed"); err != nil {
 			return false, err
 		}
-		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-command", Detail: why})
+		return false, s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-command", Detail: why})
 	}
-	return true, s.emit(backlog.Event{Kind: backlog.EvIntentDone, Issue: n, Intent: &backlog.Intent{ID: id}})
+	return true, s.record(ctx, backlog.Event{Kind: backlog.EvIntentDone, Issue: n, Intent: &backlog.Intent{ID: id}})
 }
 
 func (s *Supervisor) claimInfo(n int) gitops.ClaimInfo {
@@ -163,7 +164,8 @@ func (s *Supervisor) claimCopies(ctx context.Context, n int) error {
 // removed, a comment saying why. Never called while work for n could
 // still land.
 func (s *Supervisor) release(ctx context.Context, n int, why string) error {
-	is := s.run().Issues[n]
+	var is *backlog.IssueRun
+	s.onLoop(ctx, func() { is = s.run().Issues[n] })
 	if is == nil || is.Released {
 		return nil
 	}
@@ -175,13 +177,13 @@ func (s *Supervisor) release(ctx context.Context, n int, why string) error {
 			Label: s.o.Config.Backlog.ClaimLabel}); err != nil {
 			return err
 		}
-		if _, done := s.run().Done["comment-claim-"+strconv.Itoa(n)]; done {
+		if s.done(ctx, "comment-claim-"+strconv.Itoa(n)) {
 			if err := s.comment(ctx, "released", n, "Released by wave-orchestrator run "+mdfence.Inline(s.run().Info.ID, 0)+": "+mdfence.Inline(why, 300)+"."); err != nil {
 				return err
 			}
 		}
 	}
-	return s.emit(backlog.Event{Kind: backlog.EvReleased, Issue: n, Detail: why})
+	return s.record(ctx, backlog.Event{Kind: backlog.EvReleased, Issue: n, Detail: why})
 }
 
 // hook runs a claim hook argv with {issue} replaced; no hook is a pass.
@@ -232,7 +234,8 @@ func (s *Supervisor) renewClaims(ctx context.Context) error {
 	if s.o.Now().Sub(s.claimsAt) < claimCheckEvery {
 		return nil
 	}
-	held := s.heldClaims()
+	// An issue with a job is its job's alone; its claim is minutes old.
+	held := slices.DeleteFunc(s.heldClaims(), func(is *backlog.IssueRun) bool { return s.busyJob(is.Number) })
 	if len(held) == 0 {
 		return nil
 	}

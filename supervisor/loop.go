@@ -46,12 +46,23 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 	}
 	tick := time.NewTicker(s.o.Tick)
 	defer tick.Stop()
+	// The jobs' context ends with the loop: a loop that returns takes
+	// its jobs down with it and waits for them (settle).
+	jctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		s.settle()
+	}()
 	for {
 		if s.stopRequested() {
+			s.settle() // a start under way finishes before the stop
 			return s.stop(ctx)
 		}
 		began := s.o.Now()
-		err := s.step(ctx)
+		err := s.takeJobErr()
+		if err == nil {
+			err = s.step(jctx)
+		}
 		if err == nil {
 			err = s.recovered(began) // recorded, or the sweep is tried again
 		}
@@ -69,11 +80,42 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 		if s.complete() {
 			return nil
 		}
+		if err := s.await(ctx, tick, s.mergeable()); err != nil {
+			return err
+		}
+	}
+}
+
+// await waits for a reason to sweep again: a watched run changed, a job
+// ended, the tick. What jobs ask of the loop meanwhile is done at once.
+// With more to merge it only does what is asked already and returns, so
+// exits and job calls are taken up between two merges.
+func (s *Supervisor) await(ctx context.Context, tick *time.Ticker, more bool) error {
+	for {
+		if more {
+			select {
+			case f := <-s.jobs.calls:
+				s.serve(f, nil)
+				continue
+			case end := <-s.jobs.ended:
+				s.serve(nil, &end)
+				continue
+			default:
+				return ctx.Err()
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.o.Runs.Changed():
+			return nil
 		case <-tick.C:
+			return nil
+		case f := <-s.jobs.calls:
+			s.serve(f, nil)
+		case end := <-s.jobs.ended:
+			s.serve(nil, &end)
+			return nil
 		}
 	}
 }
@@ -93,6 +135,10 @@ func (s *Supervisor) pause(ctx context.Context, tick *time.Ticker) error {
 			if s.log != nil && s.stopRequested() {
 				return nil
 			}
+		case f := <-s.jobs.calls:
+			s.serve(f, nil)
+		case end := <-s.jobs.ended:
+			s.serve(nil, &end)
 		}
 	}
 }
@@ -104,7 +150,7 @@ func (s *Supervisor) step(ctx context.Context) error {
 	if err := s.observe(ctx); err != nil {
 		return err
 	}
-	if err := s.mergeReady(ctx); err != nil {
+	if err := s.mergeNext(ctx); err != nil {
 		return err
 	}
 	return s.refill(ctx)
@@ -112,6 +158,9 @@ func (s *Supervisor) step(ctx context.Context) error {
 
 // complete: nothing in flight and nothing more to take.
 func (s *Supervisor) complete() bool {
+	if len(s.jobs.active) > 0 {
+		return false
+	}
 	for _, is := range s.run().Issues {
 		if !backlog.Terminal(is.State) {
 			return false
@@ -120,11 +169,11 @@ func (s *Supervisor) complete() bool {
 	return len(s.run().Info.Bounded) > 0 || s.drained || s.capped || s.run().Finishing
 }
 
-// busy counts workers holding a slot (claimed or running).
+// busy counts workers holding a slot (claimed, running or starting).
 func (s *Supervisor) busy() int {
 	n := 0
 	for _, is := range s.run().Issues {
-		if is.State == backlog.StateClaimed || is.State == backlog.StateRunning {
+		if is.State == backlog.StateClaimed || is.State == backlog.StateRunning || s.busyJob(is.Number) {
 			n++
 		}
 	}
@@ -149,8 +198,8 @@ func (s *Supervisor) refill(ctx context.Context) error {
 		if s.busy() >= s.o.Width {
 			return nil
 		}
-		if (is.State == backlog.StatePlanned || is.State == backlog.StateClaimed) && s.turnOf(is) {
-			if err := s.dispatch(ctx, is.Number); err != nil {
+		if (is.State == backlog.StatePlanned || is.State == backlog.StateClaimed) && !s.busyJob(is.Number) && s.turnOf(is) {
+			if err := s.spawn(ctx, is.Number, func(ctx context.Context) error { return s.dispatch(ctx, is) }); err != nil {
 				return err
 			}
 		}
@@ -375,6 +424,7 @@ func (s *Supervisor) stop(ctx context.Context) error {
 // stopped (not failed: resuming it costs no salvage) and terminated. It
 // reports whether the request asked to finish the run.
 func (s *Supervisor) halt(ctx context.Context) (bool, error) {
+	s.settle() // no worker starts behind the stop
 	var req struct {
 		Finish bool `json:"finish"`
 	}
@@ -433,6 +483,7 @@ func (s *Supervisor) finishEarly(ctx context.Context) error {
 	if err := s.mergeReady(ctx); err != nil {
 		return err
 	}
+	s.settle() // a worker sent back by a merge: started, then parked below
 	for _, is := range s.run().List() {
 		switch {
 		case backlog.Terminal(is.State):

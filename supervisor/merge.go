@@ -30,6 +30,19 @@ func (s *Supervisor) mergeReady(ctx context.Context) error {
 	return nil
 }
 
+// mergeNext merges the head of the queue, one entry per sweep: the loop
+// takes up exits and its jobs between two merges. The train itself stays
+// one merge at a time, in order.
+func (s *Supervisor) mergeNext(ctx context.Context) error {
+	if !s.mergeable() || s.stopRequested() {
+		return nil
+	}
+	return s.mergeOne(ctx, s.run().Queue[0])
+}
+
+// mergeable: the queue has an entry to merge.
+func (s *Supervisor) mergeable() bool { return len(s.run().Queue) > 0 }
+
 func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 	is := s.run().Issues[n]
 	if is.State != backlog.StateMerging {

@@ -191,13 +191,16 @@ func (s *Supervisor) runPayload(r agentRun) (*runtime.Payload, error) {
 // issue returns issue n as last read, reading it when this process has
 // not (a resumed run): a worker's prompt always carries the issue.
 func (s *Supervisor) issue(ctx context.Context, n int) (backlog.Issue, error) {
-	if is, ok := s.issues[n]; ok && is.Number == n {
+	var is backlog.Issue
+	var ok bool
+	s.onLoop(ctx, func() { is, ok = s.issues[n] })
+	if ok && is.Number == n {
 		return is, nil
 	}
 	is, err := s.o.Source.Get(ctx, n)
 	if err != nil {
 		return backlog.Issue{}, fmt.Errorf("issue #%d: %w", n, err)
 	}
-	s.issues[n] = is
+	s.onLoop(ctx, func() { s.issues[n] = is })
 	return is, nil
 }

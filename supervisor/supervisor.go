@@ -105,6 +105,8 @@ type Supervisor struct {
 	// threadsDenied: the token may not read worker PR review threads;
 	// said once, then merges go on without looking at them.
 	threadsDenied bool
+	// jobs are the worker starts under way (jobs.go).
+	jobs jobs
 }
 
 // New checks the options.
@@ -115,6 +117,7 @@ func New(o Options) (*Supervisor, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	o.Out = &lockedWriter{w: o.Out} // the loop and its jobs print
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -150,7 +153,7 @@ func New(o Options) (*Supervisor, error) {
 	}
 	return &Supervisor{o: o, issues: map[int]backlog.Issue{}, progress: map[int]*progress{}, probeAt: map[int]time.Time{},
 		restarts: map[int]int{}, probeTries: map[int]int{}, probeWait: probeWait,
-		renewedAt: map[int]time.Time{}, replan: true}, nil
+		renewedAt: map[int]time.Time{}, replan: true, jobs: newJobs()}, nil
 }
 
 func (s *Supervisor) printf(format string, args ...any) {

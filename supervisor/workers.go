@@ -62,9 +62,16 @@ func DefaultWorktreeRoot() string {
 
 func (s *Supervisor) waveRef() string { return "refs/remotes/origin/" + s.run().Info.WaveBranch }
 
-// startWorker prepares issue n's worktree and starts its next agent run.
+// startWorker prepares issue n's worktree and starts its next agent run,
+// as the issue's job (jobs.go): called on the loop it returns at once.
 func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) error {
-	is := s.run().Issues[n]
+	return s.spawn(ctx, n, func(ctx context.Context) error { return s.launch(ctx, n, why) })
+}
+
+// launch is startWorker's work; it touches the run's state through onLoop.
+func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
+	var is *backlog.IssueRun
+	s.onLoop(ctx, func() { is = s.run().Issues[n] })
 	branch, wt := s.branchOf(n), s.worktreeOf(n)
 	if err := gitops.CheckRefFormat(ctx, branch); err != nil {
 		return fmt.Errorf("#%d: worker branch: %w", n, err)
@@ -92,7 +99,7 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 	_ = s.o.Runs.KillSession(ctx, p.SessionName)
 	// Recorded before the session exists, so a supervisor killed right
 	// after Start adopts the run instead of starting a second one.
-	if err := s.emit(backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: wt,
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: wt,
 		RunDir: p.RunDir, Session: p.SessionName, Salvage: why.salvage, Ref: why.salvageRef}); err != nil {
 		return err
 	}
@@ -100,7 +107,7 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 	if err := s.o.Runs.Start(ctx, []*runtime.Payload{p}); err != nil {
 		return fmt.Errorf("#%d: start worker: %w", n, err)
 	}
-	s.progress[n] = &progress{changeAt: s.o.Now()}
+	s.onLoop(ctx, func() { s.progress[n] = &progress{changeAt: s.o.Now()} })
 	s.printf("#%d: worker started (%s, attempt %d) in tmux session %s, worktree %s", n, p.ExecutorID, attempt, p.SessionName, wt)
 	return nil
 }
@@ -109,7 +116,7 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 func (s *Supervisor) observe(ctx context.Context) error {
 	now := s.o.Now()
 	for _, is := range s.run().List() {
-		if is.State != backlog.StateRunning || is.RunDir == "" {
+		if is.State != backlog.StateRunning || is.RunDir == "" || s.busyJob(is.Number) {
 			continue
 		}
 		obs := s.o.Runs.Observe(ctx, is.RunDir, now)
@@ -433,11 +440,11 @@ func (s *Supervisor) needsInput(ctx context.Context, n int, q string) error {
 		Label: s.o.Config.Backlog.NeedsInputLabel}); err != nil {
 		return err
 	}
-	if err := s.emit(backlog.Event{Kind: backlog.EvNeedsInput, Issue: n, Question: q}); err != nil {
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvNeedsInput, Issue: n, Question: q}); err != nil {
 		return err
 	}
 	s.printf("#%d needs input: %s", n, oneLine(q))
-	s.checkpoint("needs-input")
+	s.onLoop(ctx, func() { s.checkpoint("needs-input") })
 	return nil
 }
 
@@ -448,10 +455,10 @@ func (s *Supervisor) park(ctx context.Context, n int, detail, question string, f
 	if err := s.comment(ctx, "parked", n, backlog.ParkedComment(s.run().Info.ID, detail, question, files)); err != nil {
 		return err
 	}
-	if err := s.emit(backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Files: files}); err != nil {
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Files: files}); err != nil {
 		return err
 	}
 	s.printf("#%d parked: %s", n, oneLine(detail))
-	s.checkpoint("parked")
+	s.onLoop(ctx, func() { s.checkpoint("parked") })
 	return nil
 }

@@ -1,0 +1,140 @@
+package supervisor
+
+import (
+	"context"
+	"io"
+	"sync"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+)
+
+// Jobs: the slow part of starting a worker (claim, claim hooks, the
+// issue's copies, fetch, worktree, payload, the runner's start) runs in a
+// goroutine per issue, up to the width at once, so the loop goes on
+// seeing exits, merging and starting others meanwhile.
+//
+// The loop goroutine owns the run's state: its log, the reduced run and
+// the supervisor's own maps. A job touches that state only through
+// onLoop, which hands a function to the loop and waits until it ran, so
+// every event is still written (intent first) and applied by one
+// goroutine, in one order. While an issue has a job the loop leaves that
+// issue alone (it is not observed, renewed, merged or dispatched again):
+// only its job changes it, and the fields of its IssueRun change only
+// inside the job's own onLoop calls.
+
+// jobKey marks a job's context: onLoop called with it goes through the loop.
+type jobKey struct{}
+
+// jobEnd is a job's last word to the loop.
+type jobEnd struct {
+	issue int
+	err   error
+}
+
+// jobs is the loop's side of its jobs; every field but the channels is
+// the loop's alone.
+type jobs struct {
+	calls  chan func()
+	ended  chan jobEnd
+	active map[int]bool
+	// err is the first failure of a job not yet taken up by the loop.
+	err error
+}
+
+func newJobs() jobs {
+	return jobs{calls: make(chan func()), ended: make(chan jobEnd), active: map[int]bool{}}
+}
+
+// inJob: ctx is a job's.
+func inJob(ctx context.Context) bool {
+	_, ok := ctx.Value(jobKey{}).(int)
+	return ok
+}
+
+// onLoop runs f on the loop goroutine: directly when the caller is the
+// loop, else handed over and waited for.
+func (s *Supervisor) onLoop(ctx context.Context, f func()) {
+	if !inJob(ctx) {
+		f()
+		return
+	}
+	done := make(chan struct{})
+	s.jobs.calls <- func() {
+		defer close(done)
+		f()
+	}
+	<-done
+}
+
+// record is emit from the loop or a job.
+func (s *Supervisor) record(ctx context.Context, ev backlog.Event) error {
+	var err error
+	s.onLoop(ctx, func() { err = s.emit(ev) })
+	return err
+}
+
+// spawn runs body as issue n's job. Called on the loop only, for an
+// issue with no job. While a transient failure is being waited out the
+// work runs inline instead: the sweep that goes through is what ends
+// the wait, so it must be the one that did the work.
+func (s *Supervisor) spawn(ctx context.Context, n int, body func(ctx context.Context) error) error {
+	if s.waiting != nil || inJob(ctx) {
+		return body(ctx)
+	}
+	s.jobs.active[n] = true
+	jctx := context.WithValue(ctx, jobKey{}, n)
+	go func() {
+		err := body(jctx)
+		s.jobs.ended <- jobEnd{issue: n, err: err}
+	}()
+	return nil
+}
+
+// busyJob: issue n has a job; the loop leaves it alone.
+func (s *Supervisor) busyJob(n int) bool { return s.jobs.active[n] }
+
+// serve does one thing a job asks for, or takes up a job's end; it
+// reports whether a job ended (the loop then sweeps again).
+func (s *Supervisor) serve(f func(), end *jobEnd) bool {
+	if f != nil {
+		f()
+		return false
+	}
+	delete(s.jobs.active, end.issue)
+	if end.err != nil && s.jobs.err == nil {
+		s.jobs.err = end.err
+	}
+	return true
+}
+
+// takeJobErr returns (and forgets) the first failure of a job.
+func (s *Supervisor) takeJobErr() error {
+	err := s.jobs.err
+	s.jobs.err = nil
+	return err
+}
+
+// settle waits until every job ended, doing what they ask meanwhile. A
+// failure is kept for the loop (takeJobErr).
+func (s *Supervisor) settle() {
+	for len(s.jobs.active) > 0 {
+		select {
+		case f := <-s.jobs.calls:
+			s.serve(f, nil)
+		case end := <-s.jobs.ended:
+			s.serve(nil, &end)
+		}
+	}
+}
+
+// lockedWriter serialises the output lines of the loop and its jobs.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
