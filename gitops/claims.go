@@ -201,9 +201,9 @@ func (r *Repo) commitMessage(ctx context.Context, sha string) (string, error) {
 // ref, wrapping ErrBadClaim), next to the claims that did parse.
 func (r *Repo) ListClaims(ctx context.Context) ([]ClaimInfo, error) {
 	spec := "+" + claimPrefix + "*:" + claimCopies + "*"
-	unlock := r.lockFetch()
+	r.fetchMu.Lock()
 	_, err := r.git(ctx, r.Dir, "fetch", "--quiet", "--no-write-fetch-head", "--prune", r.Remote, spec)
-	unlock()
+	r.fetchMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("list claims: fetch from %s: %w", r.Remote, err)
 	}

@@ -47,15 +47,10 @@ func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
 	return err
 }
 
-// lockFetch takes the fetch locks (fetchMu, then addMu alone); the
-// returned func releases them.
+// lockFetch takes fetchMu; the returned func releases it.
 func (r *Repo) lockFetch() func() {
 	r.fetchMu.Lock()
-	r.addMu.Lock()
-	return func() {
-		r.addMu.Unlock()
-		r.fetchMu.Unlock()
-	}
+	return r.fetchMu.Unlock
 }
 
 // fetchBranches updates the tracking refs of branches that exist on the remote.

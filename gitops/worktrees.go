@@ -124,7 +124,7 @@ func (r *Repo) EnsureWorktree(ctx context.Context, path, branch, start string) (
 		}
 		args = []string{"worktree", "add", "--quiet", "--no-track", "-b", branch, want, start}
 	}
-	if _, err := r.addWorktree(ctx, args...); err != nil {
+	if _, err := r.git(ctx, r.Dir, args...); err != nil {
 		return false, fmt.Errorf("worktree for %s at %s: %w", sanitize(branch), want, err)
 	}
 	return resumed, nil
@@ -175,16 +175,9 @@ func (r *Repo) scratchWorktree(ctx context.Context, commit string) (string, func
 			_, _ = r.git(cctx, r.Dir, "worktree", "prune")
 		}
 	}
-	if _, err := r.addWorktree(ctx, "worktree", "add", "--quiet", "--detach", dir, commit); err != nil {
+	if _, err := r.git(ctx, r.Dir, "worktree", "add", "--quiet", "--detach", dir, commit); err != nil {
 		cleanup()
 		return "", nil, fmt.Errorf("scratch worktree at %s: %w", short(commit), err)
 	}
 	return dir, cleanup, nil
-}
-
-// addWorktree runs a `git worktree add`, never while a fetch runs (addMu).
-func (r *Repo) addWorktree(ctx context.Context, args ...string) (string, error) {
-	r.addMu.RLock()
-	defer r.addMu.RUnlock()
-	return r.git(ctx, r.Dir, args...)
 }

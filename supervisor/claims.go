@@ -281,8 +281,12 @@ func (s *Supervisor) checkClaim(ctx context.Context, is *backlog.IssueRun, head 
 	case head != is.ClaimRef:
 		// Another commit: ours from a renewal whose record was lost,
 		// or another run's. holdClaim tells which.
-	case s.o.Now().Sub(s.renewedAt[n]) < lease/3:
-		return nil
+	default:
+		var at time.Time
+		s.onLoop(ctx, func() { at = s.renewedAt[n] })
+		if s.o.Now().Sub(at) < lease/3 {
+			return nil
+		}
 	}
 	return s.holdClaim(ctx, is, s.claimInfo(n))
 }
@@ -309,12 +313,12 @@ func (s *Supervisor) holdClaim(ctx context.Context, is *backlog.IssueRun, c gito
 	if !got.Won {
 		return s.claimLost(ctx, is, got.Holder)
 	}
-	s.renewedAt[n] = s.o.Now()
+	s.onLoop(ctx, func() { s.renewedAt[n] = s.o.Now() })
 	if got.Recreated {
 		s.printf("#%d: claim created again on origin (%s)", n, short(got.Holder.SHA))
 	}
 	if got.Holder.SHA != "" && got.Holder.SHA != is.ClaimRef {
-		return s.emit(backlog.Event{Kind: backlog.EvClaimRenewed, Issue: n, Ref: got.Holder.SHA})
+		return s.record(ctx, backlog.Event{Kind: backlog.EvClaimRenewed, Issue: n, Ref: got.Holder.SHA})
 	}
 	return nil
 }
@@ -329,11 +333,14 @@ func (s *Supervisor) claimLost(ctx context.Context, is *backlog.IssueRun, holder
 		detail = "someone else (a claim ref not made by wave-orchestrator)"
 	}
 	if is.State == backlog.StateMerged || is.State == backlog.StateMerging {
-		if s.claimWarned == nil {
-			s.claimWarned = map[int]bool{}
-		}
-		if !s.claimWarned[n] {
-			s.claimWarned[n] = true
+		warned := true
+		s.onLoop(ctx, func() {
+			if s.claimWarned == nil {
+				s.claimWarned = map[int]bool{}
+			}
+			warned, s.claimWarned[n] = s.claimWarned[n], true
+		})
+		if !warned {
 			s.printf("warning: #%d is merged into %s, but its claim on origin is held by %s now; that run may work on it again",
 				n, s.run().Info.WaveBranch, detail)
 		}
@@ -343,5 +350,5 @@ func (s *Supervisor) claimLost(ctx context.Context, is *backlog.IssueRun, holder
 	if is.State == backlog.StateRunning && is.RunDir != "" {
 		_ = s.o.Runs.Terminate(ctx, is.RunDir, time.Duration(s.o.Lane.Runtime.TerminateGraceMs)*time.Millisecond)
 	}
-	return s.emit(backlog.Event{Kind: backlog.EvClaimLost, Issue: n, Detail: detail})
+	return s.record(ctx, backlog.Event{Kind: backlog.EvClaimLost, Issue: n, Detail: detail})
 }

@@ -37,6 +37,9 @@ type jobs struct {
 	calls  chan func()
 	ended  chan jobEnd
 	active map[int]bool
+	// merge is the issue whose merge job runs (0: none): the train is
+	// one merge at a time.
+	merge int
 	// err is the first failure of a job not yet taken up by the loop.
 	err error
 }
@@ -101,6 +104,9 @@ func (s *Supervisor) serve(f func(), end *jobEnd) bool {
 		return false
 	}
 	delete(s.jobs.active, end.issue)
+	if end.issue == s.jobs.merge {
+		s.jobs.merge = 0
+	}
 	if end.err != nil && s.jobs.err == nil {
 		s.jobs.err = end.err
 	}

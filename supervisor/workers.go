@@ -25,11 +25,14 @@ type workerStart struct {
 	rework     *backlog.Rework // sent back with feedback (a rework round)
 }
 
-// progress is what the silence timer compares between sweeps.
+// progress is what the silence timer knows of a worker: its log's size,
+// its worktree as last looked at, and when it last saw any of them move.
 type progress struct {
 	logSize  int64
 	commits  int
 	dirty    int
+	looked   bool      // the worktree was looked at since the start
+	lookedAt time.Time // last look at the worktree
 	changeAt time.Time
 }
 
@@ -131,7 +134,7 @@ func (s *Supervisor) observe(ctx context.Context) error {
 			continue
 		}
 		if !v.Done {
-			if v.Terminate || s.silent(ctx, is, now) {
+			if v.Terminate || s.silent(ctx, is, obs, now) {
 				grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
 				if err := s.o.Runs.Terminate(ctx, is.RunDir, grace); err != nil {
 					s.printf("warning: terminate #%d: %v", is.Number, err)
@@ -165,8 +168,16 @@ func (s *Supervisor) neverStarted(is *backlog.IssueRun, obs runtime.Observation)
 }
 
 // silent is the seed's silence timer: no new output and no worktree change
-// for backlog.silenceMinutes. It records the stall before terminating.
-func (s *Supervisor) silent(ctx context.Context, is *backlog.IssueRun, now time.Time) bool {
+// for backlog.silenceMinutes. Output is the runner's record (lastOutputAt,
+// kept by its heartbeat) and the log's size: a stat, no process. The
+// worktree (two git commands) is looked at only once output is older than
+// a quarter of the limit, and then every tenth of it at most, so a worker
+// that prints costs no git at all. The first look after a quiet spell
+// counts as a change (what happened in the worktree before it is not
+// known): a stall is declared no sooner than by looking all along, and at
+// most a quarter of the limit and one look later. It records the stall
+// before terminating.
+func (s *Supervisor) silent(ctx context.Context, is *backlog.IssueRun, obs runtime.Observation, now time.Time) bool {
 	limit := s.o.Config.Backlog.Silence()
 	if limit <= 0 {
 		return false
@@ -176,15 +187,26 @@ func (s *Supervisor) silent(ctx context.Context, is *backlog.IssueRun, now time.
 		p = &progress{changeAt: now}
 		s.progress[is.Number] = p
 	}
+	if out := outputAt(obs); out.After(p.changeAt) {
+		p.changeAt = out
+		if out.After(now) { // the runner's clock is the real one
+			p.changeAt = now
+		}
+	}
 	size := int64(-1)
 	if fi, err := os.Stat(filepath.Join(is.RunDir, lanes.LogFile)); err == nil {
 		size = fi.Size()
 	}
-	commits, _ := s.o.Git.CommitsAhead(ctx, is.Worktree, s.waveRef())
-	dirty, _ := s.o.Git.DirtyFiles(ctx, is.Worktree)
-	if size != p.logSize || commits != p.commits || dirty != p.dirty {
-		p.logSize, p.commits, p.dirty, p.changeAt = size, commits, dirty, now
-		return false
+	if size != p.logSize {
+		p.logSize, p.changeAt = size, now
+	}
+	if now.Sub(p.changeAt) >= limit/4 && now.Sub(p.lookedAt) >= lookEvery(limit) {
+		commits, _ := s.o.Git.CommitsAhead(ctx, is.Worktree, s.waveRef())
+		dirty, _ := s.o.Git.DirtyFiles(ctx, is.Worktree)
+		if !p.looked || commits != p.commits || dirty != p.dirty {
+			p.commits, p.dirty, p.changeAt = commits, dirty, now
+		}
+		p.looked, p.lookedAt = true, now
 	}
 	if is.Outcome == backlog.OutcomeStalled {
 		return true // recorded already; the stop did not take: again
@@ -196,6 +218,24 @@ func (s *Supervisor) silent(ctx context.Context, is *backlog.IssueRun, now time.
 	_ = s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: is.Number, Attempt: is.Attempts, Outcome: backlog.OutcomeStalled,
 		Detail: fmt.Sprintf("stalled: silent for %s", limit)})
 	return true
+}
+
+// outputAt is when the worker last printed as its runner recorded it, or
+// when it started; zero without a record.
+func outputAt(obs runtime.Observation) time.Time {
+	if obs.Record == nil {
+		return time.Time{}
+	}
+	if t := obs.Record.LastOutputAt; t != nil && t.After(obs.Record.StartedAt) {
+		return *t
+	}
+	return obs.Record.StartedAt
+}
+
+// lookEvery is how often a quiet worker's worktree is looked at: a tenth
+// of the silence limit, between one second and thirty.
+func lookEvery(limit time.Duration) time.Duration {
+	return min(max(limit/10, time.Second), 30*time.Second)
 }
 
 // finished decides what a finished worker run means (BACKLOG.md §6).
