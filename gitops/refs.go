@@ -213,6 +213,13 @@ func (r *Repo) push(ctx context.Context, noVerify bool, lease, refspec string) (
 		args = append(args, "--force-with-lease="+lease)
 	}
 	args = append(args, r.Remote, refspec)
+	if strings.Contains(refspec, ":refs/heads/") {
+		// A push to a branch updates our tracking ref of it: never while
+		// a fetch writes the tracking refs ("cannot lock ref ... is at X
+		// but expected Y").
+		r.fetchMu.Lock()
+		defer r.fetchMu.Unlock()
+	}
 	out, err := r.git(ctx, r.Dir, args...)
 	res, ok := parsePush(out)
 	if ok && res.flag == '!' {

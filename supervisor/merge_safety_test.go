@@ -105,12 +105,17 @@ func TestFIFONoStarvation(t *testing.T) {
 	// merge is being verified, and that verify waits for them, so both
 	// enter the queue together, #2 first, behind nothing.
 	gate := f.shellWorkers(`set -e
+RUNS=` + shellQuote(RunsRoot(f.layout().StateDir)) + `
 n=$WAVE_ISSUE_NUMBER
 if [ "$WAVE_ATTEMPT" -gt 1 ]; then
   gitc merge -q -X ours --no-edit "$WAVE_TARGET_BRANCH"
 else
   if [ "$n" != 1 ]; then
     i=0; until [ -e "$GATE/merging-1" ]; do i=$((i+1)); [ $i -gt 400 ] && exit 1; sleep 0.05; done
+  fi
+  if [ "$n" = 3 ]; then
+    # Ready after #2: the loop sees each exit as it happens.
+    i=0; until grep -Eq '"terminalDisposition": *"completed"' "$RUNS"/*/runs/i2-a1/runtime.json 2>/dev/null; do i=$((i+1)); [ $i -gt 400 ] && exit 1; sleep 0.05; done
   fi
   f=own-$n.txt; [ "$n" = 3 ] || f=shared.txt
   echo "work of #$n" > $f && gitc add $f && gitc commit -q -m "Work on #$n"
