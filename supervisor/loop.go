@@ -195,13 +195,16 @@ func (s *Supervisor) refill(ctx context.Context) error {
 		}
 	}
 	for _, is := range s.run().List() {
-		if s.busy() >= s.o.Width {
-			return nil
+		if (is.State != backlog.StatePlanned && is.State != backlog.StateClaimed) || s.busyJob(is.Number) || !s.turnOf(is) {
+			continue
 		}
-		if (is.State == backlog.StatePlanned || is.State == backlog.StateClaimed) && !s.busyJob(is.Number) && s.turnOf(is) {
-			if err := s.spawn(ctx, is.Number, func(ctx context.Context) error { return s.dispatch(ctx, is) }); err != nil {
-				return err
-			}
+		// A claimed issue holds its slot already (a start cut short by a
+		// kill, a worker sent back): it is started whatever the count.
+		if is.State == backlog.StatePlanned && s.busy() >= s.o.Width {
+			continue
+		}
+		if err := s.spawn(ctx, is.Number, func(ctx context.Context) error { return s.dispatch(ctx, is) }); err != nil {
+			return err
 		}
 	}
 	return nil

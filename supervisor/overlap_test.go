@@ -164,3 +164,42 @@ func TestWorkerStartsOverlap(t *testing.T) {
 	h.release(t, 2)
 	mergedAllOf(t, done, 1, 2)
 }
+
+// A supervisor killed while as many starts as its width were under way
+// (each claimed, none started) leaves every slot held by a claimed
+// issue: the next one starts them all rather than wait for a free slot
+// that only they can free.
+func TestResumeStartsClaimedIssuesThatHoldEverySlot(t *testing.T) {
+	f := newFixture(t)
+	for n := 1; n <= 3; n++ {
+		f.issue(n, "Issue "+strconv.Itoa(n), "Files: p"+strconv.Itoa(n)+"/**")
+	}
+	id := "20261201T090000Z-t-abc123"
+	dir := filepath.Join(RunsRoot(f.layout().StateDir), id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := openRunLog(dir, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := backlog.RunInfo{ID: id, Lane: "main", Source: "local", WaveBranch: "wave/2026-12-01-t", Base: "main",
+		Default: "main", Bounded: []int{1, 2, 3}, Width: 2, Host: "h", Pid: 1, StartedAt: time.Now()}
+	plan := backlog.Plan{Width: 2, Order: []int{1, 2, 3}, Groups: []backlog.Group{{Issues: []int{1}}, {Issues: []int{2}}, {Issues: []int{3}}}}
+	evs := []backlog.Event{{Kind: backlog.EvRunStarted, Run: &info}, {Kind: backlog.EvPlanned, Plan: &plan}}
+	for n := 1; n <= 3; n++ {
+		evs = append(evs, backlog.Event{Kind: backlog.EvIssue, Issue: n, Title: "Issue " + strconv.Itoa(n), Group: n})
+	}
+	evs = append(evs, backlog.Event{Kind: backlog.EvClaimed, Issue: 1}, backlog.Event{Kind: backlog.EvClaimed, Issue: 2})
+	for _, ev := range evs {
+		if err := l.emit(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res := f.runCtx(ctx, func(o *Options) { o.Width = 2 })
+	if res.err != nil || res.ExitCode != ExitOK || res.Tally.Merged != 3 {
+		t.Fatalf("resume: exit %d, tally %+v, %v", res.ExitCode, res.Tally, res.err)
+	}
+}
