@@ -295,13 +295,25 @@ func (s *Supervisor) checkClaim(ctx context.Context, is *backlog.IssueRun, head 
 // from the commit recorded, or created again if the ref is gone. A claim
 // another run holds is never replaced: the issue is lost to it.
 func (s *Supervisor) holdClaim(ctx context.Context, is *backlog.IssueRun, c gitops.ClaimInfo) error {
-	n := is.Number
+	got, err := s.renew(ctx, is, c)
+	return s.held(ctx, is, got, err)
+}
+
+// renew is holdClaim's push: it touches no state, so the end renews the
+// claims of every merged issue at once.
+func (s *Supervisor) renew(ctx context.Context, is *backlog.IssueRun, c gitops.ClaimInfo) (gitops.Renewal, error) {
 	got, err := s.o.Git.Renew(ctx, is.ClaimRef, c)
 	if err == nil && !got.Won && got.Holder.RunID == s.run().Info.ID && got.Holder.SHA != "" {
 		// Ours, from a life of this run whose record of it was lost:
 		// renew from that commit.
 		got, err = s.o.Git.Renew(ctx, got.Holder.SHA, c)
 	}
+	return got, err
+}
+
+// held records what renew found.
+func (s *Supervisor) held(ctx context.Context, is *backlog.IssueRun, got gitops.Renewal, err error) error {
+	n := is.Number
 	if errors.Is(err, gitops.ErrBadClaim) {
 		// Something that is no claim of ours sits on the ref.
 		return s.claimLost(ctx, is, gitops.ClaimInfo{})
