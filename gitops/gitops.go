@@ -68,11 +68,12 @@ type Repo struct {
 	// (fetch, worktree list) share it. Callers are concurrent: a
 	// supervisor starts several workers at once.
 	wtMu sync.RWMutex
-	// fullFetches counts the fetches of every ref begun; fetchErr (under
-	// fetchMu) is the last one's outcome. Callers that wait behind one
-	// share the next (Fetch).
-	fullFetches atomic.Uint64
-	fetchErr    error
+	// fetchSeq numbers the fetches begun; lastFetch (under fetchMu) is,
+	// per refspec list, the number and outcome of the last fetch of it.
+	// Callers that wait behind a fetch share the next of the same refs
+	// (Fetch).
+	fetchSeq  atomic.Uint64
+	lastFetch map[string]fetchDone
 	// branchOK holds branch names git check-ref-format accepted: the
 	// answer depends on the name only, and the wave branch's is asked for
 	// by almost every operation.

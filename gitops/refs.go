@@ -17,34 +17,49 @@ func (r *Repo) tracking(branch string) string {
 
 // Fetch fetches refspecs (or the remote's configured ones) from the remote,
 // without writing FETCH_HEAD (shared by every process in the clone).
-// Without refspecs, callers that ask while a fetch runs share the one
-// that begins after it: its refs are as fresh as any of them asked for.
+// Callers that ask while a fetch runs share the next one of the same refs
+// that begins after they asked: its refs are as fresh as they asked for.
 func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
 	for _, s := range refspecs {
 		if strings.HasPrefix(s, "-") {
 			return fmt.Errorf("fetch: refspec %q starts with '-'", sanitize(s))
 		}
 	}
-	asked := r.fullFetches.Load()
+	key := strings.Join(refspecs, "\x00")
+	asked := r.fetchSeq.Load()
 	unlock := r.lockFetch()
 	defer unlock()
-	if len(refspecs) == 0 {
-		if r.fullFetches.Load() > asked {
-			// A fetch of every ref began after this call did and has
-			// ended: it is as good as our own.
-			return r.fetchErr
-		}
-		r.fullFetches.Add(1)
+	if last, ok := r.lastFetch[key]; ok && last.seq > asked {
+		// The same fetch began after this call did and has ended: it
+		// is as good as our own.
+		return last.err
 	}
+	seq := r.fetchSeq.Add(1)
 	args := append([]string{"fetch", "--quiet", "--no-write-fetch-head", r.Remote}, refspecs...)
 	err := r.retryLocked(ctx, func() error { _, err := r.git(ctx, r.Dir, args...); return err })
 	if err != nil {
 		err = fmt.Errorf("fetch from %s: %w", r.Remote, err)
 	}
-	if len(refspecs) == 0 {
-		r.fetchErr = err
+	if r.lastFetch == nil {
+		r.lastFetch = map[string]fetchDone{}
 	}
+	r.lastFetch[key] = fetchDone{seq: seq, err: err}
 	return err
+}
+
+// fetchDone is a fetch's number and outcome.
+type fetchDone struct {
+	seq uint64
+	err error
+}
+
+// FetchBranch updates our tracking ref of one branch on the remote
+// (shared like Fetch by callers that wait behind the same fetch).
+func (r *Repo) FetchBranch(ctx context.Context, branch string) error {
+	if err := r.checkBranch(ctx, branch); err != nil {
+		return err
+	}
+	return r.fetchBranches(ctx, branch)
 }
 
 // lockFetch takes fetchMu; the returned func releases it.

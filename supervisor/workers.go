@@ -79,8 +79,12 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if err := gitops.CheckRefFormat(ctx, branch); err != nil {
 		return fmt.Errorf("#%d: worker branch: %w", n, err)
 	}
-	if err := s.o.Git.Fetch(ctx); err != nil {
-		return fmt.Errorf("fetch: %w", err)
+	// The wave branch is what a new worktree starts from; the rest of
+	// origin is of no use to a start.
+	if err := s.o.Git.FetchBranch(ctx, s.run().Info.WaveBranch); err != nil {
+		if err := s.o.Git.Fetch(ctx); err != nil { // the whole of origin says why
+			return fmt.Errorf("fetch: %w", err)
+		}
 	}
 	resumed, err := s.ensureWorktree(ctx, n, wt, branch)
 	if err != nil {
