@@ -93,6 +93,17 @@ func (s *Supervisor) spawn(ctx context.Context, n int, body func(ctx context.Con
 	return nil
 }
 
+// sendBack starts the worker of an issue a merge sent back (its state is
+// claimed again, with the conflict or the rework recorded). From the
+// merge's job it is left to the loop's refill, which starts it as its own
+// job from that record: the train goes on to the next merge meanwhile.
+func (s *Supervisor) sendBack(ctx context.Context, n int, why workerStart) error {
+	if inJob(ctx) {
+		return nil
+	}
+	return s.startWorker(ctx, n, why)
+}
+
 // busyJob: issue n has a job; the loop leaves it alone.
 func (s *Supervisor) busyJob(n int) bool { return s.jobs.active[n] }
 

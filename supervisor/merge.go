@@ -125,7 +125,7 @@ func (s *Supervisor) conflict(ctx context.Context, is *backlog.IssueRun, files [
 			files)
 	}
 	s.printf("#%d conflicts with the wave branch in %s; sending it back to its worker", n, strings.Join(files, ", "))
-	return s.startWorker(ctx, n, workerStart{conflict: files})
+	return s.sendBack(ctx, n, workerStart{conflict: files})
 }
 
 // workerPR pushes the worker branch and opens its PR into the wave branch

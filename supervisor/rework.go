@@ -226,7 +226,7 @@ func (s *Supervisor) reworkAnswering(ctx context.Context, is *backlog.IssueRun, 
 		return err
 	}
 	s.printf("#%d: %s; sending it back to its worker (rework round %d of %d)", n, oneLine(detail), is.Reworks, rounds)
-	return s.startWorker(ctx, n, workerStart{}) // InRework: with the feedback
+	return s.sendBack(ctx, n, workerStart{}) // InRework: with the feedback
 }
 
 // reworkOf is the prompt's rework section for is's last round.
