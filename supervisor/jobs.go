@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 )
@@ -140,6 +141,40 @@ func (s *Supervisor) settle() {
 			s.serve(f, nil)
 		case end := <-s.jobs.ended:
 			s.serve(nil, &end)
+		}
+	}
+}
+
+// await waits for a reason to sweep again: a watched run changed, a job
+// ended, the tick. What jobs ask of the loop meanwhile is done at once.
+// With more to merge it only does what is asked already and returns, so
+// exits and job calls are taken up between two merges.
+func (s *Supervisor) await(ctx context.Context, tick *time.Ticker, more bool) error {
+	for {
+		if more {
+			select {
+			case f := <-s.jobs.calls:
+				s.serve(f, nil)
+				continue
+			case end := <-s.jobs.ended:
+				s.serve(nil, &end)
+				continue
+			default:
+				return ctx.Err()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.o.Runs.Changed():
+			return nil
+		case <-tick.C:
+			return nil
+		case f := <-s.jobs.calls:
+			s.serve(f, nil)
+		case end := <-s.jobs.ended:
+			s.serve(nil, &end)
+			return nil
 		}
 	}
 }

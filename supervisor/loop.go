@@ -86,40 +86,6 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 	}
 }
 
-// await waits for a reason to sweep again: a watched run changed, a job
-// ended, the tick. What jobs ask of the loop meanwhile is done at once.
-// With more to merge it only does what is asked already and returns, so
-// exits and job calls are taken up between two merges.
-func (s *Supervisor) await(ctx context.Context, tick *time.Ticker, more bool) error {
-	for {
-		if more {
-			select {
-			case f := <-s.jobs.calls:
-				s.serve(f, nil)
-				continue
-			case end := <-s.jobs.ended:
-				s.serve(nil, &end)
-				continue
-			default:
-				return ctx.Err()
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.o.Runs.Changed():
-			return nil
-		case <-tick.C:
-			return nil
-		case f := <-s.jobs.calls:
-			s.serve(f, nil)
-		case end := <-s.jobs.ended:
-			s.serve(nil, &end)
-			return nil
-		}
-	}
-}
-
 // pause waits out the backoff of a failed sweep, looking for a stop
 // request at every tick.
 func (s *Supervisor) pause(ctx context.Context, tick *time.Ticker) error {
