@@ -19,6 +19,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
 func sessionFor(n int, id string) string { return lanes.SessionName(n, id) }
@@ -221,6 +222,7 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 		TerminateGraceMs: l.opt.Lane.Runtime.TerminateGraceMs,
 		SilenceMs:        int(l.opt.Lane.Runtime.Silence().Milliseconds()),
 		MaxLogBytes:      int64(l.opt.Lane.Runtime.MaxLogBytes),
+		Usage:            executor.UsagePolicy(ap.Resolved, l.opt.Lane),
 	}
 	if err := writePreview(p, ap.Resolved, lim); err != nil {
 		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
@@ -360,13 +362,15 @@ func (r *waveRun) summarize(id, dir string, o Outcome, attempt int) gate.Summary
 	logText, _ := runtime.ReadLogTail(logPath, 256<<10)
 	ap := r.p.Agents[id]
 	var started time.Time
+	var spent *usage.Usage
 	if rec, err := runtime.ReadRecord(filepath.Join(dir, lanes.RuntimeFile)); err == nil {
-		started = rec.StartedAt
+		started, spent = rec.StartedAt, rec.Usage
 	}
 	s := gate.Summarize(gate.SummaryInput{Agent: ap.Agent, Bindings: r.p.Bindings, Log: logText, ExitCode: o.ExitCode,
 		Signal: o.Signal, FS: os.DirFS(r.l.opt.Lane.RepoRoot), LogPath: logPath, PromptHash: ap.Hash, Attempt: attempt,
 		CompletedAt: r.l.now(), StartedAt: started})
 	s.AgentID = id
+	s.Usage = spent
 	return s
 }
 
