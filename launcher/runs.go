@@ -322,9 +322,11 @@ func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case state.AgentBudgetExceeded:
+		code = codeBudgetExceeded
 	}
 	r.l.emit(r.n, state.EntityAgentRun, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, attempt, id), o.State, attempt,
-		state.AgentRunData{AgentID: id, RunDir: dir, ExitCode: o.ExitCode, Signal: o.Signal, StatusCode: code, Detail: o.Detail})
+		state.AgentRunData{AgentID: id, RunDir: dir, ExitCode: o.ExitCode, Signal: o.Signal, StatusCode: code, Detail: o.Detail, Usage: sum.Usage})
 	what := "exit " + orDash(code)
 	if o.ExitCode == nil && code != "" {
 		what = code

@@ -149,8 +149,13 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 // needsHuman reports failures no retry can fix: an open blocker, or no
 // usable executor left.
 func needsHuman(fs []gate.Failure) bool {
-	return hasCode(fs, codeBlockerOpen) || hasCode(fs, codeFallbackBlock)
+	return hasCode(fs, codeBlockerOpen) || hasCode(fs, codeFallbackBlock) || hasCode(fs, codeBudgetExceeded)
 }
+
+// codeBudgetExceeded is the failure of an agent stopped at its budget, or
+// of a wave or lane whose budget is spent: a retry on the same budget
+// would spend more, so a person decides (raise the cap, then resume).
+const codeBudgetExceeded = "budget-exceeded"
 
 func hasCode(fs []gate.Failure, code string) bool {
 	return slices.ContainsFunc(fs, func(f gate.Failure) bool { return f.StatusCode == code })
@@ -268,6 +273,8 @@ func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case state.AgentBudgetExceeded:
+		code = codeBudgetExceeded
 	default:
 		if reason, ok := r.noExecutor(id, res); ok {
 			f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, codeNoExecutor, reason, res.Summary.LogPath)

@@ -82,6 +82,7 @@ func newRootCmd() *cobra.Command {
 		newDashboardCmd(g),
 		newAttachCmd(g),
 		newBacklogCmd(g),
+		newUsageCmd(g),
 	)
 	addBuiltinExamples(root)
 	return root
