@@ -50,7 +50,7 @@ func newUsageCmd(g *globals) *cobra.Command {
 				return usageError{err}
 			}
 			var wp *int
-			if c.Flags().Changed("wave") {
+			if waveN >= 0 {
 				wp = &waveN
 			}
 			runs := spend.Filter(spend.LaneRuns(e.layout), wp, from)
@@ -76,7 +76,7 @@ func newUsageCmd(g *globals) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&by, "by", "agent", "group by agent, wave, issue, executor or model")
-	c.Flags().IntVar(&waveN, "wave", 0, "only this wave's runs")
+	waveVar(c, &waveN, "wave", "w", -1, "only this wave's runs")
 	c.Flags().StringVar(&since, "since", "", "only runs started since, e.g. 7d or 36h")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return c
