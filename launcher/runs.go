@@ -112,6 +112,16 @@ func (r *waveRun) runAgents(ctx context.Context, attempt int, ids []string) erro
 			r.startedEvent(id, attempt, dir, true)
 			continue
 		}
+		if over := r.checkBudget(attempt); over != "" {
+			// Nothing new starts; what was adopted above still runs out.
+			r.budgetOver = over
+			if len(dirs) > 0 {
+				if err := r.wait(ctx, attempt, dirs); err != nil {
+					return err
+				}
+			}
+			return errBudgetReached
+		}
 		p, err := r.payload(id, attempt)
 		if err != nil {
 			return err
@@ -292,6 +302,7 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 				return ErrStopped
 			}
 			n++
+			r.budgetWhileWaiting(ctx, attempt, pending)
 			for d := range pending {
 				if e := expired(d); e || n%sweepEvery == 0 {
 					check(d, e)

@@ -34,6 +34,10 @@ type waveRun struct {
 	results map[string]*agentResult
 	prior   map[string]string // agent → run dir of an interrupted run, adoptable
 	fresh   bool              // a run was started (not adopted) in this wave run
+	// budgetSeen holds the budget events emitted (once each); budgetOver
+	// the cap that stopped new starts.
+	budgetSeen map[string]bool
+	budgetOver string
 }
 
 type agentResult struct {
@@ -98,6 +102,13 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 			out := r.finish(ctx, attempt, state.WaveFailed, f)
 			out.ExitCode = ExitFailed
 			return out, err
+		}
+		if errors.Is(err, errBudgetReached) {
+			f := append(failures, budgetFailure(r.budgetOver))
+			out := r.finish(ctx, attempt, state.WaveBlocked, f)
+			out.ExitCode = ExitNeedsHuman
+			r.report(state.WaveBlocked, f)
+			return out, nil
 		}
 		if err != nil {
 			// Interrupted (signal): the wave run stays open in the event
