@@ -129,7 +129,9 @@ func (s *Supervisor) exitCode() int {
 		}
 	}
 	switch {
-	case parked || t.NeedsInput > 0 || s.baseConflict:
+	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "":
+		// A spent backlog.budget.run needs a person too: nothing more
+		// starts until the cap is raised.
 		return ExitNeedPerson
 	case failed || len(s.undelivered()) > 0:
 		return ExitFailed

@@ -250,3 +250,91 @@ func TestWaveAtItsBudgetStartsNothingNew(t *testing.T) {
 		})
 	}
 }
+
+// useVendorWorkers makes every backlog worker fakeVendor printing
+// vendor's usage line, then the built-in local worker; extra are more
+// backlog.executor keys.
+func (r *backlogRepo) useVendorWorkers(script, vendor string, extra ...string) {
+	r.t.Helper()
+	cfg, err := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	block := fmt.Sprintf("  executor:\n    id: shell\n    shell.command: %q", fmt.Sprintf("sh %s %s - %s local-worker --prompt-file {prompt_file}", script, vendor, binPath))
+	for _, e := range extra {
+		block += "\n    " + e
+	}
+	if !workerExecutor.Match(cfg) {
+		r.t.Fatalf("wave.config.yaml has no scaffolded backlog.executor block:\n%s", cfg)
+	}
+	r.write("wave.config.yaml", workerExecutor.ReplaceAllLiteralString(string(cfg), block))
+}
+
+func finalPRBody(t *testing.T, r *backlogRepo) string {
+	t.Helper()
+	prs, _ := filepath.Glob(filepath.Join(r.root, ".wave", "backlog-local", "prs", "*"))
+	if len(prs) != 1 {
+		t.Fatalf("%d final PR files, want 1: %v", len(prs), prs)
+	}
+	body, _ := os.ReadFile(prs[0])
+	return string(body)
+}
+
+// After a local backlog run, `usage --by issue` and the final PR body
+// carry the same figures: the run's total and each issue's spend.
+func TestUsageByIssueMatchesTheFinalPRBody(t *testing.T) {
+	r := newBacklogRepo(t)
+	r.useVendorWorkers(writeFakeVendor(t), "claude")
+	r.issue(1, "Add a greeting", "Files: src/greet/**")
+	r.issue(2, "Add a farewell", "Files: src/bye/**")
+	if run := r.runEnv(ctxFor(t), "backlog", "run", "--issues", "1,2", "--no-dashboard"); run.code != 0 {
+		t.Fatalf("run: %d\n%s\n%s", run.code, run.stdout, run.stderr)
+	}
+	body := finalPRBody(t, r)
+	d := usageJSON(t, r.testRepo, "--by", "issue")
+	if len(d.Rows) != 2 || d.Total.Tokens() != 2*claudeTokens {
+		t.Fatalf("usage --by issue: %+v, want two issues of %d tokens", d, claudeTokens)
+	}
+	for _, row := range append(d.Rows, struct {
+		Key   string      `json:"key"`
+		Runs  int         `json:"runs"`
+		Usage usage.Usage `json:"usage"`
+	}{Key: "total", Usage: d.Total}) {
+		u := row.Usage
+		line := fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", row.Key, tok(u.InputTokens), tok(u.OutputTokens), tok(u.CacheReadTokens),
+			tok(u.CacheWriteTokens), cost(u.CostUSD))
+		if !strings.Contains(body, line) {
+			t.Errorf("the final PR body lacks %q:\n%s", line, body)
+		}
+	}
+	if !strings.Contains(body, "Spent: "+d.Total.String()+".") {
+		t.Errorf("the final PR body lacks the run total %q:\n%s", d.Total.String(), body)
+	}
+	st := r.runEnv(ctxFor(t), "backlog", "status")
+	if !strings.Contains(st.stdout, "spent "+d.Total.String()) {
+		t.Errorf("backlog status lacks the run total:\n%s", st.stdout)
+	}
+}
+
+// A backlog run whose backlog.budget.run is spent starts no new worker:
+// with width 1, #1's worker spends past the cap, #2 is dropped unstarted,
+// and the run exits 43 naming the cap and the spend.
+func TestBacklogRunAtItsBudgetStartsNoNewWorker(t *testing.T) {
+	r := newBacklogRepo(t)
+	r.useVendorWorkers(writeFakeVendor(t), "codex")
+	cfg, _ := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
+	r.write("wave.config.yaml", strings.Replace(string(cfg), "backlog:\n", "backlog:\n  budget:\n    run: {tokens: 2000}\n", 1))
+	r.issue(1, "Add a greeting", "Files: src/greet/**")
+	r.issue(2, "Add a farewell", "Files: src/bye/**")
+	run := r.runEnv(ctxFor(t), "backlog", "run", "--issues", "1,2", "--width", "1", "--no-dashboard")
+	if run.code != 43 || !strings.Contains(run.stdout, "backlog.budget.run: tokens 2.3k of 2.0k") {
+		t.Fatalf("run: exit %d, want 43 naming the cap and the spend\n%s\n%s", run.code, run.stdout, run.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(r.root, ".wave", "lanes", "main", "backlog")); err != nil {
+		t.Fatal(err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(r.root, ".wave", "lanes", "main", "backlog", "*", "runs", "i2-*"))
+	if len(dirs) != 0 {
+		t.Fatalf("#2 got a worker after the budget was spent: %v", dirs)
+	}
+}
