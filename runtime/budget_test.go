@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,37 @@ func TestUnmeteredRunRecordsNullUsage(t *testing.T) {
 	data, _ := os.ReadFile(p.RuntimePath)
 	if !strings.Contains(string(data), `"usage": null`) {
 		t.Fatalf("runtime.json:\n%s", data)
+	}
+}
+
+// A claude agent in stream-json shows its messages as text in its tmux
+// pane while agent.log keeps the events as printed (markers, usage and
+// salvage read them there).
+func TestStreamJSONIsTextInThePaneAndRawInTheLog(t *testing.T) {
+	h := newHarness(t)
+	root := t.TempDir()
+	release := filepath.Join(root, "release")
+	script := filepath.Join(root, "fake-claude")
+	event := `{"type":"assistant","message":{"id":"a","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Reading the parser now."}],"usage":{"input_tokens":10,"output_tokens":5}}}`
+	body := "#!/bin/sh\nprintf '%s\\n' '" + event + "'\nwhile [ ! -e \"$1\" ]; do sleep 0.05; done\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := h.payload(t, root, "A1")
+	p.Argv = []string{script, release}
+	h.start(t, p)
+	var pane string
+	waitFor(t, "the message in the pane", func() bool {
+		pane, _ = h.tm.Capture(context.Background(), p.SessionName, 50)
+		return strings.Contains(pane, "Reading the parser now.")
+	})
+	if strings.Contains(pane, `"type"`) {
+		t.Errorf("the pane shows the JSON event:\n%s", pane)
+	}
+	os.WriteFile(release, nil, 0o644)
+	h.waitDone(t, p.RunDir)
+	log, _ := os.ReadFile(p.LogPath)
+	if !strings.Contains(string(log), event) {
+		t.Errorf("agent.log lacks the raw event:\n%s", log)
 	}
 }
