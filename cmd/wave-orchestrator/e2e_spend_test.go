@@ -255,12 +255,18 @@ func TestWaveAtItsBudgetStartsNothingNew(t *testing.T) {
 // vendor's usage line, then the built-in local worker; extra are more
 // backlog.executor keys.
 func (r *backlogRepo) useVendorWorkers(script, vendor string, extra ...string) {
+	r.useVendorWorkersWaiting(script, vendor, "-", extra...)
+}
+
+// useVendorWorkersWaiting is useVendorWorkers whose workers wait for the
+// release file after printing their usage.
+func (r *backlogRepo) useVendorWorkersWaiting(script, vendor, release string, extra ...string) {
 	r.t.Helper()
 	cfg, err := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	block := fmt.Sprintf("  executor:\n    id: shell\n    shell.command: %q", fmt.Sprintf("sh %s %s - %s local-worker --prompt-file {prompt_file}", script, vendor, binPath))
+	block := fmt.Sprintf("  executor:\n    id: shell\n    shell.command: %q", fmt.Sprintf("sh %s %s %s %s local-worker --prompt-file {prompt_file}", script, vendor, release, binPath))
 	for _, e := range extra {
 		block += "\n    " + e
 	}
@@ -336,5 +342,25 @@ func TestBacklogRunAtItsBudgetStartsNoNewWorker(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join(r.root, ".wave", "lanes", "main", "backlog", "*", "runs", "i2-*"))
 	if len(dirs) != 0 {
 		t.Fatalf("#2 got a worker after the budget was spent: %v", dirs)
+	}
+}
+
+// A backlog worker whose streamed usage reaches its budget.tokens is
+// stopped and parked, not salvaged: a relaunch on the same budget would
+// spend as much again.
+func TestBacklogWorkerOverItsBudgetIsParkedNotSalvaged(t *testing.T) {
+	r := newBacklogRepo(t)
+	r.useVendorWorkersWaiting(writeFakeVendor(t), "claude", filepath.Join(t.TempDir(), "never"), `budget.tokens: "1000"`)
+	r.issue(1, "Add a greeting", "Files: src/greet/**")
+	run := r.runEnv(ctxFor(t), "backlog", "run", "--issues", "1", "--no-dashboard")
+	if run.code != 43 || !strings.Contains(run.stdout, "budget exceeded: tokens 1.2k of 1.0k") {
+		t.Fatalf("run: exit %d, want 43 parking #1 at its budget\n%s\n%s", run.code, run.stdout, run.stderr)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(r.root, ".wave", "lanes", "main", "backlog", "*", "runs", "i1-a2")); len(dirs) != 0 {
+		t.Fatalf("#1 was relaunched on the same budget: %v", dirs)
+	}
+	st := r.runEnv(ctxFor(t), "backlog", "status", "--json")
+	if !strings.Contains(st.stdout, `"state": "parked"`) {
+		t.Errorf("#1 not parked:\n%s", st.stdout)
 	}
 }
