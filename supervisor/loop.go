@@ -106,6 +106,7 @@ func (s *Supervisor) step(ctx context.Context) error {
 	if err := s.observe(ctx); err != nil {
 		return err
 	}
+	s.stopForBudget(ctx)
 	if err := s.mergeReady(ctx); err != nil {
 		return err
 	}
@@ -155,6 +156,11 @@ func (s *Supervisor) refill(ctx context.Context) error {
 			return nil
 		}
 		if (is.State == backlog.StatePlanned || is.State == backlog.StateClaimed) && s.turnOf(is) {
+			if is.State == backlog.StatePlanned {
+				if dropped, err := s.dropForBudget(is.Number); dropped || err != nil {
+					return err
+				}
+			}
 			if err := s.dispatch(ctx, is.Number); err != nil {
 				return err
 			}

@@ -185,6 +185,7 @@ func (s *Supervisor) runPayload(r agentRun) (*runtime.Payload, error) {
 		HeartbeatIntervalMs: rt.HeartbeatIntervalMs, RateLimit: rateLimit, DeadlineAt: &deadline,
 		TerminateGraceMs: rt.TerminateGraceMs,
 		MaxLogBytes:      int64(rt.MaxLogBytes),
+		Usage:            executor.UsagePolicy(r.res, s.o.Lane),
 	}, nil
 }
 

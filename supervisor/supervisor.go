@@ -92,6 +92,7 @@ type Supervisor struct {
 	restarts map[int]int       // never-started workers started again
 	capped   bool
 	drained  bool
+	budget   budgetState
 	// baseConflict: merging a moved base into the wave branch conflicted.
 	baseConflict bool
 	probeTries   map[int]int // failed probes per issue awaiting a salvage

@@ -79,6 +79,9 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 	if resumed && is.Attempts == 0 {
 		s.printf("#%d: resuming the existing branch %s", n, branch)
 	}
+	if parked, err := s.overBudget(ctx, n); parked || err != nil {
+		return err
+	}
 	attempt := is.Attempts + 1
 	if why.rework == nil && is.InRework {
 		// Sent back for rework and not ready since: whatever starts it
@@ -228,6 +231,10 @@ func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs run
 			ExitCode: v.ExitCode, Detail: detail, Question: res.Question, Commits: commits}); err != nil {
 			return err
 		}
+	}
+	if v.State == runtime.StateBudgetExceeded {
+		// A relaunch on the same budget would spend as much again.
+		return s.park(ctx, n, "worker stopped at its budget ("+v.Reason+"); not retried on the same budget", "", nil)
 	}
 	switch outcome {
 	case backlog.OutcomeReady:
