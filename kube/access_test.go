@@ -63,7 +63,7 @@ func dump(cs []Check) string {
 
 // manifest is docs/kubernetes/rbac.yaml decoded, one typed object per
 // document.
-func manifest(t *testing.T) []any {
+func manifest(t testing.TB) []any {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", RBACManifest))
 	if err != nil {
@@ -94,7 +94,14 @@ func manifest(t *testing.T) []any {
 // applyManifest creates the manifest's objects in ns (for its example
 // namespace agents) with user as the launcher's subject; edit, when set,
 // changes the launcher's Role first.
-func applyManifest(t *testing.T, kc *kubetest.Cluster, ns, user string, edit func(*rbacv1.Role)) {
+func applyManifest(t testing.TB, kc *kubetest.Cluster, ns, user string, edit func(*rbacv1.Role)) {
+	t.Helper()
+	applyManifestFor(t, kc, ns, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}, edit)
+}
+
+// applyManifestFor is applyManifest with subject as the launcher's: the
+// manifest's one change, which its comments ask for.
+func applyManifestFor(t testing.TB, kc *kubetest.Cluster, ns string, subject rbacv1.Subject, edit func(*rbacv1.Role)) {
 	t.Helper()
 	ctx, api := context.Background(), kc.AdminClient()
 	for _, obj := range manifest(t) {
@@ -120,7 +127,7 @@ func applyManifest(t *testing.T, kc *kubetest.Cluster, ns, user string, edit fun
 			for i := range o.Subjects {
 				switch s := &o.Subjects[i]; s.Kind {
 				case rbacv1.UserKind:
-					s.Name = user
+					*s = subject
 				case rbacv1.ServiceAccountKind:
 					s.Namespace = ns
 				}

@@ -60,6 +60,9 @@ type tracked struct {
 	stopped   bool
 	// secretGone: the run is over and its Secret deleted.
 	secretGone bool
+	// adopted: the run was started by another launcher (or an earlier
+	// one), not by this process's Start.
+	adopted bool
 }
 
 var _ runtime.Backend = (*Backend)(nil)

@@ -258,7 +258,7 @@ func TestJobWithoutItsSecretFailsAfterTheLaunchGrace(t *testing.T) {
 	restarted := e.backend(t.Context())
 	restarted.Watch(p.RunDir)
 	obs := e.await(restarted, p.RunDir, "failed", time.Minute, done)
-	if v := obs.Verdict; v.State != runtime.StateFailed || !strings.Contains(v.Reason, "Secret is missing") {
+	if v := obs.Verdict; v.State != runtime.StateFailed || !strings.Contains(v.Reason, "Secret and Lease are missing") {
 		t.Fatalf("verdict %+v, want failed: its Secret is missing", v)
 	}
 }

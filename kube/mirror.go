@@ -27,9 +27,10 @@ type runFacts struct {
 	RenewSeenAt time.Time
 	// Stopped: a stop was requested for the run.
 	Stopped bool
-	// SecretMissing: the run's Secret does not exist (looked up only for
-	// a run still launching past its grace).
-	SecretMissing bool
+	// LeaseMissing: a run still launching past its grace has a Job but
+	// no Lease and no running container, so its Secret, made before the
+	// Lease, is missing too (see Backend.leaseMissing).
+	LeaseMissing bool
 }
 
 // agentStatus is the agent container's status, if the pod has one.
@@ -216,16 +217,27 @@ func facts(rec *runtime.Record, f runFacts, now time.Time) *runtime.KubeFacts {
 	default:
 		k.Detail = "the runner never renewed its lease"
 	}
-	if cs != nil && cs.State.Running != nil && !renewed && now.Sub(cs.State.Running.StartedAt.Time) > dur {
+	// Timed from the container's start or the Lease's first sighting,
+	// whichever is later: a runner waits for a Lease an adopting
+	// launcher makes late (Backend.leaseMissing).
+	if cs != nil && cs.State.Running != nil && f.Lease != nil && !renewed &&
+		now.Sub(laterOf(cs.State.Running.StartedAt.Time, f.RenewSeenAt)) > dur {
 		k.StartFailed = "the runner never renewed its Lease: may its ServiceAccount patch leases? (wave-orchestrator doctor checks)"
 	}
-	if f.SecretMissing {
-		k.StartFailed = "the run's Secret is missing: the launcher that started it died before making it"
+	if f.LeaseMissing {
+		k.StartFailed = "the run's Secret and Lease are missing: the launcher that started it died before making them; no agent ran"
 	}
 	if rec.TerminalDisposition == runtime.Launching && k.StartFailed == "" && !k.Gone && !terminated {
 		k.Detail = "" // still starting
 	}
 	return k
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func leaseDuration(l *coordv1.Lease) time.Duration {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -56,12 +57,42 @@ func NewReporter(p *runtime.Payload) (runtime.Reporter, error) {
 	// One renewal now: a runner that cannot renew its Lease (no rights,
 	// no Lease) is invisible to its launcher, and should fail before it
 	// starts the agent, saying why.
-	ctx, cancel := context.WithTimeout(context.Background(), runtime.ReportTimeout)
-	defer cancel()
-	if err := r.renew(ctx, nil); err != nil {
+	if err := r.firstRenewal(p.DeadlineAt); err != nil {
 		return nil, leaveMessage(r.termPath, err)
 	}
 	return r, nil
+}
+
+// leaseWait bounds how long a runner waits for a Lease that does not
+// exist yet (the run's deadline, when sooner, bounds it too).
+const leaseWait = 15 * time.Minute
+
+// firstRenewal renews the Lease once. A Lease not there yet is waited
+// for: a launcher that died between the run's Secret and its Lease left
+// a pod that can run, and the launcher that adopts the run makes the
+// Lease; failing here would fail a run whose agent never started.
+func (r *Reporter) firstRenewal(deadline *time.Time) error {
+	until := r.now().Add(leaseWait)
+	if deadline != nil && deadline.Before(until) {
+		until = *deadline
+	}
+	said := false
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		ctx, cancel := context.WithTimeout(context.Background(), runtime.ReportTimeout)
+		err := r.renew(ctx, nil)
+		cancel()
+		if err == nil || !apierrors.IsNotFound(err) {
+			return err
+		}
+		if !r.now().Before(until) {
+			return fmt.Errorf("%w (waited until %s for the launcher to make it)", err, until.Format(time.RFC3339))
+		}
+		if !said {
+			fmt.Fprintf(os.Stderr, "agent-run: lease %s/%s does not exist yet; waiting for the launcher to make it\n", r.namespace, r.name)
+			said = true
+		}
+		time.Sleep(wait)
+	}
 }
 
 // leaveMessage writes a runner's start failure as its termination

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -156,3 +157,18 @@ func writeKubeconfigFile(path, server string, caPEM []byte, token, namespace str
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// ServiceAccountConfig is a client config for ServiceAccount ns/sa
+// (created if missing) with an hour's token from the TokenRequest API:
+// an identity that works the same on this harness and on a real cluster,
+// where the harness's static-token users do not exist.
+func (c *Cluster) ServiceAccountConfig(ctx context.Context, ns, sa string) (*rest.Config, error) {
+	if err := c.ensureServiceAccount(ctx, ns, sa); err != nil {
+		return nil, err
+	}
+	token, err := c.serviceAccountToken(ctx, ns, sa)
+	if err != nil {
+		return nil, err
+	}
+	return c.config(token), nil
+}
