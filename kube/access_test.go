@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -103,7 +102,6 @@ func applyManifest(t testing.TB, kc *kubetest.Cluster, ns, user string, edit fun
 // manifest's one change, which its comments ask for.
 func applyManifestFor(t testing.TB, kc *kubetest.Cluster, ns string, subject rbacv1.Subject, edit func(*rbacv1.Role)) {
 	t.Helper()
-	ctx, api := context.Background(), kc.AdminClient()
 	for _, obj := range manifest(t) {
 		meta, ok := obj.(metav1.Object)
 		if !ok {
@@ -112,34 +110,12 @@ func applyManifestFor(t testing.TB, kc *kubetest.Cluster, ns string, subject rba
 		if want := "agents"; meta.GetNamespace() != want && meta.GetName() != want {
 			t.Fatalf("%s: %T %s is not in the example namespace %s", RBACManifest, obj, meta.GetName(), want)
 		}
-		meta.SetNamespace(ns)
-		var err error
-		switch o := obj.(type) {
-		case *corev1.Namespace: // the test's own namespace stands in
-		case *corev1.ServiceAccount:
-			_, err = api.CoreV1().ServiceAccounts(ns).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.Role:
-			if edit != nil && o.Name == "wave-launcher" {
-				edit(o)
-			}
-			_, err = api.RbacV1().Roles(ns).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.RoleBinding:
-			for i := range o.Subjects {
-				switch s := &o.Subjects[i]; s.Kind {
-				case rbacv1.UserKind:
-					*s = subject
-				case rbacv1.ServiceAccountKind:
-					s.Namespace = ns
-				}
-			}
-			_, err = api.RbacV1().RoleBindings(ns).Create(ctx, o, metav1.CreateOptions{})
-		default:
-			t.Fatalf("%s: unexpected %T", RBACManifest, obj)
-		}
-		if err != nil {
-			t.Fatalf("apply %T %s: %v", obj, meta.GetName(), err)
-		}
 	}
+	kc.ApplyManifest(t, filepath.Join("..", RBACManifest), ns, subject, func(r *rbacv1.Role) {
+		if edit != nil && r.Name == "wave-launcher" {
+			edit(r)
+		}
+	})
 }
 
 // TestRBACManifestGrantsEveryCheckedPermission keeps the manifest true

@@ -97,6 +97,14 @@ func TestRunnerGoneIsLostWhenItsLeaseExpires(t *testing.T) {
 	if err := e.b.Terminate(context.Background(), p.RunDir, 500*time.Millisecond, false); err != nil {
 		t.Fatal(err)
 	}
+	// Its record says it was lost, and why, not running for good.
+	rec, err := runtime.ReadRecord(filepath.Join(p.RunDir, "runtime.json"))
+	if err != nil || rec.TerminalDisposition != runtime.Failed || !rec.Lost || !strings.Contains(rec.ExitReason, "lease not renewed") {
+		t.Fatalf("record %+v (%v), want failed, lost by its lease", rec, err)
+	}
+	if obs, _ := e.b.Observe(context.Background(), p.RunDir, time.Now()); obs.Verdict.State != runtime.StateLost {
+		t.Fatalf("verdict read back from the record %+v, want lost", obs.Verdict)
+	}
 }
 
 func TestDeadlineTimesOut(t *testing.T) {
@@ -219,6 +227,15 @@ func TestPodThatCannotStartFailsAfterTheLaunchGrace(t *testing.T) {
 	v := obs.Verdict
 	if v.State != runtime.StateFailed || !strings.Contains(v.Reason, "CreateContainerConfigError") || !strings.Contains(v.Reason, "no-such-secret") || !v.Terminate {
 		t.Fatalf("verdict %+v, want failed naming the kubelet's reason, its job to be deleted", v)
+	}
+	// The launcher deletes it, as asked: the record keeps the kubelet's
+	// reason, not "stopped on request".
+	if err := b.Terminate(context.Background(), p.RunDir, time.Second, false); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := runtime.ReadRecord(filepath.Join(p.RunDir, "runtime.json"))
+	if err != nil || rec.TerminalDisposition != runtime.Failed || !strings.Contains(rec.ExitReason, "CreateContainerConfigError") {
+		t.Fatalf("record %+v (%v), want failed with the kubelet's reason", rec, err)
 	}
 }
 

@@ -9,6 +9,11 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -83,5 +88,102 @@ func TestLauncherDeathBetweenSecretAndLeaseRunsTheAgentOnceWithoutARetry(t *test
 	}
 	if b, err := os.ReadFile(filepath.Join(e.repo, "ran.txt")); err != nil || string(b) != "ran\n" {
 		t.Fatalf("the agent ran %q (%v), want once", b, err)
+	}
+}
+
+// deleteLikeTTL deletes a run's Job as the TTL-after-finished controller
+// does (foreground: its pod goes first) and waits until the Job, its pods
+// and its Lease are gone.
+func (e *env) deleteLikeTTL(name string, runID string) {
+	e.t.Helper()
+	ctx := context.Background()
+	api := e.c.AdminClient()
+	fg := metav1.DeletePropagationForeground
+	if err := api.BatchV1().Jobs(e.ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+		e.t.Fatal(err)
+	}
+	eventually(e.t, "job, pod and lease gone", func() bool {
+		_, jerr := api.BatchV1().Jobs(e.ns).Get(ctx, name, metav1.GetOptions{})
+		_, lerr := api.CoordinationV1().Leases(e.ns).Get(ctx, name, metav1.GetOptions{})
+		pods, perr := api.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: LabelRun + "=" + LabelValue(runID)})
+		return apierrors.IsNotFound(jerr) && apierrors.IsNotFound(lerr) && perr == nil && len(pods.Items) == 0
+	})
+}
+
+// TestRunThatFinishedWhileNoLauncherRanIsNotRunAgainAfterItsJobIsGone: a
+// launcher away for longer than ttlSecondsAfterFinished finds the Job,
+// pod and Lease of a run that finished meanwhile gone. The runner left
+// its final report in the run directory, on the shared workspace: the
+// run is recorded as it ended, not lost and run again.
+func TestRunThatFinishedWhileNoLauncherRanIsNotRunAgainAfterItsJobIsGone(t *testing.T) {
+	e := newEnv(t)
+	first, die := context.WithCancel(context.Background())
+	b1 := e.backend(first)
+	p := e.payload("w0-A1-ttl", "while [ ! -e go ]; do sleep 0.05; done; echo ran >> ran.txt")
+	if err := b1.Start(context.Background(), []*runtime.Payload{p}); err != nil {
+		t.Fatal(err)
+	}
+	e.await(b1, p.RunDir, "running", time.Minute, running)
+	die() // the laptop goes to sleep
+	if err := os.WriteFile(filepath.Join(e.repo, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := e.c.WaitJob(ctx, e.ns, p.Kubernetes.Name, kubetest.JobCondition(batchv1.JobComplete)); err != nil {
+		t.Fatal(err)
+	}
+	e.deleteLikeTTL(p.Kubernetes.Name, p.RunID)
+
+	b2 := e.backend(t.Context())
+	b2.Watch(p.RunDir)
+	obs := e.await(b2, p.RunDir, "recorded", time.Minute, done)
+	if v := obs.Verdict; v.State != runtime.StateCompleted || v.ExitCode == nil || *v.ExitCode != 0 {
+		t.Fatalf("verdict %+v, want the run's own completion", v)
+	}
+	st, err := runtime.ReadStatus(filepath.Join(p.RunDir, "status.json"))
+	if err != nil || st.Code != 0 {
+		t.Fatalf("status.json %+v (%v), want code 0", st, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.repo, "ran.txt")); string(b) != "ran\n" {
+		t.Fatalf("the agent ran %q, want once", b)
+	}
+}
+
+// TestRunWhoseOutcomeIsUnknownIsLostSayingWhy: a runner that died without
+// a word (its node gone) and whose Job is gone left nothing that says how
+// it ended. The run is lost, and its record and verdict say why it will
+// be run again, not just that its pod was deleted.
+func TestRunWhoseOutcomeIsUnknownIsLostSayingWhy(t *testing.T) {
+	e := newEnv(t)
+	first, die := context.WithCancel(context.Background())
+	b1 := e.backend(first)
+	p := e.payload("w0-A1-unknown", "sleep 60")
+	if err := b1.Start(context.Background(), []*runtime.Payload{p}); err != nil {
+		t.Fatal(err)
+	}
+	obs := e.await(b1, p.RunDir, "running", time.Minute, running)
+	die()
+	if err := e.node.Vanish(obs.Record.Kubernetes.Pod); err != nil {
+		t.Fatal(err)
+	}
+	// The node will never confirm: its pod goes by force, as an operator
+	// removes a dead node's pods, and then the Job.
+	zero := int64(0)
+	if err := e.c.AdminClient().CoreV1().Pods(e.ns).Delete(context.Background(), obs.Record.Kubernetes.Pod, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	e.deleteLikeTTL(p.Kubernetes.Name, p.RunID)
+
+	b2 := e.backend(t.Context())
+	b2.Watch(p.RunDir)
+	obs = e.await(b2, p.RunDir, "lost", time.Minute, done)
+	const why = "how it ended is unknown"
+	if v := obs.Verdict; v.State != runtime.StateLost || !strings.Contains(v.Reason, why) {
+		t.Fatalf("verdict %+v, want lost saying %q", v, why)
+	}
+	rec, err := runtime.ReadRecord(filepath.Join(p.RunDir, "runtime.json"))
+	if err != nil || rec.TerminalDisposition != runtime.Failed || !rec.Lost || !strings.Contains(rec.ExitReason, why) {
+		t.Fatalf("record %+v (%v), want failed, lost, saying %q", rec, err, why)
 	}
 }

@@ -27,6 +27,12 @@ type runFacts struct {
 	RenewSeenAt time.Time
 	// Stopped: a stop was requested for the run.
 	Stopped bool
+	// Judged is the launcher's verdict on a run that ended without the
+	// runner's record (see tracked.judged).
+	Judged *runtime.Verdict
+	// Final is the runner's final report from the run directory, when
+	// it wrote one: the outcome that outlives the Job.
+	Final *finalReport
 	// LeaseMissing: a run still launching past its grace has a Job but
 	// no Lease and no running container, so its Secret, made before the
 	// Lease, is missing too (see Backend.leaseMissing).
@@ -87,6 +93,10 @@ func merge(cur runtime.Record, f runFacts) (runtime.Record, *runtime.Status) {
 		r.Kubernetes = &ref
 		return r
 	}
+	if fr := f.Final; fr != nil {
+		st := fr.Status
+		return local(fr.Record), &st
+	}
 	if lr, ok := leaseRecord(f.Lease, cur.RunID); ok && !isFinal(lr.TerminalDisposition) {
 		rec = *lr
 	}
@@ -106,6 +116,9 @@ func merge(cur runtime.Record, f runFacts) (runtime.Record, *runtime.Status) {
 				rec.ExitReason += "; it said: " + m
 			}
 			return rec, st
+		}
+		if f.Judged != nil {
+			return judgedRecord(rec, *f.Judged, t.FinishedAt.Time), nil
 		}
 		return rec, nil // killed: a verdict (lost), not a record
 	}
@@ -127,12 +140,24 @@ func merge(cur runtime.Record, f runFacts) (runtime.Record, *runtime.Status) {
 		rec.TerminalDisposition, rec.ExitReason, rec.FinishedAt = runtime.Terminated, "job deadline exceeded: "+c.Message, &at
 		return rec, nil
 	}
+	if f.Judged != nil {
+		return judgedRecord(rec, *f.Judged, time.Now()), nil
+	}
 	if f.Stopped {
 		now := time.Now()
 		rec.TerminalDisposition, rec.ExitReason, rec.FinishedAt = runtime.Terminated, "stopped on request; the pod was deleted before it reported", &now
 		return rec, nil
 	}
 	return rec, nil
+}
+
+// judgedRecord is the final record of a run the launcher judged without
+// the runner's word: failed (lost, when it was), with the verdict's
+// reason, so runtime.json and every report built from it say why.
+func judgedRecord(rec runtime.Record, v runtime.Verdict, at time.Time) runtime.Record {
+	rec.TerminalDisposition, rec.Lost = runtime.Failed, v.State == runtime.StateLost
+	rec.ExitCode, rec.Signal, rec.ExitReason, rec.FinishedAt = v.ExitCode, v.Signal, v.Reason, &at
+	return rec
 }
 
 func exited(rec runtime.Record, code int, at time.Time, from string) (runtime.Record, *runtime.Status) {
@@ -207,7 +232,10 @@ func facts(rec *runtime.Record, f runFacts, now time.Time) *runtime.KubeFacts {
 			k.Signal = signalName(code - 128)
 		}
 		k.Detail = fmt.Sprintf("container ended with exit code %d (%s) and left no record", code, t.Reason)
-	case f.PodGone || k.Gone:
+	case k.Gone:
+		k.Detail = fmt.Sprintf("its Job and pod are gone and it left no final record in its run directory, so how it ended is unknown "+
+			"(a finished Job is deleted %ds after it ends, with its pod and Lease)", finishedTTL)
+	case f.PodGone:
 		k.Detail = "its pod was deleted"
 	case renewed:
 		k.Detail = fmt.Sprintf("lease not renewed for %s (duration %s)", now.Sub(f.RenewSeenAt).Round(100*time.Millisecond), dur)

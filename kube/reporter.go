@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,21 @@ type finalReport struct {
 	Status runtime.Status `json:"status"`
 }
 
+// FinalFile is the runner's final report in the run directory (a
+// finalReport): written by the runner only, read by the mirror.
+const FinalFile = "runner-final.json"
+
+// readFinal is the runner's final report in runDir, if it wrote one for
+// runID.
+func readFinal(runDir, runID string) (*finalReport, bool) {
+	b, err := os.ReadFile(filepath.Join(runDir, FinalFile))
+	if err != nil {
+		return nil, false
+	}
+	fr, ok := parseTermination(string(b), runID)
+	return &fr, ok
+}
+
 // maxTerminationMessage is the kubelet's limit on a termination message.
 const maxTerminationMessage = 4096
 
@@ -36,6 +52,11 @@ type Reporter struct {
 	holder    string
 	duration  int32
 	termPath  string
+	// finalPath is the final report's file in the run directory, on the
+	// workspace the launcher shares: it outlives the Job, its pod and its
+	// Lease (ttlSecondsAfterFinished), which a launcher away for longer
+	// than that would otherwise find gone with the run's outcome.
+	finalPath string
 	now       func() time.Time
 }
 
@@ -54,6 +75,9 @@ func NewReporter(p *runtime.Payload) (runtime.Reporter, error) {
 		return nil, leaveMessage(termPath, err)
 	}
 	r := newReporter(c, k, os.Getenv("WAVE_POD_NAME"), termPath)
+	if p.RunDir != "" {
+		r.finalPath = filepath.Join(p.RunDir, FinalFile)
+	}
 	// One renewal now: a runner that cannot renew its Lease (no rights,
 	// no Lease) is invisible to its launcher, and should fail before it
 	// starts the agent, saying why.
@@ -136,6 +160,13 @@ func (r *Reporter) Final(ctx context.Context, rec runtime.Record, st runtime.Sta
 	msg, err := terminationMessage(rec, st)
 	if err != nil {
 		return err
+	}
+	if r.finalPath != "" {
+		// Best effort: a workspace the pod may not write leaves the
+		// termination message, as before.
+		if err := runtime.WriteJSON(r.finalPath, finalReport{Record: rec, Status: st}); err != nil {
+			fmt.Fprintf(os.Stderr, "agent-run: final report %s: %v\n", r.finalPath, err)
+		}
 	}
 	if err := os.WriteFile(r.termPath, msg, 0o644); err != nil {
 		return fmt.Errorf("termination message: %w", err)

@@ -193,7 +193,23 @@ func (b *Backend) Observe(ctx context.Context, runDir string, now time.Time) (ru
 		}
 		return k
 	})
+	if v := obs.Verdict; v.Done && obs.Status == nil && obs.Record != nil && !isFinal(obs.Record.TerminalDisposition) {
+		b.judge(name, v)
+	}
 	return obs, obs.Err
+}
+
+// judge keeps a verdict reached without the runner's record and mirrors
+// the run: the record takes it once the pod is gone or ended (at once for
+// a run whose Job is gone). A pod still to be deleted (Terminate) may yet
+// report its own record, which then wins.
+func (b *Backend) judge(name string, v runtime.Verdict) {
+	b.mu.Lock()
+	if t := b.runs[name]; t != nil && t.judged == nil {
+		t.judged = &v
+	}
+	b.mu.Unlock()
+	b.sync(name)
 }
 
 // leaseMissing decides a launching run whose Job is there and whose
@@ -307,7 +323,39 @@ func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Durat
 		return err == nil && !facts(rec, f, b.now()).Alive && f.Lease != nil && f.Lease.Spec.RenewTime != nil
 	})
 	b.sync(name)
+	b.closeStopped(name, runDir)
 	return nil
+}
+
+// closeStopped makes the record of a stopped run final when its pod did
+// not report (a node cut off keeps it terminating): with the verdict that
+// had it stopped, else as stopped on request. A record left running
+// would say so for good.
+func (b *Backend) closeStopped(name, runDir string) {
+	b.syncMu.Lock()
+	defer b.syncMu.Unlock()
+	path := filepath.Join(runDir, "runtime.json")
+	cur, err := runtime.ReadRecord(path)
+	if err != nil || isFinal(cur.TerminalDisposition) {
+		return
+	}
+	b.mu.Lock()
+	var judged *runtime.Verdict
+	if t := b.runs[name]; t != nil {
+		judged = t.judged
+	}
+	b.mu.Unlock()
+	now := b.now()
+	rec := *cur
+	if judged != nil {
+		rec = judgedRecord(rec, *judged, now)
+	} else {
+		rec.TerminalDisposition, rec.FinishedAt = runtime.Terminated, &now
+		rec.ExitReason = "stopped on request; the runner did not report within the grace (is its node cut off from the cluster?)"
+	}
+	if err := runtime.WriteJSON(path, rec); err != nil {
+		b.logger.Error("kube_mirror_write", "run", name, "file", path, "err", err)
+	}
 }
 
 // markStopped notes the stop on the run's Lease, where every launcher

@@ -83,6 +83,8 @@ func Classify(f Facts) Verdict {
 		switch {
 		case rec.TerminalDisposition == Terminated && rec.Stalled:
 			v.State = StateStalled
+		case rec.TerminalDisposition == Failed && rec.Lost:
+			v.State = StateLost
 		case rec.TerminalDisposition == Terminated && f.Deadline != nil && rec.FinishedAt != nil && !rec.FinishedAt.Before(*f.Deadline):
 			v.State = StateTimedOut
 		}
