@@ -146,7 +146,7 @@ type Record struct {
 	// kubernetes backend writes it when it decides): the verdict read
 	// back from it stays lost.
 	Lost       bool       `json:"lost,omitempty"`
-	FinishedAt    *time.Time `json:"finishedAt,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 	// Kubernetes is where a kubernetes run lives: its Job and, once the
 	// launcher saw it, its pod. Pids in a kubernetes record are the
 	// pod's, not this machine's.
