@@ -64,14 +64,18 @@ const (
 
 func (o Options) instance() string { return Instance(o.RepoRoot, o.Lane) }
 
-// leaseSeconds is a run's Lease duration: three heartbeats, at least one
-// second (the field's unit).
+// leaseSeconds is a run's Lease duration: three heartbeats, and never
+// less than one heartbeat plus the time one renewal may take
+// (runtime.ReportTimeout): a runner whose PATCH is merely slow, on a
+// loaded node or API server, is not lost. A 200 ms heartbeat made 1 s
+// Leases, which a loaded machine missed.
 func leaseSeconds(p *runtime.Payload) int {
-	every := p.HeartbeatIntervalMs
+	every := time.Duration(p.HeartbeatIntervalMs) * time.Millisecond
 	if every <= 0 {
-		every = 2000
+		every = 2 * time.Second
 	}
-	return max(1, int(math.Ceil(3*float64(every)/1000)))
+	d := max(3*every, every+runtime.ReportTimeout)
+	return int(math.Ceil(d.Seconds()))
 }
 
 // podPayload is the launch.json the pod's runner reads: the launcher's,
