@@ -50,7 +50,8 @@ func (c *Cluster) Namespace(t testing.TB, prefix string) string {
 		ObjectMeta: metav1.ObjectMeta{Name: rootCAConfigMap},
 		Data:       map[string]string{"ca.crt": string(c.caPEM)},
 	}
-	if _, err := c.client.CoreV1().ConfigMaps(name).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	// A real cluster's controller-manager may have published it first.
+	if _, err := c.client.CoreV1().ConfigMaps(name).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("kubetest: create %s/%s: %v", name, rootCAConfigMap, err)
 	}
 	return name
