@@ -102,6 +102,14 @@ func (e *env) deleteLikeTTL(name string, runID string) {
 	if err := api.BatchV1().Jobs(e.ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		e.t.Fatal(err)
 	}
+	e.waitRunObjectsGone(name, runID)
+}
+
+// waitRunObjectsGone waits until a run's Job, pods and Lease are gone.
+func (e *env) waitRunObjectsGone(name, runID string) {
+	e.t.Helper()
+	ctx := context.Background()
+	api := e.c.AdminClient()
 	eventually(e.t, "job, pod and lease gone", func() bool {
 		_, jerr := api.BatchV1().Jobs(e.ns).Get(ctx, name, metav1.GetOptions{})
 		_, lerr := api.CoordinationV1().Leases(e.ns).Get(ctx, name, metav1.GetOptions{})
@@ -117,6 +125,9 @@ func (e *env) deleteLikeTTL(name string, runID string) {
 // run is recorded as it ended, not lost and run again.
 func TestRunThatFinishedWhileNoLauncherRanIsNotRunAgainAfterItsJobIsGone(t *testing.T) {
 	e := newEnv(t)
+	if e.c.RealControllers() {
+		e.opts.FinishedTTL = 1 // the real TTL-after-finished controller deletes it
+	}
 	first, die := context.WithCancel(context.Background())
 	b1 := e.backend(first)
 	p := e.payload("w0-A1-ttl", "while [ ! -e go ]; do sleep 0.05; done; echo ran >> ran.txt")
@@ -130,10 +141,17 @@ func TestRunThatFinishedWhileNoLauncherRanIsNotRunAgainAfterItsJobIsGone(t *test
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := e.c.WaitJob(ctx, e.ns, p.Kubernetes.Name, kubetest.JobCondition(batchv1.JobComplete)); err != nil {
-		t.Fatal(err)
+	if e.c.RealControllers() {
+		if _, err := e.c.WaitJob(ctx, e.ns, p.Kubernetes.Name, kubetest.JobGone); err != nil {
+			t.Fatalf("the TTL controller did not delete the finished Job: %v", err)
+		}
+		e.waitRunObjectsGone(p.Kubernetes.Name, p.RunID)
+	} else {
+		if _, err := e.c.WaitJob(ctx, e.ns, p.Kubernetes.Name, kubetest.JobCondition(batchv1.JobComplete)); err != nil {
+			t.Fatal(err)
+		}
+		e.deleteLikeTTL(p.Kubernetes.Name, p.RunID)
 	}
-	e.deleteLikeTTL(p.Kubernetes.Name, p.RunID)
 
 	b2 := e.backend(t.Context())
 	b2.Watch(p.RunDir)

@@ -41,6 +41,9 @@ type Options struct {
 	// container that cannot start, before it is failed (default
 	// runtime.DefaultLaunchGrace).
 	LaunchGrace time.Duration
+	// FinishedTTL is the Jobs' ttlSecondsAfterFinished (default
+	// finishedTTL; tests shorten it to meet the real TTL controller).
+	FinishedTTL int32
 }
 
 // agentTerm is the TERM of agents in pods, unless their executor sets
@@ -111,6 +114,13 @@ func podPayload(p *runtime.Payload, o Options, self, name string) runtime.Payloa
 	return pp
 }
 
+func (o Options) finishedTTL() int32 {
+	if o.FinishedTTL <= 0 {
+		return finishedTTL
+	}
+	return o.FinishedTTL
+}
+
 func (o Options) binary() string {
 	if o.Binary == "" {
 		return DefaultBinary
@@ -143,7 +153,7 @@ func jobFor(p *runtime.Payload, o Options, name string, now time.Time) *batchv1.
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To[int32](0), // retries are the launcher's
 			// A finished run's objects stay a while for kubectl, then go.
-			TTLSecondsAfterFinished: ptr.To[int32](finishedTTL),
+			TTLSecondsAfterFinished: ptr.To(o.finishedTTL()),
 			Parallelism:             ptr.To[int32](1),
 			Completions:             ptr.To[int32](1),
 			Template: corev1.PodTemplateSpec{
