@@ -318,6 +318,12 @@ func (r *waveRun) summarize(id, dir string, o Outcome, attempt int) gate.Summary
 		CompletedAt: r.l.now(), StartedAt: started})
 	s.AgentID = id
 	s.Usage = spent
+	if s.TerminationHint == "" && o.ExitCode == nil && o.Detail != "" {
+		// No exit status and nothing in the log: the runtime's verdict is
+		// all there is to say why (a pod that could not start, a runner
+		// lost), and the report says it.
+		s.TerminationHint = o.Detail
+	}
 	return s
 }
 

@@ -88,6 +88,8 @@ func Classify(f Facts) Verdict {
 			v.State = StateStalled
 		case rec.TerminalDisposition == Terminated && rec.BudgetExceeded:
 			v.State = StateBudgetExceeded
+		case rec.TerminalDisposition == Failed && rec.Lost:
+			v.State = StateLost
 		case rec.TerminalDisposition == Terminated && f.Deadline != nil && rec.FinishedAt != nil && !rec.FinishedAt.Before(*f.Deadline):
 			v.State = StateTimedOut
 		}

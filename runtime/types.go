@@ -170,7 +170,11 @@ type Record struct {
 	// output went on to agent.log only.
 	SessionLost   bool       `json:"sessionLost,omitempty"`
 	SessionLostAt *time.Time `json:"sessionLostAt,omitempty"`
-	FinishedAt    *time.Time `json:"finishedAt,omitempty"`
+	// Lost marks a failed record written for a runner judged lost (the
+	// kubernetes backend writes it when it decides): the verdict read
+	// back from it stays lost.
+	Lost       bool       `json:"lost,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 	// Kubernetes is where a kubernetes run lives: its Job and, once the
 	// launcher saw it, its pod. Pids in a kubernetes record are the
 	// pod's, not this machine's.
