@@ -43,6 +43,22 @@ const (
 	// (the give-up time, which worker failures were the environment's).
 	EvWaitStarted = "wait_started" // At = since, Cause, Detail; again while one is open: the cause changed
 	EvWaitEnded   = "wait_ended"   // At = the end of the window, Outcome (recovered|gave-up)
+	// EvAnswered: an open run saw the answer to a needs-input issue's
+	// question; the issue goes back to its worker. Issue, Question,
+	// Answer (the text, "" when only the label was removed), By (who),
+	// Outcome (an Answered* way).
+	EvAnswered = "answered"
+	// EvInputWait: the run has nothing left but questions and waits for
+	// their answers (Outcome waiting, At = since, Until = when it stops
+	// waiting, nil = no limit), or stopped waiting (Outcome gave-up).
+	// An answer ends the wait too.
+	EvInputWait = "input_wait"
+)
+
+// Outcomes of EvInputWait.
+const (
+	InputWaiting = "waiting"
+	InputGaveUp  = "gave-up" // backlog.inputWaitMinutes passed without an answer
 )
 
 // Sources of a rework round (EvRework.Outcome).
@@ -78,6 +94,7 @@ const (
 	OutcomeStopped    = "stopped"  // terminated by `backlog stop`: not a failure
 	OutcomeConflict   = "conflict" // its merge conflicted: the worker is sent back
 	OutcomeRework     = "rework"   // verify or a review asked for changes: the worker is sent back
+	OutcomeAnswered   = "answered" // its question was answered: the worker is sent back
 	// OutcomeEnvironment: it failed because of the supervisor's
 	// environment (origin unreachable, the disk full): relaunched without
 	// spending the salvage.
@@ -120,10 +137,19 @@ type Event struct {
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`
 
+	// Notice is a notification event's notice and sink.
+	Notice *NoticeRecord `json:"notice,omitempty"`
+
 	// Outside is the files of a merged or parked worker's change outside
 	// its issue's declared surface, recorded with the merge or the park
 	// itself so the final PR and status still know them after kill -9.
 	Outside []string `json:"outside,omitempty"`
+
+	// Answer and By are an answered event's answer and who gave it
+	// (both untrusted text); Until is when an input wait ends.
+	Answer string     `json:"answer,omitempty"`
+	By     string     `json:"by,omitempty"`
+	Until  *time.Time `json:"until,omitempty"`
 }
 
 // RunInfo describes a backlog run; recorded once, when it starts.
@@ -172,3 +198,27 @@ const (
 	OpRelease = "release"
 	OpClosePR = "close-pr"
 )
+
+// Notification events (package notify): a delivery intent before a sink
+// is told about an event of the run, and its outcome after, so a
+// supervisor restarted after kill -9 tells nobody twice. The reducer
+// ignores them.
+const (
+	EvNotifyIntent = "notify_intent" // Notice (Issue stays 0; the notice says which)
+	EvNotified     = "notified"      // Notice, Outcome (delivered|failed)
+)
+
+// Outcomes of EvNotified.
+const (
+	NotifyDelivered = "delivered"
+	NotifyFailed    = "failed"
+)
+
+// NoticeRecord is the notice and sink of a notification event.
+type NoticeRecord struct {
+	ID    string `json:"id"`    // the notice's stable id
+	Event string `json:"event"` // question-asked, issue-merged, ...
+	Sink  string `json:"sink"`
+	Tries int    `json:"tries,omitempty"`
+	Error string `json:"error,omitempty"`
+}

@@ -44,8 +44,11 @@ type Run struct {
 	// Waits are the transient failures waited out, oldest first; the
 	// last is open (Until nil) while a supervisor waits, or was killed
 	// waiting.
-	Waits   []Wait `json:"waits,omitempty"`
-	applied int
+	Waits []Wait `json:"waits,omitempty"`
+	// InputWait is the last wait for answers (backlog.inputWaitMinutes);
+	// open (Ended nil) while the run has nothing left but questions.
+	InputWait *InputWait `json:"inputWait,omitempty"`
+	applied   int
 }
 
 // WaveState is where cutting the wave branch is: the candidate name
@@ -129,6 +132,20 @@ type IssueRun struct {
 	// Outside is what the worker changed outside the declared surface
 	// (merged under backlog.surfacePolicy warn, or why it parked).
 	Outside []string `json:"outside,omitempty"`
+
+	// Answers counts the questions of this run answered so far (each
+	// question's comment and label are written once per round); Answer
+	// is the last one, given to every later start of its worker.
+	Answers int     `json:"answers,omitempty"`
+	Answer  *Answer `json:"answer,omitempty"`
+}
+
+// WaitingForAnswers is the open wait for answers, nil when none.
+func (r *Run) WaitingForAnswers() *InputWait {
+	if w := r.InputWait; w != nil && w.Ended == nil {
+		return w
+	}
+	return nil
 }
 
 // Tally is the count the seed's supervisor reports at every checkpoint.
@@ -274,6 +291,9 @@ func (r *Run) apply(i int, ev Event) {
 			w.Until, w.Outcome = &at, ev.Outcome
 		}
 		return
+	case EvInputWait:
+		r.inputWait(ev)
+		return
 	case EvRunFinished:
 		r.Finished, r.Outcome, r.ExitCode, r.Detail = true, ev.Outcome, ev.ExitCode, ev.Detail
 		at := ev.At
@@ -363,6 +383,12 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 	case EvNeedsInput:
 		is.State, is.Question = StateNeedsInput, ev.Question
 		r.dequeue(is.Number)
+	case EvAnswered:
+		is.Answers++
+		is.Answer = &Answer{Question: firstOf(ev.Question, is.Question), Text: ev.Answer, By: ev.By, Via: ev.Outcome, At: ev.At}
+		// Its worker is sent back: claimed until that start is recorded.
+		is.State, is.Outcome = StateClaimed, OutcomeAnswered
+		r.inputWait(Event{Kind: EvInputWait, At: ev.At, Outcome: "answered"})
 	case EvParked:
 		is.State, is.Detail, is.Question = StateParked, ev.Detail, ev.Question
 		if len(ev.Files) > 0 {
@@ -395,4 +421,27 @@ func (r *Run) dequeue(n int) {
 	if i := slices.Index(r.Queue, n); i >= 0 {
 		r.Queue = slices.Delete(r.Queue, i, i+1)
 	}
+}
+
+// inputWait opens (Outcome waiting) or ends a wait for answers.
+func (r *Run) inputWait(ev Event) {
+	if ev.Outcome == InputWaiting {
+		if r.WaitingForAnswers() == nil {
+			r.InputWait = &InputWait{Since: ev.At, Until: ev.Until}
+		}
+		return
+	}
+	if w := r.WaitingForAnswers(); w != nil {
+		at := ev.At
+		w.Ended, w.Outcome = &at, ev.Outcome
+	}
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }

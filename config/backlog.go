@@ -30,10 +30,12 @@ func (c *Config) validateBacklog(p *problems) {
 	p.atLeast("backlog.transientRetrySeconds", b.TransientRetrySeconds, 0)
 	p.atLeast("backlog.verifyTimeoutMinutes", b.VerifyTimeoutMin, 1)
 	p.atLeast("backlog.reworkRounds", b.ReworkRounds, 0)
+	p.atLeast("backlog.inputWaitMinutes", b.InputWaitMinutes, -1)
 	p.atLeast("backlog.probe.timeoutSeconds", b.Probe.TimeoutSeconds, 1)
 	p.atLeast("backlog.claim.leaseMinutes", b.Claim.LeaseMinutes, 1)
 	p.oneOf("backlog.undeclaredSurface", b.UndeclaredSurface, "serial", "parallel")
 	p.oneOf("backlog.surfacePolicy", b.SurfacePolicy, "warn", "park")
+	p.spendBudget("backlog.budget", b.Budget)
 	for _, k := range []struct {
 		key string
 		v   string
@@ -84,6 +86,15 @@ func (b Backlog) TransientRetry() time.Duration {
 		return time.Duration(b.TransientRetrySeconds) * time.Second
 	}
 	return time.Duration(b.TransientRetryMinutes) * time.Minute
+}
+
+// InputWait is how long a run with nothing left but questions waits for
+// their answers: 0 not at all, negative until they are answered.
+func (b Backlog) InputWait() time.Duration {
+	if b.InputWaitMinutes < 0 {
+		return -1
+	}
+	return time.Duration(b.InputWaitMinutes) * time.Minute
 }
 
 // WorkerPRsOn reports whether worker PRs are opened (default true).

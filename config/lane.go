@@ -55,6 +55,8 @@ func (c *Config) Lane(repoRoot, name string) (*Lane, error) {
 		Validation:    merged.Validation,
 		RuntimePolicy: lowerRoles(mergeRuntimePolicy(c.RuntimePolicy, lc)),
 		Runtime:       c.Runtime,
+		Notify:        c.Notify,
+		Pricing:       c.Pricing.Merged(),
 	}
 	if l.Project == "" {
 		l.Project = filepath.Base(abs)

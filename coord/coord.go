@@ -37,6 +37,11 @@ type Record struct {
 	Detail          string    `json:"detail"`
 	Attempt         *int      `json:"attempt"`
 	Source          string    `json:"source"`
+	// Answer, Operator and AnsweredAt are a person's answer to a question
+	// record (package questions), set on the update that resolves it.
+	Answer     string     `json:"answer,omitempty"`
+	Operator   string     `json:"operator,omitempty"`
+	AnsweredAt *time.Time `json:"answeredAt,omitempty"`
 }
 
 // Enums (reference §4.5).

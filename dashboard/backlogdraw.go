@@ -60,6 +60,9 @@ func (v backlogView) head(width int) []string {
 	if v.st.Waiting != nil {
 		b.WriteString(fit(p.warn.Render(supervisor.WaitingLine(v.st.Waiting)), width) + "\n")
 	}
+	if a := v.st.WaitingForAnswers; a != nil {
+		b.WriteString(fit(p.warn.Render(supervisor.InputWaitLine(*a)), width) + "\n")
+	}
 	return splitLines(b.String())
 }
 
@@ -370,6 +373,7 @@ func (v backlogView) tail(width int) []string {
 	if n := len(v.st.BadEvents); n > 0 {
 		out = append(out, fit(p.warn.Render(fmt.Sprintf("%d corrupt event line(s) skipped: ", n))+clean(strings.Join(v.st.BadEvents, ", ")), width))
 	}
+	out = append(out, v.asks.lines(width, p, v.now)...)
 	if r := v.resultLine(p); v.found && r != "" {
 		out = append(out, fit(r, width))
 		if v.st.State == "finished" && v.st.FinalPR != nil && v.st.FinalPR.URL != "" {

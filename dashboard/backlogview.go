@@ -60,6 +60,7 @@ type backlogView struct {
 	out    preview
 	zoom   bool
 	attach []string // argv of the last attach command
+	asks   asks     // the issues' questions that wait, the answer line
 
 	width, height int
 	plan          viewPlan
@@ -73,6 +74,7 @@ func NewBacklogView(cfg Config, load BacklogLoader) View {
 	}
 	v := backlogView{cfg: cfg, load: load, keys: newBacklogKeys(cfg.Back), now: cfg.Now(), out: newPreview(), width: 100}
 	v.out.none = "no issue selected"
+	v.asks.backlog = true
 	v.plan = v.layout()
 	return v.sized()
 }
@@ -90,7 +92,7 @@ func newBacklogKeys(back string) waveKeys {
 }
 
 func (v backlogView) Name() string    { return BacklogViewName }
-func (v backlogView) Capturing() bool { return false }
+func (v backlogView) Capturing() bool { return v.asks.typing }
 
 // Init reads the run.
 func (v backlogView) Init() tea.Cmd { return loadBacklog(v.load) }
@@ -108,14 +110,14 @@ func loadBacklog(load BacklogLoader) tea.Cmd {
 // ShortHelp is the footer's hint line.
 func (v backlogView) ShortHelp() []key.Binding {
 	k := v.keys
-	return []key.Binding{short(k.Up, "select"), short(k.Attach, "attach"), short(k.Zoom, "output"), short(k.PageUp, "scroll")}
+	return v.asks.hint(k, short(k.Up, "select"), short(k.Attach, "attach"), short(k.Zoom, "output"), short(k.PageUp, "scroll"))
 }
 
 // FullHelp lists every key of the view.
 func (v backlogView) FullHelp() [][]key.Binding {
 	k := v.keys
 	return [][]key.Binding{
-		{k.Up, k.Down, k.Attach, k.Zoom, k.Clear},
+		v.asks.hint(k, k.Up, k.Down, k.Attach, k.Zoom, k.Clear),
 		{k.PageUp, k.PageDown, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
 	}
 }
@@ -153,6 +155,8 @@ func (v backlogView) Update(msg tea.Msg) (View, tea.Cmd) {
 		v, cmd = v.receive(msg)
 	case logMsg:
 		v.out = v.out.receive(msg)
+	case questionsMsg:
+		v.asks = v.asks.receive(msg)
 	case attachedMsg, sessionGoneMsg:
 		sel := ""
 		if is, ok := v.Selected(); ok {
@@ -195,7 +199,14 @@ func (v backlogView) receive(m backlogMsg) (backlogView, tea.Cmd) {
 
 func (v backlogView) key(k tea.KeyMsg) (backlogView, tea.Cmd) {
 	keys := v.keys
+	var cmd tea.Cmd
 	switch {
+	case v.asks.typing:
+		v.asks, cmd = v.asks.key(v.cfg, k)
+		return v, cmd
+	case key.Matches(k, keys.Answer):
+		v.asks, cmd = v.asks.open(v.cfg)
+		return v, cmd
 	case key.Matches(k, keys.Up):
 		v = v.move(-1)
 	case key.Matches(k, keys.Down):

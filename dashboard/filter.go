@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"strings"
 	"unicode"
 
@@ -11,6 +12,7 @@ import (
 // bubbles textinput would bring a clipboard module that execs xclip.)
 type filterInput struct {
 	value []rune
+	limit int // runes kept; 0 is maxFilter
 }
 
 // maxFilter bounds the query; longer text is no use in a match.
@@ -29,7 +31,7 @@ func (f filterInput) edit(k tea.KeyMsg) filterInput {
 	switch k.Type {
 	case tea.KeyRunes, tea.KeySpace:
 		for _, r := range k.Runes {
-			if unicode.IsPrint(r) && len(f.value) < maxFilter {
+			if unicode.IsPrint(r) && len(f.value) < cmp.Or(f.limit, maxFilter) {
 				f.value = append(f.value, r)
 			}
 		}

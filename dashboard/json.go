@@ -46,6 +46,7 @@ func normalizeWave(w state.Wave) state.Wave {
 	w.Agents = nonNil(w.Agents)
 	w.Failures = nonNil(w.Failures)
 	w.Blockers = nonNil(w.Blockers)
+	w.Questions = nonNil(w.Questions)
 	w.LastEvents = nonNil(w.LastEvents)
 	return w
 }

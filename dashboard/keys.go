@@ -38,6 +38,7 @@ func (k globalKeys) list() []key.Binding {
 type waveKeys struct {
 	Up, Down, Attach, Zoom, PageUp, PageDown, HalfUp, HalfDown, Top, Bottom key.Binding
 	Filter, Clear, Stop, Retry, PrevWave, NextWave                          key.Binding
+	Answer                                                                  key.Binding
 }
 
 func newWaveKeys(back string) waveKeys {
@@ -62,5 +63,6 @@ func newWaveKeys(back string) waveKeys {
 		Retry:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "retry: resume the wave")),
 		PrevWave: key.NewBinding(key.WithKeys("["), key.WithHelp("[", "previous wave")),
 		NextWave: key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "next wave; last follows new")),
+		Answer:   answerKey(),
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -53,6 +54,12 @@ type Config struct {
 	// Resume starts `resume --wave N` for the lane, detached from the
 	// dashboard, and says where it runs.
 	Resume func(ctx context.Context, wave int) (string, error)
+	// Questions lists the lane's questions (questions.List); the wave
+	// and backlog views show those that wait. Answer answers one
+	// (questions.Answer) and says what happens next, in one line; without
+	// it the a key says which command to run.
+	Questions func(ctx context.Context) ([]questions.Question, error)
+	Answer    func(ctx context.Context, id, text string) (string, error)
 	// Views are further views after the wave view; tab switches.
 	Views []View
 	// First names the view shown first (e.g. BacklogViewName); "" or an
@@ -155,7 +162,7 @@ func NewModel(cfg Config, l state.Lane) Model {
 
 // Init starts the clock and every view.
 func (m Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{tick()}
+	cmds := []tea.Cmd{tick(), loadQuestions(m.cfg)}
 	for _, v := range m.views {
 		cmds = append(cmds, v.Init())
 	}
@@ -199,6 +206,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case TickMsg:
 		m, cmd := m.broadcast(msg)
 		return m, tea.Batch(cmd, tick())
+	case StateMsg:
+		m, cmd := m.broadcast(msg)
+		return m, tea.Batch(cmd, loadQuestions(m.cfg))
+	case answeredMsg:
+		m.note = string(msg)
+		return m, loadQuestions(m.cfg)
 	}
 	return m.broadcast(msg)
 }

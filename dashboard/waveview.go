@@ -27,6 +27,7 @@ type waveView struct {
 
 	filter    filterInput
 	filtering bool // the filter prompt has the keyboard
+	asks      asks // the questions that wait, the answer line
 
 	out    preview
 	zoom   bool     // the preview fills the view
@@ -46,7 +47,7 @@ func newWaveView(cfg Config, l state.Lane) waveView {
 }
 
 func (v waveView) Name() string    { return "waves" }
-func (v waveView) Capturing() bool { return v.filtering }
+func (v waveView) Capturing() bool { return v.filtering || v.asks.typing }
 
 // Init reads the selected agent's output for the preview.
 func (v waveView) Init() tea.Cmd { return v.readSelected() }
@@ -57,15 +58,15 @@ func (v waveView) ShortHelp() []key.Binding {
 	if v.filtering {
 		return []key.Binding{short(k.Attach, "keep filter"), short(k.Clear, "clear")}
 	}
-	return []key.Binding{short(k.Up, "select"), short(k.Attach, "attach"), short(k.Filter, "filter"),
-		short(k.Stop, "stop"), short(k.Retry, "retry"), short(k.PrevWave, "wave")}
+	return v.asks.hint(k, short(k.Up, "select"), short(k.Attach, "attach"), short(k.Filter, "filter"),
+		short(k.Stop, "stop"), short(k.Retry, "retry"), short(k.PrevWave, "wave"))
 }
 
 // FullHelp lists every key of the view, in two columns.
 func (v waveView) FullHelp() [][]key.Binding {
 	k := v.keys
 	return [][]key.Binding{
-		{k.Up, k.Down, k.Attach, k.Filter, k.Clear, k.Stop, k.Retry, k.PrevWave, k.NextWave},
+		v.asks.hint(k, k.Up, k.Down, k.Attach, k.Filter, k.Clear, k.Stop, k.Retry, k.PrevWave, k.NextWave),
 		{k.Zoom, k.PageUp, k.PageDown, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
 	}
 }
@@ -151,6 +152,8 @@ func (v waveView) Update(msg tea.Msg) (View, tea.Cmd) {
 		v.now = v.cfg.Now()
 	case logMsg:
 		v.out = v.out.receive(msg)
+	case questionsMsg:
+		v.asks = v.asks.receive(msg)
 	case attachedMsg, sessionGoneMsg:
 		var zoom bool
 		cmd, zoom = attachDone(v.cfg, v.Name(), v.selectedAgent().ID, msg)
@@ -174,6 +177,9 @@ func (v waveView) selectedAgent() state.Agent {
 func (v waveView) key(k tea.KeyMsg) (waveView, tea.Cmd) {
 	if v.filtering {
 		return v.filterKey(k)
+	}
+	if v.asks.typing || key.Matches(k, v.keys.Answer) {
+		return v.answerKey(k)
 	}
 	keys := v.keys
 	switch {
@@ -277,10 +283,22 @@ func (v waveView) tail(o Options) []string {
 		line := v.filter.view(v.filtering)
 		out = append(out, fit(fmt.Sprintf("%s  %d of %d agents", line, len(agents), total), o.Width))
 	}
+	out = append(out, v.asks.lines(o.Width, newPalette(v.cfg.Color), v.now)...)
 	if r := resultLine(v.lane, v.shown(), newPalette(v.cfg.Color), o); r != "" {
 		out = append(out, r)
 	}
 	return out
+}
+
+// answerKey opens the answer line (a) or edits it.
+func (v waveView) answerKey(k tea.KeyMsg) (waveView, tea.Cmd) {
+	var cmd tea.Cmd
+	if v.asks.typing {
+		v.asks, cmd = v.asks.key(v.cfg, k)
+	} else {
+		v.asks, cmd = v.asks.open(v.cfg)
+	}
+	return v, cmd
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -254,6 +254,7 @@ func localArgv(in BuildInput) ([]string, error) {
 	}
 	a = single(a, "--verdict", deref(l.Verdict))
 	a = single(a, "--security", deref(l.Security))
+	a = single(a, "--ask", deref(l.Ask))
 	return a, nil
 }
 

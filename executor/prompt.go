@@ -24,6 +24,13 @@ type PromptInput struct {
 	// CoordCommand is the coordination command line with its fixed flags,
 	// e.g. "wave-orchestrator coord post --lane main --wave 0 --agent A1".
 	CoordCommand string
+	// AskCommand is the command line agents ask a person with, e.g.
+	// "wave-orchestrator ask --lane main --wave 0 --agent A1"; empty: no
+	// rule about asking (prompt fixtures of older versions).
+	AskCommand string
+	// Answers is the "Answers from people" block (questions.PromptBlock):
+	// what people answered the agent's questions, fenced as untrusted text.
+	Answers string
 }
 
 // Headings of the prompt sections. The local agent parses the prompt by
@@ -78,6 +85,9 @@ func Prompt(in PromptInput) string {
 	for _, r := range waveRules(in.CoordCommand) {
 		s.line("- %s", r)
 	}
+	if in.AskCommand != "" {
+		s.line("- %s", askRule(in.AskCommand))
+	}
 	s.blank()
 	if req := roleRequirements(a, b, role, implOwning); len(req) > 0 {
 		s.line("What your role must leave behind:")
@@ -90,6 +100,10 @@ func Prompt(in PromptInput) string {
 	writeWaveLists(&s, in.Wave, a, role == roles.RoleContEval)
 	writeAgentLists(&s, a, implOwning)
 
+	if in.Answers != "" {
+		s.raw(strings.TrimRight(in.Answers, "\n"))
+		s.blank()
+	}
 	prompt := strings.TrimRight(a.Prompt, "\n")
 	fence := mdfence.Block(prompt)
 	s.line(HeadAssigned)
@@ -112,6 +126,11 @@ func waveRules(coord string) []string {
 		"While deploying, print `[deploy-status] service=<name> state=<deploying|healthy|failed|rolledover> detail=<note>`; for infrastructure work print `[infra-status] kind=<kind> target=<target> state=<state> detail=<note>`.",
 		"Markers are read from your output: print each exactly as shown, at the start of its own line, and print the final ones last.",
 	}
+}
+
+// askRule tells an agent how to ask a person, and what happens next.
+func askRule(ask string) string {
+	return fmt.Sprintf("When only a person can answer (a product decision, a missing credential, an ambiguous requirement), ask: `%s --question \"<the question>\" --context \"<what you know>\" --blocking`, then finish your run: the launcher waits for the answer and starts you again with it under %q. Add `--wait` to block until the answer instead (it prints the answer; exit 124 on --timeout-seconds). Use `--non-blocking` for a question you can carry on without.", ask, "Answers from people:")
 }
 
 // ReportPath is the report file an agent's role must write: the cont-QA,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 )
 
 // humanHolds turns open records that wait on a person into failures that
@@ -40,8 +41,7 @@ func (r *waveRun) humanHolds(failures []gate.Failure) []gate.Failure {
 			who, stopped = held, held+" is not retried"
 		}
 		out = append(out, gate.Failure{AgentID: who, Gate: "coordination", StatusCode: codeBlockerOpen,
-			Detail: fmt.Sprintf("%s %s waits on a person, so %s: %s (resolve with `wave-orchestrator coord post --wave %d --id %s --status resolved`)",
-				rec.Kind, rec.ID, stopped, rec.Summary, r.n, rec.ID)})
+			Detail: fmt.Sprintf("%s %s waits on a person, so %s: %s (%s)", rec.Kind, rec.ID, stopped, rec.Summary, r.resolveHint(rec))})
 	}
 	return out
 }
@@ -55,7 +55,16 @@ func (r *waveRun) barrier() []gate.Failure {
 	var f []gate.Failure
 	for _, rec := range coord.Open(recs) {
 		f = append(f, gate.Failure{AgentID: rec.AgentID, Gate: "coordination", StatusCode: codeBlockerOpen,
-			Detail: fmt.Sprintf("%s %s: %s (resolve with `wave-orchestrator coord post --wave %d --id %s --status resolved`)", rec.Kind, rec.ID, rec.Summary, r.n, rec.ID)})
+			Detail: fmt.Sprintf("%s %s: %s (%s)", rec.Kind, rec.ID, rec.Summary, r.resolveHint(rec))})
 	}
 	return f
+}
+
+// resolveHint says how to clear an open record: a question to a person is
+// answered, anything else resolved.
+func (r *waveRun) resolveHint(rec coord.Record) string {
+	if questions.IsQuestion(rec) {
+		return fmt.Sprintf("answer with `wave-orchestrator answer %s \"<answer>\"`", rec.ID)
+	}
+	return fmt.Sprintf("resolve with `wave-orchestrator coord post --wave %d --id %s --status resolved`", r.n, rec.ID)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
@@ -142,6 +143,11 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 		fmt.Fprintln(l.opt.Out, "all waves are completed; nothing to run")
 		return Result{}, nil
 	}
+	nf, err := notify.FollowLane(l.opt.Layout, l.opt.Lane, notify.Options{Logger: l.log})
+	if err != nil {
+		l.log.Warn("notify: not following the lane's events", "err", err)
+	}
+	defer nf.Stop(notify.DefaultFlush)
 	var res Result
 	for _, w := range sel {
 		out, err := l.runWave(ctx, w)

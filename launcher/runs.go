@@ -19,6 +19,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
 func sessionFor(n int, id string) string { return lanes.SessionName(n, id) }
@@ -111,6 +112,16 @@ func (r *waveRun) runAgents(ctx context.Context, attempt int, ids []string) erro
 			r.startedEvent(id, attempt, dir, true)
 			continue
 		}
+		if over := r.checkBudget(attempt); over != "" {
+			// Nothing new starts; what was adopted above still runs out.
+			r.budgetOver = over
+			if len(dirs) > 0 {
+				if err := r.wait(ctx, attempt, dirs); err != nil {
+					return err
+				}
+			}
+			return errBudgetReached
+		}
 		p, err := r.payload(id, attempt)
 		if err != nil {
 			return err
@@ -175,6 +186,13 @@ func (r *waveRun) startedEvent(id string, attempt int, dir string, adopted bool)
 	d := state.Data(state.AgentRunData{AgentID: id, SessionName: sessionFor(r.n, id), Executor: r.p.Agents[id].Resolved.ID,
 		RunDir: dir, LogPath: filepath.Join(dir, lanes.LogFile)})
 	d["adopted"] = adopted
+	if r.ask.relaunch[id] && !adopted {
+		// A relaunch with answers is not a failed attempt: counted apart.
+		delete(r.ask.relaunch, id)
+		r.ask.relaunches[id]++
+		d["relaunchedFor"] = "answer"
+		d["answerRelaunches"] = r.ask.relaunches[id]
+	}
 	r.l.emit(r.n, state.EntityAgentRun, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, attempt, id), "started", attempt, d)
 }
 
@@ -190,10 +208,13 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run dir %s: %w", dir, err)
 	}
+	agentCmd := func(sub string) string {
+		return fmt.Sprintf("%s %s --repo-root %s --lane %s --wave %d --agent %s",
+			shellWord(l.opt.Self), sub, shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name, r.n, shellWord(id))
+	}
 	prompt := executor.Prompt(executor.PromptInput{Wave: r.p.Wave, Agent: ap.Agent, Bindings: r.p.Bindings,
 		Resolved: ap.Resolved, RepoRoot: l.opt.Lane.RepoRoot, Lane: l.opt.Lane.Name, Attempt: k,
-		CoordCommand: fmt.Sprintf("%s coord post --repo-root %s --lane %s --wave %d --agent %s",
-			shellWord(l.opt.Self), shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name, r.n, shellWord(id))})
+		CoordCommand: agentCmd("coord post"), AskCommand: agentCmd("ask"), Answers: r.answersFor(id)})
 	promptPath := filepath.Join(dir, lanes.PromptFile)
 	if err := os.WriteFile(promptPath, []byte(prompt+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("prompt %s: %w", promptPath, err)
@@ -221,86 +242,12 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 		TerminateGraceMs: l.opt.Lane.Runtime.TerminateGraceMs,
 		SilenceMs:        int(l.opt.Lane.Runtime.Silence().Milliseconds()),
 		MaxLogBytes:      int64(l.opt.Lane.Runtime.MaxLogBytes),
+		Usage:            executor.UsagePolicy(ap.Resolved, l.opt.Lane),
 	}
 	if err := writePreview(p, ap.Resolved, lim); err != nil {
 		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
 	}
 	return p, nil
-}
-
-// wait blocks until every run in dirs is done, terminating runs past their
-// deadline. It wakes on watcher events and on a 1 s sweep.
-func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string) error {
-	l := r.l
-	pending := map[string]string{} // run dir → agent
-	deadlines := map[string]time.Time{}
-	for id, d := range dirs {
-		pending[d] = id
-		if p, err := runtime.ReadPayload(filepath.Join(d, lanes.LaunchFile)); err == nil && p.DeadlineAt != nil {
-			deadlines[d] = *p.DeadlineAt
-		}
-	}
-	check := func(d string, expired bool) {
-		id := pending[d]
-		o := l.runs.Outcome(ctx, d, l.now())
-		if o.Terminate && o.Done {
-			// The runner is gone but its agent is not: stop the agent
-			// before its result is used or a retry starts next to it.
-			grace := time.Duration(l.opt.Lane.Runtime.TerminateGraceMs) * time.Millisecond
-			_ = l.runs.Terminate(ctx, d, grace, l.opt.KeepSessions)
-		}
-		if !o.Done {
-			if !expired {
-				return
-			}
-			grace := time.Duration(l.opt.Lane.Runtime.TerminateGraceMs) * time.Millisecond
-			_ = l.runs.Terminate(ctx, d, grace, l.opt.KeepSessions)
-			o = Outcome{Done: true, State: state.AgentTimedOut, Detail: fmt.Sprintf("deadline %s passed", deadlines[d].Format(time.RFC3339))}
-			if after := l.runs.Outcome(ctx, d, l.now()); after.ExitCode != nil {
-				o.ExitCode, o.Signal = after.ExitCode, after.Signal
-			}
-		}
-		delete(pending, d)
-		r.finalize(id, d, attempt, o)
-	}
-	expired := func(d string) bool {
-		dl, ok := deadlines[d]
-		return ok && l.now().After(dl)
-	}
-	for d := range pending {
-		check(d, expired(d))
-	}
-	// The watcher wakes us on every change of a run (and its own sweep
-	// finds lost runners), so the 1 s tick only checks deadlines and stop
-	// requests; a full look at every run every sweepEvery ticks is the
-	// safety net for a change dropped under load.
-	const sweepEvery = 10
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for n := 1; len(pending) > 0; {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case d := <-l.runs.Changed():
-			if _, ok := pending[d]; ok {
-				check(d, expired(d))
-			}
-		case <-tick.C:
-			if stopRequested(l.opt.Layout.ControlPath()) {
-				return ErrStopped
-			}
-			n++
-			for d := range pending {
-				if e := expired(d); e || n%sweepEvery == 0 {
-					check(d, e)
-				}
-			}
-		}
-	}
-	if stopRequested(l.opt.Layout.ControlPath()) {
-		return ErrStopped
-	}
-	return nil
 }
 
 // finalize summarises a finished run and records its outcome.
@@ -320,9 +267,11 @@ func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case state.AgentBudgetExceeded:
+		code = codeBudgetExceeded
 	}
 	r.l.emit(r.n, state.EntityAgentRun, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, attempt, id), o.State, attempt,
-		state.AgentRunData{AgentID: id, RunDir: dir, ExitCode: o.ExitCode, Signal: o.Signal, StatusCode: code, Detail: o.Detail})
+		state.AgentRunData{AgentID: id, RunDir: dir, ExitCode: o.ExitCode, Signal: o.Signal, StatusCode: code, Detail: o.Detail, Usage: sum.Usage})
 	what := "exit " + orDash(code)
 	if o.ExitCode == nil && code != "" {
 		what = code
@@ -360,13 +309,21 @@ func (r *waveRun) summarize(id, dir string, o Outcome, attempt int) gate.Summary
 	logText, _ := runtime.ReadLogTail(logPath, 256<<10)
 	ap := r.p.Agents[id]
 	var started time.Time
+	var spent *usage.Usage
 	if rec, err := runtime.ReadRecord(filepath.Join(dir, lanes.RuntimeFile)); err == nil {
-		started = rec.StartedAt
+		started, spent = rec.StartedAt, rec.Usage
 	}
 	s := gate.Summarize(gate.SummaryInput{Agent: ap.Agent, Bindings: r.p.Bindings, Log: logText, ExitCode: o.ExitCode,
 		Signal: o.Signal, FS: os.DirFS(r.l.opt.Lane.RepoRoot), LogPath: logPath, PromptHash: ap.Hash, Attempt: attempt,
 		CompletedAt: r.l.now(), StartedAt: started})
 	s.AgentID = id
+	s.Usage = spent
+	if s.TerminationHint == "" && o.ExitCode == nil && o.Detail != "" {
+		// No exit status and nothing in the log: the runtime's verdict is
+		// all there is to say why (a pod that could not start, a runner
+		// lost), and the report says it.
+		s.TerminationHint = o.Detail
+	}
 	return s
 }
 

@@ -34,6 +34,14 @@ type waveRun struct {
 	results map[string]*agentResult
 	prior   map[string]string // agent → run dir of an interrupted run, adoptable
 	fresh   bool              // a run was started (not adopted) in this wave run
+	ask     asking
+	// override is the retry override (`retry apply`) this wave run
+	// follows; removed when the run ends, kept if the launcher dies.
+	override *retry.Override
+	// budgetSeen holds the budget events emitted (once each); budgetOver
+	// the cap that stopped new starts.
+	budgetSeen map[string]bool
+	budgetOver string
 }
 
 type agentResult struct {
@@ -56,6 +64,12 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	}
 	r := &waveRun{l: l, p: p, n: w.Number, results: map[string]*agentResult{}}
 	r.prior = interruptedRuns(l.opt.Layout.EventsPath(), w.Number)
+	if err := r.takeOverride(); err != nil {
+		return waveOutcome{ExitCode: ExitFailed}, err
+	}
+	qctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	r.watchQuestions(qctx)
 	reusable := r.reusable()
 
 	// Before the wave run opens: a request naming no agent of the wave
@@ -77,6 +91,11 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	}
 	l.emit(r.n, state.EntityWaveRun, fmt.Sprintf("wave-%d", r.n), "started", 0,
 		state.WaveStarted{File: w.File, MaxAttempts: maxAttempts, Agents: agents, Closure: closure})
+	if o := r.override; o != nil {
+		l.emit(r.n, state.EntityRetry, fmt.Sprintf("wave-%d-override", r.n), "override-applied", 0,
+			map[string]any{"resumePhase": o.ResumePhase, "selectedAgentIds": o.SelectedAgentIDs,
+				"requestedBy": o.RequestedBy, "reason": o.Reason, "createdAt": o.CreatedAt})
+	}
 	// A proven agent the resume reruns is not reused.
 	reusable = slices.DeleteFunc(reusable, func(id string) bool { return slices.Contains(impl, id) })
 	l.printf("wave %d: %d agents, %d reusable, up to %d attempts", r.n, len(p.Order), len(reusable), maxAttempts)
@@ -98,6 +117,13 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 			out := r.finish(ctx, attempt, state.WaveFailed, f)
 			out.ExitCode = ExitFailed
 			return out, err
+		}
+		if errors.Is(err, errBudgetReached) {
+			f := append(failures, budgetFailure(r.budgetOver))
+			out := r.finish(ctx, attempt, state.WaveBlocked, f)
+			out.ExitCode = ExitNeedsHuman
+			r.report(state.WaveBlocked, f)
+			return out, nil
 		}
 		if err != nil {
 			// Interrupted (signal): the wave run stays open in the event
@@ -143,14 +169,22 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	out := r.finish(ctx, maxAttempts, status, failures)
 	out.ExitCode = code
 	r.report(status, failures)
+	if code == ExitNeedsHuman {
+		fmt.Fprint(l.opt.Out, termtext.EscapeLines(r.pendingBlock()))
+	}
 	return out, nil
 }
 
 // needsHuman reports failures no retry can fix: an open blocker, or no
 // usable executor left.
 func needsHuman(fs []gate.Failure) bool {
-	return hasCode(fs, codeBlockerOpen) || hasCode(fs, codeFallbackBlock)
+	return hasCode(fs, codeBlockerOpen) || hasCode(fs, codeFallbackBlock) || hasCode(fs, codeBudgetExceeded)
 }
+
+// codeBudgetExceeded is the failure of an agent stopped at its budget, or
+// of a wave or lane whose budget is spent: a retry on the same budget
+// would spend more, so a person decides (raise the cap, then resume).
+const codeBudgetExceeded = "budget-exceeded"
 
 func hasCode(fs []gate.Failure, code string) bool {
 	return slices.ContainsFunc(fs, func(f gate.Failure) bool { return f.StatusCode == code })
@@ -169,6 +203,9 @@ func phaseOf(impl []string, closureFrom string) string {
 // implementation agent that cannot be reused.
 func (r *waveRun) firstSelection(reusable []string) ([]string, string, error) {
 	opt := r.l.opt
+	if o := r.override; o != nil {
+		opt.ResumePhase, opt.RerunAgents, opt.Resume = o.ResumePhase, o.SelectedAgentIDs, true
+	}
 	req := retry.ResumeRequest{Phase: opt.ResumePhase, Agents: opt.RerunAgents, RerunProven: opt.RerunProven}
 	resume := opt.Resume || opt.ResumePhase != ""
 	if opt.Resume && opt.ResumePhase == "" && len(r.prior) > 0 {
@@ -268,6 +305,8 @@ func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case state.AgentBudgetExceeded:
+		code = codeBudgetExceeded
 	default:
 		if reason, ok := r.noExecutor(id, res); ok {
 			f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, codeNoExecutor, reason, res.Summary.LogPath)
@@ -435,6 +474,13 @@ func (r *waveRun) resumePhaseFromPlan(reusable []string) string {
 
 func (r *waveRun) finish(ctx context.Context, attempt int, status string, failures []gate.Failure) waveOutcome {
 	r.l.emit(r.n, state.EntityWaveRun, fmt.Sprintf("wave-%d", r.n), status, attempt, map[string]any{"failures": failures})
+	if o := r.override; o != nil && status != state.WaveStopped {
+		// Used: a stopped run did not get to do what was asked, so its
+		// override waits for the next launch.
+		if err := retry.ConsumeOverride(retry.OverridePath(r.l.opt.Layout.WaveDir(r.n)), *o); err != nil {
+			r.l.printf("wave %d: %v", r.n, err)
+		}
+	}
 	if !r.l.opt.KeepSessions && status != state.WaveStopped {
 		// Only sessions of runs seen finished: a live run this launcher did
 		// not adopt keeps going.

@@ -28,6 +28,7 @@ type options struct {
 	failAttempts int
 	verdict      string
 	security     string
+	ask          string
 }
 
 var verdicts = []string{"PASS", "CONCERNS", "BLOCKED", "HOLD", "FAIL"}
@@ -43,6 +44,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.failAttempts, "fail-attempts", 0, "fail without markers while WAVE_ATTEMPT <= N")
 	fs.StringVar(&o.verdict, "verdict", "PASS", "cont-QA verdict: PASS|CONCERNS|BLOCKED|HOLD|FAIL")
 	fs.StringVar(&o.security, "security", "clear", "security review state: clear|concerns|blocked")
+	fs.StringVar(&o.ask, "ask", "", "until the prompt holds an answer, ask a person this blocking question (`ask`) and finish without markers")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -104,6 +106,16 @@ func Main(args []string, stdout io.Writer, getenv func(string) string) int {
 	if attempt <= o.failAttempts {
 		fmt.Fprintf(stdout, "[local-agent] simulated failure: attempt %d of agent %s (--fail-attempts %d)\n", attempt, t.facts["agent"], o.failAttempts)
 		return 1
+	}
+	if o.ask != "" {
+		answered, err := askPerson(string(raw), root, o.ask, stdout, getenv)
+		if err != nil {
+			fmt.Fprintf(stdout, "local agent: %v\n", err)
+			return 1
+		}
+		if !answered {
+			return 0
+		}
 	}
 	if err := writeFiles(root, t, o, stdout); err != nil {
 		fmt.Fprintf(stdout, "local agent: %v\n", err)

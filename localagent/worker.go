@@ -32,8 +32,9 @@ import (
 // backlog-work/issue-<n>-fix.md). Sent back for rework (the prompt's
 // "## Rework requested" section), the worker commits the fix file on top
 // of its earlier work, so a verify or a reviewer that looks for it passes.
-// A needs-input issue whose comments hold an answer (`backlog answer`)
-// is worked as done: the simulated person answered.
+// A needs-input issue whose comments hold an answer (`backlog answer`),
+// or whose prompt has the "## Answers from people" block, is worked as
+// done: the simulated person answered.
 const directivePrefix = "local-agent:"
 
 type workerKnobs struct {
@@ -118,7 +119,7 @@ func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target stri
 		fmt.Fprintln(out, "[local-worker] hanging (local-agent: hang)")
 		select {}
 	}
-	if k.result == "needs-input" && strings.Contains(prompt, backlog.AnswerHeading) {
+	if k.result == "needs-input" && (strings.Contains(prompt, backlog.AnswerHeading) || strings.Contains(prompt, backlog.AnswersSection)) {
 		// A person answered the question (in the issue's comments): go on.
 		fmt.Fprintln(out, "[local-worker] the question is answered; doing the work")
 		k.result = ""

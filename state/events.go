@@ -22,6 +22,19 @@ const (
 	EntityGate     = "gate"
 	EntityClosure  = "closure"
 	EntityRetry    = "retry"
+	// EntityBudget events: a spending cap passed its warning threshold
+	// (warning) or was reached (exceeded); data.detail names cap and spend.
+	EntityBudget = "budget"
+	// EntityQuestion events are a question to a person (package
+	// questions): asked, answered, unanswered, once each.
+	EntityQuestion = "question"
+)
+
+// Actions of question events.
+const (
+	QuestionAsked      = "asked"
+	QuestionAnswered   = "answered"
+	QuestionUnanswered = "unanswered"
 )
 
 // Event is one line of events.jsonl.

@@ -62,6 +62,7 @@ func Load(l lanes.Layout, observe Observer, blockers BlockerSource, now time.Tim
 	}
 	bl := map[int][]Blocker{}
 	out.Waves = Reduce(evs, runs, bl, now)
+	out.Notifications = ReduceNotifications(evs)
 	if blockers != nil {
 		for i := range out.Waves {
 			if b := blockers(out.Waves[i].Wave); len(b) > 0 {
@@ -71,7 +72,7 @@ func Load(l lanes.Layout, observe Observer, blockers BlockerSource, now time.Tim
 	}
 	if out.Launcher == nil || !out.Launcher.Alive {
 		for i := range out.Waves {
-			if out.Waves[i].Status == WaveRunning {
+			if s := out.Waves[i].Status; s == WaveRunning || s == WaveWaitingForInput {
 				out.Waves[i].Status = WaveInterrupted
 			}
 		}

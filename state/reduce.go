@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 	"slices"
 	"sort"
 	"strings"
@@ -60,6 +61,9 @@ type AgentRunData struct {
 	Signal      string `json:"signal,omitempty"`
 	StatusCode  string `json:"statusCode,omitempty"`
 	Detail      string `json:"detail,omitempty"`
+	// Usage is what a finished run spent (its runtime record's figure),
+	// kept in the event log so a pruned run directory still counts.
+	Usage *usage.Usage `json:"usage,omitempty"`
 }
 
 // Data converts a typed payload into an event's data map.
@@ -81,6 +85,9 @@ func Reduce(events []Event, runs map[string]RunFacts, blockers map[int][]Blocker
 	byWave := map[int]*Wave{}
 	var order []int
 	for _, ev := range events {
+		if ev.EntityType == EntityNotification {
+			continue
+		}
 		w := byWave[ev.Wave]
 		if w == nil {
 			w = &Wave{Wave: ev.Wave, Status: WavePending}
@@ -102,6 +109,9 @@ func Reduce(events []Event, runs map[string]RunFacts, blockers map[int][]Blocker
 		}
 		if w.Blockers == nil {
 			w.Blockers = []Blocker{}
+		}
+		if w.Questions == nil {
+			w.Questions = []Question{}
 		}
 		out = append(out, *w)
 	}
@@ -143,7 +153,10 @@ func apply(w *Wave, ev Event) {
 		}
 		decode(ev.Data, &d)
 		w.Failures = d.Failures
+	case EntityQuestion:
+		applyQuestion(w, ev)
 	}
+	w.SetWaiting()
 	w.LastEvents = append(w.LastEvents, EventRef{At: at, Wave: ev.Wave, Message: Describe(ev)})
 	if len(w.LastEvents) > lastEventsKept {
 		w.LastEvents = w.LastEvents[len(w.LastEvents)-lastEventsKept:]
@@ -156,8 +169,10 @@ func applyWaveRun(w *Wave, ev Event) {
 	case "started":
 		var d WaveStarted
 		decode(ev.Data, &d)
+		// A question still waiting holds the new run of the wave too.
+		waiting := slices.DeleteFunc(w.Questions, func(q Question) bool { return q.State == "answered" })
 		*w = Wave{Wave: w.Wave, File: d.File, Status: WaveRunning, Phase: "implementation",
-			MaxAttempts: d.MaxAttempts, StartedAt: &at, UpdatedAt: &at, LastEvents: w.LastEvents}
+			MaxAttempts: d.MaxAttempts, StartedAt: &at, UpdatedAt: &at, LastEvents: w.LastEvents, Questions: waiting}
 		for _, a := range d.Agents {
 			w.Agents = append(w.Agents, Agent{ID: a.ID, Title: a.Title, Role: a.Role, Executor: a.Executor, State: AgentPending})
 		}
@@ -181,6 +196,37 @@ func applyWaveRun(w *Wave, ev Event) {
 		if d.Failures != nil {
 			w.Failures = d.Failures
 		}
+	}
+}
+
+func applyQuestion(w *Wave, ev Event) {
+	var d QuestionData
+	decode(ev.Data, &d)
+	i := slices.IndexFunc(w.Questions, func(q Question) bool { return q.ID == ev.EntityID })
+	if i < 0 {
+		at := ev.RecordedAt
+		w.Questions = append(w.Questions, Question{ID: ev.EntityID, AgentID: d.AgentID, Attempt: d.Attempt,
+			Text: d.Text, Blocking: d.Blocking, State: "pending", AskedAt: &at})
+		i = len(w.Questions) - 1
+	}
+	q := &w.Questions[i]
+	switch ev.Action {
+	case QuestionAnswered:
+		at := ev.RecordedAt
+		q.State, q.Answer, q.Operator, q.AnsweredAt = "answered", d.Answer, d.Operator, &at
+	case QuestionUnanswered:
+		q.State = "unanswered"
+	}
+}
+
+// SetWaiting moves a running wave to waiting-for-input while a blocking
+// question waits for a person, and back once none does.
+func (w *Wave) SetWaiting() {
+	switch {
+	case w.Status == WaveRunning && w.Waiting():
+		w.Status = WaveWaitingForInput
+	case w.Status == WaveWaitingForInput && !w.Waiting():
+		w.Status = WaveRunning
 	}
 }
 
@@ -238,7 +284,7 @@ func overlay(a *Agent, runs map[string]RunFacts, now time.Time) {
 	switch f.Disposition {
 	case "running":
 		a.State = AgentRunning
-	case AgentCompleted, AgentFailed, AgentTerminated, AgentStalled:
+	case AgentCompleted, AgentFailed, AgentTerminated, AgentStalled, AgentBudgetExceeded:
 		a.State = f.Disposition
 		a.ExitCode, a.Signal, a.FinishedAt = f.ExitCode, f.Signal, f.FinishedAt
 	}
@@ -289,6 +335,9 @@ func Describe(ev Event) string {
 			return fmt.Sprintf("gate %s passed", p)
 		}
 		return fmt.Sprintf("gate %s failed", p)
+	case EntityQuestion:
+		id, _ := ev.Data["agentId"].(string)
+		return fmt.Sprintf("question %s of %s %s", ev.EntityID, id, ev.Action)
 	case EntityRetry:
 		if ev.Action == CodeFallbackBlocked {
 			id, _ := ev.Data["agentId"].(string)

@@ -30,6 +30,9 @@ func (s *Supervisor) dispatch(ctx context.Context, is *backlog.IssueRun) error {
 			return err
 		}
 	}
+	if err := s.unlabelAnswered(ctx, is); err != nil {
+		return err
+	}
 	// Re-read right before dispatch: orientation data is stale by
 	// definition (the seed's rule).
 	fresh, err := s.o.Source.Get(ctx, n)
@@ -219,7 +222,9 @@ const claimCheckEvery = 30 * time.Second
 func (s *Supervisor) heldClaims() []*backlog.IssueRun {
 	var out []*backlog.IssueRun
 	for _, is := range s.run().List() {
-		if is.Released || is.State == backlog.StatePlanned || (backlog.Terminal(is.State) && is.State != backlog.StateMerged) {
+		// A question's claim is held too: the open run takes its answer.
+		kept := is.State == backlog.StateMerged || is.State == backlog.StateNeedsInput
+		if is.Released || is.State == backlog.StatePlanned || (backlog.Terminal(is.State) && !kept) {
 			continue
 		}
 		out = append(out, is)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/spend"
 )
 
 // finish ends a run whose work is all final, waiting out a transient
@@ -130,7 +131,9 @@ func (s *Supervisor) exitCode() int {
 		}
 	}
 	switch {
-	case parked || t.NeedsInput > 0 || s.baseConflict:
+	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "":
+		// A spent backlog.budget.run needs a person too: nothing more
+		// starts until the cap is raised.
 		return ExitNeedPerson
 	case failed || len(s.undelivered()) > 0:
 		return ExitFailed
@@ -188,9 +191,11 @@ func (s *Supervisor) mergeBase(ctx context.Context) (string, error) {
 
 func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 	r := s.run()
+	runs := spend.BacklogRuns(s.o.Lane.Name, s.log.dir)
 	m := fmt.Sprintf("<!-- wave-orchestrator:final-pr run=%s -->", r.Info.ID)
 	body := backlog.FinalPRBody(backlog.FinalPRInput{Run: r, DefaultBase: r.Info.Base == r.Info.Default || r.Info.Default == "",
-		CloseCommand: "wave-orchestrator backlog close --run " + r.Info.ID, Marker: m, BaseConflict: baseConflict})
+		CloseCommand: "wave-orchestrator backlog close --run " + r.Info.ID, Marker: m, BaseConflict: baseConflict,
+		Spend: spend.ByIssue(runs), Total: spend.Total(runs).Ptr()})
 	title := backlog.FinalPRTitle(r)
 	path := filepath.Join(s.log.dir, FinalPRFile)
 	if err := os.WriteFile(path, []byte("# "+title+"\n\n"+body), 0o644); err != nil {

@@ -69,6 +69,7 @@ runtime:
 backlog:
   source: local
   silenceSeconds: 30
+  inputWaitMinutes: 0
   executor:
     id: local
 `

@@ -78,7 +78,9 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 			continue
 		}
 		if s.complete() {
-			return nil
+			if wait, err := s.awaitAnswers(); err != nil || !wait {
+				return err
+			}
 		}
 		if err := s.await(ctx, tick, s.mergeable()); err != nil {
 			return err
@@ -116,7 +118,11 @@ func (s *Supervisor) step(ctx context.Context) error {
 	if err := s.observe(ctx); err != nil {
 		return err
 	}
+	s.stopForBudget(ctx)
 	if err := s.mergeNext(ctx); err != nil {
+		return err
+	}
+	if err := s.takeAnswers(ctx); err != nil {
 		return err
 	}
 	return s.refill(ctx)
@@ -168,6 +174,11 @@ func (s *Supervisor) refill(ctx context.Context) error {
 		// kill, a worker sent back): it is started whatever the count.
 		if is.State == backlog.StatePlanned && s.busy() >= s.o.Width {
 			continue
+		}
+		if is.State == backlog.StatePlanned {
+			if dropped, err := s.dropForBudget(is.Number); dropped || err != nil {
+				return err
+			}
 		}
 		if err := s.spawn(ctx, is.Number, func(ctx context.Context) error { return s.dispatch(ctx, is) }); err != nil {
 			return err

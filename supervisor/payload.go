@@ -127,9 +127,11 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("worker role prompt: %w", err)
 	}
+	var answer *backlog.Answer
+	s.onLoop(ctx, func() { answer = s.run().Issues[n].Answer })
 	prompt := backlog.WorkerPrompt(backlog.PromptInput{RolePrompt: string(role), Issue: issue, Branch: branch,
 		WaveBranch: s.run().Info.WaveBranch, Worktree: wt, Attempt: attempt, Salvage: why.salvage,
-		SalvageRef: why.salvageRef, Conflict: why.conflict, Rework: why.rework})
+		SalvageRef: why.salvageRef, Conflict: why.conflict, Rework: why.rework, Answer: answer})
 	return s.runPayload(agentRun{what: fmt.Sprintf("#%d", n), agent: agent, res: res, dir: s.runDir(n, attempt), cwd: wt, prompt: prompt,
 		attempt: attempt, session: SessionName(n), issue: n, branch: branch})
 }
@@ -185,6 +187,7 @@ func (s *Supervisor) runPayload(r agentRun) (*runtime.Payload, error) {
 		HeartbeatIntervalMs: rt.HeartbeatIntervalMs, RateLimit: rateLimit, DeadlineAt: &deadline,
 		TerminateGraceMs: rt.TerminateGraceMs,
 		MaxLogBytes:      int64(rt.MaxLogBytes),
+		Usage:            executor.UsagePolicy(r.res, s.o.Lane),
 	}, nil
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/spend"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
 // StatusSchemaVersion is the version of `backlog status --json`
@@ -42,6 +44,20 @@ type StatusView struct {
 	// Probes are the salvage relaunches a running supervisor holds
 	// because the executor's probe fails, by issue.
 	Probes []ProbeWait `json:"probes"`
+	// Usage is what the run's worker and reviewer runs spent, each run
+	// directory once (null when none reported usage).
+	Usage *usage.Usage `json:"usage"`
+	// WaitingForAnswers is set while a running supervisor has nothing
+	// left but its workers' questions and waits for their answers.
+	WaitingForAnswers *AnswerWait `json:"waitingForAnswers"`
+}
+
+// AnswerWait is a run waiting for answers (backlog.inputWaitMinutes):
+// since when, until when (null: until answered), for which issues.
+type AnswerWait struct {
+	Since  time.Time  `json:"since"`
+	Until  *time.Time `json:"until"`
+	Issues []int      `json:"issues"`
 }
 
 // IssueView is one issue of a run.
@@ -73,6 +89,13 @@ type IssueView struct {
 	// Outside is what the worker changed outside the issue's declared
 	// surface: merged (backlog.surfacePolicy warn) or why it parked.
 	Outside []string `json:"outside"`
+	// Answer is the last answer the issue's question got in this run
+	// (null when none); Answers counts them.
+	Answer  *backlog.Answer `json:"answer"`
+	Answers int             `json:"answers"`
+	// Usage is what the issue's runs spent: every attempt, salvage
+	// relaunch, rework round and review.
+	Usage *usage.Usage `json:"usage"`
 }
 
 // ViewStopped is the state status shows for an issue whose worker
@@ -102,19 +125,24 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 		v.ElapsedSec = int64(now.Sub(r.Info.StartedAt).Seconds())
 		v.Waiting = readWaiting(dir)
 		v.Probes = append(v.Probes, readProbes(dir)...)
+		v.WaitingForAnswers = answerWait(r)
 	default:
 		v.State = "interrupted"
 		v.ElapsedSec = int64(now.Sub(r.Info.StartedAt).Seconds())
 	}
+	runs := spend.BacklogRuns("", dir)
+	byIssue := spend.ByIssue(runs)
+	v.Usage = spend.Total(runs).Ptr()
 	for _, is := range r.List() {
 		iv := IssueView{Number: is.Number, Title: is.Title, State: is.State, Branch: is.Branch, Worktree: is.Worktree,
 			Session: is.Session, RunDir: is.RunDir, Attempts: is.Attempts, Verify: is.Verify, Conflicts: is.Conflicts, Files: is.Files,
 			PR: is.PR, Question: is.Question, Detail: is.Detail, MergeCommit: is.MergeCommit,
-			Reworks: is.Reworks, ReworkFrom: is.ReworkFrom, Feedback: is.Feedback}
+			Reworks: is.Reworks, ReworkFrom: is.ReworkFrom, Feedback: is.Feedback, Answer: is.Answer, Answers: is.Answers}
 		if iv.Files == nil {
 			iv.Files = []string{}
 		}
 		iv.Outside = append([]string{}, is.Outside...)
+		iv.Usage = byIssue[is.Number].Ptr()
 		if i := slices.Index(r.Queue, is.Number); i >= 0 {
 			iv.QueuePosition = i + 1
 		}
@@ -163,6 +191,9 @@ func RenderStatus(w io.Writer, v StatusView) {
 		fmt.Fprintf(w, " / waiting %d", t.Planned)
 	}
 	fmt.Fprintf(w, " · elapsed %s", (time.Duration(v.ElapsedSec) * time.Second).String())
+	if v.Usage != nil {
+		fmt.Fprintf(w, " · spent %s", v.Usage.String())
+	}
 	if v.APICalls > 0 {
 		fmt.Fprintf(w, " · %d API calls", v.APICalls)
 	}
@@ -172,6 +203,9 @@ func RenderStatus(w io.Writer, v StatusView) {
 	}
 	for _, p := range v.Probes {
 		fmt.Fprintf(w, "%s\n", ProbeLine(p))
+	}
+	if a := v.WaitingForAnswers; a != nil {
+		fmt.Fprintf(w, "%s\n", InputWaitLine(*a))
 	}
 	for _, is := range v.Issues {
 		extra := []string{}
@@ -198,6 +232,9 @@ func RenderStatus(w io.Writer, v StatusView) {
 		}
 		if is.Reworks > 0 {
 			extra = append(extra, ReworkLabel(is.Reworks, is.ReworkFrom))
+		}
+		if is.Usage != nil {
+			extra = append(extra, "spent "+oneLine(is.Usage.String()))
 		}
 		fmt.Fprintf(w, "  #%-5d %-11s %s  [%s]\n", is.Number, is.State, oneLine(is.Title), strings.Join(extra, ", "))
 		if is.Question != "" && is.State == backlog.StateParked {
@@ -243,4 +280,20 @@ func ReworkLabel(rounds int, from string) string {
 func WaitingLine(w *Waiting) string {
 	return fmt.Sprintf("waiting: %s since %s (try %d, gives up at %s; workers keep running, nothing is dispatched or merged): %s",
 		oneLine(w.Cause), w.Since.UTC().Format(time.RFC3339), w.Tries, w.GiveUpAt.UTC().Format(time.RFC3339), oneLine(w.Detail))
+}
+
+// answerWait is the run's open wait for answers with the issues it
+// waits for, nil when it waits for none.
+func answerWait(r *backlog.Run) *AnswerWait {
+	w := r.WaitingForAnswers()
+	if w == nil {
+		return nil
+	}
+	a := &AnswerWait{Since: w.Since, Until: w.Until, Issues: []int{}}
+	for _, is := range r.List() {
+		if is.State == backlog.StateNeedsInput {
+			a.Issues = append(a.Issues, is.Number)
+		}
+	}
+	return a
 }

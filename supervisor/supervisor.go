@@ -25,6 +25,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/notify"
 )
 
 // Exit codes of a backlog run (DESIGN §2).
@@ -63,6 +64,9 @@ type Options struct {
 	// Backoff is the wait before the try-th (0-based) retry of a sweep
 	// that failed transiently (default: 2 s doubling, capped at 1 min).
 	Backoff func(try int) time.Duration
+	// AnswerPoll is how often the source is asked whether questions were
+	// answered (default: every sweep locally, 30 s on GitHub).
+	AnswerPoll time.Duration
 }
 
 // Result is how a run ended.
@@ -88,6 +92,7 @@ type Supervisor struct {
 	restarts map[int]int       // never-started workers started again
 	capped   bool
 	drained  bool
+	budget   budgetState
 	// baseConflict: merging a moved base into the wave branch conflicted.
 	baseConflict bool
 	probeTries   map[int]int // failed probes per issue awaiting a salvage
@@ -105,7 +110,8 @@ type Supervisor struct {
 	// threadsDenied: the token may not read worker PR review threads;
 	// said once, then merges go on without looking at them.
 	threadsDenied bool
-	// jobs are the worker starts under way (jobs.go).
+	answersAt     time.Time // last look for answers to the run's questions
+	// jobs are the worker starts and the merge under way (jobs.go).
 	jobs jobs
 }
 
@@ -181,6 +187,11 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{RunID: s.run().Info.ID, Dir: s.log.dir, Resumed: resumed}
+	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger})
+	if nerr != nil {
+		s.o.Logger.Warn("notify: not following the run's events", "err", nerr)
+	}
+	defer nf.Stop(notify.DefaultFlush)
 	if err != nil {
 		return res, err // stopped or given up while opening: which run it was
 	}

@@ -82,6 +82,9 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if resumed && is.Attempts == 0 {
 		s.printf("#%d: resuming the existing branch %s", n, branch)
 	}
+	if parked, err := s.overBudget(ctx, n); parked || err != nil {
+		return err
+	}
 	attempt := is.Attempts + 1
 	if why.rework == nil && is.InRework {
 		// Sent back for rework and not ready since: whatever starts it
@@ -197,6 +200,10 @@ func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs run
 			ExitCode: v.ExitCode, Detail: detail, Question: res.Question, Commits: commits}); err != nil {
 			return err
 		}
+	}
+	if v.State == runtime.StateBudgetExceeded {
+		// A relaunch on the same budget would spend as much again.
+		return s.park(ctx, n, "worker stopped at its budget ("+v.Reason+"); not retried on the same budget", "", nil)
 	}
 	switch outcome {
 	case backlog.OutcomeReady:
@@ -395,11 +402,7 @@ func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail s
 func (s *Supervisor) needsInput(ctx context.Context, n int, q string) error {
 	// The writes come before the state: a crash in between finds the
 	// worker's outcome again and redoes them (each is done once).
-	if err := s.comment(ctx, "needs-input", n, backlog.NeedsInputComment(q)); err != nil {
-		return err
-	}
-	if _, err := s.do(ctx, backlog.Intent{ID: "label-needs-input-" + strconv.Itoa(n), Op: backlog.OpLabel, Issue: n,
-		Label: s.o.Config.Backlog.NeedsInputLabel}); err != nil {
+	if err := s.ask(ctx, n, q); err != nil {
 		return err
 	}
 	if err := s.record(ctx, backlog.Event{Kind: backlog.EvNeedsInput, Issue: n, Question: q}); err != nil {

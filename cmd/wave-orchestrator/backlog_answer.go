@@ -14,6 +14,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
@@ -21,7 +22,7 @@ func newBacklogAnswerCmd(g *globals) *cobra.Command {
 	var file string
 	c := &cobra.Command{
 		Use:   "answer N [TEXT]",
-		Short: "Answer a needs-input issue: the answer becomes a comment, the needs-input label goes, the next `backlog run` takes it again",
+		Short: "Answer a needs-input issue: the answer becomes a comment, the needs-input label goes, the open run (or the next `backlog run`) takes it again",
 		Example: `  wave-orchestrator backlog answer 12 "Use the v2 API; v1 is going away"
   wave-orchestrator backlog answer 12 --file answer.md
   echo "Keep the old flag as an alias" | wave-orchestrator backlog answer 12`,
@@ -62,6 +63,9 @@ func newBacklogAnswerCmd(g *globals) *cobra.Command {
 			out := c.OutOrStdout()
 			if err := freeAnswered(ctx, be, n, out); err != nil {
 				return err
+			}
+			if openRunTakes(be, n, out) {
+				return nil
 			}
 			if !waiting {
 				fmt.Fprintf(out, "answered #%d (it had no %s label: nothing was waiting for it)\n", n, label)
@@ -140,4 +144,29 @@ func freeAnswered(ctx context.Context, be *backlogEnv, n int, w io.Writer) error
 		}
 	}
 	return nil
+}
+
+// openRunTakes says what happens to an answer for issue n when the
+// lane's open run asked it: that run takes it (alive), or takes it once
+// `backlog run` resumes it. False when no open run waits for n.
+func openRunTakes(be *backlogEnv, n int, w io.Writer) bool {
+	dir, err := supervisor.OpenRunDir(be.layout.StateDir)
+	if err != nil || dir == "" {
+		return false
+	}
+	r, _, err := supervisor.ReadRun(dir)
+	if err != nil {
+		return false
+	}
+	is, ok := r.Issues[n]
+	if !ok || is.State != backlog.StateNeedsInput || is.Released {
+		return false
+	}
+	if lanes.Held(be.layout.LockPath()) {
+		fmt.Fprintf(w, "answered #%d: the open backlog run %s takes it within a poll; its worker goes on in %s with the answer in its prompt\n",
+			n, r.Info.ID, oneLineTitle(is.Worktree))
+		return true
+	}
+	fmt.Fprintf(w, "answered #%d: `backlog run` resumes the open run %s, which takes it again with the answer in its worker's prompt\n", n, r.Info.ID)
+	return true
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,21 +27,29 @@ func newBacklogStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			repo, _ := gitops.Open(c.Context(), e.lane.RepoRoot, gitops.Options{})
-			v, err := supervisor.Status(c.Context(), dir, repo, lanes.Held(e.layout.LockPath()), time.Now())
+			v, err := backlogStatusView(c.Context(), e, dir)
 			if err != nil {
 				return err
 			}
+			nt := runNotifications(dir)
 			if asJSON {
 				enc := json.NewEncoder(c.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(v)
+				return enc.Encode(withNotifications{v, nt})
 			}
 			supervisor.RenderStatus(c.OutOrStdout(), v)
-			return nil
+			_, err = fmt.Fprint(c.OutOrStdout(), notifyLine(nt))
+			return err
 		},
 	}
 	c.Flags().StringVar(&run, "run", "", "backlog run id (default: the newest)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the snapshot as JSON (docs/backlog-status-schema.md)")
 	return c
+}
+
+// backlogStatusView is the `backlog status --json` document of the run in
+// dir (also what `serve` answers on /api/v1/backlog).
+func backlogStatusView(ctx context.Context, e *laneEnv, dir string) (supervisor.StatusView, error) {
+	repo, _ := gitops.Open(ctx, e.lane.RepoRoot, gitops.Options{})
+	return supervisor.Status(ctx, dir, repo, lanes.Held(e.layout.LockPath()), time.Now())
 }

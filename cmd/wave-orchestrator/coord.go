@@ -21,8 +21,10 @@ func newCoordCmd(g *globals) *cobra.Command {
 requests, decisions, blockers and handoffs that agents post while they work.
 An open blocking record holds closure until it is resolved.`,
 		Example: `  wave-orchestrator coord list -w 0 --open
-  wave-orchestrator coord post -w 0 --kind blocker --summary "schema undecided" --blocking`}
-	c.AddCommand(newCoordPostCmd(g), newCoordListCmd(g))
+  wave-orchestrator coord post -w 0 --kind blocker --summary "schema undecided" --blocking
+  wave-orchestrator coord inbox -w 0 --agent A2
+  wave-orchestrator coord act resolve -w 0 coord-blocker-1a2b3c4d`}
+	c.AddCommand(newCoordPostCmd(g), newCoordListCmd(g), newCoordShowCmd(g), newCoordInboxCmd(g), newCoordActCmd(g))
 	return c
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
@@ -176,6 +178,13 @@ func dashboardConfig(ctx context.Context, g *globals, layout lanes.Layout, wave 
 		},
 		Back:       backHint(os.Getenv("TMUX"), inside),
 		HasSession: client.HasSession,
+		Questions: func(context.Context) ([]questions.Question, error) {
+			qs, _, err := questions.List(layout)
+			return qs, err
+		},
+		Answer: func(ctx context.Context, id, text string) (string, error) {
+			return answerFromDashboard(ctx, g, id, text)
+		},
 	}
 	if bin, err := self(); err == nil {
 		cfg.AttachAgent = func(agent string) *exec.Cmd {
@@ -260,4 +269,20 @@ func startResume(ctx context.Context, client *tmuxadapter.Client, bin string, la
 		return "", fmt.Errorf("start resume of wave %d: %w", n, err)
 	}
 	return fmt.Sprintf("resuming wave %d in tmux session %s (tmux -L %s attach -t %s)", n, resumeSession, layout.Socket(), resumeSession), nil
+}
+
+// answerFromDashboard is the dashboard's a key: the question answered as
+// `answer ID TEXT` would, by the user running the dashboard (never
+// forced: one answered meanwhile is refused).
+func answerFromDashboard(ctx context.Context, g *globals, id, text string) (string, error) {
+	e, err := openLane(g)
+	if err != nil {
+		return "", err
+	}
+	// Nothing onto the dashboard's screen.
+	q, err := newAnswerer(e, io.Discard)(ctx, id, text, cmp.Or(os.Getenv("USER"), "dashboard"))
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("answered %s (%s)", q.ID, q.Where()), nil
 }

@@ -109,6 +109,7 @@ func doctor(ctx context.Context, g *globals) []finding {
 	add("ok", "config", "config: %s, lane %s, waves in %s", cfgFile, e.lane.Name, e.lane.WavesDir)
 	fs = append(fs, backlogFindings(e, host.Getenv)...)
 	fs = append(fs, backlogModeFindings(ctx, e, host)...)
+	fs = append(fs, notifyFindings(e)...)
 	if noWavesIsFine(e) {
 		add("ok", "waves", "waves: none (no %s; a backlog-only repository needs none)", e.lane.WavesDir)
 		return append(fs, laneFindings(ctx, e)...)

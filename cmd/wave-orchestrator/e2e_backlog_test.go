@@ -64,7 +64,10 @@ func (r *backlogRepo) issue(n int, title, body string) {
 
 func (r *backlogRepo) env() []string {
 	return []string{"XDG_STATE_HOME=" + filepath.Join(filepath.Dir(r.root), "state"),
-		"WAVE_RUNTIME_HEARTBEAT_INTERVAL_MS=200", "WAVE_RUNTIME_TERMINATE_GRACE_MS=500"}
+		"WAVE_RUNTIME_HEARTBEAT_INTERVAL_MS=200", "WAVE_RUNTIME_TERMINATE_GRACE_MS=500",
+		// A run with only questions left ends at once (exit 43) unless a
+		// test says otherwise (a later entry wins).
+		"WAVE_BACKLOG_INPUT_WAIT_MINUTES=0"}
 }
 
 func (r *backlogRepo) runEnv(ctx context.Context, args ...string) result {

@@ -71,10 +71,13 @@ func newRootCmd() *cobra.Command {
 		newLaunchCmd(g),
 		newResumeCmd(g),
 		newSubmitCmd(g),
+		newAutonomousCmd(g),
 		newSubmitWatchCmd(g),
 		newWaitCmd(g),
 		newSignalCmd(),
 		newCoordCmd(g),
+		newControlCmd(g),
+		newRetryCmd(g),
 		newInitCmd(g),
 		newDoctorCmd(g),
 		newStopCmd(g),
@@ -82,7 +85,10 @@ func newRootCmd() *cobra.Command {
 		newDashboardCmd(g),
 		newAttachCmd(g),
 		newBacklogCmd(g),
+		newServeCmd(g),
+		newUsageCmd(g),
 	)
+	root.AddCommand(newAskCmd(g), newFeedbackCmd(g), newQuestionsCmd(g), newAnswerCmd(g))
 	addBuiltinExamples(root)
 	return root
 }

@@ -71,7 +71,7 @@ human-feedback, human-escalation or clarification request), 30 changed
 				err = dashboard.WriteStatusJSON(out, l, wave)
 			} else {
 				o := dashboard.Options{Width: outWidth(out), Color: outColor(out), Now: time.Now(), Wave: wave, Selected: -1}
-				_, err = fmt.Fprint(out, dashboard.RenderStatus(l, o))
+				_, err = fmt.Fprint(out, dashboard.RenderStatus(l, o)+notifyLine(l.Notifications))
 			}
 			if err != nil || !exitCode {
 				return err

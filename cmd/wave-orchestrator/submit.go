@@ -145,37 +145,48 @@ func runSubmit(c *cobra.Command, g *globals, f *launchFlags, resume, noQueue boo
 	if err != nil {
 		return err
 	}
+	command := "launch"
+	if resume {
+		command = "resume"
+	}
+	rec, busy, err := enqueueRun(c.Context(), e, bin, command, forwardedArgs(c.Flags()), noQueue)
+	if err != nil {
+		return err
+	}
+	return printSubmitted(c.OutOrStdout(), g.json, rec, submittedOf(e).store.path(rec.RunID), busy)
+}
+
+// enqueueRun records a queued run of command with the launcher's args and
+// makes sure the lane's watcher runs; busy says it waits behind another
+// run. With noQueue a busy lane is refused (exit 32), recording nothing.
+func enqueueRun(ctx context.Context, e *laneEnv, bin, command string, args []string, noQueue bool) (*submittedRun, bool, error) {
 	s := submittedOf(e)
-	ctx, cancel := context.WithTimeout(c.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	unlock, err := s.lockQueue(ctx)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	defer unlock()
 	// A queued record whose watcher is still starting counts: it runs first.
 	busy := s.watcherAlive() || lanes.Held(e.layout.LockPath()) || s.store.active() != nil
 	if busy && noQueue {
-		return withCode(exitLocked, fmt.Errorf("lane %s has an active run (a submitted run or a launcher); --no-queue: not queued", e.lane.Name))
-	}
-	command := "launch"
-	if resume {
-		command = "resume"
+		return nil, busy, withCode(exitLocked, fmt.Errorf("lane %s has an active run (a submitted run or a launcher); --no-queue: not queued", e.lane.Name))
 	}
 	now := time.Now().UTC()
 	rec := &submittedRun{SchemaVersion: 1, RunID: newRunID(now), Lane: e.lane.Name, State: runQueued,
-		Command: command, Args: forwardedArgs(c.Flags()), SubmittedAt: now}
+		Command: command, Args: args, SubmittedAt: now}
 	if err := s.store.write(rec); err != nil {
-		return err
+		return nil, busy, err
 	}
 	if !s.watcherAlive() {
 		if err := startWatcher(ctx, e, bin); err != nil {
 			rec.finish(exitFailed, "watcher not started: "+err.Error())
 			_ = s.store.write(rec)
-			return err
+			return nil, busy, err
 		}
 	}
-	return printSubmitted(c.OutOrStdout(), g.json, rec, s.store.path(rec.RunID), busy)
+	return rec, busy, nil
 }
 
 // startWatcher runs `submit-watch` in the lane's launcher session,

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
+)
+
+// The human loop through the dashboard: A1's blocking question shows in
+// the wave view; a, the answer and Enter, typed through tmux as a person
+// would, answer it, and the live launcher relaunches A1 with the answer
+// in its prompt and exits 0.
+func TestDashboardAnswerKeyAnswersAQuestion(t *testing.T) {
+	r := newRepo(t)
+	askingWave(r)
+	bg := r.start(ctxFor(t), "launch", "--lane", "main")
+	var q questions.Question
+	waitFor(t, "A1's question", time.Minute, func() bool {
+		qs, _, err := questions.List(r.layout())
+		if err != nil || len(qs) != 1 {
+			return false
+		}
+		q = qs[0]
+		return true
+	})
+	waitFor(t, "the dashboard to list the question", 30*time.Second, func() bool {
+		s := r.capture(lanes.DashboardSession)
+		return strings.Contains(s, "Questions waiting for you (1)") && strings.Contains(s, q.ID)
+	})
+	r.keys(t, "a")
+	waitFor(t, "the answer line", 30*time.Second, func() bool {
+		return strings.Contains(r.capture(lanes.DashboardSession), "answer "+q.ID+": █")
+	})
+	answer := "Postgres; q and ? are text here"
+	r.keys(t, "-l", answer)
+	r.keys(t, "Enter")
+	if res := bg.wait(t, "launch after the answer", 2*time.Minute); res.code != 0 {
+		t.Fatalf("launch exit %d after the answer from the dashboard:\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	checkAnswerReachedA1(t, r, q, answer)
+	waitFor(t, "the dashboard to show the wave completed", 30*time.Second, func() bool {
+		s := r.capture(lanes.DashboardSession)
+		return strings.Contains(s, "■ wave 0 completed") && !strings.Contains(s, "Questions waiting for you")
+	})
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
+	"github.com/wave-orchestrator/wave-orchestrator/notify"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
+)
+
+// notifyLine is status's line about notifications: shown only when some
+// failed or are owed (intended, not confirmed), "" otherwise.
+func notifyLine(n *state.Notifications) string {
+	if n == nil || n.Failed == 0 && n.Pending == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("notifications: %d failed, %d delivered, %d owed", n.Failed, n.Delivered, n.Pending)
+	if k := len(n.Failures); k > 0 {
+		f := n.Failures[k-1]
+		s += fmt.Sprintf("; latest failure: sink %s, %s, after %d tries: %s", f.Sink, f.Event, f.Tries, f.Error)
+	}
+	return termtext.EscapeLines(s) + "\n"
+}
+
+// notifyFindings is doctor's word on the notify sinks: each one's
+// readiness, and the deliveries that failed on the lane and in its newest
+// backlog run.
+func notifyFindings(e *laneEnv) []finding {
+	var fs []finding
+	for _, s := range e.lane.Notify {
+		what := "every event"
+		if len(s.Events) > 0 {
+			what = strings.Join(s.Events, ", ")
+		}
+		if why := notify.Check(s, os.LookupEnv); why != "" {
+			fs = append(fs, finding{level: "warn", check: "notify", msg: fmt.Sprintf("notify: sink %s (%s): %s", s.Name, s.Kind, why)})
+		} else {
+			fs = append(fs, finding{level: "ok", check: "notify", msg: fmt.Sprintf("notify: sink %s (%s): %s", s.Name, s.Kind, what)})
+		}
+	}
+	if evs, _, err := state.ReadEvents(e.layout.EventsPath()); err == nil {
+		fs = append(fs, failureFinding("lane "+e.lane.Name, state.ReduceNotifications(evs))...)
+	}
+	if dirs, err := supervisor.ListRuns(e.layout.StateDir); err == nil && len(dirs) > 0 {
+		dir := dirs[len(dirs)-1]
+		fs = append(fs, failureFinding("backlog run "+filepath.Base(dir), runNotifications(dir))...)
+	}
+	return fs
+}
+
+func failureFinding(where string, n *state.Notifications) []finding {
+	if n == nil || n.Failed == 0 {
+		return nil
+	}
+	f := n.Failures[len(n.Failures)-1]
+	return []finding{{level: "warn", check: "notify", msg: fmt.Sprintf("notify: %d deliveries failed (%s); latest: sink %s, %s, after %d tries: %s",
+		n.Failed, where, f.Sink, f.Event, f.Tries, f.Error), fix: "check the sink, then see `status` for the next deliveries"}}
+}
+
+// withNotifications is `backlog status --json`: the run's snapshot and
+// the tally of its notifications (null when none).
+type withNotifications struct {
+	supervisor.StatusView
+	Notifications *state.Notifications `json:"notifications"`
+}
+
+// runNotifications tallies a backlog run's notification events.
+func runNotifications(dir string) *state.Notifications {
+	evs, _, err := jsonfile.ReadLines[backlog.Event](filepath.Join(dir, supervisor.EventsFile))
+	if err != nil {
+		return nil
+	}
+	return notify.RunNotifications(evs)
+}

@@ -1,0 +1,333 @@
+package notify
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Delivery bounds (issue 20): each try has tryTimeout; a failing sink is
+// retried retries times, waiting backoff(try) before each.
+const (
+	tryTimeout = 5 * time.Second
+	retries    = 3
+	// safetyTick re-reads the log in case a file event was missed (a
+	// rotation under the watch, an overflowing event queue).
+	safetyTick = 2 * time.Second
+)
+
+// DefaultFlush bounds how long a follower's Stop waits for deliveries in
+// flight at exit: every try and backoff of a sink that fails at once fit
+// in it; a sink that hangs is cut off and its delivery left owed.
+const DefaultFlush = 10 * time.Second
+
+func defaultBackoff(try int) time.Duration { return 500 * time.Millisecond << try }
+
+// Options tune a follower; the zero value is production's.
+type Options struct {
+	Logger *slog.Logger
+	// Backoff is the wait before the try-th retry (0-based).
+	Backoff func(try int) time.Duration
+}
+
+// entry is what one log line means to a follower.
+type entry struct {
+	notice *Notice
+	rec    *record
+	marker string // a lane follower's markers (state.NotifyFollowing, ...)
+}
+
+// record is a delivery's intent or outcome.
+type record struct {
+	Action string // state.NotifyIntent | state.NotifyDelivered | state.NotifyFailed
+	Notice Notice
+	Sink   string
+	Tries  int
+	Err    string
+}
+
+func (r record) key() string { return r.Notice.ID + "/" + r.Sink }
+
+// journal is the log a follower reads and records in.
+type journal interface {
+	path() string
+	rotates() bool
+	decode(line []byte) entry
+	record(r record) error
+	marker(action string) error
+	// scopeAll: every notice of the log is the follower's (a backlog
+	// run's own log). Otherwise (the lane's log, shared by every launch)
+	// the scope starts where the last follower that did not stop cleanly
+	// started, or at the end.
+	scopeAll() bool
+}
+
+// Follower tells the sinks about the notices of one log, exactly once each.
+type Follower struct {
+	j     journal
+	sinks []Sink
+	o     Options
+	log   *slog.Logger
+	tail  tailer
+
+	mu       sync.Mutex
+	done     map[string]bool // outcome recorded
+	intended map[string]bool
+	queued   map[string]bool
+	queues   map[string]chan record
+	inflight sync.WaitGroup // queued deliveries not yet finished
+	workers  sync.WaitGroup
+
+	sendCtx    context.Context
+	cancelSend context.CancelFunc
+	stopWatch  chan struct{}
+	watchDone  chan struct{}
+}
+
+func newFollower(j journal, sinks []Sink, o Options) *Follower {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Backoff == nil {
+		o.Backoff = defaultBackoff
+	}
+	return &Follower{j: j, sinks: sinks, o: o, log: o.Logger, tail: tailer{path: j.path(), rotates: j.rotates()},
+		done: map[string]bool{}, intended: map[string]bool{}, queued: map[string]bool{}, queues: map[string]chan record{}}
+}
+
+// start reads the log so far, takes on what is owed, and follows the log
+// until Stop. It returns once the follower's scope is fixed, so every
+// event appended after it returns is delivered.
+func (f *Follower) start() error {
+	lines, err := f.tail.readAll()
+	if err != nil {
+		return err
+	}
+	entries := make([]entry, len(lines))
+	for i, l := range lines {
+		entries[i] = f.j.decode(l)
+	}
+	from := 0
+	if !f.j.scopeAll() {
+		from = scopeStart(entries)
+	}
+	f.sendCtx, f.cancelSend = context.WithCancel(context.Background())
+	for _, s := range f.sinks {
+		q := make(chan record, 1024)
+		f.queues[s.Name()] = q
+		f.workers.Add(1)
+		go f.work(s, q)
+	}
+	for _, e := range entries {
+		if e.rec != nil {
+			f.note(*e.rec)
+		}
+	}
+	if !f.j.scopeAll() {
+		if err := f.j.marker(followingMarker); err != nil {
+			return err
+		}
+	}
+	f.tail.pin()
+	for _, e := range entries[from:] {
+		f.take(e)
+	}
+	f.stopWatch, f.watchDone = make(chan struct{}), make(chan struct{})
+	go f.watch()
+	return nil
+}
+
+// scopeStart is the index of the first entry a new lane follower owns:
+// the first follower start after the last clean stop (a follower that
+// died left deliveries owed), else the end of the log.
+func scopeStart(es []entry) int {
+	lastStop := -1
+	for i, e := range es {
+		if e.marker == stoppedMarker {
+			lastStop = i
+		}
+	}
+	for i := lastStop + 1; i < len(es); i++ {
+		if es[i].marker == followingMarker {
+			return i
+		}
+	}
+	return len(es)
+}
+
+// note applies a delivery record read from the log.
+func (f *Follower) note(r record) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch r.Action {
+	case intentAction:
+		f.intended[r.key()] = true
+	case deliveredAction, failedAction:
+		f.done[r.key()] = true
+	}
+}
+
+// take queues a notice for every sink that wants it and has not had it.
+func (f *Follower) take(e entry) {
+	if e.rec != nil {
+		f.note(*e.rec)
+	}
+	if e.notice == nil {
+		return
+	}
+	var owed []record
+	f.mu.Lock()
+	for _, s := range f.sinks {
+		r := record{Notice: *e.notice, Sink: s.Name()}
+		if !s.Wants(r.Notice.Event) || f.done[r.key()] || f.queued[r.key()] {
+			continue
+		}
+		f.queued[r.key()] = true
+		f.inflight.Add(1)
+		owed = append(owed, r)
+	}
+	f.mu.Unlock()
+	// Sent outside the lock: a full queue waits for its worker, which
+	// needs the lock to finish a delivery.
+	for _, r := range owed {
+		f.queues[r.Sink] <- r
+	}
+}
+
+func (f *Follower) readNew() {
+	lines, err := f.tail.readNew()
+	if err != nil {
+		f.log.Warn("notify: read log", "err", err)
+	}
+	for _, l := range lines {
+		f.take(f.j.decode(l))
+	}
+}
+
+// watch reads the log whenever its directory changes.
+func (f *Follower) watch() {
+	defer close(f.watchDone)
+	w, err := fsnotify.NewWatcher()
+	var events chan fsnotify.Event
+	if err == nil {
+		defer w.Close()
+		if err := w.Add(filepath.Dir(f.j.path())); err == nil {
+			events = w.Events
+		}
+	}
+	tick := time.NewTicker(safetyTick)
+	defer tick.Stop()
+	base := filepath.Base(f.j.path())
+	for {
+		select {
+		case <-f.stopWatch:
+			return
+		case ev := <-events:
+			if filepath.Base(ev.Name) == base {
+				f.readNew()
+			}
+		case <-tick.C:
+			f.readNew()
+		}
+	}
+}
+
+// work delivers one sink's notices in order.
+func (f *Follower) work(s Sink, q chan record) {
+	defer f.workers.Done()
+	for r := range q {
+		f.deliver(s, r)
+		f.inflight.Done()
+	}
+}
+
+func (f *Follower) deliver(s Sink, r record) {
+	f.mu.Lock()
+	intended := f.intended[r.key()]
+	f.mu.Unlock()
+	if f.sendCtx.Err() != nil {
+		return // past the flush bound: owed to the next follower
+	}
+	if !intended {
+		r.Action = intentAction
+		if err := f.j.record(r); err != nil {
+			// Without the intent on disk a crash could not tell whether
+			// it was sent: do not send.
+			f.log.Error("notify: record intent", "sink", r.Sink, "event", r.Notice.Event, "err", err)
+			return
+		}
+	}
+	tries, err := send(f.sendCtx, s, r.Notice, f.o.Backoff)
+	if f.sendCtx.Err() != nil {
+		return // cut short by the flush bound: the intent stays open
+	}
+	r.Action, r.Tries = deliveredAction, tries
+	if err != nil {
+		r.Action, r.Err = failedAction, err.Error()
+		f.log.Warn("notify: delivery failed", "sink", r.Sink, "event", r.Notice.Event, "tries", tries, "err", err)
+	}
+	if err := f.j.record(r); err != nil {
+		f.log.Error("notify: record outcome", "sink", r.Sink, "event", r.Notice.Event, "err", err)
+		return
+	}
+	f.note(r)
+}
+
+// send tries a sink once and retries times more, each try within
+// tryTimeout.
+func send(ctx context.Context, s Sink, n Notice, backoff func(int) time.Duration) (int, error) {
+	var err error
+	for try := 0; ; try++ {
+		tctx, cancel := context.WithTimeout(ctx, tryTimeout)
+		err = s.Send(tctx, n)
+		cancel()
+		if err == nil || try == retries || ctx.Err() != nil {
+			return try + 1, err
+		}
+		t := time.NewTimer(backoff(try))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return try + 1, err
+		case <-t.C:
+		}
+	}
+}
+
+// Stop reads the log a last time, waits up to bound for the deliveries in
+// flight, and stops. What is not delivered by then stays owed: the next
+// follower of the log delivers it. Safe to call on a nil follower.
+func (f *Follower) Stop(bound time.Duration) {
+	if f == nil {
+		return
+	}
+	close(f.stopWatch)
+	<-f.watchDone
+	f.readNew()
+	flushed := make(chan struct{})
+	go func() { f.inflight.Wait(); close(flushed) }()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	clean := true
+	select {
+	case <-flushed:
+	case <-t.C:
+		clean = false
+		f.log.Warn("notify: deliveries still in flight at exit; the next run delivers them")
+	}
+	f.cancelSend()
+	for _, q := range f.queues {
+		close(q)
+	}
+	f.workers.Wait()
+	if clean && !f.j.scopeAll() {
+		if err := f.j.marker(stoppedMarker); err != nil {
+			f.log.Warn("notify: record stop", "err", err)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package notify
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Event names people subscribe to (config.NotifyEvents).
+const (
+	QuestionAsked    = "question-asked"
+	QuestionAnswered = "question-answered"
+	WaveCompleted    = "wave-completed"
+	WaveFailed       = "wave-failed"
+	WaveBlocked      = "wave-blocked"
+	AgentStalled     = "agent-stalled"
+	IssueMerged      = "issue-merged"
+	IssueNeedsInput  = "issue-needs-input"
+	IssueParked      = "issue-parked"
+	FinalPROpened    = "final-pr-opened"
+)
+
+// Notice is one event people are told about: the JSON a command reads on
+// stdin and the body of a webhook POST (with text and content added). ID
+// is stable across restarts, so a receiver can drop a repeat delivered in
+// the crash window.
+type Notice struct {
+	ID         string    `json:"id"`
+	Event      string    `json:"event"`
+	Lane       string    `json:"lane"`
+	Mode       string    `json:"mode"` // wave | backlog
+	Wave       *int      `json:"wave,omitempty"`
+	RunID      string    `json:"runId,omitempty"`
+	Issue      int       `json:"issue,omitempty"`
+	AgentID    string    `json:"agentId,omitempty"`
+	QuestionID string    `json:"questionId,omitempty"`
+	Question   string    `json:"question,omitempty"` // untrusted: the agent's words
+	Answer     string    `json:"answer,omitempty"`   // untrusted
+	Operator   string    `json:"operator,omitempty"`
+	Title      string    `json:"title,omitempty"` // untrusted: an issue title
+	URL        string    `json:"url,omitempty"`   // the final PR
+	Detail     string    `json:"detail,omitempty"`
+	At         time.Time `json:"at"`
+	// Summary is the one line a person reads ("lane main: wave 2 completed").
+	Summary string `json:"summary"`
+}
+
+// JSON is the notice as a command reads it.
+func (n Notice) JSON() []byte {
+	b, _ := json.Marshal(n)
+	return b
+}
+
+// webhookBody is the notice with the fields chat webhooks read: text
+// (Slack, Discord's /slack endpoint, Mattermost) and content (Discord),
+// with mentions turned off so an agent's words cannot page a channel.
+func (n Notice) webhookBody() []byte {
+	type body struct {
+		Notice
+		Text            string         `json:"text"`
+		Content         string         `json:"content"`
+		AllowedMentions map[string]any `json:"allowed_mentions"`
+	}
+	t := chatText(n.Summary)
+	b, _ := json.Marshal(body{Notice: n, Text: t, Content: t, AllowedMentions: map[string]any{"parse": []string{}}})
+	return b
+}
+
+// chatText escapes what chat services read as markup (<!channel>, links).
+var chatText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace
+
+// clip shortens untrusted text for a one-line summary.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func timeNow() time.Time { return time.Now().UTC() }

@@ -1,0 +1,228 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/forge"
+)
+
+// An open run takes the answers to its workers' questions itself: a
+// needs-input issue answered on its source (`backlog answer`, a person's
+// comment after the question, the needs-input label removed) goes back
+// to its worker in the same worktree with the answer in its prompt, and
+// a run with nothing left but questions waits backlog.inputWaitMinutes
+// for them before it ends.
+
+// answerPollGitHub is how often an open run asks GitHub whether its
+// questions were answered (Options.AnswerPoll overrides): each look is
+// two API calls per waiting issue, some 240 an hour for one question.
+// The local source is read at every sweep: it costs a file read.
+const answerPollGitHub = 30 * time.Second
+
+func (s *Supervisor) answerPoll() time.Duration {
+	if s.o.AnswerPoll > 0 {
+		return s.o.AnswerPoll
+	}
+	if s.o.Source.Kind() == forge.KindGitHub {
+		return answerPollGitHub
+	}
+	return 0
+}
+
+// asked are the run's issues whose worker asked a question, unanswered
+// so far, whose claim the run still holds.
+func (s *Supervisor) asked() []*backlog.IssueRun {
+	var out []*backlog.IssueRun
+	for _, is := range s.run().List() {
+		if is.State == backlog.StateNeedsInput && !is.Released {
+			out = append(out, is)
+		}
+	}
+	return out
+}
+
+// askMarker ends the comment that asks issue n's question after the
+// given number of answers: the first keeps the marker runs always had,
+// later rounds carry their number, so each is posted once.
+func (s *Supervisor) askMarker(n, answers int) string {
+	if answers == 0 {
+		return s.marker("needs-input", n)
+	}
+	return fmt.Sprintf("<!-- wave-orchestrator:needs-input run=%s issue=%d round=%d -->", s.run().Info.ID, n, answers+1)
+}
+
+// askIntent names the writes of issue n's question in its round.
+func askIntent(what string, n, answers int) string {
+	id := what + "-needs-input-" + strconv.Itoa(n)
+	if answers > 0 {
+		id += "-r" + strconv.Itoa(answers+1)
+	}
+	return id
+}
+
+// ask posts a worker's question on its issue and adds the needs-input
+// label, each once per round of questions (a worker that was answered
+// may ask again).
+func (s *Supervisor) ask(ctx context.Context, n int, q string) error {
+	k := s.run().Issues[n].Answers
+	m := s.askMarker(n, k)
+	if _, err := s.do(ctx, backlog.Intent{ID: askIntent("comment", n, k), Op: backlog.OpComment, Issue: n, Marker: m,
+		Body: backlog.NeedsInputComment(q) + "\n\n" + m}); err != nil {
+		return err
+	}
+	_, err := s.do(ctx, backlog.Intent{ID: askIntent("label", n, k), Op: backlog.OpLabel, Issue: n,
+		Label: s.o.Config.Backlog.NeedsInputLabel})
+	return err
+}
+
+// takeAnswers looks for the answers to the run's open questions (every
+// sweep on the local source, every answerPoll on GitHub) and sends each
+// answered issue back to its worker. The answer is recorded before
+// anything acts on it, and an issue once answered is no longer asked
+// about, so a supervisor killed at any point records it once.
+func (s *Supervisor) takeAnswers(ctx context.Context) error {
+	asked := s.asked()
+	if len(asked) == 0 || s.run().Finishing {
+		return nil
+	}
+	if p := s.answerPoll(); p > 0 && s.o.Now().Sub(s.answersAt) < p {
+		return nil
+	}
+	s.answersAt = s.o.Now()
+	self := ""
+	if sl, ok := s.o.Source.(selfLogin); ok {
+		login, err := sl.Self(ctx)
+		if err != nil {
+			return fmt.Errorf("look for answers: %w", err)
+		}
+		self = login
+	}
+	took := false
+	for _, is := range asked {
+		n := is.Number
+		fresh, err := s.o.Source.Get(ctx, n)
+		if errors.Is(err, forge.ErrNotFound) {
+			continue // gone from the source: the run's end releases it
+		}
+		if err != nil {
+			return fmt.Errorf("#%d: look for an answer: %w", n, err)
+		}
+		if fresh.State != "" && fresh.State != "open" {
+			continue
+		}
+		a, ok := backlog.FindAnswer(fresh, s.askMarker(n, is.Answers), self, s.o.Config.Backlog.NeedsInputLabel)
+		if !ok {
+			continue
+		}
+		s.issues[n] = fresh // the worker's prompt quotes the issue as it is now
+		if err := s.emit(backlog.Event{Kind: backlog.EvAnswered, Issue: n, Question: is.Question, Answer: a.Text,
+			By: a.By, Outcome: a.Via}); err != nil {
+			return err
+		}
+		s.printf("#%d answered %s; its worker goes on in %s", n, answeredHow(a), firstNonEmpty(is.Worktree, "its worktree"))
+		took = true
+	}
+	if took {
+		s.checkpoint("answered")
+	}
+	return nil
+}
+
+// answeredHow says who answered and how, for the supervisor's output.
+func answeredHow(a backlog.Answer) string {
+	by := ""
+	if a.By != "" {
+		by = " by " + oneLine(a.By)
+	}
+	switch a.Via {
+	case backlog.AnsweredLabel:
+		return "(its needs-input label was removed, with no answer in words)"
+	case backlog.AnsweredCommand:
+		return "with `backlog answer`" + by + ": " + oneLine(a.Text)
+	}
+	return "in a comment" + by + ": " + oneLine(a.Text)
+}
+
+// unlabelAnswered takes the needs-input label off an answered issue
+// before its worker goes on: answered by a comment, the label is still
+// there, and dispatch would take it for a new question. Once per answer;
+// a restart between the answer and the worker's start does it then.
+func (s *Supervisor) unlabelAnswered(ctx context.Context, is *backlog.IssueRun) error {
+	if is.Outcome != backlog.OutcomeAnswered {
+		return nil
+	}
+	_, err := s.do(ctx, backlog.Intent{ID: fmt.Sprintf("unlabel-needs-input-%d-a%d", is.Number, is.Answers),
+		Op: backlog.OpUnlabel, Issue: is.Number, Label: s.o.Config.Backlog.NeedsInputLabel})
+	return err
+}
+
+// awaitAnswers is asked when the run has nothing left to do: true while
+// it should go on waiting for answers to its questions. The wait starts
+// with an input_wait event (so a restarted supervisor keeps its end),
+// lasts backlog.inputWaitMinutes (negative: until answered) and ends
+// with an answer or with a gave-up event, after which the run ends.
+func (s *Supervisor) awaitAnswers() (bool, error) {
+	r := s.run()
+	limit := s.o.Config.Backlog.InputWait()
+	asked := s.asked()
+	if r.Finishing || limit == 0 || len(asked) == 0 {
+		return false, nil
+	}
+	now := s.o.Now().UTC()
+	w := r.WaitingForAnswers()
+	if w == nil {
+		var until *time.Time
+		if limit > 0 {
+			u := now.Add(limit)
+			until = &u
+		}
+		if err := s.emit(backlog.Event{Kind: backlog.EvInputWait, At: now, Outcome: backlog.InputWaiting, Until: until}); err != nil {
+			return false, err
+		}
+		s.printf("%s; answer with `backlog answer N TEXT`, a comment on the issue, or by removing the %s label",
+			InputWaitLine(*answerWait(r)), s.o.Config.Backlog.NeedsInputLabel)
+		return true, nil
+	}
+	if w.Until == nil || now.Before(*w.Until) {
+		return true, nil
+	}
+	if err := s.emit(backlog.Event{Kind: backlog.EvInputWait, Outcome: backlog.InputGaveUp}); err != nil {
+		return false, err
+	}
+	s.printf("no answer to %s by %s (backlog.inputWaitMinutes); ending the run: an answer later is taken by the next `backlog run`",
+		strings.Join(issueRefs(issueNumbers(asked)), " "), w.Until.UTC().Format(time.RFC3339))
+	return false, nil
+}
+
+func issueNumbers(iss []*backlog.IssueRun) []int {
+	out := make([]int, len(iss))
+	for i, is := range iss {
+		out[i] = is.Number
+	}
+	return out
+}
+
+func issueRefs(ns []int) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = "#" + strconv.Itoa(n)
+	}
+	return out
+}
+
+// InputWaitLine is how the supervisor, status and the dashboard show a
+// wait for answers: "waiting for answers to #3 #5 since … (until …)".
+func InputWaitLine(a AnswerWait) string {
+	until := "no time limit"
+	if a.Until != nil {
+		until = "until " + a.Until.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("waiting for answers to %s since %s (%s): nothing else is left to do",
+		strings.Join(issueRefs(a.Issues), " "), a.Since.UTC().Format(time.RFC3339), until)
+}

@@ -1,0 +1,163 @@
+package webui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
+)
+
+// ErrNoBacklogRun is what Options.Backlog wraps when the run asked for
+// does not exist (or the lane never ran its backlog): the endpoint
+// answers 404 with it.
+var ErrNoBacklogRun = errors.New("no such backlog run")
+
+// Bounds of a log tail: enough to read what an agent is doing, never a
+// whole multi-megabyte log per request.
+const (
+	defaultTailLines = 200
+	maxTailLines     = 5000
+	maxTailBytes     = 512 << 10
+)
+
+var agentPart = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
+	l, err := s.opt.State(r.Context())
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := dashboard.WriteStatusJSON(w, l, -1); err != nil {
+		s.opt.Logger.Warn("serve: write state", "err", err)
+	}
+}
+
+func (s *Server) handleBacklog(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Backlog == nil {
+		httpError(w, http.StatusNotFound, ErrNoBacklogRun.Error())
+		return
+	}
+	run := r.URL.Query().Get("run")
+	if run != "" && !agentPart.MatchString(run) {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("run %q: not a backlog run id", run))
+		return
+	}
+	v, err := s.opt.Backlog(r.Context(), run)
+	switch {
+	case errors.Is(err, ErrNoBacklogRun):
+		httpError(w, http.StatusNotFound, err.Error())
+		return
+	case err != nil:
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// handleLog is the tail of one agent's output: the wave and agent must
+// name an agent of the lane's state, whose log path the server takes
+// from that state, so no request names a file.
+func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(r.PathValue("wave"))
+	if err != nil || n < 0 {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("wave %q: must be a wave number", r.PathValue("wave")))
+		return
+	}
+	agent := r.PathValue("agent")
+	if !agentPart.MatchString(agent) || strings.Contains(agent, "..") {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("agent %q: not an agent id", agent))
+		return
+	}
+	lines := defaultTailLines
+	if t := r.URL.Query().Get("tail"); t != "" {
+		if lines, err = strconv.Atoi(t); err != nil || lines < 1 {
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("tail %q: must be a number of lines, 1 or more", t))
+			return
+		}
+	}
+	lines = min(lines, maxTailLines)
+	l, err := s.opt.State(r.Context())
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	a, ok := findAgent(l, n, agent)
+	if !ok {
+		httpError(w, http.StatusNotFound, fmt.Sprintf("wave %d has no agent %s", n, agent))
+		return
+	}
+	if a.LogPath == "" || !within(s.opt.Layout.StateDir, a.LogPath) {
+		httpError(w, http.StatusNotFound, fmt.Sprintf("wave %d agent %s: no log yet", n, agent))
+		return
+	}
+	text, err := runtime.ReadLogTail(a.LogPath, maxTailBytes)
+	if err != nil {
+		httpError(w, http.StatusNotFound, fmt.Sprintf("wave %d agent %s: no log yet", n, agent))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, lastLines(text, lines))
+}
+
+func findAgent(l state.Lane, n int, id string) (state.Agent, bool) {
+	for _, wv := range l.Waves {
+		if wv.Wave != n {
+			continue
+		}
+		for _, a := range wv.Agents {
+			if a.ID == id {
+				return a, true
+			}
+		}
+	}
+	return state.Agent{}, false
+}
+
+// within reports whether path lies inside dir.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// lastLines is the last n lines of s (a partial first line dropped when
+// the byte bound cut it).
+func lastLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return ""
+	}
+	idx := len(s)
+	for range n {
+		i := strings.LastIndexByte(s[:idx], '\n')
+		if i < 0 {
+			return s + "\n"
+		}
+		idx = i
+	}
+	return s[idx+1:] + "\n"
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// httpError answers {"error": msg}; the message is data for the page,
+// which shows it as text.
+func httpError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}

@@ -1,0 +1,71 @@
+package webui
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// sseHeartbeat keeps idle streams open through proxies and lets a
+// closed client be noticed.
+const sseHeartbeat = 15 * time.Second
+
+// handleEvents is the Server-Sent Events stream: a "hello" first (the
+// page loads everything then), every new line of the lane's logs as it is
+// appended, "change" when other state moved, "resync" when this client
+// fell behind.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	sub := s.hub.subscribe()
+	defer s.hub.unsubscribe(sub)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	seq := 0
+	send := func(m message) bool {
+		seq++
+		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", seq, m.event, m.data); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if _, err := fmt.Fprint(w, "retry: 2000\n"); err != nil {
+		return
+	}
+	if !send(message{event: "hello", data: []byte("{}")}) {
+		return
+	}
+	tick := time.NewTicker(sseHeartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.hub.done:
+			return
+		case m := <-sub.ch:
+			if sub.lagged.Swap(false) {
+				m = message{event: evResync, data: []byte("{}")}
+				drain(sub.ch)
+			}
+			if !send(m) {
+				return
+			}
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+func drain(ch chan message) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
