@@ -2,9 +2,11 @@ package backlog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
 // FinalPRInput is what the one pull request wave → base says.
@@ -14,6 +16,10 @@ type FinalPRInput struct {
 	CloseCommand string // how to close the issues otherwise
 	Marker       string
 	BaseConflict string // merging origin/<base> into the wave branch failed in these files
+	// Spend is what each issue's worker and reviewer runs spent; Total
+	// the whole run's (nil: nothing reported usage).
+	Spend map[int]usage.Usage
+	Total *usage.Usage
 }
 
 // FinalPRTitle is the final PR's title.
@@ -34,6 +40,10 @@ func FinalPRBody(in FinalPRInput) string {
 	line("")
 	line("Tally: merged %d / in flight %d / blocked %d / needs-input %d.", t.Merged, t.InFlight, t.Blocked, t.NeedsInput)
 	line("")
+	if in.Total != nil {
+		line("Spent: %s.", in.Total.String())
+		line("")
+	}
 	var merged, parked, asking []*IssueRun
 	for _, is := range r.List() {
 		switch is.State {
@@ -53,7 +63,7 @@ func FinalPRBody(in FinalPRInput) string {
 			if is.PR != nil && is.PR.URL != "" {
 				link = is.PR.URL
 			}
-			line("- #%d %s — %s%s", is.Number, oneLineText(is.Title), link, ReworkNote(is.Reworks))
+			line("- #%d %s — %s%s%s", is.Number, oneLineText(is.Title), link, ReworkNote(is.Reworks), spentNote(in.Spend, is.Number))
 		}
 		line("")
 		if !in.DefaultBase {
@@ -92,6 +102,7 @@ func FinalPRBody(in FinalPRInput) string {
 		line("")
 	}
 	writeOutside(&b, r)
+	writeSpend(&b, in)
 	if in.BaseConflict != "" {
 		line("Merging `%s` into the wave branch conflicted in %s; resolve it in this PR.", r.Info.Base, oneLineText(in.BaseConflict))
 		line("")
@@ -100,6 +111,54 @@ func FinalPRBody(in FinalPRInput) string {
 		line("%s", in.Marker)
 	}
 	return b.String()
+}
+
+// spentNote is " · spent 12.3k tok $0.42" for an issue that reported usage.
+func spentNote(spend map[int]usage.Usage, n int) string {
+	if u, ok := spend[n]; ok && u.Known() {
+		return " · spent " + u.String()
+	}
+	return ""
+}
+
+// writeSpend is the per-issue spend table: every issue with usage, merged
+// or not (a parked issue cost money too), and the run's total. It is what
+// `wave-orchestrator usage --by issue` prints for the run.
+func writeSpend(b *strings.Builder, in FinalPRInput) {
+	if in.Total == nil {
+		return
+	}
+	nums := make([]int, 0, len(in.Spend))
+	for n, u := range in.Spend {
+		if u.Known() {
+			nums = append(nums, n)
+		}
+	}
+	slices.Sort(nums)
+	fmt.Fprintf(b, "## Spend\n\n| issue | input | output | cache read | cache write | cost |\n|---|---|---|---|---|---|\n")
+	row := func(what string, u usage.Usage) {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", what, tokens(u.InputTokens), tokens(u.OutputTokens),
+			tokens(u.CacheReadTokens), tokens(u.CacheWriteTokens), dollars(u.CostUSD))
+	}
+	for _, n := range nums {
+		row(fmt.Sprintf("#%d", n), in.Spend[n])
+	}
+	row("total", *in.Total)
+	b.WriteString("\n")
+}
+
+func tokens(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return usage.FormatTokens(*n)
+}
+
+func dollars(c *float64) string {
+	if c == nil {
+		return "-"
+	}
+	return usage.FormatCost(*c)
 }
 
 // codeList is file names (a worker's, so untrusted: a file may be named

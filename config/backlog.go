@@ -35,6 +35,7 @@ func (c *Config) validateBacklog(p *problems) {
 	p.atLeast("backlog.claim.leaseMinutes", b.Claim.LeaseMinutes, 1)
 	p.oneOf("backlog.undeclaredSurface", b.UndeclaredSurface, "serial", "parallel")
 	p.oneOf("backlog.surfacePolicy", b.SurfacePolicy, "warn", "park")
+	p.spendBudget("backlog.budget", b.Budget)
 	for _, k := range []struct {
 		key string
 		v   string

@@ -1,9 +1,24 @@
 package config
 
-// Budget is budget.turns / budget.minutes.
+import "github.com/wave-orchestrator/wave-orchestrator/usage"
+
+// Budget is budget.turns / budget.minutes / budget.tokens /
+// budget.costUsd: limits of one agent run.
 type Budget struct {
 	Turns   *int `json:"turns"`
 	Minutes *int `json:"minutes"`
+	// Tokens and CostUSD cap the run's metered spend: the runner stops
+	// the agent once its streamed usage reaches either.
+	Tokens  *int64   `json:"tokens,omitempty" yaml:"tokens,omitempty"`
+	CostUSD *float64 `json:"costUsd,omitempty" yaml:"costUsd,omitempty"`
+}
+
+// Cap is the budget's spending cap (zero when b is nil).
+func (b *Budget) Cap() usage.Cap {
+	if b == nil {
+		return usage.Cap{}
+	}
+	return usage.Cap{Tokens: b.Tokens, CostUSD: b.CostUSD}
 }
 
 // CodexConfig holds codex.* keys.

@@ -56,6 +56,7 @@ func (c *Config) Lane(repoRoot, name string) (*Lane, error) {
 		RuntimePolicy: lowerRoles(mergeRuntimePolicy(c.RuntimePolicy, lc)),
 		Runtime:       c.Runtime,
 		Notify:        c.Notify,
+		Pricing:       c.Pricing.Merged(),
 	}
 	if l.Project == "" {
 		l.Project = filepath.Base(abs)

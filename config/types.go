@@ -3,27 +3,34 @@
 // the per-lane view with lane overrides merged over the top level.
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
+)
 
 // Config is the whole configuration file. Key names are the reference's
 // camelCase names so a reference wave.config.json reads unchanged.
 type Config struct {
-	Version        int                   `json:"version" yaml:"version"`
-	ProjectName    string                `json:"projectName" yaml:"projectName"`
-	RepoMode       string                `json:"repoMode" yaml:"repoMode"` // single-repo|multi-lane
-	DefaultLane    string                `json:"defaultLane" yaml:"defaultLane"`
-	Paths          Paths                 `json:"paths" yaml:"paths"`
-	Roles          Roles                 `json:"roles" yaml:"roles"`
-	Executors      Executors             `json:"executors" yaml:"executors"`
-	SharedPlanDocs []string              `json:"sharedPlanDocs" yaml:"sharedPlanDocs"`
-	Validation     Validation            `json:"validation" yaml:"validation"`
-	Runtime        Runtime               `json:"runtime" yaml:"runtime"`
-	GitHub         GitHub                `json:"github" yaml:"github"`
-	Backlog        Backlog               `json:"backlog" yaml:"backlog"`
-	RuntimePolicy  RuntimePolicy         `json:"runtimePolicy,omitzero" yaml:"runtimePolicy,omitempty"`
-	Lanes          map[string]LaneConfig `json:"lanes" yaml:"lanes"`
+	Version        int           `json:"version" yaml:"version"`
+	ProjectName    string        `json:"projectName" yaml:"projectName"`
+	RepoMode       string        `json:"repoMode" yaml:"repoMode"` // single-repo|multi-lane
+	DefaultLane    string        `json:"defaultLane" yaml:"defaultLane"`
+	Paths          Paths         `json:"paths" yaml:"paths"`
+	Roles          Roles         `json:"roles" yaml:"roles"`
+	Executors      Executors     `json:"executors" yaml:"executors"`
+	SharedPlanDocs []string      `json:"sharedPlanDocs" yaml:"sharedPlanDocs"`
+	Validation     Validation    `json:"validation" yaml:"validation"`
+	Runtime        Runtime       `json:"runtime" yaml:"runtime"`
+	GitHub         GitHub        `json:"github" yaml:"github"`
+	Backlog        Backlog       `json:"backlog" yaml:"backlog"`
+	RuntimePolicy  RuntimePolicy `json:"runtimePolicy,omitzero" yaml:"runtimePolicy,omitempty"`
+	// Pricing prices tokens (USD per million) when a CLI reports no
+	// cost; merged over usage.DefaultPricing.
+	Pricing usage.Pricing `json:"pricing,omitzero" yaml:"pricing,omitempty"`
 	// Notify lists the sinks people are told through (config/notify.go).
-	Notify []NotifySink `json:"notify,omitempty" yaml:"notify,omitempty"`
+	Notify []NotifySink          `json:"notify,omitempty" yaml:"notify,omitempty"`
+	Lanes  map[string]LaneConfig `json:"lanes" yaml:"lanes"`
 	// Skills is read for its shape only (see Skills).
 	Skills *Skills `json:"skills,omitempty" yaml:"skills,omitempty"`
 
@@ -156,6 +163,8 @@ type Runtime struct {
 	// as a Kubernetes Job (kubernetes; see Kubernetes).
 	Backend    string     `json:"backend" yaml:"backend"`
 	Kubernetes Kubernetes `json:"kubernetes,omitzero" yaml:"kubernetes,omitempty"`
+	// Budget caps what a wave and the lane may spend (runtime.budget).
+	Budget SpendBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
 	// InputTimeoutMinutes (+ InputTimeoutSeconds, for fine tuning and
 	// tests) is how long a live launcher waits for a person to answer a
 	// blocking question before it gives up (the question becomes
@@ -169,6 +178,30 @@ type Runtime struct {
 func (r Runtime) InputTimeout() time.Duration {
 	return time.Duration(r.InputTimeoutMinutes)*time.Minute + time.Duration(r.InputTimeoutSeconds)*time.Second
 }
+
+// SpendBudget is runtime.budget and backlog.budget: caps on tokens and
+// cost for a scope, the share of a cap at which a warning is given
+// (default 80) and what running agents do once a cap is reached: finish
+// (the default; nothing new starts) or stop.
+type SpendBudget struct {
+	Wave          usage.Cap `json:"wave,omitzero" yaml:"wave,omitempty"`
+	Lane          usage.Cap `json:"lane,omitzero" yaml:"lane,omitempty"`
+	PerIssue      usage.Cap `json:"perIssue,omitzero" yaml:"perIssue,omitempty"`
+	Run           usage.Cap `json:"run,omitzero" yaml:"run,omitempty"`
+	WarnAtPercent int       `json:"warnAtPercent,omitempty" yaml:"warnAtPercent,omitempty"`
+	OnExceeded    string    `json:"onExceeded,omitempty" yaml:"onExceeded,omitempty"` // finish|stop
+}
+
+// Warn is WarnAtPercent or its default.
+func (b SpendBudget) Warn() int {
+	if b.WarnAtPercent > 0 {
+		return b.WarnAtPercent
+	}
+	return usage.DefaultWarnAtPercent
+}
+
+// Stops reports whether running agents are stopped at the cap.
+func (b SpendBudget) Stops() bool { return b.OnExceeded == "stop" }
 
 // Backends of runtime.backend.
 const (
@@ -274,6 +307,9 @@ type Backlog struct {
 	// questions waits for their answers before it ends with its final
 	// PR (default 60; 0 = end at once; -1 = wait until answered).
 	InputWaitMinutes int `json:"inputWaitMinutes" yaml:"inputWaitMinutes"`
+	// Budget caps what one issue (its every worker run) and the whole
+	// backlog run may spend (backlog.budget.perIssue|run).
+	Budget SpendBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
 }
 
 // Probe is backlog.probe: a connectivity check run before a salvage
@@ -363,6 +399,8 @@ type Lane struct {
 	Validation     Validation
 	SharedPlanDocs []string
 	Runtime        Runtime
+	// Pricing is the price table in effect: config over the defaults.
+	Pricing        usage.Pricing
 	MatrixDocPath  string
 	MatrixJSONPath string
 	// BenchmarkCatalogPath and Context7BundleIndexPath are the files eval

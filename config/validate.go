@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
 var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -44,6 +45,32 @@ func (p *problems) optOneOf(key string, v *string, allowed ...string) {
 func (p *problems) atLeast(key string, v, min int) {
 	if v < min {
 		p.add(key, "must be >= %d, got %d", min, v)
+	}
+}
+
+// capOf checks a spending cap: positive tokens and cost.
+func (p *problems) capOf(key string, c usage.Cap) {
+	if c.Tokens != nil && *c.Tokens <= 0 {
+		p.add(key+".tokens", "must be a positive integer, got %d", *c.Tokens)
+	}
+	if c.CostUSD != nil && !(*c.CostUSD > 0) {
+		p.add(key+".costUsd", "must be a positive number of dollars, got %g", *c.CostUSD)
+	}
+}
+
+// spendBudget checks runtime.budget or backlog.budget.
+func (p *problems) spendBudget(key string, b SpendBudget) {
+	for _, c := range []struct {
+		k string
+		c usage.Cap
+	}{{"wave", b.Wave}, {"lane", b.Lane}, {"perIssue", b.PerIssue}, {"run", b.Run}} {
+		p.capOf(key+"."+c.k, c.c)
+	}
+	if b.WarnAtPercent < 0 || b.WarnAtPercent > 100 {
+		p.add(key+".warnAtPercent", "must be between 1 and 100, got %d", b.WarnAtPercent)
+	}
+	if b.OnExceeded != "" {
+		p.oneOf(key+".onExceeded", b.OnExceeded, "finish", "stop")
 	}
 }
 
@@ -100,6 +127,7 @@ func (c *Config) validate() []error {
 	c.validateNotify(p)
 	validateKube(p, r)
 	p.atLeast("runtime.silenceMinutes", r.SilenceMinutes, 0)
+	p.spendBudget("runtime.budget", r.Budget)
 	p.atLeast("runtime.silenceSeconds", r.SilenceSeconds, 0)
 	p.atLeast("runtime.inputTimeoutMinutes", r.InputTimeoutMinutes, 0)
 	p.atLeast("runtime.inputTimeoutSeconds", r.InputTimeoutSeconds, 0)
@@ -178,6 +206,7 @@ func (p *problems) executors(e Executors) {
 		if pr.Budget != nil {
 			p.optPositive(k+".budget.turns", pr.Budget.Turns)
 			p.optPositive(k+".budget.minutes", pr.Budget.Minutes)
+			p.capOf(k+".budget", pr.Budget.Cap())
 		}
 		if pr.Codex != nil {
 			p.optOneOf(k+".codex.sandbox", pr.Codex.Sandbox, "read-only", "workspace-write", "danger-full-access")

@@ -106,17 +106,17 @@ type schema map[string][]string
 var (
 	laneSchema = schema{"schemaVersion": {kNumber}, "lane": {kString}, "socket": {kString}, "launcher": {kObject, kNull},
 		"waves": {kArray}, "problems": {kArray}, "generatedAt": {kString}, "lastEvents": {kArray},
-		"notifications": {kObject, kNull}}
+		"notifications": {kObject, kNull}, "usage": {kObject, kNull}}
 	waveSchema = schema{"wave": {kNumber}, "file": {kString}, "status": {kString}, "phase": {kString},
 		"attempt": {kNumber}, "maxAttempts": {kNumber}, "startedAt": {kString, kNull}, "finishedAt": {kString, kNull},
 		"updatedAt": {kString, kNull}, "closure": {kArray}, "agents": {kArray}, "failures": {kArray},
-		"blockers": {kArray}, "questions": {kArray}, "lastEvents": {kArray}}
+		"blockers": {kArray}, "questions": {kArray}, "lastEvents": {kArray}, "usage": {kObject, kNull}}
 	stageSchema = schema{"phase": {kString}, "state": {kString}, "agents": {kArray}, "detail": {kString}}
 	agentSchema = schema{"id": {kString}, "title": {kString}, "role": {kString}, "executor": {kString},
 		"state": {kString}, "attempt": {kNumber}, "startedAt": {kString, kNull}, "finishedAt": {kString, kNull},
 		"exitCode": {kNumber, kNull}, "signal": {kString}, "heartbeatAgeMs": {kNumber, kNull}, "outputAgeMs": {kNumber, kNull},
 		"sessionName": {kString}, "runDir": {kString}, "logPath": {kString}, "lastMarker": {kString},
-		"statusCode": {kString}, "detail": {kString}}
+		"statusCode": {kString}, "detail": {kString}, "usage": {kObject, kNull}}
 	failureSchema  = schema{"agentId": {kString}, "gate": {kString}, "statusCode": {kString}, "detail": {kString}, "logPath": {kString}}
 	blockerSchema  = schema{"id": {kString}, "kind": {kString}, "agentId": {kString}, "summary": {kString}}
 	eventSchema    = schema{"at": {kString}, "wave": {kNumber}, "message": {kString}}

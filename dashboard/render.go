@@ -159,6 +159,9 @@ func writeLaneHeader(b *strings.Builder, l state.Lane, p palette, o Options) {
 	if l.Socket != "" {
 		parts = append(parts, "socket "+clean(l.Socket))
 	}
+	if l.Usage != nil {
+		parts = append(parts, "spent "+clean(l.Usage.String()))
+	}
 	if !l.GeneratedAt.IsZero() && !o.brief {
 		parts = append(parts, "read "+ago(o.Now.Sub(l.GeneratedAt)))
 	}
@@ -207,6 +210,9 @@ func writeWaveHead(b *strings.Builder, w state.Wave, p palette, o Options, bar, 
 		"phase " + orDash(clean(w.Phase)),
 		attempt,
 		"elapsed " + span(w.StartedAt, w.FinishedAt, o.Now),
+	}
+	if w.Usage != nil {
+		head = append(head, "spent "+clean(w.Usage.String()))
 	}
 	if w.UpdatedAt != nil && !o.brief {
 		head = append(head, "updated "+ago(o.Now.Sub(*w.UpdatedAt)))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
 // column is one column of the agent table.
@@ -45,6 +46,9 @@ func agentColumns(agents []state.Agent, o Options) []column {
 		column{"HB", 5, func(a state.Agent) string { return heartbeat(a, o) }},
 		column{"EXIT", widest(4, exit), exit},
 	)
+	if anyUsage(agents) {
+		cols = append(cols, column{"COST", widest(4, costCell), costCell})
+	}
 	used := 2 // selection marker
 	for _, c := range cols {
 		used += c.width + 2
@@ -60,6 +64,29 @@ func agentColumns(agents []state.Agent, o Options) []column {
 		cols = append(cols, column{"LAST", rem, last})
 	}
 	return cols
+}
+
+// anyUsage reports whether some agent reported usage: the COST column is
+// only drawn then.
+func anyUsage(agents []state.Agent) bool {
+	for _, a := range agents {
+		if a.Usage != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// costCell is the agent's spend: its cost, else its tokens, else "-".
+func costCell(a state.Agent) string {
+	switch u := a.Usage; {
+	case u == nil:
+		return "-"
+	case u.CostUSD != nil:
+		return usage.FormatCost(*u.CostUSD)
+	default:
+		return usage.FormatTokens(u.Tokens()) + "t"
+	}
 }
 
 func writeAgents(b *strings.Builder, w state.Wave, p palette, o Options) {

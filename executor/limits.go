@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -140,4 +141,10 @@ func layered(origin, profile, key string) string {
 		return key
 	}
 	return origin + " " + key
+}
+
+// UsagePolicy is how the runner meters a run of r: the lane's price
+// table, r's model, and r's budget.tokens / budget.costUsd as its cap.
+func UsagePolicy(r Resolved, l *config.Lane) *runtime.UsagePolicy {
+	return &runtime.UsagePolicy{Model: deref(r.Model), Pricing: l.Pricing, Cap: r.Budget.Cap(), WarnAtPercent: l.Runtime.Budget.Warn()}
 }

@@ -267,8 +267,10 @@ func mergeBudget(profile, agent *wave.Budget) *wave.Budget {
 		}
 		b.Turns = firstSet(s.Turns, b.Turns)
 		b.Minutes = firstSet(s.Minutes, b.Minutes)
+		b.Tokens = firstSet(s.Tokens, b.Tokens)
+		b.CostUSD = firstSet(s.CostUSD, b.CostUSD)
 	}
-	if b.Turns == nil && b.Minutes == nil {
+	if b.Turns == nil && b.Minutes == nil && b.Tokens == nil && b.CostUSD == nil {
 		return nil
 	}
 	return &b

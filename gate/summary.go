@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -72,6 +73,9 @@ type Summary struct {
 	// Adjudicated lists markers rejected for their format only and
 	// accepted because the run exited 0 with every declared file on disk.
 	Adjudicated []Adjudication `json:"adjudicated,omitempty"`
+	// Usage is what the run spent, as its runner metered the agent's
+	// output (runtime.json's final figure); null when nothing reported.
+	Usage *usage.Usage `json:"usage"`
 }
 
 // Summarize builds the summary of one run.

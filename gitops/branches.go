@@ -130,7 +130,13 @@ func (r *Repo) deleteLocalBranch(ctx context.Context, branch, tip string) error 
 		}
 		return fmt.Errorf("safe delete %s: checked out in worktree %s; remove it first", sanitize(branch), wt)
 	}
-	if _, err := r.git(ctx, r.Dir, "update-ref", "-d", "refs/heads/"+branch, tip); err != nil {
+	// A packed ref's deletion rewrites packed-refs under its lock, which
+	// another deletion may hold this instant.
+	err := r.retryLocked(ctx, func() error {
+		_, err := r.git(ctx, r.Dir, "update-ref", "-d", "refs/heads/"+branch, tip)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("safe delete %s: %w", sanitize(branch), err)
 	}
 	return nil

@@ -60,6 +60,20 @@ type Repo struct {
 	// fetchMu serialises fetches into our private ref namespaces: two
 	// fetches updating one local ref fail on its lock file.
 	fetchMu sync.Mutex
+	// wtMu keeps the commands that change the clone's worktrees (add,
+	// remove, prune, move) apart from those that read them all: a worktree
+	// half added or half removed fails a fetch's connectivity check ("bad
+	// object worktrees/<name>/HEAD") and `worktree list` ("failed to read
+	// .git/worktrees/<name>/commondir"). Changes hold it alone; readers
+	// (fetch, worktree list) share it. Callers are concurrent: a
+	// supervisor starts several workers at once.
+	wtMu sync.RWMutex
+	// fetchSeq numbers the fetches begun; lastFetch (under fetchMu) is,
+	// per refspec list, the number and outcome of the last fetch of it.
+	// Callers that wait behind a fetch share the next of the same refs
+	// (Fetch).
+	fetchSeq  atomic.Uint64
+	lastFetch map[string]fetchDone
 	// branchOK holds branch names git check-ref-format accepted: the
 	// answer depends on the name only, and the wave branch's is asked for
 	// by almost every operation.
@@ -100,6 +114,14 @@ func (r *Repo) git(ctx context.Context, dir string, args ...string) (string, err
 
 // do runs one call, counting it and logging it at debug level.
 func (r *Repo) do(ctx context.Context, c call) (string, error) {
+	switch worktreeAccess(c.args) {
+	case accessChange:
+		r.wtMu.Lock()
+		defer r.wtMu.Unlock()
+	case accessRead:
+		r.wtMu.RLock()
+		defer r.wtMu.RUnlock()
+	}
 	r.calls.Add(1)
 	start := time.Now()
 	out, err := r.rn.run(ctx, c)
@@ -146,4 +168,27 @@ func parseVersion(out string) (int, int, error) {
 		return 0, 0, fmt.Errorf("git version: unexpected version %q", f[2])
 	}
 	return major, minor, nil
+}
+
+// How a git command uses the clone's list of worktrees (see wtMu).
+const (
+	accessNone = iota
+	accessRead
+	accessChange
+)
+
+func worktreeAccess(args []string) int {
+	if len(args) == 0 {
+		return accessNone
+	}
+	switch args[0] {
+	case "fetch":
+		return accessRead
+	case "worktree":
+		if len(args) > 1 && args[1] == "list" {
+			return accessRead
+		}
+		return accessChange
+	}
+	return accessNone
 }

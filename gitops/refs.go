@@ -17,20 +17,55 @@ func (r *Repo) tracking(branch string) string {
 
 // Fetch fetches refspecs (or the remote's configured ones) from the remote,
 // without writing FETCH_HEAD (shared by every process in the clone).
+// Callers that ask while a fetch runs share the next one of the same refs
+// that begins after they asked: its refs are as fresh as they asked for.
 func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
 	for _, s := range refspecs {
 		if strings.HasPrefix(s, "-") {
 			return fmt.Errorf("fetch: refspec %q starts with '-'", s)
 		}
 	}
-	r.fetchMu.Lock()
-	defer r.fetchMu.Unlock()
+	key := strings.Join(refspecs, "\x00")
+	asked := r.fetchSeq.Load()
+	unlock := r.lockFetch()
+	defer unlock()
+	if last, ok := r.lastFetch[key]; ok && last.seq > asked {
+		// The same fetch began after this call did and has ended: it
+		// is as good as our own.
+		return last.err
+	}
+	seq := r.fetchSeq.Add(1)
 	args := append([]string{"fetch", "--quiet", "--no-write-fetch-head", r.Remote}, refspecs...)
 	err := r.retryLocked(ctx, func() error { _, err := r.git(ctx, r.Dir, args...); return err })
 	if err != nil {
-		return fmt.Errorf("fetch from %s: %w", r.Remote, err)
+		err = fmt.Errorf("fetch from %s: %w", r.Remote, err)
 	}
-	return nil
+	if r.lastFetch == nil {
+		r.lastFetch = map[string]fetchDone{}
+	}
+	r.lastFetch[key] = fetchDone{seq: seq, err: err}
+	return err
+}
+
+// fetchDone is a fetch's number and outcome.
+type fetchDone struct {
+	seq uint64
+	err error
+}
+
+// FetchBranch updates our tracking ref of one branch on the remote
+// (shared like Fetch by callers that wait behind the same fetch).
+func (r *Repo) FetchBranch(ctx context.Context, branch string) error {
+	if err := r.checkBranch(ctx, branch); err != nil {
+		return err
+	}
+	return r.fetchBranches(ctx, branch)
+}
+
+// lockFetch takes fetchMu; the returned func releases it.
+func (r *Repo) lockFetch() func() {
+	r.fetchMu.Lock()
+	return r.fetchMu.Unlock
 }
 
 // fetchBranches updates the tracking refs of branches that exist on the remote.
@@ -193,6 +228,13 @@ func (r *Repo) push(ctx context.Context, noVerify bool, lease, refspec string) (
 		args = append(args, "--force-with-lease="+lease)
 	}
 	args = append(args, r.Remote, refspec)
+	if strings.Contains(refspec, ":refs/heads/") {
+		// A push to a branch updates our tracking ref of it: never while
+		// a fetch writes the tracking refs ("cannot lock ref ... is at X
+		// but expected Y").
+		r.fetchMu.Lock()
+		defer r.fetchMu.Unlock()
+	}
 	out, err := r.git(ctx, r.Dir, args...)
 	res, ok := parsePush(out)
 	if ok && res.flag == '!' {

@@ -82,41 +82,6 @@ func (p Permission) attributes(ns string) *authzv1.ResourceAttributes {
 		Resource: p.Resource, Subresource: p.Subresource}
 }
 
-// LauncherPermissions is what the launcher's user does in the lane's
-// namespace: Backend.Start creates each run's Job, Secret and Lease (and
-// gets a Job that exists already, to adopt it); its informers list and
-// watch jobs, pods and leases; Terminate patches the Lease, deletes the
-// Job and the run's pods; attach finds the agent's pod, attaches to it
-// and follows its log. docs/kubernetes/rbac.yaml grants exactly these.
-func LauncherPermissions() []Permission {
-	const batch, coord = "batch", "coordination.k8s.io"
-	return []Permission{
-		{Verb: "create", Group: batch, Resource: "jobs", For: "start runs"},
-		{Verb: "get", Group: batch, Resource: "jobs", For: "adopt a run whose Job exists"},
-		{Verb: "list", Group: batch, Resource: "jobs", For: "watch runs"},
-		{Verb: "watch", Group: batch, Resource: "jobs", For: "watch runs"},
-		{Verb: "delete", Group: batch, Resource: "jobs", For: "stop runs"},
-		{Verb: "create", Resource: "secrets", For: "hand each run its payload"},
-		{Verb: "delete", Resource: "secrets", For: "delete a finished run's payload"},
-		{Verb: "create", Group: coord, Resource: "leases", For: "start runs"},
-		{Verb: "list", Group: coord, Resource: "leases", For: "watch heartbeats"},
-		{Verb: "watch", Group: coord, Resource: "leases", For: "watch heartbeats"},
-		{Verb: "patch", Group: coord, Resource: "leases", For: "mark runs stopped"},
-		{Verb: "get", Resource: "pods", For: "attach"},
-		{Verb: "list", Resource: "pods", For: "watch runs"},
-		{Verb: "watch", Resource: "pods", For: "watch runs"},
-		{Verb: "deletecollection", Resource: "pods", For: "stop runs"},
-		{Verb: "create", Resource: "pods", Subresource: "attach", For: "attach"},
-		{Verb: "get", Resource: "pods", Subresource: "log", For: "follow an agent's log"},
-	}
-}
-
-// RunnerPermissions is what the runner in a pod does, as its
-// ServiceAccount: renew its run's Lease.
-func RunnerPermissions() []Permission {
-	return []Permission{{Verb: "patch", Group: "coordination.k8s.io", Resource: "leases", For: "renew its run's Lease every heartbeat"}}
-}
-
 // RBACManifest is where the Roles granting both sets live.
 const RBACManifest = "docs/kubernetes/rbac.yaml"
 

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -63,7 +62,7 @@ func dump(cs []Check) string {
 
 // manifest is docs/kubernetes/rbac.yaml decoded, one typed object per
 // document.
-func manifest(t *testing.T) []any {
+func manifest(t testing.TB) []any {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", RBACManifest))
 	if err != nil {
@@ -94,9 +93,15 @@ func manifest(t *testing.T) []any {
 // applyManifest creates the manifest's objects in ns (for its example
 // namespace agents) with user as the launcher's subject; edit, when set,
 // changes the launcher's Role first.
-func applyManifest(t *testing.T, kc *kubetest.Cluster, ns, user string, edit func(*rbacv1.Role)) {
+func applyManifest(t testing.TB, kc *kubetest.Cluster, ns, user string, edit func(*rbacv1.Role)) {
 	t.Helper()
-	ctx, api := context.Background(), kc.AdminClient()
+	applyManifestFor(t, kc, ns, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}, edit)
+}
+
+// applyManifestFor is applyManifest with subject as the launcher's: the
+// manifest's one change, which its comments ask for.
+func applyManifestFor(t testing.TB, kc *kubetest.Cluster, ns string, subject rbacv1.Subject, edit func(*rbacv1.Role)) {
+	t.Helper()
 	for _, obj := range manifest(t) {
 		meta, ok := obj.(metav1.Object)
 		if !ok {
@@ -105,34 +110,12 @@ func applyManifest(t *testing.T, kc *kubetest.Cluster, ns, user string, edit fun
 		if want := "agents"; meta.GetNamespace() != want && meta.GetName() != want {
 			t.Fatalf("%s: %T %s is not in the example namespace %s", RBACManifest, obj, meta.GetName(), want)
 		}
-		meta.SetNamespace(ns)
-		var err error
-		switch o := obj.(type) {
-		case *corev1.Namespace: // the test's own namespace stands in
-		case *corev1.ServiceAccount:
-			_, err = api.CoreV1().ServiceAccounts(ns).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.Role:
-			if edit != nil && o.Name == "wave-launcher" {
-				edit(o)
-			}
-			_, err = api.RbacV1().Roles(ns).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.RoleBinding:
-			for i := range o.Subjects {
-				switch s := &o.Subjects[i]; s.Kind {
-				case rbacv1.UserKind:
-					s.Name = user
-				case rbacv1.ServiceAccountKind:
-					s.Namespace = ns
-				}
-			}
-			_, err = api.RbacV1().RoleBindings(ns).Create(ctx, o, metav1.CreateOptions{})
-		default:
-			t.Fatalf("%s: unexpected %T", RBACManifest, obj)
-		}
-		if err != nil {
-			t.Fatalf("apply %T %s: %v", obj, meta.GetName(), err)
-		}
 	}
+	kc.ApplyManifest(t, filepath.Join("..", RBACManifest), ns, subject, func(r *rbacv1.Role) {
+		if edit != nil && r.Name == "wave-launcher" {
+			edit(r)
+		}
+	})
 }
 
 // TestRBACManifestGrantsEveryCheckedPermission keeps the manifest true

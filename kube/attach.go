@@ -236,9 +236,17 @@ func (c *Client) stream(ctx context.Context, namespace, pod string, s AttachStre
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case wsErr != nil && refused(err):
-		// Both protocols were turned away before any stream opened: the
-		// WebSocket answer carries the API server's own words.
-		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the API server did not open the attach: " + serverMessage(wsErr), Err: wsErr}
+		// Both protocols were turned away before any stream opened. The
+		// SPDY refusal is the last word (the WebSocket one may only be a
+		// Role without get on pods/attach); the WebSocket answer is said
+		// too when it differs.
+		last, ws := strings.TrimPrefix(serverMessage(err), "unable to upgrade connection: "), serverMessage(wsErr)
+		if st := serverStatus(wsErr); st == nil || st.Reason != metav1.StatusReasonForbidden || ws == last {
+			// The same refusal twice: the WebSocket's has the Status.
+			return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the API server did not open the attach: " + ws, Err: wsErr}
+		}
+		return &NotAttachableError{Namespace: namespace, Pod: pod, Err: err,
+			Reason: "the API server did not open the attach: " + last + " (over WebSocket: " + ws + ")"}
 	case !out.seen.Load():
 		// Opened, then failed before the agent's terminal sent a byte:
 		// the API server relays a kubelet it cannot reach this way.

@@ -60,6 +60,13 @@ type tracked struct {
 	stopped   bool
 	// secretGone: the run is over and its Secret deleted.
 	secretGone bool
+	// adopted: the run was started by another launcher (or an earlier
+	// one), not by this process's Start.
+	adopted bool
+	// judged is the verdict this process reached without the runner's
+	// record (lost, a pod that could not start): written to runtime.json
+	// once the pod is done with, so the record says what was decided.
+	judged *runtime.Verdict
 }
 
 var _ runtime.Backend = (*Backend)(nil)
@@ -204,7 +211,7 @@ func (b *Backend) runFacts(name string) (runFacts, *tracked) {
 	if t == nil {
 		return runFacts{}, nil
 	}
-	f := runFacts{Lease: t.lastLease, RenewSeenAt: t.renewSeen, Stopped: t.stopped}
+	f := runFacts{Lease: t.lastLease, RenewSeenAt: t.renewSeen, Stopped: t.stopped, Judged: t.judged}
 	f.Job, _ = cached[batchv1.Job](b.jobs, b.o.Namespace, name)
 	f.JobGone = f.Job == nil
 	if l, ok := cached[coordv1.Lease](b.leases, b.o.Namespace, name); ok {
@@ -242,6 +249,11 @@ func (b *Backend) sync(name string) runFacts {
 			b.logger.Warn("kube_mirror_read", "run", t.runID, "err", err)
 		}
 		return f
+	}
+	if !isFinal(cur.TerminalDisposition) {
+		if fr, ok := readFinal(t.dir, t.runID); ok {
+			f.Final = fr
+		}
 	}
 	rec, st := merge(*cur, f)
 	if st != nil {

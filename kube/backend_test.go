@@ -97,6 +97,14 @@ func TestRunnerGoneIsLostWhenItsLeaseExpires(t *testing.T) {
 	if err := e.b.Terminate(context.Background(), p.RunDir, 500*time.Millisecond, false); err != nil {
 		t.Fatal(err)
 	}
+	// Its record says it was lost, and why, not running for good.
+	rec, err := runtime.ReadRecord(filepath.Join(p.RunDir, "runtime.json"))
+	if err != nil || rec.TerminalDisposition != runtime.Failed || !rec.Lost || !strings.Contains(rec.ExitReason, "lease not renewed") {
+		t.Fatalf("record %+v (%v), want failed, lost by its lease", rec, err)
+	}
+	if obs, _ := e.b.Observe(context.Background(), p.RunDir, time.Now()); obs.Verdict.State != runtime.StateLost {
+		t.Fatalf("verdict read back from the record %+v, want lost", obs.Verdict)
+	}
 }
 
 func TestDeadlineTimesOut(t *testing.T) {
@@ -220,6 +228,15 @@ func TestPodThatCannotStartFailsAfterTheLaunchGrace(t *testing.T) {
 	if v.State != runtime.StateFailed || !strings.Contains(v.Reason, "CreateContainerConfigError") || !strings.Contains(v.Reason, "no-such-secret") || !v.Terminate {
 		t.Fatalf("verdict %+v, want failed naming the kubelet's reason, its job to be deleted", v)
 	}
+	// The launcher deletes it, as asked: the record keeps the kubelet's
+	// reason, not "stopped on request".
+	if err := b.Terminate(context.Background(), p.RunDir, time.Second, false); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := runtime.ReadRecord(filepath.Join(p.RunDir, "runtime.json"))
+	if err != nil || rec.TerminalDisposition != runtime.Failed || !strings.Contains(rec.ExitReason, "CreateContainerConfigError") {
+		t.Fatalf("record %+v (%v), want failed with the kubelet's reason", rec, err)
+	}
 }
 
 func TestRunnerWithoutLeaseRightsFailsSayingWhy(t *testing.T) {
@@ -258,7 +275,7 @@ func TestJobWithoutItsSecretFailsAfterTheLaunchGrace(t *testing.T) {
 	restarted := e.backend(t.Context())
 	restarted.Watch(p.RunDir)
 	obs := e.await(restarted, p.RunDir, "failed", time.Minute, done)
-	if v := obs.Verdict; v.State != runtime.StateFailed || !strings.Contains(v.Reason, "Secret is missing") {
+	if v := obs.Verdict; v.State != runtime.StateFailed || !strings.Contains(v.Reason, "Secret and Lease are missing") {
 		t.Fatalf("verdict %+v, want failed: its Secret is missing", v)
 	}
 }

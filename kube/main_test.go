@@ -12,6 +12,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -39,25 +40,35 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// env is one test's namespace, node and backend.
+// env is one test's namespace, node and backend. The backend runs as
+// the launcher docs/kubernetes/rbac.yaml binds, and its requests pass
+// the permission table or fail the test; the runners run as the
+// manifest's ServiceAccount.
 type env struct {
-	t    testing.TB
-	c    *kubetest.Cluster
-	ns   string
-	node *kubetest.Node
-	repo string
-	b    *Backend
-	opts Options
+	t        testing.TB
+	c        *kubetest.Cluster
+	ns       string
+	node     *kubetest.Node
+	repo     string
+	b        *Backend
+	opts     Options
+	launcher *rest.Config
 }
 
+// runnerSA is the manifest's ServiceAccount of the pods.
 const runnerSA = "wave"
+
+// launcherSA is the tests' launcher: a ServiceAccount (a token from the
+// TokenRequest API works on this harness and on a real cluster alike)
+// as the subject of the manifest's launcher RoleBinding.
+const launcherSA = "launcher"
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	c := cluster.Get(t)
 	ns := c.Namespace(t, "kb")
 	e := &env{t: t, c: c, ns: ns, repo: t.TempDir()}
-	e.grantRunner()
+	e.launcher = launcherConfig(t, c, ns)
 	e.node = c.StartNode(t, kubetest.NodeOptions{Namespace: ns, Binaries: map[string]string{DefaultBinary: binPath}})
 	e.opts = Options{Namespace: ns, Image: "wave-agents:test", ServiceAccount: runnerSA, RepoRoot: e.repo,
 		Lane: "main", WorkspaceHostPath: e.repo, LaunchGrace: 5 * time.Second}
@@ -68,7 +79,7 @@ func newEnv(t testing.TB) *env {
 // newEnvCounting is newEnv whose backend's API requests are counted.
 func newEnvCounting(t testing.TB, n *atomic.Int64) *env {
 	e := newEnv(t)
-	cfg := e.c.AdminConfig()
+	cfg := guarded(t, Launcher, e.launcher)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return counting{rt, n} })
 	c, err := NewClientFromConfig(cfg, e.ns)
 	if err != nil {
@@ -90,20 +101,23 @@ func (c counting) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.rt.RoundTrip(r)
 }
 
-// grantRunner gives the runners' ServiceAccount what docs/kubernetes.md
-// says it needs: patch on leases, nothing else.
-func (e *env) grantRunner() {
-	e.c.BindServiceAccount(e.t, e.ns, runnerSA, runnerRule)
+// launcherConfig applies docs/kubernetes/rbac.yaml to ns, unchanged but
+// for the launcher's subject, and returns the launcher's client config.
+func launcherConfig(t testing.TB, c *kubetest.Cluster, ns string) *rest.Config {
+	t.Helper()
+	applyManifestFor(t, c, ns, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: launcherSA, Namespace: ns}, nil)
+	cfg, err := c.ServiceAccountConfig(context.Background(), ns, launcherSA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
-
-// runnerRule is the runner's one permission.
-var runnerRule = rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"patch"}}
 
 // backend connects a backend (a launcher) to the test's namespace; it
 // stops with ctx.
 func (e *env) backend(ctx context.Context) *Backend {
 	e.t.Helper()
-	c, err := NewClientFromConfig(e.c.AdminConfig(), e.ns)
+	c, err := NewClientFromConfig(guarded(e.t, Launcher, e.launcher), e.ns)
 	if err != nil {
 		e.t.Fatal(err)
 	}

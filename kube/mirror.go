@@ -27,9 +27,16 @@ type runFacts struct {
 	RenewSeenAt time.Time
 	// Stopped: a stop was requested for the run.
 	Stopped bool
-	// SecretMissing: the run's Secret does not exist (looked up only for
-	// a run still launching past its grace).
-	SecretMissing bool
+	// Judged is the launcher's verdict on a run that ended without the
+	// runner's record (see tracked.judged).
+	Judged *runtime.Verdict
+	// Final is the runner's final report from the run directory, when
+	// it wrote one: the outcome that outlives the Job.
+	Final *finalReport
+	// LeaseMissing: a run still launching past its grace has a Job but
+	// no Lease and no running container, so its Secret, made before the
+	// Lease, is missing too (see Backend.leaseMissing).
+	LeaseMissing bool
 }
 
 // agentStatus is the agent container's status, if the pod has one.
@@ -86,6 +93,10 @@ func merge(cur runtime.Record, f runFacts) (runtime.Record, *runtime.Status) {
 		r.Kubernetes = &ref
 		return r
 	}
+	if fr := f.Final; fr != nil {
+		st := fr.Status
+		return local(fr.Record), &st
+	}
 	if lr, ok := leaseRecord(f.Lease, cur.RunID); ok && !isFinal(lr.TerminalDisposition) {
 		rec = *lr
 	}
@@ -105,6 +116,9 @@ func merge(cur runtime.Record, f runFacts) (runtime.Record, *runtime.Status) {
 				rec.ExitReason += "; it said: " + m
 			}
 			return rec, st
+		}
+		if f.Judged != nil {
+			return judgedRecord(rec, *f.Judged, t.FinishedAt.Time), nil
 		}
 		return rec, nil // killed: a verdict (lost), not a record
 	}
@@ -126,12 +140,24 @@ func merge(cur runtime.Record, f runFacts) (runtime.Record, *runtime.Status) {
 		rec.TerminalDisposition, rec.ExitReason, rec.FinishedAt = runtime.Terminated, "job deadline exceeded: "+c.Message, &at
 		return rec, nil
 	}
+	if f.Judged != nil {
+		return judgedRecord(rec, *f.Judged, time.Now()), nil
+	}
 	if f.Stopped {
 		now := time.Now()
 		rec.TerminalDisposition, rec.ExitReason, rec.FinishedAt = runtime.Terminated, "stopped on request; the pod was deleted before it reported", &now
 		return rec, nil
 	}
 	return rec, nil
+}
+
+// judgedRecord is the final record of a run the launcher judged without
+// the runner's word: failed (lost, when it was), with the verdict's
+// reason, so runtime.json and every report built from it say why.
+func judgedRecord(rec runtime.Record, v runtime.Verdict, at time.Time) runtime.Record {
+	rec.TerminalDisposition, rec.Lost = runtime.Failed, v.State == runtime.StateLost
+	rec.ExitCode, rec.Signal, rec.ExitReason, rec.FinishedAt = v.ExitCode, v.Signal, v.Reason, &at
+	return rec
 }
 
 func exited(rec runtime.Record, code int, at time.Time, from string) (runtime.Record, *runtime.Status) {
@@ -206,7 +232,10 @@ func facts(rec *runtime.Record, f runFacts, now time.Time) *runtime.KubeFacts {
 			k.Signal = signalName(code - 128)
 		}
 		k.Detail = fmt.Sprintf("container ended with exit code %d (%s) and left no record", code, t.Reason)
-	case f.PodGone || k.Gone:
+	case k.Gone:
+		k.Detail = fmt.Sprintf("its Job and pod are gone and it left no final record in its run directory, so how it ended is unknown "+
+			"(a finished Job is deleted %ds after it ends, with its pod and Lease)", finishedTTL)
+	case f.PodGone:
 		k.Detail = "its pod was deleted"
 	case renewed:
 		k.Detail = fmt.Sprintf("lease not renewed for %s (duration %s)", now.Sub(f.RenewSeenAt).Round(100*time.Millisecond), dur)
@@ -216,16 +245,27 @@ func facts(rec *runtime.Record, f runFacts, now time.Time) *runtime.KubeFacts {
 	default:
 		k.Detail = "the runner never renewed its lease"
 	}
-	if cs != nil && cs.State.Running != nil && !renewed && now.Sub(cs.State.Running.StartedAt.Time) > dur {
+	// Timed from the container's start or the Lease's first sighting,
+	// whichever is later: a runner waits for a Lease an adopting
+	// launcher makes late (Backend.leaseMissing).
+	if cs != nil && cs.State.Running != nil && f.Lease != nil && !renewed &&
+		now.Sub(laterOf(cs.State.Running.StartedAt.Time, f.RenewSeenAt)) > dur {
 		k.StartFailed = "the runner never renewed its Lease: may its ServiceAccount patch leases? (wave-orchestrator doctor checks)"
 	}
-	if f.SecretMissing {
-		k.StartFailed = "the run's Secret is missing: the launcher that started it died before making it"
+	if f.LeaseMissing {
+		k.StartFailed = "the run's Secret and Lease are missing: the launcher that started it died before making them; no agent ran"
 	}
 	if rec.TerminalDisposition == runtime.Launching && k.StartFailed == "" && !k.Gone && !terminated {
 		k.Detail = "" // still starting
 	}
 	return k
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func leaseDuration(l *coordv1.Lease) time.Duration {

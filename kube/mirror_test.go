@@ -87,6 +87,16 @@ func TestMerge(t *testing.T) {
 		{name: "stopped and deleted before reporting", disp: runtime.Terminated, f: runFacts{Stopped: true, PodGone: true, Pod: podWith(corev1.ContainerState{})}},
 		{name: "deleted by someone else: a lost verdict, no record", disp: runtime.Running,
 			f: runFacts{PodGone: true, Pod: podWith(corev1.ContainerState{}), Lease: leaseWith(runnerRecord(runtime.Running, nil), t0)}},
+		// The runner's report in the run directory outlives the Job:
+		// nothing of the run left in the cluster, the outcome is known.
+		{name: "final report in the run directory, Job gone", disp: runtime.Failed, code: &three, wantStatus: true,
+			f: runFacts{JobGone: true, Final: &finalReport{Record: *runnerRecord(runtime.Failed, &three), Status: runtime.Status{Code: 3}}}},
+		// A verdict the launcher reached becomes the record once the pod
+		// is gone, not "stopped on request".
+		{name: "judged and deleted", disp: runtime.Failed, f: runFacts{Stopped: true, PodGone: true, Pod: podWith(corev1.ContainerState{}),
+			Judged: &runtime.Verdict{State: runtime.StateFailed, Done: true, Reason: "pod could not start: ErrImagePull: x"}}},
+		{name: "judged lost, killed", disp: runtime.Failed, code: ptr.To(137), f: runFacts{Pod: podWith(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}),
+			Judged: &runtime.Verdict{State: runtime.StateLost, Done: true, ExitCode: ptr.To(137), Reason: "runner lost"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "termination message is the final record" {
@@ -95,6 +105,9 @@ func TestMerge(t *testing.T) {
 			rec, st := merge(launching(), tc.f)
 			if rec.TerminalDisposition != tc.disp {
 				t.Fatalf("disposition %q, want %q (reason %q)", rec.TerminalDisposition, tc.disp, rec.ExitReason)
+			}
+			if j := tc.f.Judged; j != nil && (rec.ExitReason != j.Reason || rec.Lost != (j.State == runtime.StateLost)) {
+				t.Errorf("judged record: reason %q lost %v, want the verdict's %q", rec.ExitReason, rec.Lost, j.Reason)
 			}
 			if (tc.code == nil) != (rec.ExitCode == nil) || tc.code != nil && *rec.ExitCode != *tc.code {
 				t.Errorf("exit code %v, want %v", rec.ExitCode, tc.code)

@@ -91,7 +91,7 @@ func TestLauncherCutOffFromTheClusterLosesNoRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy := newCutProxy(t, u.Host)
-	cfg := e.c.AdminConfig()
+	cfg := guarded(t, Launcher, e.launcher)
 	cfg.Host = "https://" + proxy.ln.Addr().String()
 	cfg.Timeout = 2 * time.Second
 	c, err := NewClientFromConfig(cfg, e.ns)

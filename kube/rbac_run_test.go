@@ -24,7 +24,7 @@ func TestRBACManifestIsEnoughToRunAndStopRuns(t *testing.T) {
 	repo := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b, err := NewBackend(ctx, testClient(t, kc.UserConfig("alice")), Options{Namespace: ns, Image: "agents:1", ServiceAccount: "wave",
+	b, err := NewBackend(ctx, testClient(t, guarded(t, Launcher, kc.UserConfig("alice"))), Options{Namespace: ns, Image: "agents:1", ServiceAccount: "wave",
 		WorkspaceHostPath: repo, RepoRoot: repo, Lane: "main"}, "", nil)
 	if err != nil {
 		t.Fatal(err)

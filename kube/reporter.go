@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -19,6 +21,21 @@ import (
 type finalReport struct {
 	Record runtime.Record `json:"record"`
 	Status runtime.Status `json:"status"`
+}
+
+// FinalFile is the runner's final report in the run directory (a
+// finalReport): written by the runner only, read by the mirror.
+const FinalFile = "runner-final.json"
+
+// readFinal is the runner's final report in runDir, if it wrote one for
+// runID.
+func readFinal(runDir, runID string) (*finalReport, bool) {
+	b, err := os.ReadFile(filepath.Join(runDir, FinalFile))
+	if err != nil {
+		return nil, false
+	}
+	fr, ok := parseTermination(string(b), runID)
+	return &fr, ok
 }
 
 // maxTerminationMessage is the kubelet's limit on a termination message.
@@ -35,6 +52,11 @@ type Reporter struct {
 	holder    string
 	duration  int32
 	termPath  string
+	// finalPath is the final report's file in the run directory, on the
+	// workspace the launcher shares: it outlives the Job, its pod and its
+	// Lease (ttlSecondsAfterFinished), which a launcher away for longer
+	// than that would otherwise find gone with the run's outcome.
+	finalPath string
 	now       func() time.Time
 }
 
@@ -53,15 +75,48 @@ func NewReporter(p *runtime.Payload) (runtime.Reporter, error) {
 		return nil, leaveMessage(termPath, err)
 	}
 	r := newReporter(c, k, os.Getenv("WAVE_POD_NAME"), termPath)
+	if p.RunDir != "" {
+		r.finalPath = filepath.Join(p.RunDir, FinalFile)
+	}
 	// One renewal now: a runner that cannot renew its Lease (no rights,
 	// no Lease) is invisible to its launcher, and should fail before it
 	// starts the agent, saying why.
-	ctx, cancel := context.WithTimeout(context.Background(), runtime.ReportTimeout)
-	defer cancel()
-	if err := r.renew(ctx, nil); err != nil {
+	if err := r.firstRenewal(p.DeadlineAt); err != nil {
 		return nil, leaveMessage(r.termPath, err)
 	}
 	return r, nil
+}
+
+// leaseWait bounds how long a runner waits for a Lease that does not
+// exist yet (the run's deadline, when sooner, bounds it too).
+const leaseWait = 15 * time.Minute
+
+// firstRenewal renews the Lease once. A Lease not there yet is waited
+// for: a launcher that died between the run's Secret and its Lease left
+// a pod that can run, and the launcher that adopts the run makes the
+// Lease; failing here would fail a run whose agent never started.
+func (r *Reporter) firstRenewal(deadline *time.Time) error {
+	until := r.now().Add(leaseWait)
+	if deadline != nil && deadline.Before(until) {
+		until = *deadline
+	}
+	said := false
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		ctx, cancel := context.WithTimeout(context.Background(), runtime.ReportTimeout)
+		err := r.renew(ctx, nil)
+		cancel()
+		if err == nil || !apierrors.IsNotFound(err) {
+			return err
+		}
+		if !r.now().Before(until) {
+			return fmt.Errorf("%w (waited until %s for the launcher to make it)", err, until.Format(time.RFC3339))
+		}
+		if !said {
+			fmt.Fprintf(os.Stderr, "agent-run: lease %s/%s does not exist yet; waiting for the launcher to make it\n", r.namespace, r.name)
+			said = true
+		}
+		time.Sleep(wait)
+	}
 }
 
 // leaveMessage writes a runner's start failure as its termination
@@ -105,6 +160,13 @@ func (r *Reporter) Final(ctx context.Context, rec runtime.Record, st runtime.Sta
 	msg, err := terminationMessage(rec, st)
 	if err != nil {
 		return err
+	}
+	if r.finalPath != "" {
+		// Best effort: a workspace the pod may not write leaves the
+		// termination message, as before.
+		if err := runtime.WriteJSON(r.finalPath, finalReport{Record: rec, Status: st}); err != nil {
+			fmt.Fprintf(os.Stderr, "agent-run: final report %s: %v\n", r.finalPath, err)
+		}
 	}
 	if err := os.WriteFile(r.termPath, msg, 0o644); err != nil {
 		return fmt.Errorf("termination message: %w", err)

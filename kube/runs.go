@@ -160,7 +160,11 @@ func (b *Backend) runOf(runDir string) (string, *tracked, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return k.Name, b.track(k.Name, runID, runDir), nil
+	t = b.track(k.Name, runID, runDir)
+	b.mu.Lock()
+	t.adopted = true
+	b.mu.Unlock()
+	return k.Name, t, nil
 }
 
 // Watch makes the backend mirror the run in runDir (adoption: a run
@@ -180,11 +184,8 @@ func (b *Backend) Observe(ctx context.Context, runDir string, now time.Time) (ru
 	}
 	f := b.sync(name)
 	obs := runtime.ObserveKube(runDir, now, b.o.LaunchGrace, func(rec *runtime.Record) *runtime.KubeFacts {
-		if rec.TerminalDisposition == runtime.Launching && now.Sub(rec.StartedAt) > b.o.LaunchGrace && f.Job != nil && agentRunning(f.Pod) == nil {
-			// Rare, so asked, not watched: is the Secret the pod waits
-			// for there at all?
-			_, err := b.c.secrets(b.o.Namespace).get(ctx, name)
-			f.SecretMissing = apierrors.IsNotFound(err)
+		if rec.TerminalDisposition == runtime.Launching && f.Job != nil && f.Lease == nil {
+			f.LeaseMissing = b.leaseMissing(ctx, name, runDir, f, now.Sub(rec.StartedAt) > b.o.LaunchGrace)
 		}
 		k := facts(rec, f, now)
 		if expired(rec, k) {
@@ -192,7 +193,57 @@ func (b *Backend) Observe(ctx context.Context, runDir string, now time.Time) (ru
 		}
 		return k
 	})
+	if v := obs.Verdict; v.Done && obs.Status == nil && obs.Record != nil && !isFinal(obs.Record.TerminalDisposition) {
+		b.judge(name, v)
+	}
 	return obs, obs.Err
+}
+
+// judge keeps a verdict reached without the runner's record and mirrors
+// the run: the record takes it once the pod is gone or ended (at once for
+// a run whose Job is gone). A pod still to be deleted (Terminate) may yet
+// report its own record, which then wins.
+func (b *Backend) judge(name string, v runtime.Verdict) {
+	b.mu.Lock()
+	if t := b.runs[name]; t != nil && t.judged == nil {
+		t.judged = &v
+	}
+	b.mu.Unlock()
+	b.sync(name)
+}
+
+// leaseMissing decides a launching run whose Job is there and whose
+// Lease is not: its launcher died before making the Lease. Start makes
+// the Secret before the Lease, so the Lease tells whether the Secret was
+// made without a right to read Secrets (see Needs). A pod whose
+// container runs had its Secret: its runner waits for the Lease, which
+// an adopting launcher makes now, and the run goes on without a retry.
+// A pod that cannot start past the grace waits for a Secret nobody will
+// make: reported missing. Runs this process is starting are left to
+// Start.
+func (b *Backend) leaseMissing(ctx context.Context, name, runDir string, f runFacts, pastGrace bool) bool {
+	b.mu.Lock()
+	t := b.runs[name]
+	adopted := t != nil && t.adopted
+	b.mu.Unlock()
+	if !adopted {
+		return false
+	}
+	if agentRunning(f.Pod) == nil {
+		return pastGrace
+	}
+	p, err := runtime.ReadPayload(filepath.Join(runDir, "launch.json"))
+	if err != nil {
+		b.logger.Warn("kube_lease_repair", "run", name, "err", err)
+		return false
+	}
+	_, err = b.c.leases(b.o.Namespace).create(ctx, leaseFor(p, b.o, f.Job))
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		b.logger.Warn("kube_lease_repair", "run", name, "err", err)
+		return false
+	}
+	b.logger.Info("kube_lease_repaired", "run", name)
+	return false
 }
 
 // confirmExpiry asks the API server for a Lease that looks expired
@@ -272,7 +323,39 @@ func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Durat
 		return err == nil && !facts(rec, f, b.now()).Alive && f.Lease != nil && f.Lease.Spec.RenewTime != nil
 	})
 	b.sync(name)
+	b.closeStopped(name, runDir)
 	return nil
+}
+
+// closeStopped makes the record of a stopped run final when its pod did
+// not report (a node cut off keeps it terminating): with the verdict that
+// had it stopped, else as stopped on request. A record left running
+// would say so for good.
+func (b *Backend) closeStopped(name, runDir string) {
+	b.syncMu.Lock()
+	defer b.syncMu.Unlock()
+	path := filepath.Join(runDir, "runtime.json")
+	cur, err := runtime.ReadRecord(path)
+	if err != nil || isFinal(cur.TerminalDisposition) {
+		return
+	}
+	b.mu.Lock()
+	var judged *runtime.Verdict
+	if t := b.runs[name]; t != nil {
+		judged = t.judged
+	}
+	b.mu.Unlock()
+	now := b.now()
+	rec := *cur
+	if judged != nil {
+		rec = judgedRecord(rec, *judged, now)
+	} else {
+		rec.TerminalDisposition, rec.FinishedAt = runtime.Terminated, &now
+		rec.ExitReason = "stopped on request; the runner did not report within the grace (is its node cut off from the cluster?)"
+	}
+	if err := runtime.WriteJSON(path, rec); err != nil {
+		b.logger.Error("kube_mirror_write", "run", name, "file", path, "err", err)
+	}
 }
 
 // markStopped notes the stop on the run's Lease, where every launcher

@@ -41,6 +41,9 @@ type Options struct {
 	// container that cannot start, before it is failed (default
 	// runtime.DefaultLaunchGrace).
 	LaunchGrace time.Duration
+	// FinishedTTL is the Jobs' ttlSecondsAfterFinished (default
+	// finishedTTL; tests shorten it to meet the real TTL controller).
+	FinishedTTL int32
 }
 
 // agentTerm is the TERM of agents in pods, unless their executor sets
@@ -64,14 +67,18 @@ const (
 
 func (o Options) instance() string { return Instance(o.RepoRoot, o.Lane) }
 
-// leaseSeconds is a run's Lease duration: three heartbeats, at least one
-// second (the field's unit).
+// leaseSeconds is a run's Lease duration: three heartbeats, and never
+// less than one heartbeat plus the time one renewal may take
+// (runtime.ReportTimeout): a runner whose PATCH is merely slow, on a
+// loaded node or API server, is not lost. A 200 ms heartbeat made 1 s
+// Leases, which a loaded machine missed.
 func leaseSeconds(p *runtime.Payload) int {
-	every := p.HeartbeatIntervalMs
+	every := time.Duration(p.HeartbeatIntervalMs) * time.Millisecond
 	if every <= 0 {
-		every = 2000
+		every = 2 * time.Second
 	}
-	return max(1, int(math.Ceil(3*float64(every)/1000)))
+	d := max(3*every, every+runtime.ReportTimeout)
+	return int(math.Ceil(d.Seconds()))
 }
 
 // podPayload is the launch.json the pod's runner reads: the launcher's,
@@ -107,6 +114,13 @@ func podPayload(p *runtime.Payload, o Options, self, name string) runtime.Payloa
 	return pp
 }
 
+func (o Options) finishedTTL() int32 {
+	if o.FinishedTTL <= 0 {
+		return finishedTTL
+	}
+	return o.FinishedTTL
+}
+
 func (o Options) binary() string {
 	if o.Binary == "" {
 		return DefaultBinary
@@ -139,7 +153,7 @@ func jobFor(p *runtime.Payload, o Options, name string, now time.Time) *batchv1.
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To[int32](0), // retries are the launcher's
 			// A finished run's objects stay a while for kubectl, then go.
-			TTLSecondsAfterFinished: ptr.To[int32](finishedTTL),
+			TTLSecondsAfterFinished: ptr.To(o.finishedTTL()),
 			Parallelism:             ptr.To[int32](1),
 			Completions:             ptr.To[int32](1),
 			Template: corev1.PodTemplateSpec{

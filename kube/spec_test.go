@@ -68,14 +68,30 @@ func TestJobSpec(t *testing.T) {
 	if pp.SocketName != "" || pp.SessionName != "" || pp.RuntimePath != "" || pp.Kubernetes == nil || pp.Kubernetes.Name != name {
 		t.Errorf("pod payload %+v", pp)
 	}
-	if pp.Kubernetes.LeaseDurationSeconds != 6 {
-		t.Errorf("lease %ds, want three 2 s heartbeats", pp.Kubernetes.LeaseDurationSeconds)
+	if pp.Kubernetes.LeaseDurationSeconds != 7 {
+		t.Errorf("lease %ds, want a 2 s heartbeat plus a renewal's 5 s timeout", pp.Kubernetes.LeaseDurationSeconds)
 	}
 	if p.Argv[0] != "/home/me/bin/wave-orchestrator" || p.Env["ANTHROPIC_API_KEY"] != "" {
 		t.Error("building the pod payload changed the launcher's")
 	}
 	l := leaseFor(p, o, job)
-	if *l.Spec.LeaseDurationSeconds != 6 || l.OwnerReferences[0].UID != "uid-1" {
+	if *l.Spec.LeaseDurationSeconds != 7 || l.OwnerReferences[0].UID != "uid-1" {
 		t.Errorf("lease %+v", l.Spec)
+	}
+}
+
+// TestLeaseIsNeverShorterThanARenewalMayTake: a Lease outlasts a
+// heartbeat plus one renewal's whole timeout, however short the
+// heartbeat, and still three heartbeats.
+func TestLeaseIsNeverShorterThanARenewalMayTake(t *testing.T) {
+	for _, ms := range []int{0, 50, 200, 1000, 2000, 10000} {
+		got := time.Duration(leaseSeconds(&runtime.Payload{HeartbeatIntervalMs: ms})) * time.Second
+		every := time.Duration(ms) * time.Millisecond
+		if ms == 0 {
+			every = 2 * time.Second
+		}
+		if got < every+runtime.ReportTimeout || got < 3*every {
+			t.Errorf("heartbeat %s: lease %s, want at least %s and %s", every, got, every+runtime.ReportTimeout, 3*every)
+		}
 	}
 }

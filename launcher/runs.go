@@ -19,6 +19,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
 func sessionFor(n int, id string) string { return lanes.SessionName(n, id) }
@@ -110,6 +111,16 @@ func (r *waveRun) runAgents(ctx context.Context, attempt int, ids []string) erro
 			r.l.printf("wave %d: adopting %s from %s", r.n, id, dir)
 			r.startedEvent(id, attempt, dir, true)
 			continue
+		}
+		if over := r.checkBudget(attempt); over != "" {
+			// Nothing new starts; what was adopted above still runs out.
+			r.budgetOver = over
+			if len(dirs) > 0 {
+				if err := r.wait(ctx, attempt, dirs); err != nil {
+					return err
+				}
+			}
+			return errBudgetReached
 		}
 		p, err := r.payload(id, attempt)
 		if err != nil {
@@ -231,6 +242,7 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 		TerminateGraceMs: l.opt.Lane.Runtime.TerminateGraceMs,
 		SilenceMs:        int(l.opt.Lane.Runtime.Silence().Milliseconds()),
 		MaxLogBytes:      int64(l.opt.Lane.Runtime.MaxLogBytes),
+		Usage:            executor.UsagePolicy(ap.Resolved, l.opt.Lane),
 	}
 	if err := writePreview(p, ap.Resolved, lim); err != nil {
 		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
@@ -255,9 +267,11 @@ func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case state.AgentBudgetExceeded:
+		code = codeBudgetExceeded
 	}
 	r.l.emit(r.n, state.EntityAgentRun, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, attempt, id), o.State, attempt,
-		state.AgentRunData{AgentID: id, RunDir: dir, ExitCode: o.ExitCode, Signal: o.Signal, StatusCode: code, Detail: o.Detail})
+		state.AgentRunData{AgentID: id, RunDir: dir, ExitCode: o.ExitCode, Signal: o.Signal, StatusCode: code, Detail: o.Detail, Usage: sum.Usage})
 	what := "exit " + orDash(code)
 	if o.ExitCode == nil && code != "" {
 		what = code
@@ -295,13 +309,21 @@ func (r *waveRun) summarize(id, dir string, o Outcome, attempt int) gate.Summary
 	logText, _ := runtime.ReadLogTail(logPath, 256<<10)
 	ap := r.p.Agents[id]
 	var started time.Time
+	var spent *usage.Usage
 	if rec, err := runtime.ReadRecord(filepath.Join(dir, lanes.RuntimeFile)); err == nil {
-		started = rec.StartedAt
+		started, spent = rec.StartedAt, rec.Usage
 	}
 	s := gate.Summarize(gate.SummaryInput{Agent: ap.Agent, Bindings: r.p.Bindings, Log: logText, ExitCode: o.ExitCode,
 		Signal: o.Signal, FS: os.DirFS(r.l.opt.Lane.RepoRoot), LogPath: logPath, PromptHash: ap.Hash, Attempt: attempt,
 		CompletedAt: r.l.now(), StartedAt: started})
 	s.AgentID = id
+	s.Usage = spent
+	if s.TerminationHint == "" && o.ExitCode == nil && o.Detail != "" {
+		// No exit status and nothing in the log: the runtime's verdict is
+		// all there is to say why (a pod that could not start, a runner
+		// lost), and the report says it.
+		s.TerminationHint = o.Detail
+	}
 	return s
 }
 

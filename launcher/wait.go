@@ -126,6 +126,7 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 				return ErrStopped
 			}
 			n++
+			r.budgetWhileWaiting(ctx, attempt, pending)
 			for d := range pending {
 				if e := expired(d); e || n%sweepEvery == 0 {
 					if err = check(d, e); err != nil {

@@ -39,6 +39,10 @@ type waveRun struct {
 	// override is the retry override (`retry apply`) this wave run
 	// follows; removed when the run ends, kept if the launcher dies.
 	override *retry.Override
+	// budgetSeen holds the budget events emitted (once each); budgetOver
+	// the cap that stopped new starts.
+	budgetSeen map[string]bool
+	budgetOver string
 }
 
 type agentResult struct {
@@ -115,6 +119,13 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 			out.ExitCode = exitcode.Failed
 			return out, err
 		}
+		if errors.Is(err, errBudgetReached) {
+			f := append(failures, budgetFailure(r.budgetOver))
+			out := r.finish(ctx, attempt, state.WaveBlocked, f)
+			out.ExitCode = exitcode.NeedsHuman
+			r.report(state.WaveBlocked, f)
+			return out, nil
+		}
 		if err != nil {
 			// Interrupted (signal): the wave run stays open in the event
 			// log so the next launch adopts its runs.
@@ -168,8 +179,13 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 // needsHuman reports failures no retry can fix: an open blocker, or no
 // usable executor left.
 func needsHuman(fs []gate.Failure) bool {
-	return hasCode(fs, codeBlockerOpen) || hasCode(fs, codeFallbackBlock)
+	return hasCode(fs, codeBlockerOpen) || hasCode(fs, codeFallbackBlock) || hasCode(fs, codeBudgetExceeded)
 }
+
+// codeBudgetExceeded is the failure of an agent stopped at its budget, or
+// of a wave or lane whose budget is spent: a retry on the same budget
+// would spend more, so a person decides (raise the cap, then resume).
+const codeBudgetExceeded = "budget-exceeded"
 
 func hasCode(fs []gate.Failure, code string) bool {
 	return slices.ContainsFunc(fs, func(f gate.Failure) bool { return f.StatusCode == code })
@@ -290,6 +306,8 @@ func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case state.AgentBudgetExceeded:
+		code = codeBudgetExceeded
 	default:
 		if reason, ok := r.noExecutor(id, res); ok {
 			f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, codeNoExecutor, reason, res.Summary.LogPath)

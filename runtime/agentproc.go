@@ -24,7 +24,7 @@ const (
 // startOnce starts the agent on a fresh pty in its own session and process
 // group, with env as the base of its environment (see agentEnv), relays
 // output and signals, and waits for it to exit.
-func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *recordWriter, out *sink, in *input, sigs <-chan os.Signal) outcome {
+func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *recordWriter, out *sink, in *input, sigs <-chan os.Signal, mt *meter) outcome {
 	if len(p.Argv) == 0 {
 		return outcome{code: 127, startErr: errors.New("empty argv")}
 	}
@@ -54,6 +54,7 @@ func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *re
 			if n > 0 {
 				out.agentOutput(buf[:n])
 				scan.Write(buf[:n])
+				mt.write(buf[:n])
 			}
 			if err != nil {
 				return
@@ -63,7 +64,7 @@ func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *re
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 
-	sv := supervisor{r: r, p: p, pid: pid, ptmx: ptmx, out: out, started: started}
+	sv := supervisor{r: r, p: p, pid: pid, ptmx: ptmx, out: out, started: started, mt: mt, rw: rw}
 	res := sv.run(ctx, sigs, waited)
 	endGroup(pid, start)
 	select {
@@ -97,6 +98,9 @@ type supervisor struct {
 	started time.Time
 	res     outcome
 	kill    <-chan time.Time
+	mt      *meter
+	rw      *recordWriter
+	warned  bool
 }
 
 // grace is the TERM → KILL wait.
@@ -152,6 +156,8 @@ func (sv *supervisor) run(ctx context.Context, sigs <-chan os.Signal, waited <-c
 				sv.res.stalled = true
 				sv.stop(syscall.SIGTERM, why)
 			}
+		case <-sv.mt.changed:
+			sv.checkBudget()
 		case s := <-sigs:
 			sv.signal(s.(syscall.Signal))
 		case <-done:
@@ -160,6 +166,25 @@ func (sv *supervisor) run(ctx context.Context, sigs <-chan os.Signal, waited <-c
 		case <-waited:
 			return sv.res
 		}
+	}
+}
+
+// checkBudget stops the agent, like a stalled one, once its usage reaches
+// the run's cap, and records a warning the first time it passes the
+// warning threshold. It runs on every usage change the output reports, so
+// the stop comes as soon as the crossing is printed.
+func (sv *supervisor) checkBudget() {
+	over, warn := sv.mt.check(sv.p)
+	switch {
+	case over != "" && sv.res.received == "":
+		sv.out.logLine("[wave] budget exceeded (" + over + "); stopping the agent")
+		sv.res.overBudget = true
+		sv.stop(syscall.SIGTERM, "budget exceeded: "+over)
+	case warn != "" && !sv.warned:
+		sv.warned = true
+		sv.out.logLine("[wave] budget warning: " + warn)
+		u := sv.mt.total()
+		sv.rw.update(func(rec *Record) { rec.BudgetWarning, rec.Usage = warn, u })
 	}
 }
 

@@ -74,7 +74,7 @@ func classifyKube(f Facts) Verdict {
 	case launching && k.StartFailed != "" && sinceStart > f.LaunchGrace:
 		return Verdict{State: StateFailed, Done: true, Reason: "pod could not start: " + k.StartFailed, Terminate: !k.Gone}
 	case launching && k.Gone && sinceStart > f.LaunchGrace:
-		return Verdict{State: StateLost, Done: true, Reason: "job never started: " + k.Detail}
+		return Verdict{State: StateLost, Done: true, Reason: "job gone before its runner reported: " + k.Detail}
 	case launching:
 		// Scheduling, pulling the image, starting the runner.
 		return deadline(v)

@@ -46,7 +46,14 @@ func TestClassifyKube(t *testing.T) {
 			state: StateFailed, done: true, terminate: true, reason: "ErrImagePull"},
 		{name: "launching, job just created", f: Facts{Now: t0, Record: rec(Launching), LaunchGrace: time.Minute, Kube: &KubeFacts{Gone: true}}, state: StateLaunching},
 		{name: "launching, job never came", f: Facts{Now: t0.Add(2 * time.Minute), Record: rec(Launching), LaunchGrace: time.Minute, Kube: &KubeFacts{Gone: true}},
-			state: StateLost, done: true, reason: "never started"},
+			state: StateLost, done: true, reason: "gone before its runner reported"},
+		// The backend writes a lost verdict into the record: read back,
+		// it is still lost.
+		{name: "record judged lost", f: Facts{Now: t0, Record: func() *Record {
+			r := rec(Failed)
+			r.Lost, r.ExitReason = true, "runner lost without a terminal record: lease not renewed"
+			return r
+		}()}, state: StateLost, done: true, reason: "lease not renewed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := Classify(tc.f)

@@ -12,7 +12,7 @@ import (
 // State is the launcher's view of a run.
 type State string
 
-// States of a run. Completed, Failed, Terminated, TimedOut, Stalled and
+// States of a run. Completed, Failed, Terminated, TimedOut, Stalled, BudgetExceeded and
 // Lost are final.
 const (
 	StateUnknown    State = "unknown"
@@ -26,6 +26,9 @@ const (
 	// StateStalled is a run the runner stopped because its agent printed
 	// nothing for the configured silence; it is retried like a failure.
 	StateStalled State = "stalled"
+	// StateBudgetExceeded is a run the runner stopped because its usage
+	// reached its budget; it is not retried on the same budget.
+	StateBudgetExceeded State = "budget-exceeded"
 )
 
 // SessionFacts is what tmux said about the run's session. Known is false
@@ -83,6 +86,10 @@ func Classify(f Facts) Verdict {
 		switch {
 		case rec.TerminalDisposition == Terminated && rec.Stalled:
 			v.State = StateStalled
+		case rec.TerminalDisposition == Terminated && rec.BudgetExceeded:
+			v.State = StateBudgetExceeded
+		case rec.TerminalDisposition == Failed && rec.Lost:
+			v.State = StateLost
 		case rec.TerminalDisposition == Terminated && f.Deadline != nil && rec.FinishedAt != nil && !rec.FinishedAt.Before(*f.Deadline):
 			v.State = StateTimedOut
 		}

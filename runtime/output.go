@@ -36,7 +36,9 @@ type sink struct {
 // newSink writes to log and pane; onLost runs once, when the pane turns
 // out to be gone.
 func newSink(log, pane io.Writer, now func() time.Time, onLost func()) *sink {
-	return &sink{log: log, pane: newPaneQueue(pane, paneQueueBytes, onLost), now: now}
+	// The pane shows JSON event streams as their text (see paneRender);
+	// the log keeps them as printed.
+	return &sink{log: log, pane: newPaneQueue(newPaneRender(pane), paneQueueBytes, onLost), now: now}
 }
 
 // agentOutput records output of the agent.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
 // recordWriter owns runtime.json for the runner: every change goes through
@@ -18,7 +19,9 @@ type recordWriter struct {
 	rec    Record
 	done   bool
 	report Reporter // nil for a tmux run
-	log    *slog.Logger
+	// usage, when set, is the live usage total each heartbeat records.
+	usage func() *usage.Usage
+	log   *slog.Logger
 }
 
 func newRecordWriter(p *Payload, now time.Time) *recordWriter {
@@ -122,6 +125,11 @@ func (w *recordWriter) heartbeat(ctx context.Context, every time.Duration, now, 
 				r.LastHeartbeatAt = now()
 				if t := lastOutput(); !t.IsZero() {
 					r.LastOutputAt = &t
+				}
+				if w.usage != nil {
+					// The meter only grows: each heartbeat's figure is
+					// the run's high-water mark so far.
+					r.Usage = w.usage()
 				}
 			}, false)
 			if err != nil {

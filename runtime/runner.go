@@ -55,6 +55,7 @@ type outcome struct {
 	signal      string // the agent died by this signal
 	received    string // the runner got this signal and forwarded it
 	stalled     bool   // the runner stopped a silent agent
+	overBudget  bool   // the runner stopped an agent at its budget
 	rateLimited bool
 	startErr    error
 }
@@ -108,6 +109,8 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	}
 	hbCtx, stopHB := context.WithCancel(context.Background())
 	defer stopHB()
+	mt := newMeter(p)
+	rw.usage = mt.total
 	go rw.heartbeat(hbCtx, time.Duration(p.HeartbeatIntervalMs)*time.Millisecond, r.Now, out.lastOutput, r.Logger)
 
 	sigs := make(chan os.Signal, 8)
@@ -125,7 +128,10 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 
 	var res outcome
 	for k := 0; ; k++ {
-		res = r.startOnce(ctx, p, env, rw, out, in, sigs)
+		if k > 0 {
+			mt.restart()
+		}
+		res = r.startOnce(ctx, p, env, rw, out, in, sigs, mt)
 		if res.received != "" || res.startErr != nil || res.code == 0 || !res.rateLimited || k >= p.RateLimit.Retries {
 			break
 		}
@@ -202,6 +208,10 @@ func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome) in
 			rec.Signal = res.signal
 			rec.ExitReason = reason
 			rec.Stalled = res.stalled
+			rec.BudgetExceeded = res.overBudget
+			if rw.usage != nil {
+				rec.Usage = rw.usage()
+			}
 			rec.FinishedAt = &now
 			rec.LastHeartbeatAt = now
 			if t := out.lastOutput(); !t.IsZero() {
@@ -268,7 +278,7 @@ func disposition(res outcome) (string, string) {
 	switch {
 	case res.startErr != nil:
 		return Failed, "start failed: " + res.startErr.Error()
-	case res.stalled:
+	case res.stalled, res.overBudget:
 		return Terminated, res.received
 	case res.received == deadlineReason:
 		return Terminated, deadlineReason

@@ -7,7 +7,11 @@
 // writes its records; Classify judges both.)
 package runtime
 
-import "time"
+import (
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
+)
 
 // SchemaVersion of runtime.json, status.json and launch.json.
 const SchemaVersion = 1
@@ -78,6 +82,21 @@ type Payload struct {
 	// its own record and status in $WAVE_POD_DIR, since the run's
 	// records in RunDir are the launcher's to write.
 	Kubernetes *KubeRun `json:"kubernetes,omitempty"`
+	// Usage is how the runner meters the agent's spend (nil: not at all).
+	Usage *UsagePolicy `json:"usage,omitempty"`
+}
+
+// UsagePolicy tells the runner how to meter a run (package usage reads
+// the agent's output) and when to stop it for its spend.
+type UsagePolicy struct {
+	// Model is the run's configured model, for pricing when the output
+	// names none.
+	Model   string        `json:"model,omitempty"`
+	Pricing usage.Pricing `json:"pricing"`
+	// Cap is the run's budget: crossing it stops the agent like a stall
+	// (TERM, grace, KILL) as budget-exceeded.
+	Cap           usage.Cap `json:"cap,omitzero"`
+	WarnAtPercent int       `json:"warnAtPercent,omitempty"`
 }
 
 // KubeRun names a run's objects in its cluster: the Job, its Secret and
@@ -134,6 +153,15 @@ type Record struct {
 	// Stalled marks a run the runner stopped because the agent printed
 	// nothing for Payload.SilenceMs.
 	Stalled bool `json:"stalled,omitempty"`
+	// BudgetExceeded marks a run the runner stopped because its metered
+	// usage reached Payload.Usage.Cap; ExitReason names the cap.
+	BudgetExceeded bool `json:"budgetExceeded,omitempty"`
+	// BudgetWarning is set once the usage passed warnAtPercent of a cap.
+	BudgetWarning string `json:"budgetWarning,omitempty"`
+	// Usage is what the agent spent so far as its output reported it:
+	// the live total while it runs (every heartbeat), the final one in
+	// the terminal record; null when nothing reported any.
+	Usage *usage.Usage `json:"usage"`
 	// LastOutputAt is when the agent last printed, as of the last
 	// heartbeat.
 	LastOutputAt *time.Time `json:"lastOutputAt,omitempty"`
@@ -142,7 +170,11 @@ type Record struct {
 	// output went on to agent.log only.
 	SessionLost   bool       `json:"sessionLost,omitempty"`
 	SessionLostAt *time.Time `json:"sessionLostAt,omitempty"`
-	FinishedAt    *time.Time `json:"finishedAt,omitempty"`
+	// Lost marks a failed record written for a runner judged lost (the
+	// kubernetes backend writes it when it decides): the verdict read
+	// back from it stays lost.
+	Lost       bool       `json:"lost,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 	// Kubernetes is where a kubernetes run lives: its Job and, once the
 	// launcher saw it, its pod. Pids in a kubernetes record are the
 	// pod's, not this machine's.

@@ -22,6 +22,9 @@ const (
 	EntityGate     = "gate"
 	EntityClosure  = "closure"
 	EntityRetry    = "retry"
+	// EntityBudget events: a spending cap passed its warning threshold
+	// (warning) or was reached (exceeded); data.detail names cap and spend.
+	EntityBudget = "budget"
 	// EntityQuestion events are a question to a person (package
 	// questions): asked, answered, unanswered, once each.
 	EntityQuestion = "question"

@@ -1,6 +1,10 @@
 package state
 
-import "time"
+import (
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
+)
 
 // SchemaVersion of the lane state (`status --json`) and waves/<N>/state.json.
 const SchemaVersion = 1
@@ -19,6 +23,9 @@ const (
 	// AgentStalled: the runner stopped the agent after it printed nothing
 	// for runtime.silenceMinutes; retried like a failure.
 	AgentStalled = "stalled"
+	// AgentBudgetExceeded: the runner stopped the agent when its metered
+	// usage reached its budget; not retried on the same budget.
+	AgentBudgetExceeded = "budget-exceeded"
 )
 
 // Wave statuses.
@@ -67,6 +74,9 @@ type Lane struct {
 	// Notifications tallies the deliveries to the notify sinks recorded
 	// in the lane's log; null when there are none.
 	Notifications *Notifications `json:"notifications"`
+	// Usage is what the lane's wave runs spent, every run counted once
+	// (null when none reported usage).
+	Usage *usage.Usage `json:"usage"`
 }
 
 // Launcher is the lane lock holder, if any.
@@ -95,6 +105,8 @@ type Wave struct {
 	// events (overlaid with the coordination log by `status`).
 	Questions  []Question `json:"questions"`
 	LastEvents []EventRef `json:"lastEvents"`
+	// Usage is what the wave's runs spent, retries included.
+	Usage *usage.Usage `json:"usage"`
 }
 
 // Question is a question an agent of the wave asked a person (the data
@@ -164,6 +176,9 @@ type Agent struct {
 	LastMarker string `json:"lastMarker"`
 	StatusCode string `json:"statusCode"`
 	Detail     string `json:"detail"`
+	// Usage is what the agent's runs in this wave spent, every attempt
+	// counted; while it runs, its live figure.
+	Usage *usage.Usage `json:"usage"`
 }
 
 // BackendKubernetes is Agent.Backend of a run that is a pod.
@@ -191,4 +206,38 @@ type EventRef struct {
 	At      time.Time `json:"at"`
 	Wave    int       `json:"wave"`
 	Message string    `json:"message"`
+}
+
+// RunSpend is one run's spend, as package spend reads it.
+type RunSpend struct {
+	Wave  int
+	Agent string
+	Usage *usage.Usage
+}
+
+// ApplyUsage sets the usage of every agent, wave and the lane from runs.
+func (l *Lane) ApplyUsage(runs []RunSpend) {
+	var lane usage.Usage
+	for i := range l.Waves {
+		w := &l.Waves[i]
+		var wt usage.Usage
+		for j := range w.Agents {
+			a := &w.Agents[j]
+			var at usage.Usage
+			for _, r := range runs {
+				if r.Wave == w.Wave && r.Agent == a.ID && r.Usage != nil {
+					at = usage.Add(at, *r.Usage)
+				}
+			}
+			a.Usage = at.Ptr()
+		}
+		for _, r := range runs {
+			if r.Wave == w.Wave && r.Usage != nil {
+				wt = usage.Add(wt, *r.Usage)
+			}
+		}
+		w.Usage = wt.Ptr()
+		lane = usage.Add(lane, wt)
+	}
+	l.Usage = lane.Ptr()
 }

@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 	"slices"
 	"sort"
 	"strings"
@@ -60,6 +61,9 @@ type AgentRunData struct {
 	Signal      string `json:"signal,omitempty"`
 	StatusCode  string `json:"statusCode,omitempty"`
 	Detail      string `json:"detail,omitempty"`
+	// Usage is what a finished run spent (its runtime record's figure),
+	// kept in the event log so a pruned run directory still counts.
+	Usage *usage.Usage `json:"usage,omitempty"`
 }
 
 // Data converts a typed payload into an event's data map.
@@ -280,7 +284,7 @@ func overlay(a *Agent, runs map[string]RunFacts, now time.Time) {
 	switch f.Disposition {
 	case "running":
 		a.State = AgentRunning
-	case AgentCompleted, AgentFailed, AgentTerminated, AgentStalled:
+	case AgentCompleted, AgentFailed, AgentTerminated, AgentStalled, AgentBudgetExceeded:
 		a.State = f.Disposition
 		a.ExitCode, a.Signal, a.FinishedAt = f.ExitCode, f.Signal, f.FinishedAt
 	}

@@ -15,9 +15,10 @@ import (
 
 // dispatch claims a planned issue and starts its worker. An issue that
 // turned ineligible since planning (closed, needs input, claimed
-// elsewhere) leaves the run with the reason.
-func (s *Supervisor) dispatch(ctx context.Context, n int) error {
-	is := s.run().Issues[n]
+// elsewhere) leaves the run with the reason. It runs as the issue's job
+// (jobs.go): the state it needs beyond is goes through onLoop.
+func (s *Supervisor) dispatch(ctx context.Context, is *backlog.IssueRun) error {
+	n := is.Number
 	if is.State == backlog.StatePlanned {
 		ok, err := s.claim(ctx, n)
 		if err != nil || !ok {
@@ -38,7 +39,7 @@ func (s *Supervisor) dispatch(ctx context.Context, n int) error {
 	if err != nil {
 		return fmt.Errorf("issue #%d: %w", n, err)
 	}
-	s.issues[n] = fresh
+	s.onLoop(ctx, func() { s.issues[n] = fresh })
 	if why := s.ineligible(fresh); why != "" && is.Attempts > 0 {
 		// Work was done for it (a stopped or sent-back worker): keep it
 		// in the run, parked with its worktree, rather than forget it.
@@ -49,7 +50,7 @@ func (s *Supervisor) dispatch(ctx context.Context, n int) error {
 		if err := s.release(ctx, n, why); err != nil {
 			return err
 		}
-		return s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: why})
+		return s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: why})
 	}
 	if err := s.claimCopies(ctx, n); err != nil {
 		return err
@@ -80,7 +81,7 @@ func (s *Supervisor) ineligible(is backlog.Issue) string {
 func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 	if ok, why := s.hook(ctx, s.o.Config.Backlog.Claim.Check, n); !ok {
 		s.printf("#%d not eligible by the claim check: %s", n, why)
-		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-check", Detail: why})
+		return false, s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-check", Detail: why})
 	}
 	info := s.claimInfo(n)
 	won, holder, err := s.o.Git.Claim(ctx, info)
@@ -102,17 +103,17 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 	if !won {
 		detail := fmt.Sprintf("run %s on %s", oneLine(holder.RunID), oneLine(holder.Host))
 		s.printf("#%d is claimed by %s; skipping it", n, detail)
-		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: backlog.ReasonClaimed, Detail: detail})
+		return false, s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: backlog.ReasonClaimed, Detail: detail})
 	}
 	if won && info.SHA == "" {
 		if c, ok, err := s.o.Git.ReadClaim(ctx, n); err == nil && ok {
 			info = c
 		}
 	}
-	if err := s.emit(backlog.Event{Kind: backlog.EvClaimed, Issue: n, Ref: info.SHA}); err != nil {
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvClaimed, Issue: n, Ref: info.SHA}); err != nil {
 		return false, err
 	}
-	s.renewedAt[n] = s.o.Now()
+	s.onLoop(ctx, func() { s.renewedAt[n] = s.o.Now() })
 	return s.claimHook(ctx, n)
 }
 
@@ -121,7 +122,7 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 // hook runs the hook on resume instead of skipping it.
 func (s *Supervisor) claimHook(ctx context.Context, n int) (bool, error) {
 	id := "claim-command-" + strconv.Itoa(n)
-	if _, done := s.run().Done[id]; done || len(s.o.Config.Backlog.Claim.Command) == 0 {
+	if len(s.o.Config.Backlog.Claim.Command) == 0 || s.done(ctx, id) {
 		return true, nil
 	}
 	if ok, why := s.hook(ctx, s.o.Config.Backlog.Claim.Command, n); !ok {
@@ -129,9 +130,9 @@ func (s *Supervisor) claimHook(ctx context.Context, n int) (bool, error) {
 		if err := s.release(ctx, n, "claim command failed"); err != nil {
 			return false, err
 		}
-		return false, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-command", Detail: why})
+		return false, s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-command", Detail: why})
 	}
-	return true, s.emit(backlog.Event{Kind: backlog.EvIntentDone, Issue: n, Intent: &backlog.Intent{ID: id}})
+	return true, s.record(ctx, backlog.Event{Kind: backlog.EvIntentDone, Issue: n, Intent: &backlog.Intent{ID: id}})
 }
 
 func (s *Supervisor) claimInfo(n int) gitops.ClaimInfo {
@@ -166,7 +167,8 @@ func (s *Supervisor) claimCopies(ctx context.Context, n int) error {
 // removed, a comment saying why. Never called while work for n could
 // still land.
 func (s *Supervisor) release(ctx context.Context, n int, why string) error {
-	is := s.run().Issues[n]
+	var is *backlog.IssueRun
+	s.onLoop(ctx, func() { is = s.run().Issues[n] })
 	if is == nil || is.Released {
 		return nil
 	}
@@ -178,13 +180,13 @@ func (s *Supervisor) release(ctx context.Context, n int, why string) error {
 			Label: s.o.Config.Backlog.ClaimLabel}); err != nil {
 			return err
 		}
-		if _, done := s.run().Done["comment-claim-"+strconv.Itoa(n)]; done {
+		if s.done(ctx, "comment-claim-"+strconv.Itoa(n)) {
 			if err := s.comment(ctx, "released", n, "Released by wave-orchestrator run "+mdfence.Inline(s.run().Info.ID, 0)+": "+mdfence.Inline(why, 300)+"."); err != nil {
 				return err
 			}
 		}
 	}
-	return s.emit(backlog.Event{Kind: backlog.EvReleased, Issue: n, Detail: why})
+	return s.record(ctx, backlog.Event{Kind: backlog.EvReleased, Issue: n, Detail: why})
 }
 
 // hook runs a claim hook argv with {issue} replaced; no hook is a pass.
@@ -237,7 +239,8 @@ func (s *Supervisor) renewClaims(ctx context.Context) error {
 	if s.o.Now().Sub(s.claimsAt) < claimCheckEvery {
 		return nil
 	}
-	held := s.heldClaims()
+	// An issue with a job is its job's alone; its claim is minutes old.
+	held := slices.DeleteFunc(s.heldClaims(), func(is *backlog.IssueRun) bool { return s.busyJob(is.Number) })
 	if len(held) == 0 {
 		return nil
 	}
@@ -283,8 +286,12 @@ func (s *Supervisor) checkClaim(ctx context.Context, is *backlog.IssueRun, head 
 	case head != is.ClaimRef:
 		// Another commit: ours from a renewal whose record was lost,
 		// or another run's. holdClaim tells which.
-	case s.o.Now().Sub(s.renewedAt[n]) < lease/3:
-		return nil
+	default:
+		var at time.Time
+		s.onLoop(ctx, func() { at = s.renewedAt[n] })
+		if s.o.Now().Sub(at) < lease/3 {
+			return nil
+		}
 	}
 	return s.holdClaim(ctx, is, s.claimInfo(n))
 }
@@ -293,13 +300,25 @@ func (s *Supervisor) checkClaim(ctx context.Context, is *backlog.IssueRun, head 
 // from the commit recorded, or created again if the ref is gone. A claim
 // another run holds is never replaced: the issue is lost to it.
 func (s *Supervisor) holdClaim(ctx context.Context, is *backlog.IssueRun, c gitops.ClaimInfo) error {
-	n := is.Number
+	got, err := s.renew(ctx, is, c)
+	return s.held(ctx, is, got, err)
+}
+
+// renew is holdClaim's push: it touches no state, so the end renews the
+// claims of every merged issue at once.
+func (s *Supervisor) renew(ctx context.Context, is *backlog.IssueRun, c gitops.ClaimInfo) (gitops.Renewal, error) {
 	got, err := s.o.Git.Renew(ctx, is.ClaimRef, c)
 	if err == nil && !got.Won && got.Holder.RunID == s.run().Info.ID && got.Holder.SHA != "" {
 		// Ours, from a life of this run whose record of it was lost:
 		// renew from that commit.
 		got, err = s.o.Git.Renew(ctx, got.Holder.SHA, c)
 	}
+	return got, err
+}
+
+// held records what renew found.
+func (s *Supervisor) held(ctx context.Context, is *backlog.IssueRun, got gitops.Renewal, err error) error {
+	n := is.Number
 	if errors.Is(err, gitops.ErrBadClaim) {
 		// Something that is no claim of ours sits on the ref.
 		return s.claimLost(ctx, is, gitops.ClaimInfo{})
@@ -311,12 +330,12 @@ func (s *Supervisor) holdClaim(ctx context.Context, is *backlog.IssueRun, c gito
 	if !got.Won {
 		return s.claimLost(ctx, is, got.Holder)
 	}
-	s.renewedAt[n] = s.o.Now()
+	s.onLoop(ctx, func() { s.renewedAt[n] = s.o.Now() })
 	if got.Recreated {
 		s.printf("#%d: claim created again on origin (%s)", n, short(got.Holder.SHA))
 	}
 	if got.Holder.SHA != "" && got.Holder.SHA != is.ClaimRef {
-		return s.emit(backlog.Event{Kind: backlog.EvClaimRenewed, Issue: n, Ref: got.Holder.SHA})
+		return s.record(ctx, backlog.Event{Kind: backlog.EvClaimRenewed, Issue: n, Ref: got.Holder.SHA})
 	}
 	return nil
 }
@@ -331,11 +350,14 @@ func (s *Supervisor) claimLost(ctx context.Context, is *backlog.IssueRun, holder
 		detail = "someone else (a claim ref not made by wave-orchestrator)"
 	}
 	if is.State == backlog.StateMerged || is.State == backlog.StateMerging {
-		if s.claimWarned == nil {
-			s.claimWarned = map[int]bool{}
-		}
-		if !s.claimWarned[n] {
-			s.claimWarned[n] = true
+		warned := true
+		s.onLoop(ctx, func() {
+			if s.claimWarned == nil {
+				s.claimWarned = map[int]bool{}
+			}
+			warned, s.claimWarned[n] = s.claimWarned[n], true
+		})
+		if !warned {
 			s.printf("warning: #%d is merged into %s, but its claim on origin is held by %s now; that run may work on it again",
 				n, s.run().Info.WaveBranch, detail)
 		}
@@ -345,5 +367,5 @@ func (s *Supervisor) claimLost(ctx context.Context, is *backlog.IssueRun, holder
 	if is.State == backlog.StateRunning && is.RunDir != "" {
 		_ = s.o.Runs.Terminate(ctx, is.RunDir, time.Duration(s.o.Lane.Runtime.TerminateGraceMs)*time.Millisecond)
 	}
-	return s.emit(backlog.Event{Kind: backlog.EvClaimLost, Issue: n, Detail: detail})
+	return s.record(ctx, backlog.Event{Kind: backlog.EvClaimLost, Issue: n, Detail: detail})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/spend"
 )
 
 // finish ends a run whose work is all final, waiting out a transient
@@ -66,10 +67,12 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 		// out, then the end is tried again.
 		return ExitFailed, fmt.Errorf("final pull request %s → %s: %w", r.Info.WaveBranch, r.Info.Base, prErr)
 	}
+	renewals := s.renewMerged(ctx)
 	for _, is := range r.List() {
 		switch {
 		case is.State == backlog.StateMerged:
-			if err := s.renewClaim(ctx, is); err != nil {
+			rn := renewals[is.Number]
+			if err := s.held(ctx, is, rn.got, rn.err); err != nil {
 				s.printf("warning: renew the claim of #%d: %v", is.Number, err)
 			}
 		case !is.Released:
@@ -128,7 +131,9 @@ func (s *Supervisor) exitCode() int {
 		}
 	}
 	switch {
-	case parked || t.NeedsInput > 0 || s.baseConflict:
+	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "":
+		// A spent backlog.budget.run needs a person too: nothing more
+		// starts until the cap is raised.
 		return ExitNeedPerson
 	case failed || len(s.undelivered()) > 0:
 		return ExitFailed
@@ -186,9 +191,11 @@ func (s *Supervisor) mergeBase(ctx context.Context) (string, error) {
 
 func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 	r := s.run()
+	runs := spend.BacklogRuns(s.o.Lane.Name, s.log.dir)
 	m := fmt.Sprintf("<!-- wave-orchestrator:final-pr run=%s -->", r.Info.ID)
 	body := backlog.FinalPRBody(backlog.FinalPRInput{Run: r, DefaultBase: r.Info.Base == r.Info.Default || r.Info.Default == "",
-		CloseCommand: "wave-orchestrator backlog close --run " + r.Info.ID, Marker: m, BaseConflict: baseConflict})
+		CloseCommand: "wave-orchestrator backlog close --run " + r.Info.ID, Marker: m, BaseConflict: baseConflict,
+		Spend: spend.ByIssue(runs), Total: spend.Total(runs).Ptr()})
 	title := backlog.FinalPRTitle(r)
 	path := filepath.Join(s.log.dir, FinalPRFile)
 	if err := os.WriteFile(path, []byte("# "+title+"\n\n"+body), 0o644); err != nil {
@@ -230,37 +237,62 @@ func (s *Supervisor) closeWorkerPR(ctx context.Context, is *backlog.IssueRun) er
 	return err
 }
 
-// renewClaim keeps a merged issue's claim past the run: the issue stays
-// open until the final PR merges, and no other run may take it meanwhile.
-func (s *Supervisor) renewClaim(ctx context.Context, is *backlog.IssueRun) error {
-	c := s.claimInfo(is.Number)
-	c.Lease = s.o.Now().UTC().Add(30 * 24 * time.Hour)
-	return s.holdClaim(ctx, is, c) // a deleted claim is created again
+type renewal struct {
+	got gitops.Renewal
+	err error
+}
+
+// renewMerged keeps every merged issue's claim past the run, the pushes
+// side by side (up to the width at once; each is its own ref): the issue
+// stays open until the final PR merges, and no other run may take it
+// meanwhile. A deleted claim is created again. What each found is
+// recorded by the caller, in order.
+func (s *Supervisor) renewMerged(ctx context.Context) map[int]renewal {
+	var merged []*backlog.IssueRun
+	for _, is := range s.run().List() {
+		if is.State == backlog.StateMerged {
+			merged = append(merged, is)
+		}
+	}
+	out := make([]renewal, len(merged))
+	each(len(merged), s.o.Width, func(i int) {
+		c := s.claimInfo(merged[i].Number)
+		c.Lease = s.o.Now().UTC().Add(30 * 24 * time.Hour)
+		out[i].got, out[i].err = s.renew(ctx, merged[i], c)
+	})
+	m := make(map[int]renewal, len(merged))
+	for i, is := range merged {
+		m[is.Number] = out[i]
+	}
+	return m
 }
 
 // cleanup removes the worktrees and branches of merged issues, each only
 // when its tip is an ancestor of the wave branch on origin.
+// Issues are cleaned up side by side, up to the width at once: each
+// touches only its own session, worktree and branch (gitops orders the
+// commands that must not overlap).
 func (s *Supervisor) cleanup(ctx context.Context) {
-	for _, is := range s.run().List() {
+	list := s.run().List()
+	each(len(list), s.o.Width, func(i int) {
+		is := list[i]
 		// Every worker has ended: its dead pane is of no more use (the
 		// log is in the run dir).
 		if is.Session != "" {
 			_ = s.o.Runs.KillSession(ctx, is.Session)
 		}
 		_ = s.o.Runs.KillSession(ctx, "backlog-r"+strconv.Itoa(is.Number))
-	}
-	for _, is := range s.run().List() {
 		if is.State != backlog.StateMerged || is.Branch == "" {
-			continue
+			return
 		}
 		if err := s.o.Git.RemoveWorktree(ctx, is.Worktree); err != nil {
 			s.printf("warning: remove worktree of #%d: %v", is.Number, err)
-			continue
+			return
 		}
 		if _, err := s.o.Git.SafeDelete(ctx, is.Branch, s.run().Info.WaveBranch); err != nil {
 			s.printf("warning: delete branch %s: %v", is.Branch, err)
 		}
-	}
+	})
 }
 
 // report prints the hand-off: the tally, what merged, and every question

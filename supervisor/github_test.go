@@ -319,19 +319,26 @@ func TestDroppedCommentResponseNotReposted(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// #1's claim comment: applied, response lost; the same supervisor
-	// goes on. #2's: applied, response lost, and the supervisor dies.
+	// The first claim comment: applied, response lost; the same
+	// supervisor goes on. The second: applied, and the supervisor dies.
+	// (The issues start at once, so which issue's comment is which is
+	// theirs to decide.)
 	g.srv.DropResponseNext(forgetest.RouteCommentCreate)
 	g.onNth(forgetest.RouteCommentCreate, 2, true, cancel)
 	first := g.runCtx(ctx, nil, 1, 2, 3)
 	if first.err == nil {
-		t.Fatalf("the first life should have died at #2's comment; it ended %+v", first.Result)
+		t.Fatalf("the first life should have died at the second comment; it ended %+v", first.Result)
 	}
-	if c := g.markers(1, "claim"); c != 1 {
-		t.Errorf("#1 has %d claim comments after a lost response, want 1", c)
+	commented := 0
+	for n := 1; n <= 3; n++ {
+		c := g.markers(n, "claim")
+		if c > 1 {
+			t.Errorf("#%d has %d claim comments after a lost response and a crash, want at most 1", n, c)
+		}
+		commented += c
 	}
-	if c := g.markers(2, "claim"); c != 1 {
-		t.Fatalf("#2 has %d claim comments after the crash, want the 1 GitHub applied", c)
+	if applied := len(g.srv.MutationsOn(forgetest.RouteCommentCreate)); commented != applied || applied < 2 {
+		t.Fatalf("%d claim comments on the issues, %d applied by GitHub; want the same, at least 2", commented, applied)
 	}
 	second := g.run(1, 2, 3)
 	if second.err != nil || second.ExitCode != ExitOK || !second.Resumed {

@@ -17,19 +17,32 @@ import (
 // on a marker (comment marker, PR head, label, ref) so an intent recorded
 // but interrupted is safe to redo.
 func (s *Supervisor) do(ctx context.Context, in backlog.Intent) (string, error) {
-	if url, ok := s.run().Done[in.ID]; ok {
-		return url, nil
-	}
-	if _, pending := s.run().Intents[in.ID]; !pending {
-		if err := s.emit(backlog.Event{Kind: backlog.EvIntent, Issue: in.Issue, Intent: &in}); err != nil {
-			return "", err
+	var url string
+	var done bool
+	var err error
+	s.onLoop(ctx, func() {
+		if url, done = s.run().Done[in.ID]; done {
+			return
 		}
+		if _, pending := s.run().Intents[in.ID]; !pending {
+			err = s.emit(backlog.Event{Kind: backlog.EvIntent, Issue: in.Issue, Intent: &in})
+		}
+	})
+	if done || err != nil {
+		return url, err
 	}
-	url, err := s.perform(ctx, in)
+	url, err = s.perform(ctx, in)
 	if err != nil {
 		return "", fmt.Errorf("%s (#%d): %w", in.ID, in.Issue, err)
 	}
-	return url, s.emit(backlog.Event{Kind: backlog.EvIntentDone, Issue: in.Issue, Intent: &backlog.Intent{ID: in.ID}, URL: url})
+	return url, s.record(ctx, backlog.Event{Kind: backlog.EvIntentDone, Issue: in.Issue, Intent: &backlog.Intent{ID: in.ID}, URL: url})
+}
+
+// done: the write (or hook) id was made in this run.
+func (s *Supervisor) done(ctx context.Context, id string) bool {
+	var ok bool
+	s.onLoop(ctx, func() { _, ok = s.run().Done[id] })
+	return ok
 }
 
 // again makes an idempotent write even when this run made it before (the

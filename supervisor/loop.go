@@ -46,12 +46,23 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 	}
 	tick := time.NewTicker(s.o.Tick)
 	defer tick.Stop()
+	// The jobs' context ends with the loop: a loop that returns takes
+	// its jobs down with it and waits for them (settle).
+	jctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		s.settle()
+	}()
 	for {
 		if s.stopRequested() {
+			s.settle() // a start under way finishes before the stop
 			return s.stop(ctx)
 		}
 		began := s.o.Now()
-		err := s.step(ctx)
+		err := s.takeJobErr()
+		if err == nil {
+			err = s.step(jctx)
+		}
 		if err == nil {
 			err = s.recovered(began) // recorded, or the sweep is tried again
 		}
@@ -71,11 +82,8 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 				return err
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.o.Runs.Changed():
-		case <-tick.C:
+		if err := s.await(ctx, tick, s.mergeable()); err != nil {
+			return err
 		}
 	}
 }
@@ -95,6 +103,10 @@ func (s *Supervisor) pause(ctx context.Context, tick *time.Ticker) error {
 			if s.log != nil && s.stopRequested() {
 				return nil
 			}
+		case f := <-s.jobs.calls:
+			s.serve(f, nil)
+		case end := <-s.jobs.ended:
+			s.serve(nil, &end)
 		}
 	}
 }
@@ -106,7 +118,8 @@ func (s *Supervisor) step(ctx context.Context) error {
 	if err := s.observe(ctx); err != nil {
 		return err
 	}
-	if err := s.mergeReady(ctx); err != nil {
+	s.stopForBudget(ctx)
+	if err := s.mergeNext(ctx); err != nil {
 		return err
 	}
 	if err := s.takeAnswers(ctx); err != nil {
@@ -117,6 +130,9 @@ func (s *Supervisor) step(ctx context.Context) error {
 
 // complete: nothing in flight and nothing more to take.
 func (s *Supervisor) complete() bool {
+	if len(s.jobs.active) > 0 {
+		return false
+	}
 	for _, is := range s.run().Issues {
 		if !backlog.Terminal(is.State) {
 			return false
@@ -125,11 +141,11 @@ func (s *Supervisor) complete() bool {
 	return len(s.run().Info.Bounded) > 0 || s.drained || s.capped || s.run().Finishing
 }
 
-// busy counts workers holding a slot (claimed or running).
+// busy counts workers holding a slot (claimed, running or starting).
 func (s *Supervisor) busy() int {
 	n := 0
 	for _, is := range s.run().Issues {
-		if is.State == backlog.StateClaimed || is.State == backlog.StateRunning {
+		if is.State == backlog.StateClaimed || is.State == backlog.StateRunning || s.busyJob(is.Number) {
 			n++
 		}
 	}
@@ -151,13 +167,21 @@ func (s *Supervisor) refill(ctx context.Context) error {
 		}
 	}
 	for _, is := range s.run().List() {
-		if s.busy() >= s.o.Width {
-			return nil
+		if (is.State != backlog.StatePlanned && is.State != backlog.StateClaimed) || s.busyJob(is.Number) || !s.turnOf(is) {
+			continue
 		}
-		if (is.State == backlog.StatePlanned || is.State == backlog.StateClaimed) && s.turnOf(is) {
-			if err := s.dispatch(ctx, is.Number); err != nil {
+		// A claimed issue holds its slot already (a start cut short by a
+		// kill, a worker sent back): it is started whatever the count.
+		if is.State == backlog.StatePlanned && s.busy() >= s.o.Width {
+			continue
+		}
+		if is.State == backlog.StatePlanned {
+			if dropped, err := s.dropForBudget(is.Number); dropped || err != nil {
 				return err
 			}
+		}
+		if err := s.spawn(ctx, is.Number, func(ctx context.Context) error { return s.dispatch(ctx, is) }); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -380,6 +404,7 @@ func (s *Supervisor) stop(ctx context.Context) error {
 // stopped (not failed: resuming it costs no salvage) and terminated. It
 // reports whether the request asked to finish the run.
 func (s *Supervisor) halt(ctx context.Context) (bool, error) {
+	s.settle() // no worker starts behind the stop
 	var req struct {
 		Finish bool `json:"finish"`
 	}
@@ -438,6 +463,7 @@ func (s *Supervisor) finishEarly(ctx context.Context) error {
 	if err := s.mergeReady(ctx); err != nil {
 		return err
 	}
+	s.settle() // a worker sent back by a merge: started, then parked below
 	for _, is := range s.run().List() {
 		switch {
 		case backlog.Terminal(is.State):

@@ -30,14 +30,39 @@ func (s *Supervisor) mergeReady(ctx context.Context) error {
 	return nil
 }
 
+// mergeNext merges the head of the queue, one entry per sweep: the loop
+// takes up exits and its jobs between two merges. The train itself stays
+// one merge at a time, in order.
+func (s *Supervisor) mergeNext(ctx context.Context) error {
+	if !s.mergeable() || s.stopRequested() {
+		return nil
+	}
+	n := s.run().Queue[0]
+	s.jobs.merge = n
+	err := s.spawn(ctx, n, func(ctx context.Context) error { return s.mergeOne(ctx, n) })
+	if !s.busyJob(n) {
+		s.jobs.merge = 0 // it ran inline (spawn says when)
+	}
+	return err
+}
+
+// mergeable: the queue has an entry to merge and no merge is under way
+// (the train is one merge at a time).
+func (s *Supervisor) mergeable() bool {
+	return len(s.run().Queue) > 0 && s.jobs.merge == 0 && !s.busyJob(s.run().Queue[0])
+}
+
+// mergeOne merges issue n, as its job when the loop's sweep asks for it
+// (the state it needs beyond is goes through onLoop).
 func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
-	is := s.run().Issues[n]
+	var is *backlog.IssueRun
+	s.onLoop(ctx, func() { is = s.run().Issues[n] })
 	if is.State != backlog.StateMerging {
 		// Never merge on a claim that is not ours (any more).
 		if held, err := s.claimStillHeld(ctx, is); err != nil || !held {
 			return err
 		}
-		if err := s.emit(backlog.Event{Kind: backlog.EvMergeStarted, Issue: n}); err != nil {
+		if err := s.record(ctx, backlog.Event{Kind: backlog.EvMergeStarted, Issue: n}); err != nil {
 			return err
 		}
 	}
@@ -61,7 +86,7 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 	})
 	switch {
 	case errors.Is(err, gitops.ErrVerifyFailed) && ctx.Err() == nil: // a stop is no verdict on the change
-		if err := s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "failed", Detail: err.Error()}); err != nil {
+		if err := s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "failed", Detail: err.Error()}); err != nil {
 			return err
 		}
 		if from, detail, feedback, ok := reworkOfMerge(err); ok {
@@ -76,12 +101,14 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 		return s.conflict(ctx, is, res.Conflicts)
 	}
 	outside := backlog.Outside(is.Surface, res.Files)
-	if err := s.emit(backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files, Outside: outside}); err != nil {
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files, Outside: outside}); err != nil {
 		return err
 	}
 	s.printf("#%d merged into %s (%s)", n, s.run().Info.WaveBranch, short(res.Commit))
-	s.surfaceWarn(is, outside)
-	s.checkpoint("merged")
+	s.onLoop(ctx, func() {
+		s.surfaceWarn(is, outside)
+		s.checkpoint("merged")
+	})
 	return nil
 }
 
@@ -89,7 +116,7 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 // resolve; a second conflict parks the issue with the files.
 func (s *Supervisor) conflict(ctx context.Context, is *backlog.IssueRun, files []string) error {
 	n := is.Number
-	if err := s.emit(backlog.Event{Kind: backlog.EvConflict, Issue: n, Files: files, Attempt: is.Attempts}); err != nil {
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvConflict, Issue: n, Files: files, Attempt: is.Attempts}); err != nil {
 		return err
 	}
 	if is.Conflicts >= 2 {
@@ -98,7 +125,7 @@ func (s *Supervisor) conflict(ctx context.Context, is *backlog.IssueRun, files [
 			files)
 	}
 	s.printf("#%d conflicts with the wave branch in %s; sending it back to its worker", n, strings.Join(files, ", "))
-	return s.startWorker(ctx, n, workerStart{conflict: files})
+	return s.sendBack(ctx, n, workerStart{conflict: files})
 }
 
 // workerPR pushes the worker branch and opens its PR into the wave branch
@@ -121,7 +148,7 @@ func (s *Supervisor) workerPR(ctx context.Context, is *backlog.IssueRun) error {
 	}
 	if is.PR == nil && url != "" {
 		u, num := splitPRRef(url)
-		return s.emit(backlog.Event{Kind: backlog.EvPR, Issue: n, URL: u, Number: num})
+		return s.record(ctx, backlog.Event{Kind: backlog.EvPR, Issue: n, URL: u, Number: num})
 	}
 	return nil
 }
@@ -157,7 +184,7 @@ func (s *Supervisor) verifierWith(n int, reviewed bool) func(ctx context.Context
 		if len(argv) == 0 {
 			return s.review(ctx, n, dir, commit)
 		}
-		_ = s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "running"})
+		_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "running"})
 		timeout := time.Duration(s.o.Config.Backlog.VerifyTimeoutMin) * time.Minute
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -179,7 +206,7 @@ func (s *Supervisor) verifierWith(n int, reviewed bool) func(ctx context.Context
 		if reviewed {
 			return s.review(ctx, n, dir, commit)
 		}
-		return s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed"})
+		return s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed"})
 	}
 }
 

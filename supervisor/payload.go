@@ -127,9 +127,11 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("worker role prompt: %w", err)
 	}
+	var answer *backlog.Answer
+	s.onLoop(ctx, func() { answer = s.run().Issues[n].Answer })
 	prompt := backlog.WorkerPrompt(backlog.PromptInput{RolePrompt: string(role), Issue: issue, Branch: branch,
 		WaveBranch: s.run().Info.WaveBranch, Worktree: wt, Attempt: attempt, Salvage: why.salvage,
-		SalvageRef: why.salvageRef, Conflict: why.conflict, Rework: why.rework, Answer: s.run().Issues[n].Answer})
+		SalvageRef: why.salvageRef, Conflict: why.conflict, Rework: why.rework, Answer: answer})
 	return s.runPayload(agentRun{what: fmt.Sprintf("#%d", n), agent: agent, res: res, dir: s.runDir(n, attempt), cwd: wt, prompt: prompt,
 		attempt: attempt, session: SessionName(n), issue: n, branch: branch})
 }
@@ -185,19 +187,23 @@ func (s *Supervisor) runPayload(r agentRun) (*runtime.Payload, error) {
 		HeartbeatIntervalMs: rt.HeartbeatIntervalMs, RateLimit: rateLimit, DeadlineAt: &deadline,
 		TerminateGraceMs: rt.TerminateGraceMs,
 		MaxLogBytes:      int64(rt.MaxLogBytes),
+		Usage:            executor.UsagePolicy(r.res, s.o.Lane),
 	}, nil
 }
 
 // issue returns issue n as last read, reading it when this process has
 // not (a resumed run): a worker's prompt always carries the issue.
 func (s *Supervisor) issue(ctx context.Context, n int) (backlog.Issue, error) {
-	if is, ok := s.issues[n]; ok && is.Number == n {
+	var is backlog.Issue
+	var ok bool
+	s.onLoop(ctx, func() { is, ok = s.issues[n] })
+	if ok && is.Number == n {
 		return is, nil
 	}
 	is, err := s.o.Source.Get(ctx, n)
 	if err != nil {
 		return backlog.Issue{}, fmt.Errorf("issue #%d: %w", n, err)
 	}
-	s.issues[n] = is
+	s.onLoop(ctx, func() { s.issues[n] = is })
 	return is, nil
 }

@@ -29,7 +29,8 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 	if len(cfg) == 0 {
 		return nil
 	}
-	is := s.run().Issues[n]
+	var is *backlog.IssueRun
+	s.onLoop(ctx, func() { is = s.run().Issues[n] })
 	issue, err := s.issue(ctx, n)
 	if err != nil {
 		return err
@@ -46,7 +47,7 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 	if err != nil {
 		return err
 	}
-	_ = s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir})
+	_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir})
 	s.printf("#%d: reviewer started in tmux session %s", n, p.SessionName)
 	_ = s.o.Runs.KillSession(ctx, p.SessionName)
 	s.o.Runs.Watch(runDir)
@@ -67,14 +68,19 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 		return fmt.Errorf("review #%d: verdict %s: %s", n, v.Verdict, oneLine(v.Detail))
 	}
 	s.printf("#%d: review passed", n)
-	return s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Detail: oneLine(v.Detail)})
+	return s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Detail: oneLine(v.Detail)})
 }
 
 // waitRun blocks until the run in dir is done, terminating it at its
-// deadline; it wakes on watcher events and the sweep tick.
+// deadline; it wakes on watcher events and the sweep tick. In a job it
+// wakes on the tick only: the watcher's events are the loop's.
 func (s *Supervisor) waitRun(ctx context.Context, dir string) error {
 	tick := time.NewTicker(s.o.Tick)
 	defer tick.Stop()
+	changed := s.o.Runs.Changed()
+	if inJob(ctx) {
+		changed = nil
+	}
 	for {
 		obs := s.o.Runs.Observe(ctx, dir, s.o.Now())
 		if obs.Verdict.Done {
@@ -87,7 +93,7 @@ func (s *Supervisor) waitRun(ctx context.Context, dir string) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-s.o.Runs.Changed():
+		case <-changed:
 		case <-tick.C:
 		}
 	}

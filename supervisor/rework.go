@@ -138,12 +138,14 @@ func (s *Supervisor) prReviewRework(ctx context.Context, is *backlog.IssueRun) (
 // once and the merge goes on without thread checks.
 func (s *Supervisor) freshThreads(ctx context.Context, is *backlog.IssueRun) ([]forge.Thread, error) {
 	src, ok := s.o.Source.(reviewThreads)
-	if !ok || s.threadsDenied {
+	var denied bool
+	s.onLoop(ctx, func() { denied = s.threadsDenied })
+	if !ok || denied {
 		return nil, nil
 	}
 	threads, err := src.UnresolvedThreads(ctx, is.PR.Number)
 	if errors.Is(err, forge.ErrNoThreadAccess) {
-		s.threadsDenied = true
+		s.onLoop(ctx, func() { s.threadsDenied = true })
 		s.printf("warning: #%d: review threads of worker PR #%d: %v; merging without looking at unresolved threads "+
 			"(give the token read access to pull requests over GraphQL)", is.Number, is.PR.Number, err)
 		return nil, nil
@@ -219,12 +221,12 @@ func (s *Supervisor) reworkAnswering(ctx context.Context, is *backlog.IssueRun, 
 			backlog.ReworkWhat(from), n, is.Reworks, feedback)
 		return s.park(ctx, n, detail, q, nil)
 	}
-	if err := s.emit(backlog.Event{Kind: backlog.EvRework, Issue: n, Attempt: is.Attempts, Outcome: from,
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvRework, Issue: n, Attempt: is.Attempts, Outcome: from,
 		Detail: detail, Feedback: feedback, Reviews: reviews, Threads: threads}); err != nil {
 		return err
 	}
 	s.printf("#%d: %s; sending it back to its worker (rework round %d of %d)", n, oneLine(detail), is.Reworks, rounds)
-	return s.startWorker(ctx, n, workerStart{}) // InRework: with the feedback
+	return s.sendBack(ctx, n, workerStart{}) // InRework: with the feedback
 }
 
 // reworkOf is the prompt's rework section for is's last round.

@@ -13,6 +13,8 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/spend"
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
 // StatusSchemaVersion is the version of `backlog status --json`
@@ -42,6 +44,9 @@ type StatusView struct {
 	// Probes are the salvage relaunches a running supervisor holds
 	// because the executor's probe fails, by issue.
 	Probes []ProbeWait `json:"probes"`
+	// Usage is what the run's worker and reviewer runs spent, each run
+	// directory once (null when none reported usage).
+	Usage *usage.Usage `json:"usage"`
 	// WaitingForAnswers is set while a running supervisor has nothing
 	// left but its workers' questions and waits for their answers.
 	WaitingForAnswers *AnswerWait `json:"waitingForAnswers"`
@@ -88,6 +93,9 @@ type IssueView struct {
 	// (null when none); Answers counts them.
 	Answer  *backlog.Answer `json:"answer"`
 	Answers int             `json:"answers"`
+	// Usage is what the issue's runs spent: every attempt, salvage
+	// relaunch, rework round and review.
+	Usage *usage.Usage `json:"usage"`
 }
 
 // ViewStopped is the state status shows for an issue whose worker
@@ -122,6 +130,9 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 		v.State = "interrupted"
 		v.ElapsedSec = int64(now.Sub(r.Info.StartedAt).Seconds())
 	}
+	runs := spend.BacklogRuns("", dir)
+	byIssue := spend.ByIssue(runs)
+	v.Usage = spend.Total(runs).Ptr()
 	for _, is := range r.List() {
 		iv := IssueView{Number: is.Number, Title: is.Title, State: is.State, Branch: is.Branch, Worktree: is.Worktree,
 			Session: is.Session, RunDir: is.RunDir, Attempts: is.Attempts, Verify: is.Verify, Conflicts: is.Conflicts, Files: is.Files,
@@ -131,6 +142,7 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 			iv.Files = []string{}
 		}
 		iv.Outside = append([]string{}, is.Outside...)
+		iv.Usage = byIssue[is.Number].Ptr()
 		if i := slices.Index(r.Queue, is.Number); i >= 0 {
 			iv.QueuePosition = i + 1
 		}
@@ -179,6 +191,9 @@ func RenderStatus(w io.Writer, v StatusView) {
 		fmt.Fprintf(w, " / waiting %d", t.Planned)
 	}
 	fmt.Fprintf(w, " · elapsed %s", (time.Duration(v.ElapsedSec) * time.Second).String())
+	if v.Usage != nil {
+		fmt.Fprintf(w, " · spent %s", v.Usage.String())
+	}
 	if v.APICalls > 0 {
 		fmt.Fprintf(w, " · %d API calls", v.APICalls)
 	}
@@ -217,6 +232,9 @@ func RenderStatus(w io.Writer, v StatusView) {
 		}
 		if is.Reworks > 0 {
 			extra = append(extra, ReworkLabel(is.Reworks, is.ReworkFrom))
+		}
+		if is.Usage != nil {
+			extra = append(extra, "spent "+oneLine(is.Usage.String()))
 		}
 		fmt.Fprintf(w, "  #%-5d %-11s %s  [%s]\n", is.Number, is.State, oneLine(is.Title), strings.Join(extra, ", "))
 		if is.Question != "" && is.State == backlog.StateParked {

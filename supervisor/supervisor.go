@@ -95,6 +95,7 @@ type Supervisor struct {
 	restarts map[int]int       // never-started workers started again
 	capped   bool
 	drained  bool
+	budget   budgetState
 	// baseConflict: merging a moved base into the wave branch conflicted.
 	baseConflict bool
 	probeTries   map[int]int // failed probes per issue awaiting a salvage
@@ -113,6 +114,8 @@ type Supervisor struct {
 	// said once, then merges go on without looking at them.
 	threadsDenied bool
 	answersAt     time.Time // last look for answers to the run's questions
+	// jobs are the worker starts and the merge under way (jobs.go).
+	jobs jobs
 }
 
 // New checks the options.
@@ -123,6 +126,7 @@ func New(o Options) (*Supervisor, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	o.Out = &lockedWriter{w: o.Out} // the loop and its jobs print
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -158,7 +162,7 @@ func New(o Options) (*Supervisor, error) {
 	}
 	return &Supervisor{o: o, issues: map[int]backlog.Issue{}, progress: map[int]*progress{}, probeAt: map[int]time.Time{},
 		restarts: map[int]int{}, probeTries: map[int]int{}, probeWait: probeWait,
-		renewedAt: map[int]time.Time{}, replan: true}, nil
+		renewedAt: map[int]time.Time{}, replan: true, jobs: newJobs()}, nil
 }
 
 // printf is the one place the supervisor prints: what it prints quotes

@@ -35,11 +35,11 @@ func (s *Supervisor) parkOutside(ctx context.Context, is *backlog.IssueRun) (boo
 	if err := s.comment(ctx, "parked", n, backlog.ParkedComment(s.run().Info.ID, detail, question, nil)); err != nil {
 		return true, err
 	}
-	if err := s.emit(backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Outside: outside}); err != nil {
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Outside: outside}); err != nil {
 		return true, err
 	}
 	s.printf("#%d parked: %s", n, oneLine(detail))
-	s.checkpoint("parked")
+	s.onLoop(ctx, func() { s.checkpoint("parked") })
 	return true, nil
 }
 

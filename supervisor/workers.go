@@ -25,14 +25,6 @@ type workerStart struct {
 	rework     *backlog.Rework // sent back with feedback (a rework round)
 }
 
-// progress is what the silence timer compares between sweeps.
-type progress struct {
-	logSize  int64
-	commits  int
-	dirty    int
-	changeAt time.Time
-}
-
 func (s *Supervisor) branchOf(n int) string { return s.run().Info.WaveBranch + "-i" + strconv.Itoa(n) }
 
 func (s *Supervisor) worktreeOf(n int) string {
@@ -62,15 +54,26 @@ func DefaultWorktreeRoot() string {
 
 func (s *Supervisor) waveRef() string { return "refs/remotes/origin/" + s.run().Info.WaveBranch }
 
-// startWorker prepares issue n's worktree and starts its next agent run.
+// startWorker prepares issue n's worktree and starts its next agent run,
+// as the issue's job (jobs.go): called on the loop it returns at once.
 func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) error {
-	is := s.run().Issues[n]
+	return s.spawn(ctx, n, func(ctx context.Context) error { return s.launch(ctx, n, why) })
+}
+
+// launch is startWorker's work; it touches the run's state through onLoop.
+func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
+	var is *backlog.IssueRun
+	s.onLoop(ctx, func() { is = s.run().Issues[n] })
 	branch, wt := s.branchOf(n), s.worktreeOf(n)
 	if err := gitops.CheckRefFormat(ctx, branch); err != nil {
 		return fmt.Errorf("#%d: worker branch: %w", n, err)
 	}
-	if err := s.o.Git.Fetch(ctx); err != nil {
-		return fmt.Errorf("fetch: %w", err)
+	// The wave branch is what a new worktree starts from; the rest of
+	// origin is of no use to a start.
+	if err := s.o.Git.FetchBranch(ctx, s.run().Info.WaveBranch); err != nil {
+		if err := s.o.Git.Fetch(ctx); err != nil { // the whole of origin says why
+			return fmt.Errorf("fetch: %w", err)
+		}
 	}
 	resumed, err := s.ensureWorktree(ctx, n, wt, branch)
 	if err != nil {
@@ -78,6 +81,9 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 	}
 	if resumed && is.Attempts == 0 {
 		s.printf("#%d: resuming the existing branch %s", n, branch)
+	}
+	if parked, err := s.overBudget(ctx, n); parked || err != nil {
+		return err
 	}
 	attempt := is.Attempts + 1
 	if why.rework == nil && is.InRework {
@@ -92,7 +98,7 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 	_ = s.o.Runs.KillSession(ctx, p.SessionName)
 	// Recorded before the session exists, so a supervisor killed right
 	// after Start adopts the run instead of starting a second one.
-	if err := s.emit(backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: wt,
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: wt,
 		RunDir: p.RunDir, Session: p.SessionName, Salvage: why.salvage, Ref: why.salvageRef}); err != nil {
 		return err
 	}
@@ -100,7 +106,7 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 	if err := s.o.Runs.Start(ctx, []*runtime.Payload{p}); err != nil {
 		return fmt.Errorf("#%d: start worker: %w", n, err)
 	}
-	s.progress[n] = &progress{changeAt: s.o.Now()}
+	s.onLoop(ctx, func() { s.progress[n] = &progress{changeAt: s.o.Now()} })
 	s.printf("#%d: worker started (%s, attempt %d) in tmux session %s, worktree %s", n, p.ExecutorID, attempt, p.SessionName, wt)
 	return nil
 }
@@ -109,7 +115,7 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 func (s *Supervisor) observe(ctx context.Context) error {
 	now := s.o.Now()
 	for _, is := range s.run().List() {
-		if is.State != backlog.StateRunning || is.RunDir == "" {
+		if is.State != backlog.StateRunning || is.RunDir == "" || s.busyJob(is.Number) {
 			continue
 		}
 		obs := s.o.Runs.Observe(ctx, is.RunDir, now)
@@ -124,7 +130,7 @@ func (s *Supervisor) observe(ctx context.Context) error {
 			continue
 		}
 		if !v.Done {
-			if v.Terminate || s.silent(ctx, is, now) {
+			if v.Terminate || s.silent(ctx, is, obs, now) {
 				grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
 				if err := s.o.Runs.Terminate(ctx, is.RunDir, grace); err != nil {
 					s.printf("warning: terminate #%d: %v", is.Number, err)
@@ -155,40 +161,6 @@ func (s *Supervisor) neverStarted(is *backlog.IssueRun, obs runtime.Observation)
 	}
 	v := obs.Verdict
 	return v.Done && v.State == runtime.StateLost && v.Reason == "session never started"
-}
-
-// silent is the seed's silence timer: no new output and no worktree change
-// for backlog.silenceMinutes. It records the stall before terminating.
-func (s *Supervisor) silent(ctx context.Context, is *backlog.IssueRun, now time.Time) bool {
-	limit := s.o.Config.Backlog.Silence()
-	if limit <= 0 {
-		return false
-	}
-	p := s.progress[is.Number]
-	if p == nil {
-		p = &progress{changeAt: now}
-		s.progress[is.Number] = p
-	}
-	size := int64(-1)
-	if fi, err := os.Stat(filepath.Join(is.RunDir, lanes.LogFile)); err == nil {
-		size = fi.Size()
-	}
-	commits, _ := s.o.Git.CommitsAhead(ctx, is.Worktree, s.waveRef())
-	dirty, _ := s.o.Git.DirtyFiles(ctx, is.Worktree)
-	if size != p.logSize || commits != p.commits || dirty != p.dirty {
-		p.logSize, p.commits, p.dirty, p.changeAt = size, commits, dirty, now
-		return false
-	}
-	if is.Outcome == backlog.OutcomeStalled {
-		return true // recorded already; the stop did not take: again
-	}
-	if now.Sub(p.changeAt) < limit {
-		return false
-	}
-	s.printf("#%d: no output and no worktree change for %s; stopping the worker as stalled", is.Number, limit)
-	_ = s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: is.Number, Attempt: is.Attempts, Outcome: backlog.OutcomeStalled,
-		Detail: fmt.Sprintf("stalled: silent for %s", limit)})
-	return true
 }
 
 // finished decides what a finished worker run means (BACKLOG.md §6).
@@ -228,6 +200,10 @@ func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs run
 			ExitCode: v.ExitCode, Detail: detail, Question: res.Question, Commits: commits}); err != nil {
 			return err
 		}
+	}
+	if v.State == runtime.StateBudgetExceeded {
+		// A relaunch on the same budget would spend as much again.
+		return s.park(ctx, n, "worker stopped at its budget ("+v.Reason+"); not retried on the same budget", "", nil)
 	}
 	switch outcome {
 	case backlog.OutcomeReady:
@@ -429,11 +405,11 @@ func (s *Supervisor) needsInput(ctx context.Context, n int, q string) error {
 	if err := s.ask(ctx, n, q); err != nil {
 		return err
 	}
-	if err := s.emit(backlog.Event{Kind: backlog.EvNeedsInput, Issue: n, Question: q}); err != nil {
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvNeedsInput, Issue: n, Question: q}); err != nil {
 		return err
 	}
 	s.printf("#%d needs input: %s", n, oneLine(q))
-	s.checkpoint("needs-input")
+	s.onLoop(ctx, func() { s.checkpoint("needs-input") })
 	return nil
 }
 
@@ -444,10 +420,10 @@ func (s *Supervisor) park(ctx context.Context, n int, detail, question string, f
 	if err := s.comment(ctx, "parked", n, backlog.ParkedComment(s.run().Info.ID, detail, question, files)); err != nil {
 		return err
 	}
-	if err := s.emit(backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Files: files}); err != nil {
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Files: files}); err != nil {
 		return err
 	}
 	s.printf("#%d parked: %s", n, oneLine(detail))
-	s.checkpoint("parked")
+	s.onLoop(ctx, func() { s.checkpoint("parked") })
 	return nil
 }

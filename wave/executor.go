@@ -178,6 +178,22 @@ var executorKeys = map[string]func(c *ExecutorConfig, k, v string) error{
 		c.budget().Minutes, err = positiveInt(k, v)
 		return err
 	},
+	"budget.tokens": func(c *ExecutorConfig, k, v string) error {
+		n, err := positiveInt(k, v)
+		if n != nil {
+			t := int64(*n)
+			c.budget().Tokens = &t
+		}
+		return err
+	},
+	"budget.costUsd": func(c *ExecutorConfig, k, v string) error {
+		f, err := strconv.ParseFloat(jsTrim(strings.TrimPrefix(jsTrim(v), "$")), 64)
+		if err != nil || !(f > 0) {
+			return valueErr(k, v, "a positive number of dollars")
+		}
+		c.budget().CostUSD = &f
+		return nil
+	},
 	"codex.command": func(c *ExecutorConfig, k, v string) error { c.codex().Command = str(v); return nil },
 	"codex.sandbox": func(c *ExecutorConfig, k, v string) error {
 		s, err := enum(k, v, "read-only", "workspace-write", "danger-full-access")

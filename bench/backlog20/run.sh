@@ -25,4 +25,29 @@ code=0
 "$bin" --repo-root . backlog run --issues "$(seq -s, 1 "$n")" --width "$width" --no-dashboard >"$d/run.log" 2>&1 || code=$?
 e=$(date +%s.%N)
 printf 'backlog %d issues, width %d: %.2fs wall, exit %d (log %s)\n' "$n" "$width" "$(echo "$e - $s" | bc)" "$code" "$d/run.log"
+# Per-issue figures from the run's events and its workers' runtime records:
+# start = claimed → agent started (worktree, payload, runner; the claim's
+# own push comes just before), exit seen = agent finished → the
+# supervisor's worker_finished, merge = merge_started → merged, end = the
+# last merge → run_finished (final PR, claims, cleanup).
+run=$(ls -d .wave/lanes/*/backlog/*/ | tail -1)
+for r in "$run"runs/*/runtime.json; do jq -c '{run: .runId, startedAt, finishedAt}' "$r"; done >"$d/records.jsonl"
+jq -rs --slurpfile recs "$d/records.jsonl" '
+  def ts: capture("^(?<s>[^.Z]+)(?<f>\\.[0-9]+)?Z$") | ((.s + "Z") | fromdateiso8601) + ("0" + (.f // ".0") | tonumber);
+  def ms: . * 1000 | round;
+  def p50: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
+  def first(k; n): [.[] | select(.kind == k and .issue == n)][0].at;
+  . as $evs
+  | ($recs | map({key: .run, value: .}) | from_entries) as $rec
+  | [$evs[] | select(.kind == "claimed") | .issue] as $ns
+  | [$ns[] as $n | $rec["i\($n)-a1"] as $r | select($r.startedAt != null)
+      | (($r.startedAt | ts) - ($evs | first("claimed"; $n) | ts)) | ms] as $start
+  | [$ns[] as $n | $rec["i\($n)-a1"] as $r | select($r.finishedAt != null)
+      | (($evs | first("worker_finished"; $n) | ts) - ($r.finishedAt | ts)) | ms] as $seen
+  | [$ns[] as $n | select(($evs | first("merged"; $n)) != null)
+      | (($evs | first("merged"; $n) | ts) - ($evs | first("merge_started"; $n) | ts)) | ms] as $merge
+  | ([$evs[] | select(.kind == "merged") | .at | ts] | max) as $last
+  | ([$evs[] | select(.kind == "run_finished") | .at | ts] | max) as $fin
+  | "per issue: start p50 \($start | p50) ms (max \($start | max)), exit seen p50 \($seen | p50) ms (max \($seen | max)), merge p50 \($merge | p50) ms; end \(if $last and $fin then ($fin - $last) | ms else null end) ms; source calls/issue \(([$evs[] | .calls // 0] | add) / ($ns | length) * 10 | round / 10)"
+' "$run/events.jsonl"
 for sock in "$TMUX_TMPDIR"/tmux-*/*; do [ -S "$sock" ] && tmux -S "$sock" kill-server 2>/dev/null; done; true

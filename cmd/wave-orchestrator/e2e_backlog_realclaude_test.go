@@ -107,6 +107,7 @@ func realClaudeRun(t *testing.T, bin, format string) {
 		if format != "text" && !strings.Contains(string(log), `"type":"result"`) {
 			t.Errorf("#%d's log is not claude's %s output:\n%s", n, format, log)
 		}
+		realClaudeUsage(t, dir, format)
 	}
 	if c := strings.Count(model.requests(), "→ marker"); c != 2 {
 		t.Errorf("%d workers reached their final turn, want 2", c)
@@ -119,6 +120,42 @@ func realClaudeRun(t *testing.T, bin, format string) {
 		}
 	}
 	r.mergedWithFinalPR(runDir, 2)
+}
+
+// realClaudeUsage checks the usage the fake API reported reached the run's
+// runtime record through the real CLI: claude's result event (json and
+// stream-json) carries every request's tokens and the CLI's own cost;
+// plain text reports none, so the usage is null, not zeros.
+func realClaudeUsage(t *testing.T, dir, format string) {
+	t.Helper()
+	var rec struct {
+		Usage *struct {
+			InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens *int64
+			CostUSD                                                      *float64 `json:"costUsd"`
+			Source                                                       *string
+		} `json:"usage"`
+	}
+	readJSONFile(t, filepath.Join(dir, "runtime.json"), &rec)
+	u := rec.Usage
+	if format == "text" {
+		if u != nil {
+			t.Errorf("%s: text output reports no usage, yet runtime.json has %+v", dir, *u)
+		}
+		return
+	}
+	if u == nil || u.InputTokens == nil || u.OutputTokens == nil || u.CacheReadTokens == nil || u.CacheWriteTokens == nil || u.Source == nil {
+		t.Fatalf("%s: runtime.json usage %+v, want every figure of claude's result", dir, u)
+	}
+	// The worker makes at least its two turns, each reporting the fake's figures.
+	if *u.InputTokens < 2*fakeInputTokens || *u.OutputTokens < 2*fakeOutputTokens || *u.CacheReadTokens < 2*fakeCacheReadTokens ||
+		*u.CacheWriteTokens < 2*fakeCacheWriteTokens || *u.Source != "claude result" {
+		t.Errorf("%s: usage in %d out %d cache read %d write %d from %s, want at least two turns of the fake's %d/%d/%d/%d from claude's result",
+			dir, *u.InputTokens, *u.OutputTokens, *u.CacheReadTokens, *u.CacheWriteTokens, *u.Source,
+			fakeInputTokens, fakeOutputTokens, fakeCacheReadTokens, fakeCacheWriteTokens)
+	}
+	if u.CostUSD == nil || *u.CostUSD <= 0 {
+		t.Errorf("%s: no cost in %+v", dir, u)
+	}
 }
 
 // A real claude worker whose first run ends without its marker is

@@ -102,7 +102,7 @@ func (k *kubeRun) finish(t *testing.T, last string) {
 func TestAttachKubeRunWithPodGoneFollowsTheLog(t *testing.T) {
 	c := kubeCluster.Get(t)
 	ns := c.Namespace(t, "attach")
-	r := kubeRepo(t, c.AdminKubeconfig(), ns)
+	r := kubeRepo(t, manifestLauncher(t, c, ns), ns)
 	pod := "wave-w0-a1-a1-0badc0de-\x1b[2Jx"
 	run := writeKubeRun(t, r, ns, pod, "agent: reading the repository", "agent: editing src/a1.txt")
 	att := r.start(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
@@ -137,7 +137,8 @@ func TestAttachKubeRunWithPodGoneFollowsTheLog(t *testing.T) {
 func TestAttachKubeRunWithoutPodOrOverShowsTheLog(t *testing.T) {
 	c := kubeCluster.Get(t)
 	ns := c.Namespace(t, "attach")
-	r := kubeRepo(t, c.AdminKubeconfig(), ns)
+	launcher := manifestLauncher(t, c, ns)
+	r := kubeRepo(t, launcher, ns)
 	run := writeKubeRun(t, r, ns, "", "agent: started")
 	run.finish(t, "agent: finished")
 	res := r.run(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
@@ -146,7 +147,7 @@ func TestAttachKubeRunWithoutPodOrOverShowsTheLog(t *testing.T) {
 		t.Fatalf("attach to a finished kubernetes run: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 
-	r2 := kubeRepo(t, c.AdminKubeconfig(), ns)
+	r2 := kubeRepo(t, launcher, ns)
 	writeKubeRun(t, r2, ns, "", "agent: started")
 	att := r2.start(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
 	waitFor(t, "attach to follow the log", 60*time.Second, func() bool {
@@ -172,7 +173,7 @@ func TestAttachKubeRunTypesToTheAgentAndDetaches(t *testing.T) {
 	node := c.StartAttachNode(t)
 	pod := "wave-w0-a1-a1-0badc0de-q7x2m"
 	node.RunningPod(t, ns, pod, "agent", nil, nil)
-	r := kubeRepo(t, c.AdminKubeconfig(), ns)
+	r := kubeRepo(t, manifestLauncher(t, c, ns), ns)
 	writeKubeRun(t, r, ns, pod, "agent: started")
 
 	cmd := r.command(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")

@@ -34,20 +34,30 @@ func newKubeLane(t *testing.T) *kubeLane {
 	t.Helper()
 	c := kubeCluster.Get(t)
 	ns := c.Namespace(t, "e2e")
-	grantKubeRunner(t, c, ns, "wave")
+	kubeconfig := manifestLauncher(t, c, ns)
 	node := c.StartNode(t, kubetest.NodeOptions{Namespace: ns, Binaries: map[string]string{binPath: binPath}})
 	r := newRepo(t)
 	cfg := strings.Replace(testConfig, "runtime:\n", "runtime:\n  backend: kubernetes\n  kubernetes:\n"+
-		"    kubeconfig: "+c.AdminKubeconfig()+"\n    namespace: "+ns+"\n    image: wave-agents:test\n"+
+		"    kubeconfig: "+kubeconfig+"\n    namespace: "+ns+"\n    image: wave-agents:test\n"+
 		"    serviceAccount: wave\n    binary: "+binPath+"\n    workspace: {hostPath: "+r.root+"}\n", 1)
 	r.write("wave.config.yaml", cfg)
 	return &kubeLane{testRepo: r, c: c, ns: ns, node: node}
 }
 
-// grantKubeRunner gives the runners' ServiceAccount the one permission
-// docs/kubernetes.md says it needs.
-func grantKubeRunner(t *testing.T, c *kubetest.Cluster, ns, sa string) {
-	c.BindServiceAccount(t, ns, sa, rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"patch"}})
+// manifestLauncher applies docs/kubernetes/rbac.yaml to ns, unchanged
+// but for the launcher's subject (a ServiceAccount, whose token works on
+// the harness and a real cluster alike), and returns a kubeconfig of that
+// launcher: the lanes run as the user the manifest binds, not as admin.
+// The pods run as its ServiceAccount wave.
+func manifestLauncher(t *testing.T, c *kubetest.Cluster, ns string) string {
+	t.Helper()
+	c.ApplyManifest(t, filepath.Join("..", "..", "docs", "kubernetes", "rbac.yaml"), ns,
+		rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "launcher", Namespace: ns}, nil)
+	kubeconfig, err := c.ServiceAccountKubeconfig(context.Background(), ns, "launcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
 }
 
 func (k *kubeLane) jobs() int {

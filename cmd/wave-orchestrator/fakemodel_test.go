@@ -109,7 +109,8 @@ func (f *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 	content, stop, what := script(req)
 	f.note(r, fmt.Sprintf("model=%s stream=%v tools=%d messages=%d → %s", req.Model, req.Stream, len(req.Tools), len(req.Messages), what))
 	msg := map[string]any{"id": "msg_fake", "type": "message", "role": "assistant", "model": req.Model,
-		"stop_reason": stop, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 100, "output_tokens": 20}}
+		"stop_reason": stop, "stop_sequence": nil, "usage": map[string]int{"input_tokens": fakeInputTokens, "output_tokens": fakeOutputTokens,
+			"cache_read_input_tokens": fakeCacheReadTokens, "cache_creation_input_tokens": fakeCacheWriteTokens}}
 	if !req.Stream {
 		msg["content"] = content
 		writeJSON(w, msg)
@@ -117,6 +118,15 @@ func (f *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	streamReply(w, msg, content, stop)
 }
+
+// The usage every reply reports, so tests can check it arrives end to end
+// (each request adds these; the CLI adds them up into its result).
+const (
+	fakeInputTokens      = 100
+	fakeOutputTokens     = 20
+	fakeCacheReadTokens  = 300
+	fakeCacheWriteTokens = 40
+)
 
 // script decides the reply: the worker's tool call, its final marker, or
 // a one-word answer to a request that is not a worker's turn.
@@ -175,7 +185,7 @@ func streamReply(w http.ResponseWriter, msg map[string]any, content []block, sto
 		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
 	event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]int{"output_tokens": 20}})
+		"usage": map[string]int{"output_tokens": fakeOutputTokens}})
 	event("message_stop", map[string]any{"type": "message_stop"})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/spend"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
@@ -47,8 +48,20 @@ func loadLayoutState(ctx context.Context, layout lanes.Layout) (state.Lane, erro
 	l, err := state.Load(layout, observe, blockers, now)
 	if err == nil {
 		questions.Overlay(&l, layout)
+		l.ApplyUsage(waveSpend(layout))
 	}
 	return l, err
+}
+
+// waveSpend is every wave run's spend (package spend), for status.
+func waveSpend(layout lanes.Layout) []state.RunSpend {
+	var out []state.RunSpend
+	for _, r := range spend.WaveRuns(layout) {
+		if r.Wave != nil {
+			out = append(out, state.RunSpend{Wave: *r.Wave, Agent: r.Agent, Usage: r.Usage})
+		}
+	}
+	return out
 }
 
 // runFacts converts a runtime observation into the reducer's input.
@@ -71,8 +84,8 @@ func runFacts(obs runtime.Observation) state.RunFacts {
 	case runtime.StateLost:
 		f.Lost = obs.Verdict.Done
 		f.Reason = obs.Verdict.Reason
-	case runtime.StateStalled:
-		f.Disposition = string(runtime.StateStalled)
+	case runtime.StateStalled, runtime.StateBudgetExceeded:
+		f.Disposition = string(obs.Verdict.State)
 	case runtime.StateRunning:
 		f.Warnings = obs.Verdict.Warnings
 	case runtime.StateCompleted, runtime.StateFailed, runtime.StateTerminated:

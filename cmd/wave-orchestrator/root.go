@@ -86,6 +86,7 @@ func newRootCmd() *cobra.Command {
 		newAttachCmd(g),
 		newBacklogCmd(g),
 		newServeCmd(g),
+		newUsageCmd(g),
 	)
 	root.AddCommand(newAskCmd(g), newFeedbackCmd(g), newQuestionsCmd(g), newAnswerCmd(g))
 	addBuiltinExamples(root)

@@ -71,6 +71,24 @@ func executable(path string) error {
 	return nil
 }
 
+// controllerManager is the kube-controller-manager to run instead of the
+// Node's stand-in Job controller and garbage collector, or "" for none:
+// $KUBETEST_CONTROLLER_MANAGER is its path, or 1 for the one
+// `scripts/kube-test-env.sh --controller-manager` builds into the cache.
+func controllerManager() (string, error) {
+	v := os.Getenv("KUBETEST_CONTROLLER_MANAGER")
+	switch v {
+	case "", "0":
+		return "", nil
+	case "1":
+		v = filepath.Join(cacheDir(), "kube-controller-manager-"+apiserverVersion)
+	}
+	if err := executable(v); err != nil {
+		return "", fmt.Errorf("%w: kube-controller-manager ($KUBETEST_CONTROLLER_MANAGER): %v; run `%s --controller-manager`", errMissing, err, fixCommand)
+	}
+	return v, nil
+}
+
 // required reports whether missing binaries fail the tests instead of
 // skipping them: in CI, or when a developer asks with KUBETEST_REQUIRED.
 func required() bool { return os.Getenv("CI") != "" || os.Getenv("KUBETEST_REQUIRED") != "" }

@@ -28,6 +28,13 @@ type Cluster struct {
 	client       kubernetes.Interface
 	adminKubecfg string
 	etcd, api    *process
+	// kcm is the real kube-controller-manager when the cluster runs one
+	// ($KUBETEST_CONTROLLER_MANAGER): its Job controller, garbage
+	// collector and TTL-after-finished controller replace the Node's.
+	kcm *process
+	// adminCfg is the kubeconfig's admin on an existing cluster
+	// ($KUBETEST_EXISTING_CLUSTER); nil on one this harness runs.
+	adminCfg *rest.Config
 	// StartupTime is how long the control plane took to become ready.
 	StartupTime time.Duration
 }
@@ -72,6 +79,9 @@ func start(ctx context.Context, opts []Option) (*Cluster, error) {
 	s := settings{users: []string{"alice", "bob", "carol"}, timeout: 90 * time.Second}
 	for _, o := range opts {
 		o(&s)
+	}
+	if existingCluster() {
+		return startExisting(ctx, s)
 	}
 	bins, err := findBinaries()
 	if err != nil {
@@ -162,8 +172,41 @@ func (c *Cluster) launch(ctx context.Context, bins binaries, s settings) error {
 		return err
 	}
 	c.adminKubecfg, err = c.writeKubeconfig("admin", c.admin.token, "default")
-	return err
+	if err != nil {
+		return err
+	}
+	return c.startControllerManager()
 }
+
+// startControllerManager runs kube-controller-manager's Job, garbage
+// collector and TTL-after-finished controllers as the admin, when asked
+// for. Nothing else: the harness makes each namespace's default
+// ServiceAccount and root CA ConfigMap itself, and no pod is scheduled
+// but by a Node.
+func (c *Cluster) startControllerManager() error {
+	bin, err := controllerManager()
+	if err != nil || bin == "" {
+		return err
+	}
+	c.kcm, err = startProcess(bin, filepath.Join(c.dir, "kube-controller-manager.log"),
+		"--kubeconfig="+c.adminKubecfg,
+		"--controllers=job-controller,garbage-collector-controller,ttl-after-finished-controller",
+		"--leader-elect=false", "--secure-port=0",
+		"--concurrent-job-syncs=10", "--concurrent-gc-syncs=10")
+	if err != nil {
+		return err
+	}
+	select {
+	case <-c.kcm.done:
+		return fmt.Errorf("kube-controller-manager exited: %v", c.kcm.err)
+	case <-time.After(time.Second):
+		return nil
+	}
+}
+
+// RealControllers reports whether a real kube-controller-manager runs the
+// Jobs (see $KUBETEST_CONTROLLER_MANAGER) instead of the Node.
+func (c *Cluster) RealControllers() bool { return c.kcm != nil }
 
 // waitReady polls /readyz until it answers ok, a process dies or the
 // deadline passes.
@@ -193,7 +236,7 @@ func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
 
 // stop kills both processes and removes the cluster's files.
 func (c *Cluster) stop() {
-	for _, p := range []*process{c.api, c.etcd} {
+	for _, p := range []*process{c.kcm, c.api, c.etcd} {
 		if p != nil {
 			p.kill()
 		}
@@ -207,7 +250,7 @@ func (c *Cluster) stop() {
 // logTails renders the end of both logs for a start failure.
 func (c *Cluster) logTails() string {
 	var b strings.Builder
-	for _, p := range []*process{c.etcd, c.api} {
+	for _, p := range []*process{c.etcd, c.api, c.kcm} {
 		if p != nil {
 			fmt.Fprintf(&b, "\n--- last lines of %s:\n%s", filepath.Base(p.log), tail(p.log, 30))
 		}
@@ -217,7 +260,12 @@ func (c *Cluster) logTails() string {
 
 // LogTail returns the last n lines of the kube-apiserver's log, for a
 // test's diagnostics.
-func (c *Cluster) LogTail(n int) string { return tail(c.api.log, n) }
+func (c *Cluster) LogTail(n int) string {
+	if c.api == nil {
+		return "(an existing cluster: its apiserver's log is not here)"
+	}
+	return tail(c.api.log, n)
+}
 
 // etcdDataDir puts etcd's data in memory when /dev/shm exists: etcd
 // fsyncs every write and the tests do not need durability.
@@ -257,7 +305,16 @@ func (c *Cluster) CAData() []byte { return append([]byte(nil), c.caPEM...) }
 
 // AdminConfig is a client config for a cluster admin (group
 // system:masters).
-func (c *Cluster) AdminConfig() *rest.Config { return c.config(c.admin.token) }
+func (c *Cluster) AdminConfig() *rest.Config {
+	if c.adminCfg != nil {
+		return rest.CopyConfig(c.adminCfg)
+	}
+	return c.config(c.admin.token)
+}
+
+// Existing reports whether this is a cluster that existed before the
+// tests ($KUBETEST_EXISTING_CLUSTER), not one the harness runs.
+func (c *Cluster) Existing() bool { return c.adminCfg != nil }
 
 // AdminClient is a clientset for AdminConfig.
 func (c *Cluster) AdminClient() kubernetes.Interface { return c.client }
@@ -299,10 +356,14 @@ func (c *Cluster) mustUser(name string) user {
 }
 
 func (c *Cluster) config(token string) *rest.Config {
+	tls := rest.TLSClientConfig{CAData: c.CAData()}
+	if c.adminCfg != nil {
+		tls.Insecure, tls.ServerName = c.adminCfg.Insecure, c.adminCfg.ServerName
+	}
 	return &rest.Config{
 		Host:            c.url,
 		BearerToken:     token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: c.CAData()},
+		TLSClientConfig: tls,
 		QPS:             100,
 		Burst:           200,
 	}

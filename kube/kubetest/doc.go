@@ -8,5 +8,8 @@
 //
 // The binaries come from scripts/kube-test-env.sh (or $KUBE_APISERVER and
 // $ETCD). Without them the tests skip, unless $CI or $KUBETEST_REQUIRED
-// is set, when they fail.
+// is set, when they fail. $KUBETEST_CONTROLLER_MANAGER runs the real
+// kube-controller-manager's Job, garbage-collector and TTL controllers in
+// place of the Node's; $KUBETEST_EXISTING_CLUSTER uses the cluster of
+// $KUBECONFIG instead of starting one (tests that need a Node skip there).
 package kubetest

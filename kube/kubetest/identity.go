@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -49,7 +50,8 @@ func (c *Cluster) Namespace(t testing.TB, prefix string) string {
 		ObjectMeta: metav1.ObjectMeta{Name: rootCAConfigMap},
 		Data:       map[string]string{"ca.crt": string(c.caPEM)},
 	}
-	if _, err := c.client.CoreV1().ConfigMaps(name).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	// A real cluster's controller-manager may have published it first.
+	if _, err := c.client.CoreV1().ConfigMaps(name).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("kubetest: create %s/%s: %v", name, rootCAConfigMap, err)
 	}
 	return name
@@ -156,3 +158,18 @@ func writeKubeconfigFile(path, server string, caPEM []byte, token, namespace str
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// ServiceAccountConfig is a client config for ServiceAccount ns/sa
+// (created if missing) with an hour's token from the TokenRequest API:
+// an identity that works the same on this harness and on a real cluster,
+// where the harness's static-token users do not exist.
+func (c *Cluster) ServiceAccountConfig(ctx context.Context, ns, sa string) (*rest.Config, error) {
+	if err := c.ensureServiceAccount(ctx, ns, sa); err != nil {
+		return nil, err
+	}
+	token, err := c.serviceAccountToken(ctx, ns, sa)
+	if err != nil {
+		return nil, err
+	}
+	return c.config(token), nil
+}

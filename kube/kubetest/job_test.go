@@ -2,6 +2,7 @@ package kubetest_test
 
 import (
 	"regexp"
+	"slices"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -110,4 +111,22 @@ func TestRunningJobPodIsActiveAndReady(t *testing.T) {
 	if pid := e.node.Process(pod.Name); pid == 0 {
 		t.Error("node.Process = 0 for a running pod")
 	}
+}
+
+// With $KUBETEST_CONTROLLER_MANAGER the real Job controller makes the
+// pods (it alone puts its tracking finalizer on them, and leaves them
+// unbound) and the Node only binds and runs them.
+func TestRealControllerManagerMakesTheJobsPods(t *testing.T) {
+	e := newEnv(t, kubetest.NodeOptions{})
+	if !e.c.RealControllers() {
+		t.Skip("no kube-controller-manager: set KUBETEST_CONTROLLER_MANAGER")
+	}
+	e.createJob(shJob("real", `sleep 2; exit 0`))
+	pod := e.waitJobPod("real", func(p *corev1.Pod) bool {
+		return slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) && p.Spec.NodeName != ""
+	})
+	if pod.Spec.NodeName != e.node.Name() {
+		t.Errorf("nodeName %q, want the node's %q", pod.Spec.NodeName, e.node.Name())
+	}
+	e.waitJob("real", kubetest.JobCondition(batchv1.JobComplete))
 }

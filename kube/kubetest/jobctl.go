@@ -29,6 +29,7 @@ const (
 	syncJob    itemKind = iota // ns/name: the Job controller and foreground/orphan deletion
 	collect                    // ns + uid: delete what a vanished owner owned
 	checkOwner                 // ns/name + uid: collect uid unless Job name still has it
+	bindPod                    // ns/name: schedule a pod the real Job controller made onto this node
 )
 
 // item is one unit of the node's controller queue.
@@ -45,7 +46,14 @@ func (n *Node) processNext() bool {
 	}
 	defer n.queue.Done(it)
 	var err error
+	if n.c.RealControllers() && it.kind != bindPod {
+		// kube-controller-manager runs the Jobs and collects garbage.
+		n.queue.Forget(it)
+		return true
+	}
 	switch it.kind {
+	case bindPod:
+		err = n.bind(n.ctx, it.ns, it.name)
 	case syncJob:
 		err = n.syncJob(n.ctx, it.ns, it.name)
 	case collect:
@@ -340,4 +348,19 @@ func setJobCondition(st *batchv1.JobStatus, typ batchv1.JobConditionType, reason
 		LastProbeTime: t, LastTransitionTime: t,
 	})
 	return &st.Conditions[len(st.Conditions)-1]
+}
+
+// bind schedules pod ns/name onto this node, as the scheduler would (the
+// cluster runs none): with a real Job controller, pods come unbound.
+func (n *Node) bind(ctx context.Context, ns, name string) error {
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Target: corev1.ObjectReference{Kind: "Node", Name: n.name}}
+	err := n.client.CoreV1().Pods(ns).Bind(ctx, b, metav1.CreateOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone, or bound already
+	}
+	if err == nil {
+		n.log.Info("pod bound", "pod", ns+"/"+name)
+	}
+	return err
 }

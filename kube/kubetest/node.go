@@ -101,6 +101,12 @@ type Node struct {
 //     runs in its own process group, which is what TERM and KILL reach.
 func (c *Cluster) StartNode(t testing.TB, opts NodeOptions) *Node {
 	t.Helper()
+	if c.Existing() {
+		// A real cluster runs pods in its own nodes, from images: this
+		// Node's local processes, its fault knobs (Kill, Vanish) and its
+		// host paths have no counterpart there.
+		t.Skip("kubetest: KUBETEST_EXISTING_CLUSTER: this test needs the harness's Node (pods run as local processes)")
+	}
 	n, err := c.newNode(t, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +222,10 @@ func (n *Node) podEvent(o any, deleted bool) {
 		return
 	}
 	n.dependentEvent(pod, deleted)
+	if pod.Spec.NodeName == "" && !deleted && n.c.RealControllers() && pod.DeletionTimestamp == nil {
+		n.queue.Add(item{kind: bindPod, ns: pod.Namespace, name: pod.Name})
+		return
+	}
 	if pod.Spec.NodeName != n.name {
 		return
 	}
