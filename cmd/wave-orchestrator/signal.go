@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 // signalKind is one marker `signal` writes: its tag, the gate's kind and
@@ -78,8 +79,8 @@ func markerLine(k signalKind, vals map[string]*string) (string, error) {
 		if v == "" {
 			continue
 		}
-		if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return "", fmt.Errorf("--%s: a marker is one line; control characters are not allowed", key)
+		if termtext.HasControl(v) {
+			return "", fmt.Errorf("--%s: a marker is one line of text a terminal shows as it is; control, bidi and invisible format characters are not allowed", key)
 		}
 		parts = append(parts, key+"="+v)
 	}
