@@ -11,6 +11,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
 // The local source can be answered and closed for everyone: `backlog
@@ -18,39 +19,32 @@ import (
 // its worker's prompt, and the wave branch carries `state: closed` for
 // every merged issue, so merging the final PR closes them in every clone.
 
-func (r *backlogRepo) commitIssues(t *testing.T) {
-	t.Helper()
-	gitIn(t, r.root, "add", "-A")
-	gitIn(t, r.root, "commit", "-q", "-m", "issues")
-	gitIn(t, r.root, "push", "-q", "origin", "main")
-}
-
 func TestBacklogAnswerLetsTheNextRunMergeTheIssueWithTheAnswerInItsPrompt(t *testing.T) {
-	r := newBacklogRepo(t)
-	r.issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
-	r.commitIssues(t)
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
+	r.CommitIssues(t)
 	ctx := context.Background()
-	first := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
-	if !strings.Contains(first.stdout, "#1 needs input") {
-		t.Fatalf("the first run did not ask (exit %d):\n%s\n%s", first.code, first.stdout, first.stderr)
+	first := r.RunEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
+	if !strings.Contains(first.Stdout, "#1 needs input") {
+		t.Fatalf("the first run did not ask (exit %d):\n%s\n%s", first.Code, first.Stdout, first.Stderr)
 	}
-	ans := r.runEnv(ctx, "backlog", "answer", "1", "Use the v2 API @someone <!-- x -->")
-	if ans.code != 0 || !strings.Contains(ans.stdout, "answered #1") {
-		t.Fatalf("answer: exit %d\n%s\n%s", ans.code, ans.stdout, ans.stderr)
+	ans := r.RunEnv(ctx, "backlog", "answer", "1", "Use the v2 API @someone <!-- x -->")
+	if ans.Code != 0 || !strings.Contains(ans.Stdout, "answered #1") {
+		t.Fatalf("answer: exit %d\n%s\n%s", ans.Code, ans.Stdout, ans.Stderr)
 	}
 	// The same answer again posts nothing new.
-	if again := r.runEnv(ctx, "backlog", "answer", "1", "Use the v2 API @someone <!-- x -->"); again.code != 0 {
-		t.Fatalf("answer again: exit %d %s", again.code, again.stderr)
+	if again := r.RunEnv(ctx, "backlog", "answer", "1", "Use the v2 API @someone <!-- x -->"); again.Code != 0 {
+		t.Fatalf("answer again: exit %d %s", again.Code, again.Stderr)
 	}
-	comments, _ := os.ReadFile(filepath.Join(r.root, ".wave", "backlog-local", "1.comments.md"))
+	comments, _ := os.ReadFile(filepath.Join(r.Root, ".wave", "backlog-local", "1.comments.md"))
 	if n := strings.Count(string(comments), "Use the v2 API"); n != 1 {
 		t.Errorf("the answer is in %d comments, want 1:\n%s", n, comments)
 	}
-	second := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
-	if second.code != 0 || !strings.Contains(second.stdout, "#1 merged into") {
-		t.Fatalf("the run after the answer did not merge #1 (exit %d):\n%s\n%s", second.code, second.stdout, second.stderr)
+	second := r.RunEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
+	if second.Code != 0 || !strings.Contains(second.Stdout, "#1 merged into") {
+		t.Fatalf("the run after the answer did not merge #1 (exit %d):\n%s\n%s", second.Code, second.Stdout, second.Stderr)
 	}
-	v := r.surfaceStatus(t)
+	v := r.SurfaceStatus(t)
 	if len(v.Issues) != 1 || v.Issues[0].RunDir == "" {
 		t.Fatalf("status after the answer: %+v", v.Issues)
 	}
@@ -68,30 +62,30 @@ func TestBacklogAnswerLetsTheNextRunMergeTheIssueWithTheAnswerInItsPrompt(t *tes
 }
 
 func TestBacklogAnswerOfAMissingIssueIsAUsageError(t *testing.T) {
-	r := newBacklogRepo(t)
-	r.issue(1, "One", "Files: a/**")
-	res := r.runEnv(context.Background(), "backlog", "answer", "7", "yes")
-	if res.code != 2 || !strings.Contains(res.stderr, "no issue #7 in docs/backlog") {
-		t.Fatalf("exit %d, stderr:\n%s", res.code, res.stderr)
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "One", "Files: a/**")
+	res := r.RunEnv(context.Background(), "backlog", "answer", "7", "yes")
+	if res.Code != 2 || !strings.Contains(res.Stderr, "no issue #7 in docs/backlog") {
+		t.Fatalf("exit %d, stderr:\n%s", res.Code, res.Stderr)
 	}
-	if res := r.runEnv(context.Background(), "backlog", "answer", "1"); res.code != 2 || !strings.Contains(res.stderr, "the answer is empty") {
-		t.Fatalf("no text: exit %d, stderr:\n%s", res.code, res.stderr)
+	if res := r.RunEnv(context.Background(), "backlog", "answer", "1"); res.Code != 2 || !strings.Contains(res.Stderr, "the answer is empty") {
+		t.Fatalf("no text: exit %d, stderr:\n%s", res.Code, res.Stderr)
 	}
 }
 
 func TestWaveBranchMarksMergedIssueFilesClosed(t *testing.T) {
-	r := newBacklogRepo(t)
-	r.issue(1, "Merges", "Files: a/**")
-	r.issue(2, "Asks", "Files: b/**\n\nlocal-agent: result=needs-input question=\"Which?\"")
-	r.issue(3, "Merges too", "Files: c/**")
-	r.commitIssues(t)
-	run := r.runEnv(context.Background(), "backlog", "run", "--issues", "1,2,3", "--no-dashboard")
-	if !strings.Contains(run.stdout, "#3 merged into") {
-		t.Fatalf("run: exit %d\n%s\n%s", run.code, run.stdout, run.stderr)
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Merges", "Files: a/**")
+	r.Issue(2, "Asks", "Files: b/**\n\nlocal-agent: result=needs-input question=\"Which?\"")
+	r.Issue(3, "Merges too", "Files: c/**")
+	r.CommitIssues(t)
+	run := r.RunEnv(context.Background(), "backlog", "run", "--issues", "1,2,3", "--no-dashboard")
+	if !strings.Contains(run.Stdout, "#3 merged into") {
+		t.Fatalf("run: exit %d\n%s\n%s", run.Code, run.Stdout, run.Stderr)
 	}
-	wave := r.surfaceStatus(t).Run.WaveBranch
+	wave := r.SurfaceStatus(t).Run.WaveBranch
 	for n, want := range map[int]bool{1: true, 2: false, 3: true} {
-		out, err := exec.Command("git", "--git-dir", r.origin, "show", wave+":docs/backlog/"+strconv.Itoa(n)+"-issue.md").Output()
+		out, err := exec.Command("git", "--git-dir", r.Origin, "show", wave+":docs/backlog/"+strconv.Itoa(n)+"-issue.md").Output()
 		if err != nil {
 			t.Fatalf("#%d's file on %s: %v", n, wave, err)
 		}
@@ -100,22 +94,22 @@ func TestWaveBranchMarksMergedIssueFilesClosed(t *testing.T) {
 			t.Errorf("#%d on the wave branch: closed %v, want %v:\n%s", n, got, want, out)
 		}
 	}
-	if main, _ := exec.Command("git", "--git-dir", r.origin, "show", "main:docs/backlog/1-issue.md").Output(); strings.Contains(string(main), "state: closed") {
+	if main, _ := exec.Command("git", "--git-dir", r.Origin, "show", "main:docs/backlog/1-issue.md").Output(); strings.Contains(string(main), "state: closed") {
 		t.Errorf("the base branch changed before the final PR merged:\n%s", main)
 	}
 }
 
 func TestBacklogAnswerOnGitHubCommentsAndRemovesTheLabel(t *testing.T) {
-	r := newBacklogRepo(t)
+	r := e2etest.NewBacklogRepo(t)
 	gh := forgetest.NewServer(t, "acme", "widgets")
 	gh.AddIssue(backlog.Issue{Number: 4, Title: "Asks", Body: "Files: a/**", Labels: []string{"needs-input"}})
-	env := r.useGitHub(gh)
+	env := r.UseGitHub(gh)
 	for range 2 { // the second answer with the same words posts nothing
-		res := r.runWith(context.Background(), env, "backlog", "answer", "4", "--file", "-")
-		if res.code != 2 {
-			t.Fatalf("empty stdin: exit %d %s, want 2", res.code, res.stderr)
+		res := r.RunWith(context.Background(), env, "backlog", "answer", "4", "--file", "-")
+		if res.Code != 2 {
+			t.Fatalf("empty stdin: exit %d %s, want 2", res.Code, res.Stderr)
 		}
-		cmd := r.command(context.Background(), "backlog", "answer", "4", "--file", "-")
+		cmd := r.Command(context.Background(), "backlog", "answer", "4", "--file", "-")
 		cmd.Env = append(cmd.Env, env...)
 		cmd.Stdin = strings.NewReader("Keep the old flag, @octocat\n")
 		if out, err := cmd.CombinedOutput(); err != nil {

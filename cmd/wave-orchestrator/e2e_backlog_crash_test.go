@@ -2,21 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
-	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
 // waveHook is an origin hook (pre-receive or post-receive) that kills the
@@ -50,71 +46,6 @@ done
 ` + exit + "\n"
 }
 
-// lives starts `backlog run` lives of one repo, each with its pid where
-// the origin hook reads it.
-type lives struct {
-	r    *backlogRepo
-	args []string
-	env  []string
-	outs []*syncBuf
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (l *lives) start(ctx context.Context, pidFile string) *exec.Cmd {
-	l.r.t.Helper()
-	cmd := l.r.command(ctx, l.args...)
-	cmd.Env = append(append(cmd.Env, l.r.env()...), l.env...)
-	out := &syncBuf{}
-	cmd.Stdout, cmd.Stderr = out, out
-	l.outs = append(l.outs, out)
-	if err := cmd.Start(); err != nil {
-		l.r.t.Fatal(err)
-	}
-	if pidFile != "" {
-		if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
-			l.r.t.Fatal(err)
-		}
-	}
-	return cmd
-}
-
-func (l *lives) dump(t *testing.T) {
-	if t.Failed() {
-		for i, o := range l.outs {
-			t.Logf("life %d:\n%s", i, o.String())
-		}
-	}
-}
-
-func backlogEvents(t *testing.T, r *backlogRepo) (*backlog.Run, []backlog.Event) {
-	t.Helper()
-	dirs, _ := filepath.Glob(filepath.Join(r.root, ".wave", "lanes", "main", "backlog", "*"))
-	if len(dirs) != 1 {
-		t.Fatalf("%d backlog runs, want exactly 1: %v", len(dirs), dirs)
-	}
-	evs, _, err := jsonfile.ReadLines[backlog.Event](filepath.Join(dirs[0], "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return backlog.Reduce(evs), evs
-}
-
 // TestBacklogCrashAtTheWavePushResumesOnce kills the supervisor with
 // SIGKILL at every merge's push of the wave branch, before it lands
 // (between update-ref and push) or just after (between push and record),
@@ -129,26 +60,26 @@ func TestBacklogCrashAtTheWavePushResumesOnce(t *testing.T) {
 		{"between_push_and_record", "post-receive", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := newBacklogRepo(t)
+			r := e2etest.NewBacklogRepo(t)
 			for n := 1; n <= 3; n++ {
-				r.issue(n, fmt.Sprintf("Issue %d", n), fmt.Sprintf("Files: part%d/**", n))
+				r.Issue(n, fmt.Sprintf("Issue %d", n), fmt.Sprintf("Files: part%d/**", n))
 			}
-			ctl := filepath.Join(r.origin, "ctl")
+			ctl := filepath.Join(r.Origin, "ctl")
 			if err := os.MkdirAll(ctl, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(r.origin, "hooks", c.hook), []byte(waveHook(c.reject)), 0o755); err != nil {
+			if err := os.WriteFile(filepath.Join(r.Origin, "hooks", c.hook), []byte(waveHook(c.reject)), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1,2,3", "--no-dashboard", "--width", "1"}}
-			defer l.dump(t)
+			l := &e2etest.Lives{R: r, Args: []string{"backlog", "run", "--issues", "1,2,3", "--no-dashboard", "--width", "1"}}
+			defer l.Dump(t)
 			for life := 0; ; life++ {
 				if life > 8 {
 					t.Fatal("the run did not finish after 8 restarts")
 				}
-				cmd := l.start(ctx, filepath.Join(ctl, "pid"))
+				cmd := l.Start(ctx, filepath.Join(ctl, "pid"))
 				err := cmd.Wait()
 				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 					continue // killed by the hook: start the next life
@@ -163,14 +94,14 @@ func TestBacklogCrashAtTheWavePushResumesOnce(t *testing.T) {
 			if len(shas) != 3 {
 				t.Errorf("the supervisor was killed at %d wave pushes, want 3 (one per merge)", len(shas))
 			}
-			run, evs := backlogEvents(t, r)
+			run, evs := e2etest.BacklogEvents(t, r)
 			merged := map[int]int{}
 			for _, ev := range evs {
 				if ev.Kind == backlog.EvMerged {
 					merged[ev.Issue]++
 				}
 			}
-			log := gitIn(t, r.origin, "log", "--merges", "--format=%H %s", run.Info.WaveBranch)
+			log := e2etest.GitIn(t, r.Origin, "log", "--merges", "--format=%H %s", run.Info.WaveBranch)
 			for n := 1; n <= 3; n++ {
 				if merged[n] != 1 || run.Issues[n].State != backlog.StateMerged {
 					t.Errorf("#%d: %d merged events, state %s; want merged once", n, merged[n], run.Issues[n].State)
@@ -193,54 +124,24 @@ func TestBacklogCrashAtTheWavePushResumesOnce(t *testing.T) {
 	}
 }
 
-type statusJSON struct {
-	State  string        `json:"state"`
-	Tally  backlog.Tally `json:"tally"`
-	Issues []struct {
-		Number int    `json:"number"`
-		State  string `json:"state"`
-	} `json:"issues"`
-}
-
-func (r *backlogRepo) status(t *testing.T) statusJSON {
-	t.Helper()
-	v, err := r.tryStatus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func (r *backlogRepo) tryStatus() (statusJSON, error) {
-	res := r.runEnv(context.Background(), "backlog", "status", "--json")
-	var v statusJSON
-	if res.code != 0 {
-		return v, fmt.Errorf("status: exit %d: %s", res.code, res.stderr)
-	}
-	if err := json.Unmarshal([]byte(res.stdout), &v); err != nil {
-		return v, fmt.Errorf("status: %w: %s", err, res.stdout)
-	}
-	return v, nil
-}
-
 // TestBacklogTallyIdenticalAfterKill9: the tally `backlog status --json`
 // shows at a quiet moment is the one it shows after the supervisor is
 // killed with SIGKILL, and after a new supervisor resumed the run.
 func TestBacklogTallyIdenticalAfterKill9(t *testing.T) {
-	r := newBacklogRepo(t)
-	r.issue(1, "Merges", "Files: a/**")
-	r.issue(2, "Asks", "Files: b/**\n\nlocal-agent: result=needs-input question=\"Which?\"")
-	r.issue(3, "Works for a long time", "Files: c/**\n\nlocal-agent: hang")
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Merges", "Files: a/**")
+	r.Issue(2, "Asks", "Files: b/**\n\nlocal-agent: result=needs-input question=\"Which?\"")
+	r.Issue(3, "Works for a long time", "Files: c/**\n\nlocal-agent: hang")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1,2,3", "--no-dashboard"}}
-	defer l.dump(t)
-	first := l.start(ctx, "")
+	l := &e2etest.Lives{R: r, Args: []string{"backlog", "run", "--issues", "1,2,3", "--no-dashboard"}}
+	defer l.Dump(t)
+	first := l.Start(ctx, "")
 	want := backlog.Tally{Merged: 1, InFlight: 1, NeedsInput: 1}
-	var before statusJSON
+	var before e2etest.StatusJSON
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if v, err := r.tryStatus(); err == nil {
+		if v, err := r.TryStatus(); err == nil {
 			if before = v; v.Tally == want {
 				break
 			}
@@ -254,24 +155,24 @@ func TestBacklogTallyIdenticalAfterKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = first.Wait()
-	after := r.status(t)
+	after := r.Status(t)
 	if after.State != "interrupted" || after.Tally != before.Tally || !reflect.DeepEqual(after.Issues, before.Issues) {
 		t.Fatalf("after kill -9: %+v\nbefore: %+v", after, before)
 	}
-	second := l.start(ctx, "")
+	second := l.Start(ctx, "")
 	deadline = time.Now().Add(time.Minute)
-	for !strings.Contains(l.outs[1].String(), "resuming run") {
+	for !strings.Contains(l.Outs[1].String(), "resuming run") {
 		if time.Now().After(deadline) {
 			t.Fatal("the second supervisor did not resume the run")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	resumed := r.status(t)
+	resumed := r.Status(t)
 	if resumed.State != "running" || resumed.Tally != before.Tally || !reflect.DeepEqual(resumed.Issues, before.Issues) {
 		t.Fatalf("after the resume: %+v\nbefore: %+v", resumed, before)
 	}
-	if res := r.runEnv(ctx, "backlog", "stop"); res.code != 0 {
-		t.Fatalf("stop: %d %s", res.code, res.stderr)
+	if res := r.RunEnv(ctx, "backlog", "stop"); res.Code != 0 {
+		t.Fatalf("stop: %d %s", res.Code, res.Stderr)
 	}
 	_ = second.Wait()
 }

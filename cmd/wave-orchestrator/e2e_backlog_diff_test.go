@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
 // TestBacklogDiffPrintsTheWorkersChangeEscaped: `backlog diff N` prints
@@ -14,17 +16,17 @@ import (
 // only) and a merged issue's merge, with a control sequence in the
 // worker's file shown escaped, never sent to the terminal.
 func TestBacklogDiffPrintsTheWorkersChangeEscaped(t *testing.T) {
-	r := newBacklogRepo(t)
-	r.issue(1, "Fails verify", "Files: backlog-work/**")
-	r.issue(2, "Merges", "Files: backlog-work/**")
-	cfg, _ := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
-	r.write("wave.config.yaml", strings.Replace(string(cfg), "\nbacklog:\n",
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Fails verify", "Files: backlog-work/**")
+	r.Issue(2, "Merges", "Files: backlog-work/**")
+	cfg, _ := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
+	r.Write("wave.config.yaml", strings.Replace(string(cfg), "\nbacklog:\n",
 		"\nbacklog:\n  reworkRounds: 0\n  verify: [sh, -c, 'test \"$WAVE_ISSUE_NUMBER\" != 1']\n", 1))
 	ctx := context.Background()
-	if res := r.runEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard"); res.code != exitNeedsHuman {
-		t.Fatalf("run: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	if res := r.RunEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard"); res.Code != e2etest.ExitNeedsHuman {
+		t.Fatalf("run: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	st := r.runEnv(ctx, "backlog", "status", "--json")
+	st := r.RunEnv(ctx, "backlog", "status", "--json")
 	var v struct {
 		Issues []struct {
 			Number   int    `json:"number"`
@@ -32,7 +34,7 @@ func TestBacklogDiffPrintsTheWorkersChangeEscaped(t *testing.T) {
 			Worktree string `json:"worktree"`
 		} `json:"issues"`
 	}
-	if err := json.Unmarshal([]byte(st.stdout), &v); err != nil || len(v.Issues) != 2 || v.Issues[0].State != "parked" {
+	if err := json.Unmarshal([]byte(st.Stdout), &v); err != nil || len(v.Issues) != 2 || v.Issues[0].State != "parked" {
 		t.Fatalf("status: %v %+v", err, v)
 	}
 	// The parked worker's branch gets a file that tries to clear the
@@ -41,28 +43,28 @@ func TestBacklogDiffPrintsTheWorkersChangeEscaped(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt, "evil.txt"), []byte("hello \x1b[2J\x1b]0;pwned\x07 world\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gitIn(t, wt, "add", "evil.txt")
-	gitIn(t, wt, "commit", "-q", "-m", "evil")
+	e2etest.GitIn(t, wt, "add", "evil.txt")
+	e2etest.GitIn(t, wt, "commit", "-q", "-m", "evil")
 
-	d := r.runEnv(ctx, "backlog", "diff", "1")
-	if d.code != 0 {
-		t.Fatalf("diff 1: exit %d %s", d.code, d.stderr)
+	d := r.RunEnv(ctx, "backlog", "diff", "1")
+	if d.Code != 0 {
+		t.Fatalf("diff 1: exit %d %s", d.Code, d.Stderr)
 	}
-	if strings.ContainsAny(d.stdout, "\x1b\x07") {
-		t.Fatalf("raw control characters reached the terminal: %q", d.stdout)
+	if strings.ContainsAny(d.Stdout, "\x1b\x07") {
+		t.Fatalf("raw control characters reached the terminal: %q", d.Stdout)
 	}
 	for _, want := range []string{"+++ b/backlog-work/issue-1.md", "+++ b/evil.txt", `+hello \x1b[2J\x1b]0;pwned\x07 world`} {
-		if !strings.Contains(d.stdout, want) {
-			t.Errorf("diff 1 lacks %q:\n%s", want, d.stdout)
+		if !strings.Contains(d.Stdout, want) {
+			t.Errorf("diff 1 lacks %q:\n%s", want, d.Stdout)
 		}
 	}
-	if strings.Contains(d.stdout, "issue-2.md") {
-		t.Errorf("diff 1 shows #2's change, which is on the wave branch:\n%s", d.stdout)
+	if strings.Contains(d.Stdout, "issue-2.md") {
+		t.Errorf("diff 1 shows #2's change, which is on the wave branch:\n%s", d.Stdout)
 	}
-	if d := r.runEnv(ctx, "backlog", "diff", "2"); d.code != 0 || !strings.Contains(d.stdout, "+++ b/backlog-work/issue-2.md") || strings.Contains(d.stdout, "issue-1.md") {
-		t.Errorf("diff 2 (merged): exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	if d := r.RunEnv(ctx, "backlog", "diff", "2"); d.Code != 0 || !strings.Contains(d.Stdout, "+++ b/backlog-work/issue-2.md") || strings.Contains(d.Stdout, "issue-1.md") {
+		t.Errorf("diff 2 (merged): exit %d\n%s%s", d.Code, d.Stdout, d.Stderr)
 	}
-	if d := r.runEnv(ctx, "backlog", "diff", "99"); d.code != exitUsage || !strings.Contains(d.stderr, "no issue #99 in backlog run") {
-		t.Errorf("diff 99: exit %d %s; want 2 naming the missing issue", d.code, d.stderr)
+	if d := r.RunEnv(ctx, "backlog", "diff", "99"); d.Code != e2etest.ExitUsage || !strings.Contains(d.Stderr, "no issue #99 in backlog run") {
+		t.Errorf("diff 99: exit %d %s; want 2 naming the missing issue", d.Code, d.Stderr)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
 // openHook is an origin hook that kills the supervisor whose pid is in
@@ -56,24 +58,24 @@ func TestBacklogKill9WhileOpeningResumesTheOneRun(t *testing.T) {
 		{"after_the_wave_branch_lands", "post-receive", "refs/heads/wave/*", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := newBacklogRepo(t)
-			r.issue(1, "Issue 1", "Files: part1/**")
-			ctl := filepath.Join(r.origin, "ctl")
+			r := e2etest.NewBacklogRepo(t)
+			r.Issue(1, "Issue 1", "Files: part1/**")
+			ctl := filepath.Join(r.Origin, "ctl")
 			if err := os.MkdirAll(ctl, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(r.origin, "hooks", c.hook), []byte(openHook(c.pattern, c.reject)), 0o755); err != nil {
+			if err := os.WriteFile(filepath.Join(r.Origin, "hooks", c.hook), []byte(openHook(c.pattern, c.reject)), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}}
-			defer l.dump(t)
+			l := &e2etest.Lives{R: r, Args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}}
+			defer l.Dump(t)
 			for life := 0; ; life++ {
 				if life > 3 {
 					t.Fatal("the run did not finish after 3 restarts")
 				}
-				cmd := l.start(ctx, filepath.Join(ctl, "pid"))
+				cmd := l.Start(ctx, filepath.Join(ctl, "pid"))
 				err := cmd.Wait()
 				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 					continue
@@ -86,7 +88,7 @@ func TestBacklogKill9WhileOpeningResumesTheOneRun(t *testing.T) {
 			if killed, _ := os.ReadFile(filepath.Join(ctl, "killed")); len(strings.Fields(string(killed))) != 1 {
 				t.Fatalf("the supervisor was killed %q times, want once (at %s)", killed, c.pattern)
 			}
-			entries, _ := os.ReadDir(filepath.Join(r.root, ".wave", "lanes", "main", "backlog"))
+			entries, _ := os.ReadDir(filepath.Join(r.Root, ".wave", "lanes", "main", "backlog"))
 			if len(entries) != 1 {
 				var names []string
 				for _, e := range entries {
@@ -94,8 +96,8 @@ func TestBacklogKill9WhileOpeningResumesTheOneRun(t *testing.T) {
 				}
 				t.Fatalf("%d entries in the lane's backlog dir, want the one run: %v", len(entries), names)
 			}
-			run, _ := backlogEvents(t, r)
-			refs := strings.Fields(gitIn(t, r.origin, "for-each-ref", "--format=%(refname)", "refs/heads/wave/", "refs/heads/wave-names/"))
+			run, _ := e2etest.BacklogEvents(t, r)
+			refs := strings.Fields(e2etest.GitIn(t, r.Origin, "for-each-ref", "--format=%(refname)", "refs/heads/wave/", "refs/heads/wave-names/"))
 			var waves []string
 			for _, ref := range refs {
 				if !strings.Contains(ref, "-i1") {
@@ -116,24 +118,24 @@ func TestBacklogKill9WhileOpeningResumesTheOneRun(t *testing.T) {
 // run --issues X` after the run that merged X finished says which run
 // delivered X and exits 0, with no new run, push or branch.
 func TestBacklogRunOfDeliveredIssuesSaysWhichRunAndTouchesNothing(t *testing.T) {
-	r := newBacklogRepo(t)
-	r.issue(1, "Issue 1", "Files: part1/**")
-	r.issue(2, "Issue 2", "Files: part2/**")
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Issue 1", "Files: part1/**")
+	r.Issue(2, "Issue 2", "Files: part2/**")
 	ctx := context.Background()
-	if res := r.runEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard"); res.code != 0 {
-		t.Fatalf("first run: %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	if res := r.RunEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard"); res.Code != 0 {
+		t.Fatalf("first run: %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	run, _ := backlogEvents(t, r)
-	refs := func() string { return gitIn(t, r.origin, "for-each-ref", "--format=%(refname) %(objectname)") }
+	run, _ := e2etest.BacklogEvents(t, r)
+	refs := func() string { return e2etest.GitIn(t, r.Origin, "for-each-ref", "--format=%(refname) %(objectname)") }
 	before := refs()
-	again := r.runEnv(ctx, "backlog", "run", "--issues", "2,1", "--no-dashboard")
-	if again.code != 0 || !strings.Contains(again.stdout, "delivered by backlog run "+run.Info.ID) {
-		t.Fatalf("second run: exit %d, want 0 saying run %s delivered them:\n%s\n%s", again.code, run.Info.ID, again.stdout, again.stderr)
+	again := r.RunEnv(ctx, "backlog", "run", "--issues", "2,1", "--no-dashboard")
+	if again.Code != 0 || !strings.Contains(again.Stdout, "delivered by backlog run "+run.Info.ID) {
+		t.Fatalf("second run: exit %d, want 0 saying run %s delivered them:\n%s\n%s", again.Code, run.Info.ID, again.Stdout, again.Stderr)
 	}
 	if after := refs(); after != before {
 		t.Errorf("origin changed:\nbefore %s\nafter  %s", before, after)
 	}
-	backlogEvents(t, r) // still exactly one run
+	e2etest.BacklogEvents(t, r) // still exactly one run
 }
 
 // TestBacklogKill9DuringVerifyLeavesNoScratchWorktree: a supervisor killed
@@ -141,41 +143,41 @@ func TestBacklogRunOfDeliveredIssuesSaysWhichRunAndTouchesNothing(t *testing.T) 
 // that worktree registered; the next `backlog run` removes it (and its
 // directory) as it starts, then finishes the run.
 func TestBacklogKill9DuringVerifyLeavesNoScratchWorktree(t *testing.T) {
-	r := newBacklogRepo(t)
-	r.issue(1, "Issue 1", "Files: part1/**")
-	ctl := filepath.Join(filepath.Dir(r.root), "ctl")
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Issue 1", "Files: part1/**")
+	ctl := filepath.Join(filepath.Dir(r.Root), "ctl")
 	if err := os.MkdirAll(ctl, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// The verify command's parent is the supervisor: the first verify
 	// kills it, later ones pass.
 	verify := `if [ ! -e ` + filepath.Join(ctl, "killed") + ` ]; then : > ` + filepath.Join(ctl, "killed") + `; kill -9 $PPID; sleep 5; fi`
-	cfg, _ := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
-	r.write("wave.config.yaml", strings.Replace(string(cfg), "\nbacklog:\n", "\nbacklog:\n  verify: [sh, -c, '"+verify+"']\n", 1))
+	cfg, _ := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
+	r.Write("wave.config.yaml", strings.Replace(string(cfg), "\nbacklog:\n", "\nbacklog:\n  verify: [sh, -c, '"+verify+"']\n", 1))
 	tmp := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}, env: []string{"TMPDIR=" + tmp}}
-	defer l.dump(t)
-	first := l.start(ctx, "")
+	l := &e2etest.Lives{R: r, Args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}, Env: []string{"TMPDIR=" + tmp}}
+	defer l.Dump(t)
+	first := l.Start(ctx, "")
 	_ = first.Wait()
 	if ws, ok := first.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 		t.Fatalf("the first life was not killed during verify: %v", first.ProcessState)
 	}
-	if list := gitIn(t, r.root, "worktree", "list", "--porcelain"); !strings.Contains(list, "wave-verify-") {
+	if list := e2etest.GitIn(t, r.Root, "worktree", "list", "--porcelain"); !strings.Contains(list, "wave-verify-") {
 		t.Fatalf("the kill left no scratch worktree to clean up (the test does not reproduce the case):\n%s", list)
 	}
-	second := l.start(ctx, "")
+	second := l.Start(ctx, "")
 	if err := second.Wait(); err != nil {
 		t.Fatalf("second life: %v", err)
 	}
-	if list := gitIn(t, r.root, "worktree", "list", "--porcelain"); strings.Contains(list, "wave-verify-") {
+	if list := e2etest.GitIn(t, r.Root, "worktree", "list", "--porcelain"); strings.Contains(list, "wave-verify-") {
 		t.Errorf("a scratch worktree is still registered:\n%s", list)
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "wave-verify-*")); len(left) > 0 {
 		t.Errorf("scratch directories left: %v", left)
 	}
-	if run, _ := backlogEvents(t, r); !run.Finished || run.Tally().Merged != 1 {
+	if run, _ := e2etest.BacklogEvents(t, r); !run.Finished || run.Tally().Merged != 1 {
 		t.Errorf("run finished=%v tally %+v", run.Finished, run.Tally())
 	}
 }

@@ -9,12 +9,10 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,7 +20,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
-	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
 // The "overnight" run of issue 17: six issues through the real binary
@@ -73,77 +71,14 @@ func newFlakyGitHub(t *testing.T, gh *forgetest.Server) *flakyGitHub {
 	return f
 }
 
-// runLog reads the one backlog run's events ("" before it exists).
-func (r *backlogRepo) runLog() (string, []backlog.Event) {
-	dirs := r.backlogRuns()
-	if len(dirs) != 1 {
-		return "", nil
-	}
-	evs, _, _ := jsonfile.ReadLines[backlog.Event](filepath.Join(dirs[0], "events.jsonl"))
-	return dirs[0], evs
-}
-
-func (r *backlogRepo) hasEvent(match func(backlog.Event) bool) bool {
-	_, evs := r.runLog()
-	for _, ev := range evs {
-		if match(ev) {
-			return true
-		}
-	}
-	return false
-}
-
-func merged(n int) func(backlog.Event) bool {
-	return func(ev backlog.Event) bool { return ev.Kind == backlog.EvMerged && ev.Issue == n }
-}
-
 func waitStarted(prefix string) func(backlog.Event) bool {
 	return func(ev backlog.Event) bool {
 		return ev.Kind == backlog.EvWaitStarted && strings.HasPrefix(ev.Cause, prefix)
 	}
 }
 
-// life is one supervisor process: its end is seen while the test waits,
-// so a supervisor that exits where it should wait fails the test at once.
-type life struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-}
-
-func startLife(cmd *exec.Cmd) *life {
-	l := &life{cmd: cmd, done: make(chan struct{})}
-	go func() { l.err = cmd.Wait(); close(l.done) }()
-	return l
-}
-
-// waitFor waits for cond while the supervisor lives.
-func (l *life) waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		select {
-		case <-l.done:
-			t.Fatalf("the supervisor exited (%v) before %s", l.err, what)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
-	}
-}
-
-func (l *life) kill(t *testing.T) {
-	t.Helper()
-	if err := syscall.Kill(l.cmd.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-l.done
-}
-
 func overnightTrial(t *testing.T) {
-	r := newBacklogRepo(t)
+	r := e2etest.NewBacklogRepo(t)
 	gh := forgetest.NewServer(t, "acme", "widgets")
 	gate := filepath.Join(t.TempDir(), "gate")
 	if err := os.MkdirAll(gate, 0o755); err != nil {
@@ -162,16 +97,16 @@ func overnightTrial(t *testing.T) {
 		}
 	}
 	flaky := newFlakyGitHub(t, gh)
-	cfg, _ := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
-	r.write("wave.config.yaml", string(cfg)+fmt.Sprintf("github:\n  owner: acme\n  repo: widgets\n  apiUrl: %s\n", flaky.srv.URL))
+	cfg, _ := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
+	r.Write("wave.config.yaml", string(cfg)+fmt.Sprintf("github:\n  owner: acme\n  repo: widgets\n  apiUrl: %s\n", flaky.srv.URL))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1,2,3,4,5,6", "--no-dashboard", "--width", "3"},
-		env: []string{"GITHUB_TOKEN=" + forgetest.Token}}
-	defer l.dump(t)
+	l := &e2etest.Lives{R: r, Args: []string{"backlog", "run", "--issues", "1,2,3,4,5,6", "--no-dashboard", "--width", "3"},
+		Env: []string{"GITHUB_TOKEN=" + forgetest.Token}}
+	defer l.Dump(t)
 	defer func() {
 		if t.Failed() {
-			dir, _ := r.runLog()
+			dir, _ := r.RunLog()
 			b, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
 			t.Logf("events:\n%s", b)
 		}
@@ -180,10 +115,10 @@ func overnightTrial(t *testing.T) {
 
 	// Life 1: #3's worktree is deleted while its worker works; #1 merges,
 	// then kill -9.
-	life1 := startLife(l.start(ctx, ""))
+	life1 := e2etest.StartLife(l.Start(ctx, ""))
 	var wt3 string
-	life1.waitFor(t, "#3's worker at work", long, func() bool {
-		_, evs := r.runLog()
+	life1.WaitFor(t, "#3's worker at work", long, func() bool {
+		_, evs := r.RunLog()
 		for _, ev := range evs {
 			if ev.Kind == backlog.EvWorkerStarted && ev.Issue == 3 && ev.Attempt == 1 {
 				b, _ := os.ReadFile(filepath.Join(ev.RunDir, "agent.log"))
@@ -200,46 +135,46 @@ func overnightTrial(t *testing.T) {
 	}
 	open(3)
 	open(1)
-	life1.waitFor(t, "#1 merged", long, func() bool { return r.hasEvent(merged(1)) })
-	life1.kill(t)
+	life1.WaitFor(t, "#1 merged", long, func() bool { return r.HasEvent(e2etest.Merged(1)) })
+	life1.Kill(t)
 
 	// Life 2: origin disappears once #2 is done; kill -9 while the
 	// supervisor waits for it.
-	life2 := startLife(l.start(ctx, ""))
-	life2.waitFor(t, "life 2 resuming", long, func() bool { return strings.Contains(l.outs[1].String(), "resuming run") })
-	away := r.origin + ".away"
-	if err := os.Rename(r.origin, away); err != nil {
+	life2 := e2etest.StartLife(l.Start(ctx, ""))
+	life2.WaitFor(t, "life 2 resuming", long, func() bool { return strings.Contains(l.Outs[1].String(), "resuming run") })
+	away := r.Origin + ".away"
+	if err := os.Rename(r.Origin, away); err != nil {
 		t.Fatal(err)
 	}
 	open(2)
-	life2.waitFor(t, "the wait for origin recorded", long, func() bool { return r.hasEvent(waitStarted(gitops.CauseUnreachable)) })
-	life2.kill(t)
+	life2.WaitFor(t, "the wait for origin recorded", long, func() bool { return r.HasEvent(waitStarted(gitops.CauseUnreachable)) })
+	life2.Kill(t)
 
 	// Life 3 starts while origin is still away: it takes up the wait;
 	// origin comes back once life 3 has been seen failing too.
-	dir, _ := r.runLog()
+	dir, _ := r.RunLog()
 	before, _ := os.ReadFile(filepath.Join(dir, "waiting.json"))
-	life3 := startLife(l.start(ctx, ""))
-	life3.waitFor(t, "life 3 waiting for origin", long, func() bool {
+	life3 := e2etest.StartLife(l.Start(ctx, ""))
+	life3.WaitFor(t, "life 3 waiting for origin", long, func() bool {
 		now, err := os.ReadFile(filepath.Join(dir, "waiting.json"))
-		return err == nil && !bytes.Equal(now, before) && strings.Contains(l.outs[2].String(), "was waiting out origin unreachable")
+		return err == nil && !bytes.Equal(now, before) && strings.Contains(l.Outs[2].String(), "was waiting out origin unreachable")
 	})
-	if err := os.Rename(away, r.origin); err != nil {
+	if err := os.Rename(away, r.Origin); err != nil {
 		t.Fatal(err)
 	}
-	life3.waitFor(t, "#2 merged", long, func() bool { return r.hasEvent(merged(2)) })
+	life3.WaitFor(t, "#2 merged", long, func() bool { return r.HasEvent(e2etest.Merged(2)) })
 
 	// GitHub answers 500 until the supervisor is seen waiting for it.
 	flaky.down.Store(true)
 	open(4)
-	life3.waitFor(t, "the wait for GitHub recorded", long, func() bool { return r.hasEvent(waitStarted("GitHub")) })
+	life3.WaitFor(t, "the wait for GitHub recorded", long, func() bool { return r.HasEvent(waitStarted("GitHub")) })
 	flaky.down.Store(false)
 	open(5)
 	open(6)
 	select {
-	case <-life3.done:
-		if life3.err != nil {
-			t.Fatalf("life 3 ended with %v, want exit 0", life3.err)
+	case <-life3.Done:
+		if life3.Err != nil {
+			t.Fatalf("life 3 ended with %v, want exit 0", life3.Err)
 		}
 	case <-ctx.Done():
 		t.Fatal("life 3 did not finish")
@@ -250,9 +185,9 @@ func overnightTrial(t *testing.T) {
 // overnightChecks: one run, every issue merged exactly once (events, merge
 // commits), each write made once on GitHub, one final PR, and both
 // outages recorded as waits that ended.
-func overnightChecks(t *testing.T, r *backlogRepo, gh *forgetest.Server) {
+func overnightChecks(t *testing.T, r *e2etest.BacklogRepo, gh *forgetest.Server) {
 	t.Helper()
-	run, evs := backlogEvents(t, r)
+	run, evs := e2etest.BacklogEvents(t, r)
 	if !run.Finished || run.Tally().Merged != 6 || exitOf(run) != 0 {
 		t.Fatalf("run finished=%v tally %+v exit %d, want all 6 merged, exit 0", run.Finished, run.Tally(), exitOf(run))
 	}
@@ -262,7 +197,7 @@ func overnightChecks(t *testing.T, r *backlogRepo, gh *forgetest.Server) {
 			count[ev.Issue]++
 		}
 	}
-	log := gitIn(t, r.origin, "log", "--merges", "--format=%s", run.Info.WaveBranch)
+	log := e2etest.GitIn(t, r.Origin, "log", "--merges", "--format=%s", run.Info.WaveBranch)
 	for n := 1; n <= 6; n++ {
 		if count[n] != 1 {
 			t.Errorf("#%d merged %d times, want once", n, count[n])
@@ -338,41 +273,41 @@ func exitOf(r *backlog.Run) int {
 // while GitHub answers 500 and origin is gone does not exit: it waits for
 // each (saying so) and, once both are back, runs to its end.
 func TestBacklogRunStartedDuringAnOutageWaitsForIt(t *testing.T) {
-	r := newBacklogRepo(t)
+	r := e2etest.NewBacklogRepo(t)
 	gh := forgetest.NewServer(t, "acme", "widgets")
 	gh.AddIssue(backlog.Issue{Number: 1, Title: "One", Body: "Files: a/**"})
 	flaky := newFlakyGitHub(t, gh)
-	cfg, _ := os.ReadFile(filepath.Join(r.root, "wave.config.yaml"))
-	r.write("wave.config.yaml", string(cfg)+fmt.Sprintf("github:\n  owner: acme\n  repo: widgets\n  apiUrl: %s\n", flaky.srv.URL))
-	away := r.origin + ".away"
-	if err := os.Rename(r.origin, away); err != nil {
+	cfg, _ := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
+	r.Write("wave.config.yaml", string(cfg)+fmt.Sprintf("github:\n  owner: acme\n  repo: widgets\n  apiUrl: %s\n", flaky.srv.URL))
+	away := r.Origin + ".away"
+	if err := os.Rename(r.Origin, away); err != nil {
 		t.Fatal(err)
 	}
 	flaky.down.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	l := &lives{r: r, args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}, env: []string{"GITHUB_TOKEN=" + forgetest.Token}}
-	defer l.dump(t)
-	run := startLife(l.start(ctx, ""))
-	run.waitFor(t, "the start waiting for GitHub", 90*time.Second, func() bool {
-		return strings.Contains(l.outs[0].String(), "waiting: "+forge.CauseGitHubServer+" (HTTP 500) since ")
+	l := &e2etest.Lives{R: r, Args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}, Env: []string{"GITHUB_TOKEN=" + forgetest.Token}}
+	defer l.Dump(t)
+	run := e2etest.StartLife(l.Start(ctx, ""))
+	run.WaitFor(t, "the start waiting for GitHub", 90*time.Second, func() bool {
+		return strings.Contains(l.Outs[0].String(), "waiting: "+forge.CauseGitHubServer+" (HTTP 500) since ")
 	})
 	flaky.down.Store(false)
-	run.waitFor(t, "the start waiting for origin", 90*time.Second, func() bool {
-		return r.hasEvent(waitStarted(gitops.CauseUnreachable))
+	run.WaitFor(t, "the start waiting for origin", 90*time.Second, func() bool {
+		return r.HasEvent(waitStarted(gitops.CauseUnreachable))
 	})
-	if err := os.Rename(away, r.origin); err != nil {
+	if err := os.Rename(away, r.Origin); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-run.done:
-		if run.err != nil {
-			t.Fatalf("run ended with %v, want exit 0", run.err)
+	case <-run.Done:
+		if run.Err != nil {
+			t.Fatalf("run ended with %v, want exit 0", run.Err)
 		}
 	case <-ctx.Done():
 		t.Fatal("the run did not finish")
 	}
-	got, _ := backlogEvents(t, r)
+	got, _ := e2etest.BacklogEvents(t, r)
 	if !got.Finished || got.Tally().Merged != 1 || len(gh.PRs()) == 0 {
 		t.Errorf("run finished=%v tally %+v, %d PRs; want #1 merged and proposed", got.Finished, got.Tally(), len(gh.PRs()))
 	}

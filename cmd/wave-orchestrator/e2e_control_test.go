@@ -5,27 +5,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+
 	"github.com/wave-orchestrator/wave-orchestrator/control"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/docschema"
 )
 
 // controlJSON runs `control status --json` with args and checks the
 // output against docs/status-schema.md.
-func controlJSON(t *testing.T, r *testRepo, sc docschema.Schema, args ...string) control.Status {
+func controlJSON(t *testing.T, r *e2etest.Repo, sc docschema.Schema, args ...string) control.Status {
 	t.Helper()
-	res := r.run(ctxFor(t), append([]string{"control", "status", "--json"}, args...)...)
-	if res.code != 0 {
-		t.Fatalf("control status %v: exit %d %s", args, res.code, res.stderr)
+	res := r.Run(e2etest.Context(t), append([]string{"control", "status", "--json"}, args...)...)
+	if res.Code != 0 {
+		t.Fatalf("control status %v: exit %d %s", args, res.Code, res.Stderr)
 	}
 	var v any
-	if err := json.Unmarshal([]byte(res.stdout), &v); err != nil {
-		t.Fatalf("control status %v: %v %q", args, err, res.stdout)
+	if err := json.Unmarshal([]byte(res.Stdout), &v); err != nil {
+		t.Fatalf("control status %v: %v %q", args, err, res.Stdout)
 	}
 	for _, e := range sc.Validate(v, "ControlStatus") {
 		t.Errorf("control status %v: %s", args, e)
 	}
 	var s control.Status
-	_ = json.Unmarshal([]byte(res.stdout), &s)
+	_ = json.Unmarshal([]byte(res.Stdout), &s)
 	return s
 }
 
@@ -37,19 +39,19 @@ func TestControlStatusMatchesItsDocumentedSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
-	r.writeWave(1, append([]agentSpec{implAgent("B1")}, closureAgents()...)...)
-	if res := launch(t, r, "--end-wave", "0"); res.code != 0 {
-		t.Fatalf("launch: %d %s", res.code, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
+	r.WriteWave(1, append([]e2etest.Agent{e2etest.ImplAgent("B1")}, e2etest.ClosureAgents()...)...)
+	if res := e2etest.Launch(t, r, "--end-wave", "0"); res.Code != 0 {
+		t.Fatalf("launch: %d %s", res.Code, res.Stderr)
 	}
 	s := controlJSON(t, r, sc, "--wave", "0")
 	if s.Phase != "completed" || s.ExecutionState != "settled" || s.ClosureState != "passed" || s.ControllerState != "idle" || s.BlockingEdge != nil {
 		t.Fatalf("completed wave: %+v", s)
 	}
-	post := r.run(ctxFor(t), "coord", "post", "--wave", "0", "--agent", "A1", "--kind", "human-feedback", "--summary", "is port 8081 free on the test host?")
-	if post.code != 0 {
-		t.Fatalf("post: %d %s", post.code, post.stderr)
+	post := r.Run(e2etest.Context(t), "coord", "post", "--wave", "0", "--agent", "A1", "--kind", "human-feedback", "--summary", "is port 8081 free on the test host?")
+	if post.Code != 0 {
+		t.Fatalf("post: %d %s", post.Code, post.Stderr)
 	}
 	s = controlJSON(t, r, sc, "--wave", "0", "--agent", "A1")
 	if s.BlockingEdge == nil || s.BlockingEdge.Kind != "human-input" || s.ControllerState != "waiting-human" ||
@@ -60,10 +62,10 @@ func TestControlStatusMatchesItsDocumentedSchema(t *testing.T) {
 	if s.Status != "pending" || s.ExecutionState != "pending" || len(s.LogicalAgents) != 4 || s.LogicalAgents[0].AgentID != "B1" {
 		t.Fatalf("wave not run: %+v", s)
 	}
-	if res := r.run(ctxFor(t), "control", "status", "--wave", "7", "--json"); res.code != exitUsage || !strings.Contains(res.stderr, "no wave 7") {
-		t.Fatalf("unknown wave: exit %d %s", res.code, res.stderr)
+	if res := r.Run(e2etest.Context(t), "control", "status", "--wave", "7", "--json"); res.Code != e2etest.ExitUsage || !strings.Contains(res.Stderr, "no wave 7") {
+		t.Fatalf("unknown wave: exit %d %s", res.Code, res.Stderr)
 	}
-	if res := r.run(ctxFor(t), "control", "status", "--wave", "0", "--agent", "Z9"); res.code != exitUsage || !strings.Contains(res.stderr, "no agent \"Z9\"") {
-		t.Fatalf("unknown agent: exit %d %s", res.code, res.stderr)
+	if res := r.Run(e2etest.Context(t), "control", "status", "--wave", "0", "--agent", "Z9"); res.Code != e2etest.ExitUsage || !strings.Contains(res.Stderr, "no agent \"Z9\"") {
+		t.Fatalf("unknown agent: exit %d %s", res.Code, res.Stderr)
 	}
 }

@@ -12,145 +12,16 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 
 	"github.com/creack/pty"
 
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
-
-// bgRun is a CLI invocation running in the background.
-type bgRun struct {
-	cmd      *exec.Cmd
-	out, err *lockedBuffer
-	done     chan result
-}
-
-// lockedBuffer lets the test read output while the process writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func newLockedBuffer() *lockedBuffer { return &lockedBuffer{} }
-
-func (lb *lockedBuffer) Write(p []byte) (int, error) {
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
-	return lb.b.Write(p)
-}
-
-func (lb *lockedBuffer) String() string {
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
-	return lb.b.String()
-}
-
-// start runs the binary on the repo in the background (startCmd).
-func (r *testRepo) start(ctx context.Context, args ...string) *bgRun {
-	r.t.Helper()
-	return startCmd(r.t, r.command(ctx, args...))
-}
-
-// startCmd starts cmd in the background; the result arrives on done.
-// Cleanup kills it if the test did not wait for it.
-func startCmd(t *testing.T, cmd *exec.Cmd) *bgRun {
-	t.Helper()
-	bg := &bgRun{cmd: cmd, out: newLockedBuffer(), err: newLockedBuffer(), done: make(chan result, 1)}
-	cmd.Stdout, cmd.Stderr = bg.out, bg.err
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %v: %v", cmd.Args, err)
-	}
-	go func() {
-		err := cmd.Wait()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			code = -1
-		}
-		bg.done <- result{code: code, stdout: bg.out.String(), stderr: bg.err.String()}
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-		}
-	})
-	return bg
-}
-
-// wait returns the invocation's result, failing the test after timeout.
-func (bg *bgRun) wait(t *testing.T, what string, timeout time.Duration) result {
-	t.Helper()
-	select {
-	case res := <-bg.done:
-		return res
-	case <-time.After(timeout):
-		t.Fatalf("%s did not exit within %v; output so far:\n%s\n%s", what, timeout, bg.out.String(), bg.err.String())
-		return result{}
-	}
-}
-
-// tmuxLane runs tmux on the repo's lane socket (tests may; production
-// code goes through tmuxadapter).
-func (r *testRepo) tmuxLane(args ...string) (string, error) {
-	out, err := exec.Command("tmux", append([]string{"-L", r.layout().Socket()}, args...)...).CombinedOutput()
-	return string(out), err
-}
-
-// capture is the visible text of a session's pane, "" if it is gone.
-func (r *testRepo) capture(session string) string {
-	out, err := r.tmuxLane("capture-pane", "-p", "-t", session+":")
-	if err != nil {
-		return ""
-	}
-	return out
-}
-
-// disposition is terminalDisposition of the agent's run record, "" if
-// there is none yet.
-func (r *testRepo) disposition(agent string, attempt int) string {
-	var rec struct {
-		TerminalDisposition string `json:"terminalDisposition"`
-	}
-	b, err := os.ReadFile(filepath.Join(r.layout().RunDir(0, agent, attempt), lanes.RuntimeFile))
-	if err != nil || json.Unmarshal(b, &rec) != nil {
-		return ""
-	}
-	return rec.TerminalDisposition
-}
-
-// status runs `status --json` and decodes it.
-func (r *testRepo) status(t *testing.T) state.Lane {
-	t.Helper()
-	res := r.run(ctxFor(t), "status", "--lane", "main", "--json")
-	if res.code != 0 {
-		t.Fatalf("status --json exit %d: %s", res.code, res.stderr)
-	}
-	var l state.Lane
-	if err := json.Unmarshal([]byte(res.stdout), &l); err != nil {
-		t.Fatalf("status --json: %v\n%s", err, res.stdout)
-	}
-	return l
-}
-
-func agentOf(t *testing.T, l state.Lane, wave int, id string) state.Agent {
-	t.Helper()
-	w := l.FindWave(wave)
-	if w == nil {
-		t.Fatalf("status has no wave %d: %+v", wave, l.Waves)
-	}
-	for _, a := range w.Agents {
-		if a.ID == id {
-			return a
-		}
-	}
-	t.Fatalf("wave %d has no agent %s", wave, id)
-	return state.Agent{}
-}
 
 // agentRow matches the dashboard table row of an agent in a state (the
 // selection marker may precede it).
@@ -162,40 +33,40 @@ func agentRow(id, st string) *regexp.Regexp {
 // its final frame and a result line, detaches on q and keeps running,
 // and is replaced in place (its client staying) by the next launch.
 func TestDashboardSessionOutlivesTheWave(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 3s"), implAgent("A2")}, closureAgents()...)...)
-	bg := r.start(ctxFor(t), "launch", "--lane", "main")
-	env := append(envWithout("TMUX", "TMUX_PANE"), "TMUX_TMPDIR="+tmuxTmp)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 3s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main")
+	env := append(envWithout("TMUX", "TMUX_PANE"), "TMUX_TMPDIR="+e2etest.TmuxDir())
 
 	var frame string
-	waitFor(t, "the dashboard to show A1 running", 30*time.Second, func() bool {
-		frame = r.capture(lanes.DashboardSession)
+	e2etest.WaitFor(t, "the dashboard to show A1 running", 30*time.Second, func() bool {
+		frame = r.Capture(lanes.DashboardSession)
 		return agentRow("A1", "running").MatchString(frame)
 	})
 	if !regexp.MustCompile(`wave 0 · running`).MatchString(frame) {
 		t.Fatalf("A1 runs but the wave is not shown running:\n%s", frame)
 	}
 	// Windows name their agent, not the binary they run.
-	windows, err := r.tmuxLane("list-windows", "-a", "-F", "#{session_name}=#{window_name}")
+	windows, err := r.TmuxLane("list-windows", "-a", "-F", "#{session_name}=#{window_name}")
 	if err != nil || !strings.Contains(windows, "w0-A1=A1\n") || !strings.Contains(windows, "dashboard=dashboard\n") {
 		t.Fatalf("window names (%v):\n%s", err, windows)
 	}
-	client := ptyClient(t, env, "tmux", "-L", r.layout().Socket(), "attach", "-t", lanes.DashboardSession)
-	waitFor(t, "a client on the dashboard", 30*time.Second, func() bool {
-		return slices.Equal(r.clientSessions(), []string{lanes.DashboardSession})
+	client := ptyClient(t, env, "tmux", "-L", r.Layout().Socket(), "attach", "-t", lanes.DashboardSession)
+	e2etest.WaitFor(t, "a client on the dashboard", 30*time.Second, func() bool {
+		return slices.Equal(r.ClientSessions(), []string{lanes.DashboardSession})
 	})
 
-	res := bg.wait(t, "launch", time.Minute)
-	if res.code != 0 {
-		t.Fatalf("launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	res := bg.Wait(t, "launch", time.Minute)
+	if res.Code != 0 {
+		t.Fatalf("launch exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if !strings.Contains(res.stdout, "tmux -L "+r.layout().Socket()+" attach -t dashboard") {
-		t.Fatalf("launch does not say how to reach the dashboard:\n%s", res.stdout)
+	if !strings.Contains(res.Stdout, "tmux -L "+r.Layout().Socket()+" attach -t dashboard") {
+		t.Fatalf("launch does not say how to reach the dashboard:\n%s", res.Stdout)
 	}
 	// The launcher has exited: the dashboard stays, with the final frame
 	// and the result line, and its client stays attached.
-	waitFor(t, "the final frame with its result line", 30*time.Second, func() bool {
-		frame = r.capture(lanes.DashboardSession)
+	e2etest.WaitFor(t, "the final frame with its result line", 30*time.Second, func() bool {
+		frame = r.Capture(lanes.DashboardSession)
 		return strings.Contains(frame, "■ wave 0 completed · 5/5 agents ok") && agentRow("A1", "completed").MatchString(frame)
 	})
 	for _, id := range []string{"A2", "A8", "A9", "A0"} {
@@ -209,71 +80,71 @@ func TestDashboardSessionOutlivesTheWave(t *testing.T) {
 	if !strings.Contains(frame, "q detach") {
 		t.Errorf("in its session the dashboard should offer q to detach:\n%s", frame)
 	}
-	if s := r.clientSessions(); !slices.Equal(s, []string{lanes.DashboardSession}) {
+	if s := r.ClientSessions(); !slices.Equal(s, []string{lanes.DashboardSession}) {
 		t.Fatalf("the client left the dashboard when the launch ended: %v", s)
 	}
-	if doc := r.run(ctxFor(t), "doctor", "--lane", "main"); strings.Contains(doc.stdout+doc.stderr, "with no launcher") {
-		t.Errorf("doctor counts the kept dashboard as a leftover session:\n%s%s", doc.stdout, doc.stderr)
+	if doc := r.Run(e2etest.Context(t), "doctor", "--lane", "main"); strings.Contains(doc.Stdout+doc.Stderr, "with no launcher") {
+		t.Errorf("doctor counts the kept dashboard as a leftover session:\n%s%s", doc.Stdout, doc.Stderr)
 	}
 
 	// q detaches the client; the dashboard keeps running, frame intact.
-	if _, err := r.tmuxLane("send-keys", "-t", "dashboard:", "q"); err != nil {
+	if _, err := r.TmuxLane("send-keys", "-t", "dashboard:", "q"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "q to detach the client", 30*time.Second, func() bool {
-		return len(r.clientSessions()) == 0 && processExited(client)
+	e2etest.WaitFor(t, "q to detach the client", 30*time.Second, func() bool {
+		return len(r.ClientSessions()) == 0 && processExited(client)
 	})
-	pane, err := r.tmuxLane("display-message", "-p", "-t", "dashboard:", "#{pane_dead} #{pane_pid}")
+	pane, err := r.TmuxLane("display-message", "-p", "-t", "dashboard:", "#{pane_dead} #{pane_pid}")
 	if err != nil || !strings.HasPrefix(pane, "0 ") {
 		t.Fatalf("after q the dashboard pane is %q (%v), want alive", pane, err)
 	}
-	if f := r.capture(lanes.DashboardSession); !strings.Contains(f, "■ wave 0 completed") {
+	if f := r.Capture(lanes.DashboardSession); !strings.Contains(f, "■ wave 0 completed") {
 		t.Fatalf("after q the frame is gone:\n%s", f)
 	}
 
 	// The next launch replaces the dashboard in place: a client attached
 	// to it stays attached and sees the new run.
-	ptyClient(t, env, "tmux", "-L", r.layout().Socket(), "attach", "-t", lanes.DashboardSession)
-	waitFor(t, "a client on the dashboard again", 30*time.Second, func() bool {
-		return slices.Equal(r.clientSessions(), []string{lanes.DashboardSession})
+	ptyClient(t, env, "tmux", "-L", r.Layout().Socket(), "attach", "-t", lanes.DashboardSession)
+	e2etest.WaitFor(t, "a client on the dashboard again", 30*time.Second, func() bool {
+		return slices.Equal(r.ClientSessions(), []string{lanes.DashboardSession})
 	})
-	again := r.start(ctxFor(t), "launch", "--lane", "main")
-	if res := again.wait(t, "second launch", time.Minute); res.code != 0 {
-		t.Fatalf("second launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	again := r.Start(e2etest.Context(t), "launch", "--lane", "main")
+	if res := again.Wait(t, "second launch", time.Minute); res.Code != 0 {
+		t.Fatalf("second launch exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if p, _ := r.tmuxLane("display-message", "-p", "-t", "dashboard:", "#{pane_dead} #{pane_pid}"); !strings.HasPrefix(p, "0 ") || p == pane {
+	if p, _ := r.TmuxLane("display-message", "-p", "-t", "dashboard:", "#{pane_dead} #{pane_pid}"); !strings.HasPrefix(p, "0 ") || p == pane {
 		t.Fatalf("the new launch did not replace the dashboard: pane %q, before %q", p, pane)
 	}
-	if s := r.clientSessions(); !slices.Equal(s, []string{lanes.DashboardSession}) {
+	if s := r.ClientSessions(); !slices.Equal(s, []string{lanes.DashboardSession}) {
 		t.Fatalf("the new launch dropped the dashboard's client: %v", s)
 	}
-	waitFor(t, "the new dashboard's final frame", 30*time.Second, func() bool {
-		return strings.Contains(r.capture(lanes.DashboardSession), "■ wave 0 completed")
+	e2etest.WaitFor(t, "the new dashboard's final frame", 30*time.Second, func() bool {
+		return strings.Contains(r.Capture(lanes.DashboardSession), "■ wave 0 completed")
 	})
 
 	// Q quits for good and takes the session along: no dead pane left.
-	if _, err := r.tmuxLane("send-keys", "-t", "dashboard:", "Q"); err != nil {
+	if _, err := r.TmuxLane("send-keys", "-t", "dashboard:", "Q"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "Q to end the dashboard session", 30*time.Second, func() bool {
-		_, err := r.tmuxLane("has-session", "-t", "=dashboard")
+	e2etest.WaitFor(t, "Q to end the dashboard session", 30*time.Second, func() bool {
+		_, err := r.TmuxLane("has-session", "-t", "=dashboard")
 		return err != nil
 	})
 }
 
 func TestStatusJSONOfFinishedLane(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
-	if res := launch(t, r); res.code != 0 {
-		t.Fatalf("launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	if res := e2etest.Launch(t, r); res.Code != 0 {
+		t.Fatalf("launch exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	res := r.run(ctxFor(t), "status", "--lane", "main", "--json")
-	if res.code != 0 {
-		t.Fatalf("status --json exit %d: %s", res.code, res.stderr)
+	res := r.Run(e2etest.Context(t), "status", "--lane", "main", "--json")
+	if res.Code != 0 {
+		t.Fatalf("status --json exit %d: %s", res.Code, res.Stderr)
 	}
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
-		t.Fatalf("status --json is not JSON: %v\n%s", err, res.stdout)
+	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
+		t.Fatalf("status --json is not JSON: %v\n%s", err, res.Stdout)
 	}
 	if v, _ := doc["schemaVersion"].(float64); v != 1 {
 		t.Fatalf("schemaVersion %v, want 1", doc["schemaVersion"])
@@ -313,12 +184,12 @@ func TestStatusJSONOfFinishedLane(t *testing.T) {
 			t.Errorf("agent %v logPath: %v", a["id"], err)
 		}
 	}
-	text := r.run(ctxFor(t), "status", "--lane", "main")
-	if text.code != 0 {
-		t.Fatalf("status exit %d: %s", text.code, text.stderr)
+	text := r.Run(e2etest.Context(t), "status", "--lane", "main")
+	if text.Code != 0 {
+		t.Fatalf("status exit %d: %s", text.Code, text.Stderr)
 	}
-	if !strings.Contains(text.stdout, "wave 0 · completed") || !agentRow("A0", "completed").MatchString(text.stdout) {
-		t.Fatalf("status text does not show the completed wave:\n%s", text.stdout)
+	if !strings.Contains(text.Stdout, "wave 0 · completed") || !agentRow("A0", "completed").MatchString(text.Stdout) {
+		t.Fatalf("status text does not show the completed wave:\n%s", text.Stdout)
 	}
 }
 
@@ -362,59 +233,50 @@ func envWithout(names ...string) []string {
 	return out
 }
 
-// clientSessions lists the sessions the lane server's clients show.
-func (r *testRepo) clientSessions() []string {
-	out, err := r.tmuxLane("list-clients", "-F", "#{client_session}")
-	if err != nil {
-		return nil
-	}
-	return strings.Fields(out)
-}
-
 func TestAttachTargetsTheAgentSession(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
-	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
 	t.Cleanup(func() {
-		r.run(context.Background(), "stop", "--lane", "main")
-		waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
-		<-bg.done
+		r.Run(context.Background(), "stop", "--lane", "main")
+		e2etest.WaitTerminal(t, filepath.Join(r.Layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
+		<-bg.Done
 	})
-	waitFor(t, "A1 to run", 30*time.Second, func() bool { return r.disposition("A1", 1) == "running" })
-	want := agentOf(t, r.status(t), 0, "A1").SessionName
+	e2etest.WaitFor(t, "A1 to run", 30*time.Second, func() bool { return r.Disposition("A1", 1) == "running" })
+	want := e2etest.AgentOf(t, r.Status(t), 0, "A1").SessionName
 	if want != lanes.SessionName(0, "A1") {
 		t.Fatalf("status names session %q for A1", want)
 	}
-	env := append(envWithout("TMUX", "TMUX_PANE"), "TMUX_TMPDIR="+tmuxTmp)
+	env := append(envWithout("TMUX", "TMUX_PANE"), "TMUX_TMPDIR="+e2etest.TmuxDir())
 
 	// From a plain terminal: attach-session, a client on A1's session.
-	outside := ptyClient(t, env, binPath, "--repo-root", r.root, "attach", "--lane", "main", "--agent", "A1")
-	waitFor(t, "a client attached to "+want, 30*time.Second, func() bool {
-		s := r.clientSessions()
+	outside := ptyClient(t, env, e2etest.Bin(), "--repo-root", r.Root, "attach", "--lane", "main", "--agent", "A1")
+	e2etest.WaitFor(t, "a client attached to "+want, 30*time.Second, func() bool {
+		s := r.ClientSessions()
 		return len(s) == 1 && s[0] == want
 	})
-	if _, err := r.tmuxLane("detach-client", "-s", want); err != nil {
+	if _, err := r.TmuxLane("detach-client", "-s", want); err != nil {
 		t.Fatalf("detach: %v", err)
 	}
-	waitFor(t, "attach to return after detach", 30*time.Second, func() bool {
+	e2etest.WaitFor(t, "attach to return after detach", 30*time.Second, func() bool {
 		return processExited(outside)
 	})
 
 	// From inside a client of the lane server ($TMUX set by tmux in the
 	// pane): switch-client moves that client to A1's session.
-	if out, err := r.tmuxLane("new-session", "-d", "-s", "probe", "-x", "120", "-y", "40", "cat"); err != nil {
+	if out, err := r.TmuxLane("new-session", "-d", "-s", "probe", "-x", "120", "-y", "40", "cat"); err != nil {
 		t.Fatalf("probe session: %v %s", err, out)
 	}
-	ptyClient(t, env, "tmux", "-L", r.layout().Socket(), "attach", "-t", "probe")
-	waitFor(t, "a client on probe", 30*time.Second, func() bool {
-		s := r.clientSessions()
+	ptyClient(t, env, "tmux", "-L", r.Layout().Socket(), "attach", "-t", "probe")
+	e2etest.WaitFor(t, "a client on probe", 30*time.Second, func() bool {
+		s := r.ClientSessions()
 		return len(s) == 1 && s[0] == "probe"
 	})
-	if out, err := r.tmuxLane("respawn-pane", "-k", "-t", "probe:", binPath, "--repo-root", r.root, "attach", "--lane", "main", "--agent", "A1"); err != nil {
+	if out, err := r.TmuxLane("respawn-pane", "-k", "-t", "probe:", e2etest.Bin(), "--repo-root", r.Root, "attach", "--lane", "main", "--agent", "A1"); err != nil {
 		t.Fatalf("respawn probe: %v %s", err, out)
 	}
-	waitFor(t, "the probe client to switch to "+want, 30*time.Second, func() bool {
-		s := r.clientSessions()
+	e2etest.WaitFor(t, "the probe client to switch to "+want, 30*time.Second, func() bool {
+		s := r.ClientSessions()
 		return len(s) == 1 && s[0] == want
 	})
 }
@@ -431,180 +293,158 @@ func processExited(cmd *exec.Cmd) bool {
 }
 
 func TestAttachShowsLogWhenSessionGone(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
-	if res := launch(t, r); res.code != 0 {
-		t.Fatalf("launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	if res := e2etest.Launch(t, r); res.Code != 0 {
+		t.Fatalf("launch exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	a := agentOf(t, r.status(t), 0, "A1")
-	if _, err := r.tmuxLane("has-session", "-t", a.SessionName); err == nil {
+	a := e2etest.AgentOf(t, r.Status(t), 0, "A1")
+	if _, err := r.TmuxLane("has-session", "-t", a.SessionName); err == nil {
 		t.Fatalf("session %s still exists after the wave; the test needs it gone", a.SessionName)
 	}
 	log, err := os.ReadFile(a.LogPath)
 	if err != nil || len(bytes.TrimSpace(log)) == 0 {
 		t.Fatalf("A1 log %s: %v (%d bytes)", a.LogPath, err, len(log))
 	}
-	res := r.run(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
-	if res.code != 0 {
-		t.Fatalf("attach exit %d: %s", res.code, res.stderr)
+	res := r.Run(e2etest.Context(t), "attach", "--lane", "main", "--agent", "A1")
+	if res.Code != 0 {
+		t.Fatalf("attach exit %d: %s", res.Code, res.Stderr)
 	}
-	if !strings.Contains(res.stderr, "session "+a.SessionName+" is gone") || !strings.Contains(res.stderr, a.LogPath) {
-		t.Fatalf("attach does not say the session is gone and which log it shows:\n%s", res.stderr)
+	if !strings.Contains(res.Stderr, "session "+a.SessionName+" is gone") || !strings.Contains(res.Stderr, a.LogPath) {
+		t.Fatalf("attach does not say the session is gone and which log it shows:\n%s", res.Stderr)
 	}
-	if !strings.Contains(res.stderr, "completed; nothing more will be written") {
-		t.Fatalf("attach does not say the run is over:\n%s", res.stderr)
+	if !strings.Contains(res.Stderr, "completed; nothing more will be written") {
+		t.Fatalf("attach does not say the run is over:\n%s", res.Stderr)
 	}
-	lastLine := lines(strings.TrimSpace(string(log)))
-	if !strings.Contains(res.stdout, lastLine[len(lastLine)-1]) {
-		t.Fatalf("attach output lacks the log's last line %q:\n%s", lastLine[len(lastLine)-1], res.stdout)
+	lastLine := e2etest.Lines(strings.TrimSpace(string(log)))
+	if !strings.Contains(res.Stdout, lastLine[len(lastLine)-1]) {
+		t.Fatalf("attach output lacks the log's last line %q:\n%s", lastLine[len(lastLine)-1], res.Stdout)
 	}
-	if res := r.run(ctxFor(t), "attach", "--lane", "main", "--agent", "A7"); res.code == 0 || !strings.Contains(res.stderr, "A7") {
-		t.Fatalf("attach to an unknown agent: exit %d %q", res.code, res.stderr)
+	if res := r.Run(e2etest.Context(t), "attach", "--lane", "main", "--agent", "A7"); res.Code == 0 || !strings.Contains(res.Stderr, "A7") {
+		t.Fatalf("attach to an unknown agent: exit %d %q", res.Code, res.Stderr)
 	}
 }
 
 // A run whose session is gone while it still runs (here: renamed away)
 // is followed through its log until it ends.
 func TestAttachFollowsLogOfRunWithoutSession(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
-	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
 	t.Cleanup(func() {
-		r.run(context.Background(), "stop", "--lane", "main")
-		waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
-		<-bg.done
+		r.Run(context.Background(), "stop", "--lane", "main")
+		e2etest.WaitTerminal(t, filepath.Join(r.Layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
+		<-bg.Done
 	})
-	waitFor(t, "A1 to run", 30*time.Second, func() bool { return r.disposition("A1", 1) == "running" })
+	e2etest.WaitFor(t, "A1 to run", 30*time.Second, func() bool { return r.Disposition("A1", 1) == "running" })
 	session := lanes.SessionName(0, "A1")
-	if out, err := r.tmuxLane("rename-session", "-t", session+":", "hidden"); err != nil {
+	if out, err := r.TmuxLane("rename-session", "-t", session+":", "hidden"); err != nil {
 		t.Fatalf("rename: %v %s", err, out)
 	}
-	att := r.start(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
-	waitFor(t, "attach to follow the log", 30*time.Second, func() bool {
-		return strings.Contains(att.err.String(), "following new output")
+	att := r.Start(e2etest.Context(t), "attach", "--lane", "main", "--agent", "A1")
+	e2etest.WaitFor(t, "attach to follow the log", 30*time.Second, func() bool {
+		return strings.Contains(att.Err.String(), "following new output")
 	})
-	if !strings.Contains(att.err.String(), "session "+session+" is gone") {
-		t.Fatalf("attach does not say the session is gone:\n%s", att.err.String())
+	if !strings.Contains(att.Err.String(), "session "+session+" is gone") {
+		t.Fatalf("attach does not say the session is gone:\n%s", att.Err.String())
 	}
-	if out, err := r.tmuxLane("rename-session", "-t", "hidden:", session); err != nil {
+	if out, err := r.TmuxLane("rename-session", "-t", "hidden:", session); err != nil {
 		t.Fatalf("rename back: %v %s", err, out)
 	}
-	if res := r.run(ctxFor(t), "stop", "--lane", "main", "--agent", "A1"); res.code != 0 {
-		t.Fatalf("stop --agent exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	if res := r.Run(e2etest.Context(t), "stop", "--lane", "main", "--agent", "A1"); res.Code != 0 {
+		t.Fatalf("stop --agent exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	res := att.wait(t, "attach following a run that ended", 30*time.Second)
-	if res.code != 0 || !strings.Contains(res.stderr, "is terminated; nothing more will be written") {
-		t.Fatalf("attach exit %d, want 0 saying the run ended\n%s", res.code, res.stderr)
+	res := att.Wait(t, "attach following a run that ended", 30*time.Second)
+	if res.Code != 0 || !strings.Contains(res.Stderr, "is terminated; nothing more will be written") {
+		t.Fatalf("attach exit %d, want 0 saying the run ended\n%s", res.Code, res.Stderr)
 	}
-	log, err := os.ReadFile(filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.LogFile))
+	log, err := os.ReadFile(filepath.Join(r.Layout().RunDir(0, "A1", 1), lanes.LogFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := lines(strings.TrimSpace(string(log)))
-	if !strings.Contains(res.stdout, last[len(last)-1]) {
-		t.Fatalf("attach did not follow the log to its last line %q:\n%s", last[len(last)-1], res.stdout)
+	last := e2etest.Lines(strings.TrimSpace(string(log)))
+	if !strings.Contains(res.Stdout, last[len(last)-1]) {
+		t.Fatalf("attach did not follow the log to its last line %q:\n%s", last[len(last)-1], res.Stdout)
 	}
-	t.Logf("followed:\n%s", res.stdout)
+	t.Logf("followed:\n%s", res.Stdout)
 }
 
 func TestStopLaneTerminatesTheWave(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
-	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
-	waitFor(t, "A1 to run", 30*time.Second, func() bool { return r.disposition("A1", 1) == "running" })
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
+	e2etest.WaitFor(t, "A1 to run", 30*time.Second, func() bool { return r.Disposition("A1", 1) == "running" })
 
-	stop := r.run(ctxFor(t), "stop", "--lane", "main")
-	if stop.code != 0 || !strings.Contains(stop.stdout, "terminated w0-A1-a1") {
-		t.Fatalf("stop exit %d\n%s\n%s", stop.code, stop.stdout, stop.stderr)
+	stop := r.Run(e2etest.Context(t), "stop", "--lane", "main")
+	if stop.Code != 0 || !strings.Contains(stop.Stdout, "terminated w0-A1-a1") {
+		t.Fatalf("stop exit %d\n%s\n%s", stop.Code, stop.Stdout, stop.Stderr)
 	}
-	res := bg.wait(t, "the stopped launcher", 30*time.Second)
-	if res.code == 0 || !strings.Contains(res.stderr, "stopped on request") {
-		t.Fatalf("launcher exit %d after stop, want non-zero saying it was stopped\n%s", res.code, res.stderr)
+	res := bg.Wait(t, "the stopped launcher", 30*time.Second)
+	if res.Code == 0 || !strings.Contains(res.Stderr, "stopped on request") {
+		t.Fatalf("launcher exit %d after stop, want non-zero saying it was stopped\n%s", res.Code, res.Stderr)
 	}
 	var rec struct {
 		TerminalDisposition string `json:"terminalDisposition"`
 		ExitCode            *int   `json:"exitCode"`
 		Signal              string `json:"signal"`
 	}
-	readJSONFile(t, filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.RuntimeFile), &rec)
+	e2etest.ReadJSONFile(t, filepath.Join(r.Layout().RunDir(0, "A1", 1), lanes.RuntimeFile), &rec)
 	if rec.TerminalDisposition != "terminated" || (rec.Signal == "" && rec.ExitCode == nil) {
 		t.Fatalf("A1 record %+v, want terminated with a signal or exit code", rec)
 	}
-	l := r.status(t)
+	l := r.Status(t)
 	if w := l.FindWave(0); w.Status != state.WaveStopped {
 		t.Fatalf("wave status %q, want stopped", w.Status)
 	}
-	if a := agentOf(t, l, 0, "A1"); a.State != state.AgentTerminated || (a.Signal == "" && a.ExitCode == nil) {
+	if a := e2etest.AgentOf(t, l, 0, "A1"); a.State != state.AgentTerminated || (a.Signal == "" && a.ExitCode == nil) {
 		t.Fatalf("A1 in status: state %q signal %q exit %v", a.State, a.Signal, a.ExitCode)
 	}
 	if l.Launcher == nil || l.Launcher.Alive {
 		t.Fatalf("status shows launcher %+v, want it exited", l.Launcher)
 	}
-	if lanes.Held(r.layout().LockPath()) {
+	if lanes.Held(r.Layout().LockPath()) {
 		t.Fatal("lane lock still held after the launcher stopped")
 	}
 	// The lane is free: a new launch takes it and runs the wave through.
-	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
-	if res := launch(t, r); res.code != 0 {
-		t.Fatalf("launch after stop: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	if res := e2etest.Launch(t, r); res.Code != 0 {
+		t.Fatalf("launch after stop: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-}
-
-// stopA1AtEnd stops the lane when the test ends and waits for A1's
-// first two attempts (those that started) and the launcher bg to end.
-func (r *testRepo) stopA1AtEnd(t *testing.T, bg *bgRun) {
-	t.Cleanup(func() {
-		r.run(context.Background(), "stop", "--lane", "main")
-		for _, k := range []int{1, 2} {
-			if r.disposition("A1", k) != "" {
-				waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", k), lanes.RuntimeFile))
-			}
-		}
-		<-bg.done
-	})
 }
 
 func TestStopAgentLeavesTheLauncherRunning(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
-	bg := r.start(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
-	r.stopA1AtEnd(t, bg)
-	waitFor(t, "A1 to run", 30*time.Second, func() bool { return r.disposition("A1", 1) == "running" })
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
+	r.StopA1AtEnd(t, bg)
+	e2etest.WaitFor(t, "A1 to run", 30*time.Second, func() bool { return r.Disposition("A1", 1) == "running" })
 
-	stop := r.run(ctxFor(t), "stop", "--lane", "main", "--agent", "A1")
-	if stop.code != 0 || strings.Contains(stop.stdout, "asked the running launcher") {
-		t.Fatalf("stop --agent exit %d\n%s\n%s", stop.code, stop.stdout, stop.stderr)
+	stop := r.Run(e2etest.Context(t), "stop", "--lane", "main", "--agent", "A1")
+	if stop.Code != 0 || strings.Contains(stop.Stdout, "asked the running launcher") {
+		t.Fatalf("stop --agent exit %d\n%s\n%s", stop.Code, stop.Stdout, stop.Stderr)
 	}
-	if _, err := os.Stat(r.layout().ControlPath()); err == nil {
+	if _, err := os.Stat(r.Layout().ControlPath()); err == nil {
 		t.Fatal("stop --agent wrote the lane's stop request")
 	}
-	waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
-	if d := r.disposition("A1", 1); d != "terminated" {
+	e2etest.WaitTerminal(t, filepath.Join(r.Layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
+	if d := r.Disposition("A1", 1); d != "terminated" {
 		t.Fatalf("A1 attempt 1 is %q, want terminated", d)
 	}
 	// The launcher treats the terminated run as a failed attempt and,
 	// with one retry allowed, runs A1 again; A2, which passed, is not
 	// relaunched.
-	waitFor(t, "the launcher to retry A1", 30*time.Second, func() bool { return r.disposition("A1", 2) == "running" })
+	e2etest.WaitFor(t, "the launcher to retry A1", 30*time.Second, func() bool { return r.Disposition("A1", 2) == "running" })
 	select {
-	case res := <-bg.done:
-		t.Fatalf("launcher exited %d after stop --agent\n%s\n%s", res.code, res.stdout, res.stderr)
+	case res := <-bg.Done:
+		t.Fatalf("launcher exited %d after stop --agent\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	default:
 	}
-	launched, _ := agentStarts(r.events())
+	launched, _ := e2etest.AgentStarts(r.Events())
 	if launched["A1"] != 2 || launched["A2"] != 1 {
 		t.Fatalf("launches %v, want A1 twice and A2 once", launched)
 	}
-	if a := agentOf(t, r.status(t), 0, "A1"); a.State != state.AgentRunning || a.Attempt != 2 {
+	if a := e2etest.AgentOf(t, r.Status(t), 0, "A1"); a.State != state.AgentRunning || a.Attempt != 2 {
 		t.Fatalf("status shows A1 %s attempt %d, want running attempt 2", a.State, a.Attempt)
-	}
-}
-
-// keys sends keys to the dashboard's pane, as a user's client would.
-func (r *testRepo) keys(t *testing.T, keys ...string) {
-	t.Helper()
-	if out, err := r.tmuxLane(append([]string{"send-keys", "-t", "dashboard:"}, keys...)...); err != nil {
-		t.Fatalf("send-keys %v: %v %s", keys, err, out)
 	}
 }
 
@@ -612,55 +452,55 @@ func (r *testRepo) keys(t *testing.T, keys ...string) {
 // `stop --agent` does: the live launcher counts a failed attempt and
 // runs it again.
 func TestDashboardStopKeyStopsTheAgent(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
-	bg := r.start(ctxFor(t), "launch", "--lane", "main")
-	r.stopA1AtEnd(t, bg)
-	waitFor(t, "the dashboard to show A1 running", 30*time.Second, func() bool {
-		return regexp.MustCompile(`(?m)^› A1\s+running`).MatchString(r.capture(lanes.DashboardSession))
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main")
+	r.StopA1AtEnd(t, bg)
+	e2etest.WaitFor(t, "the dashboard to show A1 running", 30*time.Second, func() bool {
+		return regexp.MustCompile(`(?m)^› A1\s+running`).MatchString(r.Capture(lanes.DashboardSession))
 	})
-	r.keys(t, "x")
-	waitFor(t, "the stop confirmation", 30*time.Second, func() bool {
-		return strings.Contains(r.capture(lanes.DashboardSession), "stop A1's run")
+	r.Keys(t, "x")
+	e2etest.WaitFor(t, "the stop confirmation", 30*time.Second, func() bool {
+		return strings.Contains(r.Capture(lanes.DashboardSession), "stop A1's run")
 	})
-	if d := r.disposition("A1", 1); d != "running" {
+	if d := r.Disposition("A1", 1); d != "running" {
 		t.Fatalf("A1 is %q before the stop was confirmed", d)
 	}
-	r.keys(t, "y")
-	waitTerminal(t, filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
-	if d := r.disposition("A1", 1); d != "terminated" {
+	r.Keys(t, "y")
+	e2etest.WaitTerminal(t, filepath.Join(r.Layout().RunDir(0, "A1", 1), lanes.RuntimeFile))
+	if d := r.Disposition("A1", 1); d != "terminated" {
 		t.Fatalf("A1 attempt 1 is %q, want terminated", d)
 	}
-	waitFor(t, "the dashboard to report the stop", 30*time.Second, func() bool {
-		return strings.Contains(r.capture(lanes.DashboardSession), "terminated w0-A1-a1")
+	e2etest.WaitFor(t, "the dashboard to report the stop", 30*time.Second, func() bool {
+		return strings.Contains(r.Capture(lanes.DashboardSession), "terminated w0-A1-a1")
 	})
-	waitFor(t, "the launcher to retry A1", 30*time.Second, func() bool { return r.disposition("A1", 2) == "running" })
+	e2etest.WaitFor(t, "the launcher to retry A1", 30*time.Second, func() bool { return r.Disposition("A1", 2) == "running" })
 }
 
 // After a failed wave, r then y in the dashboard resumes it in the lane's
 // resume session; the resumed launch replaces the dashboard, which then
 // shows the wave completed.
 func TestDashboardRetryKeyResumesTheWave(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.fail-attempts: 1"), implAgent("A2")}, closureAgents()...)...)
-	if res := r.run(ctxFor(t), "launch", "--lane", "main", "--max-retries-per-wave", "0"); res.code == 0 {
-		t.Fatalf("launch passed; the test needs A1's first attempt to fail\n%s", res.stdout)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.fail-attempts: 1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	if res := r.Run(e2etest.Context(t), "launch", "--lane", "main", "--max-retries-per-wave", "0"); res.Code == 0 {
+		t.Fatalf("launch passed; the test needs A1's first attempt to fail\n%s", res.Stdout)
 	}
-	waitFor(t, "the failed wave's result line", 30*time.Second, func() bool {
-		return strings.Contains(r.capture(lanes.DashboardSession), "■ wave 0 failed")
+	e2etest.WaitFor(t, "the failed wave's result line", 30*time.Second, func() bool {
+		return strings.Contains(r.Capture(lanes.DashboardSession), "■ wave 0 failed")
 	})
-	r.keys(t, "r")
-	waitFor(t, "the resume confirmation", 30*time.Second, func() bool {
-		return strings.Contains(r.capture(lanes.DashboardSession), "resume wave 0: rerun the agents that did not pass")
+	r.Keys(t, "r")
+	e2etest.WaitFor(t, "the resume confirmation", 30*time.Second, func() bool {
+		return strings.Contains(r.Capture(lanes.DashboardSession), "resume wave 0: rerun the agents that did not pass")
 	})
-	r.keys(t, "y")
-	waitFor(t, "the resumed wave to complete on the dashboard", time.Minute, func() bool {
-		return strings.Contains(r.capture(lanes.DashboardSession), "■ wave 0 completed")
+	r.Keys(t, "y")
+	e2etest.WaitFor(t, "the resumed wave to complete on the dashboard", time.Minute, func() bool {
+		return strings.Contains(r.Capture(lanes.DashboardSession), "■ wave 0 completed")
 	})
-	if d := r.disposition("A1", 2); d != "completed" {
+	if d := r.Disposition("A1", 2); d != "completed" {
 		t.Fatalf("A1 attempt 2 is %q, want completed", d)
 	}
-	launched, _ := agentStarts(r.events())
+	launched, _ := e2etest.AgentStarts(r.Events())
 	if launched["A2"] != 1 {
 		t.Fatalf("A2 passed and should be reused, launched %d times", launched["A2"])
 	}

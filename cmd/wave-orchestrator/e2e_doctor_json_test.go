@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
 // schemaRow matches a field row of a docs table: | `name` | type | meaning |.
@@ -87,8 +89,8 @@ func checkShape(t *testing.T, where string, obj map[string]any, schema map[strin
 // listed when a wave file is broken.
 func TestDoctorJSONMatchesTheDocumentedSchemaAndExitCode(t *testing.T) {
 	topSchema, findingSchema := docSchema(t)
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	for _, tc := range []struct {
 		name     string
 		breakIt  bool
@@ -96,21 +98,21 @@ func TestDoctorJSONMatchesTheDocumentedSchemaAndExitCode(t *testing.T) {
 	}{{"healthy", false, 0}, {"broken wave", true, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.breakIt {
-				r.write("docs/plans/waves/wave-1.md", "# Wave 1 - broken\n\nno agents here\n")
+				r.Write("docs/plans/waves/wave-1.md", "# Wave 1 - broken\n\nno agents here\n")
 			}
-			text := r.run(ctxFor(t), "doctor")
-			res := r.run(ctxFor(t), "doctor", "--json")
-			if res.code != tc.wantCode || text.code != res.code {
-				t.Fatalf("doctor --json exit %d, text exit %d, want %d\n%s%s", res.code, text.code, tc.wantCode, res.stdout, res.stderr)
+			text := r.Run(e2etest.Context(t), "doctor")
+			res := r.Run(e2etest.Context(t), "doctor", "--json")
+			if res.Code != tc.wantCode || text.Code != res.Code {
+				t.Fatalf("doctor --json exit %d, text exit %d, want %d\n%s%s", res.Code, text.Code, tc.wantCode, res.Stdout, res.Stderr)
 			}
 			var doc map[string]any
-			if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
-				t.Fatalf("doctor --json is not one JSON document: %v\n%s", err, res.stdout)
+			if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
+				t.Fatalf("doctor --json is not one JSON document: %v\n%s", err, res.Stdout)
 			}
 			checkShape(t, "doctor", doc, topSchema)
 			fs, _ := doc["findings"].([]any)
-			if len(fs) != len(lines(text.stdout)) {
-				t.Errorf("%d findings in JSON, %d lines in the text form", len(fs), len(lines(text.stdout)))
+			if len(fs) != len(e2etest.Lines(text.Stdout)) {
+				t.Errorf("%d findings in JSON, %d lines in the text form", len(fs), len(e2etest.Lines(text.Stdout)))
 			}
 			for i, f := range fs {
 				obj, _ := f.(map[string]any)
@@ -121,10 +123,10 @@ func TestDoctorJSONMatchesTheDocumentedSchemaAndExitCode(t *testing.T) {
 			}
 			errs, _ := doc["errors"].([]any)
 			if ok, _ := doc["ok"].(bool); ok != (tc.wantCode == 0) || (len(errs) > 0) == ok {
-				t.Errorf("ok=%v with %d errors, exit %d", ok, len(errs), res.code)
+				t.Errorf("ok=%v with %d errors, exit %d", ok, len(errs), res.Code)
 			}
-			if root, _ := doc["workspaceRoot"].(string); root != r.root {
-				t.Errorf("workspaceRoot %q, want %q", root, r.root)
+			if root, _ := doc["workspaceRoot"].(string); root != r.Root {
+				t.Errorf("workspaceRoot %q, want %q", root, r.Root)
 			}
 		})
 	}

@@ -12,18 +12,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+
 	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 )
 
 // bareRepo is an empty git repository: what a user has before `init`.
-func bareRepo(t *testing.T) *testRepo {
+func bareRepo(t *testing.T) *e2etest.Repo {
 	t.Helper()
 	root := t.TempDir()
 	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
-	r := &testRepo{t: t, root: root}
-	t.Cleanup(r.cleanupTmux)
+	r := &e2etest.Repo{T: t, Root: root}
+	t.Cleanup(r.CleanupTmux)
 	return r
 }
 
@@ -87,31 +89,31 @@ func TestInitDoctorDryRun(t *testing.T) {
 	defer cancel()
 	r := bareRepo(t)
 
-	res := r.run(ctx, "init")
-	if res.code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	res := r.Run(ctx, "init")
+	if res.Code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
 	for _, f := range []string{"wave.config.yaml", "docs/plans/waves/wave-0.md", "docs/agents/wave-cont-qa-role.md"} {
-		if !strings.Contains(res.stdout, "wrote "+f) {
-			t.Errorf("init output does not list %s:\n%s", f, res.stdout)
+		if !strings.Contains(res.Stdout, "wrote "+f) {
+			t.Errorf("init output does not list %s:\n%s", f, res.Stdout)
 		}
 	}
-	res = r.run(ctx, "doctor")
-	if res.code != 0 {
-		t.Fatalf("doctor on a fresh init: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	res = r.Run(ctx, "doctor")
+	if res.Code != 0 {
+		t.Fatalf("doctor on a fresh init: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if !strings.Contains(res.stdout, "waves: 1 valid wave file(s)") {
-		t.Errorf("doctor does not report the scaffolded wave as valid:\n%s", res.stdout)
+	if !strings.Contains(res.Stdout, "waves: 1 valid wave file(s)") {
+		t.Errorf("doctor does not report the scaffolded wave as valid:\n%s", res.Stdout)
 	}
 
-	r.write("docs/plans/waves/wave-1.md", realExecutorsWave)
-	out := filepath.Join(r.root, "out", "manifest.json")
-	res = r.run(ctx, "launch", "--lane", "main", "--dry-run", "--manifest-out", out)
-	if res.code != 0 {
-		t.Fatalf("launch --dry-run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	r.Write("docs/plans/waves/wave-1.md", realExecutorsWave)
+	out := filepath.Join(r.Root, "out", "manifest.json")
+	res = r.Run(ctx, "launch", "--lane", "main", "--dry-run", "--manifest-out", out)
+	if res.Code != 0 {
+		t.Fatalf("launch --dry-run: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
 	var m manifestView
-	readJSONFile(t, out, &m)
+	e2etest.ReadJSONFile(t, out, &m)
 	if len(m.Waves) != 2 {
 		t.Fatalf("manifest has %d waves, want 2 (wave-0 from init and wave-1)", len(m.Waves))
 	}
@@ -156,7 +158,7 @@ func TestInitDoctorDryRun(t *testing.T) {
 	}
 
 	runs := func(wave int) string {
-		return filepath.Join(r.root, ".wave", "lanes", "main", "dry-run", "waves", strconv.Itoa(wave), "runs")
+		return filepath.Join(r.Root, ".wave", "lanes", "main", "dry-run", "waves", strconv.Itoa(wave), "runs")
 	}
 	envFor := func(wave int, id, executor string) map[string]string {
 		dir := filepath.Join(runs(wave), id+"-a1")
@@ -175,7 +177,7 @@ func TestInitDoctorDryRun(t *testing.T) {
 	}
 	read := func(wave int, id string) preview {
 		var p preview
-		readJSONFile(t, filepath.Join(runs(wave), id+"-a1", "launch.json"), &p)
+		e2etest.ReadJSONFile(t, filepath.Join(runs(wave), id+"-a1", "launch.json"), &p)
 		return p
 	}
 
@@ -183,7 +185,7 @@ func TestInitDoctorDryRun(t *testing.T) {
 	for _, id := range []string{"A1", "A2", "A8", "A9", "A0"} {
 		p := read(0, id)
 		prompt := filepath.Join(runs(0), id+"-a1", "prompt.md")
-		argv := []string{binPath, "local", "--prompt-file", prompt}
+		argv := []string{e2etest.Bin(), "local", "--prompt-file", prompt}
 		if id == "A1" {
 			argv = append(argv, "--delay", "1s") // local.delay: 1s in the scaffold
 		}
@@ -193,7 +195,7 @@ func TestInitDoctorDryRun(t *testing.T) {
 		if want := envFor(0, id, "local"); !reflect.DeepEqual(p.Env, want) {
 			t.Errorf("wave 0 %s env:\n got %v\nwant %v", id, p.Env, want)
 		}
-		if p.Cwd != r.root || p.SessionName != "w0-"+id || p.PromptPath != prompt {
+		if p.Cwd != r.Root || p.SessionName != "w0-"+id || p.PromptPath != prompt {
 			t.Errorf("wave 0 %s: cwd %q session %q prompt %q", id, p.Cwd, p.SessionName, p.PromptPath)
 		}
 	}
@@ -231,7 +233,7 @@ func TestInitDoctorDryRun(t *testing.T) {
 	if want := envFor(1, "A2", "codex"); !reflect.DeepEqual(codex.Env, want) {
 		t.Errorf("wave 1 A2 env:\n got %v\nwant %v", codex.Env, want)
 	}
-	if sessions := tmuxtest.Live(tmuxTmp); len(sessions) > 0 {
+	if sessions := tmuxtest.Live(e2etest.TmuxDir()); len(sessions) > 0 {
 		t.Errorf("a dry run started tmux servers: %v", sessions)
 	}
 }
@@ -240,26 +242,26 @@ func TestInitTwiceRefusesAndNamesFiles(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r := bareRepo(t)
-	if res := r.run(ctx, "init"); res.code != 0 {
-		t.Fatalf("init: exit %d\n%s", res.code, res.stderr)
+	if res := r.Run(ctx, "init"); res.Code != 0 {
+		t.Fatalf("init: exit %d\n%s", res.Code, res.Stderr)
 	}
-	r.write("docs/plans/waves/wave-0.md", "# my own wave\n")
-	res := r.run(ctx, "init")
-	if res.code == 0 {
-		t.Fatalf("second init without --force succeeded:\n%s", res.stdout)
+	r.Write("docs/plans/waves/wave-0.md", "# my own wave\n")
+	res := r.Run(ctx, "init")
+	if res.Code == 0 {
+		t.Fatalf("second init without --force succeeded:\n%s", res.Stdout)
 	}
 	for _, f := range []string{"wave.config.yaml", "docs/plans/waves/wave-0.md", "docs/agents/wave-cont-qa-role.md"} {
-		if !strings.Contains(res.stderr, f) {
-			t.Errorf("second init error does not name %s:\n%s", f, res.stderr)
+		if !strings.Contains(res.Stderr, f) {
+			t.Errorf("second init error does not name %s:\n%s", f, res.Stderr)
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(r.root, "docs/plans/waves/wave-0.md")); string(b) != "# my own wave\n" {
+	if b, _ := os.ReadFile(filepath.Join(r.Root, "docs/plans/waves/wave-0.md")); string(b) != "# my own wave\n" {
 		t.Errorf("second init overwrote the user's wave-0.md:\n%s", b)
 	}
-	if res := r.run(ctx, "init", "--force"); res.code != 0 {
-		t.Fatalf("init --force: exit %d\n%s", res.code, res.stderr)
+	if res := r.Run(ctx, "init", "--force"); res.Code != 0 {
+		t.Fatalf("init --force: exit %d\n%s", res.Code, res.Stderr)
 	}
-	if b, _ := os.ReadFile(filepath.Join(r.root, "docs/plans/waves/wave-0.md")); string(b) == "# my own wave\n" {
+	if b, _ := os.ReadFile(filepath.Join(r.Root, "docs/plans/waves/wave-0.md")); string(b) == "# my own wave\n" {
 		t.Errorf("init --force left wave-0.md unchanged")
 	}
 }
@@ -285,11 +287,11 @@ func TestDoctorMissingExecutor(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r := bareRepo(t)
-	if res := r.run(ctx, "init"); res.code != 0 {
-		t.Fatalf("init: exit %d\n%s", res.code, res.stderr)
+	if res := r.Run(ctx, "init"); res.Code != 0 {
+		t.Fatalf("init: exit %d\n%s", res.Code, res.Stderr)
 	}
-	r.write("docs/plans/waves/wave-1.md", realExecutorsWave)
-	cmd := r.command(ctx, "doctor")
+	r.Write("docs/plans/waves/wave-1.md", realExecutorsWave)
+	cmd := r.Command(ctx, "doctor")
 	cmd.Env = append(cmd.Env, "PATH="+pathWithout(t))
 	out, err := cmd.CombinedOutput()
 	ee, ok := err.(*exec.ExitError)
@@ -308,17 +310,17 @@ func TestDoctorBadWaveFile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r := bareRepo(t)
-	if res := r.run(ctx, "init"); res.code != 0 {
-		t.Fatalf("init: exit %d\n%s", res.code, res.stderr)
+	if res := r.Run(ctx, "init"); res.Code != 0 {
+		t.Fatalf("init: exit %d\n%s", res.Code, res.Stderr)
 	}
-	r.write("docs/plans/waves/wave-1.md", strings.Replace(realExecutorsWave, "- id: codex\n", "- id: codex\n- codex.turbo: yes\n", 1))
-	res := r.run(ctx, "doctor")
-	if res.code != 1 {
-		t.Fatalf("doctor on a bad wave: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	r.Write("docs/plans/waves/wave-1.md", strings.Replace(realExecutorsWave, "- id: codex\n", "- id: codex\n- codex.turbo: yes\n", 1))
+	res := r.Run(ctx, "doctor")
+	if res.Code != 1 {
+		t.Fatalf("doctor on a bad wave: exit %d, want 1\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
 	line := 1 + strings.Count(realExecutorsWave[:strings.Index(realExecutorsWave, "- id: codex\n")], "\n") + 1
 	want := "docs/plans/waves/wave-1.md:" + strconv.Itoa(line) + ": agent A2: unknown-executor-key"
-	if !strings.Contains(res.stdout, want) {
-		t.Errorf("doctor output lacks %q:\n%s", want, res.stdout)
+	if !strings.Contains(res.Stdout, want) {
+		t.Errorf("doctor output lacks %q:\n%s", want, res.Stdout)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -21,24 +22,24 @@ import (
 // naming its pod, and the agent.log the pod's runner wrote to the shared
 // workspace.
 type kubeRun struct {
-	r   *testRepo
+	r   *e2etest.Repo
 	dir string
 	rec runtime.Record
 }
 
 // kubeRepo is a repository whose lane runs on the kubernetes backend of
 // the cluster kubeconfig names, in namespace ns.
-func kubeRepo(t *testing.T, kubeconfig, ns string) *testRepo {
-	r := newRepo(t)
-	r.write("wave.config.yaml", strings.Replace(testConfig, "runtime:\n", "runtime:\n  backend: kubernetes\n  kubernetes:\n"+
+func kubeRepo(t *testing.T, kubeconfig, ns string) *e2etest.Repo {
+	r := e2etest.NewRepo(t)
+	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "runtime:\n", "runtime:\n  backend: kubernetes\n  kubernetes:\n"+
 		"    kubeconfig: "+kubeconfig+"\n    namespace: "+ns+"\n    image: registry.example.com/agents:1\n"+
-		"    workspace: {hostPath: "+r.root+"}\n", 1))
+		"    workspace: {hostPath: "+r.Root+"}\n", 1))
 	return r
 }
 
-func writeKubeRun(t *testing.T, r *testRepo, ns, pod string, logLines ...string) *kubeRun {
+func writeKubeRun(t *testing.T, r *e2etest.Repo, ns, pod string, logLines ...string) *kubeRun {
 	t.Helper()
-	l := r.layout()
+	l := r.Layout()
 	dir := l.RunDir(0, "A1", 1)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -105,11 +106,11 @@ func TestAttachKubeRunWithPodGoneFollowsTheLog(t *testing.T) {
 	r := kubeRepo(t, c.AdminKubeconfig(), ns)
 	pod := "wave-w0-a1-a1-0badc0de-\x1b[2Jx"
 	run := writeKubeRun(t, r, ns, pod, "agent: reading the repository", "agent: editing src/a1.txt")
-	att := r.start(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
-	waitFor(t, "attach to follow the log", 60*time.Second, func() bool {
-		return strings.Contains(att.err.String(), "following new output")
+	att := r.Start(e2etest.Context(t), "attach", "--lane", "main", "--agent", "A1")
+	e2etest.WaitFor(t, "attach to follow the log", 60*time.Second, func() bool {
+		return strings.Contains(att.Err.String(), "following new output")
 	})
-	stderr := att.err.String()
+	stderr := att.Err.String()
 	if strings.Contains(stderr, "\x1b") {
 		t.Errorf("attach printed the pod name's escape sequence raw:\n%q", stderr)
 	}
@@ -118,18 +119,18 @@ func TestAttachKubeRunWithPodGoneFollowsTheLog(t *testing.T) {
 			t.Errorf("attach stderr lacks %q:\n%s", want, stderr)
 		}
 	}
-	if !strings.Contains(att.out.String(), "agent: editing src/a1.txt") {
-		t.Errorf("attach did not show the log:\n%s", att.out.String())
+	if !strings.Contains(att.Out.String(), "agent: editing src/a1.txt") {
+		t.Errorf("attach did not show the log:\n%s", att.Out.String())
 	}
 	run.finish(t, "agent: done")
-	res := att.wait(t, "attach following a run that ended", 30*time.Second)
-	if res.code != 0 || !strings.Contains(res.stderr, "is completed; nothing more will be written") {
-		t.Fatalf("attach exit %d, want 0 saying the run ended\n%s", res.code, res.stderr)
+	res := att.Wait(t, "attach following a run that ended", 30*time.Second)
+	if res.Code != 0 || !strings.Contains(res.Stderr, "is completed; nothing more will be written") {
+		t.Fatalf("attach exit %d, want 0 saying the run ended\n%s", res.Code, res.Stderr)
 	}
-	if !strings.Contains(res.stdout, "agent: done") {
-		t.Errorf("attach did not follow the log to its end:\n%s", res.stdout)
+	if !strings.Contains(res.Stdout, "agent: done") {
+		t.Errorf("attach did not follow the log to its end:\n%s", res.Stdout)
 	}
-	t.Logf("attach said:\n%s", res.stderr)
+	t.Logf("attach said:\n%s", res.Stderr)
 }
 
 // A run whose record names no pod yet and whose Job is gone, and a run
@@ -140,24 +141,24 @@ func TestAttachKubeRunWithoutPodOrOverShowsTheLog(t *testing.T) {
 	r := kubeRepo(t, c.AdminKubeconfig(), ns)
 	run := writeKubeRun(t, r, ns, "", "agent: started")
 	run.finish(t, "agent: finished")
-	res := r.run(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
-	if res.code != 0 || !strings.Contains(res.stderr, "run w0-A1-a1 is completed, so its pod has no agent to attach to") ||
-		!strings.Contains(res.stdout, "agent: finished") {
-		t.Fatalf("attach to a finished kubernetes run: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	res := r.Run(e2etest.Context(t), "attach", "--lane", "main", "--agent", "A1")
+	if res.Code != 0 || !strings.Contains(res.Stderr, "run w0-A1-a1 is completed, so its pod has no agent to attach to") ||
+		!strings.Contains(res.Stdout, "agent: finished") {
+		t.Fatalf("attach to a finished kubernetes run: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
 
 	r2 := kubeRepo(t, c.AdminKubeconfig(), ns)
 	writeKubeRun(t, r2, ns, "", "agent: started")
-	att := r2.start(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
-	waitFor(t, "attach to follow the log", 60*time.Second, func() bool {
-		return strings.Contains(att.err.String(), "following new output")
+	att := r2.Start(e2etest.Context(t), "attach", "--lane", "main", "--agent", "A1")
+	e2etest.WaitFor(t, "attach to follow the log", 60*time.Second, func() bool {
+		return strings.Contains(att.Err.String(), "following new output")
 	})
-	if want := "agent A1: namespace " + ns + ": job wave-w0-a1-a1-0badc0de and its pod are gone"; !strings.Contains(att.err.String(), want) {
-		t.Errorf("attach stderr lacks %q:\n%s", want, att.err.String())
+	if want := "agent A1: namespace " + ns + ": job wave-w0-a1-a1-0badc0de and its pod are gone"; !strings.Contains(att.Err.String(), want) {
+		t.Errorf("attach stderr lacks %q:\n%s", want, att.Err.String())
 	}
-	_ = att.cmd.Process.Signal(os.Interrupt)
-	if res := att.wait(t, "attach stopped with SIGINT", 30*time.Second); res.code != 0 {
-		t.Errorf("attach stopped by SIGINT: exit %d\n%s", res.code, res.stderr)
+	_ = att.Cmd.Process.Signal(os.Interrupt)
+	if res := att.Wait(t, "attach stopped with SIGINT", 30*time.Second); res.Code != 0 {
+		t.Errorf("attach stopped by SIGINT: exit %d\n%s", res.Code, res.Stderr)
 	}
 }
 
@@ -175,12 +176,12 @@ func TestAttachKubeRunTypesToTheAgentAndDetaches(t *testing.T) {
 	r := kubeRepo(t, c.AdminKubeconfig(), ns)
 	writeKubeRun(t, r, ns, pod, "agent: started")
 
-	cmd := r.command(ctxFor(t), "attach", "--lane", "main", "--agent", "A1")
+	cmd := r.Command(e2etest.Context(t), "attach", "--lane", "main", "--agent", "A1")
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {
 		t.Fatal(err)
 	}
-	screen := newLockedBuffer()
+	screen := e2etest.NewLockedBuffer()
 	copied := make(chan struct{})
 	go func() { _, _ = io.Copy(screen, tty); close(copied) }()
 	exited := make(chan error, 1)
@@ -194,7 +195,7 @@ func TestAttachKubeRunTypesToTheAgentAndDetaches(t *testing.T) {
 		}
 	}
 	_, _ = io.WriteString(s.Stdout, "agent> ready\r\n")
-	waitFor(t, "the agent's output on the user's terminal", 30*time.Second, func() bool {
+	e2etest.WaitFor(t, "the agent's output on the user's terminal", 30*time.Second, func() bool {
 		return strings.Contains(screen.String(), "agent> ready")
 	})
 	_, _ = io.WriteString(tty, "fix it\r\x03")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
 )
 
@@ -15,33 +16,20 @@ import (
 // test that needs it.
 var kubeCluster kubetest.Shared
 
-// writeKubeConfig makes the repo's lane main a kubernetes lane against
-// the cluster of kubeconfig, in namespace ns.
-func (r *testRepo) writeKubeConfig(kubeconfig, ns string) {
-	r.t.Helper()
-	kube := "runtime:\n  backend: kubernetes\n  kubernetes:\n" +
-		"    kubeconfig: " + strconv.Quote(kubeconfig) + "\n" +
-		"    namespace: " + ns + "\n" +
-		"    image: registry.example.com/agents:1\n" +
-		"    serviceAccount: wave\n" +
-		"    workspace: {hostPath: " + strconv.Quote(r.root) + "}\n"
-	r.write("wave.config.yaml", strings.Replace(testConfig, "runtime:\n", kube, 1))
-}
-
 func TestDoctorOnAKubernetesLaneNamesTheVerbTheUserLacks(t *testing.T) {
 	kc := kubeCluster.Get(t)
 	ns := kc.Namespace(t, "doctor-e2e")
-	r := newRepo(t)
-	r.writeKubeConfig(kc.UserKubeconfig("alice"), ns)
+	r := e2etest.NewRepo(t)
+	r.WriteKubeConfig(kc.UserKubeconfig("alice"), ns)
 	// claude is not on this PATH: on a kubernetes lane it runs in the
 	// image, so doctor does not ask for it here.
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "id: claude")}, closureAgents()...)...)
-	path := "PATH=" + pathOf(t, []string{"git", "tmux"}, nil)
-	res := r.runWith(ctxFor(t), []string{path}, "doctor")
-	if res.code != 1 {
-		t.Fatalf("doctor: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: claude")}, e2etest.ClosureAgents()...)...)
+	path := "PATH=" + e2etest.PathOf(t, []string{"git", "tmux"}, nil)
+	res := r.RunWith(e2etest.Context(t), []string{path}, "doctor")
+	if res.Code != 1 {
+		t.Fatalf("doctor: exit %d, want 1\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	out := lines(res.stdout)
+	out := e2etest.Lines(res.Stdout)
 	want := map[string]string{
 		"cluster":   "ok    kubernetes cluster: " + kc.URL() + ` (kubeconfig context "kubetest") answers, Kubernetes `,
 		"create":    `error kubernetes permission: user "alice" cannot create jobs.batch in namespace ` + ns + ` (needed to start runs); bind user "alice" to the launcher's Role in docs/kubernetes/rbac.yaml`,
@@ -57,37 +45,37 @@ func TestDoctorOnAKubernetesLaneNamesTheVerbTheUserLacks(t *testing.T) {
 			found = found || strings.HasPrefix(l, prefix)
 		}
 		if !found {
-			t.Errorf("doctor printed no %s line starting %q:\n%s", what, prefix, res.stdout)
+			t.Errorf("doctor printed no %s line starting %q:\n%s", what, prefix, res.Stdout)
 		}
 	}
-	if strings.Contains(res.stdout, "executor claude") {
-		t.Errorf("doctor looked for claude on this machine for a kubernetes lane:\n%s", res.stdout)
+	if strings.Contains(res.Stdout, "executor claude") {
+		t.Errorf("doctor looked for claude on this machine for a kubernetes lane:\n%s", res.Stdout)
 	}
 }
 
 func TestLaunchOnAKubernetesLaneWithoutRBACFailsBeforeAnyJob(t *testing.T) {
 	kc := kubeCluster.Get(t)
 	ns := kc.Namespace(t, "launch-e2e")
-	r := newRepo(t)
-	r.writeKubeConfig(kc.UserKubeconfig("alice"), ns)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "id: claude")}, closureAgents()...)...)
-	path := "PATH=" + pathOf(t, []string{"git", "tmux"}, nil)
-	res := r.runWith(ctxFor(t), []string{path}, "launch", "--lane", "main", "--no-dashboard")
-	if res.code != 1 {
-		t.Fatalf("launch: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteKubeConfig(kc.UserKubeconfig("alice"), ns)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: claude")}, e2etest.ClosureAgents()...)...)
+	path := "PATH=" + e2etest.PathOf(t, []string{"git", "tmux"}, nil)
+	res := r.RunWith(e2etest.Context(t), []string{path}, "launch", "--lane", "main", "--no-dashboard")
+	if res.Code != 1 {
+		t.Fatalf("launch: exit %d, want 1\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
 	for _, want := range []string{
 		"wave-orchestrator: cannot launch lane main, nothing was started:\n",
 		`  - kubernetes permission: user "alice" cannot create jobs.batch in namespace ` + ns + " (needed to start runs); bind",
 	} {
-		if !strings.Contains(res.stderr, want) {
-			t.Errorf("launch stderr lacks %q:\n%s", want, res.stderr)
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("launch stderr lacks %q:\n%s", want, res.Stderr)
 		}
 	}
-	if strings.Contains(res.stderr, "executor claude") {
-		t.Errorf("launch looked for claude on this machine for a kubernetes lane:\n%s", res.stderr)
+	if strings.Contains(res.Stderr, "executor claude") {
+		t.Errorf("launch looked for claude on this machine for a kubernetes lane:\n%s", res.Stderr)
 	}
-	nothingStarted(t, r)
+	e2etest.NothingStarted(t, r)
 }
 
 func TestDoctorOnAnUnreachableClusterFailsNamingTheServer(t *testing.T) {
@@ -105,15 +93,15 @@ func TestDoctorOnAnUnreachableClusterFailsNamingTheServer(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := newRepo(t)
-	r.writeKubeConfig(kubeconfig, "agents")
-	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
-	res := r.run(ctxFor(t), "doctor")
+	r := e2etest.NewRepo(t)
+	r.WriteKubeConfig(kubeconfig, "agents")
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
+	res := r.Run(e2etest.Context(t), "doctor")
 	want := "error kubernetes cluster: cannot reach " + server + ` (kubeconfig context "gone"): `
-	if res.code != 1 || !strings.Contains(res.stdout, want) {
-		t.Fatalf("doctor: exit %d, want 1 and a line with %q:\n%s%s", res.code, want, res.stdout, res.stderr)
+	if res.Code != 1 || !strings.Contains(res.Stdout, want) {
+		t.Fatalf("doctor: exit %d, want 1 and a line with %q:\n%s%s", res.Code, want, res.Stdout, res.Stderr)
 	}
-	if strings.Contains(res.stdout, "kubernetes permission") {
-		t.Errorf("doctor went on checking permissions against an unreachable server:\n%s", res.stdout)
+	if strings.Contains(res.Stdout, "kubernetes permission") {
+		t.Errorf("doctor went on checking permissions against an unreachable server:\n%s", res.Stdout)
 	}
 }

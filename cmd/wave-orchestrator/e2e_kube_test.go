@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -24,7 +26,7 @@ import (
 // kubeLane is a repository whose lane runs its agents as Jobs in a fresh
 // namespace of the test cluster, on a node that runs the pods here.
 type kubeLane struct {
-	*testRepo
+	*e2etest.Repo
 	c    *kubetest.Cluster
 	ns   string
 	node *kubetest.Node
@@ -35,13 +37,13 @@ func newKubeLane(t *testing.T) *kubeLane {
 	c := kubeCluster.Get(t)
 	ns := c.Namespace(t, "e2e")
 	grantKubeRunner(t, c, ns, "wave")
-	node := c.StartNode(t, kubetest.NodeOptions{Namespace: ns, Binaries: map[string]string{binPath: binPath}})
-	r := newRepo(t)
-	cfg := strings.Replace(testConfig, "runtime:\n", "runtime:\n  backend: kubernetes\n  kubernetes:\n"+
+	node := c.StartNode(t, kubetest.NodeOptions{Namespace: ns, Binaries: map[string]string{e2etest.Bin(): e2etest.Bin()}})
+	r := e2etest.NewRepo(t)
+	cfg := strings.Replace(e2etest.Config, "runtime:\n", "runtime:\n  backend: kubernetes\n  kubernetes:\n"+
 		"    kubeconfig: "+c.AdminKubeconfig()+"\n    namespace: "+ns+"\n    image: wave-agents:test\n"+
-		"    serviceAccount: wave\n    binary: "+binPath+"\n    workspace: {hostPath: "+r.root+"}\n", 1)
-	r.write("wave.config.yaml", cfg)
-	return &kubeLane{testRepo: r, c: c, ns: ns, node: node}
+		"    serviceAccount: wave\n    binary: "+e2etest.Bin()+"\n    workspace: {hostPath: "+r.Root+"}\n", 1)
+	r.Write("wave.config.yaml", cfg)
+	return &kubeLane{Repo: r, c: c, ns: ns, node: node}
 }
 
 // grantKubeRunner gives the runners' ServiceAccount the one permission
@@ -51,26 +53,26 @@ func grantKubeRunner(t *testing.T, c *kubetest.Cluster, ns, sa string) {
 }
 
 func (k *kubeLane) jobs() int {
-	k.t.Helper()
+	k.T.Helper()
 	l, err := k.c.AdminClient().BatchV1().Jobs(k.ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
-		k.t.Fatal(err)
+		k.T.Fatal(err)
 	}
 	return len(l.Items)
 }
 
 func TestKubeWavePassesEndToEnd(t *testing.T) {
 	k := newKubeLane(t)
-	k.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
-	res := launch(t, k.testRepo)
-	if res.code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	k.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	res := e2etest.Launch(t, k.Repo)
+	if res.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if !strings.Contains(res.stdout, "A1 started (local) as job "+k.ns+"/") || strings.Contains(res.stdout, "tmux -L") {
-		t.Errorf("launch does not say where the agents run:\n%s", res.stdout)
+	if !strings.Contains(res.Stdout, "A1 started (local) as job "+k.ns+"/") || strings.Contains(res.Stdout, "tmux -L") {
+		t.Errorf("launch does not say where the agents run:\n%s", res.Stdout)
 	}
 	for _, f := range []string{"src/a1.txt", "src/a2.txt", "docs/plans/waves/reviews/wave-0-cont-qa.md"} {
-		if _, err := os.Stat(filepath.Join(k.root, f)); err != nil {
+		if _, err := os.Stat(filepath.Join(k.Root, f)); err != nil {
 			t.Errorf("deliverable %s: %v", f, err)
 		}
 	}
@@ -80,7 +82,7 @@ func TestKubeWavePassesEndToEnd(t *testing.T) {
 			Namespace, Job, Pod string
 		} `json:"kubernetes"`
 	}
-	readJSONFile(t, filepath.Join(k.layout().RunDir(0, "A1", 1), "runtime.json"), &rec)
+	e2etest.ReadJSONFile(t, filepath.Join(k.Layout().RunDir(0, "A1", 1), "runtime.json"), &rec)
 	if rec.SessionBackend != "kubernetes" || rec.Kubernetes.Namespace != k.ns || rec.Kubernetes.Pod == "" {
 		t.Fatalf("A1's record %+v does not say it ran in the cluster", rec)
 	}
@@ -89,32 +91,32 @@ func TestKubeWavePassesEndToEnd(t *testing.T) {
 		t.Errorf("%d jobs, want 5", n)
 	}
 	// status reads the same records as for tmux runs.
-	st := k.run(ctxFor(t), "status", "--lane", "main", "--json")
+	st := k.Run(e2etest.Context(t), "status", "--lane", "main", "--json")
 	var lane state.Lane
-	if err := json.Unmarshal([]byte(st.stdout), &lane); err != nil || len(lane.Waves) != 1 || lane.Waves[0].Status != state.WaveCompleted {
-		t.Fatalf("status: %v %s", err, st.stdout)
+	if err := json.Unmarshal([]byte(st.Stdout), &lane); err != nil || len(lane.Waves) != 1 || lane.Waves[0].Status != state.WaveCompleted {
+		t.Fatalf("status: %v %s", err, st.Stdout)
 	}
 }
 
 func TestKubeExitCodeIsTheAgents(t *testing.T) {
-	exitCodeHonoured(t, newKubeLane(t).testRepo)
+	e2etest.ExitCodeHonoured(t, newKubeLane(t).Repo)
 }
 
 func TestKubeKilledLauncherAdoptsRunningJobs(t *testing.T) {
 	k := newKubeLane(t)
 	ids := []string{"A1", "A2", "A3"}
-	var impl []agentSpec
+	var impl []e2etest.Agent
 	for _, id := range ids {
-		impl = append(impl, implAgent(id, "local.delay: 4s"))
+		impl = append(impl, e2etest.ImplAgent(id, "local.delay: 4s"))
 	}
-	k.writeWave(0, append(impl, closureAgents()...)...)
-	first := k.command(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+	k.WriteWave(0, append(impl, e2etest.ClosureAgents()...)...)
+	first := k.Command(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "three running agents", time.Minute, func() bool {
+	e2etest.WaitFor(t, "three running agents", time.Minute, func() bool {
 		for _, id := range ids {
-			b, err := os.ReadFile(filepath.Join(k.layout().RunDir(0, id, 1), "runtime.json"))
+			b, err := os.ReadFile(filepath.Join(k.Layout().RunDir(0, id, 1), "runtime.json"))
 			if err != nil || !strings.Contains(string(b), `"running"`) {
 				return false
 			}
@@ -123,16 +125,16 @@ func TestKubeKilledLauncherAdoptsRunningJobs(t *testing.T) {
 	})
 	_ = first.Process.Signal(syscall.SIGKILL)
 	_ = first.Wait()
-	res := launch(t, k.testRepo)
-	if res.code != 0 {
-		t.Fatalf("relaunch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	res := e2etest.Launch(t, k.Repo)
+	if res.Code != 0 {
+		t.Fatalf("relaunch exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	launched, adopted := agentStarts(k.events())
+	launched, adopted := e2etest.AgentStarts(k.Events())
 	for _, id := range ids {
 		if launched[id] != 1 || adopted[id] != 1 {
 			t.Fatalf("%s launched %d adopted %d; want one launch and one adoption", id, launched[id], adopted[id])
 		}
-		if _, err := os.Stat(filepath.Join(k.root, "src", strings.ToLower(id)+".txt")); err != nil {
+		if _, err := os.Stat(filepath.Join(k.Root, "src", strings.ToLower(id)+".txt")); err != nil {
 			t.Fatalf("result of %s lost: %v", id, err)
 		}
 	}
@@ -143,14 +145,14 @@ func TestKubeKilledLauncherAdoptsRunningJobs(t *testing.T) {
 
 func TestKubeStopAfterLauncherDeath(t *testing.T) {
 	k := newKubeLane(t)
-	k.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s")}, closureAgents()...)...)
-	killLauncherWhileRunning(t, k.testRepo, "A1")
+	k.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s")}, e2etest.ClosureAgents()...)...)
+	e2etest.KillLauncherWhileRunning(t, k.Repo, "A1")
 	// Nothing mirrors the run now: status says so, and never calls the
 	// run lost on its own.
-	waitFor(t, "status to notice the missing launcher", 30*time.Second, func() bool {
-		st := k.run(ctxFor(t), "status", "--lane", "main", "--json")
+	e2etest.WaitFor(t, "status to notice the missing launcher", 30*time.Second, func() bool {
+		st := k.Run(e2etest.Context(t), "status", "--lane", "main", "--json")
 		var lane state.Lane
-		if json.Unmarshal([]byte(st.stdout), &lane) != nil || len(lane.Waves) != 1 {
+		if json.Unmarshal([]byte(st.Stdout), &lane) != nil || len(lane.Waves) != 1 {
 			return false
 		}
 		for _, a := range lane.Waves[0].Agents {
@@ -163,14 +165,14 @@ func TestKubeStopAfterLauncherDeath(t *testing.T) {
 		}
 		return false
 	})
-	res := k.run(ctxFor(t), "stop", "--lane", "main")
-	if res.code != 0 || !strings.Contains(res.stdout, "1 run(s) terminated") || !strings.Contains(res.stdout, "job "+k.ns+"/") {
-		t.Fatalf("stop: %d %s %s", res.code, res.stdout, res.stderr)
+	res := k.Run(e2etest.Context(t), "stop", "--lane", "main")
+	if res.Code != 0 || !strings.Contains(res.Stdout, "1 run(s) terminated") || !strings.Contains(res.Stdout, "job "+k.ns+"/") {
+		t.Fatalf("stop: %d %s %s", res.Code, res.Stdout, res.Stderr)
 	}
 	var rec struct {
 		TerminalDisposition string `json:"terminalDisposition"`
 	}
-	readJSONFile(t, filepath.Join(k.layout().RunDir(0, "A1", 1), "runtime.json"), &rec)
+	e2etest.ReadJSONFile(t, filepath.Join(k.Layout().RunDir(0, "A1", 1), "runtime.json"), &rec)
 	if rec.TerminalDisposition != "terminated" {
 		t.Fatalf("after stop A1's record says %q, want terminated", rec.TerminalDisposition)
 	}
@@ -184,7 +186,7 @@ func TestKubeStopAfterLauncherDeath(t *testing.T) {
 // again, several times: every agent's work lands, the wave passes, each
 // run has one Job, and no agent ever has two runs at once.
 func TestKubeLauncherKill9Soak(t *testing.T) {
-	for trial := range kill9Trials(1) {
+	for trial := range e2etest.Kill9Trials(1) {
 		t.Run(fmt.Sprintf("trial%d", trial), func(t *testing.T) {
 			kubeKill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 13)))
 		})
@@ -194,32 +196,32 @@ func TestKubeLauncherKill9Soak(t *testing.T) {
 func kubeKill9Trial(t *testing.T, rng *rand.Rand) {
 	k := newKubeLane(t)
 	ids := []string{"A1", "A2", "A3", "A4", "A5", "A6"}
-	var impl []agentSpec
+	var impl []e2etest.Agent
 	for _, id := range ids {
-		impl = append(impl, implAgent(id, fmt.Sprintf("local.delay: %dms", 300+rng.IntN(1500))))
+		impl = append(impl, e2etest.ImplAgent(id, fmt.Sprintf("local.delay: %dms", 300+rng.IntN(1500))))
 	}
-	k.writeWave(0, append(impl, closureAgents()...)...)
+	k.WriteWave(0, append(impl, e2etest.ClosureAgents()...)...)
 	for kill := range 4 {
-		l := k.command(ctxFor(t), "launch", "--lane", "main", "--no-dashboard")
+		l := k.Command(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
 		if err := l.Start(); err != nil {
 			t.Fatal(err)
 		}
 		// Kill at a moment the launcher chose nothing about: after a
 		// random number of its run records exist.
 		want := 1 + rng.IntN(len(ids)+3)
-		waitFor(t, fmt.Sprintf("kill %d: %d run records", kill, want), time.Minute, func() bool {
-			n, _ := filepath.Glob(filepath.Join(k.layout().StateDir, "waves", "0", "runs", "*", "runtime.json"))
+		e2etest.WaitFor(t, fmt.Sprintf("kill %d: %d run records", kill, want), time.Minute, func() bool {
+			n, _ := filepath.Glob(filepath.Join(k.Layout().StateDir, "waves", "0", "runs", "*", "runtime.json"))
 			return len(n) >= want || l.ProcessState != nil
 		})
 		_ = l.Process.Signal(syscall.SIGKILL)
 		_ = l.Wait()
 	}
-	res := launch(t, k.testRepo)
-	if res.code != 0 {
-		t.Fatalf("final launch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	res := e2etest.Launch(t, k.Repo)
+	if res.Code != 0 {
+		t.Fatalf("final launch exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
 	for _, id := range ids {
-		if _, err := os.Stat(filepath.Join(k.root, "src", strings.ToLower(id)+".txt")); err != nil {
+		if _, err := os.Stat(filepath.Join(k.Root, "src", strings.ToLower(id)+".txt")); err != nil {
 			t.Errorf("result of %s lost: %v", id, err)
 		}
 	}
@@ -227,7 +229,7 @@ func kubeKill9Trial(t *testing.T, rng *rand.Rand) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, _ := filepath.Glob(filepath.Join(k.layout().StateDir, "waves", "0", "runs", "*"))
+	runs, _ := filepath.Glob(filepath.Join(k.Layout().StateDir, "waves", "0", "runs", "*"))
 	perRun := map[string]int{}
 	for _, j := range jobs.Items {
 		perRun[j.Annotations["wave-orchestrator.dev/run-id"]]++

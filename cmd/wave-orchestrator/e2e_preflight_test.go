@@ -1,159 +1,96 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
-// runWith runs the binary on the repo with extra environment entries
-// (later entries win, so "PATH=..." replaces the PATH).
-func (r *testRepo) runWith(ctx context.Context, env []string, args ...string) result {
-	r.t.Helper()
-	cmd := r.command(ctx, args...)
-	cmd.Env = append(cmd.Env, env...)
-	return runCmd(r.t, cmd)
-}
-
-func runCmd(t *testing.T, cmd *exec.Cmd) result {
-	t.Helper()
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %v: %v", cmd.Args, err)
-	}
-	return result{code: code, stdout: so.String(), stderr: se.String()}
-}
-
-// pathOf is a PATH of one directory holding links to the named tools
-// (and scripts: name → body, written as executables).
-func pathOf(t *testing.T, tools []string, scripts map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, tool := range tools {
-		p, err := exec.LookPath(tool)
-		if err != nil {
-			t.Fatalf("%s not on PATH: %v", tool, err)
-		}
-		if err := os.Symlink(p, filepath.Join(dir, tool)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, body := range scripts {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-// nothingStarted fails the test if the launch left any run or event.
-func nothingStarted(t *testing.T, r *testRepo) {
-	t.Helper()
-	if runs, _ := filepath.Glob(filepath.Join(r.layout().StateDir, "waves", "*", "runs", "*")); len(runs) > 0 {
-		t.Errorf("run directories were created: %v", runs)
-	}
-	if _, err := os.Stat(r.layout().EventsPath()); err == nil {
-		t.Errorf("events were recorded although nothing should have started")
-	}
-}
-
 func TestLaunchWithoutTmuxFailsBeforeStarting(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
-	noTmux := "PATH=" + pathOf(t, []string{"git"}, nil)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	noTmux := "PATH=" + e2etest.PathOf(t, []string{"git"}, nil)
 	for _, args := range [][]string{
 		{"launch", "--lane", "main", "--no-dashboard"},
 		{"launch", "--lane", "main"},
 		{"resume", "--lane", "main", "--wave", "0", "--phase", "integrating"},
 	} {
-		res := r.runWith(ctxFor(t), []string{noTmux}, args...)
-		if res.code != 1 {
-			t.Fatalf("%v without tmux: exit %d, want 1\n%s%s", args, res.code, res.stdout, res.stderr)
+		res := r.RunWith(e2etest.Context(t), []string{noTmux}, args...)
+		if res.Code != 1 {
+			t.Fatalf("%v without tmux: exit %d, want 1\n%s%s", args, res.Code, res.Stdout, res.Stderr)
 		}
 		want := "wave-orchestrator: cannot " + args[0] + " lane main, nothing was started:\n  - tmux: not found on PATH; install tmux >= 3.2"
-		if !strings.HasPrefix(res.stderr, want) || strings.Count(res.stderr, "\n") != 2 {
-			t.Errorf("%v: stderr is not the one problem on its line:\n%s", args, res.stderr)
+		if !strings.HasPrefix(res.Stderr, want) || strings.Count(res.Stderr, "\n") != 2 {
+			t.Errorf("%v: stderr is not the one problem on its line:\n%s", args, res.Stderr)
 		}
-		if strings.Contains(res.stdout, "dashboard:") {
-			t.Errorf("%v: printed a dashboard line before failing:\n%s", args, res.stdout)
+		if strings.Contains(res.Stdout, "dashboard:") {
+			t.Errorf("%v: printed a dashboard line before failing:\n%s", args, res.Stdout)
 		}
-		nothingStarted(t, r)
+		e2etest.NothingStarted(t, r)
 	}
 }
 
 func TestLaunchWithMissingExecutorsExits43NamingAgents(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "id: claude"), implAgent("A2", "id: codex")}, closureAgents()...)...)
-	path := "PATH=" + pathOf(t, []string{"git", "tmux"}, nil)
-	res := r.runWith(ctxFor(t), []string{path}, "launch", "--lane", "main", "--no-dashboard")
-	if res.code != 43 {
-		t.Fatalf("launch without claude and codex: exit %d, want 43\n%s%s", res.code, res.stdout, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: claude"), e2etest.ImplAgent("A2", "id: codex")}, e2etest.ClosureAgents()...)...)
+	path := "PATH=" + e2etest.PathOf(t, []string{"git", "tmux"}, nil)
+	res := r.RunWith(e2etest.Context(t), []string{path}, "launch", "--lane", "main", "--no-dashboard")
+	if res.Code != 43 {
+		t.Fatalf("launch without claude and codex: exit %d, want 43\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	got := lines(res.stderr)
+	got := e2etest.Lines(res.Stderr)
 	want := []string{
 		"wave-orchestrator: cannot launch lane main, nothing was started:",
 		"  - executor claude: not on PATH (needed by wave 0 A1); install it, put it on PATH, or give those agents another executor (`### Executor` id, or --executor)",
 		"  - executor codex: not on PATH (needed by wave 0 A2); install it, put it on PATH, or give those agents another executor (`### Executor` id, or --executor)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("stderr:\n%s\nwant:\n%s", res.stderr, strings.Join(want, "\n"))
+		t.Fatalf("stderr:\n%s\nwant:\n%s", res.Stderr, strings.Join(want, "\n"))
 	}
-	nothingStarted(t, r)
+	e2etest.NothingStarted(t, r)
 	// --executor replaces the missing ones: the same wave then launches.
-	res = r.runWith(ctxFor(t), []string{path}, "launch", "--lane", "main", "--no-dashboard", "--executor", "local", "--dry-run")
-	if res.code != 0 {
-		t.Fatalf("dry run: exit %d\n%s", res.code, res.stderr)
+	res = r.RunWith(e2etest.Context(t), []string{path}, "launch", "--lane", "main", "--no-dashboard", "--executor", "local", "--dry-run")
+	if res.Code != 0 {
+		t.Fatalf("dry run: exit %d\n%s", res.Code, res.Stderr)
 	}
 }
-
-// fakeClaude stands in for the claude CLI: it is only ever started to
-// see that preflight let it through.
-const fakeClaude = "#!/bin/sh\necho fake claude\nexit 0\n"
 
 func TestClaudeAsRootWithoutSandboxIsCaughtByPreflightAndDoctor(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: claude refuses bypassPermissions only as root")
 	}
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "id: claude"), implAgent("A2", "id: claude")}, closureAgents()...)...)
-	path := "PATH=" + pathOf(t, []string{"git", "tmux"}, map[string]string{"claude": fakeClaude})
-	res := r.runWith(ctxFor(t), []string{path, "IS_SANDBOX="}, "launch", "--lane", "main", "--no-dashboard")
-	if res.code != 43 {
-		t.Fatalf("launch as root without IS_SANDBOX: exit %d, want 43\n%s%s", res.code, res.stdout, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: claude"), e2etest.ImplAgent("A2", "id: claude")}, e2etest.ClosureAgents()...)...)
+	path := "PATH=" + e2etest.PathOf(t, []string{"git", "tmux"}, map[string]string{"claude": e2etest.FakeClaude})
+	res := r.RunWith(e2etest.Context(t), []string{path, "IS_SANDBOX="}, "launch", "--lane", "main", "--no-dashboard")
+	if res.Code != 43 {
+		t.Fatalf("launch as root without IS_SANDBOX: exit %d, want 43\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if !strings.Contains(res.stderr, "executor claude: runs as root with permission mode bypassPermissions, which claude refuses unless IS_SANDBOX=1 (needed by wave 0 A1, wave 0 A2); run as a non-root user, or set IS_SANDBOX=1") {
-		t.Fatalf("stderr does not explain the root problem:\n%s", res.stderr)
+	if !strings.Contains(res.Stderr, "executor claude: runs as root with permission mode bypassPermissions, which claude refuses unless IS_SANDBOX=1 (needed by wave 0 A1, wave 0 A2); run as a non-root user, or set IS_SANDBOX=1") {
+		t.Fatalf("stderr does not explain the root problem:\n%s", res.Stderr)
 	}
-	nothingStarted(t, r)
+	e2etest.NothingStarted(t, r)
 
-	doc := r.runWith(ctxFor(t), []string{path, "IS_SANDBOX="}, "doctor")
-	if doc.code != 1 || !strings.Contains(doc.stdout, "error executor claude: runs as root") {
-		t.Fatalf("doctor: exit %d, want 1 reporting the root problem\n%s", doc.code, doc.stdout)
+	doc := r.RunWith(e2etest.Context(t), []string{path, "IS_SANDBOX="}, "doctor")
+	if doc.Code != 1 || !strings.Contains(doc.Stdout, "error executor claude: runs as root") {
+		t.Fatalf("doctor: exit %d, want 1 reporting the root problem\n%s", doc.Code, doc.Stdout)
 	}
 
 	// With IS_SANDBOX=1 the launch gets past preflight and starts claude.
-	res = r.runWith(ctxFor(t), []string{path, "IS_SANDBOX=1"}, "launch", "--lane", "main", "--no-dashboard", "--max-retries-per-wave", "0")
-	if res.code == 43 || strings.Contains(res.stderr, "nothing was started") {
-		t.Fatalf("launch with IS_SANDBOX=1 stopped in preflight: exit %d\n%s", res.code, res.stderr)
+	res = r.RunWith(e2etest.Context(t), []string{path, "IS_SANDBOX=1"}, "launch", "--lane", "main", "--no-dashboard", "--max-retries-per-wave", "0")
+	if res.Code == 43 || strings.Contains(res.Stderr, "nothing was started") {
+		t.Fatalf("launch with IS_SANDBOX=1 stopped in preflight: exit %d\n%s", res.Code, res.Stderr)
 	}
-	if launched, _ := agentStarts(r.events()); launched["A1"] != 1 {
+	if launched, _ := e2etest.AgentStarts(r.Events()); launched["A1"] != 1 {
 		t.Fatalf("A1 launched %d times, want 1", launched["A1"])
 	}
-	doc = r.runWith(ctxFor(t), []string{path, "IS_SANDBOX=1"}, "doctor")
-	if strings.Contains(doc.stdout, "runs as root") {
-		t.Fatalf("doctor still reports the root problem with IS_SANDBOX=1:\n%s", doc.stdout)
+	doc = r.RunWith(e2etest.Context(t), []string{path, "IS_SANDBOX=1"}, "doctor")
+	if strings.Contains(doc.Stdout, "runs as root") {
+		t.Fatalf("doctor still reports the root problem with IS_SANDBOX=1:\n%s", doc.Stdout)
 	}
 }
 
@@ -171,37 +108,37 @@ exit 1
 `
 
 func TestStartFailureClosesRunsAndWave(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
-	path := "PATH=" + pathOf(t, []string{"git"}, map[string]string{"tmux": failingTmux})
-	res := r.runWith(ctxFor(t), []string{path}, "launch", "--lane", "main", "--no-dashboard")
-	if res.code != 1 {
-		t.Fatalf("launch with a broken tmux: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	path := "PATH=" + e2etest.PathOf(t, []string{"git"}, map[string]string{"tmux": failingTmux})
+	res := r.RunWith(e2etest.Context(t), []string{path}, "launch", "--lane", "main", "--no-dashboard")
+	if res.Code != 1 {
+		t.Fatalf("launch with a broken tmux: exit %d, want 1\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if n := strings.Count(res.stderr, "did not start"); n != 1 || !strings.Contains(res.stderr, "Permission denied") {
-		t.Errorf("stderr should give the reason once (%d times):\n%s", n, res.stderr)
+	if n := strings.Count(res.Stderr, "did not start"); n != 1 || !strings.Contains(res.Stderr, "Permission denied") {
+		t.Errorf("stderr should give the reason once (%d times):\n%s", n, res.Stderr)
 	}
-	if len(res.stderr) > 300 {
-		t.Errorf("stderr is %d characters, want a short line:\n%s", len(res.stderr), res.stderr)
+	if len(res.Stderr) > 300 {
+		t.Errorf("stderr is %d characters, want a short line:\n%s", len(res.Stderr), res.Stderr)
 	}
 	for _, id := range []string{"A1", "A2"} {
-		if d := r.disposition(id, 1); d != "failed" {
+		if d := r.Disposition(id, 1); d != "failed" {
 			t.Errorf("%s runtime.json disposition %q, want failed", id, d)
 		}
 	}
-	l := r.status(t)
+	l := r.Status(t)
 	w := l.FindWave(0)
 	if w.Status != state.WaveFailed {
 		t.Fatalf("wave status %q, want failed", w.Status)
 	}
 	for _, id := range []string{"A1", "A2"} {
-		if a := agentOf(t, l, 0, id); a.State != state.AgentFailed || !strings.Contains(a.Detail, "Permission denied") {
+		if a := e2etest.AgentOf(t, l, 0, id); a.State != state.AgentFailed || !strings.Contains(a.Detail, "Permission denied") {
 			t.Errorf("%s in status: state %q detail %q, want failed with the reason", id, a.State, a.Detail)
 		}
 	}
 	// Nothing is in flight, so stop has nothing to do and succeeds.
-	if res := r.run(ctxFor(t), "stop", "--lane", "main"); res.code != 0 || !strings.Contains(res.stdout, "0 run(s) terminated") {
-		t.Fatalf("stop after a failed start: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	if res := r.Run(e2etest.Context(t), "stop", "--lane", "main"); res.Code != 0 || !strings.Contains(res.Stdout, "0 run(s) terminated") {
+		t.Fatalf("stop after a failed start: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
 }
 
@@ -209,60 +146,60 @@ func TestStartFailureClosesRunsAndWave(t *testing.T) {
 const brokenTmux = "#!/bin/sh\necho 'protocol version mismatch (client 8, server 7)' >&2\nexit 1\n"
 
 func TestStopExitsNonZeroSayingWhatFailed(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, implAgent("A1"))
-	path := "PATH=" + pathOf(t, []string{"git"}, map[string]string{"tmux": brokenTmux})
-	res := r.runWith(ctxFor(t), []string{path}, "stop", "--lane", "main")
-	if res.code != 1 {
-		t.Fatalf("stop with a broken tmux: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, e2etest.ImplAgent("A1"))
+	path := "PATH=" + e2etest.PathOf(t, []string{"git"}, map[string]string{"tmux": brokenTmux})
+	res := r.RunWith(e2etest.Context(t), []string{path}, "stop", "--lane", "main")
+	if res.Code != 1 {
+		t.Fatalf("stop with a broken tmux: exit %d, want 1\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if !strings.Contains(res.stderr, "stop lane main: 1 thing(s) failed:\n  - list sessions on tmux socket "+r.layout().Socket()) ||
-		!strings.Contains(res.stderr, "protocol version mismatch") {
-		t.Fatalf("stderr does not say what failed:\n%s", res.stderr)
+	if !strings.Contains(res.Stderr, "stop lane main: 1 thing(s) failed:\n  - list sessions on tmux socket "+r.Layout().Socket()) ||
+		!strings.Contains(res.Stderr, "protocol version mismatch") {
+		t.Fatalf("stderr does not say what failed:\n%s", res.Stderr)
 	}
 }
 
 func TestStatusAfterStopWithoutLauncherShowsNoLauncher(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, implAgent("A1"))
-	if res := r.run(ctxFor(t), "stop", "--lane", "main"); res.code != 0 {
-		t.Fatalf("stop: exit %d\n%s", res.code, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, e2etest.ImplAgent("A1"))
+	if res := r.Run(e2etest.Context(t), "stop", "--lane", "main"); res.Code != 0 {
+		t.Fatalf("stop: exit %d\n%s", res.Code, res.Stderr)
 	}
-	if l := r.status(t); l.Launcher != nil {
+	if l := r.Status(t); l.Launcher != nil {
 		t.Fatalf("status after stop shows launcher %+v, want none (stop is no launcher)", l.Launcher)
 	}
-	res := r.run(ctxFor(t), "status", "--lane", "main")
-	if !strings.Contains(res.stdout, "no launcher") {
-		t.Fatalf("status text after stop:\n%s", res.stdout)
+	res := r.Run(e2etest.Context(t), "status", "--lane", "main")
+	if !strings.Contains(res.Stdout, "no launcher") {
+		t.Fatalf("status text after stop:\n%s", res.Stdout)
 	}
-	if _, err := lanes.ReadLockInfo(r.layout().LockPath()); err == nil {
+	if _, err := lanes.ReadLockInfo(r.Layout().LockPath()); err == nil {
 		t.Fatal("stop recorded itself as the lock holder")
 	}
 }
 
 func TestExecutorNotFoundDuringRunIsNoUsableExecutor(t *testing.T) {
-	r := newRepo(t)
+	r := e2etest.NewRepo(t)
 	// sh is on PATH (preflight passes); the tool it runs is not: the
 	// agent exits 127, as any wrapper around a missing CLI does.
-	missing := implAgent("A1", "id: shell", "shell.command: sh -c no-such-agent-cli-xyz")
-	r.writeWave(0, append([]agentSpec{missing, implAgent("A2")}, closureAgents()...)...)
-	res := launch(t, r)
-	if res.code != 43 {
-		t.Fatalf("launch with an agent CLI missing: exit %d, want 43\n%s%s", res.code, res.stdout, res.stderr)
+	missing := e2etest.ImplAgent("A1", "id: shell", "shell.command: sh -c no-such-agent-cli-xyz")
+	r.WriteWave(0, append([]e2etest.Agent{missing, e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	res := e2etest.Launch(t, r)
+	if res.Code != 43 {
+		t.Fatalf("launch with an agent CLI missing: exit %d, want 43\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if !strings.Contains(res.stdout, "A1: executor-unavailable, executor shell could not be started (exit 127): ") ||
-		!strings.Contains(res.stdout, "no-such-agent-cli-xyz: not found") {
-		t.Fatalf("report lacks the real reason:\n%s", res.stdout)
+	if !strings.Contains(res.Stdout, "A1: executor-unavailable, executor shell could not be started (exit 127): ") ||
+		!strings.Contains(res.Stdout, "no-such-agent-cli-xyz: not found") {
+		t.Fatalf("report lacks the real reason:\n%s", res.Stdout)
 	}
-	if launched, _ := agentStarts(r.events()); launched["A1"] != 1 {
+	if launched, _ := e2etest.AgentStarts(r.Events()); launched["A1"] != 1 {
 		t.Fatalf("A1 launched %d times: the same missing executor was retried", launched["A1"])
 	}
 
 	// With a fallback the retry moves to it and the wave passes.
-	r2 := newRepo(t)
-	withFallback := implAgent("A1", "id: shell", "shell.command: sh -c no-such-agent-cli-xyz", "fallbacks: local")
-	r2.writeWave(0, append([]agentSpec{withFallback, implAgent("A2")}, closureAgents()...)...)
-	if res := launch(t, r2); res.code != 0 {
-		t.Fatalf("launch with a fallback: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	r2 := e2etest.NewRepo(t)
+	withFallback := e2etest.ImplAgent("A1", "id: shell", "shell.command: sh -c no-such-agent-cli-xyz", "fallbacks: local")
+	r2.WriteWave(0, append([]e2etest.Agent{withFallback, e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	if res := e2etest.Launch(t, r2); res.Code != 0 {
+		t.Fatalf("launch with a fallback: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
 }

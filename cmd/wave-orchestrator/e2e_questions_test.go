@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -20,8 +22,8 @@ const askedQuestion = "Which database should A1 target?"
 
 // askingWave is wave 0 with A1 asking a person a blocking question until
 // its prompt holds the answer, A2 needing nothing, and closure.
-func askingWave(r *testRepo) {
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.ask: "+askedQuestion), implAgent("A2")}, closureAgents()...)...)
+func askingWave(r *e2etest.Repo) {
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.ask: "+askedQuestion), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 }
 
 // bgLaunch is a launcher started in the background, its console in a file.
@@ -30,7 +32,7 @@ type bgLaunch struct {
 	out string
 }
 
-func startLaunch(t *testing.T, r *testRepo, args ...string) *bgLaunch {
+func startLaunch(t *testing.T, r *e2etest.Repo, args ...string) *bgLaunch {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "launch.out")
 	f, err := os.Create(out)
@@ -38,7 +40,7 @@ func startLaunch(t *testing.T, r *testRepo, args ...string) *bgLaunch {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	cmd := r.command(ctxFor(t), append([]string{"launch", "--lane", "main", "--no-dashboard"}, args...)...)
+	cmd := r.Command(e2etest.Context(t), append([]string{"launch", "--lane", "main", "--no-dashboard"}, args...)...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -65,11 +67,11 @@ func (b *bgLaunch) wait(t *testing.T) int {
 
 // pendingQuestion waits until the lane has exactly one pending question
 // and a launcher that printed it is waiting for it.
-func pendingQuestion(t *testing.T, r *testRepo, l *bgLaunch) questions.Question {
+func pendingQuestion(t *testing.T, r *e2etest.Repo, l *bgLaunch) questions.Question {
 	t.Helper()
 	var q questions.Question
-	waitFor(t, "the launcher waiting for an answer", time.Minute, func() bool {
-		qs, _, err := questions.List(r.layout())
+	e2etest.WaitFor(t, "the launcher waiting for an answer", time.Minute, func() bool {
+		qs, _, err := questions.List(r.Layout())
 		if err != nil || len(qs) != 1 || qs[0].State != questions.Pending {
 			return false
 		}
@@ -93,9 +95,9 @@ func questionEvents(evs []state.Event) map[string]int {
 // prompt holds the question and the answer under "Answers from people",
 // its relaunch is counted as one (not as a failed attempt), and every
 // question transition was logged exactly once.
-func checkAnswerReachedA1(t *testing.T, r *testRepo, q questions.Question, answer string) {
+func checkAnswerReachedA1(t *testing.T, r *e2etest.Repo, q questions.Question, answer string) {
 	t.Helper()
-	dir, _ := latestRunDir(r.layout(), 0, "A1")
+	dir, _ := latestRunDir(r.Layout(), 0, "A1")
 	prompt, err := os.ReadFile(filepath.Join(dir, lanes.PromptFile))
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +107,7 @@ func checkAnswerReachedA1(t *testing.T, r *testRepo, q questions.Question, answe
 	if i < 0 || !strings.Contains(p[i:], askedQuestion) || !strings.Contains(p[i:], answer) || !strings.Contains(p[i:], q.ID) {
 		t.Fatalf("A1's prompt after the answer has no answers block with the question and the answer:\n%s", p)
 	}
-	evs := r.events()
+	evs := r.Events()
 	qe := questionEvents(evs)
 	if qe[q.ID+" asked"] != 1 || qe[q.ID+" answered"] != 1 || len(qe) != 2 {
 		t.Fatalf("question events %v: want %s asked once and answered once", qe, q.ID)
@@ -141,7 +143,7 @@ func latestRunDir(l lanes.Layout, n int, id string) (string, int) {
 // prompt, and the wave goes through closure: launch exits 0 and nobody
 // typed resume.
 func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
-	r := newRepo(t)
+	r := e2etest.NewRepo(t)
 	askingWave(r)
 	l := startLaunch(t, r)
 	q := pendingQuestion(t, r, l)
@@ -149,8 +151,8 @@ func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
 		t.Fatalf("question %+v", q)
 	}
 	// A2 does not need the answer: it finishes while A1 waits.
-	waitFor(t, "A2 completed while A1 waits", time.Minute, func() bool {
-		evs, _, _ := state.ReadEvents(r.layout().EventsPath())
+	e2etest.WaitFor(t, "A2 completed while A1 waits", time.Minute, func() bool {
+		evs, _, _ := state.ReadEvents(r.Layout().EventsPath())
 		for _, ev := range evs {
 			if ev.EntityType == state.EntityAgentRun && ev.Action == state.AgentCompleted && ev.Data["agentId"] == "A2" {
 				return true
@@ -158,31 +160,31 @@ func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
 		}
 		return false
 	})
-	st := r.run(ctxFor(t), "status", "--json")
+	st := r.Run(e2etest.Context(t), "status", "--json")
 	var lane state.Lane
-	if err := json.Unmarshal([]byte(st.stdout), &lane); err != nil || len(lane.Waves) != 1 {
-		t.Fatalf("status --json: %v\n%s", err, st.stdout)
+	if err := json.Unmarshal([]byte(st.Stdout), &lane); err != nil || len(lane.Waves) != 1 {
+		t.Fatalf("status --json: %v\n%s", err, st.Stdout)
 	}
 	w := lane.Waves[0]
 	if w.Status != state.WaveWaitingForInput || len(w.Questions) != 1 || w.Questions[0].ID != q.ID || w.Questions[0].State != questions.Pending {
 		t.Fatalf("wave while asking: status %q questions %+v", w.Status, w.Questions)
 	}
-	listed := r.run(ctxFor(t), "questions", "--pending")
-	if listed.code != 0 || !strings.Contains(listed.stdout, q.ID) || !strings.Contains(listed.stdout, "wave 0 / A1") {
-		t.Fatalf("questions --pending: %d\n%s%s", listed.code, listed.stdout, listed.stderr)
+	listed := r.Run(e2etest.Context(t), "questions", "--pending")
+	if listed.Code != 0 || !strings.Contains(listed.Stdout, q.ID) || !strings.Contains(listed.Stdout, "wave 0 / A1") {
+		t.Fatalf("questions --pending: %d\n%s%s", listed.Code, listed.Stdout, listed.Stderr)
 	}
 	const answer = "PostgreSQL 16, the shared cluster"
-	res := r.run(ctxFor(t), "answer", q.ID, answer, "--operator", "tester")
-	if res.code != 0 || !strings.Contains(res.stdout, "launcher of lane main is running") {
-		t.Fatalf("answer: %d\n%s%s", res.code, res.stdout, res.stderr)
+	res := r.Run(e2etest.Context(t), "answer", q.ID, answer, "--operator", "tester")
+	if res.Code != 0 || !strings.Contains(res.Stdout, "launcher of lane main is running") {
+		t.Fatalf("answer: %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
 	if code := l.wait(t); code != 0 {
 		t.Fatalf("launch exit %d after the answer\n%s", code, l.console())
 	}
 	checkAnswerReachedA1(t, r, q, answer)
-	again := r.run(ctxFor(t), "answer", q.ID, "something else")
-	if again.code != exitUsage || !strings.Contains(again.stderr, "already answered") {
-		t.Fatalf("answering twice: %d %s", again.code, again.stderr)
+	again := r.Run(e2etest.Context(t), "answer", q.ID, "something else")
+	if again.Code != e2etest.ExitUsage || !strings.Contains(again.Stderr, "already answered") {
+		t.Fatalf("answering twice: %d %s", again.Code, again.Stderr)
 	}
 }
 
@@ -192,7 +194,7 @@ func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
 // says what happens next, and the launch after that relaunches A1 with
 // it and completes. One asked and one answered event in all.
 func TestAQuestionSurvivesKill9OfTheWaitingLauncher(t *testing.T) {
-	r := newRepo(t)
+	r := e2etest.NewRepo(t)
 	askingWave(r)
 	first := startLaunch(t, r)
 	q := pendingQuestion(t, r, first)
@@ -205,15 +207,15 @@ func TestAQuestionSurvivesKill9OfTheWaitingLauncher(t *testing.T) {
 	}
 	_ = second.cmd.Process.Signal(syscall.SIGKILL)
 	second.wait(t)
-	waitFor(t, "the lane lock free", 30*time.Second, func() bool { return !lanes.Held(r.layout().LockPath()) })
+	e2etest.WaitFor(t, "the lane lock free", 30*time.Second, func() bool { return !lanes.Held(r.Layout().LockPath()) })
 
 	const answer = "SQLite is enough"
-	res := r.run(ctxFor(t), "answer", q.ID, answer)
-	if res.code != 0 || !strings.Contains(res.stdout, "no launcher is running") || !strings.Contains(res.stdout, "resume -w 0") {
-		t.Fatalf("answer with no launcher: %d\n%s%s", res.code, res.stdout, res.stderr)
+	res := r.Run(e2etest.Context(t), "answer", q.ID, answer)
+	if res.Code != 0 || !strings.Contains(res.Stdout, "no launcher is running") || !strings.Contains(res.Stdout, "resume -w 0") {
+		t.Fatalf("answer with no launcher: %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if res := launch(t, r); res.code != 0 {
-		t.Fatalf("launch after the answer: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	if res := e2etest.Launch(t, r); res.Code != 0 {
+		t.Fatalf("launch after the answer: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
 	checkAnswerReachedA1(t, r, q, answer)
 }
@@ -222,18 +224,18 @@ func TestAQuestionSurvivesKill9OfTheWaitingLauncher(t *testing.T) {
 // unanswered and the launch exits 43, printing every pending question in
 // one block.
 func TestAnUnansweredQuestionEndsTheLaunchWith43(t *testing.T) {
-	r := newRepo(t)
-	r.write("wave.config.yaml", strings.Replace(testConfig, "  terminateGraceMs: 500\n", "  terminateGraceMs: 500\n  inputTimeoutSeconds: 1\n", 1))
+	r := e2etest.NewRepo(t)
+	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "  terminateGraceMs: 500\n", "  terminateGraceMs: 500\n  inputTimeoutSeconds: 1\n", 1))
 	askingWave(r)
-	res := launch(t, r)
-	if res.code != 43 || !strings.Contains(res.stdout, "questions waiting for a person in wave 0:") || !strings.Contains(res.stdout, askedQuestion) {
-		t.Fatalf("exit %d, want 43 with the pending question\n%s%s", res.code, res.stdout, res.stderr)
+	res := e2etest.Launch(t, r)
+	if res.Code != 43 || !strings.Contains(res.Stdout, "questions waiting for a person in wave 0:") || !strings.Contains(res.Stdout, askedQuestion) {
+		t.Fatalf("exit %d, want 43 with the pending question\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	qs, _, _ := questions.List(r.layout())
+	qs, _, _ := questions.List(r.Layout())
 	if len(qs) != 1 || qs[0].State != questions.Unanswered {
 		t.Fatalf("questions %+v: want one unanswered", qs)
 	}
-	qe := questionEvents(r.events())
+	qe := questionEvents(r.Events())
 	if qe[qs[0].ID+" asked"] != 1 || qe[qs[0].ID+" unanswered"] != 1 {
 		t.Fatalf("question events %v", qe)
 	}
@@ -242,22 +244,22 @@ func TestAnUnansweredQuestionEndsTheLaunchWith43(t *testing.T) {
 // `ask --wait` blocks until the answer and prints it; with a timeout and
 // no answer it exits 124.
 func TestAskWaitPrintsTheAnswer(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, implAgent("A1"))
-	if res := r.run(ctxFor(t), "ask", "--wave", "0", "--agent", "A1", "--question", "nobody answers", "--wait", "--timeout-seconds", "1"); res.code != exitWaitTimeout {
-		t.Fatalf("ask --wait with no answer: %d %s", res.code, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, e2etest.ImplAgent("A1"))
+	if res := r.Run(e2etest.Context(t), "ask", "--wave", "0", "--agent", "A1", "--question", "nobody answers", "--wait", "--timeout-seconds", "1"); res.Code != e2etest.ExitTimeout {
+		t.Fatalf("ask --wait with no answer: %d %s", res.Code, res.Stderr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := r.command(ctx, "ask", "--wave", "0", "--agent", "A1", "--question", "Ship it?", "--wait")
+	cmd := r.Command(ctx, "ask", "--wave", "0", "--agent", "A1", "--question", "Ship it?", "--wait")
 	var out strings.Builder
 	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	var id string
-	waitFor(t, "the question", 30*time.Second, func() bool {
-		qs, _, _ := questions.List(r.layout())
+	e2etest.WaitFor(t, "the question", 30*time.Second, func() bool {
+		qs, _, _ := questions.List(r.Layout())
 		for _, q := range qs {
 			if q.Text == "Ship it?" {
 				id = q.ID
@@ -265,8 +267,8 @@ func TestAskWaitPrintsTheAnswer(t *testing.T) {
 		}
 		return id != ""
 	})
-	if res := r.run(ctxFor(t), "feedback", "respond", "--id", id, "--response", "yes, \x1b[31mtoday"); res.code != 0 {
-		t.Fatalf("feedback respond: %d %s", res.code, res.stderr)
+	if res := r.Run(e2etest.Context(t), "feedback", "respond", "--id", id, "--response", "yes, \x1b[31mtoday"); res.Code != 0 {
+		t.Fatalf("feedback respond: %d %s", res.Code, res.Stderr)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("ask --wait: %v", err)
@@ -278,20 +280,20 @@ func TestAskWaitPrintsTheAnswer(t *testing.T) {
 
 // An unknown id lists the pending questions.
 func TestAnswerUnknownIDListsThePendingQuestions(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, implAgent("A1"))
-	ask := r.run(ctxFor(t), "ask", "--wave", "0", "--agent", "A1", "--question", "Which \x1b]0;title\x07 port?")
-	id := strings.TrimSpace(ask.stdout)
-	if ask.code != 0 || !strings.HasPrefix(id, "q-") {
-		t.Fatalf("ask: %d %q %s", ask.code, ask.stdout, ask.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, e2etest.ImplAgent("A1"))
+	ask := r.Run(e2etest.Context(t), "ask", "--wave", "0", "--agent", "A1", "--question", "Which \x1b]0;title\x07 port?")
+	id := strings.TrimSpace(ask.Stdout)
+	if ask.Code != 0 || !strings.HasPrefix(id, "q-") {
+		t.Fatalf("ask: %d %q %s", ask.Code, ask.Stdout, ask.Stderr)
 	}
-	res := r.run(ctxFor(t), "answer", "q-nope", "8080")
-	if res.code != exitUsage || !strings.Contains(res.stderr, id) || strings.Contains(res.stderr, "\x1b") {
-		t.Fatalf("unknown id: %d %q", res.code, res.stderr)
+	res := r.Run(e2etest.Context(t), "answer", "q-nope", "8080")
+	if res.Code != e2etest.ExitUsage || !strings.Contains(res.Stderr, id) || strings.Contains(res.Stderr, "\x1b") {
+		t.Fatalf("unknown id: %d %q", res.Code, res.Stderr)
 	}
-	list := r.run(ctxFor(t), "questions")
-	if strings.Contains(list.stdout, "\x1b") || strings.Contains(list.stdout, "\x07") || !strings.Contains(list.stdout, id) {
-		t.Fatalf("questions printed raw control characters or missed %s: %q", id, list.stdout)
+	list := r.Run(e2etest.Context(t), "questions")
+	if strings.Contains(list.Stdout, "\x1b") || strings.Contains(list.Stdout, "\x07") || !strings.Contains(list.Stdout, id) {
+		t.Fatalf("questions printed raw control characters or missed %s: %q", id, list.Stdout)
 	}
 }
 
@@ -299,18 +301,18 @@ func TestAnswerUnknownIDListsThePendingQuestions(t *testing.T) {
 // --wait-change --exit-code` until something needs it gets 20 (input
 // required) when an agent asks a blocking question with `ask`.
 func TestStatusWaitChangeReturnsTwentyWhenALiveAgentAsks(t *testing.T) {
-	r := newRepo(t)
+	r := e2etest.NewRepo(t)
 	askingWave(r)
 	l := startLaunch(t, r)
 	t.Cleanup(func() { _ = l.cmd.Process.Kill(); _ = l.cmd.Wait() })
-	code := statusChanged
-	for i := 0; i < 50 && (code == statusChanged || code == statusRunning); i++ {
-		code = r.run(ctxFor(t), "status", "--wait-change", "--exit-code", "--timeout-seconds", "60").code
+	code := e2etest.StatusChanged
+	for i := 0; i < 50 && (code == e2etest.StatusChanged || code == e2etest.StatusRunning); i++ {
+		code = r.Run(e2etest.Context(t), "status", "--wait-change", "--exit-code", "--timeout-seconds", "60").Code
 	}
-	if code != statusInputRequired {
+	if code != e2etest.StatusInputRequired {
 		t.Fatalf("status --wait-change --exit-code ended with %d, want 20\n%s", code, l.console())
 	}
-	if qs, _, _ := questions.List(r.layout()); len(qs) != 1 || qs[0].State != questions.Pending {
+	if qs, _, _ := questions.List(r.Layout()); len(qs) != 1 || qs[0].State != questions.Pending {
 		t.Fatalf("questions %+v", qs)
 	}
 }
@@ -320,30 +322,30 @@ func TestStatusWaitChangeReturnsTwentyWhenALiveAgentAsks(t *testing.T) {
 // machinery and says how to follow it; the resumed A1 reads the answer
 // and the run completes.
 func TestAnswerResumeStartsTheWavesResumeDetached(t *testing.T) {
-	r := newRepo(t)
-	r.write("wave.config.yaml", strings.Replace(testConfig, "  terminateGraceMs: 500\n", "  terminateGraceMs: 500\n  inputTimeoutSeconds: 1\n", 1))
+	r := e2etest.NewRepo(t)
+	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "  terminateGraceMs: 500\n", "  terminateGraceMs: 500\n  inputTimeoutSeconds: 1\n", 1))
 	askingWave(r)
-	if res := launch(t, r); res.code != 43 {
-		t.Fatalf("launch: exit %d, want 43\n%s", res.code, res.stdout)
+	if res := e2etest.Launch(t, r); res.Code != 43 {
+		t.Fatalf("launch: exit %d, want 43\n%s", res.Code, res.Stdout)
 	}
-	qs, _, _ := questions.List(r.layout())
+	qs, _, _ := questions.List(r.Layout())
 	if len(qs) != 1 {
 		t.Fatalf("questions %+v", qs)
 	}
 	const answer = "MySQL 8"
-	res := r.run(ctxFor(t), "answer", qs[0].ID, answer, "--resume")
-	if res.code != 0 || !strings.Contains(res.stdout, "attach -t launcher") {
-		t.Fatalf("answer --resume: %d\n%s%s", res.code, res.stdout, res.stderr)
+	res := r.Run(e2etest.Context(t), "answer", qs[0].ID, answer, "--resume")
+	if res.Code != 0 || !strings.Contains(res.Stdout, "attach -t launcher") {
+		t.Fatalf("answer --resume: %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	_, rest, ok := strings.Cut(res.stdout, "as run ")
+	_, rest, ok := strings.Cut(res.Stdout, "as run ")
 	if !ok {
-		t.Fatalf("answer --resume named no run:\n%s", res.stdout)
+		t.Fatalf("answer --resume named no run:\n%s", res.Stdout)
 	}
 	id := strings.Fields(rest)[0]
-	if w := r.run(ctxFor(t), "wait", "--run-id", id); w.code != 0 {
-		t.Fatalf("wait --run-id %s: %d %s %s", id, w.code, w.stdout, w.stderr)
+	if w := r.Run(e2etest.Context(t), "wait", "--run-id", id); w.Code != 0 {
+		t.Fatalf("wait --run-id %s: %d %s %s", id, w.Code, w.Stdout, w.Stderr)
 	}
-	dir, _ := latestRunDir(r.layout(), 0, "A1")
+	dir, _ := latestRunDir(r.Layout(), 0, "A1")
 	prompt, _ := os.ReadFile(filepath.Join(dir, lanes.PromptFile))
 	if !strings.Contains(string(prompt), questions.HeadAnswers) || !strings.Contains(string(prompt), answer) {
 		t.Fatalf("the resumed A1's prompt lacks the answer:\n%s", prompt)
@@ -354,30 +356,30 @@ func TestAnswerResumeStartsTheWavesResumeDetached(t *testing.T) {
 // answered by `answer` through the backlog answer path: the next run
 // merges the issue with the answer in its worker's prompt.
 func TestAnswerAnswersABacklogQuestionOnItsIssue(t *testing.T) {
-	r := newBacklogRepo(t)
-	r.issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
-	r.commitIssues(t)
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
+	r.CommitIssues(t)
 	ctx := context.Background()
-	if first := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard"); !strings.Contains(first.stdout, "#1 needs input") {
-		t.Fatalf("the first run did not ask (exit %d):\n%s\n%s", first.code, first.stdout, first.stderr)
+	if first := r.RunEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard"); !strings.Contains(first.Stdout, "#1 needs input") {
+		t.Fatalf("the first run did not ask (exit %d):\n%s\n%s", first.Code, first.Stdout, first.Stderr)
 	}
-	list := r.runEnv(ctx, "questions", "--pending", "--json")
+	list := r.RunEnv(ctx, "questions", "--pending", "--json")
 	var qs []questions.Question
-	if err := json.Unmarshal([]byte(list.stdout), &qs); err != nil || len(qs) != 1 || qs[0].Issue == nil || *qs[0].Issue != 1 || qs[0].Text != "Which API?" {
-		t.Fatalf("questions --pending --json: %v\n%s%s", err, list.stdout, list.stderr)
+	if err := json.Unmarshal([]byte(list.Stdout), &qs); err != nil || len(qs) != 1 || qs[0].Issue == nil || *qs[0].Issue != 1 || qs[0].Text != "Which API?" {
+		t.Fatalf("questions --pending --json: %v\n%s%s", err, list.Stdout, list.Stderr)
 	}
-	ans := r.runEnv(ctx, "answer", "#1", "Use the v2 API", "--operator", "ana")
-	if ans.code != 0 || !strings.Contains(ans.stdout, "issue #1") {
-		t.Fatalf("answer #1: exit %d\n%s%s", ans.code, ans.stdout, ans.stderr)
+	ans := r.RunEnv(ctx, "answer", "#1", "Use the v2 API", "--operator", "ana")
+	if ans.Code != 0 || !strings.Contains(ans.Stdout, "issue #1") {
+		t.Fatalf("answer #1: exit %d\n%s%s", ans.Code, ans.Stdout, ans.Stderr)
 	}
-	if again := r.runEnv(ctx, "answer", qs[0].ID, "other"); again.code != exitUsage || !strings.Contains(again.stderr, "already answered") {
-		t.Fatalf("answering twice: %d %s", again.code, again.stderr)
+	if again := r.RunEnv(ctx, "answer", qs[0].ID, "other"); again.Code != e2etest.ExitUsage || !strings.Contains(again.Stderr, "already answered") {
+		t.Fatalf("answering twice: %d %s", again.Code, again.Stderr)
 	}
-	second := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
-	if second.code != 0 || !strings.Contains(second.stdout, "#1 merged into") {
-		t.Fatalf("the run after the answer did not merge #1 (exit %d):\n%s\n%s", second.code, second.stdout, second.stderr)
+	second := r.RunEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
+	if second.Code != 0 || !strings.Contains(second.Stdout, "#1 merged into") {
+		t.Fatalf("the run after the answer did not merge #1 (exit %d):\n%s\n%s", second.Code, second.Stdout, second.Stderr)
 	}
-	v := r.surfaceStatus(t)
+	v := r.SurfaceStatus(t)
 	b, err := os.ReadFile(filepath.Join(v.Issues[0].RunDir, "prompt.md"))
 	if err != nil || !strings.Contains(string(b), "Use the v2 API") {
 		t.Fatalf("the worker's prompt lacks the answer (%v):\n%s", err, b)
@@ -388,19 +390,19 @@ func TestAnswerAnswersABacklogQuestionOnItsIssue(t *testing.T) {
 // waiting-for-input while it waits, the answer reaches it in the same run
 // (printed by ask), and the launcher does not relaunch it.
 func TestAskWaitGetsTheAnswerInTheSameRun(t *testing.T) {
-	r := newRepo(t)
+	r := e2etest.NewRepo(t)
 	script := filepath.Join(t.TempDir(), "asker")
 	body := "#!/bin/sh\nset -e\nmkdir -p src\n" +
-		binPath + " ask --question 'Which port?' --wait > src/a1.txt\n" +
+		e2etest.Bin() + " ask --question 'Which port?' --wait > src/a1.txt\n" +
 		"echo '[wave-proof] completion=contract durability=none proof=unit state=met'\necho '[wave-doc-delta] state=owned'\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "id: shell", "shell.command: "+script)}, closureAgents()...)...)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: shell", "shell.command: "+script)}, e2etest.ClosureAgents()...)...)
 	l := startLaunch(t, r)
 	var q questions.Question
-	waitFor(t, "the launcher telling the event log of the question", time.Minute, func() bool {
-		evs, _, _ := state.ReadEvents(r.layout().EventsPath())
+	e2etest.WaitFor(t, "the launcher telling the event log of the question", time.Minute, func() bool {
+		evs, _, _ := state.ReadEvents(r.Layout().EventsPath())
 		for _, ev := range evs {
 			if ev.EntityType == state.EntityQuestion && ev.Action == state.QuestionAsked {
 				q.ID = ev.EntityID
@@ -410,23 +412,23 @@ func TestAskWaitGetsTheAnswerInTheSameRun(t *testing.T) {
 		return false
 	})
 	var lane state.Lane
-	if err := json.Unmarshal([]byte(r.run(ctxFor(t), "status", "--json").stdout), &lane); err != nil || lane.Waves[0].Status != state.WaveWaitingForInput {
+	if err := json.Unmarshal([]byte(r.Run(e2etest.Context(t), "status", "--json").Stdout), &lane); err != nil || lane.Waves[0].Status != state.WaveWaitingForInput {
 		t.Fatalf("status while A1 waits: %v %+v", err, lane.Waves)
 	}
-	if res := r.run(ctxFor(t), "answer", q.ID, "8443"); res.code != 0 {
-		t.Fatalf("answer: %d %s", res.code, res.stderr)
+	if res := r.Run(e2etest.Context(t), "answer", q.ID, "8443"); res.Code != 0 {
+		t.Fatalf("answer: %d %s", res.Code, res.Stderr)
 	}
 	if code := l.wait(t); code != 0 {
 		t.Fatalf("launch exit %d\n%s", code, l.console())
 	}
-	if b, _ := os.ReadFile(filepath.Join(r.root, "src", "a1.txt")); strings.TrimSpace(string(b)) != "8443" {
+	if b, _ := os.ReadFile(filepath.Join(r.Root, "src", "a1.txt")); strings.TrimSpace(string(b)) != "8443" {
 		t.Fatalf("A1 got %q from ask --wait", b)
 	}
-	launched, _ := agentStarts(r.events())
+	launched, _ := e2etest.AgentStarts(r.Events())
 	if launched["A1"] != 1 {
 		t.Fatalf("A1 launched %d times, want once (no relaunch after ask --wait)", launched["A1"])
 	}
-	if qe := questionEvents(r.events()); qe[q.ID+" asked"] != 1 || qe[q.ID+" answered"] != 1 {
+	if qe := questionEvents(r.Events()); qe[q.ID+" asked"] != 1 || qe[q.ID+" answered"] != 1 {
 		t.Fatalf("question events %v", qe)
 	}
 }

@@ -8,10 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 
 	"github.com/chromedp/chromedp"
 
@@ -48,36 +49,6 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
-// serve starts `serve` on a free loopback port and returns its URL.
-func (r *testRepo) serve(t *testing.T, args ...string) string {
-	t.Helper()
-	return r.serveEnv(t, nil, args...)
-}
-
-// serveEnv is serve with env added to the binary's environment.
-func (r *testRepo) serveEnv(t *testing.T, env []string, args ...string) string {
-	t.Helper()
-	cmd := r.command(ctxFor(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(cmd.Env, env...)
-	bg := startCmd(t, cmd)
-	t.Cleanup(func() {
-		_ = bg.cmd.Process.Signal(os.Interrupt)
-		if res := bg.wait(t, "serve after an interrupt", 30*time.Second); res.code != 0 {
-			t.Errorf("serve exit %d after an interrupt:\n%s", res.code, res.stderr)
-		}
-	})
-	re := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+/)`)
-	var url string
-	waitFor(t, "serve to listen", 30*time.Second, func() bool {
-		if m := re.FindStringSubmatch(bg.err.String()); m != nil {
-			url = m[1]
-			return true
-		}
-		return false
-	})
-	return url
-}
-
 // pageEval evaluates a JavaScript expression in the page.
 func pageEval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
@@ -91,7 +62,7 @@ func pageEval[T any](t *testing.T, ctx context.Context, expr string) T {
 // waitPage waits until expr is true in the page.
 func waitPage(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	waitFor(t, what, time.Minute, func() bool { return pageEval[bool](t, ctx, expr) })
+	e2etest.WaitFor(t, what, time.Minute, func() bool { return pageEval[bool](t, ctx, expr) })
 }
 
 // The human loop through the page, in a real browser: a wave launched
@@ -102,11 +73,11 @@ func waitPage(t *testing.T, ctx context.Context, what, expr string) {
 // answer stays text.
 func TestServePageShowsAWaveLiveAndAnswersAQuestion(t *testing.T) {
 	ctx := browser(t)
-	r := newRepo(t)
-	a1 := implAgent("A1", "local.ask: "+askedQuestion)
-	a1.title = `Part <img src=x id=injected>`
-	r.writeWave(0, append([]agentSpec{a1, implAgent("A2", "local.delay: 3s")}, closureAgents()...)...)
-	url := r.serve(t, "--allow-answer")
+	r := e2etest.NewRepo(t)
+	a1 := e2etest.ImplAgent("A1", "local.ask: "+askedQuestion)
+	a1.Title = `Part <img src=x id=injected>`
+	r.WriteWave(0, append([]e2etest.Agent{a1, e2etest.ImplAgent("A2", "local.delay: 3s")}, e2etest.ClosureAgents()...)...)
+	url := r.Serve(t, "--allow-answer")
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
@@ -131,7 +102,7 @@ func TestServePageShowsAWaveLiveAndAnswersAQuestion(t *testing.T) {
 		t.Fatalf("launch exit %d after the answer from the page:\n%s", code, l.console())
 	}
 	checkAnswerReachedA1(t, r, q, answer)
-	qs, _, _ := questions.List(r.layout())
+	qs, _, _ := questions.List(r.Layout())
 	if len(qs) != 1 || qs[0].Operator != "web" {
 		t.Fatalf("questions after the answer %+v: want one, answered by web", qs)
 	}
@@ -167,24 +138,24 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // Off loopback serve needs a token; with one, every request needs it, and
 // a browser gets in through the login form once.
 func TestServeTokenGuardsEveryRequest(t *testing.T) {
-	r := newRepo(t)
-	res := r.run(ctxFor(t), "serve", "--addr", "0.0.0.0:0")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "--token-env") {
-		t.Fatalf("serve off loopback without a token: exit %d\n%s", res.code, res.stderr)
+	r := e2etest.NewRepo(t)
+	res := r.Run(e2etest.Context(t), "serve", "--addr", "0.0.0.0:0")
+	if res.Code != e2etest.ExitUsage || !strings.Contains(res.Stderr, "--token-env") {
+		t.Fatalf("serve off loopback without a token: exit %d\n%s", res.Code, res.Stderr)
 	}
-	res = r.run(ctxFor(t), "serve", "--token-env", "WAVE_TEST_NO_SUCH_VARIABLE")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "WAVE_TEST_NO_SUCH_VARIABLE") {
-		t.Fatalf("serve with an unset token variable: exit %d\n%s", res.code, res.stderr)
+	res = r.Run(e2etest.Context(t), "serve", "--token-env", "WAVE_TEST_NO_SUCH_VARIABLE")
+	if res.Code != e2etest.ExitUsage || !strings.Contains(res.Stderr, "WAVE_TEST_NO_SUCH_VARIABLE") {
+		t.Fatalf("serve with an unset token variable: exit %d\n%s", res.Code, res.Stderr)
 	}
 
 	const token = "e2e-serve-token-9f2c"
 	t.Setenv("WAVE_TEST_SERVE_TOKEN", token)
-	url := r.serve(t, "--token-env", "WAVE_TEST_SERVE_TOKEN")
+	url := r.Serve(t, "--token-env", "WAVE_TEST_SERVE_TOKEN")
 	for _, c := range []struct {
 		auth string
 		code int
 	}{{"", http.StatusUnauthorized}, {"Bearer nope", http.StatusUnauthorized}, {"Bearer " + token, http.StatusOK}} {
-		req, _ := http.NewRequestWithContext(ctxFor(t), http.MethodGet, url+"api/v1/state", nil)
+		req, _ := http.NewRequestWithContext(e2etest.Context(t), http.MethodGet, url+"api/v1/state", nil)
 		if c.auth != "" {
 			req.Header.Set("Authorization", c.auth)
 		}
@@ -217,14 +188,14 @@ func TestServeTokenGuardsEveryRequest(t *testing.T) {
 // and POST …/answer answers it on its issue as `answer` does, so the next
 // run merges the issue with the answer in its worker's prompt.
 func TestServeAnswersABacklogQuestion(t *testing.T) {
-	r := newBacklogRepo(t)
-	r.issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
-	r.commitIssues(t)
-	ctx := ctxFor(t)
-	if first := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard"); !strings.Contains(first.stdout, "#1 needs input") {
-		t.Fatalf("the first run did not ask (exit %d):\n%s\n%s", first.code, first.stdout, first.stderr)
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
+	r.CommitIssues(t)
+	ctx := e2etest.Context(t)
+	if first := r.RunEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard"); !strings.Contains(first.Stdout, "#1 needs input") {
+		t.Fatalf("the first run did not ask (exit %d):\n%s\n%s", first.Code, first.Stdout, first.Stderr)
 	}
-	url := r.serveEnv(t, r.env(), "--allow-answer")
+	url := r.ServeEnv(t, r.Env(), "--allow-answer")
 	getJSON := func(path string, v any) {
 		t.Helper()
 		resp, err := http.Get(url + path)
@@ -264,11 +235,11 @@ func TestServeAnswersABacklogQuestion(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST answer: %d", resp.StatusCode)
 	}
-	second := r.runEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
-	if second.code != 0 || !strings.Contains(second.stdout, "#1 merged into") {
-		t.Fatalf("the run after the answer did not merge #1 (exit %d):\n%s\n%s", second.code, second.stdout, second.stderr)
+	second := r.RunEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
+	if second.Code != 0 || !strings.Contains(second.Stdout, "#1 merged into") {
+		t.Fatalf("the run after the answer did not merge #1 (exit %d):\n%s\n%s", second.Code, second.Stdout, second.Stderr)
 	}
-	v := r.surfaceStatus(t)
+	v := r.SurfaceStatus(t)
 	b, err := os.ReadFile(filepath.Join(v.Issues[0].RunDir, "prompt.md"))
 	if err != nil || !strings.Contains(string(b), "Use the v2 API") {
 		t.Fatalf("the worker's prompt lacks the answer (%v):\n%s", err, b)

@@ -4,13 +4,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
 )
 
 // An agent prints its markers with `signal` instead of writing them by
 // hand: each line is one the gates accept, and a bad value is refused.
 func TestSignalPrintsMarkersTheGatesAccept(t *testing.T) {
-	r := newRepo(t)
+	r := e2etest.NewRepo(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -30,10 +32,10 @@ func TestSignalPrintsMarkersTheGatesAccept(t *testing.T) {
 			func(s gate.Signals) bool { return s.DocClosure != nil }},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
-			res := r.run(ctxFor(t), append([]string{"signal"}, tc.args...)...)
-			got := strings.TrimSpace(res.stdout)
-			if res.code != 0 || got != tc.want || len(lines(res.stdout)) != 1 {
-				t.Fatalf("exit %d, got %q, want %q\n%s", res.code, got, tc.want, res.stderr)
+			res := r.Run(e2etest.Context(t), append([]string{"signal"}, tc.args...)...)
+			got := strings.TrimSpace(res.Stdout)
+			if res.Code != 0 || got != tc.want || len(e2etest.Lines(res.Stdout)) != 1 {
+				t.Fatalf("exit %d, got %q, want %q\n%s", res.Code, got, tc.want, res.Stderr)
 			}
 			if !tc.ok(gate.ParseLog("agent output\n" + got + "\n")) {
 				t.Fatalf("the gates do not read %q", got)
@@ -45,9 +47,9 @@ func TestSignalPrintsMarkersTheGatesAccept(t *testing.T) {
 		{"doc-closure", "--state", "finished"},
 		{"integration", "--state", "ready-for-doc-closure", "--claims", "-1", "--conflicts", "0", "--blockers", "0"},
 	} {
-		res := r.run(ctxFor(t), append([]string{"signal"}, bad...)...)
-		if res.code != exitUsage || res.stdout != "" || !strings.Contains(res.stderr, "the gates would reject") {
-			t.Errorf("signal %v: exit %d stdout %q stderr %q; want a usage error and no marker", bad, res.code, res.stdout, res.stderr)
+		res := r.Run(e2etest.Context(t), append([]string{"signal"}, bad...)...)
+		if res.Code != e2etest.ExitUsage || res.Stdout != "" || !strings.Contains(res.Stderr, "the gates would reject") {
+			t.Errorf("signal %v: exit %d stdout %q stderr %q; want a usage error and no marker", bad, res.Code, res.Stdout, res.Stderr)
 		}
 	}
 }

@@ -7,14 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 // startWaitChange starts `status --wait-change --exit-code` and returns
 // once it watches (its stderr says so); done gets its exit code.
-func startWaitChange(t *testing.T, r *testRepo, extra ...string) (done chan int) {
+func startWaitChange(t *testing.T, r *e2etest.Repo, extra ...string) (done chan int) {
 	t.Helper()
-	cmd := r.command(ctxFor(t), append([]string{"status", "--wait-change", "--exit-code"}, extra...)...)
+	cmd := r.Command(e2etest.Context(t), append([]string{"status", "--wait-change", "--exit-code"}, extra...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -44,21 +46,21 @@ func startWaitChange(t *testing.T, r *testRepo, extra ...string) (done chan int)
 // An agent asking a person a question wakes `status --wait-change
 // --exit-code` with 20 (input required).
 func TestStatusWaitChangeExitsTwentyWhenAnAgentAsksAQuestion(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
-	if res := launch(t, r); res.code != 0 {
-		t.Fatalf("launch: %d %s", res.code, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
+	if res := e2etest.Launch(t, r); res.Code != 0 {
+		t.Fatalf("launch: %d %s", res.Code, res.Stderr)
 	}
-	if res := r.run(ctxFor(t), "status", "--exit-code"); res.code != statusCompleted {
-		t.Fatalf("status --exit-code of a completed lane: %d", res.code)
+	if res := r.Run(e2etest.Context(t), "status", "--exit-code"); res.Code != e2etest.StatusCompleted {
+		t.Fatalf("status --exit-code of a completed lane: %d", res.Code)
 	}
 	done := startWaitChange(t, r, "--timeout-seconds", "100")
-	post := r.run(ctxFor(t), "coord", "post", "--lane", "main", "--wave", "0", "--agent", "A1", "--kind", "human-feedback",
+	post := r.Run(e2etest.Context(t), "coord", "post", "--lane", "main", "--wave", "0", "--agent", "A1", "--kind", "human-feedback",
 		"--summary", "which database should A1 target?")
-	if post.code != 0 {
-		t.Fatalf("post: %d %s", post.code, post.stderr)
+	if post.Code != 0 {
+		t.Fatalf("post: %d %s", post.Code, post.Stderr)
 	}
-	if code := <-done; code != statusInputRequired {
+	if code := <-done; code != e2etest.StatusInputRequired {
 		t.Fatalf("status --wait-change --exit-code: %d, want 20", code)
 	}
 }
@@ -73,14 +75,14 @@ func TestLaneCodeClassifiesTheLane(t *testing.T) {
 		waves []state.Wave
 		want  int
 	}{
-		{"nothing ran", []state.Wave{w(state.WavePending)}, statusRunning},
-		{"all completed", []state.Wave{w(state.WaveCompleted), w(state.WavePending)}, statusCompleted},
-		{"running", []state.Wave{w(state.WaveCompleted), w(state.WaveRunning)}, statusRunning},
-		{"interrupted", []state.Wave{w(state.WaveInterrupted)}, statusRunning},
-		{"failed", []state.Wave{w(state.WaveFailed)}, statusFailed},
-		{"stopped", []state.Wave{w(state.WaveStopped)}, statusFailed},
-		{"question while running", []state.Wave{w(state.WaveRunning, state.Blocker{Kind: "clarification-request"})}, statusInputRequired},
-		{"agent blocker is no question", []state.Wave{w(state.WaveRunning, state.Blocker{Kind: "blocker"})}, statusRunning},
+		{"nothing ran", []state.Wave{w(state.WavePending)}, e2etest.StatusRunning},
+		{"all completed", []state.Wave{w(state.WaveCompleted), w(state.WavePending)}, e2etest.StatusCompleted},
+		{"running", []state.Wave{w(state.WaveCompleted), w(state.WaveRunning)}, e2etest.StatusRunning},
+		{"interrupted", []state.Wave{w(state.WaveInterrupted)}, e2etest.StatusRunning},
+		{"failed", []state.Wave{w(state.WaveFailed)}, e2etest.StatusFailed},
+		{"stopped", []state.Wave{w(state.WaveStopped)}, e2etest.StatusFailed},
+		{"question while running", []state.Wave{w(state.WaveRunning, state.Blocker{Kind: "clarification-request"})}, e2etest.StatusInputRequired},
+		{"agent blocker is no question", []state.Wave{w(state.WaveRunning, state.Blocker{Kind: "blocker"})}, e2etest.StatusRunning},
 	} {
 		if got := laneCode(state.Lane{Waves: tc.waves}); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)

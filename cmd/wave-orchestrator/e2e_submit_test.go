@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
 // submitted is what `submit --json` prints.
@@ -21,30 +23,30 @@ type submittedJSON struct {
 
 // submitFromShell runs `submit --json` in a client shell that exits right
 // after, as an agent's tool call would.
-func submitFromShell(t *testing.T, r *testRepo, extra ...string) submittedJSON {
+func submitFromShell(t *testing.T, r *e2etest.Repo, extra ...string) submittedJSON {
 	t.Helper()
-	args := []string{shellQuote(binPath), "--repo-root", shellQuote(r.root), "submit", "--json", "--no-dashboard"}
+	args := []string{e2etest.ShellQuote(e2etest.Bin()), "--repo-root", e2etest.ShellQuote(r.Root), "submit", "--json", "--no-dashboard"}
 	for _, a := range extra {
-		args = append(args, shellQuote(a))
+		args = append(args, e2etest.ShellQuote(a))
 	}
-	sh := exec.CommandContext(ctxFor(t), "sh", "-c", strings.Join(args, " ")+"; exit $?")
-	sh.Dir = r.root
-	sh.Env = append(os.Environ(), "TMUX_TMPDIR="+tmuxTmp)
-	res := runCmd(t, sh)
-	if res.code != 0 {
-		t.Fatalf("submit: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	sh := exec.CommandContext(e2etest.Context(t), "sh", "-c", strings.Join(args, " ")+"; exit $?")
+	sh.Dir = r.Root
+	sh.Env = append(os.Environ(), "TMUX_TMPDIR="+e2etest.TmuxDir())
+	res := e2etest.RunCmd(t, sh)
+	if res.Code != 0 {
+		t.Fatalf("submit: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
 	var s submittedJSON
-	if err := json.Unmarshal([]byte(res.stdout), &s); err != nil || s.RunID == "" || s.Lane != "main" || s.StatePath == "" {
-		t.Fatalf("submit --json: %v %q", err, res.stdout)
+	if err := json.Unmarshal([]byte(res.Stdout), &s); err != nil || s.RunID == "" || s.Lane != "main" || s.StatePath == "" {
+		t.Fatalf("submit --json: %v %q", err, res.Stdout)
 	}
 	return s
 }
 
 // runState reads a submitted run's state file.
-func runState(t *testing.T, path string) submittedRun {
+func runState(t *testing.T, path string) e2etest.SubmittedRun {
 	t.Helper()
-	var s submittedRun
+	var s e2etest.SubmittedRun
 	b, err := os.ReadFile(path)
 	if err == nil {
 		_ = json.Unmarshal(b, &s)
@@ -55,44 +57,44 @@ func runState(t *testing.T, path string) submittedRun {
 // A client shell submits a run and exits; the run goes on detached, and
 // `wait` from another process gets its exit code, 0.
 func TestSubmittedRunOutlivesItsClientAndWaitGetsItsExitCode(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 1s")}, closureAgents()...)...)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 1s")}, e2etest.ClosureAgents()...)...)
 	s := submitFromShell(t, r)
-	w := r.run(ctxFor(t), "wait", "--run-id", s.RunID, "--timeout-seconds", "100")
-	if w.code != 0 || !strings.Contains(w.stdout, "state=completed") {
-		t.Fatalf("wait: exit %d\n%s%s", w.code, w.stdout, w.stderr)
+	w := r.Run(e2etest.Context(t), "wait", "--run-id", s.RunID, "--timeout-seconds", "100")
+	if w.Code != 0 || !strings.Contains(w.Stdout, "state=completed") {
+		t.Fatalf("wait: exit %d\n%s%s", w.Code, w.Stdout, w.Stderr)
 	}
-	st := r.run(ctxFor(t), "status", "--run-id", s.RunID, "--json")
-	var rec submittedRun
-	if err := json.Unmarshal([]byte(st.stdout), &rec); err != nil || rec.State != runCompleted || rec.ExitCode == nil || *rec.ExitCode != 0 || rec.Pid == 0 {
-		t.Fatalf("status --run-id: %v %s", err, st.stdout)
+	st := r.Run(e2etest.Context(t), "status", "--run-id", s.RunID, "--json")
+	var rec e2etest.SubmittedRun
+	if err := json.Unmarshal([]byte(st.Stdout), &rec); err != nil || rec.State != e2etest.RunCompleted || rec.ExitCode == nil || *rec.ExitCode != 0 || rec.Pid == 0 {
+		t.Fatalf("status --run-id: %v %s", err, st.Stdout)
 	}
 }
 
 // A submitted launcher killed with SIGKILL is restarted once by the
 // watcher, adopts its live agents, and the run still ends completed.
 func TestKilledSubmittedLauncherIsRestartedAndCompletes(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 3s")}, closureAgents()...)...)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 3s")}, e2etest.ClosureAgents()...)...)
 	s := submitFromShell(t, r)
 	var pid int
-	waitFor(t, "A1 running under the submitted launcher", 30*time.Second, func() bool {
+	e2etest.WaitFor(t, "A1 running under the submitted launcher", 30*time.Second, func() bool {
 		pid = runState(t, s.StatePath).Pid
-		b, err := os.ReadFile(r.layout().RunDir(0, "A1", 1) + "/runtime.json")
+		b, err := os.ReadFile(r.Layout().RunDir(0, "A1", 1) + "/runtime.json")
 		return pid > 0 && err == nil && strings.Contains(string(b), `"running"`)
 	})
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	w := r.run(ctxFor(t), "wait", "--run-id", s.RunID, "--json")
-	var rec submittedRun
-	if err := json.Unmarshal([]byte(w.stdout), &rec); err != nil {
-		t.Fatalf("wait --json: %v %q %s", err, w.stdout, w.stderr)
+	w := r.Run(e2etest.Context(t), "wait", "--run-id", s.RunID, "--json")
+	var rec e2etest.SubmittedRun
+	if err := json.Unmarshal([]byte(w.Stdout), &rec); err != nil {
+		t.Fatalf("wait --json: %v %q %s", err, w.Stdout, w.Stderr)
 	}
-	if w.code != 0 || rec.State != runCompleted || rec.Restarts != 1 || rec.Pid == pid {
-		t.Fatalf("after kill -9: exit %d state %s restarts %d pid %d (killed %d)\n%s", w.code, rec.State, rec.Restarts, rec.Pid, pid, w.stderr)
+	if w.Code != 0 || rec.State != e2etest.RunCompleted || rec.Restarts != 1 || rec.Pid == pid {
+		t.Fatalf("after kill -9: exit %d state %s restarts %d pid %d (killed %d)\n%s", w.Code, rec.State, rec.Restarts, rec.Pid, pid, w.Stderr)
 	}
-	launched, adopted := agentStarts(r.events())
+	launched, adopted := e2etest.AgentStarts(r.Events())
 	if launched["A1"] != 1 || adopted["A1"] != 1 {
 		t.Fatalf("A1 launched %d adopted %d; want one launch, one adoption", launched["A1"], adopted["A1"])
 	}
@@ -101,19 +103,19 @@ func TestKilledSubmittedLauncherIsRestartedAndCompletes(t *testing.T) {
 // A second submit while a run is active is queued and runs after it;
 // --no-queue refuses with 32 instead.
 func TestSecondSubmitIsQueuedOrRefusedWithNoQueue(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 2s")}, closureAgents()...)...)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 2s")}, e2etest.ClosureAgents()...)...)
 	first := submitFromShell(t, r)
-	refused := r.run(ctxFor(t), "submit", "--no-queue", "--no-dashboard")
-	if refused.code != exitLocked {
-		t.Fatalf("submit --no-queue during a run: exit %d, want 32\n%s%s", refused.code, refused.stdout, refused.stderr)
+	refused := r.Run(e2etest.Context(t), "submit", "--no-queue", "--no-dashboard")
+	if refused.Code != e2etest.ExitLocked {
+		t.Fatalf("submit --no-queue during a run: exit %d, want 32\n%s%s", refused.Code, refused.Stdout, refused.Stderr)
 	}
 	second := submitFromShell(t, r)
 	if !second.Queued {
 		t.Fatalf("second submit not reported queued: %+v", second)
 	}
-	if w := r.run(ctxFor(t), "wait", "--run-id", second.RunID); w.code != 0 {
-		t.Fatalf("queued run: exit %d\n%s%s", w.code, w.stdout, w.stderr)
+	if w := r.Run(e2etest.Context(t), "wait", "--run-id", second.RunID); w.Code != 0 {
+		t.Fatalf("queued run: exit %d\n%s%s", w.Code, w.Stdout, w.Stderr)
 	}
 	a, b := runState(t, first.StatePath), runState(t, second.StatePath)
 	if a.FinishedAt == nil || b.StartedAt == nil || b.StartedAt.Before(*a.FinishedAt) {
@@ -125,26 +127,26 @@ func TestSecondSubmitIsQueuedOrRefusedWithNoQueue(t *testing.T) {
 // --timeout-seconds; `stop` then ends the run as stopped, and a queued
 // one never starts.
 func TestWaitTimesOutWith124AndStopEndsSubmittedRuns(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 20s")}, closureAgents()...)...)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 20s")}, e2etest.ClosureAgents()...)...)
 	s := submitFromShell(t, r)
-	w := r.run(ctxFor(t), "wait", "--run-id", s.RunID, "--timeout-seconds", "1")
-	if w.code != exitTimeout {
-		t.Fatalf("wait: exit %d, want 124\n%s%s", w.code, w.stdout, w.stderr)
+	w := r.Run(e2etest.Context(t), "wait", "--run-id", s.RunID, "--timeout-seconds", "1")
+	if w.Code != e2etest.ExitTimeout {
+		t.Fatalf("wait: exit %d, want 124\n%s%s", w.Code, w.Stdout, w.Stderr)
 	}
-	if st := runState(t, s.StatePath); st.terminal() {
+	if st := runState(t, s.StatePath); st.Terminal() {
 		t.Fatalf("run ended by a timed-out wait: %+v", st)
 	}
 	queued := submitFromShell(t, r)
-	if res := r.run(ctxFor(t), "stop"); res.code != 0 {
-		t.Fatalf("stop: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	if res := r.Run(e2etest.Context(t), "stop"); res.Code != 0 {
+		t.Fatalf("stop: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	w = r.run(ctxFor(t), "wait", "--run-id", s.RunID, "--json")
-	var rec submittedRun
-	if err := json.Unmarshal([]byte(w.stdout), &rec); err != nil || w.code == 0 || rec.State != runStopped {
-		t.Fatalf("stopped run: exit %d %v %s%s", w.code, err, w.stdout, w.stderr)
+	w = r.Run(e2etest.Context(t), "wait", "--run-id", s.RunID, "--json")
+	var rec e2etest.SubmittedRun
+	if err := json.Unmarshal([]byte(w.Stdout), &rec); err != nil || w.Code == 0 || rec.State != e2etest.RunStopped {
+		t.Fatalf("stopped run: exit %d %v %s%s", w.Code, err, w.Stdout, w.Stderr)
 	}
-	if q := runState(t, queued.StatePath); q.State != runStopped || q.StartedAt != nil {
+	if q := runState(t, queued.StatePath); q.State != e2etest.RunStopped || q.StartedAt != nil {
 		t.Fatalf("queued run after stop: %+v", q)
 	}
 }
@@ -152,11 +154,11 @@ func TestWaitTimesOutWith124AndStopEndsSubmittedRuns(t *testing.T) {
 // A submitted launcher that dies a second time is not restarted again:
 // the run fails, saying why.
 func TestSubmittedLauncherDyingTwiceFailsTheRunWithTheReason(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 30s")}, closureAgents()...)...)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 30s")}, e2etest.ClosureAgents()...)...)
 	s := submitFromShell(t, r)
 	var first int
-	waitFor(t, "the submitted launcher", 30*time.Second, func() bool {
+	e2etest.WaitFor(t, "the submitted launcher", 30*time.Second, func() bool {
 		first = runState(t, s.StatePath).Pid
 		return first > 0
 	})
@@ -164,7 +166,7 @@ func TestSubmittedLauncherDyingTwiceFailsTheRunWithTheReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	var second int
-	waitFor(t, "the restarted launcher", 30*time.Second, func() bool {
+	e2etest.WaitFor(t, "the restarted launcher", 30*time.Second, func() bool {
 		st := runState(t, s.StatePath)
 		second = st.Pid
 		return st.Restarts == 1 && second > 0 && second != first
@@ -172,25 +174,25 @@ func TestSubmittedLauncherDyingTwiceFailsTheRunWithTheReason(t *testing.T) {
 	if err := syscall.Kill(second, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	w := r.run(ctxFor(t), "wait", "--run-id", s.RunID, "--json")
-	var rec submittedRun
-	if err := json.Unmarshal([]byte(w.stdout), &rec); err != nil || w.code == 0 || rec.State != runFailed || !strings.Contains(rec.Why, "died twice") {
-		t.Fatalf("after two deaths: exit %d %v %s%s", w.code, err, w.stdout, w.stderr)
+	w := r.Run(e2etest.Context(t), "wait", "--run-id", s.RunID, "--json")
+	var rec e2etest.SubmittedRun
+	if err := json.Unmarshal([]byte(w.Stdout), &rec); err != nil || w.Code == 0 || rec.State != e2etest.RunFailed || !strings.Contains(rec.Why, "died twice") {
+		t.Fatalf("after two deaths: exit %d %v %s%s", w.Code, err, w.Stdout, w.Stderr)
 	}
-	_ = r.run(ctxFor(t), "stop")
+	_ = r.Run(e2etest.Context(t), "stop")
 }
 
 // submit --wave N submits a resume of wave N; a launch-only flag with it
 // is a usage error before anything is queued.
 func TestSubmitWithWaveIsAResume(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1")}, closureAgents()...)...)
-	if res := r.run(ctxFor(t), "submit", "--wave", "0", "--start-wave", "1"); res.code != exitUsage || !strings.Contains(res.stderr, "--start-wave is a launch flag") {
-		t.Fatalf("submit --wave with --start-wave: exit %d %s", res.code, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
+	if res := r.Run(e2etest.Context(t), "submit", "--wave", "0", "--start-wave", "1"); res.Code != e2etest.ExitUsage || !strings.Contains(res.Stderr, "--start-wave is a launch flag") {
+		t.Fatalf("submit --wave with --start-wave: exit %d %s", res.Code, res.Stderr)
 	}
 	s := submitFromShell(t, r, "--wave", "0", "--phase", "implementation")
-	if w := r.run(ctxFor(t), "wait", "--run-id", s.RunID); w.code != 0 {
-		t.Fatalf("submitted resume: exit %d\n%s%s", w.code, w.stdout, w.stderr)
+	if w := r.Run(e2etest.Context(t), "wait", "--run-id", s.RunID); w.Code != 0 {
+		t.Fatalf("submitted resume: exit %d\n%s%s", w.Code, w.Stdout, w.Stderr)
 	}
 	if rec := runState(t, s.StatePath); rec.Command != "resume" || !slices.Contains(rec.Args, "--phase=implementation") {
 		t.Fatalf("submitted resume recorded as %s %v", rec.Command, rec.Args)

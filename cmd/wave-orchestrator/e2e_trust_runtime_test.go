@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
@@ -42,21 +43,21 @@ func agentActions(evs []state.Event, id string) []state.Event {
 // finishes, its result passes the gate, and the wave completes without a
 // retry.
 func TestKillSessionKeepsTheAgent(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 3s"), implAgent("A2")}, closureAgents()...)...)
-	ctx := ctxFor(t)
-	cmd := r.command(ctx, "launch", "--lane", "main", "--no-dashboard")
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 3s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	ctx := e2etest.Context(t)
+	cmd := r.Command(ctx, "launch", "--lane", "main", "--no-dashboard")
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	recPath := filepath.Join(r.layout().RunDir(0, "A1", 1), lanes.RuntimeFile)
-	waitFor(t, "A1 running", 30*time.Second, func() bool {
+	recPath := filepath.Join(r.Layout().RunDir(0, "A1", 1), lanes.RuntimeFile)
+	e2etest.WaitFor(t, "A1 running", 30*time.Second, func() bool {
 		rec, ok := readRunRecord(recPath)
 		return ok && rec.TerminalDisposition == "running"
 	})
-	tm := tmuxadapter.New(r.layout().Socket())
+	tm := tmuxadapter.New(r.Layout().Socket())
 	if err := tm.KillSession(ctx, lanes.SessionName(0, "A1")); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestKillSessionKeepsTheAgent(t *testing.T) {
 	if !rec.SessionLost || rec.TerminalDisposition != "completed" {
 		t.Fatalf("A1 record %+v", rec)
 	}
-	if launched, _ := agentStarts(r.events()); launched["A1"] != 1 {
+	if launched, _ := e2etest.AgentStarts(r.Events()); launched["A1"] != 1 {
 		t.Fatalf("A1 launched %d times, want once\n%s", launched["A1"], out.String())
 	}
 }
@@ -77,21 +78,21 @@ func TestKillSessionKeepsTheAgent(t *testing.T) {
 // next launch adopts the run, classifies it lost naming the file, retries
 // the agent and completes the wave instead of waiting for the deadline.
 func TestAdoptedRunWithCorruptRecordsIsRetried(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 2s"), implAgent("A2")}, closureAgents()...)...)
-	ctx := ctxFor(t)
-	first := r.command(ctx, "launch", "--lane", "main", "--no-dashboard")
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 2s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	ctx := e2etest.Context(t)
+	first := r.Command(ctx, "launch", "--lane", "main", "--no-dashboard")
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	dir := r.layout().RunDir(0, "A1", 1)
-	waitFor(t, "A1 running", 30*time.Second, func() bool {
+	dir := r.Layout().RunDir(0, "A1", 1)
+	e2etest.WaitFor(t, "A1 running", 30*time.Second, func() bool {
 		rec, ok := readRunRecord(filepath.Join(dir, lanes.RuntimeFile))
 		return ok && rec.TerminalDisposition == "running"
 	})
 	_ = first.Process.Signal(syscall.SIGKILL)
 	_ = first.Wait()
-	waitTerminal(t, filepath.Join(dir, lanes.RuntimeFile))
+	e2etest.WaitTerminal(t, filepath.Join(dir, lanes.RuntimeFile))
 	old := time.Now().Add(-time.Hour)
 	for _, f := range []string{lanes.RuntimeFile, lanes.StatusFile} {
 		p := filepath.Join(dir, f)
@@ -102,12 +103,12 @@ func TestAdoptedRunWithCorruptRecordsIsRetried(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res := launch(t, r)
-	if res.code != 0 {
-		t.Fatalf("relaunch exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	res := e2etest.Launch(t, r)
+	if res.Code != 0 {
+		t.Fatalf("relaunch exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	evs := r.events()
-	launched, adopted := agentStarts(evs)
+	evs := r.Events()
+	launched, adopted := e2etest.AgentStarts(evs)
 	if launched["A1"] != 2 || adopted["A1"] != 1 {
 		t.Fatalf("A1 launched %d adopted %d; want a launch, an adoption and a retry", launched["A1"], adopted["A1"])
 	}
@@ -124,33 +125,33 @@ func TestAdoptedRunWithCorruptRecordsIsRetried(t *testing.T) {
 // An agent that goes silent for runtime.silenceSeconds is stopped,
 // recorded stalled, retried like a failure, and shown stalled by status.
 func TestSilentAgentIsStalledAndRetried(t *testing.T) {
-	r := newRepo(t)
-	r.write("wave.config.yaml", strings.Replace(testConfig, "runtime:\n", "runtime:\n  silenceSeconds: 1\n", 1))
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "local.delay: 60s"), implAgent("A2")}, closureAgents()...)...)
-	res := launch(t, r)
-	if res.code == 0 {
-		t.Fatalf("launch passed with an agent that never finishes\n%s", res.stdout)
+	r := e2etest.NewRepo(t)
+	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "runtime:\n", "runtime:\n  silenceSeconds: 1\n", 1))
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	res := e2etest.Launch(t, r)
+	if res.Code == 0 {
+		t.Fatalf("launch passed with an agent that never finishes\n%s", res.Stdout)
 	}
 	stalls := 0
-	for _, ev := range agentActions(r.events(), "A1") {
+	for _, ev := range agentActions(r.Events(), "A1") {
 		if code, _ := ev.Data["statusCode"].(string); ev.Action == state.AgentStalled && code == "stalled" {
 			stalls++
 		}
 	}
 	if stalls != 2 {
-		t.Fatalf("A1 stalled %d times, want 2 (first attempt and its retry)\n%s", stalls, res.stdout)
+		t.Fatalf("A1 stalled %d times, want 2 (first attempt and its retry)\n%s", stalls, res.Stdout)
 	}
-	st := r.run(context.Background(), "status", "--lane", "main", "--json")
+	st := r.Run(context.Background(), "status", "--lane", "main", "--json")
 	var lane state.Lane
-	if err := json.Unmarshal([]byte(st.stdout), &lane); err != nil || len(lane.Waves) == 0 {
-		t.Fatalf("status --json: %v\n%s", err, st.stdout)
+	if err := json.Unmarshal([]byte(st.Stdout), &lane); err != nil || len(lane.Waves) == 0 {
+		t.Fatalf("status --json: %v\n%s", err, st.Stdout)
 	}
 	for _, a := range lane.Waves[0].Agents {
 		if a.ID == "A1" && a.State != state.AgentStalled {
 			t.Fatalf("status shows A1 %q, want stalled", a.State)
 		}
 	}
-	if text := r.run(context.Background(), "status", "--lane", "main"); !strings.Contains(text.stdout, "stalled") {
-		t.Fatalf("status text lacks stalled:\n%s", text.stdout)
+	if text := r.Run(context.Background(), "status", "--lane", "main"); !strings.Contains(text.Stdout, "stalled") {
+		t.Fatalf("status text lacks stalled:\n%s", text.Stdout)
 	}
 }

@@ -8,15 +8,17 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
-func versionJSON(t *testing.T, bin string) buildInfo {
+func versionJSON(t *testing.T, bin string) e2etest.BuildInfo {
 	t.Helper()
 	out, err := exec.Command(bin, "version", "--json").Output()
 	if err != nil {
 		t.Fatalf("%s version --json: %v", bin, err)
 	}
-	var b buildInfo
+	var b e2etest.BuildInfo
 	if err := json.Unmarshal(out, &b); err != nil {
 		t.Fatalf("version --json: %v\n%s", err, out)
 	}
@@ -24,19 +26,19 @@ func versionJSON(t *testing.T, bin string) buildInfo {
 }
 
 func TestVersionReportsToolchainAndFlags(t *testing.T) {
-	b := versionJSON(t, binPath)
+	b := versionJSON(t, e2etest.Bin())
 	if b.GoVersion != goruntime.Version() || b.Platform != goruntime.GOOS+"/"+goruntime.GOARCH || b.Version == "" {
 		t.Fatalf("version --json %+v, want go %s on %s/%s", b, goruntime.Version(), goruntime.GOOS, goruntime.GOARCH)
 	}
-	text, err := exec.Command(binPath, "version").Output()
+	text, err := exec.Command(e2etest.Bin(), "version").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	flag, err := exec.Command(binPath, "--version").Output()
+	flag, err := exec.Command(e2etest.Bin(), "--version").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := lines(string(text))[0]
+	first := e2etest.Lines(string(text))[0]
 	if strings.TrimSpace(string(flag)) != first || !strings.HasPrefix(first, "wave-orchestrator "+b.Version) || !strings.Contains(string(text), "go        "+b.GoVersion) {
 		t.Fatalf("version:\n%s\n--version:\n%s", text, flag)
 	}
@@ -59,7 +61,7 @@ func TestVersionRecordsTheCheckoutItWasBuiltFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := versionJSON(t, binPath)
+	b := versionJSON(t, e2etest.Bin())
 	if b.Revision == "" && linkedWorktree(src) {
 		t.Skip("the go command records no VCS facts in a linked git worktree")
 	}
@@ -67,7 +69,7 @@ func TestVersionRecordsTheCheckoutItWasBuiltFrom(t *testing.T) {
 	if b.Revision != rev || b.Time == "" || b.Modified != (len(porcelain) > 0) {
 		t.Fatalf("version --json %+v; the checkout is at %s, modified=%v", b, rev, len(porcelain) > 0)
 	}
-	if !strings.Contains(lines(string(mustOutput(t, binPath, "version")))[0], rev[:12]) {
+	if !strings.Contains(e2etest.Lines(string(mustOutput(t, e2etest.Bin(), "version")))[0], rev[:12]) {
 		t.Fatalf("version does not name revision %s", rev[:12])
 	}
 }
@@ -121,7 +123,7 @@ func TestStaticBuild(t *testing.T) {
 	if goruntime.GOOS != "linux" {
 		t.Skip("ELF check on linux only")
 	}
-	f, err := elf.Open(binPath)
+	f, err := elf.Open(e2etest.Bin())
 	if err != nil {
 		t.Fatal(err)
 	}

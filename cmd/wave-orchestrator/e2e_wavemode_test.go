@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
@@ -23,20 +24,20 @@ echo '[wave-doc-delta] state=owned'
 // Every agent run gets LPM_AUTH_STICKY_KEY=wave:<lane>:<wave>:<attempt>:<agent>
 // in its environment, and a value the wave file sets for the agent wins.
 func TestAgentsGetAStickyKeyUnlessOneIsConfigured(t *testing.T) {
-	r := newRepo(t)
-	r.write("agent.sh", envAgentScript)
-	a1 := implAgent("A1", "id: shell", "shell.command: sh agent.sh a1")
-	a2 := implAgent("A2", "id: shell", "shell.command: sh agent.sh a2", "env.LPM_AUTH_STICKY_KEY: pinned-by-user")
-	r.writeWave(0, append([]agentSpec{a1, a2}, closureAgents()...)...)
-	if res := launch(t, r); res.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.Write("agent.sh", envAgentScript)
+	a1 := e2etest.ImplAgent("A1", "id: shell", "shell.command: sh agent.sh a1")
+	a2 := e2etest.ImplAgent("A2", "id: shell", "shell.command: sh agent.sh a2", "env.LPM_AUTH_STICKY_KEY: pinned-by-user")
+	r.WriteWave(0, append([]e2etest.Agent{a1, a2}, e2etest.ClosureAgents()...)...)
+	if res := e2etest.Launch(t, r); res.Code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
 	for id, want := range map[string]string{"A1": "sticky=wave:main:0:1:A1", "A2": "sticky=pinned-by-user"} {
-		log, err := os.ReadFile(filepath.Join(r.layout().RunDir(0, id, 1), "agent.log"))
+		log, err := os.ReadFile(filepath.Join(r.Layout().RunDir(0, id, 1), "agent.log"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.ContainsFunc(lines(string(log)), func(l string) bool { return strings.TrimRight(l, "\r") == want }) {
+		if !slices.ContainsFunc(e2etest.Lines(string(log)), func(l string) bool { return strings.TrimRight(l, "\r") == want }) {
 			t.Errorf("%s's log lacks %q:\n%s", id, want, log)
 		}
 	}
@@ -45,22 +46,22 @@ func TestAgentsGetAStickyKeyUnlessOneIsConfigured(t *testing.T) {
 // Each run directory holds launch-preview.json with the resolved limits,
 // live and in dry-run, and the turn limit names where it came from.
 func TestLaunchPreviewRecordsLimitsAndTheirSources(t *testing.T) {
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "budget.turns: 7", "budget.minutes: 20"), implAgent("A2")}, closureAgents()...)...)
-	if res := r.run(ctxFor(t), "launch", "--lane", "main", "--dry-run"); res.code != 0 {
-		t.Fatalf("dry-run exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "budget.turns: 7", "budget.minutes: 20"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	if res := r.Run(e2etest.Context(t), "launch", "--lane", "main", "--dry-run"); res.Code != 0 {
+		t.Fatalf("dry-run exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
 	var dry launcher.LaunchPreview
-	readJSONFile(t, filepath.Join(r.layout().DryRun().RunDir(0, "A1", 1), launcher.PreviewFile), &dry)
+	e2etest.ReadJSONFile(t, filepath.Join(r.Layout().DryRun().RunDir(0, "A1", 1), launcher.PreviewFile), &dry)
 	if dry.AgentID != "A1" || dry.ExecutorID != "local" || dry.Limits.DeadlineMinutes != 20 || dry.Limits.DeadlineSource != "agent budget.minutes" ||
 		dry.Limits.TurnLimitSource != "not-applicable" || len(dry.Limits.Notes) != 1 {
 		t.Fatalf("dry-run preview %+v", dry)
 	}
-	if res := launch(t, r, "--timeout-minutes", "45"); res.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	if res := e2etest.Launch(t, r, "--timeout-minutes", "45"); res.Code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
 	var live launcher.LaunchPreview
-	readJSONFile(t, filepath.Join(r.layout().RunDir(0, "A2", 1), launcher.PreviewFile), &live)
+	e2etest.ReadJSONFile(t, filepath.Join(r.Layout().RunDir(0, "A2", 1), launcher.PreviewFile), &live)
 	if live.Limits.DeadlineMinutes != 45 || live.Limits.DeadlineSource != "flag --timeout-minutes" || live.Env["WAVE_AGENT_ID"] != "A2" ||
 		live.Env["LPM_AUTH_STICKY_KEY"] != "wave:main:0:1:A2" {
 		t.Fatalf("live preview %+v", live)
@@ -71,16 +72,16 @@ func TestLaunchPreviewRecordsLimitsAndTheirSources(t *testing.T) {
 // target stops the wave (exit 43), and `status --json` reports
 // retry-fallback-blocked for the agent, the code the launch printed.
 func TestStatusReportsAFallbackBlockedByTheRuntimeMix(t *testing.T) {
-	r := newRepo(t)
-	r.write("wave.config.yaml", strings.Replace(testConfig, "executors:\n  default: local\n",
+	r := e2etest.NewRepo(t)
+	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "executors:\n  default: local\n",
 		"executors:\n  default: local\nruntimePolicy:\n  runtimeMixTargets:\n    local: 3\n", 1))
-	a1 := implAgent("A1", "id: shell", "shell.command: sh -c no-such-agent-cli-xyz", "fallbacks: local", "retry-policy: fallback-allowed")
-	r.writeWave(0, append([]agentSpec{a1}, closureAgents()...)...)
-	res := launch(t, r)
-	if res.code != 43 || !strings.Contains(res.stdout, "A1 fallback to local blocked (retry-fallback-blocked)") {
-		t.Fatalf("exit %d, want 43 with the blocked fallback named\n%s\n%s", res.code, res.stdout, res.stderr)
+	a1 := e2etest.ImplAgent("A1", "id: shell", "shell.command: sh -c no-such-agent-cli-xyz", "fallbacks: local", "retry-policy: fallback-allowed")
+	r.WriteWave(0, append([]e2etest.Agent{a1}, e2etest.ClosureAgents()...)...)
+	res := e2etest.Launch(t, r)
+	if res.Code != 43 || !strings.Contains(res.Stdout, "A1 fallback to local blocked (retry-fallback-blocked)") {
+		t.Fatalf("exit %d, want 43 with the blocked fallback named\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	l := r.status(t)
+	l := r.Status(t)
 	w := l.FindWave(0)
 	if w == nil {
 		t.Fatal("status has no wave 0")
@@ -94,25 +95,25 @@ func TestStatusReportsAFallbackBlockedByTheRuntimeMix(t *testing.T) {
 
 // completedWave runs a passing wave 0 of A1, A2 and closure, and returns
 // the number of events before a following command.
-func completedWave(t *testing.T) (*testRepo, int) {
+func completedWave(t *testing.T) (*e2etest.Repo, int) {
 	t.Helper()
-	r := newRepo(t)
-	r.writeWave(0, append([]agentSpec{implAgent("A1"), implAgent("A2")}, closureAgents()...)...)
-	if res := launch(t, r); res.code != 0 {
-		t.Fatalf("first run exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	if res := e2etest.Launch(t, r); res.Code != 0 {
+		t.Fatalf("first run exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	return r, len(r.events())
+	return r, len(r.Events())
 }
 
 // `resume --agent A1` on a completed wave reruns the proven A1 and then
 // closure; A2 is reused.
 func TestResumeAgentRerunsAProvenAgent(t *testing.T) {
 	r, before := completedWave(t)
-	res := r.run(ctxFor(t), "resume", "--lane", "main", "--wave", "0", "--agent", "A1", "--no-dashboard")
-	if res.code != 0 {
-		t.Fatalf("resume exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	res := r.Run(e2etest.Context(t), "resume", "--lane", "main", "--wave", "0", "--agent", "A1", "--no-dashboard")
+	if res.Code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if got := startOrder(r.events()[before:]); !slices.Equal(got, []string{"A1", "A8", "A9", "A0"}) {
+	if got := e2etest.StartOrder(r.Events()[before:]); !slices.Equal(got, []string{"A1", "A8", "A9", "A0"}) {
 		t.Fatalf("resume ran %v, want A1 then closure A8 A9 A0", got)
 	}
 }
@@ -121,12 +122,12 @@ func TestResumeAgentRerunsAProvenAgent(t *testing.T) {
 // agents run again, then closure.
 func TestResumeRerunProvenRerunsEveryImplementationAgent(t *testing.T) {
 	r, before := completedWave(t)
-	res := r.run(ctxFor(t), "resume", "--lane", "main", "--wave", "0", "--rerun-proven", "--no-dashboard")
-	if res.code != 0 {
-		t.Fatalf("resume exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	res := r.Run(e2etest.Context(t), "resume", "--lane", "main", "--wave", "0", "--rerun-proven", "--no-dashboard")
+	if res.Code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	evs := r.events()[before:]
-	launched, _ := agentStarts(evs)
+	evs := r.Events()[before:]
+	launched, _ := e2etest.AgentStarts(evs)
 	if launched["A1"] != 1 || launched["A2"] != 1 || launched["A0"] != 1 {
 		t.Fatalf("resume launched %v, want A1, A2 and closure once each", launched)
 	}
@@ -148,12 +149,12 @@ func TestResumeRefusesABadRerunRequest(t *testing.T) {
 		{[]string{"--agent", "A7"}, `wave 0 has no agent "A7" (--agent); its agents are A1, A2, A8, A9, A0`},
 		{[]string{"--phase", "security-review", "--rerun-proven"}, "--rerun-proven reruns implementation agents"},
 	} {
-		res := r.run(ctxFor(t), append([]string{"resume", "--lane", "main", "--wave", "0", "--no-dashboard"}, tc.args...)...)
-		if res.code != 2 || !strings.Contains(res.stderr, tc.want) {
-			t.Fatalf("resume %v: exit %d, want 2 saying %q\n%s", tc.args, res.code, tc.want, res.stderr)
+		res := r.Run(e2etest.Context(t), append([]string{"resume", "--lane", "main", "--wave", "0", "--no-dashboard"}, tc.args...)...)
+		if res.Code != 2 || !strings.Contains(res.Stderr, tc.want) {
+			t.Fatalf("resume %v: exit %d, want 2 saying %q\n%s", tc.args, res.Code, tc.want, res.Stderr)
 		}
 	}
-	if n := len(r.events()); n != before {
+	if n := len(r.Events()); n != before {
 		t.Fatalf("a refused resume wrote %d events", n-before)
 	}
 }
@@ -162,35 +163,35 @@ func TestResumeRefusesABadRerunRequest(t *testing.T) {
 // while it carries every value does not fail the wave: the launcher
 // accepts it on adjudication, warns, and records it in summary.json.
 func TestMangledComponentMarkerIsAdjudicated(t *testing.T) {
-	r := newRepo(t)
-	r.write("agent.sh", `#!/bin/sh
+	r := e2etest.NewRepo(t)
+	r.Write("agent.sh", `#!/bin/sh
 mkdir -p src && echo done > src/a1.txt
 echo '[wave-proof] completion=contract durability=none proof=unit state=met'
 echo '[wave-doc-delta] state=owned'
 echo '[wave-component] component=api, level=repo-landed, state=met,'
 `)
-	r.writeWave(0, append([]agentSpec{implAgent("A1", "id: shell", "shell.command: sh agent.sh")}, closureAgents()...)...)
-	path := filepath.Join(r.root, "docs/plans/waves/wave-0.md")
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: shell", "shell.command: sh agent.sh")}, e2etest.ClosureAgents()...)...)
+	path := filepath.Join(r.Root, "docs/plans/waves/wave-0.md")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Replace(string(b), "## Agent A1", "## Component promotions\n- api: repo-landed\n\n## Agent A1", 1)
 	text = strings.Replace(text, "### Exit contract", "### Components\n- api\n\n### Exit contract", 1)
-	r.write("docs/plans/waves/wave-0.md", text)
-	res := launch(t, r)
-	if res.code != 0 {
-		t.Fatalf("exit %d, want the wave to pass\n%s\n%s", res.code, res.stdout, res.stderr)
+	r.Write("docs/plans/waves/wave-0.md", text)
+	res := e2etest.Launch(t, r)
+	if res.Code != 0 {
+		t.Fatalf("exit %d, want the wave to pass\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if !strings.Contains(res.stdout, "warning: A1's component api marker was malformed") {
-		t.Fatalf("no adjudication warning:\n%s", res.stdout)
+	if !strings.Contains(res.Stdout, "warning: A1's component api marker was malformed") {
+		t.Fatalf("no adjudication warning:\n%s", res.Stdout)
 	}
 	var sum struct {
 		Adjudicated []struct {
 			Kind, ComponentID string
 		} `json:"adjudicated"`
 	}
-	readJSONFile(t, filepath.Join(r.layout().RunDir(0, "A1", 1), "summary.json"), &sum)
+	e2etest.ReadJSONFile(t, filepath.Join(r.Layout().RunDir(0, "A1", 1), "summary.json"), &sum)
 	if len(sum.Adjudicated) != 1 || sum.Adjudicated[0].ComponentID != "api" {
 		t.Fatalf("summary.json adjudicated %+v", sum.Adjudicated)
 	}

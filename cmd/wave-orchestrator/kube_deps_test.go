@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
 // heavyClientGo are packages the binary must not link: the all-groups
@@ -78,7 +80,7 @@ func TestBinaryExecutesNoTextTemplate(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command to read the binary's symbols:", err)
 	}
-	out, err := exec.Command(goBin, "tool", "nm", binPath).Output()
+	out, err := exec.Command(goBin, "tool", "nm", e2etest.Bin()).Output()
 	if err != nil {
 		t.Fatalf("go tool nm: %v\n%s", err, stderrOf(err))
 	}

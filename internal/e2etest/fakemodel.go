@@ -1,4 +1,4 @@
-package main
+package e2etest
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// fakeModel is a small Anthropic Messages API on 127.0.0.1 that scripts a
+// FakeModel is a small Anthropic Messages API on 127.0.0.1 that scripts a
 // backlog worker for the real claude CLI: asked about issue N, its first
 // turn calls the Bash tool to write src/iN/done.txt (inside the issue's
 // declared surface) and commit it; once the tool's result comes back it
@@ -19,15 +19,15 @@ import (
 // request (the probe, a side query the CLI makes on its own) gets a
 // one-word answer. It answers both non-streaming JSON and `stream: true`
 // server-sent events.
-type fakeModel struct {
+type FakeModel struct {
 	*httptest.Server
 	mu  sync.Mutex
 	log []string // one line per request, for the failure report
 }
 
-func newFakeModel(t *testing.T) *fakeModel {
+func NewFakeModel(t *testing.T) *FakeModel {
 	t.Helper()
-	f := &fakeModel{}
+	f := &FakeModel{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", f.messages)
 	mux.HandleFunc("POST /v1/messages/count_tokens", func(w http.ResponseWriter, r *http.Request) {
@@ -47,14 +47,14 @@ func newFakeModel(t *testing.T) *fakeModel {
 	return f
 }
 
-func (f *fakeModel) note(r *http.Request, what string) {
+func (f *FakeModel) note(r *http.Request, what string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.log = append(f.log, fmt.Sprintf("%s %s: %s", r.Method, r.URL.RequestURI(), what))
 }
 
-// requests is the request log so far.
-func (f *fakeModel) requests() string {
+// Requests is the request log so far.
+func (f *FakeModel) Requests() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return strings.Join(f.log, "\n")
@@ -93,14 +93,14 @@ func blocksOf(raw json.RawMessage) []block {
 	return bs
 }
 
-// forgetMarker in an issue's body makes the worker's first attempt end
+// ForgetMarker in an issue's body makes the worker's first attempt end
 // without its marker (a failure the supervisor salvages); its relaunch,
 // whose prompt says it resumes, ends with the marker.
-const forgetMarker = "fake-model: forget the marker once"
+const ForgetMarker = "fake-model: forget the marker once"
 
 var issueFact = regexp.MustCompile(`(?m)^- issue: #(\d+)$`)
 
-func (f *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
+func (f *FakeModel) messages(w http.ResponseWriter, r *http.Request) {
 	var req msgRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)
@@ -141,7 +141,7 @@ func script(req msgRequest) (content []block, stop, what string) {
 	switch {
 	case m == nil || !hasBash:
 		return []block{{Type: "text", Text: "ok"}}, "end_turn", "side query"
-	case sawResult && strings.Contains(first, forgetMarker) && !strings.Contains(first, "## Resuming after a failed attempt"):
+	case sawResult && strings.Contains(first, ForgetMarker) && !strings.Contains(first, "## Resuming after a failed attempt"):
 		return []block{{Type: "text", Text: "Committed the file."}}, "end_turn", "no marker"
 	case sawResult:
 		return []block{{Type: "text", Text: "Committed the file.\n[backlog-result] state=done detail=wrote src/i" + m[1] + "/done.txt"}}, "end_turn", "marker"
