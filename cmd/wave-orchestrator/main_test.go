@@ -7,11 +7,4 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(testMain(m))
-}
-
-func testMain(m *testing.M) int {
-	defer kubeCluster.Stop()
-	return e2etest.Run(m)
-}
+func TestMain(m *testing.M) { os.Exit(e2etest.Run(m)) }
