@@ -1,4 +1,4 @@
-package main
+package drive
 
 import (
 	"bufio"
@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
-
-	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 // startWaitChange starts `status --wait-change --exit-code` and returns
@@ -62,30 +60,5 @@ func TestStatusWaitChangeExitsTwentyWhenAnAgentAsksAQuestion(t *testing.T) {
 	}
 	if code := <-done; code != e2etest.StatusInputRequired {
 		t.Fatalf("status --wait-change --exit-code: %d, want 20", code)
-	}
-}
-
-// The exit code's classes, from the reduced lane state.
-func TestLaneCodeClassifiesTheLane(t *testing.T) {
-	w := func(status string, blockers ...state.Blocker) state.Wave {
-		return state.Wave{Status: status, Blockers: blockers}
-	}
-	for _, tc := range []struct {
-		name  string
-		waves []state.Wave
-		want  int
-	}{
-		{"nothing ran", []state.Wave{w(state.WavePending)}, e2etest.StatusRunning},
-		{"all completed", []state.Wave{w(state.WaveCompleted), w(state.WavePending)}, e2etest.StatusCompleted},
-		{"running", []state.Wave{w(state.WaveCompleted), w(state.WaveRunning)}, e2etest.StatusRunning},
-		{"interrupted", []state.Wave{w(state.WaveInterrupted)}, e2etest.StatusRunning},
-		{"failed", []state.Wave{w(state.WaveFailed)}, e2etest.StatusFailed},
-		{"stopped", []state.Wave{w(state.WaveStopped)}, e2etest.StatusFailed},
-		{"question while running", []state.Wave{w(state.WaveRunning, state.Blocker{Kind: "clarification-request"})}, e2etest.StatusInputRequired},
-		{"agent blocker is no question", []state.Wave{w(state.WaveRunning, state.Blocker{Kind: "blocker"})}, e2etest.StatusRunning},
-	} {
-		if got := laneCode(state.Lane{Waves: tc.waves}); got != tc.want {
-			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
-		}
 	}
 }

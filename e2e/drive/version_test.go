@@ -1,11 +1,10 @@
-package main
+package drive
 
 import (
 	"debug/elf"
 	"encoding/json"
 	"os/exec"
 	goruntime "runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -89,32 +88,6 @@ func mustOutput(t *testing.T, bin string, args ...string) []byte {
 	return out
 }
 
-// Release ldflags override what the toolchain recorded; a binary without
-// a record still says what it is.
-func TestVersionLdflagsOverrideTheToolchainRecord(t *testing.T) {
-	vcs := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
-		{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"},
-	}}
-	for _, tc := range []struct {
-		name              string
-		bi                *debug.BuildInfo
-		ver, commit, date string
-		wantVer, wantRev  string
-		wantTime          string
-		wantModified      bool
-	}{
-		{"toolchain record", vcs, "", "", "", "(devel)", "0123456789abcdef", "2026-01-02T03:04:05Z", true},
-		{"release ldflags", vcs, "v9.8.7", "abc123", "2030-01-02T03:04:05Z", "v9.8.7", "abc123", "2030-01-02T03:04:05Z", false},
-		{"go install of a tag", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "", "", "", "v1.2.3", "", "", false},
-		{"no record", nil, "", "", "", "(devel)", "", "", false},
-	} {
-		b := mergeBuildInfo(tc.bi, tc.ver, tc.commit, tc.date)
-		if b.Version != tc.wantVer || b.Revision != tc.wantRev || b.Time != tc.wantTime || b.Modified != tc.wantModified || b.GoVersion != goruntime.Version() {
-			t.Errorf("%s: %+v", tc.name, b)
-		}
-	}
-}
-
 // TestStaticBuild holds the README's "one static Go binary" for release
 // builds: the tests' binary is built as release builds are
 // (CGO_ENABLED=0), and it has no ELF interpreter and needs no shared
@@ -136,4 +109,31 @@ func TestStaticBuild(t *testing.T) {
 	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
 		t.Fatalf("CGO_ENABLED=0 binary needs %v", libs)
 	}
+}
+
+// A reachable text/template execution (cobra runs one for a custom
+// version, help or usage template) makes the linker keep every exported
+// method of every type, which for the Kubernetes API types is a third of
+// the binary that every process pages in.
+func TestBinaryExecutesNoTextTemplate(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to read the binary's symbols:", err)
+	}
+	out, err := exec.Command(goBin, "tool", "nm", e2etest.Bin()).Output()
+	if err != nil {
+		t.Fatalf("go tool nm: %v\n%s", err, stderrOf(err))
+	}
+	for line := range strings.Lines(string(out)) {
+		if strings.Contains(line, "text/template.(*Template).Execute") {
+			t.Fatalf("the binary can execute a text/template (%s): a custom cobra template is set somewhere", strings.TrimSpace(line))
+		}
+	}
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
 }
