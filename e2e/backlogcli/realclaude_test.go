@@ -23,7 +23,7 @@ func claudeBin(t *testing.T) string {
 	if bin == "" {
 		msg := "set CLAUDETEST_BIN to a claude CLI to run this test, e.g. " +
 			"npm install --prefix /tmp/claude-cli @anthropic-ai/claude-code && " +
-			"CLAUDETEST_BIN=/tmp/claude-cli/node_modules/.bin/claude go test ./cmd/wave-orchestrator -run TestRealClaude"
+			"CLAUDETEST_BIN=/tmp/claude-cli/node_modules/.bin/claude go test ./e2e/backlogcli -run TestRealClaude"
 		if os.Getenv("CLAUDETEST_REQUIRED") != "" {
 			t.Fatal(msg)
 		}

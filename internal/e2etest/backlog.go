@@ -122,7 +122,7 @@ func (r *BacklogRepo) PauseAHangingRun(t *testing.T) (string, error) {
 	return l.Outs[0].String(), err
 }
 
-type surfaceStatus struct {
+type SurfaceStatus struct {
 	Run struct {
 		WaveBranch string `json:"waveBranch"`
 	} `json:"run"`
@@ -135,10 +135,10 @@ type surfaceStatus struct {
 	} `json:"issues"`
 }
 
-func (r *BacklogRepo) SurfaceStatus(t *testing.T) surfaceStatus {
+func (r *BacklogRepo) SurfaceStatus(t *testing.T) SurfaceStatus {
 	t.Helper()
 	res := r.RunEnv(context.Background(), "backlog", "status", "--json")
-	var v surfaceStatus
+	var v SurfaceStatus
 	if err := json.Unmarshal([]byte(res.Stdout), &v); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, res.Stdout)
 	}
@@ -199,7 +199,7 @@ func (r *BacklogRepo) CountEvents(match func(backlog.Event) bool) int {
 
 // StartEnv runs the binary in the background with the backlog repo's
 // environment (state home, short heartbeats) and extra entries.
-func (r *BacklogRepo) StartEnv(ctx context.Context, extra []string, args ...string) *bgRun {
+func (r *BacklogRepo) StartEnv(ctx context.Context, extra []string, args ...string) *Background {
 	r.T.Helper()
 	cmd := r.Command(ctx, args...)
 	cmd.Env = append(append(cmd.Env, r.Env()...), extra...)

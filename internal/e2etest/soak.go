@@ -137,22 +137,22 @@ func Merged(n int) func(backlog.Event) bool {
 	return func(ev backlog.Event) bool { return ev.Kind == backlog.EvMerged && ev.Issue == n }
 }
 
-// life is one supervisor process: its end is seen while the test waits,
+// Life is one supervisor process: its end is seen while the test waits,
 // so a supervisor that exits where it should wait fails the test at once.
-type life struct {
+type Life struct {
 	cmd  *exec.Cmd
 	Done chan struct{}
 	Err  error
 }
 
-func StartLife(cmd *exec.Cmd) *life {
-	l := &life{cmd: cmd, Done: make(chan struct{})}
+func StartLife(cmd *exec.Cmd) *Life {
+	l := &Life{cmd: cmd, Done: make(chan struct{})}
 	go func() { l.Err = cmd.Wait(); close(l.Done) }()
 	return l
 }
 
 // WaitFor waits for cond while the supervisor lives.
-func (l *life) WaitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+func (l *Life) WaitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -168,7 +168,7 @@ func (l *life) WaitFor(t *testing.T, what string, timeout time.Duration, cond fu
 	}
 }
 
-func (l *life) Kill(t *testing.T) {
+func (l *Life) Kill(t *testing.T) {
 	t.Helper()
 	if err := syscall.Kill(l.cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

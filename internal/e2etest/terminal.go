@@ -17,44 +17,44 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
-// bgRun is a CLI invocation running in the background.
-type bgRun struct {
+// Background is a CLI invocation running in the background.
+type Background struct {
 	Cmd      *exec.Cmd
-	Out, Err *lockedBuffer
+	Out, Err *LockedBuffer
 	Done     chan Result
 }
 
-// lockedBuffer lets the test read output while the process writes it.
-type lockedBuffer struct {
+// LockedBuffer lets the test read output while the process writes it.
+type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func NewLockedBuffer() *lockedBuffer { return &lockedBuffer{} }
+func NewLockedBuffer() *LockedBuffer { return &LockedBuffer{} }
 
-func (lb *lockedBuffer) Write(p []byte) (int, error) {
+func (lb *LockedBuffer) Write(p []byte) (int, error) {
 	lb.mu.Lock()
 	defer lb.mu.Unlock()
 	return lb.b.Write(p)
 }
 
-func (lb *lockedBuffer) String() string {
+func (lb *LockedBuffer) String() string {
 	lb.mu.Lock()
 	defer lb.mu.Unlock()
 	return lb.b.String()
 }
 
 // Start runs the binary on the repo in the background (startCmd).
-func (r *Repo) Start(ctx context.Context, args ...string) *bgRun {
+func (r *Repo) Start(ctx context.Context, args ...string) *Background {
 	r.T.Helper()
 	return startCmd(r.T, r.Command(ctx, args...))
 }
 
 // startCmd starts cmd in the background; the result arrives on done.
 // Cleanup kills it if the test did not wait for it.
-func startCmd(t *testing.T, cmd *exec.Cmd) *bgRun {
+func startCmd(t *testing.T, cmd *exec.Cmd) *Background {
 	t.Helper()
-	bg := &bgRun{Cmd: cmd, Out: NewLockedBuffer(), Err: NewLockedBuffer(), Done: make(chan Result, 1)}
+	bg := &Background{Cmd: cmd, Out: NewLockedBuffer(), Err: NewLockedBuffer(), Done: make(chan Result, 1)}
 	cmd.Stdout, cmd.Stderr = bg.Out, bg.Err
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %v: %v", cmd.Args, err)
@@ -78,7 +78,7 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *bgRun {
 }
 
 // Wait returns the invocation's result, failing the test after timeout.
-func (bg *bgRun) Wait(t *testing.T, what string, timeout time.Duration) Result {
+func (bg *Background) Wait(t *testing.T, what string, timeout time.Duration) Result {
 	t.Helper()
 	select {
 	case res := <-bg.Done:
@@ -158,7 +158,7 @@ func (r *Repo) ClientSessions() []string {
 
 // StopA1AtEnd stops the lane when the test ends and waits for A1's
 // first two attempts (those that started) and the launcher bg to end.
-func (r *Repo) StopA1AtEnd(t *testing.T, bg *bgRun) {
+func (r *Repo) StopA1AtEnd(t *testing.T, bg *Background) {
 	t.Cleanup(func() {
 		r.Run(context.Background(), "stop", "--lane", "main")
 		for _, k := range []int{1, 2} {
