@@ -22,6 +22,7 @@ type BacklogRepo struct {
 	Origin string
 }
 
+// GitIn runs git in dir as a test identity; a failure fails the test.
 func GitIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
@@ -34,6 +35,8 @@ func GitIn(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// NewBacklogRepo makes a repository cloned from a fresh bare origin,
+// `init`ed, committed and pushed.
 func NewBacklogRepo(t *testing.T) *BacklogRepo {
 	t.Helper()
 	dir := t.TempDir()
@@ -55,10 +58,13 @@ func NewBacklogRepo(t *testing.T) *BacklogRepo {
 	return r
 }
 
+// Issue writes local issue n.
 func (r *BacklogRepo) Issue(n int, title, body string) {
 	r.Write(fmt.Sprintf("docs/backlog/%d-issue.md", n), fmt.Sprintf("---\ntitle: %q\n---\n%s\n", title, body))
 }
 
+// Env is the environment backlog commands run with: a private state
+// home, short heartbeats, no wait for answers.
 func (r *BacklogRepo) Env() []string {
 	return []string{"XDG_STATE_HOME=" + filepath.Join(filepath.Dir(r.Root), "state"),
 		"WAVE_RUNTIME_HEARTBEAT_INTERVAL_MS=200", "WAVE_RUNTIME_TERMINATE_GRACE_MS=500",
@@ -67,6 +73,7 @@ func (r *BacklogRepo) Env() []string {
 		"WAVE_BACKLOG_INPUT_WAIT_MINUTES=0"}
 }
 
+// RunEnv runs the binary with args and Env.
 func (r *BacklogRepo) RunEnv(ctx context.Context, args ...string) Result {
 	r.T.Helper()
 	return r.RunWith(ctx, r.Env(), args...)
@@ -122,6 +129,7 @@ func (r *BacklogRepo) PauseAHangingRun(t *testing.T) (string, error) {
 	return l.Outs[0].String(), err
 }
 
+// SurfaceStatus is the part of `backlog status --json` about surfaces.
 type SurfaceStatus struct {
 	Run struct {
 		WaveBranch string `json:"waveBranch"`
@@ -135,6 +143,7 @@ type SurfaceStatus struct {
 	} `json:"issues"`
 }
 
+// SurfaceStatus runs `backlog status --json` for its surface facts.
 func (r *BacklogRepo) SurfaceStatus(t *testing.T) SurfaceStatus {
 	t.Helper()
 	res := r.RunEnv(context.Background(), "backlog", "status", "--json")
@@ -145,6 +154,7 @@ func (r *BacklogRepo) SurfaceStatus(t *testing.T) SurfaceStatus {
 	return v
 }
 
+// FinalPRBody is the body of the run's final PR.
 func (r *BacklogRepo) FinalPRBody(t *testing.T) string {
 	t.Helper()
 	prs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "backlog-local", "prs", "*.md"))
@@ -158,6 +168,7 @@ func (r *BacklogRepo) FinalPRBody(t *testing.T) string {
 	return string(b)
 }
 
+// SetBacklogKey adds line to the config's backlog section.
 func (r *BacklogRepo) SetBacklogKey(t *testing.T, line string) {
 	t.Helper()
 	p := filepath.Join(r.Root, "wave.config.yaml")
@@ -178,6 +189,7 @@ func (r *BacklogRepo) SetBacklogKey(t *testing.T, line string) {
 	}
 }
 
+// CommitIssues commits and pushes the local issues.
 func (r *BacklogRepo) CommitIssues(t *testing.T) {
 	t.Helper()
 	GitIn(t, r.Root, "add", "-A")
@@ -227,6 +239,7 @@ func (r *BacklogRepo) NothingClaimed(t *testing.T) {
 	}
 }
 
+// IssueLive is one issue of `backlog status --json` with its live worker facts.
 type IssueLive struct {
 	Number        int    `json:"number"`
 	State         string `json:"state"`
@@ -236,6 +249,7 @@ type IssueLive struct {
 	LastOutputSec *int64 `json:"lastOutputAgeSeconds"`
 }
 
+// LiveIssues reads the issues of `backlog status --json`.
 func (r *BacklogRepo) LiveIssues(t *testing.T) []IssueLive {
 	t.Helper()
 	is, err := r.TryLiveIssues()
@@ -245,6 +259,7 @@ func (r *BacklogRepo) LiveIssues(t *testing.T) []IssueLive {
 	return is
 }
 
+// TryLiveIssues is LiveIssues returning its error.
 func (r *BacklogRepo) TryLiveIssues() ([]IssueLive, error) {
 	res := r.RunEnv(context.Background(), "backlog", "status", "--json")
 	var v struct {

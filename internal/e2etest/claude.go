@@ -52,6 +52,7 @@ func (r *BacklogRepo) UseClaudeWorkers(bin string, model *FakeModel, format stri
 	r.Write("wave.config.yaml", workerExecutor.ReplaceAllLiteralString(string(cfg), b.String()))
 }
 
+// RunEvents reads the backlog events of the run in runDir.
 func RunEvents(t *testing.T, runDir string) []backlog.Event {
 	t.Helper()
 	evs, _, err := jsonfile.ReadLines[backlog.Event](filepath.Join(runDir, "events.jsonl"))

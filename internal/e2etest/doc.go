@@ -6,7 +6,7 @@
 // repositories (config, role prompts, wave files; a bare origin and local
 // issues) the binary runs in, with helpers that run it and read what it
 // wrote; launch.go, terminal.go and soak.go start it in the foreground,
-// in the background or on a pty and kill it; FakeModel is a fake
+// in the background or to be killed; FakeModel is a fake
 // Anthropic Messages API for the real claude CLI; cli.go holds the exit
 // codes and JSON shapes the binary promises, as the tests read them.
 //

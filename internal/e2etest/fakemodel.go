@@ -25,6 +25,7 @@ type FakeModel struct {
 	log []string // one line per request, for the failure report
 }
 
+// NewFakeModel starts the fake model on 127.0.0.1 until the test ends.
 func NewFakeModel(t *testing.T) *FakeModel {
 	t.Helper()
 	f := &FakeModel{}

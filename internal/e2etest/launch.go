@@ -16,12 +16,14 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
 )
 
+// Context is a context for one test's invocations: two minutes, then cancelled.
 func Context(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
 
+// Launch runs `launch --lane main --no-dashboard` with extra flags in r.
 func Launch(t *testing.T, r *Repo, extra ...string) Result {
 	t.Helper()
 	args := append([]string{"launch", "--lane", "main", "--no-dashboard"}, extra...)
@@ -90,6 +92,7 @@ func (r *Repo) RunWith(ctx context.Context, env []string, args ...string) Result
 	return RunCmd(r.T, cmd)
 }
 
+// RunCmd runs cmd and returns its exit code and output.
 func RunCmd(t *testing.T, cmd *exec.Cmd) Result {
 	t.Helper()
 	var so, se bytes.Buffer

@@ -31,6 +31,7 @@ type HookReceiver struct {
 	Status int
 }
 
+// URL is the hook address, the secret in its path as a Slack-style hook has it.
 func (h *HookReceiver) URL() string { return h.Srv.URL + "/services/" + HookSecret }
 
 // Count is how many POSTs carried event (and, when id is set, that id).
@@ -78,12 +79,14 @@ func (r *Repo) WaitFollowing(n int) {
 	})
 }
 
+// LaunchEnv is the command for a wave launch with env added.
 func (r *Repo) LaunchEnv(ctx context.Context, env ...string) *exec.Cmd {
 	cmd := r.Command(ctx, "launch", "--lane", "main", "--no-dashboard")
 	cmd.Env = append(cmd.Env, env...)
 	return cmd
 }
 
+// WithNotify points the backlog's notify sink at hook; it returns the env to run with.
 func (r *BacklogRepo) WithNotify(hook *HookReceiver) []string {
 	cfg, err := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
 	if err != nil {
@@ -107,6 +110,7 @@ func (r *BacklogRepo) RunEvents() []backlog.Event {
 	return evs
 }
 
+// RunID is the id of the repo's one backlog run.
 func (r *BacklogRepo) RunID() string {
 	r.T.Helper()
 	for _, ev := range r.RunEvents() {

@@ -17,19 +17,18 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
-// Bin is the wave-orchestrator binary built once by TestMain; the
-// runner and the local agent are that binary, so end-to-end tests run it.
-var binPath string
-
-// TmuxDir is the TMUX_TMPDIR every test's tmux servers live under.
-var tmuxTmp string
+// binPath and tmuxTmp are set once, by Run before any test starts, and
+// read through Bin and TmuxDir.
+var binPath, tmuxTmp string
 
 // Repo is a scratch repository with a config, role prompts and waves.
 type Repo struct {
-	T    *testing.T
+	T    *testing.T // the test the repository belongs to
 	Root string
 }
 
+// Config is the wave.config.yaml NewRepo writes: local executors, short
+// heartbeats and grace, none of the validation rules that start at a wave.
 const Config = `defaultLane: main
 executors:
   default: local
@@ -46,6 +45,8 @@ validation:
   requiredPromptReferences: []
 `
 
+// NewRepo makes a scratch git repository with Config and the role prompts;
+// its lane's tmux server is killed when the test ends.
 func NewRepo(t *testing.T) *Repo {
 	t.Helper()
 	root := t.TempDir()
@@ -62,6 +63,7 @@ func NewRepo(t *testing.T) *Repo {
 	return r
 }
 
+// Write writes body to rel under the repository, making directories.
 func (r *Repo) Write(rel, body string) {
 	r.T.Helper()
 	p := filepath.Join(r.Root, rel)
@@ -73,8 +75,10 @@ func (r *Repo) Write(rel, body string) {
 	}
 }
 
+// Layout is lane main's layout in the repository.
 func (r *Repo) Layout() lanes.Layout { return lanes.New(r.Root, ".wave", "", "main") }
 
+// CleanupTmux kills lane main's tmux server.
 func (r *Repo) CleanupTmux() {
 	_ = exec.Command("tmux", "-L", r.Layout().Socket(), "kill-server").Run()
 }
@@ -90,10 +94,12 @@ type Agent struct {
 	DocImpact  string // exit contract doc-impact, default owned
 }
 
+// ImplAgent is an implementation agent owning src/<id>.txt.
 func ImplAgent(id string, knobs ...string) Agent {
 	return Agent{Id: id, Title: "Part " + id, Owns: []string{"src/" + strings.ToLower(id) + ".txt"}, Knobs: knobs, impl: true}
 }
 
+// ClosureAgents are the integration, documentation and cont-QA stewards.
 func ClosureAgents() []Agent {
 	return []Agent{
 		{Id: "A8", Title: "Integration Steward", rolePrompt: "docs/agents/wave-integration-role.md", Owns: []string{"docs/reports/integration-0.md"}},
@@ -102,10 +108,12 @@ func ClosureAgents() []Agent {
 	}
 }
 
+// SecurityAgent is a security reviewer.
 func SecurityAgent(knobs ...string) Agent {
 	return Agent{Id: "S1", Title: "Security Review", rolePrompt: "docs/agents/wave-security-role.md", Owns: []string{"docs/security/wave-0-security.md"}, Knobs: knobs}
 }
 
+// WriteWave writes wave n's file with agents.
 func (r *Repo) WriteWave(n int, agents ...Agent) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Wave %d - end to end\n\n**Commit message**: `Test: wave %d`\n\n", n, n)
@@ -149,11 +157,13 @@ type Result struct {
 	Stdout, Stderr string
 }
 
+// Run runs the binary with args in the repository.
 func (r *Repo) Run(ctx context.Context, args ...string) Result {
 	r.T.Helper()
 	return RunCmd(r.T, r.Command(ctx, args...))
 }
 
+// Command is the binary with args in the repository, with the tests' TMUX_TMPDIR.
 func (r *Repo) Command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, binPath, append([]string{"--repo-root", r.Root}, args...)...)
 	cmd.Dir = r.Root
@@ -161,6 +171,7 @@ func (r *Repo) Command(ctx context.Context, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// Events reads lane main's events; a bad line fails the test.
 func (r *Repo) Events() []state.Event {
 	r.T.Helper()
 	evs, bad, err := state.ReadEvents(r.Layout().EventsPath())
@@ -200,6 +211,7 @@ func StartOrder(evs []state.Event) []string {
 	return out
 }
 
+// WaitFor waits until cond holds, failing the test after timeout.
 func WaitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -211,6 +223,7 @@ func WaitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 	}
 }
 
+// ReadJSONFile decodes the JSON file at path into v.
 func ReadJSONFile(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -222,6 +235,7 @@ func ReadJSONFile(t *testing.T, path string, v any) {
 	}
 }
 
+// Lines splits s into lines.
 func Lines(s string) []string {
 	var out []string
 	sc := bufio.NewScanner(strings.NewReader(s))

@@ -27,6 +27,7 @@ type Lives struct {
 	Outs []*SyncBuf
 }
 
+// SyncBuf is a buffer a process writes while the test reads it.
 type SyncBuf struct {
 	mu sync.Mutex
 	b  strings.Builder
@@ -44,6 +45,7 @@ func (s *SyncBuf) String() string {
 	return s.b.String()
 }
 
+// Start starts one life, its pid written to pidFile.
 func (l *Lives) Start(ctx context.Context, pidFile string) *exec.Cmd {
 	l.R.T.Helper()
 	cmd := l.R.Command(ctx, l.Args...)
@@ -62,6 +64,7 @@ func (l *Lives) Start(ctx context.Context, pidFile string) *exec.Cmd {
 	return cmd
 }
 
+// Dump logs every life's output.
 func (l *Lives) Dump(t *testing.T) {
 	if t.Failed() {
 		for i, o := range l.Outs {
@@ -70,6 +73,7 @@ func (l *Lives) Dump(t *testing.T) {
 	}
 }
 
+// BacklogEvents reads the repo's one backlog run and its events.
 func BacklogEvents(t *testing.T, r *BacklogRepo) (*backlog.Run, []backlog.Event) {
 	t.Helper()
 	dirs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "lanes", "main", "backlog", "*"))
@@ -83,6 +87,7 @@ func BacklogEvents(t *testing.T, r *BacklogRepo) (*backlog.Run, []backlog.Event)
 	return backlog.Reduce(evs), evs
 }
 
+// StatusJSON is what `backlog status --json` prints, as the tests read it.
 type StatusJSON struct {
 	State  string        `json:"state"`
 	Tally  backlog.Tally `json:"tally"`
@@ -92,6 +97,7 @@ type StatusJSON struct {
 	} `json:"issues"`
 }
 
+// Status runs `backlog status --json`.
 func (r *BacklogRepo) Status(t *testing.T) StatusJSON {
 	t.Helper()
 	v, err := r.TryStatus()
@@ -101,6 +107,7 @@ func (r *BacklogRepo) Status(t *testing.T) StatusJSON {
 	return v
 }
 
+// TryStatus is Status returning its error.
 func (r *BacklogRepo) TryStatus() (StatusJSON, error) {
 	res := r.RunEnv(context.Background(), "backlog", "status", "--json")
 	var v StatusJSON
@@ -123,6 +130,7 @@ func (r *BacklogRepo) RunLog() (string, []backlog.Event) {
 	return dirs[0], evs
 }
 
+// HasEvent reports whether the run logged an event that matches.
 func (r *BacklogRepo) HasEvent(match func(backlog.Event) bool) bool {
 	_, evs := r.RunLog()
 	for _, ev := range evs {
@@ -133,6 +141,7 @@ func (r *BacklogRepo) HasEvent(match func(backlog.Event) bool) bool {
 	return false
 }
 
+// Merged matches the event of issue n's merge.
 func Merged(n int) func(backlog.Event) bool {
 	return func(ev backlog.Event) bool { return ev.Kind == backlog.EvMerged && ev.Issue == n }
 }
@@ -145,6 +154,7 @@ type Life struct {
 	Err  error
 }
 
+// StartLife starts cmd as a Life.
 func StartLife(cmd *exec.Cmd) *Life {
 	l := &Life{cmd: cmd, Done: make(chan struct{})}
 	go func() { l.Err = cmd.Wait(); close(l.Done) }()
@@ -168,6 +178,7 @@ func (l *Life) WaitFor(t *testing.T, what string, timeout time.Duration, cond fu
 	}
 }
 
+// Kill kills the life with SIGKILL and waits for its end.
 func (l *Life) Kill(t *testing.T) {
 	t.Helper()
 	if err := syscall.Kill(l.cmd.Process.Pid, syscall.SIGKILL); err != nil {

@@ -30,6 +30,7 @@ type LockedBuffer struct {
 	b  bytes.Buffer
 }
 
+// NewLockedBuffer is an empty LockedBuffer.
 func NewLockedBuffer() *LockedBuffer { return &LockedBuffer{} }
 
 func (lb *LockedBuffer) Write(p []byte) (int, error) {
@@ -132,6 +133,7 @@ func (r *Repo) Status(t *testing.T) state.Lane {
 	return l
 }
 
+// AgentOf is agent id of wave in l; the test fails if there is none.
 func AgentOf(t *testing.T, l state.Lane, wave int, id string) state.Agent {
 	t.Helper()
 	w := l.FindWave(wave)
