@@ -68,23 +68,3 @@ func stderrOf(err error) string {
 	}
 	return ""
 }
-
-// A reachable text/template execution (cobra runs one for a custom
-// version, help or usage template) makes the linker keep every exported
-// method of every type, which for the Kubernetes API types is a third of
-// the binary that every process pages in.
-func TestBinaryExecutesNoTextTemplate(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to read the binary's symbols:", err)
-	}
-	out, err := exec.Command(goBin, "tool", "nm", binPath).Output()
-	if err != nil {
-		t.Fatalf("go tool nm: %v\n%s", err, stderrOf(err))
-	}
-	for line := range strings.Lines(string(out)) {
-		if strings.Contains(line, "text/template.(*Template).Execute") {
-			t.Fatalf("the binary can execute a text/template (%s): a custom cobra template is set somewhere", strings.TrimSpace(line))
-		}
-	}
-}

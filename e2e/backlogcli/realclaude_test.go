@@ -1,0 +1,183 @@
+package backlogcli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+)
+
+// claudeBin is the real claude CLI named by $CLAUDETEST_BIN (not WAVE_*:
+// the binary warns about WAVE_* variables it does not know). Without it
+// the test skips, unless $CLAUDETEST_REQUIRED asks for it to fail.
+func claudeBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("CLAUDETEST_BIN")
+	if bin == "" {
+		msg := "set CLAUDETEST_BIN to a claude CLI to run this test, e.g. " +
+			"npm install --prefix /tmp/claude-cli @anthropic-ai/claude-code && " +
+			"CLAUDETEST_BIN=/tmp/claude-cli/node_modules/.bin/claude go test ./e2e/backlogcli -run TestRealClaude"
+		if os.Getenv("CLAUDETEST_REQUIRED") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("CLAUDETEST_BIN=%s --version: %v\n%s", bin, err, out)
+	}
+	t.Logf("claude %s", strings.TrimSpace(string(out)))
+	return bin
+}
+
+// The real claude CLI as every backlog worker, in each output format the
+// executor offers, against a fake model API that has it write and commit
+// the issue's file with its Bash tool and end with the result marker: the
+// supervisor reads the marker from what claude printed (plain text, one
+// JSON result, or a stream of JSON events), so each issue merges on its
+// first attempt and the final PR is written.
+func TestRealClaudeWorkersMergeInEveryOutputFormat(t *testing.T) {
+	bin := claudeBin(t)
+	for _, format := range []string{"text", "json", "stream-json"} {
+		t.Run(format, func(t *testing.T) { realClaudeRun(t, bin, format) })
+	}
+}
+
+func realClaudeRun(t *testing.T, bin, format string) {
+	r, model, runDir := realClaudeBacklog(t, bin, format, "Files: src/i1/**", "Files: src/i2/**")
+	for n := 1; n <= 2; n++ {
+		dir := filepath.Join(runDir, "runs", fmt.Sprintf("i%d-a1", n))
+		if _, err := os.Stat(filepath.Join(runDir, "runs", fmt.Sprintf("i%d-a2", n))); err == nil {
+			t.Errorf("#%d was relaunched: its first run's marker was not read", n)
+		}
+		var launch struct {
+			Argv []string `json:"argv"`
+		}
+		e2etest.ReadJSONFile(t, filepath.Join(dir, "launch.json"), &launch)
+		if argv := strings.Join(launch.Argv, " "); !strings.HasPrefix(argv, bin+" ") || !strings.Contains(argv, "--output-format "+format) {
+			t.Errorf("#%d ran %q, want %s with --output-format %s", n, argv, bin, format)
+		}
+		log, _ := os.ReadFile(filepath.Join(dir, "agent.log"))
+		if format != "text" && !strings.Contains(string(log), `"type":"result"`) {
+			t.Errorf("#%d's log is not claude's %s output:\n%s", n, format, log)
+		}
+		realClaudeUsage(t, dir, format)
+	}
+	if c := strings.Count(model.Requests(), "→ marker"); c != 2 {
+		t.Errorf("%d workers reached their final turn, want 2", c)
+	}
+	// The marker's detail arrives whole: not cut at an escaped newline,
+	// nor carrying the JSON around it.
+	for _, ev := range e2etest.RunEvents(t, runDir) {
+		if want := fmt.Sprintf("wrote src/i%d/done.txt", ev.Issue); ev.Kind == backlog.EvWorkerFinished && (ev.Outcome != backlog.OutcomeReady || ev.Detail != want) {
+			t.Errorf("#%d finished %s with detail %q, want ready with %q", ev.Issue, ev.Outcome, ev.Detail, want)
+		}
+	}
+	r.MergedWithFinalPR(runDir, 2)
+}
+
+// realClaudeUsage checks the usage the fake API reported reached the run's
+// runtime record through the real CLI: claude's result event (json and
+// stream-json) carries every request's tokens and the CLI's own cost;
+// plain text reports none, so the usage is null, not zeros.
+func realClaudeUsage(t *testing.T, dir, format string) {
+	t.Helper()
+	var rec struct {
+		Usage *struct {
+			InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens *int64
+			CostUSD                                                      *float64 `json:"costUsd"`
+			Source                                                       *string
+		} `json:"usage"`
+	}
+	e2etest.ReadJSONFile(t, filepath.Join(dir, "runtime.json"), &rec)
+	u := rec.Usage
+	if format == "text" {
+		if u != nil {
+			t.Errorf("%s: text output reports no usage, yet runtime.json has %+v", dir, *u)
+		}
+		return
+	}
+	if u == nil || u.InputTokens == nil || u.OutputTokens == nil || u.CacheReadTokens == nil || u.CacheWriteTokens == nil || u.Source == nil {
+		t.Fatalf("%s: runtime.json usage %+v, want every figure of claude's result", dir, u)
+	}
+	// The worker makes at least its two turns, each reporting the fake's figures.
+	if *u.InputTokens < 2*e2etest.FakeInputTokens || *u.OutputTokens < 2*e2etest.FakeOutputTokens || *u.CacheReadTokens < 2*e2etest.FakeCacheReadTokens ||
+		*u.CacheWriteTokens < 2*e2etest.FakeCacheWriteTokens || *u.Source != "claude result" {
+		t.Errorf("%s: usage in %d out %d cache read %d write %d from %s, want at least two turns of the fake's %d/%d/%d/%d from claude's result",
+			dir, *u.InputTokens, *u.OutputTokens, *u.CacheReadTokens, *u.CacheWriteTokens, *u.Source,
+			e2etest.FakeInputTokens, e2etest.FakeOutputTokens, e2etest.FakeCacheReadTokens, e2etest.FakeCacheWriteTokens)
+	}
+	if u.CostUSD == nil || *u.CostUSD <= 0 {
+		t.Errorf("%s: no cost in %+v", dir, u)
+	}
+}
+
+// A real claude worker whose first run ends without its marker is
+// salvaged: the probe runs the real binary with the worker's own env (so
+// it reaches the fake API, not the network), passes, and the relaunch,
+// told it resumes, merges.
+func TestRealClaudeWorkerSalvageProbesWithTheWorkersEnv(t *testing.T) {
+	bin := claudeBin(t)
+	r, model, runDir := realClaudeBacklog(t, bin, "stream-json", "Files: src/i1/**\n\n"+e2etest.ForgetMarker)
+	if _, err := os.Stat(filepath.Join(runDir, "runs", "i1-a2")); err != nil {
+		t.Fatalf("#1 was not relaunched after its first run ended without a marker: %v", err)
+	}
+	var outcomes []string
+	for _, ev := range e2etest.RunEvents(t, runDir) {
+		if ev.Kind == backlog.EvWorkerFinished {
+			outcomes = append(outcomes, ev.Outcome)
+		}
+	}
+	if fmt.Sprint(outcomes) != fmt.Sprint([]string{backlog.OutcomeFailed, backlog.OutcomeReady}) {
+		t.Errorf("worker outcomes %v, want failed (no marker) then ready", outcomes)
+	}
+	reqs := model.Requests()
+	if !strings.Contains(reqs, "→ no marker") || !strings.Contains(reqs, "→ side query") || !strings.Contains(reqs, "→ marker") {
+		t.Errorf("want the first run without a marker, the probe, and the relaunch's marker at the fake API:\n%s", reqs)
+	}
+	r.MergedWithFinalPR(runDir, 1)
+}
+
+// realClaudeBacklog runs `backlog run` over one issue per body (numbered
+// from 1) with real claude workers in format against a fresh fake model,
+// wants exit 0, and returns the repository, the model and the run's dir.
+func realClaudeBacklog(t *testing.T, bin, format string, bodies ...string) (*e2etest.BacklogRepo, *e2etest.FakeModel, string) {
+	t.Helper()
+	model := e2etest.NewFakeModel(t)
+	r := e2etest.NewBacklogRepo(t)
+	r.UseClaudeWorkers(bin, model, format)
+	var nums []string
+	for i, body := range bodies {
+		r.Issue(i+1, fmt.Sprintf("Issue %d", i+1), body)
+		nums = append(nums, fmt.Sprint(i+1))
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("model requests:\n%s", model.Requests())
+			logs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "lanes", "main", "backlog", "*", "runs", "*", "agent.log"))
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				t.Logf("%s:\n%s", l, b)
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	run := r.RunEnv(ctx, "backlog", "run", "--issues", strings.Join(nums, ","), "--no-dashboard")
+	if run.Code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", run.Code, run.Stdout, run.Stderr)
+	}
+	t.Logf("backlog run (%s workers):\n%s", format, run.Stdout)
+	dirs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "lanes", "main", "backlog", "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("%d backlog runs, want 1: %v", len(dirs), dirs)
+	}
+	return r, model, dirs[0]
+}

@@ -1,0 +1,109 @@
+package watch
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+)
+
+// Issue 18's smaller backlog defects: a stopped worker, attach to a
+// backlog worker, and pruning kept worktrees only where nothing is lost.
+
+func TestBacklogStatusShowsAStoppedWorkerAsStopped(t *testing.T) {
+	r := e2etest.NewBacklogRepo(t)
+	_, _ = r.PauseAHangingRun(t)
+	is := r.LiveIssues(t)
+	if len(is) != 1 || is[0].State != "stopped" || is[0].LastOutputSec != nil {
+		t.Fatalf("status after stop: %+v, want state stopped and no output age", is)
+	}
+	text := r.RunEnv(context.Background(), "backlog", "status")
+	if !strings.Contains(text.Stdout, "#1     stopped") || strings.Contains(text.Stdout, "output ") {
+		t.Errorf("text status after stop:\n%s", text.Stdout)
+	}
+}
+
+func TestAttachIssueAttachesToTheBacklogWorkersSession(t *testing.T) {
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Works for a long time", "Files: a/**\n\nlocal-agent: hang")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	l := &e2etest.Lives{R: r, Args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}}
+	defer l.Dump(t)
+	run := l.Start(ctx, "")
+	defer func() {
+		r.RunEnv(context.Background(), "backlog", "stop")
+		_ = run.Wait()
+	}()
+	var want string
+	e2etest.WaitFor(t, "the worker to start", time.Minute, func() bool {
+		is, _ := r.TryLiveIssues()
+		if len(is) == 1 && is[0].State == "running" {
+			want = is[0].Session
+		}
+		return want != ""
+	})
+	env := append(append(envWithout("TMUX", "TMUX_PANE"), "TMUX_TMPDIR="+e2etest.TmuxDir()), r.Env()...)
+	outside := ptyClient(t, env, e2etest.Bin(), "--repo-root", r.Root, "attach", "--issue", "1")
+	e2etest.WaitFor(t, "a client attached to "+want, 30*time.Second, func() bool {
+		s := r.ClientSessions()
+		return len(s) == 1 && s[0] == want
+	})
+	if _, err := r.TmuxLane("detach-client", "-s", want); err != nil {
+		t.Fatalf("detach: %v", err)
+	}
+	e2etest.WaitFor(t, "attach to return after detach", 30*time.Second, func() bool { return processExited(outside) })
+	if res := r.RunEnv(ctx, "attach", "--issue", "9"); res.Code != 2 || !strings.Contains(res.Stderr, "no backlog run of this lane took issue #9") {
+		t.Errorf("attach --issue 9: exit %d %s", res.Code, res.Stderr)
+	}
+}
+
+func TestBacklogPruneRemovesOnlyWorktreesWhoseWorkIsSafe(t *testing.T) {
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Fails, committed", "Files: a/**\n\nlocal-agent: fail-attempts=9")
+	r.Issue(2, "Fails, dirty", "Files: b/**\n\nlocal-agent: fail-attempts=9 dirty=b/wip.txt")
+	r.Issue(3, "Merges", "Files: c/**")
+	run := r.RunEnv(context.Background(), "backlog", "run", "--issues", "1,2,3", "--no-dashboard")
+	if !strings.Contains(run.Stdout, "#3 merged into") {
+		t.Fatalf("run: exit %d\n%s\n%s", run.Code, run.Stdout, run.Stderr)
+	}
+	wt := map[int]e2etest.IssueLive{}
+	for _, is := range r.LiveIssues(t) {
+		wt[is.Number] = is
+	}
+	for _, n := range []int{1, 2} {
+		if _, err := os.Stat(wt[n].Worktree); err != nil || (wt[n].State != "parked" && wt[n].State != "failed") {
+			t.Fatalf("#%d: state %s, worktree %s: %v; want it kept after failing", n, wt[n].State, wt[n].Worktree, err)
+		}
+	}
+	// #1's worktree gets a commit only it has: not safe until it is in a ref.
+	e2etest.GitIn(t, wt[1].Worktree, "checkout", "-q", "--detach")
+	e2etest.GitIn(t, wt[1].Worktree, "commit", "-q", "--allow-empty", "-m", "only here")
+	dry := r.RunEnv(context.Background(), "backlog", "prune", "--dry-run")
+	if dry.Code != 0 || !strings.Contains(dry.Stdout, "#1: kept") || !strings.Contains(dry.Stdout, "#2: kept") {
+		t.Fatalf("prune --dry-run: exit %d\n%s\n%s", dry.Code, dry.Stdout, dry.Stderr)
+	}
+	if !strings.Contains(dry.Stdout, "uncommitted change") {
+		t.Errorf("prune does not say why it keeps #2:\n%s", dry.Stdout)
+	}
+	// Put #1's commit back on its branch: now every commit is in a ref.
+	e2etest.GitIn(t, wt[1].Worktree, "checkout", "-q", "-B", wt[1].Branch)
+	res := r.RunEnv(context.Background(), "backlog", "prune")
+	if res.Code != 0 || !strings.Contains(res.Stdout, "#1: removed") || !strings.Contains(res.Stdout, "#2: kept") {
+		t.Fatalf("prune: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	if _, err := os.Stat(wt[1].Worktree); err == nil {
+		t.Errorf("#1's worktree %s is still there", wt[1].Worktree)
+	}
+	if b, err := os.ReadFile(filepath.Join(wt[2].Worktree, "b", "wip.txt")); err != nil || len(b) == 0 {
+		t.Errorf("#2's uncommitted work is gone: %v", err)
+	}
+	if err := exec.Command("git", "-C", r.Root, "rev-parse", "--verify", "-q", "refs/heads/"+wt[1].Branch).Run(); err != nil {
+		t.Errorf("#1's branch went with its worktree: %v", err)
+	}
+}

@@ -1,0 +1,10 @@
+package watch
+
+import (
+	"os"
+	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+)
+
+func TestMain(m *testing.M) { os.Exit(e2etest.Run(m)) }
