@@ -247,7 +247,9 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	if spec.DeadlineMinutes > 0 && spec.DeadlineMinutes < lim.DeadlineMinutes {
 		lim.DeadlineMinutes = spec.DeadlineMinutes
 	}
-	deadline := l.now().Add(time.Duration(lim.DeadlineMinutes) * time.Minute)
+	// The runner, another process, reads this deadline on the real clock:
+	// it never comes from the launcher's clock.
+	deadline := time.Now().Add(time.Duration(lim.DeadlineMinutes) * time.Minute)
 	p := &runtime.Payload{
 		SchemaVersion: runtime.SchemaVersion, RunID: lanes.RunID(r.n, id, k), Lane: l.opt.Lane.Name,
 		WaveNumber: r.n, Attempt: k, AgentID: id, ExecutorID: ap.Resolved.ID, OrchestratorID: l.opt.OrchestratorID,
