@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -141,7 +142,7 @@ func waitForChange(ctx context.Context, g *globals, timeoutS int, ready func()) 
 	l, changed, err := waitLaneChange(ctx, e.layout, ready)
 	if err == nil && !changed {
 		// Read once more with a live context: the watch's may have ended.
-		l, err = loadLayoutState(context.WithoutCancel(ctx), e.layout)
+		l, err = launcher.Status(context.WithoutCancel(ctx), e.layout)
 	}
 	return l, changed, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -107,7 +108,7 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, ready func()) (sta
 		return state.Lane{}, false, err
 	}
 	addTree(w, layout.StateDir)
-	l, err := loadLayoutState(ctx, layout)
+	l, err := launcher.Status(ctx, layout)
 	if err != nil {
 		return l, false, err
 	}
@@ -135,7 +136,7 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, ready func()) (sta
 			}
 			debounce.Reset(0)
 		case <-debounce.C:
-			if l, err = loadLayoutState(ctx, layout); err != nil {
+			if l, err = launcher.Status(ctx, layout); err != nil {
 				return l, false, err
 			}
 			if laneFingerprint(l) != start {
