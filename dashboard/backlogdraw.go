@@ -9,7 +9,6 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 // The backlog view's parts, each a list of lines at most width wide.
@@ -20,7 +19,7 @@ import (
 type issueColumn struct {
 	name  string
 	width int
-	cell  func(is supervisor.IssueView) string
+	cell  func(is backlog.IssueView) string
 }
 
 // since is how much older the read's ages are at the view's clock while
@@ -59,10 +58,10 @@ func (v backlogView) head(width int) []string {
 	writeParts(&b, parts, width)
 	b.WriteString(fit(tallyLine(v.st.Tally, p), width) + "\n")
 	if v.st.Waiting != nil {
-		b.WriteString(fit(p.warn.Render(supervisor.WaitingLine(v.st.Waiting)), width) + "\n")
+		b.WriteString(fit(p.warn.Render(backlog.WaitingLine(v.st.Waiting)), width) + "\n")
 	}
 	if a := v.st.WaitingForAnswers; a != nil {
-		b.WriteString(fit(p.warn.Render(supervisor.InputWaitLine(*a)), width) + "\n")
+		b.WriteString(fit(p.warn.Render(backlog.InputWaitLine(*a)), width) + "\n")
 	}
 	return splitLines(b.String())
 }
@@ -91,14 +90,14 @@ func columnGap(width int) string {
 // wide terminals; title and note share what is left.
 func (v backlogView) issueColumns(width int) []issueColumn {
 	issues := v.st.Issues
-	widest := func(lo, hi int, f func(supervisor.IssueView) string) int {
+	widest := func(lo, hi int, f func(backlog.IssueView) string) int {
 		w := lo
 		for _, is := range issues {
 			w = max(w, ansi.StringWidth(f(is)))
 		}
 		return min(w, hi)
 	}
-	some := func(f func(supervisor.IssueView) bool) bool {
+	some := func(f func(backlog.IssueView) bool) bool {
 		for _, is := range issues {
 			if f(is) {
 				return true
@@ -106,35 +105,35 @@ func (v backlogView) issueColumns(width int) []issueColumn {
 		}
 		return false
 	}
-	num := func(is supervisor.IssueView) string { return issueID(is.Number) }
-	branch := func(is supervisor.IssueView) string { return orDash(clean(is.Branch)) }
+	num := func(is backlog.IssueView) string { return issueID(is.Number) }
+	branch := func(is backlog.IssueView) string { return orDash(clean(is.Branch)) }
 	cols := []issueColumn{
 		{"#", widest(3, 8, num), num},
-		{"STATE", 11, func(is supervisor.IssueView) string { return is.State }},
+		{"STATE", 11, func(is backlog.IssueView) string { return is.State }},
 	}
 	if width >= 120 {
 		cols = append(cols, issueColumn{"BRANCH", widest(6, 40, branch), branch})
 	}
 	since := v.since()
 	cols = append(cols,
-		issueColumn{"AHEAD", 5, func(is supervisor.IssueView) string { return optInt(is.CommitsAhead) }},
-		issueColumn{"DIRTY", 5, func(is supervisor.IssueView) string { return optInt(is.DirtyFiles) }},
-		issueColumn{"OUT", 5, func(is supervisor.IssueView) string { return outputAge(is, since) }},
+		issueColumn{"AHEAD", 5, func(is backlog.IssueView) string { return optInt(is.CommitsAhead) }},
+		issueColumn{"DIRTY", 5, func(is backlog.IssueView) string { return optInt(is.DirtyFiles) }},
+		issueColumn{"OUT", 5, func(is backlog.IssueView) string { return outputAge(is, since) }},
 	)
-	if some(func(is supervisor.IssueView) bool { return is.QueuePosition > 0 }) {
-		cols = append(cols, issueColumn{"Q", 2, func(is supervisor.IssueView) string {
+	if some(func(is backlog.IssueView) bool { return is.QueuePosition > 0 }) {
+		cols = append(cols, issueColumn{"Q", 2, func(is backlog.IssueView) string {
 			if is.QueuePosition == 0 {
 				return "-"
 			}
 			return itoa(is.QueuePosition)
 		}})
 	}
-	if some(func(is supervisor.IssueView) bool { return is.Verify != "" }) {
-		cols = append(cols, issueColumn{"VERIFY", 7, func(is supervisor.IssueView) string { return orDash(is.Verify) }})
+	if some(func(is backlog.IssueView) bool { return is.Verify != "" }) {
+		cols = append(cols, issueColumn{"VERIFY", 7, func(is backlog.IssueView) string { return orDash(is.Verify) }})
 	}
-	prCol := width >= 120 && some(func(is supervisor.IssueView) bool { return is.PR != nil })
+	prCol := width >= 120 && some(func(is backlog.IssueView) bool { return is.PR != nil })
 	if prCol {
-		pr := func(is supervisor.IssueView) string { return prCell(is.PR) }
+		pr := func(is backlog.IssueView) string { return prCell(is.PR) }
 		cols = append(cols, issueColumn{"PR", widest(2, 8, pr), pr})
 	}
 	gap := len(columnGap(width))
@@ -143,8 +142,8 @@ func (v backlogView) issueColumns(width int) []issueColumn {
 		used += c.width + gap
 	}
 	rem := width - used
-	title := func(is supervisor.IssueView) string { return clean(is.Title) }
-	note := func(is supervisor.IssueView) string { return noteCell(is, !prCol) }
+	title := func(is backlog.IssueView) string { return clean(is.Title) }
+	note := func(is backlog.IssueView) string { return noteCell(is, !prCol) }
 	switch {
 	case rem >= 24:
 		tw := min(widest(5, 1000, title), max(12, rem/2))
@@ -162,7 +161,7 @@ func optInt(n *int) string {
 	return itoa(*n)
 }
 
-func outputAge(is supervisor.IssueView, since time.Duration) string {
+func outputAge(is backlog.IssueView, since time.Duration) string {
 	if is.LastOutputSec == nil {
 		return "-"
 	}
@@ -181,7 +180,7 @@ func prCell(pr *backlog.PRRef) string {
 
 // noteCell is the one thing a user most needs to know about an issue:
 // the files it conflicts in, its question, why it failed, its PR.
-func noteCell(is supervisor.IssueView, withPR bool) string {
+func noteCell(is backlog.IssueView, withPR bool) string {
 	switch {
 	case is.Conflicts > 0 && len(is.Files) > 0 && is.State != backlog.StateMerged:
 		return "conflicts: " + clean(strings.Join(is.Files, ", "))
@@ -248,7 +247,7 @@ func (v backlogView) visibleIssues(budget int) []int {
 	return pickRows(len(issues), v.selIdx, budget, func(i int) bool { return urgentIssue(issues[i]) })
 }
 
-func (v backlogView) issueRow(is supervisor.IssueView, selected bool, cols []issueColumn, gap string, p palette) string {
+func (v backlogView) issueRow(is backlog.IssueView, selected bool, cols []issueColumn, gap string, p palette) string {
 	cells := make([]string, len(cols))
 	for j, c := range cols {
 		cells[j] = pad(c.cell(is), c.width)
@@ -265,7 +264,7 @@ func (v backlogView) issueRow(is supervisor.IssueView, selected bool, cols []iss
 }
 
 // hiddenIssues is the placeholder for a run of hidden rows.
-func hiddenIssues(issues []supervisor.IssueView, where string) string {
+func hiddenIssues(issues []backlog.IssueView, where string) string {
 	counts := map[string]int{}
 	var order []string
 	for _, is := range issues {
@@ -308,7 +307,7 @@ func (v backlogView) selection(width int, brief bool) []string {
 		parts = append(parts, "PR "+clean(is.PR.URL))
 	}
 	if is.Reworks > 0 {
-		parts = append(parts, supervisor.ReworkLabel(is.Reworks, is.ReworkFrom))
+		parts = append(parts, backlog.ReworkLabel(is.Reworks, is.ReworkFrom))
 	}
 	if is.Worktree != "" {
 		parts = append(parts, clean(is.Worktree))

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 // The final PR of a local run is a file path often longer than the
@@ -31,7 +30,7 @@ func TestBacklogNoteNamesFilesOutsideTheSurface(t *testing.T) {
 	if got := noteCell(is, false); got != "outside its surface: .github/workflows/x.yml" {
 		t.Errorf("note = %q", got)
 	}
-	stopped := issueView(4, "Paused", supervisor.ViewStopped)
+	stopped := issueView(4, "Paused", backlog.ViewStopped)
 	if got := outputAge(stopped, 0); got != "-" {
 		t.Errorf("a stopped worker's output age = %q, want -", got)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 func num(n int) *int      { return &n }
@@ -24,16 +24,16 @@ func pr(n int) *backlog.PRRef {
 
 const fixtureWave = "wave/2026-03-14-backlog"
 
-func issueView(n int, title, st string) supervisor.IssueView {
-	return supervisor.IssueView{Number: n, Title: title, State: st, Branch: fmt.Sprintf("%s-i%d", fixtureWave, n),
-		Worktree: fmt.Sprintf("/work/trees/shop-i%d", n), Session: supervisor.SessionName(n), Attempts: 1, Files: []string{}}
+func issueView(n int, title, st string) backlog.IssueView {
+	return backlog.IssueView{Number: n, Title: title, State: st, Branch: fmt.Sprintf("%s-i%d", fixtureWave, n),
+		Worktree: fmt.Sprintf("/work/trees/shop-i%d", n), Session: workerSession(n), Attempts: 1, Files: []string{}}
 }
 
 // runningBacklog: a GitHub run in flight with an issue in every state a
 // user must tell apart — merged, running, queued with verify running,
 // needs-input, parked after a conflict, failed, waiting — and a title
 // that tries to reach the terminal.
-func runningBacklog() supervisor.StatusView {
+func runningBacklog() backlog.StatusView {
 	merged := issueView(12, "Add a greeting endpoint", backlog.StateMerged)
 	merged.MergeCommit, merged.PR = "4f2a9c1d0e", pr(101)
 	run := issueView(15, "Cache the product list", backlog.StateRunning)
@@ -51,15 +51,15 @@ func runningBacklog() supervisor.StatusView {
 	failed.Detail = "no work: the worker exited 0 without a commit"
 	waiting := issueView(31, "Document the cache", backlog.StatePlanned)
 	waiting.Branch, waiting.Worktree, waiting.Session, waiting.Attempts = "", "", "", 0
-	return supervisor.StatusView{
-		SchemaVersion: supervisor.StatusSchemaVersion,
+	return backlog.StatusView{
+		SchemaVersion: backlog.StatusSchemaVersion,
 		Run: backlog.RunInfo{ID: "20260314T120000Z-backlog", Lane: "main", Source: "github", Repo: "acme/shop",
 			WaveBranch: fixtureWave, Base: "main", Default: "main", Bounded: []int{12, 15, 18, 21, 23, 27, 30, 31}, Width: 3,
 			StartedAt: clock.Add(-754 * time.Second)},
 		State:      "running",
 		Tally:      backlog.Tally{Merged: 1, InFlight: 3, Blocked: 2, NeedsInput: 1, Planned: 1},
 		Queue:      []int{21},
-		Issues:     []supervisor.IssueView{merged, run, run2, ready, ask, parked, failed, waiting},
+		Issues:     []backlog.IssueView{merged, run, run2, ready, ask, parked, failed, waiting},
 		NeedsInput: []backlog.Question{{Issue: 23, Title: ask.Title, Question: ask.Question}},
 		Dropped:    []backlog.Skip{{Issue: 9, Reason: "claimed", Detail: "run x on other-host"}},
 		ElapsedSec: 754, APICalls: 57, BadEvents: []string{},
@@ -68,7 +68,7 @@ func runningBacklog() supervisor.StatusView {
 
 // finishedBacklog: the same run after the supervisor ended it needing a
 // person (exit 43), with its final PR.
-func finishedBacklog() supervisor.StatusView {
+func finishedBacklog() backlog.StatusView {
 	v := runningBacklog()
 	v.State, v.ExitCode = "finished", exit(43)
 	v.FinalPR = &backlog.PRRef{Number: 110, URL: "https://github.com/acme/shop/pull/110"}
@@ -88,7 +88,7 @@ func finishedBacklog() supervisor.StatusView {
 // manyBacklog: 30 issues, mostly merged or waiting, with running,
 // parked and failed ones spread through the table — at 80×24 those must
 // all stay on screen.
-func manyBacklog() supervisor.StatusView {
+func manyBacklog() backlog.StatusView {
 	v := runningBacklog()
 	v.Issues, v.NeedsInput = nil, []backlog.Question{}
 	var t backlog.Tally
@@ -118,7 +118,7 @@ func manyBacklog() supervisor.StatusView {
 
 // withWorkerLog gives issue n of v a run dir under dir whose agent.log
 // has lines numbered lines and an escape-laden last line.
-func withWorkerLog(t *testing.T, v *supervisor.StatusView, dir string, n, lines int) string {
+func withWorkerLog(t *testing.T, v *backlog.StatusView, dir string, n, lines int) string {
 	t.Helper()
 	for i := range v.Issues {
 		if v.Issues[i].Number != n {
@@ -145,19 +145,19 @@ func withWorkerLog(t *testing.T, v *supervisor.StatusView, dir string, n, lines 
 
 // loader serves views in turn (the last one forever) and counts reads.
 type loader struct {
-	views []supervisor.StatusView
+	views []backlog.StatusView
 	none  bool // the lane has no backlog run
 	err   error
 	reads int
 }
 
-func (l *loader) load(context.Context) (supervisor.StatusView, bool, error) {
+func (l *loader) load(context.Context) (backlog.StatusView, bool, error) {
 	l.reads++
 	if l.err != nil {
-		return supervisor.StatusView{}, false, l.err
+		return backlog.StatusView{}, false, l.err
 	}
 	if l.none || len(l.views) == 0 {
-		return supervisor.StatusView{}, false, nil
+		return backlog.StatusView{}, false, nil
 	}
 	v := l.views[0]
 	if len(l.views) > 1 {
@@ -183,3 +183,6 @@ func newBacklogModel(t *testing.T, cfg Config, l *loader, w, h int) Model {
 	}
 	return drive(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 }
+
+// workerSession is the tmux session a backlog worker for issue n runs in.
+func workerSession(n int) string { return "backlog-i" + strconv.Itoa(n) }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 )
 
 // Shrink levels of the backlog view, applied in order until the frame
@@ -81,7 +81,7 @@ func (v backlogView) View() string {
 // --view backlog` without --watch): header, tally, every issue, the
 // questions and the result, nothing selected. ok false: the lane has no
 // backlog run.
-func BacklogFrame(st supervisor.StatusView, ok bool, width int, color bool, now time.Time) string {
+func BacklogFrame(st backlog.StatusView, ok bool, width int, color bool, now time.Time) string {
 	v := backlogView{cfg: Config{Color: color, Now: func() time.Time { return now }}, st: st, found: ok, loaded: true,
 		readAt: now, now: now, width: width, height: -1, selIdx: -1}
 	lines := v.head(width)

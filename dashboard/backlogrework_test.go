@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 // TestBacklogShowsReworkRounds: an issue sent back for rework says so in
@@ -22,7 +21,7 @@ func TestBacklogShowsReworkRounds(t *testing.T) {
 	if !strings.Contains(frame, "rework 1: The verify step failed:") {
 		t.Errorf("the reworking issue's note does not say its round:\n%s", frame)
 	}
-	m := newBacklogModel(t, Config{}, &loader{views: []supervisor.StatusView{v}}, 200, 40)
+	m := newBacklogModel(t, Config{}, &loader{views: []backlog.StatusView{v}}, 200, 40)
 	if f := m.View(); !strings.Contains(f, "1 rework round (verify)") {
 		t.Errorf("the selected issue does not show its rework round:\n%s", f)
 	}

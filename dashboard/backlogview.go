@@ -11,7 +11,6 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 // BacklogViewName names the backlog view in the tab line and for
@@ -19,9 +18,10 @@ import (
 const BacklogViewName = "backlog"
 
 // BacklogLoader reads the lane's newest backlog run through
-// supervisor.Status, the one reducer `backlog status` renders too; ok is
+// supervisor.Status (a backlog.StatusView), the one read model `backlog
+// status` renders too; ok is
 // false while the lane has no backlog run.
-type BacklogLoader func(ctx context.Context) (v supervisor.StatusView, ok bool, err error)
+type BacklogLoader func(ctx context.Context) (v backlog.StatusView, ok bool, err error)
 
 // backlogRefresh is how often a running backlog run is read again
 // between file events: commits and dirty files change in the workers'
@@ -30,20 +30,21 @@ const backlogRefresh = 3 * time.Second
 
 // backlogMsg delivers a backlog run read by the view's loader.
 type backlogMsg struct {
-	v   supervisor.StatusView
+	v   backlog.StatusView
 	ok  bool
 	err error
 }
 
 // backlogView shows one backlog run: header, tally, one row per issue,
 // the needs-input questions and a preview of the selected worker's
-// output. It draws what supervisor.Status returns and reduces nothing.
+// output. It draws the backlog.StatusView its loader returns and reduces
+// nothing.
 type backlogView struct {
 	cfg  Config
 	load BacklogLoader
 	keys waveKeys
 
-	st      supervisor.StatusView
+	st      backlog.StatusView
 	found   bool      // the lane has a backlog run
 	loaded  bool      // the first read returned
 	loadErr error     // the last read failed (st is the one before)
@@ -228,7 +229,7 @@ func (v backlogView) key(k tea.KeyMsg) (backlogView, tea.Cmd) {
 
 // attachTo shows the worker's tmux session: attach-session, or
 // switch-client inside the lane's server, as the wave view does.
-func (v backlogView) attachTo(is supervisor.IssueView) (backlogView, tea.Cmd) {
+func (v backlogView) attachTo(is backlog.IssueView) (backlogView, tea.Cmd) {
 	id := issueID(is.Number)
 	switch {
 	case is.Session == "":
@@ -247,9 +248,9 @@ func (v backlogView) attachTo(is supervisor.IssueView) (backlogView, tea.Cmd) {
 }
 
 // Selected returns the selected issue.
-func (v backlogView) Selected() (supervisor.IssueView, bool) {
+func (v backlogView) Selected() (backlog.IssueView, bool) {
 	if v.selIdx < 0 || v.selIdx >= len(v.st.Issues) {
-		return supervisor.IssueView{}, false
+		return backlog.IssueView{}, false
 	}
 	return v.st.Issues[v.selIdx], true
 }
@@ -294,7 +295,7 @@ func (v backlogView) reselect() backlogView {
 	return v
 }
 
-func firstUrgent(issues []supervisor.IssueView) int {
+func firstUrgent(issues []backlog.IssueView) int {
 	for i, is := range issues {
 		if is.State == backlog.StateRunning {
 			return i
@@ -322,7 +323,7 @@ func (v backlogView) AttachArgv() []string { return v.attach }
 
 func issueID(n int) string { return "#" + strconv.Itoa(n) }
 
-func logPath(is supervisor.IssueView) string {
+func logPath(is backlog.IssueView) string {
 	if is.RunDir == "" {
 		return ""
 	}
@@ -331,7 +332,7 @@ func logPath(is supervisor.IssueView) string {
 
 // urgentIssue reports whether an issue's row must stay when the table is
 // cut: its worker runs, or it needs a person (parked, failed).
-func urgentIssue(is supervisor.IssueView) bool {
+func urgentIssue(is backlog.IssueView) bool {
 	switch is.State {
 	case backlog.StateRunning, backlog.StateMerging, backlog.StateParked, backlog.StateFailed:
 		return true

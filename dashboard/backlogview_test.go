@@ -13,12 +13,11 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
 func TestBacklogGolden(t *testing.T) {
-	withLogs := func(t *testing.T) supervisor.StatusView {
+	withLogs := func(t *testing.T) backlog.StatusView {
 		v := runningBacklog()
 		dir := t.TempDir()
 		withWorkerLog(t, &v, dir, 15, 40)
@@ -27,7 +26,7 @@ func TestBacklogGolden(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		view func(t *testing.T) supervisor.StatusView
+		view func(t *testing.T) backlog.StatusView
 		w, h int
 		keys []string
 	}{
@@ -37,12 +36,12 @@ func TestBacklogGolden(t *testing.T) {
 		{"backlog-parked-selected-80x24", withLogs, 80, 24, []string{"j", "j", "j", "j"}},
 		{"backlog-zoom-80x24", withLogs, 80, 24, []string{"l"}},
 		{"backlog-help-80x24", withLogs, 80, 24, []string{"?"}},
-		{"backlog-finished-80x24", func(*testing.T) supervisor.StatusView { return finishedBacklog() }, 80, 24, nil},
-		{"backlog-many-80x24", func(*testing.T) supervisor.StatusView { return manyBacklog() }, 80, 24, nil},
+		{"backlog-finished-80x24", func(*testing.T) backlog.StatusView { return finishedBacklog() }, 80, 24, nil},
+		{"backlog-many-80x24", func(*testing.T) backlog.StatusView { return manyBacklog() }, 80, 24, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := press(t, newBacklogModel(t, Config{}, &loader{views: []supervisor.StatusView{tt.view(t)}}, tt.w, tt.h), tt.keys...)
+			m := press(t, newBacklogModel(t, Config{}, &loader{views: []backlog.StatusView{tt.view(t)}}, tt.w, tt.h), tt.keys...)
 			got := m.View()
 			golden(t, tt.name, got+"\n")
 			checkFrame(t, got, tt.w, tt.h)
@@ -57,7 +56,7 @@ func TestBacklogGolden(t *testing.T) {
 	t.Run("backlog-frame", func(t *testing.T) {
 		golden(t, "backlog-frame-running-100", BacklogFrame(runningBacklog(), true, 100, false, clock))
 		golden(t, "backlog-frame-finished-80", BacklogFrame(finishedBacklog(), true, 80, false, clock))
-		golden(t, "backlog-frame-none-80", BacklogFrame(supervisor.StatusView{}, false, 80, false, clock))
+		golden(t, "backlog-frame-none-80", BacklogFrame(backlog.StatusView{}, false, 80, false, clock))
 	})
 }
 
@@ -73,7 +72,7 @@ func backlogOf(m Model) backlogView { return m.views[m.active].(backlogView) }
 // the header always show.
 func TestBacklogFrameKeepsRunningParkedAndFailed(t *testing.T) {
 	v := manyBacklog()
-	m := newBacklogModel(t, Config{}, &loader{views: []supervisor.StatusView{v}}, 80, 24)
+	m := newBacklogModel(t, Config{}, &loader{views: []backlog.StatusView{v}}, 80, 24)
 	m = press(t, m, slices.Repeat([]string{"k"}, 40)...)
 	for i := range v.Issues {
 		frame := m.View()
@@ -103,7 +102,7 @@ func TestBacklogFrameEscapesIssueText(t *testing.T) {
 	v.Issues[5].Files = []string{"src/\x1b[31mred.ts"}
 	v.Run.WaveBranch = "wave/\x1b[2Jx"
 	for _, frame := range []string{BacklogFrame(v, true, 200, false, clock),
-		newBacklogModel(t, Config{}, &loader{views: []supervisor.StatusView{v}}, 200, 40).View()} {
+		newBacklogModel(t, Config{}, &loader{views: []backlog.StatusView{v}}, 200, 40).View()} {
 		if strings.ContainsAny(frame, "\x1b\x07") {
 			t.Fatalf("raw escapes in the frame: %q", frame)
 		}
@@ -121,9 +120,9 @@ type clockAt struct{ t time.Time }
 func (c *clockAt) now() time.Time { return c.t }
 
 func TestBacklogViewUpdate(t *testing.T) {
-	moved := func() supervisor.StatusView {
+	moved := func() backlog.StatusView {
 		v := runningBacklog()
-		v.Issues = append([]supervisor.IssueView{issueView(40, "A new issue taken", backlog.StateClaimed)}, v.Issues...)
+		v.Issues = append([]backlog.IssueView{issueView(40, "A new issue taken", backlog.StateClaimed)}, v.Issues...)
 		v.Issues[2].State = backlog.StateReady // #15 finished its work
 		return v
 	}
@@ -151,7 +150,7 @@ func TestBacklogViewUpdate(t *testing.T) {
 				}
 			}},
 		{"a new read keeps the selection on its issue", func(*testing.T) *loader {
-			return &loader{views: []supervisor.StatusView{runningBacklog(), moved()}}
+			return &loader{views: []backlog.StatusView{runningBacklog(), moved()}}
 		}, nil, nil,
 			func(t *testing.T, m Model, l *loader) {
 				m = drive(t, m, StateMsg{Lane: runningLane()})
@@ -170,7 +169,7 @@ func TestBacklogViewUpdate(t *testing.T) {
 				}
 			}},
 		{"a failed read keeps the last view and says why", func(*testing.T) *loader {
-			return &loader{views: []supervisor.StatusView{runningBacklog()}}
+			return &loader{views: []backlog.StatusView{runningBacklog()}}
 		}, nil, nil,
 			func(t *testing.T, m Model, l *loader) {
 				l.err = errors.New("events.jsonl: permission denied")
@@ -184,7 +183,7 @@ func TestBacklogViewUpdate(t *testing.T) {
 				if v := m.View(); !strings.Contains(v, "no backlog run on this lane yet") || !strings.Contains(v, "backlog run --issues") {
 					t.Fatalf("no run:\n%s", v)
 				}
-				l.none, l.views = false, []supervisor.StatusView{runningBacklog()}
+				l.none, l.views = false, []backlog.StatusView{runningBacklog()}
 				if v := drive(t, m, StateMsg{Lane: runningLane()}).View(); !strings.Contains(v, "merged 1 / in flight 3") {
 					t.Fatalf("the run did not show up:\n%s", v)
 				}
@@ -228,7 +227,7 @@ func TestBacklogViewUpdate(t *testing.T) {
 				next := l.views[0]
 				next.Issues = slices.Clone(next.Issues) // a read returns a new view
 				withWorkerLog(t, &next, t.TempDir(), 15, 3)
-				l.views = []supervisor.StatusView{next}
+				l.views = []backlog.StatusView{next}
 				if v := drive(t, m, StateMsg{Lane: runningLane()}).View(); !strings.Contains(v, "worker 15 line 03") || strings.Contains(v, "line 40") {
 					t.Fatalf("preview did not follow the relaunch:\n%s", v)
 				}
@@ -286,14 +285,14 @@ func TestBacklogViewUpdate(t *testing.T) {
 	}
 }
 
-func oneRun(*testing.T) *loader { return &loader{views: []supervisor.StatusView{runningBacklog()}} }
+func oneRun(*testing.T) *loader { return &loader{views: []backlog.StatusView{runningBacklog()}} }
 
 func withLogsRun(t *testing.T) *loader {
 	v := runningBacklog()
 	dir := t.TempDir()
 	withWorkerLog(t, &v, dir, 15, 40)
 	withWorkerLog(t, &v, dir, 27, 12)
-	return &loader{views: []supervisor.StatusView{v}}
+	return &loader{views: []backlog.StatusView{v}}
 }
 
 func attachConfig(*testing.T) Config {
@@ -336,7 +335,7 @@ func TestBacklogTicksRefreshALiveRun(t *testing.T) {
 	if l.reads != reads+1 {
 		t.Fatalf("%d reads after %v, want one more", l.reads-reads, backlogRefresh)
 	}
-	l.views = []supervisor.StatusView{finishedBacklog()}
+	l.views = []backlog.StatusView{finishedBacklog()}
 	feed(step(StateMsg{}))
 	reads = l.reads
 	c.t = c.t.Add(time.Hour)
@@ -382,7 +381,7 @@ func TestBacklogReadsDoNotPileUp(t *testing.T) {
 func TestBacklogEnterFallsBackToOutputWhenSessionGone(t *testing.T) {
 	c := isolateTmux(t)
 	ctx := context.Background()
-	for _, name := range []string{supervisor.SessionName(15), "dashboard"} {
+	for _, name := range []string{workerSession(15), "dashboard"} {
 		if err := c.NewSession(ctx, tmuxadapter.SessionSpec{Name: name, Argv: []string{"sleep", "600"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -393,7 +392,7 @@ func TestBacklogEnterFallsBackToOutputWhenSessionGone(t *testing.T) {
 	if _, gone := cmd().(sessionGoneMsg); gone {
 		t.Fatal("live session backlog-i15 reported gone")
 	}
-	if err := c.KillSession(ctx, supervisor.SessionName(15)); err != nil {
+	if err := c.KillSession(ctx, workerSession(15)); err != nil {
 		t.Fatal(err)
 	}
 	v := press(t, m, "enter").View()

@@ -8,8 +8,8 @@
 // what they share: footer, help overlay, confirmations, quitting or
 // detaching. It never reduces state itself: the wave view draws a
 // state.Lane produced by the one loader, the backlog view a
-// supervisor.StatusView produced by supervisor.Status, the reducer
-// `backlog status` renders.
+// backlog.StatusView (built by backlog.NewStatusView), the read model
+// `backlog status` renders too (RenderBacklogStatus).
 package dashboard
 
 import (

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
@@ -55,7 +56,7 @@ func (l *Launcher) DryRun() (manifest.Manifest, error) {
 			}
 			prev := Preview{Payload: runtime.Redacted(*pl), ExecutorResolved: p.Agents[id].Resolved}
 			if pl.DeadlineAt != nil {
-				prev.DeadlineMinutes = int(pl.DeadlineAt.Sub(l.now()).Round(60e9).Minutes())
+				prev.DeadlineMinutes = int(time.Until(*pl.DeadlineAt).Round(60e9).Minutes())
 			}
 			prev.DeadlineAt = nil
 			if err := jsonfile.Write(filepath.Join(pl.RunDir, lanes.LaunchFile), prev); err != nil {

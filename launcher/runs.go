@@ -17,6 +17,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/retry"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
@@ -64,11 +65,15 @@ func latestRun(l lanes.Layout, n int, id string) (string, int) {
 
 // reusable lists implementation agents whose last run exited 0 with the
 // current prompt fingerprint and still passes its gate (files on disk
-// included). Closure roles are never reused. Agents with an adoptable run
-// from an interrupted launcher are adopted instead.
+// included); retry.Reusable makes that decision from what the launcher
+// reads here. Agents with an adoptable run from an interrupted launcher
+// are adopted instead.
 func (r *waveRun) reusable() []string {
-	var out []string
-	for _, id := range r.p.implementationAgents() {
+	last := map[string]retry.LastRun{}
+	current := map[string]string{}
+	found := map[string]*agentResult{}
+	ids := r.p.implementationAgents()
+	for _, id := range ids {
 		if _, ok := r.adoptable(id); ok {
 			continue
 		}
@@ -77,16 +82,29 @@ func (r *waveRun) reusable() []string {
 			continue
 		}
 		st, err := runtime.ReadStatus(filepath.Join(dir, lanes.StatusFile))
-		if err != nil || st.Code != 0 || st.PromptHash != r.p.Agents[id].Hash {
+		if err != nil {
 			continue
 		}
-		sum := r.summarize(id, dir, Outcome{Done: true, State: state.AgentCompleted, ExitCode: &st.Code}, st.Attempt)
-		if r.p.Agents[id].Impl && len(gate.Implementation(r.p.Wave, r.p.Bindings, map[string]gate.Summary{id: sum}, []string{id})) > 0 {
-			continue
+		current[id] = r.p.Agents[id].Hash
+		rec := retry.LastRun{PromptHash: st.PromptHash, Code: st.Code}
+		// The gate reads the agent's files, so it is judged only for a run
+		// that could be reused.
+		if st.Code == 0 && st.PromptHash == current[id] {
+			sum := r.summarize(id, dir, Outcome{Done: true, State: state.AgentCompleted, ExitCode: &st.Code}, st.Attempt)
+			rec.GateOK = !r.p.Agents[id].Impl ||
+				len(gate.Implementation(r.p.Wave, r.p.Bindings, map[string]gate.Summary{id: sum}, []string{id})) == 0
+			found[id] = &agentResult{RunDir: dir, Summary: sum, Reused: true,
+				Outcome: Outcome{Done: true, State: state.AgentCompleted, ExitCode: &st.Code}}
 		}
-		r.results[id] = &agentResult{RunDir: dir, Summary: sum, Reused: true,
-			Outcome: Outcome{Done: true, State: state.AgentCompleted, ExitCode: &st.Code}}
-		out = append(out, id)
+		last[id] = rec
+	}
+	reusable := retry.Reusable(r.p.Wave, r.p.Bindings, last, current)
+	var out []string
+	for _, id := range ids {
+		if slices.Contains(reusable, id) {
+			r.results[id] = found[id]
+			out = append(out, id)
+		}
 	}
 	return out
 }
@@ -229,7 +247,9 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	if spec.DeadlineMinutes > 0 && spec.DeadlineMinutes < lim.DeadlineMinutes {
 		lim.DeadlineMinutes = spec.DeadlineMinutes
 	}
-	deadline := l.now().Add(time.Duration(lim.DeadlineMinutes) * time.Minute)
+	// The runner, another process, reads this deadline on the real clock:
+	// it never comes from the launcher's clock.
+	deadline := time.Now().Add(time.Duration(lim.DeadlineMinutes) * time.Minute)
 	p := &runtime.Payload{
 		SchemaVersion: runtime.SchemaVersion, RunID: lanes.RunID(r.n, id, k), Lane: l.opt.Lane.Name,
 		WaveNumber: r.n, Attempt: k, AgentID: id, ExecutorID: ap.Resolved.ID, OrchestratorID: l.opt.OrchestratorID,

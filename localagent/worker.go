@@ -143,14 +143,14 @@ func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target stri
 			return code
 		}
 	}
+	r := backlog.Result{State: backlog.ResultDone, Detail: orDefault(k.detail, fmt.Sprintf("simulated work for #%d", issue))}
 	switch k.result {
 	case "needs-input":
-		fmt.Fprintf(out, "[backlog-result] state=needs-input question=%s\n", strconv.Quote(orDefault(k.question, "What should this do?")))
+		r = backlog.Result{State: backlog.ResultNeedsInput, Question: orDefault(k.question, "What should this do?")}
 	case "blocked":
-		fmt.Fprintf(out, "[backlog-result] state=blocked detail=%s\n", orDefault(k.detail, "blocked by something outside the issue"))
-	default:
-		fmt.Fprintf(out, "[backlog-result] state=done detail=%s\n", orDefault(k.detail, fmt.Sprintf("simulated work for #%d", issue)))
+		r = backlog.Result{State: backlog.ResultBlocked, Detail: orDefault(k.detail, "blocked by something outside the issue")}
 	}
+	fmt.Fprintln(out, backlog.FormatResult(r))
 	return k.exit
 }
 

@@ -31,9 +31,6 @@ const projectPlaceholder = "{{PROJECT}}"
 // which it only appends to), sorted.
 func Files() []string { return filesUnder("templates") }
 
-// DemoFiles lists the backlog demo's issues WriteBacklogDemo creates.
-func DemoFiles() []string { return filesUnder("demo") }
-
 func filesUnder(dir string) []string {
 	var out []string
 	_ = fs.WalkDir(templates, dir, func(p string, d fs.DirEntry, err error) error {

@@ -186,7 +186,7 @@ func (s *Supervisor) awaitAnswers() (bool, error) {
 			return false, err
 		}
 		s.printf("%s; answer with `backlog answer N TEXT`, a comment on the issue, or by removing the %s label",
-			InputWaitLine(*answerWait(r)), s.o.Config.Backlog.NeedsInputLabel)
+			backlog.InputWaitLine(*answerWait(r)), s.o.Config.Backlog.NeedsInputLabel)
 		return true, nil
 	}
 	if w.Until == nil || now.Before(*w.Until) {
@@ -214,15 +214,4 @@ func issueRefs(ns []int) []string {
 		out[i] = "#" + strconv.Itoa(n)
 	}
 	return out
-}
-
-// InputWaitLine is how the supervisor, status and the dashboard show a
-// wait for answers: "waiting for answers to #3 #5 since … (until …)".
-func InputWaitLine(a AnswerWait) string {
-	until := "no time limit"
-	if a.Until != nil {
-		until = "until " + a.Until.UTC().Format(time.RFC3339)
-	}
-	return fmt.Sprintf("waiting for answers to %s since %s (%s): nothing else is left to do",
-		strings.Join(issueRefs(a.Issues), " "), a.Since.UTC().Format(time.RFC3339), until)
 }

@@ -258,10 +258,8 @@ func TestUnansweredQuestionHoldsTheRunOnlyForInputWaitMinutes(t *testing.T) {
 		a.Until.Sub(a.Since) != 5*time.Minute {
 		t.Fatalf("status while waiting: %+v, want waiting 5 minutes for #2", a)
 	}
-	var text strings.Builder
-	RenderStatus(&text, v)
-	if !strings.Contains(text.String(), "waiting for answers to #2 since ") {
-		t.Errorf("text status does not say it waits for answers:\n%s", text.String())
+	if line := backlog.InputWaitLine(*v.WaitingForAnswers); !strings.Contains(line, "waiting for answers to #2 since ") {
+		t.Errorf("status does not say it waits for answers: %s", line)
 	}
 	clk.skip(6 * time.Minute)
 	res := run.end(t)

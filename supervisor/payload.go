@@ -176,7 +176,9 @@ func (s *Supervisor) runPayload(r agentRun) (*runtime.Payload, error) {
 	if r.review {
 		minutes, rateLimit = s.o.Config.Backlog.VerifyTimeoutMin, runtime.RateLimit{}
 	}
-	deadline := s.o.Now().Add(time.Duration(minutes) * time.Minute)
+	// The runner, another process, reads this deadline on the real clock:
+	// it never comes from Options.Now.
+	deadline := time.Now().Add(time.Duration(minutes) * time.Minute)
 	return &runtime.Payload{
 		SchemaVersion: runtime.SchemaVersion, RunID: filepath.Base(r.dir), Lane: s.o.Lane.Name, Attempt: r.attempt,
 		AgentID: r.agent.ID, ExecutorID: r.res.ID, OrchestratorID: "backlog-" + info.ID,

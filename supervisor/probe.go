@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -68,13 +69,7 @@ const ProbeFile = "probe.json"
 
 // ProbeWait is one salvage relaunch held by a failing probe: `backlog
 // status` shows it as "waiting: probe failed 3×: <reason>".
-type ProbeWait struct {
-	Issue    int       `json:"issue"`
-	Failures int       `json:"failures"`
-	MaxTries int       `json:"maxTries"`
-	Reason   string    `json:"reason"`
-	NextAt   time.Time `json:"nextAt"`
-}
+type ProbeWait = backlog.ProbeWait
 
 // noteProbe records issue n's probe state for status: failures so far
 // (0 removes it) and the last reason.
@@ -107,12 +102,6 @@ func readProbes(dir string) []ProbeWait {
 		return nil
 	}
 	return waits
-}
-
-// ProbeLine is how status shows a salvage held by the probe.
-func ProbeLine(w ProbeWait) string {
-	return fmt.Sprintf("waiting: probe failed %d×: %s (#%d's salvage relaunch; next try %s, parked after %d)",
-		w.Failures, oneLine(w.Reason), w.Issue, w.NextAt.UTC().Format(time.RFC3339), w.MaxTries)
 }
 
 func replaceIssue(w string, n int) string { return strings.ReplaceAll(w, "{issue}", strconv.Itoa(n)) }

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -113,10 +112,8 @@ echo "[backlog-result] state=done detail=shell worker"
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b bytes.Buffer
-		RenderStatus(&b, v)
-		if v.Waiting == nil || !strings.Contains(b.String(), "waiting: origin unreachable since ") {
-			t.Errorf("status while waiting:\n%s\nwant a line \"waiting: origin unreachable since …\"", b.String())
+		if v.Waiting == nil || !strings.Contains(backlog.WaitingLine(v.Waiting), "waiting: origin unreachable since ") {
+			t.Errorf("status while waiting: %+v, want a line \"waiting: origin unreachable since …\"", v.Waiting)
 		}
 	}
 	if err := os.Rename(away, f.origin); err != nil {

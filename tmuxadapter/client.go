@@ -23,13 +23,15 @@ type Client struct {
 	socket  string
 	binary  string
 	timeout time.Duration
-	retries int
 	env     []string
 	logger  *slog.Logger
 	// mu serialises mutations (new/kill/set/send): concurrent mutating
 	// clients on one server are where tmux has raced for peers.
 	mu sync.Mutex
 }
+
+// transientRetries is how many times a transient failure is retried.
+const transientRetries = 3
 
 // Option configures a Client.
 type Option func(*Client)
@@ -47,12 +49,9 @@ func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.logger = l }
 // (and so to a server started by this client).
 func WithEnv(kv ...string) Option { return func(c *Client) { c.env = append(c.env, kv...) } }
 
-// WithRetries sets how many times a transient failure is retried (default 3).
-func WithRetries(n int) Option { return func(c *Client) { c.retries = n } }
-
 // New returns a client for the tmux server on socket (tmux -L socket).
 func New(socket string, opts ...Option) *Client {
-	c := &Client{socket: socket, binary: "tmux", timeout: 10 * time.Second, retries: 3, logger: slog.Default()}
+	c := &Client{socket: socket, binary: "tmux", timeout: 10 * time.Second, logger: slog.Default()}
 	for _, o := range opts {
 		o(c)
 	}
@@ -102,7 +101,7 @@ func (c *Client) run(ctx context.Context, mutate bool, shown []string, args ...s
 	for attempt := 0; ; attempt++ {
 		var out string
 		out, err = c.once(ctx, shown, args)
-		if err == nil || attempt >= c.retries || !retryable(err, mutate) || ctx.Err() != nil {
+		if err == nil || attempt >= transientRetries || !retryable(err, mutate) || ctx.Err() != nil {
 			return out, err
 		}
 		d := backoff + time.Duration(rand.Int64N(int64(backoff)))

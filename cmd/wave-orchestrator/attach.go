@@ -17,6 +17,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
@@ -74,7 +75,7 @@ when that session is not running.`,
 			if issue > 0 {
 				return attachIssue(ctx, e, issue, c.OutOrStdout(), c.ErrOrStderr())
 			}
-			l, err := loadLayoutState(ctx, e.layout)
+			l, err := launcher.Status(ctx, e.layout)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
@@ -37,7 +38,7 @@ func newBacklogStatusCmd(g *globals) *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(withNotifications{v, nt})
 			}
-			supervisor.RenderStatus(c.OutOrStdout(), v)
+			dashboard.RenderBacklogStatus(c.OutOrStdout(), v)
 			_, err = fmt.Fprint(c.OutOrStdout(), notifyLine(nt))
 			return err
 		},

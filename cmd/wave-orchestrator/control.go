@@ -12,6 +12,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/control"
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
@@ -71,7 +72,7 @@ func controlStatus(c *cobra.Command, g *globals, n int, agent, project string) (
 	if err := checkProject(project, e); err != nil {
 		return control.Status{}, err
 	}
-	l, err := loadLayoutState(c.Context(), e.layout)
+	l, err := launcher.Status(c.Context(), e.layout)
 	if err != nil {
 		return control.Status{}, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -128,7 +129,7 @@ func reconcileStatus(ctx context.Context, e *laneEnv, out io.Writer) error {
 			fmt.Fprintf(out, "reconcile: %s\n", msg)
 		}
 	}
-	l, err := loadLayoutState(ctx, e.layout)
+	l, err := launcher.Status(ctx, e.layout)
 	if err != nil {
 		return fmt.Errorf("reconcile lane %s: %w", e.lane.Name, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
@@ -54,7 +55,7 @@ environment variable holding the token every request must carry.`,
 			logger := slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 			o := webui.Options{
 				Layout:      e.layout,
-				State:       func(ctx context.Context) (state.Lane, error) { return loadLayoutState(ctx, e.layout) },
+				State:       func(ctx context.Context) (state.Lane, error) { return launcher.Status(ctx, e.layout) },
 				Backlog:     func(ctx context.Context, run string) (any, error) { return serveBacklog(ctx, e, run) },
 				AllowAnswer: allowAnswer,
 				Answer:      newAnswerer(e, c.ErrOrStderr()),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -142,7 +143,7 @@ func waitForChange(ctx context.Context, g *globals, timeoutS int, ready func()) 
 	l, changed, err := waitLaneChange(ctx, e.layout, ready)
 	if err == nil && !changed {
 		// Read once more with a live context: the watch's may have ended.
-		l, err = loadLayoutState(context.WithoutCancel(ctx), e.layout)
+		l, err = launcher.Status(context.WithoutCancel(ctx), e.layout)
 	}
 	return l, changed, err
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
@@ -98,7 +99,7 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, ready func()) (sta
 		return state.Lane{}, false, err
 	}
 	addTree(w, layout.StateDir)
-	l, err := loadLayoutState(ctx, layout)
+	l, err := launcher.Status(ctx, layout)
 	if err != nil {
 		return l, false, err
 	}
@@ -126,7 +127,7 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, ready func()) (sta
 			}
 			debounce.Reset(0)
 		case <-debounce.C:
-			if l, err = loadLayoutState(ctx, layout); err != nil {
+			if l, err = launcher.Status(ctx, layout); err != nil {
 				return l, false, err
 			}
 			if laneFingerprint(l) != start {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
-	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
@@ -50,7 +50,7 @@ taken. Exits 1, naming each failure, when something could not be stopped.`,
 				stopQueued(ctx, submittedOf(e), c.OutOrStdout())
 			}
 			if agent == "" && lanes.Held(e.layout.LockPath()) {
-				if err := jsonfile.Write(e.layout.ControlPath(), map[string]any{"stop": true, "requestedAt": time.Now().UTC()}); err != nil {
+				if err := launcher.RequestStop(e.layout); err != nil {
 					return err
 				}
 				fmt.Fprintln(c.OutOrStdout(), "asked the running launcher to stop")

@@ -45,3 +45,39 @@ func TestNoImportRunsBackUp(t *testing.T) {
 		}
 	}
 }
+
+// TestViewsImportNoLoop fails when a view or a read model imports a loop
+// package (the launcher or the supervisor, which run agents and write
+// state): the views draw what a read model holds, and a read model is
+// built from reduced state, so either can be used without the machinery
+// that produced it. direct rules look at the package's own imports only.
+func TestViewsImportNoLoop(t *testing.T) {
+	loops := []string{module + "/launcher", module + "/supervisor"}
+	rules := []struct {
+		pkg    string
+		direct bool
+		deny   []string
+	}{
+		// questions (for the backlog's questions) still reads run logs
+		// through supervisor, so dashboard is held to its own imports.
+		{"dashboard", true, loops},
+		{"backlog", false, append([]string{module + "/gitops", module + "/forge", module + "/tmuxadapter"}, loops...)},
+	}
+	for _, r := range rules {
+		field := "Deps"
+		if r.direct {
+			field = "Imports"
+		}
+		out, err := exec.Command("go", "list", "-f", `{{join .`+field+` "\n"}}`, module+"/"+r.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", r.pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, d := range r.deny {
+				if dep == d || strings.HasPrefix(dep, d+"/") {
+					t.Errorf("%s imports %s (a loop or I/O package; keep it out of views and read models)", r.pkg, dep)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,39 @@
+package dashboard
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+)
+
+// `backlog status` names every issue with its state and what a person
+// acts on (the question, the conflicting files, the dropped issue, the
+// wait for answers, the rework round), and hostile issue text reaches the
+// terminal with no raw control character.
+func TestBacklogStatusTextCarriesNoRawControlCharacters(t *testing.T) {
+	v := runningBacklog()
+	v.Issues[4].Title = "Asks \x1b[5mloudly\x1b[0m \u202eok"
+	v.NeedsInput[0].Question = "$(touch x) \x1b[2J\u202eok?"
+	v.Issues[5].Files = []string{"src/\x1b]0;owned\x07.ts"}
+	v.Issues[1].Reworks, v.Issues[1].ReworkFrom = 1, "verify"
+	v.Dropped[0].Detail = "held by \x1b[31mmallory\x1b[0m"
+	until := clock.Add(5 * time.Minute)
+	v.WaitingForAnswers = &backlog.AnswerWait{Since: clock, Until: &until, Issues: []int{23}}
+	var b strings.Builder
+	RenderBacklogStatus(&b, v)
+	out := b.String()
+	for _, want := range []string{"backlog run 20260314T120000Z-backlog (running)", "tally: merged 1 / in flight 3 / blocked 2 / needs-input 1 / waiting 1",
+		"#27    parked", "conflicting files: src/", "#9     dropped     claimed", "waiting for answers to #23 since ", "1 rework round (verify)",
+		"needs input:\n  #23"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	for _, c := range out {
+		if (c < 0x20 && c != '\n') || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u202e' || c == '\u202d' {
+			t.Fatalf("status carries the raw control character %U:\n%q", c, out)
+		}
+	}
+}
