@@ -137,28 +137,14 @@ func writeSpend(b *strings.Builder, in FinalPRInput) {
 	slices.Sort(nums)
 	fmt.Fprintf(b, "## Spend\n\n| issue | input | output | cache read | cache write | cost |\n|---|---|---|---|---|---|\n")
 	row := func(what string, u usage.Usage) {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", what, tokens(u.InputTokens), tokens(u.OutputTokens),
-			tokens(u.CacheReadTokens), tokens(u.CacheWriteTokens), dollars(u.CostUSD))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", what, usage.TokensCell(u.InputTokens), usage.TokensCell(u.OutputTokens),
+			usage.TokensCell(u.CacheReadTokens), usage.TokensCell(u.CacheWriteTokens), usage.CostCell(u.CostUSD))
 	}
 	for _, n := range nums {
 		row(fmt.Sprintf("#%d", n), in.Spend[n])
 	}
 	row("total", *in.Total)
 	b.WriteString("\n")
-}
-
-func tokens(n *int64) string {
-	if n == nil {
-		return "-"
-	}
-	return usage.FormatTokens(*n)
-}
-
-func dollars(c *float64) string {
-	if c == nil {
-		return "-"
-	}
-	return usage.FormatCost(*c)
 }
 
 // codeList is file names (a worker's, so untrusted: a file may be named

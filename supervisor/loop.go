@@ -482,20 +482,7 @@ func (s *Supervisor) finishEarly(ctx context.Context) error {
 	return nil
 }
 
-func oneLine(s string) string {
-	s = backlog.Clean(s)
-	out := []rune{}
-	for _, r := range s {
-		if r == '\n' || r == '\t' {
-			r = ' '
-		}
-		out = append(out, r)
-	}
-	if len(out) > 200 {
-		out = append(out[:197], '.', '.', '.')
-	}
-	return string(out)
-}
+func oneLine(s string) string { return backlog.OneLine(s) }
 
 // listOpen lists open issues. Unreadable local issue files are a warning
 // naming each file: one bad file must not hide the rest of the backlog.

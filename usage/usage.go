@@ -107,6 +107,23 @@ func FormatCost(c float64) string {
 	return fmt.Sprintf("$%.2f", c)
 }
 
+// TokensCell and CostCell are a figure as a table cell (`usage`, the
+// final PR's spend table): FormatTokens / FormatCost, "-" when unknown.
+func TokensCell(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return FormatTokens(*n)
+}
+
+// CostCell: see TokensCell.
+func CostCell(c *float64) string {
+	if c == nil {
+		return "-"
+	}
+	return FormatCost(*c)
+}
+
 func val(p *int64) int64 {
 	if p == nil {
 		return 0

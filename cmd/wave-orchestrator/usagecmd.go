@@ -86,8 +86,8 @@ func renderUsage(w io.Writer, rep usageReport) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s\tRUNS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tCOST\n", "BY "+strings.ToUpper(rep.By))
 	row := func(key string, runs int, u usage.Usage) {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", termtext.Escape(key), runs, tok(u.InputTokens), tok(u.OutputTokens),
-			tok(u.CacheReadTokens), tok(u.CacheWriteTokens), cost(u.CostUSD))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", termtext.Escape(key), runs, usage.TokensCell(u.InputTokens), usage.TokensCell(u.OutputTokens),
+			usage.TokensCell(u.CacheReadTokens), usage.TokensCell(u.CacheWriteTokens), usage.CostCell(u.CostUSD))
 	}
 	for _, r := range rep.Rows {
 		row(r.Key, r.Runs, r.Usage)
@@ -95,18 +95,4 @@ func renderUsage(w io.Writer, rep usageReport) {
 	row("total", rep.Runs, rep.Total)
 	tw.Flush()
 	fmt.Fprintf(w, "costs the CLI did not report are priced from the table as of %s (config pricing: overrides it)\n", termtext.Escape(rep.PricesAsOf))
-}
-
-func tok(n *int64) string {
-	if n == nil {
-		return "-"
-	}
-	return usage.FormatTokens(*n)
-}
-
-func cost(c *float64) string {
-	if c == nil {
-		return "-"
-	}
-	return usage.FormatCost(*c)
 }

@@ -308,8 +308,8 @@ func TestUsageByIssueMatchesTheFinalPRBody(t *testing.T) {
 		Usage usage.Usage `json:"usage"`
 	}{Key: "total", Usage: d.Total}) {
 		u := row.Usage
-		line := fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", row.Key, tok(u.InputTokens), tok(u.OutputTokens), tok(u.CacheReadTokens),
-			tok(u.CacheWriteTokens), cost(u.CostUSD))
+		line := fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", row.Key, usage.TokensCell(u.InputTokens), usage.TokensCell(u.OutputTokens), usage.TokensCell(u.CacheReadTokens),
+			usage.TokensCell(u.CacheWriteTokens), usage.CostCell(u.CostUSD))
 		if !strings.Contains(body, line) {
 			t.Errorf("the final PR body lacks %q:\n%s", line, body)
 		}
@@ -364,20 +364,4 @@ func TestBacklogWorkerOverItsBudgetIsParkedNotSalvaged(t *testing.T) {
 	if !strings.Contains(st.Stdout, `"state": "parked"`) {
 		t.Errorf("#1 not parked:\n%s", st.Stdout)
 	}
-}
-
-// tok and cost print a figure as `usage` and the final PR's table do
-// (package usage's formatting; "-" for unknown).
-func tok(n *int64) string {
-	if n == nil {
-		return "-"
-	}
-	return usage.FormatTokens(*n)
-}
-
-func cost(c *float64) string {
-	if c == nil {
-		return "-"
-	}
-	return usage.FormatCost(*c)
 }
