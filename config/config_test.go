@@ -464,3 +464,23 @@ func TestTransientRetryWindow(t *testing.T) {
 		t.Errorf("negative window: %v", err)
 	}
 }
+
+// EnvName follows a key through the type: it names exactly the variables
+// the environment can set (the ones envVars lists), and nothing else.
+func TestEnvNameNamesExactlyTheSettableKeys(t *testing.T) {
+	settable := map[string]string{}
+	for _, ev := range envVars() {
+		settable[ev.Key] = ev.Name
+		if name, ok := EnvName(ev.Key); !ok || name != ev.Name {
+			t.Errorf("EnvName(%q) = %q, %v; want %q", ev.Key, name, ok, ev.Name)
+		}
+	}
+	if len(settable) < 20 {
+		t.Fatalf("only %d settable keys listed", len(settable))
+	}
+	for _, key := range []string{"runtime", "lanes", "lanes.main", "runtime.nope", "nope", "", "executors.claude", "runtime.heartbeatIntervalMs.x"} {
+		if name, ok := EnvName(key); ok {
+			t.Errorf("EnvName(%q) = %q: not a key the environment can set", key, name)
+		}
+	}
+}

@@ -96,13 +96,46 @@ func upperSnake(key string) string {
 
 // EnvName is the WAVE_* variable that sets key, if the environment can set
 // it (for help texts that name it).
+//
+// It follows key through the Config type instead of listing every
+// variable: each command line binds dozens of flags at start, and listing
+// them all for each was most of a command's start-up time.
 func EnvName(key string) (string, bool) {
-	for _, ev := range envVars() {
-		if ev.Key == key {
-			return ev.Name, true
+	t := reflect.TypeFor[Config]()
+	parts := strings.Split(key, ".")
+	for i, part := range parts {
+		f, ok := fieldNamed(t, part)
+		if !ok {
+			return "", false
+		}
+		t = f.Type
+		if i < len(parts)-1 && t.Kind() != reflect.Struct {
+			return "", false
 		}
 	}
-	return "", false
+	if t.Kind() == reflect.Struct || !envSettable(t) {
+		return "", false
+	}
+	return "WAVE_" + upperSnake(key), true
+}
+
+// fieldNamed is t's exported field whose json name is name, looking
+// through embedded structs as envVars does.
+func fieldNamed(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		json, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && json == "" && f.Type.Kind() == reflect.Struct {
+			if g, ok := fieldNamed(f.Type, name); ok {
+				return g, true
+			}
+			continue
+		}
+		if f.IsExported() && json == name && name != "-" {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // setValue parses raw (from the environment, or a flag's value) into v
