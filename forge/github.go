@@ -193,7 +193,7 @@ func (g *GitHub) Get(ctx context.Context, n int) (backlog.Issue, error) {
 	if is.Comments, err = g.listComments(ctx, n); err != nil {
 		return backlog.Issue{}, err
 	}
-	g.recent.putComments(n, is.Comments, made)
+	g.recent.putComments(n, is.Comments, made, g.now())
 	return is, nil
 }
 

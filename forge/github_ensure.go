@@ -30,10 +30,10 @@ func (g *GitHub) EnsureComment(ctx context.Context, n int, marker, body string) 
 	if err != nil {
 		return backlog.Comment{}, fmt.Errorf("github: comment on issue #%d: %w", n, err)
 	}
-	// Comments Get read moments ago stand in for the first look: only
-	// this Source posts as self with this run's marker, and every comment
-	// it creates (or may have created) drops them.
-	comments, recent := g.recent.takeComments(n)
+	// Comments Get read moments ago (listedFresh) stand in for the first
+	// look: only this Source posts as self with this run's marker, and
+	// every comment it creates (or may have created) drops them.
+	comments, recent := g.recent.takeComments(n, g.now())
 	for attempt := 1; ; attempt++ {
 		if !recent {
 			if comments, err = g.listComments(ctx, n); err != nil {

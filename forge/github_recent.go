@@ -8,8 +8,9 @@ import (
 )
 
 // listedFresh is how long an issue as ListOpen returned it stands in for
-// Get's re-read of it: a dispatch moments after planning learns nothing
-// from fetching the issue again, one later does.
+// Get's re-read of it, and its comments as Get read them for
+// EnsureComment's look: a use moments after the read learns nothing from
+// asking again, one later might (a person edits, labels, deletes).
 const listedFresh = 30 * time.Second
 
 // recentReads are facts this Source read moments ago that the next call
@@ -20,8 +21,13 @@ const listedFresh = 30 * time.Second
 type recentReads struct {
 	mu       sync.Mutex
 	listed   map[int]listedIssue
-	comments map[int][]backlog.Comment
+	comments map[int]listedComments
 	made     map[int]int // comments created on each issue by this Source
+}
+
+type listedComments struct {
+	c  []backlog.Comment
+	at time.Time
 }
 
 type listedIssue struct {
@@ -60,25 +66,29 @@ func (r *recentReads) madeOn(n int) int {
 
 // putComments keeps issue n's comments as listed, unless this Source
 // created a comment there since the listing began (made changed).
-func (r *recentReads) putComments(n int, c []backlog.Comment, made int) {
+func (r *recentReads) putComments(n int, c []backlog.Comment, made int, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.made[n] != made {
 		return
 	}
 	if r.comments == nil {
-		r.comments = map[int][]backlog.Comment{}
+		r.comments = map[int]listedComments{}
 	}
-	r.comments[n] = append([]backlog.Comment(nil), c...)
+	r.comments[n] = listedComments{c: append([]backlog.Comment(nil), c...), at: at}
 }
 
-// takeComments is issue n's comments as Get read them, once.
-func (r *recentReads) takeComments(n int) ([]backlog.Comment, bool) {
+// takeComments is issue n's comments as Get read them no longer than
+// listedFresh before now, once.
+func (r *recentReads) takeComments(n int, now time.Time) ([]backlog.Comment, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c, ok := r.comments[n]
+	l, ok := r.comments[n]
 	delete(r.comments, n)
-	return c, ok
+	if !ok || now.Sub(l.at) > listedFresh || now.Before(l.at) {
+		return nil, false
+	}
+	return l.c, true
 }
 
 // creating is said before every comment create on issue n (its outcome

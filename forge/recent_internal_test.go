@@ -12,16 +12,25 @@ import (
 // next ensure of its marker looks again rather than posting it twice.
 func TestCommentsListedBeforeOwnPostAreNeverKept(t *testing.T) {
 	var r recentReads
+	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	before := r.madeOn(1)
 	r.creating(1) // the post, while the listing is in flight
-	r.putComments(1, []backlog.Comment{}, before)
-	if _, ok := r.takeComments(1); ok {
+	r.putComments(1, []backlog.Comment{}, before, at)
+	if _, ok := r.takeComments(1, at); ok {
 		t.Fatal("a listing begun before this Source's own post was kept")
 	}
-	r.putComments(1, []backlog.Comment{{Body: "x"}}, r.madeOn(1))
+	r.putComments(1, []backlog.Comment{{Body: "x"}}, r.madeOn(1), at)
 	r.creating(1)
-	if _, ok := r.takeComments(1); ok {
+	if _, ok := r.takeComments(1, at); ok {
 		t.Fatal("comments kept across this Source's own post")
+	}
+	r.putComments(1, []backlog.Comment{{Body: "x"}}, r.madeOn(1), at)
+	if _, ok := r.takeComments(1, at.Add(listedFresh+time.Second)); ok {
+		t.Fatal("comments read long ago stood in for a look")
+	}
+	r.putComments(1, []backlog.Comment{{Body: "x"}}, r.madeOn(1), at)
+	if c, ok := r.takeComments(1, at.Add(time.Second)); !ok || len(c) != 1 {
+		t.Fatal("comments read a second ago were not used")
 	}
 }
 
