@@ -69,6 +69,8 @@ type GitHub struct {
 	// AddLabel of a label already there costs no request.
 	labelsMu sync.Mutex
 	labels   map[int][]string
+
+	recent recentReads
 }
 
 var _ Source = (*GitHub)(nil)
@@ -159,6 +161,7 @@ func (g *GitHub) ListOpen(ctx context.Context, labels []string) ([]backlog.Issue
 			}
 			is := toIssue(it)
 			g.remember(is.Number, is.Labels)
+			g.recent.putListed(is, g.now())
 			// GitHub filters already; this also covers label names with
 			// commas, which its comma-separated filter cannot express.
 			if hasAll(is.Labels, labels) {
@@ -173,17 +176,24 @@ func (g *GitHub) ListOpen(ctx context.Context, labels []string) ([]backlog.Issue
 }
 
 // Get returns issue n with all its comments. A pull request's number is
-// ErrNotFound: it is not a backlog issue.
+// ErrNotFound: it is not a backlog issue. An issue ListOpen returned
+// moments ago (listedFresh) is not fetched again; its comments always are.
 func (g *GitHub) Get(ctx context.Context, n int) (backlog.Issue, error) {
-	it, err := g.getIssue(ctx, n)
-	if err != nil {
-		return backlog.Issue{}, err
+	is, listed := g.recent.takeListed(n, g.now())
+	if !listed {
+		it, err := g.getIssue(ctx, n)
+		if err != nil {
+			return backlog.Issue{}, err
+		}
+		is = toIssue(it)
+		g.remember(n, is.Labels)
 	}
-	is := toIssue(it)
-	g.remember(n, is.Labels)
+	made := g.recent.madeOn(n)
+	var err error
 	if is.Comments, err = g.listComments(ctx, n); err != nil {
 		return backlog.Issue{}, err
 	}
+	g.recent.putComments(n, is.Comments, made, g.now())
 	return is, nil
 }
 

@@ -30,15 +30,22 @@ func (g *GitHub) EnsureComment(ctx context.Context, n int, marker, body string) 
 	if err != nil {
 		return backlog.Comment{}, fmt.Errorf("github: comment on issue #%d: %w", n, err)
 	}
+	// Comments Get read moments ago (listedFresh) stand in for the first
+	// look: only this Source posts as self with this run's marker, and
+	// every comment it creates (or may have created) drops them.
+	comments, recent := g.recent.takeComments(n, g.now())
 	for attempt := 1; ; attempt++ {
-		comments, err := g.listComments(ctx, n)
-		if err != nil {
-			return backlog.Comment{}, err
+		if !recent {
+			if comments, err = g.listComments(ctx, n); err != nil {
+				return backlog.Comment{}, err
+			}
 		}
+		recent = false
 		if c, ok := findMarker(comments, marker, self); ok {
 			return c, nil
 		}
 		var made *github.IssueComment
+		g.recent.creating(n)
 		transient, err := g.attempt(ctx, fmt.Sprintf("comment on issue #%d", n), false, func(ctx context.Context) error {
 			var err error
 			made, _, err = g.c.Issues.CreateComment(ctx, g.owner, g.repo, n, &github.IssueComment{Body: github.Ptr(body)})
@@ -69,9 +76,9 @@ func (g *GitHub) pause(ctx context.Context, attempt int, what string, cause erro
 }
 
 // EnsurePR makes sure one open pull request head→base exists with this
-// title and body: it updates the open one if there is one, else creates
-// it. A 422 on create (one appeared meanwhile) or a lost response leads
-// to listing again, never to a second PR.
+// title and body: it creates it, and when GitHub answers 422 (one is
+// open already) lists and updates the open one. A lost response leads to
+// listing again too, never to a second PR.
 func (g *GitHub) EnsurePR(ctx context.Context, head, base, title, body string) (PR, error) {
 	if strings.TrimSpace(head) == "" || strings.TrimSpace(base) == "" {
 		return PR{}, fmt.Errorf("github: ensure PR: head and base are required")
@@ -80,15 +87,20 @@ func (g *GitHub) EnsurePR(ctx context.Context, head, base, title, body string) (
 	defer g.writeMu.Unlock()
 	var rejected error // a 422 that listing again has to explain
 	for attempt := 1; ; attempt++ {
-		prs, err := g.listPRs(ctx, head, base, "open")
-		if err != nil {
-			return PR{}, err
-		}
-		if len(prs) > 0 {
-			return g.updatePR(ctx, prs[0], title, body)
-		}
-		if rejected != nil {
-			return PR{}, rejected
+		// The first try creates without listing: GitHub refuses a second
+		// open PR head→base (422), and a 422 or an unknown outcome lists
+		// before anything else is done, so no look is needed up front.
+		if attempt > 1 {
+			prs, err := g.listPRs(ctx, head, base, "open")
+			if err != nil {
+				return PR{}, err
+			}
+			if len(prs) > 0 {
+				return g.updatePR(ctx, prs[0], title, body)
+			}
+			if rejected != nil {
+				return PR{}, rejected
+			}
 		}
 		var made *github.PullRequest
 		transient, err := g.attempt(ctx, fmt.Sprintf("create PR %s → %s", head, base), false, func(ctx context.Context) error {

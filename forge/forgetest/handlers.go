@@ -53,6 +53,8 @@ func (s *Server) serve(route string, h func(http.ResponseWriter, *http.Request))
 		s.mu.Lock()
 		s.total++
 		s.counts[route]++
+		s.requests = append(s.requests, Request{Route: route, Method: r.Method,
+			Path: strings.TrimPrefix(r.URL.Path, "/api/v3"), Query: r.URL.RawQuery})
 		f := s.takeFault(s.total, route)
 		hook := s.takeHook(route)
 		s.mu.Unlock()

@@ -59,6 +59,12 @@ type Mutation struct {
 	Summary string
 }
 
+// Request is one request that reached the server (faulted ones too), in
+// order: what a test counts to hold forge to a call budget.
+type Request struct {
+	Route, Method, Path, Query string
+}
+
 // Server is the fake GitHub. URL is its root (without /api/v3).
 type Server struct {
 	URL         string
@@ -78,6 +84,7 @@ type Server struct {
 	counts        map[string]int
 	total         int
 	mutations     []Mutation
+	requests      []Request
 	faults        []*fault
 	hooks         []hook
 	reviews       []*review
@@ -315,6 +322,13 @@ func (s *Server) Count(route string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts[route]
+}
+
+// Requests are the requests received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
 }
 
 // Total is how many requests reached the server, on any route.
