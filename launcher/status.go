@@ -39,18 +39,24 @@ func Status(ctx context.Context, layout lanes.Layout) (state.Lane, error) {
 		}
 		return out
 	}
-	l, err := state.Load(layout, observe, blockers, now)
+	// One read of the lane's log serves the reduction, the questions and
+	// the spend (it is most of what status costs on a long-lived lane).
+	evs, bad, err := state.ReadEvents(layout.EventsPath())
+	if err != nil {
+		return state.Load(layout, observe, blockers, now) // says why, as always
+	}
+	l, err := state.LoadEvents(layout, evs, bad, observe, blockers, now)
 	if err == nil {
-		questions.Overlay(&l, layout)
-		l.ApplyUsage(waveSpend(layout))
+		questions.OverlayEvents(&l, layout, evs)
+		l.ApplyUsage(waveSpend(layout, evs))
 	}
 	return l, err
 }
 
 // waveSpend is every wave run's spend (package spend), for status.
-func waveSpend(layout lanes.Layout) []state.RunSpend {
+func waveSpend(layout lanes.Layout, evs []state.Event) []state.RunSpend {
 	var out []state.RunSpend
-	for _, r := range spend.WaveRuns(layout) {
+	for _, r := range spend.WaveRunsFrom(layout, evs) {
 		if r.Wave != nil {
 			out = append(out, state.RunSpend{Wave: *r.Wave, Agent: r.Agent, Usage: r.Usage})
 		}

@@ -10,7 +10,13 @@ import (
 // the event log) into the lane state, and moves a running wave to
 // waiting-for-input while a blocking one waits.
 func Overlay(l *state.Lane, layout lanes.Layout) {
-	un := UnansweredIDs(layout)
+	evs, _, _ := state.ReadEvents(layout.EventsPath())
+	OverlayEvents(l, layout, evs)
+}
+
+// OverlayEvents is Overlay over the lane's events already read.
+func OverlayEvents(l *state.Lane, layout lanes.Layout, evs []state.Event) {
+	un := unansweredIn(evs)
 	for i := range l.Waves {
 		w := &l.Waves[i]
 		qs, _, err := WaveQuestions(layout, w.Wave, un)

@@ -192,6 +192,10 @@ func waveNumbers(layout lanes.Layout) ([]int, error) {
 // the lane's event log (a later answered event clears one).
 func UnansweredIDs(layout lanes.Layout) map[string]bool {
 	evs, _, _ := state.ReadEvents(layout.EventsPath())
+	return unansweredIn(evs)
+}
+
+func unansweredIn(evs []state.Event) map[string]bool {
 	out := map[string]bool{}
 	for _, ev := range evs {
 		if ev.EntityType != state.EntityQuestion {

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"time"
 
@@ -60,6 +59,12 @@ var waveRunDir = regexp.MustCompile(`^(.+)-a(\d+)$`)
 // and those its event log names (pruned ones included).
 func WaveRuns(l lanes.Layout) []Run {
 	evs, _, _ := state.ReadEvents(l.EventsPath())
+	return WaveRunsFrom(l, evs)
+}
+
+// WaveRunsFrom is WaveRuns over the lane's events already read.
+func WaveRunsFrom(l lanes.Layout, evs []state.Event) []Run {
+	seen := map[string]bool{}
 	fromEvents := map[string]*usage.Usage{}
 	var dirs []string
 	for _, ev := range evs {
@@ -70,7 +75,8 @@ func WaveRuns(l lanes.Layout) []Run {
 		if d == "" {
 			continue
 		}
-		if !slices.Contains(dirs, d) {
+		if !seen[d] {
+			seen[d] = true
 			dirs = append(dirs, d)
 		}
 		if u := eventUsage(ev.Data); u != nil {
@@ -79,7 +85,8 @@ func WaveRuns(l lanes.Layout) []Run {
 	}
 	onDisk, _ := filepath.Glob(filepath.Join(l.StateDir, "waves", "*", "runs", "*"))
 	for _, d := range onDisk {
-		if !slices.Contains(dirs, d) {
+		if !seen[d] {
+			seen[d] = true
 			dirs = append(dirs, d)
 		}
 	}

@@ -20,14 +20,25 @@ type BlockerSource func(wave int) []Blocker
 // Load gathers a lane's events and run facts and reduces them. Unreadable
 // inputs become Problems; Load fails only if the state dir cannot be read.
 func Load(l lanes.Layout, observe Observer, blockers BlockerSource, now time.Time) (Lane, error) {
+	evs, bad, err := ReadEvents(l.EventsPath())
+	if err != nil {
+		out := Lane{SchemaVersion: SchemaVersion, Lane: l.Lane, Socket: l.Socket(), GeneratedAt: now.UTC(),
+			Problems: []string{}, Waves: []Wave{}, LastEvents: []EventRef{}}
+		if _, serr := os.Stat(l.StateDir); serr != nil && !os.IsNotExist(serr) {
+			return out, fmt.Errorf("lane %s state %s: %w", l.Lane, l.StateDir, serr)
+		}
+		return out, fmt.Errorf("lane %s: %w", l.Lane, err)
+	}
+	return LoadEvents(l, evs, bad, observe, blockers, now)
+}
+
+// LoadEvents is Load over the lane's events already read (ReadEvents), so a
+// caller that needs them for more than the reduction reads the log once.
+func LoadEvents(l lanes.Layout, evs []Event, bad []string, observe Observer, blockers BlockerSource, now time.Time) (Lane, error) {
 	out := Lane{SchemaVersion: SchemaVersion, Lane: l.Lane, Socket: l.Socket(), GeneratedAt: now.UTC(),
 		Problems: []string{}, Waves: []Wave{}, LastEvents: []EventRef{}}
 	if _, err := os.Stat(l.StateDir); err != nil && !os.IsNotExist(err) {
 		return out, fmt.Errorf("lane %s state %s: %w", l.Lane, l.StateDir, err)
-	}
-	evs, bad, err := ReadEvents(l.EventsPath())
-	if err != nil {
-		return out, fmt.Errorf("lane %s: %w", l.Lane, err)
 	}
 	for _, b := range bad {
 		out.Problems = append(out.Problems, "unreadable event line "+b)
