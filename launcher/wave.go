@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
@@ -378,99 +377,6 @@ func (r *waveRun) sweep(ctx context.Context, attempt int, from string) ([]gate.F
 		ranSemantic = true
 	}
 	return nil, nil
-}
-
-// retryPlan selects what the next attempt runs: failed implementation
-// agents (with executor fallback when policy allows) and closure from the
-// cont-eval stage, or — when implementation passed — closure from the
-// failed stage on.
-//
-// blocked means some failed agent has no executor left to run on; blocks
-// are the failures saying so (retry-fallback-blocked, naming the mix
-// targets that held its fallbacks back), unless its own
-// executor-unavailable failure already says it all.
-func (r *waveRun) retryPlan(next int, failures []gate.Failure) (impl []string, from string, blocked bool, blocks []gate.Failure) {
-	from = roles.PhaseContEval
-	for _, f := range failures {
-		if f.AgentID == "" {
-			continue
-		}
-		ap := r.p.Agents[f.AgentID]
-		if ap == nil {
-			continue
-		}
-		if stage := r.p.Bindings.StageOf(f.AgentID); stage != "" && slices.Contains(roles.ClosurePhases, gate.GatePhase(f.Gate)) {
-			if len(impl) == 0 {
-				from = stage
-			}
-			blocked = r.fallback(ap, next, f.StatusCode, &blocks) || blocked
-			continue
-		}
-		if !slices.Contains(impl, f.AgentID) {
-			impl = append(impl, f.AgentID)
-		}
-		blocked = r.fallback(ap, next, f.StatusCode, &blocks) || blocked
-	}
-	for _, f := range failures {
-		if p := gate.GatePhase(f.Gate); f.AgentID == "" && slices.Contains(roles.ClosurePhases, p) && len(impl) == 0 {
-			from = p
-		}
-	}
-	return impl, from, blocked, blocks
-}
-
-// fallback moves ap to the executor its next attempt runs on, or reports
-// that it cannot be retried, adding to blocks why when no failure of the
-// agent says so already.
-func (r *waveRun) fallback(ap *agentPlan, next int, code string, blocks *[]gate.Failure) bool {
-	targets := r.l.opt.Lane.RuntimePolicy.RuntimeMixTargets
-	var fits func(string) bool
-	if len(targets) > 0 {
-		// Counted as the plan stands, so fallbacks chosen earlier in this
-		// retry count against the targets too.
-		counts := map[string]int{}
-		for _, other := range r.p.Agents {
-			counts[other.Resolved.ID]++
-		}
-		fits = func(id string) bool { return executor.MixFits(targets, counts, id) }
-	}
-	nr, b, mix := executor.FallbackWithin(ap.Resolved, next, code, r.l.available, fits)
-	for _, id := range mix {
-		r.l.printf("wave %d: %s fallback to %s blocked (%s): the lane's runtime mix target for %s is reached",
-			r.n, ap.Agent.ID, id, codeFallbackBlock, id)
-		r.l.emit(r.n, state.EntityRetry, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, next, ap.Agent.ID), codeFallbackBlock, next,
-			map[string]any{"agentId": ap.Agent.ID, "executorId": id, "reason": "runtime-mix-target"})
-	}
-	if b || code == codeNoExecutor && nr.ID == ap.Resolved.ID {
-		// Retrying an executor that could not start fails the same way.
-		detail := "no executor in the fallback chain is available and the current one is missing"
-		switch {
-		case len(mix) > 0:
-			detail = fmt.Sprintf("fallback to %s blocked: the lane's runtime mix target is reached, and %s cannot run",
-				strings.Join(mix, ", "), ap.Resolved.ID)
-		case code == codeNoExecutor:
-			// The executor-unavailable failure already says why.
-			return true
-		}
-		*blocks = append(*blocks, gate.Failure{AgentID: ap.Agent.ID, Gate: "retry", StatusCode: codeFallbackBlock, Detail: detail})
-		return true
-	}
-	if nr.ID != ap.Resolved.ID {
-		r.l.printf("wave %d: %s falls back from %s to %s", r.n, ap.Agent.ID, ap.Resolved.ID, nr.ID)
-	}
-	ap.Resolved = nr
-	return false
-}
-
-// resumePhaseFromPlan asks the pure resume planner where to pick up.
-func (r *waveRun) resumePhaseFromPlan(reusable []string) string {
-	last := lastFailures(r.l.opt.Layout.EventsPath(), r.n)
-	plan := retry.Plan(retry.PlanInput{Wave: r.p.Wave, Bindings: r.p.Bindings, Lane: r.l.opt.Lane.Name,
-		Summaries: r.summaries(), Failures: last})
-	if plan.ResumeFromPhase == "" || plan.ResumeFromPhase == "completed" {
-		return roles.PhaseImplementation
-	}
-	return plan.ResumeFromPhase
 }
 
 func (r *waveRun) finish(ctx context.Context, attempt int, status string, failures []gate.Failure) waveOutcome {
