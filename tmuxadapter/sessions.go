@@ -312,3 +312,12 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 	out, err := c.run(ctx, false, nil, "-V")
 	return strings.TrimSpace(out), err
 }
+
+// Command runs one tmux command as given on the client's server and
+// returns its output: for test harnesses and diagnostics that need a verb
+// this package has no method for (rename-session, list-clients …), so that
+// they too go through the one place tmux is run, with its isolation from
+// the user's config and its typed errors.
+func (c *Client) Command(ctx context.Context, args ...string) (string, error) {
+	return c.run(ctx, true, nil, args...)
+}

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
@@ -87,7 +87,7 @@ func (r *BacklogRepo) MergedWithFinalPR(runDir string, n int) {
 	body, _ := os.ReadFile(prs[0])
 	for i := 1; i <= n; i++ {
 		path := fmt.Sprintf("src/i%d/done.txt", i)
-		if _, err := exec.Command("git", "--git-dir", r.Origin, "cat-file", "-e", wave+":"+path).Output(); err != nil {
+		if !gittest.HasPath(r.Origin, wave, path) {
 			t.Errorf("the wave branch %s on origin lacks #%d's %s", wave, i, path)
 		}
 		if !strings.Contains(string(body), fmt.Sprintf("Closes #%d", i)) {

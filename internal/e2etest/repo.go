@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
 // binPath and tmuxTmp are set once, by Run before any test starts, and
@@ -55,10 +57,7 @@ func NewRepo(t *testing.T) *Repo {
 	for _, role := range []string{"cont-qa", "cont-eval", "integration", "documentation", "security", "design"} {
 		r.Write("docs/agents/wave-"+role+"-role.md", "# "+role+" role\n\n## Standing prompt\n\n```text\nYou hold the "+role+" role for this wave.\n```\n")
 	}
-	git := exec.Command("git", "init", "-q", root)
-	if out, err := git.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
+	gittest.Init(t, root)
 	t.Cleanup(func() { r.CleanupTmux() })
 	return r
 }
@@ -80,7 +79,7 @@ func (r *Repo) Layout() lanes.Layout { return lanes.New(r.Root, ".wave", "", "ma
 
 // CleanupTmux kills lane main's tmux server.
 func (r *Repo) CleanupTmux() {
-	_ = exec.Command("tmux", "-L", r.Layout().Socket(), "kill-server").Run()
+	_ = tmuxadapter.New(r.Layout().Socket()).KillServer(context.Background())
 }
 
 // Agent describes one agent of a generated wave file.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
 // Background is a CLI invocation running in the background.
@@ -90,11 +91,12 @@ func (bg *Background) Wait(t *testing.T, what string, timeout time.Duration) Res
 	}
 }
 
-// TmuxLane runs tmux on the repo's lane socket (tests may; production
-// code goes through tmuxadapter).
+// TmuxLane runs one tmux command on the repo's lane server (through
+// tmuxadapter, like everything that runs tmux).
 func (r *Repo) TmuxLane(args ...string) (string, error) {
-	out, err := exec.Command("tmux", append([]string{"-L", r.Layout().Socket()}, args...)...).CombinedOutput()
-	return string(out), err
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return tmuxadapter.New(r.Layout().Socket()).Command(ctx, args...)
 }
 
 // Capture is the visible text of a session's pane, "" if it is gone.
