@@ -112,19 +112,21 @@ func TestKubeExitCodeIsTheAgents(t *testing.T) {
 	e2etest.ExitCodeHonoured(t, newKubeLane(t).Repo)
 }
 
-func TestKubeKilledLauncherAdoptsRunningJobs(t *testing.T) {
-	k := newKubeLane(t)
-	ids := []string{"A1", "A2", "A3"}
+// killLauncherOnceRunning writes wave 0 (ids, each taking delay, then
+// closure), launches it and kill -9s the launcher once every id's runner
+// reports running.
+func (k *kubeLane) killLauncherOnceRunning(t *testing.T, delay string, ids ...string) {
+	t.Helper()
 	var impl []e2etest.Agent
 	for _, id := range ids {
-		impl = append(impl, e2etest.ImplAgent(id, "local.delay: 4s"))
+		impl = append(impl, e2etest.ImplAgent(id, "local.delay: "+delay))
 	}
 	k.WriteWave(0, append(impl, e2etest.ClosureAgents()...)...)
 	first := k.Command(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	e2etest.WaitFor(t, "three running agents", time.Minute, func() bool {
+	e2etest.WaitFor(t, "running agents "+strings.Join(ids, " "), time.Minute, func() bool {
 		for _, id := range ids {
 			b, err := os.ReadFile(filepath.Join(k.Layout().RunDir(0, id, 1), "runtime.json"))
 			if err != nil || !strings.Contains(string(b), `"running"`) {
@@ -135,6 +137,12 @@ func TestKubeKilledLauncherAdoptsRunningJobs(t *testing.T) {
 	})
 	_ = first.Process.Signal(syscall.SIGKILL)
 	_ = first.Wait()
+}
+
+func TestKubeKilledLauncherAdoptsRunningJobs(t *testing.T) {
+	k := newKubeLane(t)
+	ids := []string{"A1", "A2", "A3"}
+	k.killLauncherOnceRunning(t, "4s", ids...)
 	res := e2etest.Launch(t, k.Repo)
 	if res.Code != 0 {
 		t.Fatalf("relaunch exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)

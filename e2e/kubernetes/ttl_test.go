@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,26 +21,7 @@ import (
 func TestKubeLauncherBackAfterTheJobsTTLRunsNothingTwice(t *testing.T) {
 	k := newKubeLane(t)
 	ids := []string{"A1", "A2"}
-	var impl []e2etest.Agent
-	for _, id := range ids {
-		impl = append(impl, e2etest.ImplAgent(id, "local.delay: 2s"))
-	}
-	k.WriteWave(0, append(impl, e2etest.ClosureAgents()...)...)
-	first := k.Command(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	e2etest.WaitFor(t, "two running agents", time.Minute, func() bool {
-		for _, id := range ids {
-			b, err := os.ReadFile(filepath.Join(k.Layout().RunDir(0, id, 1), "runtime.json"))
-			if err != nil || !strings.Contains(string(b), `"running"`) {
-				return false
-			}
-		}
-		return true
-	})
-	_ = first.Process.Signal(syscall.SIGKILL) // the laptop sleeps
-	_ = first.Wait()
+	k.killLauncherOnceRunning(t, "2s", ids...) // the laptop sleeps
 
 	ctx := context.Background()
 	api := k.c.AdminClient()
