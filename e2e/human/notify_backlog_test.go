@@ -73,7 +73,19 @@ func TestKilledSupervisorNotifiesNothingTwice(t *testing.T) {
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	e2etest.WaitFor(t, "issue #1's merge told", 60*time.Second, func() bool { return hook.Count("issue-merged", "") == 1 })
+	// Killed once the delivery is recorded: a kill between the POST and
+	// its record is the one window a receiver dedupes by the notice's id.
+	e2etest.WaitFor(t, "issue #1's merge told and recorded", 60*time.Second, func() bool {
+		if hook.Count("issue-merged", "") != 1 {
+			return false
+		}
+		for _, ev := range r.RunEvents() {
+			if ev.Kind == backlog.EvNotified && ev.Outcome == backlog.NotifyDelivered && ev.Notice != nil && ev.Notice.Event == "issue-merged" {
+				return true
+			}
+		}
+		return false
+	})
 	_ = syscall.Kill(first.Process.Pid, syscall.SIGKILL)
 	_ = first.Wait()
 	second := r.RunWith(ctx, env, args...)
