@@ -1,0 +1,191 @@
+package gitops
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Supervisor-side operations on a worker whose checkout lives elsewhere
+// (a pod's clone on kubernetes): its runner pushes the worker branch, its
+// snapshots and its result to origin, and the supervisor brings them into
+// its own clone to count, merge and salvage them, then deletes what the
+// run left on origin.
+
+// FetchWorker fetches refs/heads/<branch> from the remote into the local
+// branch of the same name, forcibly (the runner may have rewritten it
+// under its lease; the local branch is only ever a copy of the remote's).
+// ok is false when the remote has no such branch: nothing is changed.
+func (r *Repo) FetchWorker(ctx context.Context, branch string) (sha string, ok bool, err error) {
+	if err := r.checkBranch(ctx, branch); err != nil {
+		return "", false, err
+	}
+	return r.fetchOne(ctx, "refs/heads/"+branch)
+}
+
+// FetchRef fetches one full ref (refs/wave/salvage/3/a1, a run's result
+// ref) from the remote into the local ref of the same name, forcibly.
+// ok is false when the remote has no such ref.
+func (r *Repo) FetchRef(ctx context.Context, ref string) (sha string, ok bool, err error) {
+	if err := r.checkFullRef(ctx, ref); err != nil {
+		return "", false, err
+	}
+	return r.fetchOne(ctx, ref)
+}
+
+// fetchOne fetches +ref:ref. A missing remote ref fails the fetch; the
+// remote is asked (ls-remote) only then, to tell "absent" from an error.
+func (r *Repo) fetchOne(ctx context.Context, ref string) (string, bool, error) {
+	ferr := r.Fetch(ctx, "+"+ref+":"+ref)
+	if ferr != nil {
+		_, there, err := r.lsRemote(ctx, ref)
+		switch {
+		case err != nil:
+			return "", false, fmt.Errorf("fetch %s: %w", sanitize(ref), err)
+		case there:
+			return "", false, fmt.Errorf("fetch %s: %w", sanitize(ref), ferr)
+		}
+		return "", false, nil
+	}
+	sha, ok, err := r.localRef(ctx, ref)
+	if err != nil || !ok {
+		return "", false, fmt.Errorf("fetch %s: not in the clone after the fetch: %v", sanitize(ref), err)
+	}
+	return sha, true, nil
+}
+
+// RemoteRefs lists the remote's refs under each prefix (a full ref name
+// ending in "/", e.g. "refs/wave/salvage/3/"): name → sha.
+func (r *Repo) RemoteRefs(ctx context.Context, prefixes ...string) (map[string]string, error) {
+	args := []string{"ls-remote", "--refs", r.Remote}
+	for _, p := range prefixes {
+		if !strings.HasPrefix(p, "refs/") || !strings.HasSuffix(p, "/") || strings.ContainsAny(p, "*?[\\") {
+			return nil, fmt.Errorf("remote refs: invalid prefix %q", p)
+		}
+		args = append(args, p+"*")
+	}
+	out, err := r.git(ctx, r.Dir, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list %s on %s: %w", strings.Join(prefixes, " "), r.Remote, err)
+	}
+	refs := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		sha, name, ok := strings.Cut(strings.TrimSpace(l), "\t")
+		if !ok {
+			continue
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(name, p) {
+				refs[name] = sha
+				break
+			}
+		}
+	}
+	return refs, nil
+}
+
+// DeleteRemoteRefs deletes refs (name → the sha just listed) on the
+// remote, each only while it still points at that sha (a lease: a ref a
+// runner moved meanwhile stays, as does one already gone), and the local
+// copies of those it deleted. List, then delete: run again after a crash
+// it deletes what is left. It returns how many it deleted on the remote.
+func (r *Repo) DeleteRemoteRefs(ctx context.Context, refs map[string]string) (int, error) {
+	if len(refs) == 0 {
+		return 0, nil
+	}
+	names := make([]string, 0, len(refs))
+	for name := range refs {
+		if err := r.checkFullRef(ctx, name); err != nil {
+			return 0, err
+		}
+		if strings.HasPrefix(name, "refs/heads/") {
+			return 0, fmt.Errorf("delete %s: a branch; use SafeDelete", sanitize(name))
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	args := []string{"push", "--porcelain", r.Remote}
+	for _, name := range names {
+		args = append(args, "--force-with-lease="+name+":"+refs[name])
+	}
+	for _, name := range names {
+		args = append(args, ":"+name)
+	}
+	out, err := r.git(ctx, r.Dir, args...)
+	var deleted []string
+	answered := 0
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.SplitN(l, "\t", 3)
+		if len(f) < 2 || len(f[0]) != 1 || !strings.Contains(f[1], ":") {
+			continue
+		}
+		answered++
+		if f[0] == "-" {
+			_, name, _ := strings.Cut(f[1], ":")
+			deleted = append(deleted, name)
+		}
+		// "!" (stale info): the ref moved or went since it was listed;
+		// a moved one is someone's newer work and stays.
+	}
+	if err != nil && answered == 0 {
+		return 0, fmt.Errorf("delete %d ref(s) on %s: %w", len(names), r.Remote, err)
+	}
+	for _, name := range deleted {
+		if _, ok, _ := r.localRef(ctx, name); ok {
+			if _, err := r.git(ctx, r.Dir, "update-ref", "-d", name); err != nil {
+				return len(deleted), fmt.Errorf("delete the local copy of %s: %w", sanitize(name), err)
+			}
+		}
+	}
+	return len(deleted), nil
+}
+
+// PushRef makes ref on the remote point at sha, only when the remote has
+// no such ref (a lease on its absence) or already has sha there (a
+// repeated push is a no-op). Another sha there is ErrRejected.
+func (r *Repo) PushRef(ctx context.Context, sha, ref string) error {
+	if err := r.checkFullRef(ctx, ref); err != nil {
+		return err
+	}
+	if strings.HasPrefix(ref, "refs/heads/") {
+		return fmt.Errorf("push %s: a branch; use Push", sanitize(ref))
+	}
+	if sha == "" || strings.HasPrefix(sha, "-") || strings.ContainsAny(sha, ":+") {
+		return fmt.Errorf("push %s: invalid object %q", sanitize(ref), sha)
+	}
+	res, err := r.push(ctx, false, ref+":", sha+":"+ref)
+	if err != nil {
+		return fmt.Errorf("push %s: %w", sanitize(ref), err)
+	}
+	if rej := res.rejected(); rej != "" {
+		if there, ok, err := r.lsRemote(ctx, ref); err == nil && ok && there == sha {
+			return nil
+		}
+		return fmt.Errorf("push %s: %w: %s", sanitize(ref), ErrRejected, rej)
+	}
+	return nil
+}
+
+// ReadFile is the content of path in the tree of rev (a commit in the
+// clone); ok is false when the tree has no such file.
+func (r *Repo) ReadFile(ctx context.Context, rev, path string) (data []byte, ok bool, err error) {
+	if rev == "" || strings.HasPrefix(rev, "-") || strings.Contains(rev, ":") {
+		return nil, false, fmt.Errorf("read file: invalid revision %q", rev)
+	}
+	if path == "" || strings.HasPrefix(path, "/") || strings.HasPrefix(path, "-") {
+		return nil, false, fmt.Errorf("read file: invalid path %q", path)
+	}
+	spec := rev + ":" + path
+	if _, err := r.git(ctx, r.Dir, "cat-file", "-e", spec); err != nil {
+		if exitCode(err) == 128 || exitCode(err) == 1 {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("read %s: %w", sanitize(spec), err)
+	}
+	out, err := r.git(ctx, r.Dir, "cat-file", "blob", spec)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", sanitize(spec), err)
+	}
+	return []byte(out), true, nil
+}

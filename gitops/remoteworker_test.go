@@ -1,0 +1,140 @@
+package gitops
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+)
+
+// podClone is a second clone of origin, standing in for a worker pod's:
+// it commits and pushes the way the runner does.
+func podClone(t *testing.T, origin string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "pod")
+	gitT(t, filepath.Dir(dir), "clone", "-q", origin, dir)
+	configUser(t, dir)
+	return dir
+}
+
+func TestSupervisorFetchesTheBranchAPodPushed(t *testing.T) {
+	origin := newOrigin(t)
+	sup := newClone(t, origin)
+	pod := podClone(t, origin)
+	ctx := ctxT(t)
+	if _, ok, err := sup.FetchWorker(ctx, "wave/x-i3"); err != nil || ok {
+		t.Fatalf("a branch origin lacks: ok %v err %v, want absent and no error", ok, err)
+	}
+	first := commitOn(t, pod, "wave/x-i3", "main", map[string]string{"a.txt": "one"})
+	gitT(t, pod, "push", "-q", "origin", "wave/x-i3")
+	sha, ok, err := sup.FetchWorker(ctx, "wave/x-i3")
+	if err != nil || !ok || sha != first || gitT(t, sup.Dir, "rev-parse", "refs/heads/wave/x-i3") != first {
+		t.Fatalf("fetch: %s %v %v, want %s in refs/heads", sha, ok, err, first)
+	}
+	// The runner rewrote its branch (amend, rebase) under its lease: the
+	// supervisor's copy follows, it is never merged into.
+	gitT(t, pod, "update-ref", "refs/heads/wave/x-i3", "main")
+	second := commitOn(t, pod, "wave/x-i3", "main", map[string]string{"b.txt": "two"})
+	gitT(t, pod, "push", "-q", "-f", "origin", "wave/x-i3")
+	if sha, ok, err := sup.FetchWorker(ctx, "wave/x-i3"); err != nil || !ok || sha != second {
+		t.Fatalf("fetch after a rewrite: %s %v %v, want %s", sha, ok, err, second)
+	}
+	if _, _, err := sup.FetchWorker(ctx, "-bad"); err == nil {
+		t.Fatal("a branch name starting with '-' was fetched")
+	}
+}
+
+func TestSupervisorFetchesASnapshotAndReadsTheResult(t *testing.T) {
+	origin := newOrigin(t)
+	sup := newClone(t, origin)
+	pod := podClone(t, origin)
+	ctx := ctxT(t)
+	const ref = "refs/wave/salvage/3/a1"
+	if _, ok, err := sup.FetchRef(ctx, ref); err != nil || ok {
+		t.Fatalf("a snapshot origin lacks: ok %v err %v", ok, err)
+	}
+	snap := commitOn(t, pod, "snap", "main", map[string]string{"wip.txt": "half done", "runner-final.json": `{"state":"completed"}`})
+	gitT(t, pod, "push", "-q", "origin", snap+":"+ref)
+	sha, ok, err := sup.FetchRef(ctx, ref)
+	if err != nil || !ok || sha != snap {
+		t.Fatalf("fetch %s: %s %v %v, want %s", ref, sha, ok, err, snap)
+	}
+	data, ok, err := sup.ReadFile(ctx, ref, "runner-final.json")
+	if err != nil || !ok || string(data) != `{"state":"completed"}` {
+		t.Fatalf("read: %q %v %v", data, ok, err)
+	}
+	if _, ok, err := sup.ReadFile(ctx, ref, "agent.log"); err != nil || ok {
+		t.Fatalf("a file the tree lacks: ok %v err %v", ok, err)
+	}
+	if _, _, err := sup.FetchRef(ctx, "heads/main"); err == nil {
+		t.Fatal("a ref outside refs/ was fetched")
+	}
+}
+
+func TestARunsRefsOnOriginAreDeletedOnceAndMovedOnesKept(t *testing.T) {
+	origin := newOrigin(t)
+	sup := newClone(t, origin)
+	pod := podClone(t, origin)
+	ctx := ctxT(t)
+	a := commitOn(t, pod, "s1", "main", map[string]string{"x": "1"})
+	b := commitOn(t, pod, "s2", "main", map[string]string{"x": "2"})
+	for ref, sha := range map[string]string{"refs/wave/salvage/3/a1": a, "refs/wave/salvage/3/a2": b,
+		"refs/wave/salvage/31/a1": a, "refs/wave/runs/r1/i3-a1": b} {
+		gitT(t, pod, "push", "-q", "origin", sha+":"+ref)
+	}
+	refs, err := sup.RemoteRefs(ctx, "refs/wave/salvage/3/", "refs/wave/runs/r1/")
+	if err != nil || len(refs) != 3 || refs["refs/wave/salvage/3/a2"] != b || refs["refs/wave/runs/r1/i3-a1"] != b {
+		t.Fatalf("listed %v (%v); want issue 3's two snapshots and its result, not #31's", refs, err)
+	}
+	if _, _, err := sup.FetchRef(ctx, "refs/wave/salvage/3/a1"); err != nil {
+		t.Fatal(err)
+	}
+	// The runner of a2 pushes again after the listing: its newer
+	// snapshot stays.
+	gitT(t, pod, "push", "-q", "-f", "origin", a+":refs/wave/salvage/3/a2")
+	n, err := sup.DeleteRemoteRefs(ctx, refs)
+	if err != nil || n != 2 {
+		t.Fatalf("deleted %d (%v), want 2", n, err)
+	}
+	if originRef(t, origin, "refs/wave/salvage/3/a1") != "" || originRef(t, origin, "refs/wave/runs/r1/i3-a1") != "" {
+		t.Error("a listed ref is still on origin")
+	}
+	if originRef(t, origin, "refs/wave/salvage/3/a2") != a || originRef(t, origin, "refs/wave/salvage/31/a1") != a {
+		t.Error("a moved ref or another issue's was deleted")
+	}
+	if _, ok, _ := sup.localRef(ctx, "refs/wave/salvage/3/a1"); ok {
+		t.Error("the local copy of a deleted snapshot is left")
+	}
+	// Run again (a supervisor killed after the push): nothing to do.
+	if n, err := sup.DeleteRemoteRefs(ctx, refs); err != nil || n != 0 {
+		t.Fatalf("second delete: %d %v, want 0 and no error", n, err)
+	}
+	if _, err := sup.RemoteRefs(ctx, "refs/wave/*"); err == nil {
+		t.Error("a pattern was taken as a prefix")
+	}
+	if _, err := sup.DeleteRemoteRefs(ctx, map[string]string{"refs/heads/main": a}); err == nil {
+		t.Error("a branch was deleted as a ref")
+	}
+}
+
+func TestPushRefCreatesOnceAndNeverReplaces(t *testing.T) {
+	origin := newOrigin(t)
+	sup := newClone(t, origin)
+	ctx := ctxT(t)
+	main := gitT(t, sup.Dir, "rev-parse", "HEAD")
+	other := commitOn(t, sup.Dir, "other", "main", map[string]string{"y": "1"})
+	const ref = "refs/wave/salvage/4/a1"
+	for range 2 {
+		if err := sup.PushRef(ctx, main, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if originRef(t, origin, ref) != main {
+		t.Fatalf("%s on origin is not %s", ref, main)
+	}
+	if err := sup.PushRef(ctx, other, ref); !errors.Is(err, ErrRejected) {
+		t.Fatalf("replacing %s: %v, want ErrRejected", ref, err)
+	}
+	if originRef(t, origin, ref) != main {
+		t.Fatal("the ref was replaced")
+	}
+}
