@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // ErrNoRemote: the clone has no remote of the Repo's name. Backlog mode
@@ -52,4 +54,21 @@ func (r *Repo) Unpushed(ctx context.Context, branch string) (int, error) {
 		return 0, fmt.Errorf("unpushed commits on %s: %q: %w", sanitize(branch), out, err)
 	}
 	return n, nil
+}
+
+// RemoteURL is the remote's URL as the clone's config has it; a local
+// path is made absolute (a pod or another process resolves it from
+// elsewhere).
+func (r *Repo) RemoteURL(ctx context.Context) (string, error) {
+	url, err := r.line(ctx, "config", "--get", "remote."+r.Remote+".url")
+	if err != nil {
+		if exitCode(err) == 1 {
+			return "", fmt.Errorf("remote %s: %w", r.Remote, ErrNoRemote)
+		}
+		return "", fmt.Errorf("remote %s: %w", r.Remote, err)
+	}
+	if !strings.Contains(url, "://") && !strings.Contains(url, ":") && !filepath.IsAbs(url) {
+		url = filepath.Join(r.Dir, url)
+	}
+	return url, nil
 }

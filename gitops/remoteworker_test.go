@@ -138,3 +138,19 @@ func TestPushRefCreatesOnceAndNeverReplaces(t *testing.T) {
 		t.Fatal("the ref was replaced")
 	}
 }
+
+func TestRemoteURLIsWhatAPodCanReach(t *testing.T) {
+	origin := newOrigin(t)
+	sup := newClone(t, origin)
+	if url, err := sup.RemoteURL(ctxT(t)); err != nil || url != origin {
+		t.Fatalf("url %q (%v), want %s", url, err, origin)
+	}
+	gitT(t, sup.Dir, "remote", "set-url", "origin", "../origin.git")
+	if url, _ := sup.RemoteURL(ctxT(t)); url != filepath.Join(sup.Dir, "../origin.git") {
+		t.Fatalf("a relative path stays relative: %q", url)
+	}
+	gitT(t, sup.Dir, "remote", "set-url", "origin", "git@example.com:acme/widgets.git")
+	if url, _ := sup.RemoteURL(ctxT(t)); url != "git@example.com:acme/widgets.git" {
+		t.Fatalf("an scp-like URL was changed: %q", url)
+	}
+}
