@@ -81,12 +81,15 @@ type AnswerWait struct {
 
 // IssueView is one issue of a run.
 type IssueView struct {
-	Number        int      `json:"number"`
-	Title         string   `json:"title"`
-	State         string   `json:"state"`
-	Branch        string   `json:"branch"`
-	Worktree      string   `json:"worktree"`
-	Session       string   `json:"session"`
+	Number   int    `json:"number"`
+	Title    string `json:"title"`
+	State    string `json:"state"`
+	Branch   string `json:"branch"`
+	Worktree string `json:"worktree"`
+	Session  string `json:"session"`
+	// Pod is where a worker on kubernetes runs: namespace/pod, and its
+	// node when known ("" on tmux).
+	Pod           string   `json:"pod,omitempty"`
 	RunDir        string   `json:"runDir"`
 	Attempts      int      `json:"attempts"`
 	CommitsAhead  *int     `json:"commitsAhead"`
@@ -128,6 +131,7 @@ type LiveFacts struct {
 	CommitsAhead  *int
 	DirtyFiles    *int
 	LastOutputSec *int64
+	Pod           string // a worker on kubernetes: namespace/pod (on node)
 }
 
 // StatusInput is what a status snapshot needs beyond the reduced run:
@@ -182,6 +186,7 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 		}
 		if f, ok := in.Live[is.Number]; ok && !Terminal(is.State) {
 			iv.CommitsAhead, iv.DirtyFiles, iv.LastOutputSec = f.CommitsAhead, f.DirtyFiles, f.LastOutputSec
+			iv.Pod = f.Pod
 		}
 		if is.State == StateClaimed && is.Outcome == OutcomeStopped {
 			iv.State, iv.LastOutputSec = ViewStopped, nil

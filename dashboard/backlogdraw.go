@@ -297,7 +297,10 @@ func (v backlogView) selection(width int, brief bool) []string {
 	}
 	p := newPalette(v.cfg.Color)
 	parts := []string{p.bold.Render(issueID(is.Number)), orDash(clean(is.Branch))}
-	if is.Session != "" {
+	switch {
+	case is.Pod != "":
+		parts = append(parts, "pod "+clean(is.Pod))
+	case is.Session != "":
 		parts = append(parts, "session "+clean(is.Session))
 	}
 	if is.Attempts > 0 {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -199,6 +200,17 @@ func TestBacklogViewUpdate(t *testing.T) {
 					t.Errorf("no hint how to come back:\n%s", fullHelp(t, m))
 				}
 			}},
+		{"enter on a worker in a pod attaches with attach --issue and the row names the pod", podRun, podAttachConfig, nil,
+			func(t *testing.T, m Model, l *loader) {
+				if v := m.View(); !strings.Contains(v, "pod agents/wave-i15-x on node-1") {
+					t.Errorf("the selection does not name the pod:\n%s", v)
+				}
+				next, _ := m.Update(keyMsg("enter"))
+				want := []string{"wave-orchestrator", "attach", "--issue", "15"}
+				if got := backlogOf(next.(Model)).AttachArgv(); !slices.Equal(got, want) {
+					t.Fatalf("attach argv %q, want %q", got, want)
+				}
+			}},
 		{"enter on a waiting issue says there is no session", oneRun, attachConfig, slices.Repeat([]string{"j"}, 9),
 			func(t *testing.T, m Model, l *loader) {
 				m = press(t, m, "enter")
@@ -286,6 +298,23 @@ func TestBacklogViewUpdate(t *testing.T) {
 }
 
 func oneRun(*testing.T) *loader { return &loader{views: []backlog.StatusView{runningBacklog()}} }
+
+// podRun is oneRun with its workers in pods.
+func podRun(*testing.T) *loader {
+	v := runningBacklog()
+	for i := range v.Issues {
+		if v.Issues[i].Session != "" {
+			v.Issues[i].Pod = "agents/wave-i" + strconv.Itoa(v.Issues[i].Number) + "-x on node-1"
+		}
+	}
+	return &loader{views: []backlog.StatusView{v}}
+}
+
+func podAttachConfig(t *testing.T) Config {
+	c := attachConfig(t)
+	c.AttachIssue = func(n int) *exec.Cmd { return exec.Command("wave-orchestrator", "attach", "--issue", strconv.Itoa(n)) }
+	return c
+}
 
 func withLogsRun(t *testing.T) *loader {
 	v := runningBacklog()

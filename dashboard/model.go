@@ -34,6 +34,9 @@ type Config struct {
 	// AttachAgent returns the command that attaches to a kubernetes
 	// agent's pod (`attach --agent`).
 	AttachAgent func(agent string) *exec.Cmd
+	// AttachIssue returns the command that attaches to a backlog
+	// worker's pod (`attach --issue`).
+	AttachIssue func(issue int) *exec.Cmd
 	// Back is how the user returns to the dashboard after attaching
 	// (e.g. "C-b L"), shown with the enter key.
 	Back string

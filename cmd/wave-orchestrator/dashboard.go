@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -189,6 +190,9 @@ func dashboardConfig(ctx context.Context, g *globals, layout lanes.Layout, wave 
 	if bin, err := self(); err == nil {
 		cfg.AttachAgent = func(agent string) *exec.Cmd {
 			return exec.Command(bin, "--repo-root", layout.RepoRoot, "--lane", layout.Lane, "attach", "--agent", agent)
+		}
+		cfg.AttachIssue = func(n int) *exec.Cmd {
+			return exec.Command(bin, "--repo-root", layout.RepoRoot, "--lane", layout.Lane, "attach", "--issue", strconv.Itoa(n))
 		}
 		cfg.StopAgent = func(ctx context.Context, agent string) (string, error) {
 			return stopAgent(ctx, bin, layout, agent)
