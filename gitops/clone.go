@@ -42,12 +42,10 @@ func Clone(ctx context.Context, url, dir string, o CloneOptions) (*Repo, error) 
 	if o.Depth > 0 && !isLocalPath(url) {
 		args = append(args, "--depth", strconv.Itoa(o.Depth))
 	}
-	// A half-made clone (killed mid-transfer) is removed first: git
-	// refuses a non-empty target.
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, fmt.Errorf("clone into %s: %w", dir, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	// A half-made clone (killed mid-transfer) is emptied first: git
+	// refuses a non-empty target. The directory itself stays: in a pod
+	// it is a volume's mount point.
+	if err := emptyDir(dir); err != nil {
 		return nil, fmt.Errorf("clone into %s: %w", dir, err)
 	}
 	if _, err := rn.run(ctx, call{dir: filepath.Dir(dir), args: append(args, "--", url, dir)}); err != nil {
@@ -58,6 +56,23 @@ func Clone(ctx context.Context, url, dir string, o CloneOptions) (*Repo, error) 
 		return nil, fmt.Errorf("clone %s into %s: %w", sanitize(o.Branch), dir, err)
 	}
 	return Open(ctx, dir, o.Options)
+}
+
+// emptyDir makes dir an empty directory, removing what is in it.
+func emptyDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // isLocalPath reports an origin git reaches through the file system.
