@@ -227,8 +227,16 @@ type Kubernetes struct {
 	Binary          string `json:"binary" yaml:"binary"`
 	ImagePullPolicy string `json:"imagePullPolicy" yaml:"imagePullPolicy"`
 	// Workspace is how the pods see the repository, at the same path as
-	// the launcher does.
+	// the launcher does. Wave agents need it; backlog workers, which
+	// clone origin in their pod, do not.
 	Workspace KubeWorkspace `json:"workspace" yaml:"workspace"`
+	// GitCredentialsSecret names a kubernetes.io/basic-auth Secret
+	// (username, password) mounted into backlog workers' pods: their
+	// runner's git answers origin's credential requests from it.
+	GitCredentialsSecret string `json:"gitCredentialsSecret" yaml:"gitCredentialsSecret"`
+	// GitURL is origin's URL as the pods reach it (default: origin's URL
+	// in the supervisor's clone).
+	GitURL string `json:"gitURL" yaml:"gitURL"`
 	// EnvFrom names Secrets whose keys become the agents' environment
 	// (API keys); PassEnv copies variables of the launcher's environment
 	// into each run's own Secret.
@@ -284,6 +292,10 @@ type Backlog struct {
 	WorkerPRs         *bool             `json:"workerPRs" yaml:"workerPRs"`           // default true (github only)
 	Verify            []string          `json:"verify" yaml:"verify"`                 // argv run at the would-be merge
 	VerifyTimeoutMin  int               `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
+	// SnapshotMinutes is how often a worker in a pod pushes a snapshot of
+	// its uncommitted work to origin (default 10; 0: only when stopped
+	// and at exit).
+	SnapshotMinutes int `json:"snapshotMinutes" yaml:"snapshotMinutes"`
 	Probe             Probe             `json:"probe" yaml:"probe"`
 	Review            Review            `json:"review" yaml:"review"`
 	Executor          map[string]string `json:"executor" yaml:"executor"` // `### Executor` keys
