@@ -23,7 +23,7 @@ type recordWriter struct {
 	usage func() *usage.Usage
 	// git, when set, is the run's checkout as last read (setGit).
 	git func() *GitFacts
-	log   *slog.Logger
+	log *slog.Logger
 }
 
 func newRecordWriter(p *Payload, now time.Time) *recordWriter {
