@@ -1,6 +1,9 @@
 package runtime
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Checkout is a run's own git checkout, made and kept by its runner: a
 // backlog worker on kubernetes shares no disk with its supervisor, so the
@@ -50,4 +53,34 @@ type GitFacts struct {
 	Snapshot   string     `json:"snapshot,omitempty"` // last pushed snapshot sha
 	SnapshotAt *time.Time `json:"snapshotAt,omitempty"`
 	Pushed     string     `json:"pushed,omitempty"` // sha of Branch last pushed to origin
+}
+
+// CheckoutKeeper does the git work of a run with a Payload.Checkout for
+// its runner (package kube provides it, over gitops). The runner calls
+// one method at a time.
+type CheckoutKeeper interface {
+	// Prepare makes the checkout before the agent starts: clone, branch,
+	// restore.
+	Prepare(ctx context.Context) error
+	// Facts reads the checkout now.
+	Facts(ctx context.Context) (GitFacts, error)
+	// Snapshot pushes the uncommitted work to SnapshotRef (nothing when
+	// it did not change since the last one).
+	Snapshot(ctx context.Context) error
+	// PushBranch pushes the worker branch under its lease.
+	PushBranch(ctx context.Context) error
+	// PushResult pushes the run's final record and status, and the
+	// log's tail, to ResultRef.
+	PushResult(ctx context.Context, rec Record, st Status) error
+}
+
+// CheckoutFunc makes the CheckoutKeeper of a payload with a Checkout.
+type CheckoutFunc func(p *Payload) (CheckoutKeeper, error)
+
+// Hooks are what `agent-run` adds to the runner for runs that need more
+// than this machine: a Reporter for a kubernetes run, a CheckoutKeeper
+// for a run that owns its checkout.
+type Hooks struct {
+	NewReporter ReporterFunc
+	NewCheckout CheckoutFunc
 }
