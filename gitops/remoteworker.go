@@ -87,9 +87,10 @@ func (r *Repo) RemoteRefs(ctx context.Context, prefixes ...string) (map[string]s
 
 // DeleteRemoteRefs deletes refs (name → the sha just listed) on the
 // remote, each only while it still points at that sha (a lease: a ref a
-// runner moved meanwhile stays, as does one already gone), and the local
-// copies of those it deleted. List, then delete: run again after a crash
-// it deletes what is left. It returns how many it deleted on the remote.
+// runner moved meanwhile stays, as does one already gone). Copies in the
+// clone stay (a local worktree's snapshots live there too). List, then
+// delete: run again after a crash it deletes what is left. It returns how
+// many it deleted.
 func (r *Repo) DeleteRemoteRefs(ctx context.Context, refs map[string]string) (int, error) {
 	if len(refs) == 0 {
 		return 0, nil
@@ -131,40 +132,7 @@ func (r *Repo) DeleteRemoteRefs(ctx context.Context, refs map[string]string) (in
 	if err != nil && answered == 0 {
 		return 0, fmt.Errorf("delete %d ref(s) on %s: %w", len(names), r.Remote, err)
 	}
-	for _, name := range deleted {
-		if _, ok, _ := r.localRef(ctx, name); ok {
-			if _, err := r.git(ctx, r.Dir, "update-ref", "-d", name); err != nil {
-				return len(deleted), fmt.Errorf("delete the local copy of %s: %w", sanitize(name), err)
-			}
-		}
-	}
 	return len(deleted), nil
-}
-
-// PushRef makes ref on the remote point at sha, only when the remote has
-// no such ref (a lease on its absence) or already has sha there (a
-// repeated push is a no-op). Another sha there is ErrRejected.
-func (r *Repo) PushRef(ctx context.Context, sha, ref string) error {
-	if err := r.checkFullRef(ctx, ref); err != nil {
-		return err
-	}
-	if strings.HasPrefix(ref, "refs/heads/") {
-		return fmt.Errorf("push %s: a branch; use Push", sanitize(ref))
-	}
-	if sha == "" || strings.HasPrefix(sha, "-") || strings.ContainsAny(sha, ":+") {
-		return fmt.Errorf("push %s: invalid object %q", sanitize(ref), sha)
-	}
-	res, err := r.push(ctx, false, ref+":", sha+":"+ref)
-	if err != nil {
-		return fmt.Errorf("push %s: %w", sanitize(ref), err)
-	}
-	if rej := res.rejected(); rej != "" {
-		if there, ok, err := r.lsRemote(ctx, ref); err == nil && ok && there == sha {
-			return nil
-		}
-		return fmt.Errorf("push %s: %w: %s", sanitize(ref), ErrRejected, rej)
-	}
-	return nil
 }
 
 // ReadFile is the content of path in the tree of rev (a commit in the

@@ -68,6 +68,9 @@ type checkout interface {
 // newCheckout is the one place a run's checkout is chosen. The wave
 // branch is named once the run opened, hence the functions.
 func (s *Supervisor) newCheckout() checkout {
+	if s.pods() {
+		return s.newRemoteCheckout()
+	}
 	return &localCheckout{
 		git:    s.o.Git,
 		wave:   func() string { return s.run().Info.WaveBranch },

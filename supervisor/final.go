@@ -308,8 +308,11 @@ func (s *Supervisor) report() {
 		case backlog.StateParked, backlog.StateNeedsInput:
 			q := firstNonEmpty(is.Question, is.Detail)
 			where := ""
-			if is.Worktree != "" {
+			switch {
+			case is.Worktree != "":
 				where = " (work kept in " + is.Worktree + ")"
+			case s.pods() && is.Branch != "":
+				where = " (work kept on origin: " + is.Branch + ", snapshots under refs/wave/salvage/" + strconv.Itoa(is.Number) + "/)"
 			}
 			qs = append(qs, "  #"+strconv.Itoa(is.Number)+" ["+is.State+"] "+oneLine(q)+where)
 		}

@@ -60,7 +60,13 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 // live reads worktree progress and output age for work not yet final.
 func live(ctx context.Context, is *backlog.IssueRun, git *gitops.Repo, waveRef string, now time.Time) (backlog.LiveFacts, bool) {
 	var f backlog.LiveFacts
-	if git == nil || is.Worktree == "" || backlog.Terminal(is.State) {
+	if backlog.Terminal(is.State) {
+		return f, false
+	}
+	if f, ok := podLive(is, now); ok {
+		return f, true
+	}
+	if git == nil || is.Worktree == "" {
 		return f, false
 	}
 	if _, err := os.Stat(is.Worktree); err != nil {

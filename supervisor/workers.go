@@ -26,6 +26,9 @@ type workerStart struct {
 func (s *Supervisor) branchOf(n int) string { return s.run().Info.WaveBranch + "-i" + strconv.Itoa(n) }
 
 func (s *Supervisor) worktreeOf(n int) string {
+	if s.pods() {
+		return PodCheckoutDir // in the worker's own pod
+	}
 	root := s.o.Config.Backlog.WorktreeRoot
 	if root == "" {
 		root = DefaultWorktreeRoot()
@@ -93,7 +96,11 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	_ = s.o.Runs.KillSession(ctx, p.SessionName)
 	// Recorded before the session exists, so a supervisor killed right
 	// after Start adopts the run instead of starting a second one.
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: wt,
+	recorded := wt
+	if s.pods() {
+		recorded = "" // nothing of it is on this machine
+	}
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: recorded,
 		RunDir: p.RunDir, Session: p.SessionName, Salvage: why.salvage, Ref: why.salvageRef}); err != nil {
 		return err
 	}
@@ -102,6 +109,10 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 		return fmt.Errorf("#%d: start worker: %w", n, err)
 	}
 	s.onLoop(ctx, func() { w.progress = progress{changeAt: s.o.Now()} })
+	if p.Checkout != nil {
+		s.printf("#%d: worker started (%s, attempt %d) in a pod, cloning %s", n, p.ExecutorID, attempt, p.Checkout.Origin)
+		return nil
+	}
 	s.printf("#%d: worker started (%s, attempt %d) in tmux session %s, worktree %s", n, p.ExecutorID, attempt, p.SessionName, wt)
 	return nil
 }
@@ -163,15 +174,16 @@ func neverStarted(w *worker, obs runtime.Observation) bool {
 func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observation) error {
 	is := w.is
 	n, v, prior := is.Number, obs.Verdict, is.Outcome
+	// First: a pod's run brings its log's tail back with its branch.
+	if err := s.co.Fetch(ctx, w); err != nil {
+		return fmt.Errorf("#%d: fetch its branch: %w", n, err)
+	}
 	text, _ := runtime.ReadLogTail(filepath.Join(is.RunDir, lanes.LogFile), 256<<10)
 	text = gate.StripANSI(text)
 	// The marker is read from what the agent wrote, in any output format
 	// (claude json/stream-json, codex and opencode events), as wave mode does.
 	res, marked := backlog.ParseResult(gate.DecodeLog(text))
 	lost := s.co.Lost(w)
-	if err := s.co.Fetch(ctx, w); err != nil {
-		return fmt.Errorf("#%d: fetch its branch: %w", n, err)
-	}
 	commits, err := s.co.Ahead(ctx, w)
 	if err != nil {
 		return fmt.Errorf("#%d: commits ahead: %w", n, err)
