@@ -40,12 +40,18 @@ func OriginWithWaveBranch(t testing.TB, wave string, files map[string]string) st
 	return origin
 }
 
-// CloneOf is a fresh clone of origin (a user's checkout) whose own
-// identity is the test one. A clone of an EmptyOrigin is on an unborn
-// main; PushBase makes its first push.
+// CloneOf is a fresh clone of origin (a user's checkout) in a directory
+// of its own, its identity the test one. A clone of an EmptyOrigin is on
+// an unborn main; PushBase makes its first push.
 func CloneOf(t testing.TB, origin string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "repo")
+	return CloneInto(t, origin, filepath.Join(t.TempDir(), "repo"))
+}
+
+// CloneInto is CloneOf at dir (which must not exist yet), for a test that
+// tells its clones apart by name.
+func CloneInto(t testing.TB, origin, dir string) string {
+	t.Helper()
 	Run(t, filepath.Dir(dir), "clone", "-q", origin, dir)
 	Run(t, dir, "config", "user.name", "t")
 	Run(t, dir, "config", "user.email", "t@example.com")
