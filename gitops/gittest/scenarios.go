@@ -1,7 +1,6 @@
 package gittest
 
 import (
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,9 +104,10 @@ func CommitOn(t testing.TB, dir, branch, start string, files map[string]string) 
 	return commit
 }
 
-// Ref is the sha ref names in the repository at gitDir, "" when absent.
-func Ref(gitDir, ref string) string {
-	out, err := exec.Command("git", "--git-dir", gitDir, "rev-parse", "--verify", "--quiet", ref).Output()
+// Ref is the sha ref names in the repository at dir (a clone or a bare
+// origin), "" when absent.
+func Ref(dir, ref string) string {
+	out, err := command(dir, "rev-parse", "--verify", "--quiet", ref).Output()
 	if err != nil {
 		return ""
 	}
@@ -115,14 +115,14 @@ func Ref(gitDir, ref string) string {
 }
 
 // IsAncestor reports whether commit a is an ancestor of d in the
-// repository at gitDir.
-func IsAncestor(gitDir, a, d string) bool {
-	return exec.Command("git", "--git-dir", gitDir, "merge-base", "--is-ancestor", a, d).Run() == nil
+// repository at dir.
+func IsAncestor(dir, a, d string) bool {
+	return command(dir, "merge-base", "--is-ancestor", a, d).Run() == nil
 }
 
-// File is path's content at rev in the repository at gitDir (a bare
-// origin, say), verbatim; false when rev or path is absent.
-func File(gitDir, rev, path string) (string, bool) {
-	out, err := exec.Command("git", "--git-dir", gitDir, "show", rev+":"+path).Output()
+// File is path's content at rev in the repository at dir (a bare origin,
+// say), verbatim; false when rev or path is absent.
+func File(dir, rev, path string) (string, bool) {
+	out, err := command(dir, "show", rev+":"+path).Output()
 	return string(out), err == nil
 }
