@@ -24,13 +24,17 @@ func btoi(b bool) int {
 	return 0
 }
 
-// attachIssue attaches to the tmux session of the backlog worker on issue
-// n, looked up in the newest run that took it; with no live session it
-// shows the worker's log (its tail, and new output while it runs).
+// attachIssue attaches to the tmux session (or the pod) of the backlog
+// worker on issue n, looked up in the newest run that took it; with no
+// live session it shows the worker's log (its tail, and new output while
+// it runs).
 func attachIssue(ctx context.Context, e *laneEnv, n int, stdout, stderr io.Writer) error {
 	is, err := latestIssueRun(e.layout.StateDir, n)
 	if err != nil {
 		return err
+	}
+	if rec := podRecord(is); rec != nil {
+		return attachIssuePod(ctx, e, is, rec, stdout, stderr)
 	}
 	client := tmuxadapter.New(e.layout.Socket())
 	if is.Session != "" {

@@ -334,8 +334,9 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 		return err
 	}
 	defer release()
-	// Workers run on tmux until they can run in pods (issue 24).
-	wr, err := runs.Open(ctx, be.lane, be.layout, bin, be.logger, runs.On(config.BackendTmux))
+	// Workers run on the lane's backend: tmux sessions, or one pod per
+	// issue, each cloning origin (runtime.backend kubernetes).
+	wr, err := runs.Open(ctx, be.lane, be.layout, bin, be.logger)
 	if err != nil {
 		return err
 	}
@@ -343,7 +344,11 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 	if !f.noDash {
 		startDashboard(ctx, c, e, bin, "--view", viewBacklog)
 	}
-	fmt.Fprintf(c.OutOrStdout(), "watch a worker: tmux -L %s attach -t %s\n", be.layout.Socket(), supervisor.SessionPrefix+"<issue>")
+	if wr.Kubernetes() {
+		fmt.Fprintf(c.OutOrStdout(), "watch a worker: wave-orchestrator attach --issue <issue> (its pod)\n")
+	} else {
+		fmt.Fprintf(c.OutOrStdout(), "watch a worker: tmux -L %s attach -t %s\n", be.layout.Socket(), supervisor.SessionPrefix+"<issue>")
+	}
 	sup, err := supervisor.New(supervisor.Options{Config: be.cfg, Lane: be.lane, Layout: be.layout, Source: be.src, Git: be.git,
 		Runs: wr, Self: bin, Issues: nums, Slug: f.slug, Executor: f.executor, Out: c.OutOrStdout(), Logger: be.logger})
 	if err != nil {
@@ -356,7 +361,11 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 		fmt.Fprintf(c.OutOrStdout(), "backlog run %s paused on request (workers stopped; worktrees, branches and claims kept); `backlog run` resumes it\n", res.RunID)
 		return nil
 	case ctx.Err() != nil:
-		return withCode(exitcode.Failed, fmt.Errorf("supervisor interrupted; workers keep running in tmux (socket %s); `backlog run` resumes", be.layout.Socket()))
+		where := "in tmux (socket " + be.layout.Socket() + ")"
+		if wr.Kubernetes() {
+			where = "in their pods"
+		}
+		return withCode(exitcode.Failed, fmt.Errorf("supervisor interrupted; workers keep running %s; `backlog run` resumes", where))
 	case err != nil:
 		return err
 	}
@@ -376,7 +385,12 @@ func preflightBacklog(ctx context.Context, e *laneEnv, cliExecutor string) error
 		return err
 	}
 	needs := preflight.Needs{Tmux: true, Git: true}
-	if x, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane)); ok {
+	if e.lane.Runtime.UsesKubernetes() {
+		// The workers run in pods: tmux and the executor are the
+		// image's, which is not looked into here (doctor checks the
+		// cluster).
+		needs.Tmux = false
+	} else if x, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane)); ok {
 		needs.Add(x, "backlog workers")
 	}
 	ps := preflight.Check(ctx, needs)
@@ -428,7 +442,8 @@ func newBacklogStopCmd(g *globals) *cobra.Command {
 			}
 			ctx, cancel := context.WithCancel(c.Context())
 			defer cancel()
-			wr, err := runs.Open(ctx, e.lane, e.layout, bin, nil, runs.On(config.BackendTmux))
+			// On kubernetes, Terminate deletes each worker's Job and pod.
+			wr, err := runs.Open(ctx, e.lane, e.layout, bin, nil)
 			if err != nil {
 				return err
 			}
