@@ -145,6 +145,10 @@ func (c *remoteCheckout) Payload(w *worker, p *runtime.Payload, why workerStart)
 	}
 	p.Cwd = PodCheckoutDir
 	p.Env["WAVE_WORKTREE"] = PodCheckoutDir
+	// The cluster names a run's Job, Secret and Lease for its id, and
+	// adopts what it finds under one: "i3-a1" of the run before (whose
+	// Job stays a while after it ends) must not pass for this run's.
+	p.RunID = c.runID() + "-" + p.RunID
 	p.Checkout = &runtime.Checkout{Origin: origin, Base: c.wave(), Branch: branch, Dir: PodCheckoutDir,
 		RestoreRef: restore, SnapshotRef: snapshotRef(w.n, p.Attempt), SnapshotEveryMs: int(c.every / time.Millisecond),
 		ResultRef: c.resultRef(w.n, p.Attempt)}

@@ -46,7 +46,7 @@ func (f *remoteFixture) start(w *worker) *runtime.Payload {
 		f.t.Fatal(err)
 	}
 	k := w.is.Attempts + 1
-	p := &runtime.Payload{Attempt: k, RunDir: filepath.Join(f.t.TempDir(), "i-a"),
+	p := &runtime.Payload{RunID: "i-a", Attempt: k, RunDir: filepath.Join(f.t.TempDir(), "i-a"),
 		Env: map[string]string{"WAVE_WORKER_BRANCH": w.is.Branch}}
 	if err := f.co.Payload(w, p, workerStart{}); err != nil {
 		f.t.Fatal(err)
@@ -111,6 +111,9 @@ func TestAPodsWorkReachesTheSupervisorThroughOrigin(t *testing.T) {
 	if c == nil || c.Origin != f.url || c.Base != "wave/x" || c.Branch != "wave/x-i3" || c.Dir != PodCheckoutDir || p.Cwd != PodCheckoutDir ||
 		c.SnapshotRef != "refs/wave/salvage/3/a1" || c.ResultRef != "refs/wave/runs/r1/i3/a1" || c.RestoreRef != "" {
 		t.Fatalf("checkout of a first run: %+v (cwd %s)", c, p.Cwd)
+	}
+	if p.RunID != "r1-i-a" {
+		t.Errorf("run id %q: the backlog run's id does not lead it", p.RunID)
 	}
 	head, snap := f.pod(c, "src/a.txt", "src/wip.txt", "working\n[backlog-result] state=done detail=ok\n")
 	// While it runs, progress is the runner's report: no git here.
