@@ -25,6 +25,7 @@ import (
 // worker would: the worker's resolved command and model, its configured
 // env (executors.claude.env, env.NAME, IS_SANDBOX) and its scrub list, so
 // a shell's ANTHROPIC_BASE_URL or the GitHub token never reaches it.
+// Workers in pods get no default probe (their executor is in the image).
 func (s *Supervisor) probe(ctx context.Context) (bool, string) {
 	spec, err := s.probeSpec()
 	if err != nil {
@@ -57,6 +58,11 @@ func (s *Supervisor) probeSpec() (executor.Spec, error) {
 		return executor.Spec{}, err
 	}
 	argv := s.o.Config.Backlog.Probe.Argv
+	if len(argv) == 0 && s.pods() {
+		// The workers' executor is the image's, in a pod: this machine
+		// need not have it. Only an explicit backlog.probe runs here.
+		return executor.Spec{}, nil
+	}
 	if len(argv) == 0 {
 		argv = executor.ProbeArgv(res)
 	}
