@@ -34,7 +34,7 @@ type Options struct {
 	// GitCredentialsSecret names the basic-auth Secret mounted into the
 	// pods of runs with a Payload.Checkout (runtime.kubernetes.gitCredentialsSecret).
 	GitCredentialsSecret string
-	Lane              string
+	Lane                 string
 	// EnvFrom names Secrets for the agents' environment; PassEnv are
 	// values copied into each run's own Secret.
 	EnvFrom      []string
