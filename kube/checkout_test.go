@@ -111,6 +111,14 @@ func TestAWorkersCommitsInItsPodReachOriginWithItsResultAndNoSharedDisk(t *testi
 	if log := gittest.Show(e.origin, "refs/wave/runs/i1-a1", "agent.log"); !strings.Contains(log, "[backlog-result] done") {
 		t.Fatalf("result ref's agent.log lacks the worker's marker:\n%s", log)
 	}
+	// The pod's clone and log are its own (the stand-in node puts its
+	// volumes under the pod's directory), not on the launcher's disk.
+	if _, err := os.Stat(p.Checkout.Dir); !os.IsNotExist(err) {
+		t.Errorf("the worker's clone is on the launcher's disk at %s (%v)", p.Checkout.Dir, err)
+	}
+	if b := readOrEmpty(filepath.Join(p.RunDir, "agent.log")); len(b) > 0 {
+		t.Errorf("the pod wrote the launcher's agent.log:\n%s", b)
+	}
 	job, err := e.c.AdminClient().BatchV1().Jobs(e.ns).Get(context.Background(), p.Kubernetes.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -207,8 +207,12 @@ func container(p *runtime.Payload, o Options) corev1.Container {
 		},
 		VolumeMounts: mounts(p, o),
 	}
-	if p.Checkout != nil && o.GitCredentialsSecret != "" {
-		c.Env = append(c.Env, corev1.EnvVar{Name: envGitCredentials, Value: gitCredentialsDir})
+	if p.Checkout != nil {
+		c.Env = append(c.Env, corev1.EnvVar{Name: runtime.EnvRunDir, Value: p.RunDir},
+			corev1.EnvVar{Name: runtime.EnvCheckoutDir, Value: p.Checkout.Dir})
+		if o.GitCredentialsSecret != "" {
+			c.Env = append(c.Env, corev1.EnvVar{Name: envGitCredentials, Value: gitCredentialsDir})
+		}
 	}
 	for _, s := range o.EnvFrom {
 		c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: s}}})
