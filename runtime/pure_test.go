@@ -205,8 +205,8 @@ func TestClassify(t *testing.T) {
 
 func TestACheckoutRunsPathsFollowItsMounts(t *testing.T) {
 	p := &Payload{RunDir: "/r/run", Cwd: "/w/repo", PromptPath: "/r/run/prompt.md", Stdin: "/r/run/prompt.md",
-		Argv: []string{"claude", "--settings", "/r/run/claude-settings.json", "/r/runner"},
-		Env:  map[string]string{"WAVE_WORKTREE": "/w/repo", "OTHER": "/w/repository"},
+		Argv:     []string{"claude", "--settings", "/r/run/claude-settings.json", "/r/runner"},
+		Env:      map[string]string{"WAVE_WORKTREE": "/w/repo", "OTHER": "/w/repository"},
 		Checkout: &Checkout{Dir: "/w/repo"}}
 	relocate(p, p.Checkout.Dir, "/node/pod1/w/repo")
 	relocate(p, p.RunDir, "/node/pod1/r/run")
