@@ -103,12 +103,12 @@ func TestAWorkersCommitsInItsPodReachOriginWithItsResultAndNoSharedDisk(t *testi
 	if g == nil || g.Pushed != branch || g.Head != branch || g.Ahead != 1 || g.Dirty != 0 {
 		t.Fatalf("the local record's git facts %+v; want pushed = head = %s, 1 ahead, clean", g, branch)
 	}
-	final := gittest.Show(e.origin, "refs/wave/runs/i1-a1", FinalFile)
+	final, _ := gittest.File(e.origin, "refs/wave/runs/i1-a1", FinalFile)
 	var fr finalReport
 	if err := json.Unmarshal([]byte(final), &fr); err != nil || fr.Record.TerminalDisposition != runtime.Completed || fr.Record.Git == nil || fr.Record.Git.Pushed != branch {
 		t.Fatalf("result ref's final record: %v %+v", err, fr.Record)
 	}
-	if log := gittest.Show(e.origin, "refs/wave/runs/i1-a1", "agent.log"); !strings.Contains(log, "[backlog-result] done") {
+	if log, _ := gittest.File(e.origin, "refs/wave/runs/i1-a1", "agent.log"); !strings.Contains(log, "[backlog-result] done") {
 		t.Fatalf("result ref's agent.log lacks the worker's marker:\n%s", log)
 	}
 	// The pod's clone and log are its own (the stand-in node puts its
@@ -167,7 +167,7 @@ func TestUncommittedWorkOfADeletedPodIsOnOriginAndTheNextRunContinuesFromIt(t *t
 	e.start(next)
 	obs = e.await(e.b, next.RunDir, "the relaunched worker finished", 90*time.Second, done)
 	if obs.Record == nil || obs.Record.TerminalDisposition != runtime.Completed {
-		log := gittest.Show(e.origin, next.Checkout.ResultRef, "agent.log")
+		log, _ := gittest.File(e.origin, next.Checkout.ResultRef, "agent.log")
 		t.Fatalf("the relaunch did not find the work where it was left: %+v\n%s", obs.Record, log)
 	}
 	if b := e.originHas("refs/heads/wave/i2"); b == "" || !gittest.HasPath(e.origin, b, "done.txt") {

@@ -6,7 +6,6 @@ import (
 	"net/http/cgi"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -61,21 +60,3 @@ func ServeHTTP(t testing.TB, bareDir, user, pass string) string {
 	return "http://" + ln.Addr().String() + "/" + filepath.Base(abs)
 }
 
-// Ref is the sha of ref in the repository at gitDir, "" when it has none.
-func Ref(gitDir, ref string) string {
-	out, err := exec.Command("git", "--git-dir", gitDir, "rev-parse", "--verify", "--quiet", ref+"^{commit}").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// Show is the content of path at rev in the repository at gitDir, ""
-// when it has none.
-func Show(gitDir, rev, path string) string {
-	out, err := exec.Command("git", "--git-dir", gitDir, "show", rev+":"+path).Output()
-	if err != nil {
-		return ""
-	}
-	return string(out)
-}
