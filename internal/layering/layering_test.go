@@ -81,3 +81,32 @@ func TestViewsImportNoLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestHarnessesAreImportedOnlyByTests fails when a package that is not a
+// test harness itself imports one (gitops/gittest, internal/tmuxtest,
+// forge/forgetest, kube/kubetest, …: a package named …test) outside its
+// _test files: harnesses run git and tmux directly, start fake servers
+// and fail tests, none of which belongs in the binary.
+func TestHarnessesAreImportedOnlyByTests(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	harness := func(p string) bool { return strings.HasPrefix(p, module+"/") && strings.HasSuffix(path.Base(p), "test") }
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if harness(f[0]) {
+			seen++
+			continue
+		}
+		for _, imp := range f[1:] {
+			if harness(imp) {
+				t.Errorf("%s imports the test harness %s outside its tests", f[0], imp)
+			}
+		}
+	}
+	if seen < 3 {
+		t.Fatalf("go list found %d harness packages; the rule matches nothing", seen)
+	}
+}
