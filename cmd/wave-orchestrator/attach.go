@@ -48,8 +48,9 @@ scheduled yet, starting, ended, cluster unreachable) attach says why and
 shows the run's agent.log as above.
 
 --issue N attaches to the tmux session of the backlog worker on issue N (in
-the newest backlog run that took it), or shows its agent.log when the worker
-is not running.
+the newest backlog run that took it), or to its pod on a kubernetes lane (as
+--agent does, Ctrl-P Ctrl-Q detaching), or shows its agent.log when the
+worker is not running.
 
 --dashboard attaches to the dashboard session, or shows the dashboard here
 when that session is not running.`,
