@@ -68,7 +68,7 @@ type checkout interface {
 // newCheckout is the one place a run's checkout is chosen. The wave
 // branch is named once the run opened, hence the functions.
 func (s *Supervisor) newCheckout() checkout {
-	if s.pods() {
+	if s.o.Lane.Runtime.UsesKubernetes() {
 		return s.newRemoteCheckout()
 	}
 	return &localCheckout{

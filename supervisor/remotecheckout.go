@@ -33,6 +33,9 @@ type remoteCheckout struct {
 	url   string
 	every time.Duration
 	say   func(format string, args ...any)
+	// dir is where issue n's run clones (PodCheckoutDir: each pod has its
+	// own disk there).
+	dir func(n int) string
 
 	mu sync.Mutex
 	// restore is, per issue, the snapshot the next run restores, as its
@@ -143,13 +146,14 @@ func (c *remoteCheckout) Payload(w *worker, p *runtime.Payload, why workerStart)
 	if branch == "" {
 		return fmt.Errorf("#%d: the run's payload names no worker branch", w.n)
 	}
-	p.Cwd = PodCheckoutDir
-	p.Env["WAVE_WORKTREE"] = PodCheckoutDir
+	dir := c.dir(w.n)
+	p.Cwd = dir
+	p.Env["WAVE_WORKTREE"] = dir
 	// The cluster names a run's Job, Secret and Lease for its id, and
 	// adopts what it finds under one: "i3-a1" of the run before (whose
 	// Job stays a while after it ends) must not pass for this run's.
 	p.RunID = c.runID() + "-" + p.RunID
-	p.Checkout = &runtime.Checkout{Origin: origin, Base: c.wave(), Branch: branch, Dir: PodCheckoutDir,
+	p.Checkout = &runtime.Checkout{Origin: origin, Base: c.wave(), Branch: branch, Dir: dir,
 		RestoreRef: restore, SnapshotRef: snapshotRef(w.n, p.Attempt), SnapshotEveryMs: int(c.every / time.Millisecond),
 		ResultRef: c.resultRef(w.n, p.Attempt)}
 	return nil
@@ -252,9 +256,12 @@ func (c *remoteCheckout) Remove(ctx context.Context, w *worker) error {
 	return err
 }
 
-// pods: the lane's workers run as Kubernetes pods, each in its own
-// clone of origin (remoteCheckout).
-func (s *Supervisor) pods() bool { return s.o.Lane.Runtime.UsesKubernetes() }
+// pods: the run's workers each work in their own clone of origin
+// (remoteCheckout: Kubernetes pods), not in worktrees of this clone.
+func (s *Supervisor) pods() bool {
+	_, ok := s.co.(*remoteCheckout)
+	return ok
+}
 
 // newRemoteCheckout is the run's remoteCheckout: pods clone
 // runtime.kubernetes.gitURL (else origin's URL) and snapshot every
@@ -262,5 +269,6 @@ func (s *Supervisor) pods() bool { return s.o.Lane.Runtime.UsesKubernetes() }
 func (s *Supervisor) newRemoteCheckout() *remoteCheckout {
 	return &remoteCheckout{git: s.o.Git, wave: func() string { return s.run().Info.WaveBranch },
 		runID: func() string { return s.run().Info.ID }, url: s.o.Lane.Runtime.Kubernetes.GitURL,
-		every: time.Duration(s.o.Config.Backlog.SnapshotMinutes) * time.Minute, say: s.printf, restore: map[int]string{}}
+		every: time.Duration(s.o.Config.Backlog.SnapshotMinutes) * time.Minute, say: s.printf, restore: map[int]string{},
+		dir: func(int) string { return PodCheckoutDir }}
 }

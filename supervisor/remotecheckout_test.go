@@ -34,7 +34,7 @@ func newRemoteFixture(t *testing.T) *remoteFixture {
 	}
 	url := gittest.ServeHTTP(t, f.origin, "", "")
 	co := &remoteCheckout{git: repo, wave: func() string { return "wave/x" }, runID: func() string { return "r1" },
-		url: url, say: func(string, ...any) {}, restore: map[int]string{}}
+		url: url, say: func(string, ...any) {}, restore: map[int]string{}, dir: func(int) string { return PodCheckoutDir }}
 	return &remoteFixture{fixture: f, git: repo, co: co, url: url}
 }
 

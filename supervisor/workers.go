@@ -26,8 +26,8 @@ type workerStart struct {
 func (s *Supervisor) branchOf(n int) string { return s.run().Info.WaveBranch + "-i" + strconv.Itoa(n) }
 
 func (s *Supervisor) worktreeOf(n int) string {
-	if s.pods() {
-		return PodCheckoutDir // in the worker's own pod
+	if rc, ok := s.co.(*remoteCheckout); ok {
+		return rc.dir(n) // in the worker's own pod
 	}
 	root := s.o.Config.Backlog.WorktreeRoot
 	if root == "" {

@@ -1,0 +1,78 @@
+package supervisor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
+)
+
+// TestWorkersInTheirOwnClonesMergeAndASalvageRestoresTheSnapshot runs a
+// backlog whose workers each clone origin over HTTP into a directory of
+// their own and push back, as pods do (a remoteCheckout), with the real
+// runner on the fixture's tmux: the supervisor sees their work only
+// through origin. Issue 2's first attempt leaves an uncommitted file and
+// fails; its runner's snapshot carries the file to the relaunch, which
+// commits it, and it is merged.
+func TestWorkersInTheirOwnClonesMergeAndASalvageRestoresTheSnapshot(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "One", "Files: a/**")
+	f.issue(2, "Two", "Files: b/**\n\nlocal-agent: dirty=b/wip.md fail-attempts=1")
+	f.issue(3, "Three", "Files: c/**")
+	git(t, f.root, "add", "-A")
+	git(t, f.root, "commit", "-q", "-m", "issues")
+	git(t, f.root, "push", "-q", "origin", "main")
+	url := gittest.ServeHTTP(t, f.origin, "", "")
+	clones := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out := &syncBuffer{}
+	s, err := New(f.options(ctx, out, 1, 2, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := s.newRemoteCheckout()
+	rc.url = url
+	rc.dir = func(n int) string { return filepath.Join(clones, "i"+strconv.Itoa(n)) }
+	s.co = rc
+	res, err := s.Run(ctx)
+	t.Logf("supervisor output:\n%s", out.String())
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: exit %d, %v", res.ExitCode, err)
+	}
+	r, _, err := ReadRun(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wave := r.Info.WaveBranch
+	for n, file := range map[int]string{1: "backlog-work/issue-1.md", 2: "b/wip.md", 3: "backlog-work/issue-3.md"} {
+		if r.Issues[n].State != backlog.StateMerged {
+			t.Errorf("#%d is %s, want merged", n, r.Issues[n].State)
+		}
+		if _, ok := f.originFile(wave, file); !ok {
+			t.Errorf("#%d: %s is not on the wave branch", n, file)
+		}
+		if r.Issues[n].Worktree != "" {
+			t.Errorf("#%d records a worktree %s on this machine", n, r.Issues[n].Worktree)
+		}
+	}
+	if is := r.Issues[2]; is.Salvages != 1 {
+		t.Errorf("#2: %d salvages, want 1", is.Salvages)
+	}
+	a2 := filepath.Join(res.Dir, "runs", "i2-a2")
+	if p, _ := os.ReadFile(filepath.Join(a2, "prompt.md")); !strings.Contains(string(p), "refs/wave/salvage/2/a1") {
+		t.Errorf("the relaunch's prompt does not name the snapshot:\n%s", p)
+	}
+	if l, _ := os.ReadFile(filepath.Join(a2, "agent.log")); !strings.Contains(string(l), "found earlier uncommitted work in b/wip.md") {
+		t.Errorf("the relaunch did not find the restored file; its log:\n%s", l)
+	}
+	if left := git(t, f.origin, "for-each-ref", "refs/wave/salvage", "refs/wave/runs"); left != "" {
+		t.Errorf("left on origin after the merges:\n%s", left)
+	}
+}
