@@ -59,7 +59,9 @@ func (c *requestCounter) summary() string {
 	for k := range c.by {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return c.by[keys[i]] > c.by[keys[j]] || c.by[keys[i]] == c.by[keys[j]] && keys[i] < keys[j] })
+	sort.Slice(keys, func(i, j int) bool {
+		return c.by[keys[i]] > c.by[keys[j]] || c.by[keys[i]] == c.by[keys[j]] && keys[i] < keys[j]
+	})
 	var b strings.Builder
 	for i, k := range keys {
 		if i > 0 {
