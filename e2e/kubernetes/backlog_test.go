@@ -124,8 +124,15 @@ func kubeBacklogTrial(t *testing.T) {
 	defer l.Dump(t)
 	start := time.Now()
 	first := l.Start(ctx, "")
+	ended := make(chan error, 1)
+	go func() { ended <- first.Wait() }()
 	var pod string
 	e2etest.WaitFor(t, fmt.Sprintf("#%d's runner to report its uncommitted file", victim), 5*time.Minute, func() bool {
+		select {
+		case err := <-ended:
+			t.Fatalf("the supervisor ended before #%d's worker reported (%v):\n%s", victim, err, l.Outs[0].String())
+		default:
+		}
 		rec := k.record(victim)
 		if rec == nil || rec.Git == nil || rec.Git.Dirty == 0 || rec.Kubernetes == nil || rec.Kubernetes.Pod == "" {
 			return false
@@ -137,7 +144,7 @@ func kubeBacklogTrial(t *testing.T) {
 		t.Errorf("backlog status names #%d's pod as %q, want %s", victim, where, pod)
 	}
 	_ = first.Process.Signal(syscall.SIGKILL)
-	_ = first.Wait()
+	<-ended
 	k.deletePod(t, pod)
 	if err := os.WriteFile(filepath.Join(k.ctl, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)

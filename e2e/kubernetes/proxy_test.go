@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -72,8 +73,8 @@ func (c *requestCounter) summary() string {
 	return b.String()
 }
 
-// countingKubeconfig is kubeconfig with its server replaced by a proxy
-// on 127.0.0.1 that counts each request on its way to the API server
+// countingKubeconfig is kubeconfig with its server replaced by a TLS
+// proxy on 127.0.0.1 that counts each request on its way to the API server
 // (watches stream through). Only the process given this kubeconfig goes
 // through it: the pods reach the API server with their own.
 func countingKubeconfig(t *testing.T, kubeconfig string) (string, *requestCounter) {
@@ -93,12 +94,15 @@ func countingKubeconfig(t *testing.T, kubeconfig string) (string, *requestCounte
 	proxy.FlushInterval = -1
 	proxy.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, ForceAttemptHTTP2: true}
 	counter := &requestCounter{by: map[string]int{}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		counter.note(r)
 		proxy.ServeHTTP(w, r)
 	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	cluster.Server, cluster.CertificateAuthorityData, cluster.CertificateAuthority = srv.URL, nil, ""
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	cluster.Server, cluster.CertificateAuthorityData, cluster.CertificateAuthority = srv.URL, ca, ""
 	out := filepath.Join(t.TempDir(), "kubeconfig-counted")
 	if err := clientcmd.WriteToFile(*cfg, out); err != nil {
 		t.Fatal(err)
