@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"path/filepath"
 	"testing"
 )
@@ -9,10 +10,7 @@ import (
 // it commits and pushes the way the runner does.
 func runnerDir(t *testing.T, origin string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "pod")
-	gitT(t, filepath.Dir(dir), "clone", "-q", origin, dir)
-	configUser(t, dir)
-	return dir
+	return gittest.CloneOf(t, origin)
 }
 
 func TestSupervisorFetchesTheBranchAPodPushed(t *testing.T) {
