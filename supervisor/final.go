@@ -13,6 +13,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/spend"
 )
 
@@ -283,9 +284,9 @@ func (s *Supervisor) cleanup(ctx context.Context) {
 		// Every worker has ended: its dead pane is of no more use (the
 		// log is in the run dir).
 		if is.Session != "" {
-			_ = s.o.Runs.KillSession(ctx, is.Session)
+			_ = s.o.Runs.Discard(ctx, &runtime.Payload{RunDir: is.RunDir, SessionName: is.Session})
 		}
-		_ = s.o.Runs.KillSession(ctx, "backlog-r"+strconv.Itoa(is.Number))
+		_ = s.o.Runs.Discard(ctx, &runtime.Payload{SessionName: "backlog-r" + strconv.Itoa(is.Number)})
 		if is.State != backlog.StateMerged || is.Branch == "" {
 			return
 		}
