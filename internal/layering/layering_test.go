@@ -92,7 +92,9 @@ func TestHarnessesAreImportedOnlyByTests(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	harness := func(p string) bool { return strings.HasPrefix(p, module+"/") && strings.HasSuffix(path.Base(p), "test") }
+	harness := func(p string) bool {
+		return strings.HasPrefix(p, module+"/") && strings.HasSuffix(path.Base(p), "test")
+	}
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
