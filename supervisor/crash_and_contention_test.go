@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
@@ -167,7 +168,7 @@ func TestStopWithoutASupervisorThenResume(t *testing.T) {
 	}
 	sctx, scancel := context.WithCancel(t.Context())
 	defer scancel()
-	if n, err := StopWorkers(sctx, dir, NewTmuxRuns(sctx, f.layout(), binPath, nil), time.Second); n != 1 || err != nil {
+	if n, err := StopWorkers(sctx, dir, f.openRuns(sctx, &config.Lane{Name: f.lane, RepoRoot: f.root}), time.Second); n != 1 || err != nil {
 		t.Fatalf("StopWorkers: %d %v", n, err)
 	}
 	f.issue(1, "Slow", "Files: a/**")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/spend"
 )
 
@@ -205,18 +206,17 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 		s.printf("nothing merged: no pull request opened (body kept in %s)", path)
 		return nil
 	}
-	url, err := s.again(ctx, backlog.Intent{ID: "pr-final", Op: backlog.OpPR, Head: r.Info.WaveBranch, Base: r.Info.Base,
+	pr, err := s.again(ctx, backlog.Intent{ID: "pr-final", Op: backlog.OpPR, Head: r.Info.WaveBranch, Base: r.Info.Base,
 		Title: title, Body: body, Marker: m})
 	if err != nil {
 		return err
 	}
-	u, num := splitPRRef(url)
-	if r.FinalPR == nil || r.FinalPR.URL != u {
-		if err := s.emit(backlog.Event{Kind: backlog.EvPR, URL: u, Number: num}); err != nil {
+	if r.FinalPR == nil || r.FinalPR.URL != pr.URL {
+		if err := s.emit(backlog.Event{Kind: backlog.EvPR, URL: pr.URL, Number: pr.Number}); err != nil {
 			return err
 		}
 	}
-	s.printf("final pull request %s → %s: %s", r.Info.WaveBranch, r.Info.Base, firstNonEmpty(u, path))
+	s.printf("final pull request %s → %s: %s", r.Info.WaveBranch, r.Info.Base, firstNonEmpty(pr.URL, path))
 	return nil
 }
 
@@ -274,18 +274,22 @@ func (s *Supervisor) renewMerged(ctx context.Context) map[int]renewal {
 // commands that must not overlap).
 func (s *Supervisor) cleanup(ctx context.Context) {
 	list := s.run().List()
+	ws := make([]*worker, len(list)) // made here: the map is the loop's
+	for i, is := range list {
+		ws[i] = s.worker(is.Number)
+	}
 	each(len(list), s.o.Width, func(i int) {
 		is := list[i]
 		// Every worker has ended: its dead pane is of no more use (the
 		// log is in the run dir).
 		if is.Session != "" {
-			_ = s.o.Runs.KillSession(ctx, is.Session)
+			_ = s.o.Runs.Discard(ctx, &runtime.Payload{RunDir: is.RunDir, SessionName: is.Session})
 		}
-		_ = s.o.Runs.KillSession(ctx, "backlog-r"+strconv.Itoa(is.Number))
+		_ = s.o.Runs.Discard(ctx, &runtime.Payload{SessionName: "backlog-r" + strconv.Itoa(is.Number)})
 		if is.State != backlog.StateMerged || is.Branch == "" {
 			return
 		}
-		if err := s.o.Git.RemoveWorktree(ctx, is.Worktree); err != nil {
+		if err := s.co.Remove(ctx, ws[i]); err != nil {
 			s.printf("warning: remove worktree of #%d: %v", is.Number, err)
 			return
 		}

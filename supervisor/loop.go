@@ -424,7 +424,7 @@ func (s *Supervisor) halt(ctx context.Context) (bool, error) {
 				return false, err
 			}
 		}
-		if err := s.o.Runs.Terminate(ctx, dir, grace); err != nil {
+		if err := s.o.Runs.Terminate(ctx, dir, grace, false); err != nil {
 			s.printf("warning: stop #%d: %v", is.Number, err)
 		}
 	}
@@ -445,7 +445,7 @@ func StopWorkers(ctx context.Context, dir string, runs Runs, grace time.Duration
 	n := 0
 	for _, is := range r.List() {
 		if is.State == backlog.StateRunning && is.RunDir != "" {
-			if err := runs.Terminate(ctx, is.RunDir, grace); err != nil {
+			if err := runs.Terminate(ctx, is.RunDir, grace, false); err != nil {
 				errs = append(errs, fmt.Errorf("#%d: %w", is.Number, err))
 				continue
 			}
