@@ -42,7 +42,8 @@ func main() {
 // BenchmarkRunnerStart is `agent-run` exec → agent started: the runner
 // binary is exec'd (through a stamp-and-exec wrapper tmux runs in its
 // place) and its agent writes the time as its first act. 20 runs, one at
-// a time so they do not queue for the CPU behind each other; p50 and max
+// a time (each finished before the next) so they do not queue for the CPU
+// behind each other; p50 and max
 // are the figures.
 func BenchmarkRunnerStart(b *testing.B) {
 	stamper := buildStamper(b)
@@ -64,6 +65,7 @@ func BenchmarkRunnerStart(b *testing.B) {
 			}
 			agent := waitStamp(b, ctx, filepath.Join(l.root, id+".agent"))
 			cancel()
+			waitFinished(b, []*runtime.Payload{p}) // the next run starts on an idle runner
 			exec, err := readStamp(filepath.Join(p.RunDir, "exec.stamp"))
 			if err != nil {
 				b.Fatal(err)
