@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
-	"github.com/wave-orchestrator/wave-orchestrator/kube"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
@@ -308,10 +307,7 @@ func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecut
 	}
 	ps := preflight.Check(ctx, needs)
 	if kubeLane {
-		// Missing RBAC fails here, naming the verb, before any Job exists.
-		for _, c := range kube.Failed(kubeChecks(ctx, e.lane)) {
-			ps = append(ps, preflight.Problem{Kind: preflight.KindKubernetes, Subject: "kubernetes " + c.Name, Msg: c.Msg, Fix: c.Fix})
-		}
+		ps = append(ps, preflight.ClusterProblems(preflight.Cluster(ctx, e.lane, kubeOptions))...)
 	}
 	if len(ps) == 0 {
 		return nil
