@@ -2,9 +2,11 @@
 // tmux present and new enough, git present and new enough where the
 // command needs it, every
 // executor the selected waves need on PATH, and claude usable by the
-// current user. It reports problems with their fix; it changes nothing.
-// `launch`, `resume`, `backlog run` and `doctor` share it, so a problem
-// reads the same everywhere.
+// current user; on a kubernetes lane, the cluster (Cluster). It reports
+// problems with their fix; it changes nothing. `launch`, `resume`,
+// `backlog run` and `doctor` share it, so a problem reads the same
+// everywhere: doctor's findings (Finding, and the JSON Report) are made
+// here too, from the same checks, and cmd only prints them.
 package preflight
 
 import (
