@@ -30,6 +30,26 @@ func Cluster(ctx context.Context, lane *config.Lane, options ClusterOptions) []k
 	return kube.CheckCluster(ctx, c, o, 0)
 }
 
+// Launch checks, before anything starts, what launching on lane needs
+// from this machine (needs: tmux, the executors). On a kubernetes lane
+// the executors are the image's, so the cluster is checked instead
+// (reachable, namespace, the launcher's permissions). what names the
+// command ("launch lane main"). The error is an *Error (see ExitCode).
+func Launch(ctx context.Context, needs Needs, lane *config.Lane, options ClusterOptions, what string) error {
+	kubeLane := lane.Runtime.UsesKubernetes()
+	if kubeLane {
+		needs.Executors = nil // they run in the image, not here
+	}
+	ps := Check(ctx, needs)
+	if kubeLane {
+		ps = append(ps, ClusterProblems(Cluster(ctx, lane, options))...)
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	return &Error{What: what, Problems: ps}
+}
+
 // ClusterProblems are the failed cluster checks as a launch's problems:
 // missing RBAC fails the launch, naming the verb, before any Job exists.
 func ClusterProblems(cs []kube.Check) []Problem {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/kube"
 )
 
@@ -128,5 +129,15 @@ func TestReportListsErrorsAndWarningsOnOneLineEach(t *testing.T) {
 	clean := NewReport("/repo", nil)
 	if !clean.OK || clean.Errors == nil || clean.Warnings == nil || clean.Findings == nil {
 		t.Errorf("clean report %+v", clean)
+	}
+}
+
+// A launch an unusable executor stopped needs a person (43); tmux or the
+// cluster missing is a plain failure (1).
+func TestPreflightErrorExitsNeedsHumanOnlyForAnExecutor(t *testing.T) {
+	exec := &Error{Problems: []Problem{{Kind: KindTmux}, {Kind: KindExecutor}}}
+	plain := &Error{Problems: []Problem{{Kind: KindTmux}, {Kind: KindKubernetes}}}
+	if exec.ExitCode() != exitcode.NeedsHuman || plain.ExitCode() != exitcode.Failed {
+		t.Errorf("exit codes %d and %d, want %d and %d", exec.ExitCode(), plain.ExitCode(), exitcode.NeedsHuman, exitcode.Failed)
 	}
 }

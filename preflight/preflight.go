@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
@@ -260,6 +261,15 @@ func NoUsableExecutor(ps []Problem) bool {
 type Error struct {
 	What     string // e.g. "launch lane main"
 	Problems []Problem
+}
+
+// ExitCode is the exit of a command its problems stopped: 43 when an
+// executor is unusable (a person must install or allow it), else 1.
+func (e *Error) ExitCode() int {
+	if NoUsableExecutor(e.Problems) {
+		return exitcode.NeedsHuman
+	}
+	return exitcode.Failed
 }
 
 func (e *Error) Error() string {

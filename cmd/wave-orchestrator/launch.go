@@ -301,22 +301,13 @@ func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecut
 	if err != nil {
 		return err
 	}
-	kubeLane := e.lane.Runtime.UsesKubernetes()
-	if kubeLane {
-		needs.Executors = nil // they run in the image, not here
+	what = fmt.Sprintf("%s lane %s", strings.TrimPrefix(what, "wave-orchestrator "), e.lane.Name)
+	err = preflight.Launch(ctx, needs, e.lane, kubeOptions, what)
+	var pe *preflight.Error
+	if errors.As(err, &pe) {
+		return withCode(pe.ExitCode(), err)
 	}
-	ps := preflight.Check(ctx, needs)
-	if kubeLane {
-		ps = append(ps, preflight.ClusterProblems(preflight.Cluster(ctx, e.lane, kubeOptions))...)
-	}
-	if len(ps) == 0 {
-		return nil
-	}
-	code := exitcode.Failed
-	if preflight.NoUsableExecutor(ps) {
-		code = exitcode.NeedsHuman
-	}
-	return withCode(code, &preflight.Error{What: fmt.Sprintf("%s lane %s", strings.TrimPrefix(what, "wave-orchestrator "), e.lane.Name), Problems: ps})
+	return err
 }
 
 // shellQuote quotes s for a command line a user copies.
