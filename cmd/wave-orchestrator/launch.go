@@ -256,13 +256,8 @@ func checkRerunAgents(sel []*wave.Wave, ids []string) error {
 // each run's launch-preview.json: the flag, its variable, the config
 // file's line, or the default.
 func timeoutSource(e *laneEnv) string {
-	for _, k := range []string{"lanes." + e.lane.Name + ".runtime.timeoutMinutes", "runtime.timeoutMinutes"} {
-		if at := e.cfg.KeyLine(k); at != "" && at != e.cfg.File {
-			if strings.HasPrefix(at, "flag ") || strings.HasPrefix(at, "env ") {
-				return at
-			}
-			return at + " " + k
-		}
+	if at := e.cfg.LaneKeySource(e.lane.Name, "runtime.timeoutMinutes"); at != "" {
+		return at
 	}
 	return launcher.TimeoutFromDefault
 }
