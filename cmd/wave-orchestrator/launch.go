@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
-	"github.com/wave-orchestrator/wave-orchestrator/kube"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
@@ -258,13 +257,8 @@ func checkRerunAgents(sel []*wave.Wave, ids []string) error {
 // each run's launch-preview.json: the flag, its variable, the config
 // file's line, or the default.
 func timeoutSource(e *laneEnv) string {
-	for _, k := range []string{"lanes." + e.lane.Name + ".runtime.timeoutMinutes", "runtime.timeoutMinutes"} {
-		if at := e.cfg.KeyLine(k); at != "" && at != e.cfg.File {
-			if strings.HasPrefix(at, "flag ") || strings.HasPrefix(at, "env ") {
-				return at
-			}
-			return at + " " + k
-		}
+	if at := e.cfg.LaneKeySource(e.lane.Name, "runtime.timeoutMinutes"); at != "" {
+		return at
 	}
 	return launcher.TimeoutFromDefault
 }
@@ -303,25 +297,13 @@ func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecut
 	if err != nil {
 		return err
 	}
-	kubeLane := e.lane.Runtime.UsesKubernetes()
-	if kubeLane {
-		needs.Executors = nil // they run in the image, not here
+	what = fmt.Sprintf("%s lane %s", strings.TrimPrefix(what, "wave-orchestrator "), e.lane.Name)
+	err = preflight.Launch(ctx, needs, e.lane, runs.KubeOptions, what)
+	var pe *preflight.Error
+	if errors.As(err, &pe) {
+		return withCode(pe.ExitCode(), err)
 	}
-	ps := preflight.Check(ctx, needs)
-	if kubeLane {
-		// Missing RBAC fails here, naming the verb, before any Job exists.
-		for _, c := range kube.Failed(kubeChecks(ctx, e.lane)) {
-			ps = append(ps, preflight.Problem{Kind: preflight.KindKubernetes, Subject: "kubernetes " + c.Name, Msg: c.Msg, Fix: c.Fix})
-		}
-	}
-	if len(ps) == 0 {
-		return nil
-	}
-	code := exitcode.Failed
-	if preflight.NoUsableExecutor(ps) {
-		code = exitcode.NeedsHuman
-	}
-	return withCode(code, &preflight.Error{What: fmt.Sprintf("%s lane %s", strings.TrimPrefix(what, "wave-orchestrator "), e.lane.Name), Problems: ps})
+	return err
 }
 
 // shellQuote quotes s for a command line a user copies.
