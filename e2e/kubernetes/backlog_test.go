@@ -174,6 +174,12 @@ func kubeBacklogTrial(t *testing.T) {
 		}
 	}
 	k.victimRecovered(t, run)
+	// attach --issue takes the pod's way: the run ended, so its log
+	// (brought back from origin) is shown instead.
+	att := k.RunEnv(context.Background(), "attach", "--issue", strconv.Itoa(victim))
+	if att.Code != 0 || !strings.Contains(att.Stderr, "its pod has no agent to attach to") || !strings.Contains(att.Stdout, "found earlier uncommitted work") {
+		t.Errorf("attach --issue %d: exit %d\nstdout:\n%s\nstderr:\n%s", victim, att.Code, att.Stdout, att.Stderr)
+	}
 	if left := k.OriginRefs(t, "refs/wave/"); strings.Contains(left, "refs/wave/salvage/") || strings.Contains(left, "refs/wave/runs/") {
 		t.Errorf("the run left snapshots or results on origin:\n%s", left)
 	}
