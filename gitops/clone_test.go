@@ -36,7 +36,6 @@ func TestAPodClonesAndPushesOverHTTPWithOnlyTheMountedCredentials(t *testing.T) 
 	if got := gitT(t, dir, "rev-parse", "--is-shallow-repository"); got != "true" {
 		t.Errorf("shallow clone: is-shallow %s", got)
 	}
-	configUser(t, dir)
 	writeFile(t, filepath.Join(dir, "work.txt"), "done\n")
 	if err := CommitAll(ctx, dir, "work"); err != nil {
 		t.Fatal(err)

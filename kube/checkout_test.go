@@ -32,18 +32,7 @@ type checkoutEnv struct {
 func newCheckoutEnv(t *testing.T) *checkoutEnv {
 	t.Helper()
 	e := newEnv(t)
-	root := t.TempDir()
-	origin := filepath.Join(root, "origin.git")
-	gittest.Run(t, root, "init", "-q", "--bare", "-b", "main", origin)
-	seed := filepath.Join(root, "seed")
-	gittest.Run(t, root, "clone", "-q", origin, seed)
-	gittest.Run(t, seed, "checkout", "-q", "-b", "main")
-	if err := os.WriteFile(filepath.Join(seed, "README.md"), []byte("hello\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gittest.Run(t, seed, "add", "-A")
-	gittest.Run(t, seed, "commit", "-q", "-m", "initial")
-	gittest.Run(t, seed, "push", "-q", "origin", "main")
+	origin := gittest.OriginWithBase(t, nil)
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "git-creds", Namespace: e.ns}, Type: corev1.SecretTypeBasicAuth,
 		Data: map[string][]byte{"username": []byte(gitUser), "password": []byte(gitPass)}}
 	if _, err := e.c.AdminClient().CoreV1().Secrets(e.ns).Create(context.Background(), sec, metav1.CreateOptions{}); err != nil {
