@@ -172,3 +172,25 @@ func TestAPayloadWithoutCheckoutOnALaneWithoutWorkspaceIsRefusedNamingTheKey(t *
 		t.Fatalf("Start: %v; want a refusal naming runtime.kubernetes.workspace", err)
 	}
 }
+
+func TestAWorkersUncommittedWorkReachesOriginWhileItRunsSoALostNodeLosesOnlyTheLastMinutes(t *testing.T) {
+	e := newCheckoutEnv(t)
+	p := e.workerPayload(4, 1, `echo draft > draft.txt && exec sleep 120`)
+	p.Checkout.SnapshotEveryMs = 1000
+	e.start(p)
+	eventually(t, "a periodic snapshot with the draft on origin", func() bool {
+		snap := e.originHas(p.Checkout.SnapshotRef)
+		return snap != "" && gittest.HasPath(e.origin, snap, "draft.txt")
+	})
+	obs := e.await(e.b, p.RunDir, "the snapshot in the record", 30*time.Second, func(o runtime.Observation) bool {
+		return o.Record != nil && o.Record.Git != nil && o.Record.Git.Snapshot != "" && o.Record.Git.SnapshotAt != nil
+	})
+	// The node goes: no grace, no exit snapshot. The work is on origin.
+	zero := int64(0)
+	if err := e.c.AdminClient().CoreV1().Pods(e.ns).Delete(context.Background(), obs.Record.Kubernetes.Pod, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	if snap := e.originHas(p.Checkout.SnapshotRef); !gittest.HasPath(e.origin, snap, "draft.txt") {
+		t.Fatalf("origin's snapshot %s lacks the draft", snap)
+	}
+}
