@@ -2,9 +2,11 @@
 // tmux present and new enough, git present and new enough where the
 // command needs it, every
 // executor the selected waves need on PATH, and claude usable by the
-// current user. It reports problems with their fix; it changes nothing.
-// `launch`, `resume`, `backlog run` and `doctor` share it, so a problem
-// reads the same everywhere.
+// current user; on a kubernetes lane, the cluster (Cluster). It reports
+// problems with their fix; it changes nothing. `launch`, `resume`,
+// `backlog run` and `doctor` share it, so a problem reads the same
+// everywhere: doctor's findings (Finding, and the JSON Report) are made
+// here too, from the same checks, and cmd only prints them.
 package preflight
 
 import (
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
@@ -258,6 +261,15 @@ func NoUsableExecutor(ps []Problem) bool {
 type Error struct {
 	What     string // e.g. "launch lane main"
 	Problems []Problem
+}
+
+// ExitCode is the exit of a command its problems stopped: 43 when an
+// executor is unusable (a person must install or allow it), else 1.
+func (e *Error) ExitCode() int {
+	if NoUsableExecutor(e.Problems) {
+		return exitcode.NeedsHuman
+	}
+	return exitcode.Failed
 }
 
 func (e *Error) Error() string {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // After the agent's main process exits, what is left of its process group
@@ -26,7 +28,7 @@ const (
 // output and signals, and waits for it to exit.
 func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *recordWriter, out *sink, in *input, sigs <-chan os.Signal, mt *meter) outcome {
 	if len(p.Argv) == 0 {
-		return outcome{code: 127, startErr: errors.New("empty argv")}
+		return outcome{code: exitcode.NotFound, startErr: errors.New("empty argv")}
 	}
 	cmd, ptmx, err := r.spawn(p, env)
 	if err != nil {
@@ -258,5 +260,5 @@ func (r *Runner) spawn(p *Payload, env []string) (*exec.Cmd, *os.File, error) {
 
 func (r *Runner) startFailed(out *sink, err error) outcome {
 	out.logLine("[wave] agent start failed: " + err.Error())
-	return outcome{code: 127, startErr: err}
+	return outcome{code: exitcode.NotFound, startErr: err}
 }

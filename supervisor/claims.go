@@ -363,7 +363,7 @@ func (s *Supervisor) claimLost(ctx context.Context, is *backlog.IssueRun, holder
 	}
 	s.printf("#%d: its claim on origin is held by %s now, not by this run: this run stops its worker and will not merge it", n, detail)
 	if is.State == backlog.StateRunning && is.RunDir != "" {
-		_ = s.o.Runs.Terminate(ctx, is.RunDir, time.Duration(s.o.Lane.Runtime.TerminateGraceMs)*time.Millisecond)
+		_ = s.o.Runs.Terminate(ctx, is.RunDir, time.Duration(s.o.Lane.Runtime.TerminateGraceMs)*time.Millisecond, false)
 	}
 	return s.record(ctx, backlog.Event{Kind: backlog.EvClaimLost, Issue: n, Detail: detail})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -152,8 +153,19 @@ func (f *fixture) options(ctx context.Context, out *syncBuffer, issues ...int) O
 	}
 	cfg.Backlog.WorktreeRoot = filepath.Join(filepath.Dir(f.root), "worktrees")
 	return Options{Config: cfg, Lane: lane, Layout: f.layout(), Source: src, Git: repo,
-		Runs: NewTmuxRuns(ctx, f.layout(), binPath, nil), Self: binPath, Issues: issues, Out: out,
+		Runs: f.openRuns(ctx, lane), Self: binPath, Issues: issues, Out: out,
 		Slug: "t", Tick: 200 * time.Millisecond}
+}
+
+// openRuns opens the lane's runs (tmux, on the fixture's socket); the
+// watcher stops with ctx.
+func (f *fixture) openRuns(ctx context.Context, lane *config.Lane) *runs.Runs {
+	f.t.Helper()
+	r, err := runs.Open(ctx, lane, f.layout(), binPath, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return r
 }
 
 func (f *fixture) source() *forge.Local {

@@ -24,18 +24,9 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
-)
-
-// Exit codes of a backlog run: internal/exitcode's, under the names this
-// package and its tests use.
-const (
-	ExitOK         = exitcode.OK
-	ExitFailed     = exitcode.Failed
-	ExitNeedPerson = exitcode.NeedsHuman
 )
 
 // Options configure one `backlog run`.

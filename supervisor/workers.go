@@ -90,7 +90,7 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if err := s.co.Payload(w, p, why); err != nil {
 		return fmt.Errorf("#%d: %w", n, err)
 	}
-	_ = s.o.Runs.KillSession(ctx, p.SessionName)
+	_ = s.o.Runs.Discard(ctx, p)
 	// Recorded before the session exists, so a supervisor killed right
 	// after Start adopts the run instead of starting a second one.
 	if err := s.record(ctx, backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: wt,
@@ -128,7 +128,7 @@ func (s *Supervisor) observe(ctx context.Context) error {
 		if !v.Done {
 			if v.Terminate || s.silent(ctx, w, obs, now) {
 				grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
-				if err := s.o.Runs.Terminate(ctx, is.RunDir, grace); err != nil {
+				if err := s.o.Runs.Terminate(ctx, is.RunDir, grace, false); err != nil {
 					s.printf("warning: terminate #%d: %v", is.Number, err)
 				}
 			}

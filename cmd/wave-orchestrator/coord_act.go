@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,17 +18,11 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
 )
 
-// stateWaves are the waves with a directory in the lane's state.
+// stateWaves are the waves with a directory in the lane's state (none
+// when it cannot be read: the caller then finds no record).
 func stateWaves(e *laneEnv) []int {
-	entries, _ := os.ReadDir(filepath.Join(e.layout.StateDir, "waves"))
-	var out []int
-	for _, d := range entries {
-		if n, err := strconv.Atoi(d.Name()); err == nil && d.IsDir() {
-			out = append(out, n)
-		}
-	}
-	slices.Sort(out)
-	return out
+	ws, _ := e.layout.Waves()
+	return ws
 }
 
 // findRecord finds record id in wave n's log, or with n < 0 in the

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
@@ -33,11 +32,11 @@ func backlogInUse(e *laneEnv) bool {
 // resolve it) on PATH and usable as this user, the local issue files
 // readable (each bad one with file:line), and the shell variables the
 // workers will not see. Nothing for a repository without a backlog.
-func backlogModeFindings(ctx context.Context, e *laneEnv, host preflight.Host) []finding {
+func backlogModeFindings(ctx context.Context, e *laneEnv, host preflight.Host) []preflight.Finding {
 	if !backlogInUse(e) {
 		return nil
 	}
-	fs := []finding{originFinding(ctx, e)}
+	fs := []preflight.Finding{originFinding(ctx, e)}
 	fs = append(fs, workerFindings(ctx, e, host)...)
 	if e.cfg.SourceKind() == config.SourceLocal {
 		fs = append(fs, issueFileFindings(ctx, e)...)
@@ -45,66 +44,52 @@ func backlogModeFindings(ctx context.Context, e *laneEnv, host preflight.Host) [
 	return fs
 }
 
-func originFinding(ctx context.Context, e *laneEnv) finding {
+func originFinding(ctx context.Context, e *laneEnv) preflight.Finding {
 	repo, err := gitops.Open(ctx, e.lane.RepoRoot, gitops.Options{})
 	if err != nil {
-		return finding{level: "error", msg: "backlog: needs a git repository with an origin: " + oneLine(err.Error())}
+		return preflight.Finding{Level: preflight.LevelError, Msg: "backlog: needs a git repository with an origin: " + preflight.Flat(err.Error())}
 	}
 	if err := checkOrigin(ctx, repo); err != nil {
-		return finding{level: "error", msg: "backlog: " + oneLine(err.Error())}
+		return preflight.Finding{Level: preflight.LevelError, Msg: "backlog: " + preflight.Flat(err.Error())}
 	}
-	return finding{level: "ok", msg: "backlog: origin present (claims and the wave branch live there)"}
+	return preflight.Finding{Level: preflight.LevelOK, Msg: "backlog: origin present (claims and the wave branch live there)"}
 }
 
 // workerFindings checks the workers' executor as backlog run's preflight
 // does, and names each variable of this shell a worker will not see.
-func workerFindings(ctx context.Context, e *laneEnv, host preflight.Host) []finding {
+func workerFindings(ctx context.Context, e *laneEnv, host preflight.Host) []preflight.Finding {
 	res, err := supervisor.ResolveWorker(e.cfg, e.lane, "")
 	if err != nil {
-		return []finding{{level: "error", msg: "backlog workers: " + oneLine(err.Error())}}
+		return []preflight.Finding{{Level: preflight.LevelError, Msg: "backlog workers: " + preflight.Flat(err.Error())}}
 	}
 	need, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane))
 	if !ok {
-		return []finding{{level: "ok", msg: "backlog workers: executor " + res.ID + " (this binary, nothing to install)"}}
+		return []preflight.Finding{{Level: preflight.LevelOK, Msg: "backlog workers: executor " + res.ID + " (this binary, nothing to install)"}}
 	}
-	var fs []finding
-	need.Agents = []string{"backlog workers"}
-	for _, p := range host.Check(ctx, preflight.Needs{Executors: []preflight.Executor{need}}) {
-		if strings.Contains(p.Msg, "not on PATH") {
-			p.Fix = "install it, put it on PATH, or give the workers another executor (backlog.executor.id, or --executor)"
-		}
-		fs = append(fs, finding{level: "error", msg: "backlog workers: " + p.String()})
-	}
-	if len(fs) == 0 {
-		fs = append(fs, finding{level: "ok", msg: "backlog workers: " + need.Subject() + ": found"})
-	}
-	for _, k := range host.Unseen(need) {
-		fs = append(fs, finding{level: "warn", msg: fmt.Sprintf("backlog workers: $%s is set in this shell, but workers will not see it (executors.env.scrub removes it); to give it to them set it in executors.%s.env, or drop it from executors.env.scrub", k, res.ID)})
-	}
-	return fs
+	return host.Workers(ctx, need, res.ID)
 }
 
 // issueFileFindings reads every local issue file as plan and run do.
-func issueFileFindings(ctx context.Context, e *laneEnv) []finding {
+func issueFileFindings(ctx context.Context, e *laneEnv) []preflight.Finding {
 	dir, err := localIssueDir(e)
 	if err != nil {
-		return []finding{{level: "error", msg: "backlog: " + oneLine(err.Error())}}
+		return []preflight.Finding{{Level: preflight.LevelError, Msg: "backlog: " + preflight.Flat(err.Error())}}
 	}
 	src, err := forge.NewLocal(forge.LocalOptions{Dir: dir, StateDir: filepath.Join(e.lane.RepoRoot, e.lane.StateRoot, "backlog-local")})
 	if err != nil {
-		return []finding{{level: "error", msg: "backlog: " + oneLine(err.Error())}}
+		return []preflight.Finding{{Level: preflight.LevelError, Msg: "backlog: " + preflight.Flat(err.Error())}}
 	}
 	open, err := src.ListOpen(ctx, nil)
-	var fs []finding
+	var fs []preflight.Finding
 	var bad *forge.BadIssueFiles
 	if errors.As(err, &bad) {
 		for _, f := range bad.Files {
-			fs = append(fs, finding{level: "error", msg: "backlog: issue file " + oneLine(f.Error())})
+			fs = append(fs, preflight.Finding{Level: preflight.LevelError, Msg: "backlog: issue file " + preflight.Flat(f.Error())})
 		}
 	} else if err != nil {
-		return []finding{{level: "error", msg: "backlog: " + oneLine(err.Error())}}
+		return []preflight.Finding{{Level: preflight.LevelError, Msg: "backlog: " + preflight.Flat(err.Error())}}
 	}
-	return append([]finding{{level: "ok", msg: fmt.Sprintf("backlog: local source %s, %d open issue(s) readable", e.cfg.Backlog.LocalDir, len(open))}}, fs...)
+	return append([]preflight.Finding{{Level: preflight.LevelOK, Msg: fmt.Sprintf("backlog: local source %s, %d open issue(s) readable", e.cfg.Backlog.LocalDir, len(open))}}, fs...)
 }
 
 // noWavesIsFine reports whether a missing waves directory is expected: a

@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
-	"github.com/wave-orchestrator/wave-orchestrator/kube"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -174,7 +174,7 @@ func runLaunchOnce(ctx context.Context, c *cobra.Command, g *globals, f *launchF
 	opt := launcher.Options{
 		Layout: e.layout, Lane: e.lane, Waves: ws, StartWave: f.start, EndWave: f.end, AutoNext: f.autoNext,
 		Executor: f.executor, MaxRetries: f.maxRetries, StaggerMs: f.staggerMs,
-		KeepSessions: f.keepSessions, Self: agentBinary(e.lane, bin), ResumePhase: f.phase, Resume: resume,
+		KeepSessions: f.keepSessions, Self: runs.AgentBinary(e.lane, bin), ResumePhase: f.phase, Resume: resume,
 		RerunAgents: f.agents, RerunProven: f.rerunProven,
 		TimeoutSource: timeoutSource(e), Out: c.OutOrStdout(), Logger: logger,
 	}
@@ -201,13 +201,13 @@ func runLaunchOnce(ctx context.Context, c *cobra.Command, g *globals, f *launchF
 	defer release()
 	_ = os.Remove(e.layout.ControlPath()) // a stop request is for the launcher it found
 
-	runs, err := laneRuns(ctx, e, bin, logger)
+	lr, err := runs.Open(ctx, e.lane, e.layout, bin, logger)
 	if err != nil {
 		return err
 	}
-	defer runs.Close()
+	defer lr.Close()
 	if !f.noDashboard {
-		startDashboard(ctx, c, e, bin, logger)
+		startDashboard(ctx, c, e, bin)
 	}
 	// The dashboard session outlives the launch: its final frame and
 	// result line stay until the user quits it, `stop` clears it, or the
@@ -219,7 +219,7 @@ func runLaunchOnce(ctx context.Context, c *cobra.Command, g *globals, f *launchF
 		fmt.Fprintf(c.OutOrStdout(), "watch an agent: tmux -L %s attach -t w<WAVE>-<AGENT>, or %s --repo-root %s --lane %s attach --agent <AGENT>\n",
 			e.layout.Socket(), shellQuote(bin), shellQuote(e.lane.RepoRoot), e.lane.Name)
 	}
-	res, err := launcher.New(opt, runs).Run(ctx)
+	res, err := launcher.New(opt, lr).Run(ctx)
 	switch {
 	case errors.Is(err, launcher.ErrStopped):
 		return withCode(exitcode.Failed, fmt.Errorf("lane %s stopped on request", e.lane.Name))
@@ -257,13 +257,8 @@ func checkRerunAgents(sel []*wave.Wave, ids []string) error {
 // each run's launch-preview.json: the flag, its variable, the config
 // file's line, or the default.
 func timeoutSource(e *laneEnv) string {
-	for _, k := range []string{"lanes." + e.lane.Name + ".runtime.timeoutMinutes", "runtime.timeoutMinutes"} {
-		if at := e.cfg.KeyLine(k); at != "" && at != e.cfg.File {
-			if strings.HasPrefix(at, "flag ") || strings.HasPrefix(at, "env ") {
-				return at
-			}
-			return at + " " + k
-		}
+	if at := e.cfg.LaneKeySource(e.lane.Name, "runtime.timeoutMinutes"); at != "" {
+		return at
 	}
 	return launcher.TimeoutFromDefault
 }
@@ -302,25 +297,13 @@ func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecut
 	if err != nil {
 		return err
 	}
-	kubeLane := e.lane.Runtime.UsesKubernetes()
-	if kubeLane {
-		needs.Executors = nil // they run in the image, not here
+	what = fmt.Sprintf("%s lane %s", strings.TrimPrefix(what, "wave-orchestrator "), e.lane.Name)
+	err = preflight.Launch(ctx, needs, e.lane, runs.KubeOptions, what)
+	var pe *preflight.Error
+	if errors.As(err, &pe) {
+		return withCode(pe.ExitCode(), err)
 	}
-	ps := preflight.Check(ctx, needs)
-	if kubeLane {
-		// Missing RBAC fails here, naming the verb, before any Job exists.
-		for _, c := range kube.Failed(kubeChecks(ctx, e.lane)) {
-			ps = append(ps, preflight.Problem{Kind: preflight.KindKubernetes, Subject: "kubernetes " + c.Name, Msg: c.Msg, Fix: c.Fix})
-		}
-	}
-	if len(ps) == 0 {
-		return nil
-	}
-	code := exitcode.Failed
-	if preflight.NoUsableExecutor(ps) {
-		code = exitcode.NeedsHuman
-	}
-	return withCode(code, &preflight.Error{What: fmt.Sprintf("%s lane %s", strings.TrimPrefix(what, "wave-orchestrator "), e.lane.Name), Problems: ps})
+	return err
 }
 
 // shellQuote quotes s for a command line a user copies.

@@ -10,6 +10,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
+	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
@@ -31,17 +32,17 @@ func notifyLine(n *state.Notifications) string {
 // notifyFindings is doctor's word on the notify sinks: each one's
 // readiness, and the deliveries that failed on the lane and in its newest
 // backlog run.
-func notifyFindings(e *laneEnv) []finding {
-	var fs []finding
+func notifyFindings(e *laneEnv) []preflight.Finding {
+	var fs []preflight.Finding
 	for _, s := range e.lane.Notify {
 		what := "every event"
 		if len(s.Events) > 0 {
 			what = strings.Join(s.Events, ", ")
 		}
 		if why := notify.Check(s, os.LookupEnv); why != "" {
-			fs = append(fs, finding{level: "warn", check: "notify", msg: fmt.Sprintf("notify: sink %s (%s): %s", s.Name, s.Kind, why)})
+			fs = append(fs, preflight.Finding{Level: preflight.LevelWarn, Check: "notify", Msg: fmt.Sprintf("notify: sink %s (%s): %s", s.Name, s.Kind, why)})
 		} else {
-			fs = append(fs, finding{level: "ok", check: "notify", msg: fmt.Sprintf("notify: sink %s (%s): %s", s.Name, s.Kind, what)})
+			fs = append(fs, preflight.Finding{Level: preflight.LevelOK, Check: "notify", Msg: fmt.Sprintf("notify: sink %s (%s): %s", s.Name, s.Kind, what)})
 		}
 	}
 	if evs, _, err := state.ReadEvents(e.layout.EventsPath()); err == nil {
@@ -54,13 +55,13 @@ func notifyFindings(e *laneEnv) []finding {
 	return fs
 }
 
-func failureFinding(where string, n *state.Notifications) []finding {
+func failureFinding(where string, n *state.Notifications) []preflight.Finding {
 	if n == nil || n.Failed == 0 {
 		return nil
 	}
 	f := n.Failures[len(n.Failures)-1]
-	return []finding{{level: "warn", check: "notify", msg: fmt.Sprintf("notify: %d deliveries failed (%s); latest: sink %s, %s, after %d tries: %s",
-		n.Failed, where, f.Sink, f.Event, f.Tries, f.Error), fix: "check the sink, then see `status` for the next deliveries"}}
+	return []preflight.Finding{{Level: preflight.LevelWarn, Check: "notify", Msg: fmt.Sprintf("notify: %d deliveries failed (%s); latest: sink %s, %s, after %d tries: %s",
+		n.Failed, where, f.Sink, f.Event, f.Tries, f.Error), Fix: "check the sink, then see `status` for the next deliveries"}}
 }
 
 // withNotifications is `backlog status --json`: the run's snapshot and

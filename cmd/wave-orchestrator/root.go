@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/wave-orchestrator/wave-orchestrator/config"
 )
 
 // globals are the persistent flags every command sees.
@@ -118,22 +119,7 @@ func addBuiltinExamples(root *cobra.Command) {
 }
 
 // root resolves the repository root: --repo-root, else $WAVE_REPO_ROOT,
-// else found from the current directory (see findRoot).
+// else found from the current directory (config.RepoRoot).
 func (g *globals) root() (string, error) {
-	r := g.repoRoot
-	if r == "" {
-		r = os.Getenv("WAVE_REPO_ROOT")
-	}
-	if r == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		return findRoot(wd), nil
-	}
-	abs, err := filepath.Abs(r)
-	if err != nil {
-		return "", fmt.Errorf("repo root %q: %w", r, err)
-	}
-	return abs, nil
+	return config.RepoRoot(g.repoRoot, os.Getenv, os.Getwd)
 }

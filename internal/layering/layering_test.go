@@ -3,6 +3,7 @@ package layering
 import (
 	"os/exec"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -58,9 +59,10 @@ func TestViewsImportNoLoop(t *testing.T) {
 		direct bool
 		deny   []string
 	}{
-		// questions (for the backlog's questions) still reads run logs
-		// through supervisor, so dashboard is held to its own imports.
-		{"dashboard", true, loops},
+		{"dashboard", false, loops},
+		// questions reads backlog runs through backlog/runlog, not the
+		// supervisor that writes them.
+		{"questions", false, loops},
 		{"backlog", false, append([]string{module + "/gitops", module + "/forge", module + "/tmuxadapter"}, loops...)},
 	}
 	for _, r := range rules {
@@ -92,7 +94,9 @@ func TestHarnessesAreImportedOnlyByTests(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	harness := func(p string) bool { return strings.HasPrefix(p, module+"/") && strings.HasSuffix(path.Base(p), "test") }
+	harness := func(p string) bool {
+		return strings.HasPrefix(p, module+"/") && strings.HasSuffix(path.Base(p), "test")
+	}
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
@@ -108,5 +112,39 @@ func TestHarnessesAreImportedOnlyByTests(t *testing.T) {
 	}
 	if seen < 3 {
 		t.Fatalf("go list found %d harness packages; the rule matches nothing", seen)
+	}
+}
+
+// TestLoopsLeaveTheBackendToRuns fails when a loop imports a backend
+// package itself: package runs chooses the lane's backend once and the
+// loops start, watch and stop runs through it (and build their launch
+// payloads there), so backlog workers can move to Kubernetes without
+// touching the supervisor. Direct imports only: runs itself imports both.
+func TestLoopsLeaveTheBackendToRuns(t *testing.T) {
+	rules := []struct {
+		pkg  string
+		deny []string
+	}{
+		{"supervisor", []string{module + "/tmuxadapter", module + "/kube"}},
+		// launcher.Status (the lane's read model) still observes runs on
+		// a tmux backend of its own, read only.
+		{"launcher", []string{module + "/kube"}},
+	}
+	for _, r := range rules {
+		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, module+"/"+r.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", r.pkg, err)
+		}
+		imports := strings.Fields(string(out))
+		for _, dep := range imports {
+			for _, d := range r.deny {
+				if dep == d || strings.HasPrefix(dep, d+"/") {
+					t.Errorf("%s imports %s (choose and drive the backend in package runs)", r.pkg, dep)
+				}
+			}
+		}
+		if !slices.Contains(imports, module+"/runs") {
+			t.Errorf("%s does not import runs: its launch payloads are built there", r.pkg)
+		}
 	}
 }
