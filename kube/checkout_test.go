@@ -32,18 +32,7 @@ type checkoutEnv struct {
 func newCheckoutEnv(t *testing.T) *checkoutEnv {
 	t.Helper()
 	e := newEnv(t)
-	root := t.TempDir()
-	origin := filepath.Join(root, "origin.git")
-	gittest.Run(t, root, "init", "-q", "--bare", "-b", "main", origin)
-	seed := filepath.Join(root, "seed")
-	gittest.Run(t, root, "clone", "-q", origin, seed)
-	gittest.Run(t, seed, "checkout", "-q", "-b", "main")
-	if err := os.WriteFile(filepath.Join(seed, "README.md"), []byte("hello\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gittest.Run(t, seed, "add", "-A")
-	gittest.Run(t, seed, "commit", "-q", "-m", "initial")
-	gittest.Run(t, seed, "push", "-q", "origin", "main")
+	origin := gittest.OriginWithBase(t, nil)
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "git-creds", Namespace: e.ns}, Type: corev1.SecretTypeBasicAuth,
 		Data: map[string][]byte{"username": []byte(gitUser), "password": []byte(gitPass)}}
 	if _, err := e.c.AdminClient().CoreV1().Secrets(e.ns).Create(context.Background(), sec, metav1.CreateOptions{}); err != nil {
@@ -181,5 +170,27 @@ func TestAPayloadWithoutCheckoutOnALaneWithoutWorkspaceIsRefusedNamingTheKey(t *
 	err := e.b.Start(context.Background(), []*runtime.Payload{p})
 	if err == nil || !strings.Contains(err.Error(), "runtime.kubernetes.workspace") {
 		t.Fatalf("Start: %v; want a refusal naming runtime.kubernetes.workspace", err)
+	}
+}
+
+func TestAWorkersUncommittedWorkReachesOriginWhileItRunsSoALostNodeLosesOnlyTheLastMinutes(t *testing.T) {
+	e := newCheckoutEnv(t)
+	p := e.workerPayload(4, 1, `echo draft > draft.txt && exec sleep 120`)
+	p.Checkout.SnapshotEveryMs = 1000
+	e.start(p)
+	eventually(t, "a periodic snapshot with the draft on origin", func() bool {
+		snap := e.originHas(p.Checkout.SnapshotRef)
+		return snap != "" && gittest.HasPath(e.origin, snap, "draft.txt")
+	})
+	obs := e.await(e.b, p.RunDir, "the snapshot in the record", 30*time.Second, func(o runtime.Observation) bool {
+		return o.Record != nil && o.Record.Git != nil && o.Record.Git.Snapshot != "" && o.Record.Git.SnapshotAt != nil
+	})
+	// The node goes: no grace, no exit snapshot. The work is on origin.
+	zero := int64(0)
+	if err := e.c.AdminClient().CoreV1().Pods(e.ns).Delete(context.Background(), obs.Record.Kubernetes.Pod, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	if snap := e.originHas(p.Checkout.SnapshotRef); !gittest.HasPath(e.origin, snap, "draft.txt") {
+		t.Fatalf("origin's snapshot %s lacks the draft", snap)
 	}
 }

@@ -59,4 +59,3 @@ func ServeHTTP(t testing.TB, bareDir, user, pass string) string {
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String() + "/" + filepath.Base(abs)
 }
-
