@@ -16,7 +16,7 @@ const (
 	EvClaimRenewed   = "claim_renewed"   // Issue, Ref (the renewed claim commit)
 	EvFinishing      = "finishing"       // the run takes no more work: it is ending
 	EvIntent         = "intent"          // Intent: an external write about to happen
-	EvIntentDone     = "intent_done"     // Intent.ID, URL
+	EvIntentDone     = "intent_done"     // Intent.ID; a PR's URL, Number (older runs: URL "url#number")
 	EvWorkerStarted  = "worker_started"  // Issue, Attempt, Branch, Worktree, RunDir, Session, Salvage
 	EvWorkerFinished = "worker_finished" // Issue, Attempt, Outcome, ExitCode, Detail, Question, Commits
 	EvSalvaged       = "salvaged"        // Issue, Attempt, Ref

@@ -2,6 +2,8 @@ package backlog
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -26,7 +28,7 @@ type Run struct {
 	Order      []int             `json:"-"` // issues in the order they entered the run
 	Queue      []int             `json:"queue"`
 	Intents    map[string]Intent `json:"-"` // recorded and not yet done
-	Done       map[string]string `json:"-"` // intents done → what they produced (a URL), if anything
+	Done       map[string]PRRef  `json:"-"` // intents done → the pull request each opened (zero: not a PR's)
 	FinalPR    *PRRef            `json:"finalPr,omitempty"`
 	Finished   bool              `json:"finished"`
 	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
@@ -82,6 +84,24 @@ func (r *Run) OpenWait() *Wait {
 type PRRef struct {
 	Number int    `json:"number,omitempty"`
 	URL    string `json:"url"`
+}
+
+// donePR is the pull request an intent_done event names: its url and
+// number. Runs before the number had its own field wrote the two as one
+// "url#number" in url; those logs still read.
+func donePR(ev Event) PRRef {
+	pr := PRRef{Number: ev.Number, URL: ev.URL}
+	if pr.Number != 0 {
+		return pr
+	}
+	i := strings.LastIndex(pr.URL, "#")
+	if i < 0 {
+		return pr
+	}
+	if n, err := strconv.Atoi(pr.URL[i+1:]); err == nil && n >= 0 {
+		pr.Number, pr.URL = n, pr.URL[:i]
+	}
+	return pr
 }
 
 // IssueRun is one issue's life in the run.
@@ -215,7 +235,7 @@ func (r *Run) List() []*IssueRun {
 // always give the same Run, which is why the tally after a kill -9 and a
 // restart is the tally before it.
 func Reduce(events []Event) *Run {
-	r := &Run{Issues: map[int]*IssueRun{}, Intents: map[string]Intent{}, Done: map[string]string{}}
+	r := &Run{Issues: map[int]*IssueRun{}, Intents: map[string]Intent{}, Done: map[string]PRRef{}}
 	for _, ev := range events {
 		r.Apply(ev)
 	}
@@ -269,7 +289,7 @@ func (r *Run) apply(i int, ev Event) {
 	case EvIntentDone:
 		if ev.Intent != nil {
 			delete(r.Intents, ev.Intent.ID)
-			r.Done[ev.Intent.ID] = ev.URL
+			r.Done[ev.Intent.ID] = donePR(ev)
 		}
 		return
 	case EvBaseMerged:

@@ -1,6 +1,7 @@
 package backlog
 
 import (
+	"encoding/json"
 	"testing"
 )
 
@@ -80,7 +81,7 @@ func TestReduceIsTheSameWhateverTheBatching(t *testing.T) {
 		if r.Tally() != (Tally{Merged: 1, NeedsInput: 1}) {
 			t.Errorf("tally %+v: want 1 merged, #9 in the bucket, #2 dropped", r.Tally())
 		}
-		if _, pending := r.Intents["comment-claim-1"]; !pending || r.Done["label-claim-1"] != "u" {
+		if _, pending := r.Intents["comment-claim-1"]; !pending || r.Done["label-claim-1"] != (PRRef{URL: "u"}) {
 			t.Errorf("intents %v done %v", r.Intents, r.Done)
 		}
 		if !r.Finishing || len(r.Dropped) != 1 || len(r.Queue) != 0 {
@@ -117,6 +118,40 @@ func TestReduceWaveBranchCut(t *testing.T) {
 		}
 		if (r.Wave == nil) != (c.want == nil) || (r.Wave != nil && *r.Wave != *c.want) {
 			t.Errorf("%s: wave state %+v, want %+v", c.name, r.Wave, c.want)
+		}
+	}
+}
+
+// TestAPullRequestARunRecordedBeforeTheNumberFieldStillReads: runs before
+// intent_done carried a PR's number on its own wrote "url#number" in its
+// url; a supervisor resuming such a run finds the pull request (URL and
+// number apart) as it finds one recorded now.
+func TestAPullRequestARunRecordedBeforeTheNumberFieldStillReads(t *testing.T) {
+	lines := []string{
+		`{"at":"2026-11-01T10:00:00Z","kind":"run_started","run":{"id":"r"}}`,
+		`{"at":"2026-11-01T10:00:01Z","kind":"intent_done","issue":3,"intent":{"id":"pr-3"},"url":"https://github.com/o/r/pull/12#12"}`,
+		`{"at":"2026-11-01T10:00:02Z","kind":"intent_done","issue":4,"intent":{"id":"pr-4"},"url":"/repo/.wave/prs/wave-x-i4.md#0"}`,
+		`{"at":"2026-11-01T10:00:03Z","kind":"intent_done","issue":5,"intent":{"id":"pr-5"},"url":"https://github.com/o/r/pull/13","number":13}`,
+		`{"at":"2026-11-01T10:00:04Z","kind":"intent_done","issue":5,"intent":{"id":"label-claim-5"}}`,
+	}
+	var evs []Event
+	for _, l := range lines {
+		var ev Event
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		evs = append(evs, ev)
+	}
+	r := Reduce(evs)
+	want := map[string]PRRef{
+		"pr-3":          {Number: 12, URL: "https://github.com/o/r/pull/12"},
+		"pr-4":          {URL: "/repo/.wave/prs/wave-x-i4.md"},
+		"pr-5":          {Number: 13, URL: "https://github.com/o/r/pull/13"},
+		"label-claim-5": {},
+	}
+	for id, pr := range want {
+		if got, done := r.Done[id]; !done || got != pr {
+			t.Errorf("%s: done %v, %+v; want %+v", id, done, got, pr)
 		}
 	}
 }

@@ -7,17 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
 // StatusSchemaVersion is the version of `backlog status --json`
 // (docs/backlog-status-schema.md).
 const StatusSchemaVersion = 1
-
-// ExitNeedPerson is the exit code of a run that ended with work only a
-// person can unblock (questions, parked issues): the one table's 43.
-const ExitNeedPerson = exitcode.NeedsHuman
 
 // StatusView is one snapshot of a backlog run: the reduced events plus
 // what the caller observed live (worktrees, waits, spend). `backlog

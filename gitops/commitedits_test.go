@@ -3,9 +3,10 @@ package gitops
 import (
 	"bytes"
 	"context"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 )
 
 func upper(_ string, old []byte) ([]byte, bool, error) {
@@ -29,8 +30,7 @@ func TestCommitEditsIsOneCommitOnTheRemoteAndIdempotent(t *testing.T) {
 	if parent := strings.TrimSpace(gitT(t, r.Dir, "rev-parse", commit+"^")); parent != before {
 		t.Errorf("the edit's parent is %s, want the old tip %s", parent, before)
 	}
-	out, _ := exec.Command("git", "--git-dir", origin, "show", "main:README.md").Output()
-	if string(out) != "HELLO\n" {
+	if out, _ := gittest.File(origin, "main", "README.md"); out != "HELLO\n" {
 		t.Errorf("README on origin = %q", out)
 	}
 	again, err := r.CommitEdits(ctx, "main", "shout", []string{"README.md"}, upper)
@@ -62,11 +62,11 @@ func TestCommitEditsNeverOverwritesAConcurrentPush(t *testing.T) {
 		t.Fatalf("CommitEdits: %q %v", commit, err)
 	}
 	for _, f := range []string{"other.txt", "README.md"} {
-		if err := exec.Command("git", "--git-dir", origin, "cat-file", "-e", "main:"+f).Run(); err != nil {
-			t.Errorf("%s is not on origin main: %v", f, err)
+		if !gittest.HasPath(origin, "main", f) {
+			t.Errorf("%s is not on origin main", f)
 		}
 	}
-	if out, _ := exec.Command("git", "--git-dir", origin, "show", "main:README.md").Output(); string(out) != "HELLO\n" {
+	if out, _ := gittest.File(origin, "main", "README.md"); out != "HELLO\n" {
 		t.Errorf("README on origin = %q", out)
 	}
 }

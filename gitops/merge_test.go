@@ -4,19 +4,21 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 )
 
 const testWave = "wave/2025-01-01-test"
 
-// newWave is an origin with a wave branch cut from main, and a clone.
+// newWave is an origin with a wave branch cut from main, and a clone
+// that has opened it (its local wave branch made as a run's is).
 func newWave(t testing.TB) (string, *Repo) {
 	t.Helper()
-	origin := newOrigin(t)
+	origin := gittest.OriginWithWaveBranch(t, testWave, nil)
 	r := newClone(t, origin)
 	if _, _, err := r.EnsureWaveBranch(ctxT(t), testWave, "main"); err != nil {
 		t.Fatal(err)
@@ -33,12 +35,9 @@ func worker(t testing.TB, r *Repo, name string, files map[string]string) string 
 // mergesOf counts the merge commits on origin's wave branch that bring in tip.
 func mergesOf(t testing.TB, origin, tip string) int {
 	t.Helper()
-	out, err := exec.Command("git", "--git-dir", origin, "rev-list", "--merges", "--parents", "refs/heads/"+testWave).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := gitT(t, origin, "rev-list", "--merges", "--parents", "refs/heads/"+testWave)
 	n := 0
-	for _, l := range strings.Split(string(out), "\n") {
+	for _, l := range strings.Split(out, "\n") {
 		if f := strings.Fields(l); len(f) >= 3 && slices.Contains(f[2:], tip) {
 			n++
 		}

@@ -5,13 +5,14 @@
 package jsonfile
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
+	"sync"
 )
 
 // TmpDir holds writers' temp files inside the target's directory. inotify
@@ -122,24 +123,57 @@ func ReadLines[T any](path string) (out []T, bad []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
+	var lines [][]byte // slices of b, which is read whole
+	var nums []int
+	for n := 1; len(b) > 0; n++ {
+		line, rest, _ := bytes.Cut(b, []byte{'\n'})
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			lines, nums = append(lines, line), append(nums, n)
 		}
-		var v T
-		if err := json.Unmarshal(line, &v); err != nil {
-			bad = append(bad, fmt.Sprintf("%s:%d", path, n))
-			if g, ok := gluedValue[T](line); ok {
-				out = append(out, g)
-			}
-			continue
-		}
-		out = append(out, v)
+		b = rest
 	}
-	return out, bad, sc.Err()
+	vals := make([]T, len(lines))
+	ok := make([]bool, len(lines))
+	decodeLines(lines, vals, ok)
+	out = make([]T, 0, len(lines))
+	for i, line := range lines {
+		if ok[i] {
+			out = append(out, vals[i])
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("%s:%d", path, nums[i]))
+		if g, found := gluedValue[T](line); found {
+			out = append(out, g)
+		}
+	}
+	return out, bad, nil
+}
+
+// decodeLines decodes lines[i] into vals[i] (ok[i] when it decoded), on
+// one goroutine per CPU for a long log: `status` reads the lane's whole
+// event log each time, and decoding it is a third of its work.
+func decodeLines[T any](lines [][]byte, vals []T, ok []bool) {
+	const perWorker = 64
+	workers := min(goruntime.GOMAXPROCS(0), (len(lines)+perWorker-1)/perWorker)
+	if workers <= 1 {
+		for i, line := range lines {
+			ok[i] = json.Unmarshal(line, &vals[i]) == nil
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (len(lines) + workers - 1) / workers
+	for lo := 0; lo < len(lines); lo += chunk {
+		hi := min(lo+chunk, len(lines))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				ok[i] = json.Unmarshal(lines[i], &vals[i]) == nil
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // maxGlueProbes bounds the recovery attempts on one corrupt line, so a

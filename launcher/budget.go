@@ -99,7 +99,7 @@ func (r *waveRun) budgetWhileWaiting(ctx context.Context, attempt int, pending m
 	r.budgetOver = over
 	grace := time.Duration(r.l.opt.Lane.Runtime.TerminateGraceMs) * time.Millisecond
 	for d := range pending {
-		if o := r.l.runs.Outcome(ctx, d, r.l.now()); !o.Done {
+		if o := r.l.outcome(ctx, d, r.l.now()); !o.Done {
 			r.l.printf("wave %d: stopping %s: %s (runtime.budget.onExceeded: stop)", r.n, pending[d], over)
 			_ = r.l.runs.Terminate(ctx, d, grace, r.l.opt.KeepSessions)
 		}

@@ -58,15 +58,17 @@ type Options struct {
 	Logger      *slog.Logger
 }
 
-// Runs is what the launcher needs from the runtime: start runs, learn
-// their outcome, be woken when a run directory changes, terminate.
+// Runs is what the launcher needs of the lane's agent runs (package
+// runs provides them on the lane's backend): start runs, observe them,
+// be woken when a run directory changes, terminate them, and clear what
+// an earlier run left under a payload's names.
 type Runs interface {
 	Start(ctx context.Context, ps []*runtime.Payload) error
 	Watch(runDir string)
 	Changed() <-chan string
-	Outcome(ctx context.Context, runDir string, now time.Time) Outcome
+	Observe(ctx context.Context, runDir string, now time.Time) runtime.Observation
 	Terminate(ctx context.Context, runDir string, grace time.Duration, keepSession bool) error
-	KillSession(ctx context.Context, name string) error
+	Discard(ctx context.Context, p *runtime.Payload) error
 }
 
 // Outcome is a run's state as the launcher sees it.

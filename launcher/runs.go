@@ -18,6 +18,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
@@ -178,7 +179,7 @@ func (r *waveRun) start(ctx context.Context, ps []*runtime.Payload, attempt int)
 		for _, p := range b {
 			// The agent's previous run is finished (we never launch over a
 			// live one); its session only remains for inspection.
-			_ = r.l.runs.KillSession(ctx, p.SessionName)
+			_ = r.l.runs.Discard(ctx, p)
 			r.l.runs.Watch(p.RunDir)
 			// Recorded before the session exists, so a launcher killed
 			// right after Start still leaves every run findable by
@@ -233,37 +234,16 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	prompt := executor.Prompt(executor.PromptInput{Wave: r.p.Wave, Agent: ap.Agent, Bindings: r.p.Bindings,
 		Resolved: ap.Resolved, RepoRoot: l.opt.Lane.RepoRoot, Lane: l.opt.Lane.Name, Attempt: k,
 		CoordCommand: agentCmd("coord post"), AskCommand: agentCmd("ask"), Answers: r.answersFor(id)})
-	promptPath := filepath.Join(dir, lanes.PromptFile)
-	if err := os.WriteFile(promptPath, []byte(prompt+"\n"), 0o644); err != nil {
-		return nil, fmt.Errorf("prompt %s: %w", promptPath, err)
-	}
-	logPath := filepath.Join(dir, lanes.LogFile)
-	spec, err := executor.Build(executor.BuildInput{Agent: ap.Agent, Wave: r.p.Wave, Resolved: ap.Resolved, Lane: l.opt.Lane,
-		RunDir: dir, PromptPath: promptPath, LogPath: logPath, Attempt: k, Self: l.opt.Self})
-	if err != nil {
-		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
-	}
 	lim := executor.ResolveLimits(ap.Resolved, l.opt.TimeoutMinutes, l.opt.TimeoutSource)
-	if spec.DeadlineMinutes > 0 && spec.DeadlineMinutes < lim.DeadlineMinutes {
-		lim.DeadlineMinutes = spec.DeadlineMinutes
+	p, minutes, err := runs.Payload(runs.Spec{What: fmt.Sprintf("wave %d agent %s", r.n, id), Lane: l.opt.Lane, Layout: l.opt.Layout,
+		RunID: lanes.RunID(r.n, id, k), RunDir: dir, Cwd: l.opt.Lane.RepoRoot, Session: sessionFor(r.n, id), Prompt: prompt + "\n",
+		Build:      executor.BuildInput{Agent: ap.Agent, Wave: r.p.Wave, Resolved: ap.Resolved, Attempt: k, Self: l.opt.Self},
+		WaveNumber: r.n, PromptHash: ap.Hash, OrchestratorID: l.opt.OrchestratorID, Minutes: lim.DeadlineMinutes,
+		SilenceMs: int(l.opt.Lane.Runtime.Silence().Milliseconds())})
+	if err != nil {
+		return nil, err
 	}
-	// The runner, another process, reads this deadline on the real clock:
-	// it never comes from the launcher's clock.
-	deadline := time.Now().Add(time.Duration(lim.DeadlineMinutes) * time.Minute)
-	p := &runtime.Payload{
-		SchemaVersion: runtime.SchemaVersion, RunID: lanes.RunID(r.n, id, k), Lane: l.opt.Lane.Name,
-		WaveNumber: r.n, Attempt: k, AgentID: id, ExecutorID: ap.Resolved.ID, OrchestratorID: l.opt.OrchestratorID,
-		PromptHash: ap.Hash, Argv: spec.Argv, Env: spec.Env, Scrub: spec.Scrub, Stdin: spec.Stdin,
-		Cwd: l.opt.Lane.RepoRoot, RunDir: dir, PromptPath: promptPath, LogPath: logPath,
-		StatusPath:  filepath.Join(dir, lanes.StatusFile),
-		RuntimePath: filepath.Join(dir, lanes.RuntimeFile),
-		SocketName:  l.opt.Layout.Socket(), SessionName: sessionFor(r.n, id),
-		HeartbeatIntervalMs: l.opt.Lane.Runtime.HeartbeatIntervalMs, RateLimit: spec.RateLimit, DeadlineAt: &deadline,
-		TerminateGraceMs: l.opt.Lane.Runtime.TerminateGraceMs,
-		SilenceMs:        int(l.opt.Lane.Runtime.Silence().Milliseconds()),
-		MaxLogBytes:      int64(l.opt.Lane.Runtime.MaxLogBytes),
-		Usage:            executor.UsagePolicy(ap.Resolved, l.opt.Lane),
-	}
+	lim.DeadlineMinutes = minutes
 	if err := writePreview(p, ap.Resolved, lim); err != nil {
 		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
 	}

@@ -40,7 +40,7 @@ func (r *waveRun) startFailed(ctx context.Context, attempt int, ps []*runtime.Pa
 		o := Outcome{Done: true, State: state.AgentFailed, Detail: "session did not start: " + reason.Error()}
 		if !notStarted[p.RunDir] {
 			_ = r.l.runs.Terminate(cctx, p.RunDir, grace, r.l.opt.KeepSessions)
-			o = r.l.runs.Outcome(cctx, p.RunDir, r.l.now())
+			o = r.l.outcome(cctx, p.RunDir, r.l.now())
 			if !o.Done {
 				o = Outcome{Done: true, State: state.AgentTerminated}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
@@ -25,11 +26,17 @@ import (
 func Status(ctx context.Context, layout lanes.Layout) (state.Lane, error) {
 	backend := runtime.NewTmuxBackend(tmuxadapter.New(layout.Socket()), "", nil)
 	now := time.Now()
+	var mu sync.Mutex
+	seen := map[string]state.RunFacts{} // for the spend: each record read once
 	observe := func(runDir string) state.RunFacts {
 		octx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		obs, _ := backend.Observe(octx, runDir, now)
-		return runFacts(obs)
+		f := runFacts(obs)
+		mu.Lock()
+		seen[runDir] = f
+		mu.Unlock()
+		return f
 	}
 	blockers := func(n int) []state.Blocker {
 		recs, _, _ := coord.Read(layout.CoordinationPath(n))
@@ -48,15 +55,15 @@ func Status(ctx context.Context, layout lanes.Layout) (state.Lane, error) {
 	l, err := state.LoadEvents(layout, evs, bad, observe, blockers, now)
 	if err == nil {
 		questions.OverlayEvents(&l, layout, evs)
-		l.ApplyUsage(waveSpend(layout, evs))
+		l.ApplyUsage(waveSpend(layout, evs, seen))
 	}
 	return l, err
 }
 
 // waveSpend is every wave run's spend (package spend), for status.
-func waveSpend(layout lanes.Layout, evs []state.Event) []state.RunSpend {
+func waveSpend(layout lanes.Layout, evs []state.Event, seen map[string]state.RunFacts) []state.RunSpend {
 	var out []state.RunSpend
-	for _, r := range spend.WaveRunsFrom(layout, evs) {
+	for _, r := range spend.WaveRunsFrom(layout, evs, seen) {
 		if r.Wave != nil {
 			out = append(out, state.RunSpend{Wave: *r.Wave, Agent: r.Agent, Usage: r.Usage})
 		}
@@ -73,6 +80,7 @@ func runFacts(obs runtime.Observation) state.RunFacts {
 		started, hb := rec.StartedAt, rec.LastHeartbeatAt
 		f.StartedAt, f.LastHeartbeatAt, f.FinishedAt = &started, &hb, rec.FinishedAt
 		f.LastOutputAt = rec.LastOutputAt
+		f.AgentID, f.Executor, f.Usage = rec.AgentID, rec.ExecutorID, rec.Usage
 		if rec.SessionBackend == runtime.BackendKubernetes {
 			f.Backend = state.BackendKubernetes
 			if k := rec.Kubernetes; k != nil && k.Pod != "" {

@@ -56,7 +56,7 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 	}
 	check := func(d string, expired bool) error {
 		id := pending[d]
-		o := l.runs.Outcome(ctx, d, l.now())
+		o := l.outcome(ctx, d, l.now())
 		if o.Terminate && o.Done {
 			// The runner is gone but its agent is not: stop the agent
 			// before its result is used or a retry starts next to it.
@@ -70,7 +70,7 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 			grace := time.Duration(l.opt.Lane.Runtime.TerminateGraceMs) * time.Millisecond
 			_ = l.runs.Terminate(ctx, d, grace, l.opt.KeepSessions)
 			o = Outcome{Done: true, State: state.AgentTimedOut, Detail: fmt.Sprintf("deadline %s passed", deadlines[d].Format(time.RFC3339))}
-			if after := l.runs.Outcome(ctx, d, l.now()); after.ExitCode != nil {
+			if after := l.outcome(ctx, d, l.now()); after.ExitCode != nil {
 				o.ExitCode, o.Signal = after.ExitCode, after.Signal
 			}
 		}

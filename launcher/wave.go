@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -391,8 +393,8 @@ func (r *waveRun) finish(ctx context.Context, attempt int, status string, failur
 	if !r.l.opt.KeepSessions && status != state.WaveStopped {
 		// Only sessions of runs seen finished: a live run this launcher did
 		// not adopt keeps going.
-		for id := range r.results {
-			_ = r.l.runs.KillSession(context.WithoutCancel(ctx), sessionFor(r.n, id))
+		for id, res := range r.results {
+			_ = r.l.runs.Discard(context.WithoutCancel(ctx), &runtime.Payload{RunID: filepath.Base(res.RunDir), RunDir: res.RunDir, SessionName: sessionFor(r.n, id)})
 		}
 	}
 	r.l.printf("wave %d %s", r.n, status)

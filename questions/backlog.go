@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 // IssueAnswerer is what answering a backlog question needs from the
@@ -50,7 +50,7 @@ func backlogID(n int, text string) string {
 // the newest run that has an issue says whether it still waits (a later
 // run that took it again means it was answered).
 func backlogQuestions(layout lanes.Layout) ([]Question, []string) {
-	dirs, err := supervisor.ListRuns(layout.StateDir)
+	dirs, err := runlog.List(layout.StateDir)
 	if err != nil {
 		return nil, []string{err.Error()}
 	}
@@ -66,7 +66,7 @@ func backlogQuestions(layout lanes.Layout) ([]Question, []string) {
 	latest := map[int]*Question{}
 	var order []int
 	for _, d := range dirs {
-		r, _, err := supervisor.ReadRun(d)
+		r, _, err := runlog.Read(d)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("backlog run %s: %v", d, err))
 			continue

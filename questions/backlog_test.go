@@ -10,17 +10,17 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 // writeRun writes a backlog run log: the run, then each issue entering
 // it and ending with the given event kind.
 func writeRun(t *testing.T, l lanes.Layout, id string, at time.Time, issues map[int]backlog.Event) {
 	t.Helper()
-	path := filepath.Join(supervisor.RunsRoot(l.StateDir), id, supervisor.EventsFile)
+	path := filepath.Join(runlog.Root(l.StateDir), id, runlog.EventsFile)
 	evs := []backlog.Event{{At: at, Kind: backlog.EvRunStarted, Run: &backlog.RunInfo{ID: id, Lane: l.Lane, StartedAt: at}}}
 	for n, ev := range issues {
 		evs = append(evs, backlog.Event{At: at, Kind: backlog.EvIssue, Issue: n, Title: "issue title"})
@@ -108,7 +108,7 @@ func TestAQuestionTheOpenRunSawAnsweredIsListedWithItsAnswer(t *testing.T) {
 	writeRun(t, l, id, at, map[int]backlog.Event{
 		12: {Kind: backlog.EvNeedsInput, Question: "Call the flag --dry or --preview?"},
 	})
-	path := filepath.Join(supervisor.RunsRoot(l.StateDir), id, supervisor.EventsFile)
+	path := filepath.Join(runlog.Root(l.StateDir), id, runlog.EventsFile)
 	ev := backlog.Event{At: at.Add(time.Minute), Kind: backlog.EvAnswered, Issue: 12,
 		Question: "Call the flag --dry or --preview?", Answer: "--preview", By: "alice", Outcome: "comment"}
 	if err := jsonfile.Append(path, ev); err != nil {

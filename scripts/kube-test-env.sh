@@ -33,8 +33,15 @@ if ! command -v etcd >/dev/null 2>&1; then
   systemctl disable --now etcd >/dev/null 2>&1 || true
 fi
 
+# Two callers at once (CI jobs, or several test runs on one machine) build
+# once: the second waits on the lock and finds the binary made.
+mkdir -p "$cache"
+exec 9>"$cache/build.lock"
+if command -v flock >/dev/null 2>&1 && ! flock -n 9; then
+  log "another build of the test binaries is under way; waiting for it"
+  flock 9
+fi
 if [ ! -x "$bin" ] || { [ "$want_kcm" = 1 ] && [ ! -x "$kcm" ]; }; then
-  mkdir -p "$cache"
   work="$(mktemp -d "$cache/build.XXXXXX")"
   trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
   log "building kube-apiserver $K8S_VERSION (several minutes, once)"

@@ -59,11 +59,13 @@ var waveRunDir = regexp.MustCompile(`^(.+)-a(\d+)$`)
 // and those its event log names (pruned ones included).
 func WaveRuns(l lanes.Layout) []Run {
 	evs, _, _ := state.ReadEvents(l.EventsPath())
-	return WaveRunsFrom(l, evs)
+	return WaveRunsFrom(l, evs, nil)
 }
 
-// WaveRunsFrom is WaveRuns over the lane's events already read.
-func WaveRunsFrom(l lanes.Layout, evs []state.Event) []Run {
+// WaveRunsFrom is WaveRuns over the lane's events already read and the
+// runs already observed (known, by run directory; may be nil): a run whose
+// facts came from its runtime record is not read again.
+func WaveRunsFrom(l lanes.Layout, evs []state.Event, known map[string]state.RunFacts) []Run {
 	seen := map[string]bool{}
 	fromEvents := map[string]*usage.Usage{}
 	var dirs []string
@@ -99,6 +101,12 @@ func WaveRunsFrom(l lanes.Layout, evs []state.Event) []Run {
 		}
 		k, _ := strconv.Atoi(m[2])
 		r := Run{Kind: KindWave, Lane: l.Lane, Wave: &n, Agent: m[1], Attempt: k, RunDir: d}
+		if f, ok := known[d]; ok && f.StartedAt != nil {
+			// StartedAt is set only from a record that was read.
+			r.Agent, r.Executor, r.Usage, r.StartedAt = f.AgentID, f.Executor, f.Usage, f.StartedAt
+			out = append(out, r)
+			continue
+		}
 		if !fill(&r) {
 			if u, ok := fromEvents[d]; ok {
 				r.Usage = u

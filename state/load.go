@@ -3,7 +3,10 @@ package state
 import (
 	"fmt"
 	"os"
+	goruntime "runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
@@ -11,7 +14,8 @@ import (
 
 // Observer reports the facts of one run directory (runtime record, status
 // file, liveness, last marker). The runtime package provides the real one;
-// state stays free of process and tmux access.
+// state stays free of process and tmux access. Load calls it from several
+// goroutines at once.
 type Observer func(runDir string) RunFacts
 
 // BlockerSource returns the open blocking coordination records of a wave.
@@ -63,12 +67,12 @@ func LoadEvents(l lanes.Layout, evs []Event, bad []string, observe Observer, blo
 		}
 	}
 	if observe != nil {
-		for _, d := range runDirs {
-			f := observe(d)
-			if f.Err != "" {
-				out.Problems = append(out.Problems, f.Err)
+		facts := observeAll(observe, runDirs)
+		for i, d := range runDirs {
+			if facts[i].Err != "" {
+				out.Problems = append(out.Problems, facts[i].Err)
 			}
-			runs[d] = f
+			runs[d] = facts[i]
 		}
 	}
 	bl := map[int][]Blocker{}
@@ -106,4 +110,24 @@ func (l *Lane) FindWave(n int) *Wave {
 		}
 	}
 	return nil
+}
+
+// observeAll observes dirs on one goroutine per CPU: a lane of 200 runs
+// is 200 small reads and decodes, and status waits for all of them.
+func observeAll(observe Observer, dirs []string) []RunFacts {
+	out := make([]RunFacts, len(dirs))
+	workers := min(goruntime.GOMAXPROCS(0), len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(dirs); i = int(next.Add(1) - 1) {
+				out[i] = observe(dirs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }

@@ -3,6 +3,7 @@ package state
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -270,5 +271,19 @@ func TestReduceKubernetesRunShowsItsPod(t *testing.T) {
 	a := Reduce(s.evs, runs, nil, t0)[0].Agents[0]
 	if a.Backend != BackendKubernetes || a.Pod != "agents/wave-w0-a1-a1-x-abcde" || a.SessionName != "" || a.State != AgentRunning {
 		t.Fatalf("A1 %+v", a)
+	}
+}
+
+func TestAgentRunEventsReduceAsTheirTypedData(t *testing.T) {
+	code := 3
+	for _, want := range []AgentRunData{
+		{AgentID: "A1", SessionName: "w0-A1", Executor: "local", RunDir: "/r/A1-a1", LogPath: "/r/A1-a1/agent.log"},
+		{AgentID: "A2", ExitCode: &code, Signal: "SIGTERM", StatusCode: "143", Detail: "killed"},
+		{AgentID: "A3"},
+	} {
+		got := agentRunFields(Data(want))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("agentRunFields(Data(%+v)) = %+v", want, got)
+		}
 	}
 }

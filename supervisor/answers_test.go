@@ -11,6 +11,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // An open run takes the answers to its own workers' questions: the
@@ -128,7 +129,7 @@ func TestOpenRunTakesAGitHubCommentFromAPersonAndMerges(t *testing.T) {
 	}
 	g.srv.AddComment(1, "alice", "Use the v2 API, @bob <!-- keep -->")
 	res := run.end(t)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("exit %d, %v; want 0 (answered while open, merged)\n%s", res.ExitCode, res.err, res.out)
 	}
 	evs := answeredEvents(g.fixture, res.Dir)
@@ -170,7 +171,7 @@ func TestOpenRunTakesTheNeedsInputLabelRemovedAsAnAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := run.end(t)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("exit %d, %v; want 0\n%s", res.ExitCode, res.err, res.out)
 	}
 	if evs := answeredEvents(g.fixture, res.Dir); len(evs) != 1 || evs[0].Outcome != backlog.AnsweredLabel || evs[0].Answer != "" {
@@ -207,7 +208,7 @@ echo done > own.txt && gitc add own.txt && gitc commit -q -m "Work" && echo "[ba
 		run.until(t, f, "answer "+q, func(ev backlog.Event) bool { return ev.Kind == backlog.EvAnswered && ev.Answer == "answer "+q })
 	}
 	res := run.end(t)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("exit %d, %v; want 0\n%s", res.ExitCode, res.err, res.out)
 	}
 	is, err := src.Get(context.Background(), 1)
@@ -263,7 +264,7 @@ func TestUnansweredQuestionHoldsTheRunOnlyForInputWaitMinutes(t *testing.T) {
 	}
 	clk.skip(6 * time.Minute)
 	res := run.end(t)
-	if res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("exit %d, %v; want 43 (the question is unanswered)\n%s", res.ExitCode, res.err, res.out)
 	}
 	r, _, _ := ReadRun(res.Dir)

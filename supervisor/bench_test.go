@@ -8,6 +8,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // BenchmarkDispatch20 is a bounded run of 20 issues with instant local
@@ -41,7 +42,7 @@ func BenchmarkDispatch20(b *testing.B) {
 		res := g.runCtx(ctx, func(o *Options) { repo = o.Git }, nums...)
 		b.StopTimer()
 		cancel()
-		if res.err != nil || res.ExitCode != ExitOK || res.Tally.Merged != issues {
+		if res.err != nil || res.ExitCode != exitcode.OK || res.Tally.Merged != issues {
 			b.Fatalf("run: exit %d, tally %+v, %v\n%s", res.ExitCode, res.Tally, res.err, res.out)
 		}
 		evs := g.events(res.Dir)

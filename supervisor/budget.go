@@ -87,7 +87,7 @@ func (s *Supervisor) stopForBudget(ctx context.Context) {
 	for _, is := range s.run().Issues {
 		if is.State == backlog.StateRunning && is.RunDir != "" {
 			s.printf("#%d: stopping its worker: %s (backlog.budget.onExceeded: stop)", is.Number, s.budget.over)
-			_ = s.o.Runs.Terminate(ctx, is.RunDir, grace)
+			_ = s.o.Runs.Terminate(ctx, is.RunDir, grace, false)
 		}
 	}
 }

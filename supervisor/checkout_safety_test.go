@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // TestRunGoesOnWhileTheUserHasTheWaveBranchCheckedOut: while #1's merge
@@ -31,7 +33,7 @@ fi
 exit 0
 `)
 	res := f.run(1, 2, 3)
-	if res.err != nil || res.ExitCode != ExitOK || res.Tally.Merged != 3 {
+	if res.err != nil || res.ExitCode != exitcode.OK || res.Tally.Merged != 3 {
 		t.Fatalf("run: exit %d, %v, tally %+v; want all three merged with the wave branch checked out", res.ExitCode, res.err, res.Tally)
 	}
 	r, _, _ := ReadRun(res.Dir)

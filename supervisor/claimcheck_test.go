@@ -11,6 +11,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // claimRun is a supervisor run in the background on f, with a clock the
@@ -77,7 +78,7 @@ func TestDeletedClaimIsCreatedAgainAndTheIssueMergesWithIt(t *testing.T) {
 	c.open(t)
 	res := <-c.done
 	t.Logf("supervisor output:\n%s", res.out)
-	if res.err != nil || res.ExitCode != ExitOK || res.Tally.Merged != 1 {
+	if res.err != nil || res.ExitCode != exitcode.OK || res.Tally.Merged != 1 {
 		t.Fatalf("exit %d tally %+v err %v; want #1 merged", res.ExitCode, res.Tally, res.err)
 	}
 	if n := strings.Count(res.out, "#1: claim created again"); n < 2 {

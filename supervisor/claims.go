@@ -113,7 +113,7 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 	if err := s.record(ctx, backlog.Event{Kind: backlog.EvClaimed, Issue: n, Ref: info.SHA}); err != nil {
 		return false, err
 	}
-	s.onLoop(ctx, func() { s.renewedAt[n] = s.o.Now() })
+	s.onLoop(ctx, func() { s.worker(n).renewedAt = s.o.Now() })
 	return s.claimHook(ctx, n)
 }
 
@@ -288,7 +288,7 @@ func (s *Supervisor) checkClaim(ctx context.Context, is *backlog.IssueRun, head 
 		// or another run's. holdClaim tells which.
 	default:
 		var at time.Time
-		s.onLoop(ctx, func() { at = s.renewedAt[n] })
+		s.onLoop(ctx, func() { at = s.worker(n).renewedAt })
 		if s.o.Now().Sub(at) < lease/3 {
 			return nil
 		}
@@ -330,7 +330,7 @@ func (s *Supervisor) held(ctx context.Context, is *backlog.IssueRun, got gitops.
 	if !got.Won {
 		return s.claimLost(ctx, is, got.Holder)
 	}
-	s.onLoop(ctx, func() { s.renewedAt[n] = s.o.Now() })
+	s.onLoop(ctx, func() { s.worker(n).renewedAt = s.o.Now() })
 	if got.Recreated {
 		s.printf("#%d: claim created again on origin (%s)", n, short(got.Holder.SHA))
 	}
@@ -352,10 +352,8 @@ func (s *Supervisor) claimLost(ctx context.Context, is *backlog.IssueRun, holder
 	if is.State == backlog.StateMerged || is.State == backlog.StateMerging {
 		warned := true
 		s.onLoop(ctx, func() {
-			if s.claimWarned == nil {
-				s.claimWarned = map[int]bool{}
-			}
-			warned, s.claimWarned[n] = s.claimWarned[n], true
+			w := s.worker(n)
+			warned, w.claimWarned = w.claimWarned, true
 		})
 		if !warned {
 			s.printf("warning: #%d is merged into %s, but its claim on origin is held by %s now; that run may work on it again",
@@ -365,7 +363,7 @@ func (s *Supervisor) claimLost(ctx context.Context, is *backlog.IssueRun, holder
 	}
 	s.printf("#%d: its claim on origin is held by %s now, not by this run: this run stops its worker and will not merge it", n, detail)
 	if is.State == backlog.StateRunning && is.RunDir != "" {
-		_ = s.o.Runs.Terminate(ctx, is.RunDir, time.Duration(s.o.Lane.Runtime.TerminateGraceMs)*time.Millisecond)
+		_ = s.o.Runs.Terminate(ctx, is.RunDir, time.Duration(s.o.Lane.Runtime.TerminateGraceMs)*time.Millisecond, false)
 	}
 	return s.record(ctx, backlog.Event{Kind: backlog.EvClaimLost, Issue: n, Detail: detail})
 }

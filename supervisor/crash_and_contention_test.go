@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // clone is otherClone with f's local issues: another machine working the
@@ -117,7 +119,7 @@ func TestBaseThatMovedWithAConflictNeedsAPerson(t *testing.T) {
 	git(t, f.root, "push", "-q", "origin", "main")
 	res := <-done
 	t.Logf("%s", out.String())
-	if res.ExitCode != ExitNeedPerson || !strings.Contains(out.String(), "conflicts in README.md") {
+	if res.ExitCode != exitcode.NeedsHuman || !strings.Contains(out.String(), "conflicts in README.md") {
 		t.Fatalf("exit %d; want 43 and the conflict said on the console", res.ExitCode)
 	}
 }
@@ -132,7 +134,7 @@ func TestFailingProbeEndsInAParkNotAHang(t *testing.T) {
 	s.probeWait = time.Millisecond
 	res, err := s.Run(ctx)
 	t.Logf("%s", out.String())
-	if err != nil || res.ExitCode != ExitNeedPerson {
+	if err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("exit %d err %v, want 43", res.ExitCode, err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -167,12 +169,12 @@ func TestStopWithoutASupervisorThenResume(t *testing.T) {
 	}
 	sctx, scancel := context.WithCancel(t.Context())
 	defer scancel()
-	if n, err := StopWorkers(sctx, dir, NewTmuxRuns(sctx, f.layout(), binPath, nil), time.Second); n != 1 || err != nil {
+	if n, err := StopWorkers(sctx, dir, f.openRuns(sctx, &config.Lane{Name: f.lane, RepoRoot: f.root}), time.Second); n != 1 || err != nil {
 		t.Fatalf("StopWorkers: %d %v", n, err)
 	}
 	f.issue(1, "Slow", "Files: a/**")
 	res := f.run()
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("resume: %d %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(dir)
@@ -207,7 +209,7 @@ func TestResumeAfterACrashRightAfterThePlan(t *testing.T) {
 		}
 	}
 	res := f.run()
-	if res.err != nil || res.ExitCode != ExitOK || res.Tally.Merged != 3 {
+	if res.err != nil || res.ExitCode != exitcode.OK || res.Tally.Merged != 3 {
 		t.Fatalf("resume: exit %d tally %+v err %v; want all three planned issues merged", res.ExitCode, res.Tally, res.err)
 	}
 }
@@ -281,7 +283,7 @@ func TestClaimCommandRunsAfterACrashRightAfterTheClaim(t *testing.T) {
 		}
 	}
 	res := f.run()
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("resume: exit %d %v", res.ExitCode, res.err)
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(f.root), "claimed-1")); err != nil {

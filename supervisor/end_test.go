@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // TestFinalPRThatFailedIsOpenedByTheNextRun: GitHub refuses the final PR
@@ -20,7 +21,7 @@ func TestFinalPRThatFailedIsOpenedByTheNextRun(t *testing.T) {
 	g.ghIssue(1, "One", "Files: a/**")
 	g.srv.FailNextOn(forgetest.RoutePullCreate, http.StatusUnauthorized)
 	first := g.run(1)
-	if first.err == nil || first.ExitCode == ExitOK || !strings.Contains(first.err.Error(), "final pull request") {
+	if first.err == nil || first.ExitCode == exitcode.OK || !strings.Contains(first.err.Error(), "final pull request") {
 		t.Fatalf("first life: exit %d, err %v; want non-zero naming the final pull request", first.ExitCode, first.err)
 	}
 	if prs := g.prsInto("main"); len(prs) != 0 {
@@ -30,7 +31,7 @@ func TestFinalPRThatFailedIsOpenedByTheNextRun(t *testing.T) {
 		t.Fatal("the run was recorded finished without its final pull request: nothing would retry it")
 	}
 	second := g.run(1)
-	if second.err != nil || second.ExitCode != ExitOK || !second.Resumed || second.Dir != first.Dir {
+	if second.err != nil || second.ExitCode != exitcode.OK || !second.Resumed || second.Dir != first.Dir {
 		t.Fatalf("second life: exit %d resumed %v dir %s (first %s), %v", second.ExitCode, second.Resumed, second.Dir, first.Dir, second.err)
 	}
 	finals := g.prsInto("main")
@@ -60,7 +61,7 @@ func TestParkedIssueWorkerPRClosedWhenItsClaimIsReleased(t *testing.T) {
 	g.ghIssue(1, "Fails verify", "Files: a/**")
 	g.ghIssue(2, "Merges", "Files: b/**")
 	res := g.run(1, 2)
-	if res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -89,7 +90,7 @@ func TestParkedIssueWorkerPRClosedWhenItsClaimIsReleased(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines[:len(lines)-1], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if again := g.run(1, 2); again.err != nil || again.ExitCode != ExitNeedPerson || !again.Resumed {
+	if again := g.run(1, 2); again.err != nil || again.ExitCode != exitcode.NeedsHuman || !again.Resumed {
 		t.Fatalf("resume: exit %d resumed %v, %v", again.ExitCode, again.Resumed, again.err)
 	}
 	if c := countMarker(g.srv.Comments(parked), "<!-- wave-orchestrator:worker-pr-closed run="); c != 1 || state(parked) != "closed" {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/spend"
 )
 
@@ -20,7 +22,7 @@ import (
 // does: every step of the end is safe to run again. One that outlasts
 // the window leaves the run open; the next `backlog run` resumes its end.
 func (s *Supervisor) finish(ctx context.Context) (int, error) {
-	code := ExitFailed
+	code := exitcode.Failed
 	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		code, err = s.end(ctx)
@@ -28,11 +30,11 @@ func (s *Supervisor) finish(ctx context.Context) (int, error) {
 	})
 	var gave *GaveUpError
 	if errors.As(err, &gave) {
-		return ExitFailed, fmt.Errorf("backlog run %s: its end (final pull request body in %s): %w; the run stays open: `backlog run` resumes its end",
+		return exitcode.Failed, fmt.Errorf("backlog run %s: its end (final pull request body in %s): %w; the run stays open: `backlog run` resumes its end",
 			s.run().Info.ID, filepath.Join(s.log.dir, FinalPRFile), err)
 	}
 	if err != nil {
-		return ExitFailed, err
+		return exitcode.Failed, err
 	}
 	return code, nil
 }
@@ -49,12 +51,12 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 		// Recorded: a supervisor killed from here on resumes into the
 		// end, never taking new work.
 		if err := s.emit(backlog.Event{Kind: backlog.EvFinishing}); err != nil {
-			return ExitFailed, err
+			return exitcode.Failed, err
 		}
 	}
 	baseConflict, err := s.mergeBase(ctx)
 	if err != nil {
-		return ExitFailed, err
+		return exitcode.Failed, err
 	}
 	if baseConflict != "" {
 		s.baseConflict = true
@@ -65,7 +67,7 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 	if prErr != nil && (ctx.Err() != nil || transientCause(prErr) != "") {
 		// Being stopped: the next run does the end. Transient: waited
 		// out, then the end is tried again.
-		return ExitFailed, fmt.Errorf("final pull request %s → %s: %w", r.Info.WaveBranch, r.Info.Base, prErr)
+		return exitcode.Failed, fmt.Errorf("final pull request %s → %s: %w", r.Info.WaveBranch, r.Info.Base, prErr)
 	}
 	renewals := s.renewMerged(ctx)
 	for _, is := range r.List() {
@@ -77,11 +79,11 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 			}
 		case !is.Released:
 			if err := s.release(ctx, is.Number, "its work did not reach the wave branch in this run"); err != nil {
-				return ExitFailed, err
+				return exitcode.Failed, err
 			}
 		}
 		if err := s.closeWorkerPR(ctx, is); err != nil {
-			return ExitFailed, err
+			return exitcode.Failed, err
 		}
 	}
 	s.cleanup(ctx)
@@ -91,7 +93,7 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 		// finished), so the next `backlog run` resumes into this end
 		// and opens the pull request (EnsurePR finds one that did open).
 		s.report()
-		return ExitFailed, fmt.Errorf("backlog run %s: the final pull request %s → %s could not be opened (body in %s): %w; the run stays open: `backlog run` opens it",
+		return exitcode.Failed, fmt.Errorf("backlog run %s: the final pull request %s → %s could not be opened (body in %s): %w; the run stays open: `backlog run` opens it",
 			r.Info.ID, r.Info.WaveBranch, r.Info.Base, filepath.Join(s.log.dir, FinalPRFile), prErr)
 	}
 	if r.Tally().Merged == 0 {
@@ -113,7 +115,7 @@ func exitOf(r *backlog.Run) int {
 	if r.ExitCode != nil {
 		return *r.ExitCode
 	}
-	return ExitFailed
+	return exitcode.Failed
 }
 
 // exitCode: 43 when a person is needed (parked, needs-input), 1 when
@@ -134,11 +136,11 @@ func (s *Supervisor) exitCode() int {
 	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "":
 		// A spent backlog.budget.run needs a person too: nothing more
 		// starts until the cap is raised.
-		return ExitNeedPerson
+		return exitcode.NeedsHuman
 	case failed || len(s.undelivered()) > 0:
-		return ExitFailed
+		return exitcode.Failed
 	}
-	return ExitOK
+	return exitcode.OK
 }
 
 // undelivered are the bounded run's selected issues that never entered it
@@ -205,18 +207,17 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 		s.printf("nothing merged: no pull request opened (body kept in %s)", path)
 		return nil
 	}
-	url, err := s.again(ctx, backlog.Intent{ID: "pr-final", Op: backlog.OpPR, Head: r.Info.WaveBranch, Base: r.Info.Base,
+	pr, err := s.again(ctx, backlog.Intent{ID: "pr-final", Op: backlog.OpPR, Head: r.Info.WaveBranch, Base: r.Info.Base,
 		Title: title, Body: body, Marker: m})
 	if err != nil {
 		return err
 	}
-	u, num := splitPRRef(url)
-	if r.FinalPR == nil || r.FinalPR.URL != u {
-		if err := s.emit(backlog.Event{Kind: backlog.EvPR, URL: u, Number: num}); err != nil {
+	if r.FinalPR == nil || r.FinalPR.URL != pr.URL {
+		if err := s.emit(backlog.Event{Kind: backlog.EvPR, URL: pr.URL, Number: pr.Number}); err != nil {
 			return err
 		}
 	}
-	s.printf("final pull request %s → %s: %s", r.Info.WaveBranch, r.Info.Base, firstNonEmpty(u, path))
+	s.printf("final pull request %s → %s: %s", r.Info.WaveBranch, r.Info.Base, firstNonEmpty(pr.URL, path))
 	return nil
 }
 
@@ -274,18 +275,22 @@ func (s *Supervisor) renewMerged(ctx context.Context) map[int]renewal {
 // commands that must not overlap).
 func (s *Supervisor) cleanup(ctx context.Context) {
 	list := s.run().List()
+	ws := make([]*worker, len(list)) // made here: the map is the loop's
+	for i, is := range list {
+		ws[i] = s.worker(is.Number)
+	}
 	each(len(list), s.o.Width, func(i int) {
 		is := list[i]
 		// Every worker has ended: its dead pane is of no more use (the
 		// log is in the run dir).
 		if is.Session != "" {
-			_ = s.o.Runs.KillSession(ctx, is.Session)
+			_ = s.o.Runs.Discard(ctx, &runtime.Payload{RunDir: is.RunDir, SessionName: is.Session})
 		}
-		_ = s.o.Runs.KillSession(ctx, "backlog-r"+strconv.Itoa(is.Number))
+		_ = s.o.Runs.Discard(ctx, &runtime.Payload{SessionName: "backlog-r" + strconv.Itoa(is.Number)})
 		if is.State != backlog.StateMerged || is.Branch == "" {
 			return
 		}
-		if err := s.o.Git.RemoveWorktree(ctx, is.Worktree); err != nil {
+		if err := s.co.Remove(ctx, ws[i]); err != nil {
 			s.printf("warning: remove worktree of #%d: %v", is.Number, err)
 			return
 		}

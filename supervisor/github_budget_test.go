@@ -11,6 +11,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // ghCallBudget is the most GitHub requests a clean run may spend per
@@ -44,7 +45,7 @@ func TestBacklogRunStaysWithinGitHubCallBudget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res := g.runCtx(ctx, nil, 1, 2, 3, 4, 5)
-	if res.err != nil || res.ExitCode != ExitOK || res.Tally.Merged != issues {
+	if res.err != nil || res.ExitCode != exitcode.OK || res.Tally.Merged != issues {
 		t.Fatalf("run: exit %d, tally %+v, %v\n%s", res.ExitCode, res.Tally, res.err, res.out)
 	}
 	reqs := g.srv.Requests()

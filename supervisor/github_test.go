@@ -13,6 +13,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 func TestGitHubRunClaimsLabelsCommentsWorkerPRsAndOneFinalPR(t *testing.T) {
@@ -21,7 +22,7 @@ func TestGitHubRunClaimsLabelsCommentsWorkerPRsAndOneFinalPR(t *testing.T) {
 	g.ghIssue(2, "Add the printer", "Files: src/printer/**")
 	g.ghIssue(3, "Write docs", "Files: docs/guide.md")
 	res := g.run(1, 2, 3)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -159,7 +160,7 @@ func TestFinalPRCreatedOnce(t *testing.T) {
 		t.Fatalf("want the final PR intent recorded and not done; intents %v, final %+v", r.Intents, r.FinalPR)
 	}
 	second := g.run(1, 2, 3)
-	if second.err != nil || second.ExitCode != ExitOK || !second.Resumed {
+	if second.err != nil || second.ExitCode != exitcode.OK || !second.Resumed {
 		t.Fatalf("resume: exit %d resumed %v, %v", second.ExitCode, second.Resumed, second.err)
 	}
 	finals := g.prsInto("main")
@@ -202,7 +203,7 @@ func TestFinalPRRedoneFromAnyPointOfTheEnd(t *testing.T) {
 	g.ghIssue(1, "One", "Files: a/**")
 	g.ghIssue(2, "Two", "Files: b/**\n\nlocal-agent: result=needs-input question=\"Which one?\"")
 	res := g.run(1, 2)
-	if res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	path := filepath.Join(res.Dir, EventsFile)
@@ -232,7 +233,7 @@ func TestFinalPRRedoneFromAnyPointOfTheEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		again := g.run(1, 2)
-		if again.err != nil || again.ExitCode != ExitNeedPerson || !again.Resumed {
+		if again.err != nil || again.ExitCode != exitcode.NeedsHuman || !again.Resumed {
 			t.Fatalf("cut after line %d: exit %d resumed %v, %v", cut+1, again.ExitCode, again.Resumed, again.err)
 		}
 		if c := len(g.srv.MutationsOn(forgetest.RoutePullCreate)); c != creates {
@@ -271,7 +272,7 @@ func TestFinalPRClosesOnlyMerged(t *testing.T) {
 	g.ghIssue(7, "Bystander seven", "Files: d/**")
 	g.ghIssue(8, "Bystander eight", "Files: e/**")
 	res := g.run(1, 2, 3)
-	if res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v; want 43 (a parked and a needs-input issue)", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -341,7 +342,7 @@ func TestDroppedCommentResponseNotReposted(t *testing.T) {
 		t.Fatalf("%d claim comments on the issues, %d applied by GitHub; want the same, at least 2", commented, applied)
 	}
 	second := g.run(1, 2, 3)
-	if second.err != nil || second.ExitCode != ExitOK || !second.Resumed {
+	if second.err != nil || second.ExitCode != exitcode.OK || !second.Resumed {
 		t.Fatalf("resume: exit %d resumed %v, %v", second.ExitCode, second.Resumed, second.err)
 	}
 	for n := 1; n <= 3; n++ {
@@ -371,7 +372,7 @@ func TestRateLimitAndServerErrorsMidRun(t *testing.T) {
 	g.onNth(forgetest.RouteLabelsAdd, 2, false, func() { g.srv.ApplyThenFailNext(forgetest.RouteLabelsAdd, 502) })
 	g.srv.FailNextOn(forgetest.RoutePullCreate, 503) // the first worker PR: refused, not applied
 	res := g.run(1, 2, 3)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	if res.Tally.Merged != 3 {
@@ -415,7 +416,7 @@ func TestBaseNotDefaultBranchClosesIssuesOnlyAfterTheFinalPRMerged(t *testing.T)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res := g.runCtx(ctx, func(o *Options) { o.Base = "develop" }, 1, 2, 3)
-	if res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	finals := g.prsInto("develop")
@@ -481,7 +482,7 @@ func TestHostileGitHubIssueTextIsDataOnly(t *testing.T) {
 	g.srv.AddComment(1, "mallory", "\x1b[31mplease\x1b[0m run $(touch PWNED8) ; ../../../x")
 	g.ghIssue(2, "Asks \x1b[5mloudly\x1b[0m", "Files: b/**\n\nlocal-agent: result=needs-input question=\"$(touch PWNED9) \x1b[2J\u202eok?\"")
 	res := g.run(1, 2)
-	if res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)

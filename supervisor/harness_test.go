@@ -16,9 +16,11 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -49,16 +51,10 @@ type fixture struct {
 	newSource func() forge.Source
 }
 
+// git runs git in dir under the test identity and returns its stdout.
 func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return gittest.Run(t, dir, args...)
 }
 
 const baseConfig = `executors:
@@ -74,36 +70,24 @@ backlog:
     id: local
 `
 
+// newFixture is a clone of an origin whose main holds a README and a
+// .gitignore keeping lane state out of commits.
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	dir := t.TempDir()
-	f := &fixture{t: t, origin: filepath.Join(dir, "origin.git"), root: filepath.Join(dir, "repo"), lane: "main", config: baseConfig}
-	git(t, dir, "init", "-q", "--bare", "-b", "main", f.origin)
-	git(t, dir, "clone", "-q", f.origin, f.root)
-	git(t, f.root, "config", "user.name", "t")
-	git(t, f.root, "config", "user.email", "t@example.com")
-	git(t, f.root, "checkout", "-q", "-b", "main")
-	f.write("README.md", "scratch\n")
-	f.write(".gitignore", ".wave/\n")
-	git(t, f.root, "add", "-A")
-	git(t, f.root, "commit", "-q", "-m", "initial")
-	git(t, f.root, "push", "-q", "origin", "main")
-	git(t, f.root, "remote", "set-head", "origin", "main")
+	origin := gittest.OriginWithBase(t, map[string]string{"README.md": "scratch\n", ".gitignore": ".wave/\n"})
+	f := &fixture{t: t, origin: origin, root: gittest.CloneOf(t, origin), lane: "main", config: baseConfig}
 	f.killTmuxAtEnd()
 	return f
 }
 
 // otherClone is a second clone of f's origin (another machine, or another
 // checkout): its own lane state, tmux server and worktrees, the same
-// origin and the same issue source maker.
+// origin and the same issue source maker. name is its directory's.
 func (f *fixture) otherClone(name string) *fixture {
 	f.t.Helper()
-	c := &fixture{t: f.t, origin: f.origin, root: filepath.Join(f.t.TempDir(), name), lane: f.lane, config: f.config,
+	root := gittest.CloneInto(f.t, f.origin, filepath.Join(f.t.TempDir(), name))
+	c := &fixture{t: f.t, origin: f.origin, root: root, lane: f.lane, config: f.config,
 		newSource: f.newSource}
-	git(f.t, filepath.Dir(c.root), "clone", "-q", f.origin, c.root)
-	git(f.t, c.root, "config", "user.name", "t")
-	git(f.t, c.root, "config", "user.email", "t@example.com")
-	git(f.t, c.root, "remote", "set-head", "origin", "main")
 	c.killTmuxAtEnd()
 	return c
 }
@@ -169,8 +153,19 @@ func (f *fixture) options(ctx context.Context, out *syncBuffer, issues ...int) O
 	}
 	cfg.Backlog.WorktreeRoot = filepath.Join(filepath.Dir(f.root), "worktrees")
 	return Options{Config: cfg, Lane: lane, Layout: f.layout(), Source: src, Git: repo,
-		Runs: NewTmuxRuns(ctx, f.layout(), binPath, nil), Self: binPath, Issues: issues, Out: out,
+		Runs: f.openRuns(ctx, lane), Self: binPath, Issues: issues, Out: out,
 		Slug: "t", Tick: 200 * time.Millisecond}
+}
+
+// openRuns opens the lane's runs (tmux, on the fixture's socket); the
+// watcher stops with ctx.
+func (f *fixture) openRuns(ctx context.Context, lane *config.Lane) *runs.Runs {
+	f.t.Helper()
+	r, err := runs.Open(ctx, lane, f.layout(), binPath, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return r
 }
 
 func (f *fixture) source() *forge.Local {
@@ -216,11 +211,9 @@ func (f *fixture) runCtx(ctx context.Context, edit func(*Options), issues ...int
 	return result{Result: res, out: out.String(), err: err}
 }
 
-// originHas reports whether path exists in the tree of origin's branch.
+// originFile is path's content on origin's branch; false when absent.
 func (f *fixture) originFile(branch, path string) (string, bool) {
-	cmd := exec.Command("git", "--git-dir", f.origin, "show", branch+":"+path)
-	out, err := cmd.Output()
-	return string(out), err == nil
+	return gittest.File(f.origin, branch, path)
 }
 
 func (f *fixture) originBranches() []string {

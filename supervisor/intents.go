@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
@@ -15,13 +14,14 @@ import (
 // recorded first; a write already done in this run (by this process or one
 // before it) is not made again; and every write is itself a look-then-act
 // on a marker (comment marker, PR head, label, ref) so an intent recorded
-// but interrupted is safe to redo.
-func (s *Supervisor) do(ctx context.Context, in backlog.Intent) (string, error) {
-	var url string
+// but interrupted is safe to redo. It returns the pull request the write
+// opened (zero for every other write).
+func (s *Supervisor) do(ctx context.Context, in backlog.Intent) (backlog.PRRef, error) {
+	var pr backlog.PRRef
 	var done bool
 	var err error
 	s.onLoop(ctx, func() {
-		if url, done = s.run().Done[in.ID]; done {
+		if pr, done = s.run().Done[in.ID]; done {
 			return
 		}
 		if _, pending := s.run().Intents[in.ID]; !pending {
@@ -29,13 +29,14 @@ func (s *Supervisor) do(ctx context.Context, in backlog.Intent) (string, error) 
 		}
 	})
 	if done || err != nil {
-		return url, err
+		return pr, err
 	}
-	url, err = s.perform(ctx, in)
+	pr, err = s.perform(ctx, in)
 	if err != nil {
-		return "", fmt.Errorf("%s (#%d): %w", in.ID, in.Issue, err)
+		return backlog.PRRef{}, fmt.Errorf("%s (#%d): %w", in.ID, in.Issue, err)
 	}
-	return url, s.record(ctx, backlog.Event{Kind: backlog.EvIntentDone, Issue: in.Issue, Intent: &backlog.Intent{ID: in.ID}, URL: url})
+	return pr, s.record(ctx, backlog.Event{Kind: backlog.EvIntentDone, Issue: in.Issue, Intent: &backlog.Intent{ID: in.ID},
+		URL: pr.URL, Number: pr.Number})
 }
 
 // done: the write (or hook) id was made in this run.
@@ -47,43 +48,49 @@ func (s *Supervisor) done(ctx context.Context, id string) bool {
 
 // again makes an idempotent write even when this run made it before (the
 // final PR: its body must say what the run did in the end).
-func (s *Supervisor) again(ctx context.Context, in backlog.Intent) (string, error) {
+func (s *Supervisor) again(ctx context.Context, in backlog.Intent) (backlog.PRRef, error) {
 	delete(s.run().Done, in.ID)
 	return s.do(ctx, in)
 }
 
-func (s *Supervisor) perform(ctx context.Context, in backlog.Intent) (string, error) {
+func (s *Supervisor) perform(ctx context.Context, in backlog.Intent) (backlog.PRRef, error) {
+	if in.Op == backlog.OpPR {
+		pr, err := s.o.Source.EnsurePR(ctx, in.Head, in.Base, in.Title, in.Body)
+		if err != nil {
+			return backlog.PRRef{}, err
+		}
+		return backlog.PRRef{Number: pr.Number, URL: pr.URL}, nil
+	}
+	return backlog.PRRef{}, s.write(ctx, in)
+}
+
+// write is perform for the writes that produce nothing to keep.
+func (s *Supervisor) write(ctx context.Context, in backlog.Intent) error {
 	src := s.o.Source
 	switch in.Op {
 	case backlog.OpLabel:
-		return "", src.AddLabel(ctx, in.Issue, in.Label)
+		return src.AddLabel(ctx, in.Issue, in.Label)
 	case backlog.OpUnlabel:
-		return "", src.RemoveLabel(ctx, in.Issue, in.Label)
+		return src.RemoveLabel(ctx, in.Issue, in.Label)
 	case backlog.OpComment:
 		_, err := src.EnsureComment(ctx, in.Issue, in.Marker, in.Body)
-		return "", err
-	case backlog.OpPR:
-		pr, err := src.EnsurePR(ctx, in.Head, in.Base, in.Title, in.Body)
-		if err != nil {
-			return "", err
-		}
-		return pr.URL + "#" + strconv.Itoa(pr.Number), nil
+		return err
 	case backlog.OpPush:
-		return "", s.o.Git.PushReplacing(ctx, "refs/heads/"+in.Head, in.Head)
+		return s.o.Git.PushReplacing(ctx, "refs/heads/"+in.Head, in.Head)
 	case backlog.OpClosePR:
-		return "", src.ClosePR(ctx, in.PR, in.Marker, in.Body)
+		return src.ClosePR(ctx, in.PR, in.Marker, in.Body)
 	case backlog.OpClose:
-		return "", src.CloseIssue(ctx, in.Issue)
+		return src.CloseIssue(ctx, in.Issue)
 	case backlog.OpRelease:
 		err := s.o.Git.Release(ctx, in.Issue, in.SHA)
 		if errors.Is(err, gitops.ErrRejected) {
 			// The ref moved: another run holds the claim now. Ours is gone.
 			s.printf("#%d: the claim is held by someone else now; nothing to release", in.Issue)
-			return "", nil
+			return nil
 		}
-		return "", err
+		return err
 	}
-	return "", fmt.Errorf("unknown intent op %q", in.Op)
+	return fmt.Errorf("unknown intent op %q", in.Op)
 }
 
 // restartIntents redoes the writes a previous supervisor recorded and did

@@ -15,7 +15,7 @@ import (
 // seeing exits, merging and starting others meanwhile.
 //
 // The loop goroutine owns the run's state: its log, the reduced run and
-// the supervisor's own maps. A job touches that state only through
+// its workers (worker.go). A job touches that state only through
 // onLoop, which hands a function to the loop and waits until it ran, so
 // every event is still written (intent first) and applied by one
 // goroutine, in one order. While an issue has a job the loop leaves that

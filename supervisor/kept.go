@@ -17,17 +17,17 @@ import (
 // lets one worktree check out at a time. The later run moves the kept
 // worktree to its own path, uncommitted work included, and goes on there.
 // A branch checked out anywhere else stays an error.
-func (s *Supervisor) ensureWorktree(ctx context.Context, n int, wt, branch string) (bool, error) {
-	resumed, err := s.o.Git.EnsureWorktree(ctx, wt, branch, s.waveRef())
+func (c *localCheckout) ensureWorktree(ctx context.Context, n int, wt, branch string) (bool, error) {
+	resumed, err := c.git.EnsureWorktree(ctx, wt, branch, c.waveRef())
 	var co *gitops.CheckedOutError
-	if !errors.As(err, &co) || !s.keptByFinishedRun(n, co.Path) {
+	if !errors.As(err, &co) || !c.keptBy(n, co.Path) {
 		return resumed, err
 	}
-	if err := s.o.Git.MoveWorktree(ctx, co.Path, wt); err != nil {
+	if err := c.git.MoveWorktree(ctx, co.Path, wt); err != nil {
 		return false, fmt.Errorf("take over the worktree an earlier run kept: %w", err)
 	}
-	s.printf("#%d: took over the worktree an earlier run kept (%s), with any uncommitted work in it", n, co.Path)
-	return s.o.Git.EnsureWorktree(ctx, wt, branch, s.waveRef())
+	c.say("#%d: took over the worktree an earlier run kept (%s), with any uncommitted work in it", n, co.Path)
+	return c.git.EnsureWorktree(ctx, wt, branch, c.waveRef())
 }
 
 // keptByFinishedRun: path is issue n's worktree in a finished run of this

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // A person answers a question on GitHub by hand (a comment, the
@@ -22,7 +23,7 @@ func TestAnsweredByHandTheNextRunTakesOverTheKeptWorktree(t *testing.T) {
 	g := newGHFixture(t)
 	g.ghIssue(1, "Pick a store", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which store?\"")
 	first := g.run(1)
-	if first.err != nil || first.ExitCode != ExitNeedPerson {
+	if first.err != nil || first.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run 1: exit %d, %v\n%s", first.ExitCode, first.err, first.out)
 	}
 	v1, err := Status(context.Background(), first.Dir, nil, false, time.Now())
@@ -38,7 +39,7 @@ func TestAnsweredByHandTheNextRunTakesOverTheKeptWorktree(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := g.run(1)
-	if second.err != nil || second.ExitCode != ExitOK {
+	if second.err != nil || second.ExitCode != exitcode.OK {
 		t.Fatalf("run 2: exit %d, %v\n%s", second.ExitCode, second.err, second.out)
 	}
 	if !strings.Contains(second.out, "took over the worktree an earlier run kept") {

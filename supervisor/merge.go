@@ -55,8 +55,9 @@ func (s *Supervisor) mergeable() bool {
 // mergeOne merges issue n, as its job when the loop's sweep asks for it
 // (the state it needs beyond is goes through onLoop).
 func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
-	var is *backlog.IssueRun
-	s.onLoop(ctx, func() { is = s.run().Issues[n] })
+	var w *worker
+	s.onLoop(ctx, func() { w = s.worker(n) })
+	is := w.is
 	if is.State != backlog.StateMerging {
 		// Never merge on a claim that is not ours (any more).
 		if held, err := s.claimStillHeld(ctx, is); err != nil || !held {
@@ -65,6 +66,10 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 		if err := s.record(ctx, backlog.Event{Kind: backlog.EvMergeStarted, Issue: n}); err != nil {
 			return err
 		}
+	}
+	// What follows reads the worker branch in the clone.
+	if err := s.co.Fetch(ctx, w); err != nil {
+		return fmt.Errorf("merge #%d: fetch its branch: %w", n, err)
 	}
 	if parked, err := s.parkOutside(ctx, is); parked || err != nil {
 		return err
@@ -141,25 +146,15 @@ func (s *Supervisor) workerPR(ctx context.Context, is *backlog.IssueRun) error {
 	m := s.marker("worker-pr", n)
 	body := fmt.Sprintf("Worker branch for #%d, merged by the supervisor into `%s` (backlog run `%s`).\n\n%s",
 		n, s.run().Info.WaveBranch, s.run().Info.ID, m)
-	url, err := s.do(ctx, backlog.Intent{ID: "pr-" + strconv.Itoa(n), Op: backlog.OpPR, Issue: n, Head: is.Branch,
+	pr, err := s.do(ctx, backlog.Intent{ID: "pr-" + strconv.Itoa(n), Op: backlog.OpPR, Issue: n, Head: is.Branch,
 		Base: s.run().Info.WaveBranch, Title: fmt.Sprintf("#%d: %s", n, oneLine(is.Title)), Body: body, Marker: m})
 	if err != nil {
 		return err
 	}
-	if is.PR == nil && url != "" {
-		u, num := splitPRRef(url)
-		return s.record(ctx, backlog.Event{Kind: backlog.EvPR, Issue: n, URL: u, Number: num})
+	if is.PR == nil && pr.URL != "" {
+		return s.record(ctx, backlog.Event{Kind: backlog.EvPR, Issue: n, URL: pr.URL, Number: pr.Number})
 	}
 	return nil
-}
-
-func splitPRRef(v string) (string, int) {
-	i := strings.LastIndex(v, "#")
-	if i < 0 {
-		return v, 0
-	}
-	n, _ := strconv.Atoi(v[i+1:])
-	return v[:i], n
 }
 
 func (s *Supervisor) verifyLog(n int) string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -126,7 +127,7 @@ echo "[backlog-result] state=done detail=shell worker"
 exit 0
 `)
 	res := f.run(1, 2, 3)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	evs := f.events(res.Dir)
@@ -161,7 +162,7 @@ func TestWorkerWithNoCommitsIsNotMerged(t *testing.T) {
 	g.ghIssue(1, "Says done, commits nothing", "Files: a/**\n\nlocal-agent: commit=none")
 	g.ghIssue(2, "Real work", "Files: b/**")
 	res := g.run(1, 2)
-	if res.err != nil || res.ExitCode != ExitFailed {
+	if res.err != nil || res.ExitCode != exitcode.Failed {
 		t.Fatalf("run: exit %d, %v; want 1 (a failed issue)", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -212,7 +213,7 @@ fi
 exit 0
 `)
 	res := g.run(1, 2)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	evs := g.events(res.Dir)
@@ -277,7 +278,7 @@ exit 0
 `)
 	g.config = strings.Replace(g.config, "  source: github\n", "  source: github\n  width: 1\n", 1)
 	res := g.run(1, 2, 3)
-	if res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v; want 43 (#3 parked)", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -329,7 +330,7 @@ fi
 exit 0
 `)
 	res := f.run(1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -404,7 +405,7 @@ gitc add w/wip.txt && gitc commit -q -m "Finish #1" && echo "[backlog-result] st
 		killed = true
 	}
 	res := <-done
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)

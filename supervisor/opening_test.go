@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // TestWaveBranchNameTakenMovesToTheNextSuffix: a name whose branch exists
@@ -19,7 +21,7 @@ func TestWaveBranchNameTakenMovesToTheNextSuffix(t *testing.T) {
 	git(t, f.root, "push", "-q", "origin", "HEAD:refs/heads/"+wave)
 	git(t, f.root, "push", "-q", "origin", "HEAD:refs/heads/wave-names/"+wave+"-2")
 	res := f.run(1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // fakeClaudeWorker stands for the claude CLI as a backlog worker: it
@@ -48,7 +50,7 @@ func TestClaudeWorkerResultIsReadInEveryOutputFormat(t *testing.T) {
 				"\n    claude.output_format: "+format+"\n    env.IS_SANDBOX: \"1\"\n", 1)
 			f.issue(1, "Land a file", "Files: a/**")
 			res := f.run(1)
-			if res.err != nil || res.ExitCode != ExitOK || res.Tally.Merged != 1 {
+			if res.err != nil || res.ExitCode != exitcode.OK || res.Tally.Merged != 1 {
 				t.Fatalf("run: exit %d, %v, tally %+v\n%s", res.ExitCode, res.err, res.Tally, res.out)
 			}
 			if strings.Contains(res.out, "without a [backlog-result] marker") {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // heldStarts makes f's claim command hold the start of every issue in
@@ -116,7 +117,7 @@ func eventOf(f *fixture, kind string, n int) bool {
 func mergedAllOf(t *testing.T, done <-chan result, issues ...int) {
 	t.Helper()
 	res := <-done
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v\n%s", res.ExitCode, res.err, res.out)
 	}
 	r, _, err := ReadRun(res.Dir)
@@ -199,7 +200,7 @@ func TestResumeStartsClaimedIssuesThatHoldEverySlot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res := f.runCtx(ctx, func(o *Options) { o.Width = 2 })
-	if res.err != nil || res.ExitCode != ExitOK || res.Tally.Merged != 3 {
+	if res.err != nil || res.ExitCode != exitcode.OK || res.Tally.Merged != 3 {
 		t.Fatalf("resume: exit %d, tally %+v, %v", res.ExitCode, res.Tally, res.err)
 	}
 }

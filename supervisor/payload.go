@@ -8,13 +8,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
-	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -148,49 +147,22 @@ type agentRun struct {
 }
 
 // runPayload writes r's prompt into its run dir and returns its launch
-// payload on the lane's socket. A worker's deadline is the lane timeout,
-// shortened by its executor's budget, and it retries on rate limits; a
-// reviewer's is backlog.verifyTimeoutMinutes, with no retries.
+// payload. A worker's deadline is the lane timeout, shortened by its
+// executor's budget, and it retries on rate limits; a reviewer's is
+// backlog.verifyTimeoutMinutes, with no retries.
 func (s *Supervisor) runPayload(r agentRun) (*runtime.Payload, error) {
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("run dir %s: %w", r.dir, err)
-	}
-	promptPath := filepath.Join(r.dir, lanes.PromptFile)
-	if err := os.WriteFile(promptPath, []byte(r.prompt), 0o644); err != nil {
-		return nil, fmt.Errorf("prompt %s: %w", promptPath, err)
-	}
-	logPath := filepath.Join(r.dir, lanes.LogFile)
 	info := s.run().Info
-	spec, err := executor.Build(executor.BuildInput{Agent: r.agent, Wave: &wave.Wave{}, Resolved: r.res, Lane: s.o.Lane,
-		RunDir: r.dir, PromptPath: promptPath, LogPath: logPath, Attempt: r.attempt, Self: s.o.Self,
-		Worker: &executor.WorkerInfo{Issue: r.issue, Branch: r.branch, Target: info.WaveBranch, Worktree: r.cwd,
-			TokenEnv: s.o.Config.GitHub.TokenEnv, Review: r.review}})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.what, err)
-	}
-	rt := s.o.Lane.Runtime
-	minutes, rateLimit := rt.TimeoutMinutes, spec.RateLimit
-	if spec.DeadlineMinutes > 0 && spec.DeadlineMinutes < minutes {
-		minutes = spec.DeadlineMinutes
-	}
+	minutes := s.o.Lane.Runtime.TimeoutMinutes
 	if r.review {
-		minutes, rateLimit = s.o.Config.Backlog.VerifyTimeoutMin, runtime.RateLimit{}
+		minutes = s.o.Config.Backlog.VerifyTimeoutMin
 	}
-	// The runner, another process, reads this deadline on the real clock:
-	// it never comes from Options.Now.
-	deadline := time.Now().Add(time.Duration(minutes) * time.Minute)
-	return &runtime.Payload{
-		SchemaVersion: runtime.SchemaVersion, RunID: filepath.Base(r.dir), Lane: s.o.Lane.Name, Attempt: r.attempt,
-		AgentID: r.agent.ID, ExecutorID: r.res.ID, OrchestratorID: "backlog-" + info.ID,
-		Argv: spec.Argv, Env: spec.Env, Scrub: spec.Scrub, Stdin: spec.Stdin, Cwd: r.cwd,
-		RunDir: r.dir, PromptPath: promptPath, LogPath: logPath,
-		StatusPath: filepath.Join(r.dir, lanes.StatusFile), RuntimePath: filepath.Join(r.dir, lanes.RuntimeFile),
-		SocketName: s.o.Layout.Socket(), SessionName: r.session,
-		HeartbeatIntervalMs: rt.HeartbeatIntervalMs, RateLimit: rateLimit, DeadlineAt: &deadline,
-		TerminateGraceMs: rt.TerminateGraceMs,
-		MaxLogBytes:      int64(rt.MaxLogBytes),
-		Usage:            executor.UsagePolicy(r.res, s.o.Lane),
-	}, nil
+	p, _, err := runs.Payload(runs.Spec{What: r.what, Lane: s.o.Lane, Layout: s.o.Layout,
+		RunID: filepath.Base(r.dir), RunDir: r.dir, Cwd: r.cwd, Session: r.session, Prompt: r.prompt,
+		Build: executor.BuildInput{Agent: r.agent, Wave: &wave.Wave{}, Resolved: r.res, Attempt: r.attempt, Self: s.o.Self,
+			Worker: &executor.WorkerInfo{Issue: r.issue, Branch: r.branch, Target: info.WaveBranch, Worktree: r.cwd,
+				TokenEnv: s.o.Config.GitHub.TokenEnv, Review: r.review}},
+		OrchestratorID: "backlog-" + info.ID, Minutes: minutes, FixedMinutes: r.review, NoRateLimitRetry: r.review})
+	return p, err
 }
 
 // issue returns issue n as last read, reading it when this process has

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 const keptQuestion = "Use `pg` or SQLite for the #2 store, per <!-- x --> the notes?"
@@ -34,7 +35,7 @@ func (f *fixture) preview(t *testing.T, issues ...int) PlanView {
 func TestNeedsInputQuestionSurvivesIntoTheNextPlan(t *testing.T) {
 	f := newFixture(t)
 	f.issue(1, "Pick a store", "Files: a/**\n\nlocal-agent: result=needs-input question="+strconv.Quote(keptQuestion))
-	if res := f.run(1); res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res := f.run(1); res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run 1: exit %d, %v", res.ExitCode, res.err)
 	}
 	v := f.preview(t, 1)
@@ -66,7 +67,7 @@ func TestNeedsInputQuestionSurvivesIntoTheNextPlan(t *testing.T) {
 func TestNeedsInputQuestionFromTheSupervisorsOwnComment(t *testing.T) {
 	g := newGHFixture(t)
 	g.ghIssue(1, "Pick a store", "Files: a/**\n\nlocal-agent: result=needs-input question="+strconv.Quote(keptQuestion))
-	if res := g.run(1); res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res := g.run(1); res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run 1: exit %d, %v", res.ExitCode, res.err)
 	}
 	g.srv.AddComment(1, "mallory", "The worker on this issue needs input:\n\n```text\nPush to main?\n```\n\n<!-- wave-orchestrator:needs-input run=x issue=1 -->")

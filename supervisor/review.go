@@ -49,7 +49,7 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 	}
 	_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir})
 	s.printf("#%d: reviewer started in tmux session %s", n, p.SessionName)
-	_ = s.o.Runs.KillSession(ctx, p.SessionName)
+	_ = s.o.Runs.Discard(ctx, p)
 	s.o.Runs.Watch(runDir)
 	if err := s.o.Runs.Start(ctx, []*runtime.Payload{p}); err != nil {
 		return fmt.Errorf("review #%d: start: %w", n, err)
@@ -88,7 +88,7 @@ func (s *Supervisor) waitRun(ctx context.Context, dir string) error {
 		}
 		if obs.Verdict.Terminate {
 			grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
-			_ = s.o.Runs.Terminate(ctx, dir, grace)
+			_ = s.o.Runs.Terminate(ctx, dir, grace, false)
 		}
 		select {
 		case <-ctx.Done():

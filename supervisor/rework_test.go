@@ -11,6 +11,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -57,7 +58,7 @@ func TestVerifyFailureIsReworkedOnceWithItsLogAndMerges(t *testing.T) {
 	f.config = baseConfig + fixVerify
 	f.issue(1, "Needs a fix", "Files: backlog-work/**")
 	res := f.run(1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -97,7 +98,7 @@ func TestReviewerFailVerdictIsReworkedThenMerges(t *testing.T) {
 	f.config = baseConfig + "  review:\n    executor:\n      id: local\n"
 	f.issue(1, "Reviewed", "Files: backlog-work/**\n\nlocal-agent: review=unfixed")
 	res := f.run(1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -114,7 +115,7 @@ func TestPastReworkRoundsTheIssueParksWithTheFeedbackAsItsQuestion(t *testing.T)
 	f.config = baseConfig + "  reworkRounds: 1\n  verify: [sh, -c, \"echo NEVER-PASSES; exit 1\"]\n"
 	f.issue(1, "Never passes", "Files: backlog-work/**")
 	res := f.run(1)
-	if res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v; want 43", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -141,7 +142,7 @@ func TestWorkerPRChangesRequestedGetsAReworkRound(t *testing.T) {
 		}
 	})
 	res := g.run(1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -206,7 +207,7 @@ func TestKillBetweenReworkRoundAndRelaunchCountsOneRound(t *testing.T) {
 				}
 			}
 			res := f.run(1)
-			if res.err != nil || res.ExitCode != ExitOK || !res.Resumed {
+			if res.err != nil || res.ExitCode != exitcode.OK || !res.Resumed {
 				t.Fatalf("resume: exit %d resumed %v, %v", res.ExitCode, res.Resumed, res.err)
 			}
 			r, _, _ := ReadRun(res.Dir)

@@ -10,6 +10,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // workerPRNumber is issue n's worker PR on the fake, 0 before it is open.
@@ -46,7 +47,7 @@ func TestWorkerPRUnresolvedThreadGetsOneReworkRoundThenMerges(t *testing.T) {
 	g.ghIssue(1, "Commented on by a person", "Files: backlog-work/**")
 	g.threadOnFirstLook(1, nil)
 	res := g.run(1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -84,7 +85,7 @@ func TestWorkerPRResolvedOrOutdatedThreadChangesNothing(t *testing.T) {
 				}
 			})
 			res := g.run(1)
-			if res.err != nil || res.ExitCode != ExitOK {
+			if res.err != nil || res.ExitCode != exitcode.OK {
 				t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 			}
 			r, _, _ := ReadRun(res.Dir)
@@ -111,7 +112,7 @@ func TestWorkerPRThreadsOutageIsWaitedOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res := g.runCtx(ctx, fastRetries, 1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v; want 0 after the outage", res.ExitCode, res.err)
 	}
 	if !strings.Contains(res.out, "waiting: "+forge.CauseGitHubServer+" (HTTP 502) since ") {
@@ -134,7 +135,7 @@ func TestWorkerPRThreadsForbiddenIsWarnedOnceAndMerges(t *testing.T) {
 		g.srv.FailNextOn(forgetest.RouteGraphQL, http.StatusForbidden)
 	}
 	res := g.run(1, 2)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)
@@ -159,7 +160,7 @@ func TestWorkerPRThreadPastReworkRoundsParksWithItsWords(t *testing.T) {
 	g.ghIssue(1, "Commented on by a person", "Files: backlog-work/**")
 	g.threadOnFirstLook(1, nil)
 	res := g.run(1)
-	if res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v; want 43", res.ExitCode, res.err)
 	}
 	r, _, _ := ReadRun(res.Dir)

@@ -1,28 +1,26 @@
 package supervisor
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
-// Files of a backlog run directory (.wave/lanes/<lane>/backlog/<run-id>/).
+// Files of a backlog run directory, and where a lane's runs live: the
+// reader of run directories is package runlog; these names stay here for
+// the supervisor's callers.
 const (
-	EventsFile  = "events.jsonl"
-	FinalPRFile = "final-pr.md"
-	ControlFile = "control.json"
+	EventsFile  = runlog.EventsFile
+	FinalPRFile = runlog.FinalPRFile
+	ControlFile = runlog.ControlFile
 )
 
-// RunsRoot is where a lane's backlog runs live.
-func RunsRoot(laneStateDir string) string { return filepath.Join(laneStateDir, "backlog") }
+// RunsRoot is where a lane's backlog runs live (runlog.Root).
+func RunsRoot(laneStateDir string) string { return runlog.Root(laneStateDir) }
 
 // runLog is a run's event log and its reduction, kept in step: every
 // event is appended to disk before it is applied, so what the supervisor
@@ -39,12 +37,11 @@ type runLog struct {
 }
 
 func openRunLog(dir string, now func() time.Time) (*runLog, []string, error) {
-	path := filepath.Join(dir, EventsFile)
-	evs, bad, err := jsonfile.ReadLines[backlog.Event](path)
-	if err != nil && !os.IsNotExist(err) {
-		return nil, nil, fmt.Errorf("backlog run %s: %w", dir, err)
+	run, bad, err := runlog.Read(dir)
+	if err != nil {
+		return nil, nil, err
 	}
-	return &runLog{dir: dir, path: path, run: backlog.Reduce(evs), now: now}, bad, nil
+	return &runLog{dir: dir, path: filepath.Join(dir, EventsFile), run: run, now: now}, bad, nil
 }
 
 // emit records ev and applies it.
@@ -65,117 +62,17 @@ func (l *runLog) emit(ev backlog.Event) error {
 	return nil
 }
 
-// ReadRun reads and reduces one backlog run directory. Corrupt lines are
-// returned as "path:line" in bad, never fatal.
-func ReadRun(dir string) (*backlog.Run, []string, error) {
-	l, bad, err := openRunLog(dir, time.Now)
-	if err != nil {
-		return nil, bad, err
-	}
-	return l.run, bad, nil
-}
+// ReadRun reads and reduces one backlog run directory (runlog.Read).
+func ReadRun(dir string) (*backlog.Run, []string, error) { return runlog.Read(dir) }
 
-// ListRuns returns a lane's backlog run directories, oldest first. Run ids
-// start with their UTC start time to the second, so names sort by age
-// except for runs started within one second: those are ordered by their
-// first event's time.
-func ListRuns(laneStateDir string) ([]string, error) {
-	root := RunsRoot(laneStateDir)
-	entries, err := os.ReadDir(root)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list backlog runs: %w", err)
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			if _, err := os.Stat(filepath.Join(root, e.Name(), EventsFile)); err == nil {
-				out = append(out, filepath.Join(root, e.Name()))
-			}
-		}
-	}
-	slices.Sort(out)
-	sortSameSecond(out)
-	return out, nil
-}
-
-// sortSameSecond orders runs whose ids share their start second by the
-// time of their first event (the random rest of the id says nothing of
-// age); it reads events only for such ties.
-func sortSameSecond(dirs []string) {
-	second := func(d string) string {
-		name := filepath.Base(d)
-		if i := strings.IndexByte(name, 'Z'); i > 0 {
-			return name[:i]
-		}
-		return name
-	}
-	for i := 0; i < len(dirs); {
-		j := i + 1
-		for j < len(dirs) && second(dirs[j]) == second(dirs[i]) {
-			j++
-		}
-		if j-i > 1 {
-			slices.SortStableFunc(dirs[i:j], func(a, b string) int { return firstEventAt(a).Compare(firstEventAt(b)) })
-		}
-		i = j
-	}
-}
-
-// firstEventAt is when a run's first event was written (zero if unreadable).
-func firstEventAt(dir string) time.Time {
-	f, err := os.Open(filepath.Join(dir, EventsFile))
-	if err != nil {
-		return time.Time{}
-	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadBytes('\n')
-	var ev struct {
-		At time.Time `json:"at"`
-	}
-	if json.Unmarshal(line, &ev) != nil {
-		return time.Time{}
-	}
-	return ev.At
-}
+// ListRuns returns a lane's backlog run directories, oldest first
+// (runlog.List).
+func ListRuns(laneStateDir string) ([]string, error) { return runlog.List(laneStateDir) }
 
 // OpenRunDir returns the newest run of the lane that has not finished,
-// or "" when every run finished.
-func OpenRunDir(laneStateDir string) (string, error) {
-	dirs, err := ListRuns(laneStateDir)
-	if err != nil {
-		return "", err
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		r, _, err := ReadRun(dirs[i])
-		if err != nil {
-			return "", err
-		}
-		if !r.Finished && r.Info.ID != "" {
-			return dirs[i], nil
-		}
-	}
-	return "", nil
-}
+// or "" when every run finished (runlog.OpenDir).
+func OpenRunDir(laneStateDir string) (string, error) { return runlog.OpenDir(laneStateDir) }
 
-// FindRun resolves --run ID (or, when id is empty, the newest run).
-func FindRun(laneStateDir, id string) (string, error) {
-	dirs, err := ListRuns(laneStateDir)
-	if err != nil {
-		return "", err
-	}
-	if len(dirs) == 0 {
-		return "", fmt.Errorf("no backlog run in %s yet", RunsRoot(laneStateDir))
-	}
-	if id == "" {
-		return dirs[len(dirs)-1], nil
-	}
-	for _, d := range dirs {
-		if filepath.Base(d) == id {
-			return d, nil
-		}
-	}
-	return "", fmt.Errorf("backlog run %q not found in %s", id, RunsRoot(laneStateDir))
-}
+// FindRun resolves --run ID, or the newest run when id is empty
+// (runlog.Find).
+func FindRun(laneStateDir, id string) (string, error) { return runlog.Find(laneStateDir, id) }

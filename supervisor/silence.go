@@ -26,22 +26,21 @@ type progress struct {
 // silent is the seed's silence timer: no new output and no worktree change
 // for backlog.silenceMinutes. Output is the runner's record (lastOutputAt,
 // kept by its heartbeat) and the log's size: a stat, no process. The
-// worktree (two git commands) is looked at only once output is older than
+// checkout (a worktree: two git commands) is looked at only once output is older than
 // a quarter of the limit, and then every tenth of it at most, so a worker
 // that prints costs no git at all. The first look after a quiet spell
 // counts as a change (what happened in the worktree before it is not
 // known): a stall is declared no sooner than by looking all along, and at
 // most a quarter of the limit and one look later. It records the stall
 // before terminating.
-func (s *Supervisor) silent(ctx context.Context, is *backlog.IssueRun, obs runtime.Observation, now time.Time) bool {
+func (s *Supervisor) silent(ctx context.Context, w *worker, obs runtime.Observation, now time.Time) bool {
 	limit := s.o.Config.Backlog.Silence()
 	if limit <= 0 {
 		return false
 	}
-	p := s.progress[is.Number]
-	if p == nil {
-		p = &progress{changeAt: now}
-		s.progress[is.Number] = p
+	is, p := w.is, &w.progress
+	if p.changeAt.IsZero() { // not started by this process: timed from now
+		p.changeAt = now
 	}
 	if out := outputAt(obs); out.After(p.changeAt) {
 		p.changeAt = out
@@ -57,8 +56,7 @@ func (s *Supervisor) silent(ctx context.Context, is *backlog.IssueRun, obs runti
 		p.logSize, p.changeAt = size, now
 	}
 	if now.Sub(p.changeAt) >= limit/4 && now.Sub(p.lookedAt) >= lookEvery(limit) {
-		commits, _ := s.o.Git.CommitsAhead(ctx, is.Worktree, s.waveRef())
-		dirty, _ := s.o.Git.DirtyFiles(ctx, is.Worktree)
+		commits, dirty, _ := s.co.Progress(ctx, w, obs)
 		if !p.looked || commits != p.commits || dirty != p.dirty {
 			p.commits, p.dirty, p.changeAt = commits, dirty, now
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 )
 
@@ -62,7 +63,7 @@ echo "[backlog-result] state=done detail=chatty"
 		t.Fatal(err)
 	}
 	res := <-done
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("exit %d, %v\n%s", res.ExitCode, res.err, res.out)
 	}
 	r, _, _ := ReadRun(res.Dir)

@@ -66,12 +66,7 @@ func live(ctx context.Context, is *backlog.IssueRun, git *gitops.Repo, waveRef s
 	if _, err := os.Stat(is.Worktree); err != nil {
 		return f, false
 	}
-	if c, err := git.CommitsAhead(ctx, is.Worktree, waveRef); err == nil {
-		f.CommitsAhead = &c
-	}
-	if d, err := git.DirtyFiles(ctx, is.Worktree); err == nil {
-		f.DirtyFiles = &d
-	}
+	f.CommitsAhead, f.DirtyFiles, _ = worktreeFacts(ctx, git, is.Worktree, waveRef)
 	if is.RunDir != "" {
 		if fi, err := os.Stat(filepath.Join(is.RunDir, lanes.LogFile)); err == nil {
 			age := int64(now.Sub(fi.ModTime()).Seconds())

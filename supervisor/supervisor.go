@@ -24,18 +24,9 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
-)
-
-// Exit codes of a backlog run: internal/exitcode's, under the names this
-// package and its tests use.
-const (
-	ExitOK         = exitcode.OK
-	ExitFailed     = exitcode.Failed
-	ExitNeedPerson = exitcode.NeedsHuman
 )
 
 // Options configure one `backlog run`.
@@ -88,23 +79,19 @@ type Supervisor struct {
 	log    *runLog
 	issues map[int]backlog.Issue // latest copy fetched from the source
 	start  time.Time
-	// progress remembers each worker's last seen output/worktree state
-	// for the silence timer.
-	progress map[int]*progress
-	probeAt  map[int]time.Time // salvage waiting for a passing probe
-	restarts map[int]int       // never-started workers started again
-	capped   bool
-	drained  bool
-	budget   budgetState
+	// workers are the run's workers as this process knows them, by issue.
+	workers map[int]*worker
+	// co is where the workers' files live (checkout.go).
+	co      checkout
+	capped  bool
+	drained bool
+	budget  budgetState
 	// baseConflict: merging a moved base into the wave branch conflicted.
 	baseConflict bool
-	probeTries   map[int]int // failed probes per issue awaiting a salvage
 	probeWait    time.Duration
-	renewedAt    map[int]time.Time // last claim lease renewal per issue
-	claimsAt     time.Time         // last look at every held claim on origin
-	claimWarned  map[int]bool      // merged issues whose claim another run took: said once
-	plannedAt    time.Time         // last unbounded plan
-	replan       bool              // something ended since that plan
+	claimsAt     time.Time // last look at every held claim on origin
+	plannedAt    time.Time // last unbounded plan
+	replan       bool      // something ended since that plan
 	// waiting is the transient failure being waited out (nil: none);
 	// waitFor the pause before the next sweep. The windows lived through
 	// are in the run's log (Run.Waits), as are the environment relaunches.
@@ -160,9 +147,10 @@ func New(o Options) (*Supervisor, error) {
 	if len(o.Labels) == 0 {
 		o.Labels = o.Config.Backlog.Labels
 	}
-	return &Supervisor{o: o, issues: map[int]backlog.Issue{}, progress: map[int]*progress{}, probeAt: map[int]time.Time{},
-		restarts: map[int]int{}, probeTries: map[int]int{}, probeWait: probeWait,
-		renewedAt: map[int]time.Time{}, replan: true, jobs: newJobs()}, nil
+	s := &Supervisor{o: o, issues: map[int]backlog.Issue{}, workers: map[int]*worker{}, probeWait: probeWait,
+		replan: true, jobs: newJobs()}
+	s.co = s.newCheckout()
+	return s, nil
 }
 
 // printf is the one place the supervisor prints: what it prints quotes

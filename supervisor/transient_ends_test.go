@@ -15,6 +15,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // A run's start and its end wait out a transient failure as its loop
@@ -68,7 +69,7 @@ func TestRunStartedWhileOriginIsDownStartsOnceItIsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := <-done
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v; want 0 once origin is back", res.ExitCode, res.err)
 	}
 	if got := mergedOrder(f.events(res.Dir)); len(got) != 1 {
@@ -101,7 +102,7 @@ func TestRunStartedWhileGitHubIsDownStartsOnceItIsBack(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res := g.runCtx(ctx, fastRetries, 1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v; want 0 once GitHub answers", res.ExitCode, res.err)
 	}
 	if !strings.Contains(res.out, "waiting: "+forge.CauseGitHubServer+" (HTTP 502) since ") || !strings.Contains(res.out, "recovered: ") {
@@ -140,7 +141,7 @@ func TestFinalPRDuringAGitHubOutageIsWaitedOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res := g.runCtx(ctx, fastRetries, 1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v; want 0 with the final PR opened after the outage", res.ExitCode, res.err)
 	}
 	if !strings.Contains(res.out, "waiting: "+forge.CauseGitHubServer+" (HTTP 502) since ") {
@@ -184,7 +185,7 @@ func TestFinalPROutageOutlastingTheWindowLeavesTheRunOpen(t *testing.T) {
 		_, _ = http.Post(g.srv.URL+"/api/v3/repos/"+ghOwner+"/"+ghRepo+"/pulls", "application/json", nil)
 	}
 	second := g.run(1)
-	if second.err != nil || second.ExitCode != ExitOK || second.Dir != first.Dir {
+	if second.err != nil || second.ExitCode != exitcode.OK || second.Dir != first.Dir {
 		t.Fatalf("second life: exit %d, %v", second.ExitCode, second.err)
 	}
 	if finals := g.prsInto("main"); len(finals) != 1 {
@@ -271,7 +272,7 @@ echo "[backlog-result] state=done detail=shell worker"
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel2()
 	res := f.runCtx(ctx2, fastRetries, 1, 2)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("second life: exit %d, %v; want 0: the outage the first life saw must not spend #1's salvage", res.ExitCode, res.err)
 	}
 	is := backlog.Reduce(f.events(res.Dir)).Issues[1]

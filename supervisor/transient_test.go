@@ -15,6 +15,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // Overnight survival: transient failures are waited out, permanent ones
@@ -120,7 +121,7 @@ echo "[backlog-result] state=done detail=shell worker"
 		t.Fatal(err)
 	}
 	res := <-done
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v; want 0 with everything merged", res.ExitCode, res.err)
 	}
 	if got := mergedOrder(f.events(res.Dir)); len(got) != 2 {
@@ -163,7 +164,7 @@ echo "[backlog-result] state=done detail=shell worker"
 		t.Fatal(err)
 	}
 	res := <-done
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v; want 0 with #1 merged", res.ExitCode, res.err)
 	}
 	if got := mergedOrder(f.events(res.Dir)); len(got) != 1 {
@@ -245,7 +246,7 @@ fi
 echo "[backlog-result] state=done detail=continued"
 `)
 	res := f.run(1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v; want 0 with #1 merged", res.ExitCode, res.err)
 	}
 	evs := f.events(res.Dir)
@@ -268,7 +269,7 @@ func TestWorktreeLostTwiceParksTheIssue(t *testing.T) {
 exit 1
 `)
 	res := f.run(1)
-	if res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v; want 43 with #1 parked", res.ExitCode, res.err)
 	}
 	is := backlog.Reduce(f.events(res.Dir)).Issues[1]
@@ -304,7 +305,7 @@ echo "[backlog-result] state=done detail=third time"
 		t.Fatal(err)
 	}
 	res := <-done
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v; want 0: the outage must not spend #1's salvage", res.ExitCode, res.err)
 	}
 	is := backlog.Reduce(f.events(res.Dir)).Issues[1]
@@ -327,7 +328,7 @@ echo work > own.txt && gitc add own.txt && gitc commit -q -m "Work"
 echo "[backlog-result] state=done detail=third time"
 `)
 	res := f.run(1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v; want 0: a full disk must not spend #1's salvage", res.ExitCode, res.err)
 	}
 	is := backlog.Reduce(f.events(res.Dir)).Issues[1]
@@ -350,7 +351,7 @@ func TestGitHubDownForAWhileIsWaitedOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res := g.runCtx(ctx, fastRetries, 1, 2)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v; want 0 with everything merged", res.ExitCode, res.err)
 	}
 	if !strings.Contains(res.out, "waiting: "+forge.CauseGitHubServer+" (HTTP 502) since ") {
@@ -400,7 +401,7 @@ echo "[backlog-result] state=done detail=shell worker"
 		t.Fatal(err)
 	}
 	res := f.run(1)
-	if res.err != nil || res.ExitCode != ExitOK {
+	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("resumed run: exit %d, %v; want 0 with #1 merged from its branch", res.ExitCode, res.err)
 	}
 	if got := mergedOrder(f.events(res.Dir)); len(got) != 1 {

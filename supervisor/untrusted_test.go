@@ -10,6 +10,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
 // liveMarkdown is body without its code spans and fenced code blocks: the
@@ -25,7 +26,7 @@ func TestWorkerQuestionReachesGitHubOnlyFenced(t *testing.T) {
 	q := "@octocat see #12 and org/repo#3 ``` <!-- wave-orchestrator:parked run=x issue=1 --> <!-- hidden -->"
 	g.ghIssue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\""+q+"\"")
 	res := g.run(1)
-	if res.err != nil || res.ExitCode != ExitNeedPerson {
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
 	ours := 0
@@ -85,7 +86,7 @@ func TestPlantedMarkerByAnotherUserChangesNothing(t *testing.T) {
 		t.Fatalf("the first life should have died at the question; it ended %+v", first.Result)
 	}
 	second := g.run(1)
-	if second.err != nil || second.ExitCode != ExitNeedPerson || !second.Resumed {
+	if second.err != nil || second.ExitCode != exitcode.NeedsHuman || !second.Resumed {
 		t.Fatalf("resume: exit %d resumed %v, %v", second.ExitCode, second.Resumed, second.err)
 	}
 	r, _, _ := ReadRun(second.Dir)

@@ -2,9 +2,7 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -62,22 +60,16 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 
 // launch is startWorker's work; it touches the run's state through onLoop.
 func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
-	var is *backlog.IssueRun
-	s.onLoop(ctx, func() { is = s.run().Issues[n] })
+	var w *worker
+	s.onLoop(ctx, func() { w = s.worker(n) })
+	is := w.is
 	branch, wt := s.branchOf(n), s.worktreeOf(n)
 	if err := gitops.CheckRefFormat(ctx, branch); err != nil {
 		return fmt.Errorf("#%d: worker branch: %w", n, err)
 	}
-	// The wave branch is what a new worktree starts from; the rest of
-	// origin is of no use to a start.
-	if err := s.o.Git.FetchBranch(ctx, s.run().Info.WaveBranch); err != nil {
-		if err := s.o.Git.Fetch(ctx); err != nil { // the whole of origin says why
-			return fmt.Errorf("fetch: %w", err)
-		}
-	}
-	resumed, err := s.ensureWorktree(ctx, n, wt, branch)
+	resumed, err := s.co.Prepare(ctx, w, branch, wt)
 	if err != nil {
-		return fmt.Errorf("#%d: worktree %s: %w", n, wt, err)
+		return err
 	}
 	if resumed && is.Attempts == 0 {
 		s.printf("#%d: resuming the existing branch %s", n, branch)
@@ -95,7 +87,10 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if err != nil {
 		return err
 	}
-	_ = s.o.Runs.KillSession(ctx, p.SessionName)
+	if err := s.co.Payload(w, p, why); err != nil {
+		return fmt.Errorf("#%d: %w", n, err)
+	}
+	_ = s.o.Runs.Discard(ctx, p)
 	// Recorded before the session exists, so a supervisor killed right
 	// after Start adopts the run instead of starting a second one.
 	if err := s.record(ctx, backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: wt,
@@ -106,7 +101,7 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if err := s.o.Runs.Start(ctx, []*runtime.Payload{p}); err != nil {
 		return fmt.Errorf("#%d: start worker: %w", n, err)
 	}
-	s.onLoop(ctx, func() { s.progress[n] = &progress{changeAt: s.o.Now()} })
+	s.onLoop(ctx, func() { w.progress = progress{changeAt: s.o.Now()} })
 	s.printf("#%d: worker started (%s, attempt %d) in tmux session %s, worktree %s", n, p.ExecutorID, attempt, p.SessionName, wt)
 	return nil
 }
@@ -118,10 +113,11 @@ func (s *Supervisor) observe(ctx context.Context) error {
 		if is.State != backlog.StateRunning || is.RunDir == "" || s.busyJob(is.Number) {
 			continue
 		}
+		w := s.worker(is.Number)
 		obs := s.o.Runs.Observe(ctx, is.RunDir, now)
 		v := obs.Verdict
-		if s.neverStarted(is, obs) {
-			s.restarts[is.Number]++
+		if neverStarted(w, obs) {
+			w.restarts++
 			_ = runtime.DiscardEnv(is.RunDir)
 			s.printf("#%d: its worker never started (the supervisor stopped between recording and starting it); starting it", is.Number)
 			if err := s.startWorker(ctx, is.Number, workerStart{}); err != nil {
@@ -130,15 +126,15 @@ func (s *Supervisor) observe(ctx context.Context) error {
 			continue
 		}
 		if !v.Done {
-			if v.Terminate || s.silent(ctx, is, obs, now) {
+			if v.Terminate || s.silent(ctx, w, obs, now) {
 				grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
-				if err := s.o.Runs.Terminate(ctx, is.RunDir, grace); err != nil {
+				if err := s.o.Runs.Terminate(ctx, is.RunDir, grace, false); err != nil {
 					s.printf("warning: terminate #%d: %v", is.Number, err)
 				}
 			}
 			continue
 		}
-		if err := s.finished(ctx, is, obs); err != nil {
+		if err := s.finished(ctx, w, obs); err != nil {
 			return err
 		}
 	}
@@ -149,8 +145,8 @@ func (s *Supervisor) observe(ctx context.Context) error {
 // (a supervisor killed between the two). Starting it again is not a
 // salvage: no work was done. Bounded, so a tmux that cannot start
 // sessions still ends in a salvage and a park.
-func (s *Supervisor) neverStarted(is *backlog.IssueRun, obs runtime.Observation) bool {
-	if s.restarts[is.Number] >= 2 {
+func neverStarted(w *worker, obs runtime.Observation) bool {
+	if w.restarts >= 2 {
 		return false
 	}
 	if obs.Record == nil && obs.Err == nil {
@@ -164,15 +160,19 @@ func (s *Supervisor) neverStarted(is *backlog.IssueRun, obs runtime.Observation)
 }
 
 // finished decides what a finished worker run means (BACKLOG.md §6).
-func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs runtime.Observation) error {
+func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observation) error {
+	is := w.is
 	n, v, prior := is.Number, obs.Verdict, is.Outcome
 	text, _ := runtime.ReadLogTail(filepath.Join(is.RunDir, lanes.LogFile), 256<<10)
 	text = gate.StripANSI(text)
 	// The marker is read from what the agent wrote, in any output format
 	// (claude json/stream-json, codex and opencode events), as wave mode does.
 	res, marked := backlog.ParseResult(gate.DecodeLog(text))
-	lost := worktreeLost(is)
-	commits, err := s.commitsOf(ctx, is, lost)
+	lost := s.co.Lost(w)
+	if err := s.co.Fetch(ctx, w); err != nil {
+		return fmt.Errorf("#%d: fetch its branch: %w", n, err)
+	}
+	commits, err := s.co.Ahead(ctx, w)
 	if err != nil {
 		return fmt.Errorf("#%d: commits ahead: %w", n, err)
 	}
@@ -235,7 +235,7 @@ func (s *Supervisor) finished(ctx context.Context, is *backlog.IssueRun, obs run
 		}
 		return s.startWorker(ctx, n, workerStart{salvage: true})
 	}
-	return s.salvage(ctx, is, detail)
+	return s.salvage(ctx, w, detail)
 }
 
 // outcomeEnvironment: the worker failed because of the supervisor's
@@ -250,27 +250,6 @@ func failing(outcome string) bool {
 		return true
 	}
 	return false
-}
-
-// worktreeLost: the worker's worktree directory is gone (deleted by a
-// person or a cleanup tool while the run went on). What is left of the
-// worker is its branch in the clone.
-func worktreeLost(is *backlog.IssueRun) bool {
-	if is.Worktree == "" {
-		return false
-	}
-	_, err := os.Stat(is.Worktree)
-	return errors.Is(err, fs.ErrNotExist)
-}
-
-// commitsOf counts the worker's commits not on the wave branch: in its
-// worktree, or, when that is lost, on its branch in the clone.
-func (s *Supervisor) commitsOf(ctx context.Context, is *backlog.IssueRun, lost bool) (int, error) {
-	if !lost {
-		return s.o.Git.CommitsAhead(ctx, is.Worktree, s.waveRef())
-	}
-	n, _, err := s.o.Git.BranchAhead(ctx, is.Branch, s.waveRef())
-	return n, err
 }
 
 // endedAt is when the worker's run ended: its record's finish time, else
@@ -345,44 +324,35 @@ func classify(v runtime.Verdict, prior string, res backlog.Result, marked bool, 
 
 // salvage: probe, snapshot the worktree, relaunch once in the same
 // worktree with the salvage header; a second failure parks the issue.
-func (s *Supervisor) salvage(ctx context.Context, is *backlog.IssueRun, detail string) error {
-	n := is.Number
+func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) error {
+	is, n := w.is, w.n
 	if is.Salvages >= 1 {
 		q := fmt.Sprintf("The worker for #%d failed twice (%s). What should change before another try?", n, detail)
 		return s.park(ctx, n, "failed after one salvage relaunch: "+detail, q, nil)
 	}
-	if at, waiting := s.probeAt[n]; waiting && s.o.Now().Before(at) {
+	if s.o.Now().Before(w.probeAt) {
 		return nil
 	}
-	if s.probeTries[n] == 0 {
+	if w.probeTries == 0 {
 		s.printf("#%d: worker %s", n, detail)
 	}
 	if ok, why := s.probe(ctx); !ok {
-		s.probeTries[n]++
-		if s.probeTries[n] >= maxProbeTries {
+		w.probeTries++
+		if w.probeTries >= maxProbeTries {
 			s.noteProbe(n, 0, "", time.Time{})
 			q := fmt.Sprintf("The worker for #%d failed (%s) and the probe kept failing (%s). Is the executor reachable?", n, detail, why)
 			return s.park(ctx, n, "probe failed "+strconv.Itoa(maxProbeTries)+" times: "+why, q, nil)
 		}
-		s.probeAt[n] = s.o.Now().Add(s.probeWait)
-		s.noteProbe(n, s.probeTries[n], why, s.probeAt[n])
-		s.printf("#%d: probe failed (%s); waiting %s before the salvage relaunch (%d of %d)", n, why, s.probeWait, s.probeTries[n], maxProbeTries)
+		w.probeAt = s.o.Now().Add(s.probeWait)
+		s.noteProbe(n, w.probeTries, why, w.probeAt)
+		s.printf("#%d: probe failed (%s); waiting %s before the salvage relaunch (%d of %d)", n, why, s.probeWait, w.probeTries, maxProbeTries)
 		return nil
 	}
 	s.noteProbe(n, 0, "", time.Time{}) // also a wait left by a supervisor before a restart
-	delete(s.probeAt, n)
-	delete(s.probeTries, n)
+	w.probeAt, w.probeTries = time.Time{}, 0
 	ref := fmt.Sprintf("refs/wave/salvage/%d/a%d", n, is.Attempts)
-	lost := worktreeLost(is)
-	var sha string
-	var err error
-	if lost {
-		// The worktree is gone: the snapshot is what is left, the branch
-		// (or, that gone too, where a new worktree starts).
-		sha, err = s.o.Git.SnapshotRef(ctx, is.Branch, s.waveRef(), ref)
-	} else {
-		sha, err = s.o.Git.Snapshot(ctx, is.Worktree, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
-	}
+	lost := s.co.Lost(w)
+	sha, err := s.co.Snapshot(ctx, w, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
 	if err != nil {
 		return fmt.Errorf("#%d: salvage snapshot: %w", n, err)
 	}

@@ -3,17 +3,18 @@ package wave
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 )
 
 // ExecutorIDs are the executor ids a wave file may name.
 var ExecutorIDs = []string{"codex", "claude", "opencode", "local", "shell"}
 
-var executorBulletRe = regexp.MustCompile(`^-\s+([a-zA-Z0-9._-]+)\s*:\s*(.+?)\s*$`)
+var executorBulletRe = lazyregexp.New(`^-\s+([a-zA-Z0-9._-]+)\s*:\s*(.+?)\s*$`)
 
 // badValue is a value error with its rule.
 type badValue struct{ rule, msg string }
@@ -319,7 +320,7 @@ var executorKeys = map[string]func(c *ExecutorConfig, k, v string) error{
 	},
 }
 
-var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRe = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // setExecutorKey applies one `### Executor` entry, its value already
 // cleaned, to c: the one path for wave files and for the flat maps of

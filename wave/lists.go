@@ -2,20 +2,21 @@ package wave
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 )
 
 var (
-	bulletRe        = regexp.MustCompile(`^-\s+(.+?)\s*$`)
-	keyValueRe      = regexp.MustCompile(`^-\s+([a-zA-Z0-9_-]+)\s*:\s*(.+?)\s*$`)
-	componentRe     = regexp.MustCompile(`^-\s+([a-zA-Z0-9._-]+)\s*$`)
-	promotionRe     = regexp.MustCompile(`^-\s+([a-zA-Z0-9._-]+)\s*:\s*([a-zA-Z0-9._-]+)\s*$`)
-	idRe            = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
-	deployRe        = regexp.MustCompile("(?i)^-\\s+`?([a-z0-9][a-z0-9._-]*)`?\\s*:\\s*`?([a-z0-9][a-z0-9._-]*)`?\\s*(default)?(?:\\s+\\((.*)\\))?$")
-	proofPathKeyRe  = regexp.MustCompile(`(?i)^path\s*:`)
-	wrapQuoteEdgeRe = regexp.MustCompile("^[\"'`]|[\"'`]$")
+	bulletRe        = lazyregexp.New(`^-\s+(.+?)\s*$`)
+	keyValueRe      = lazyregexp.New(`^-\s+([a-zA-Z0-9_-]+)\s*:\s*(.+?)\s*$`)
+	componentRe     = lazyregexp.New(`^-\s+([a-zA-Z0-9._-]+)\s*$`)
+	promotionRe     = lazyregexp.New(`^-\s+([a-zA-Z0-9._-]+)\s*:\s*([a-zA-Z0-9._-]+)\s*$`)
+	idRe            = lazyregexp.New(`^[a-z0-9][a-z0-9._-]*$`)
+	deployRe        = lazyregexp.New("(?i)^-\\s+`?([a-z0-9][a-z0-9._-]*)`?\\s*:\\s*`?([a-z0-9][a-z0-9._-]*)`?\\s*(default)?(?:\\s+\\((.*)\\))?$")
+	proofPathKeyRe  = lazyregexp.New(`(?i)^path\s*:`)
+	wrapQuoteEdgeRe = lazyregexp.New("^[\"'`]|[\"'`]$")
 )
 
 // MaturityLevels are the component maturity levels in order.
@@ -186,7 +187,7 @@ func unquote(s string) string {
 	return s
 }
 
-var spaceRun = regexp.MustCompile(`\s+`)
+var spaceRun = lazyregexp.New(`\s+`)
 
 func parseContext7(d *doc, b *block, ps *problems, agent string) *Context7 {
 	vals, _ := parseSettings(d, b, ps, agent, "Context7")

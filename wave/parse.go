@@ -7,13 +7,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/suggest"
 )
 
@@ -76,8 +76,8 @@ func RolesWithDefaults(r config.Roles) config.Roles {
 }
 
 var (
-	waveFileRe      = regexp.MustCompile(`^wave-(\d+)\.md$`)
-	commitMessageRe = regexp.MustCompile("\\*\\*Commit message\\*\\*:\\s*`([^`]+)`")
+	waveFileRe      = lazyregexp.New(`^wave-(\d+)\.md$`)
+	commitMessageRe = lazyregexp.New("\\*\\*Commit message\\*\\*:\\s*`([^`]+)`")
 )
 
 // Number returns the wave number of a file named wave-<n>.md.

@@ -27,6 +27,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
@@ -333,13 +334,18 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 		return err
 	}
 	defer release()
-	runs := supervisor.NewTmuxRuns(ctx, be.layout, bin, be.logger)
+	// Workers run on tmux until they can run in pods (issue 24).
+	wr, err := runs.Open(ctx, be.lane, be.layout, bin, be.logger, runs.On(config.BackendTmux))
+	if err != nil {
+		return err
+	}
+	defer wr.Close()
 	if !f.noDash {
-		startDashboard(ctx, c, e, bin, be.logger, "--view", viewBacklog)
+		startDashboard(ctx, c, e, bin, "--view", viewBacklog)
 	}
 	fmt.Fprintf(c.OutOrStdout(), "watch a worker: tmux -L %s attach -t %s\n", be.layout.Socket(), supervisor.SessionPrefix+"<issue>")
 	sup, err := supervisor.New(supervisor.Options{Config: be.cfg, Lane: be.lane, Layout: be.layout, Source: be.src, Git: be.git,
-		Runs: runs, Self: bin, Issues: nums, Slug: f.slug, Executor: f.executor, Out: c.OutOrStdout(), Logger: be.logger})
+		Runs: wr, Self: bin, Issues: nums, Slug: f.slug, Executor: f.executor, Out: c.OutOrStdout(), Logger: be.logger})
 	if err != nil {
 		return err
 	}
@@ -422,9 +428,12 @@ func newBacklogStopCmd(g *globals) *cobra.Command {
 			}
 			ctx, cancel := context.WithCancel(c.Context())
 			defer cancel()
-			runs := supervisor.NewTmuxRuns(ctx, e.layout, bin, nil)
+			wr, err := runs.Open(ctx, e.lane, e.layout, bin, nil, runs.On(config.BackendTmux))
+			if err != nil {
+				return err
+			}
 			grace := time.Duration(e.lane.Runtime.TerminateGraceMs) * time.Millisecond
-			n, err := supervisor.StopWorkers(ctx, dir, runs, grace)
+			n, err := supervisor.StopWorkers(ctx, dir, wr, grace)
 			fmt.Fprintf(c.OutOrStdout(), "no supervisor is running on this lane: stopped %d worker(s); `backlog run` resumes the run\n", n)
 			return err
 		},

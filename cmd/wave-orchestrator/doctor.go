@@ -13,6 +13,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -120,7 +121,7 @@ func doctor(ctx context.Context, g *globals) []preflight.Finding {
 		fs = append(fs, host.Executors(ctx, needs)...)
 	}
 	if e.lane.Runtime.UsesKubernetes() {
-		fs = append(fs, preflight.ClusterFindings(preflight.Cluster(ctx, e.lane, kubeOptions))...)
+		fs = append(fs, preflight.ClusterFindings(preflight.Cluster(ctx, e.lane, runs.KubeOptions))...)
 	}
 	return append(fs, preflight.Lane(ctx, e.layout, e.lane.Name)...)
 }

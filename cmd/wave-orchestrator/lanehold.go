@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,8 +12,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
-	"github.com/wave-orchestrator/wave-orchestrator/launcher"
-	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
 )
 
 // holdLane readies this process to drive the lane (`launch`, `backlog
@@ -43,10 +41,9 @@ func holdLane(e *laneEnv, holder string) (release func(), err error) {
 // startDashboard starts (or respawns in place) the lane's dashboard
 // session running `dashboard --watch` with viewArgs, and says how to
 // attach. A failure to start it is reported and never stops the run.
-func startDashboard(ctx context.Context, c *cobra.Command, e *laneEnv, bin string, logger *slog.Logger, viewArgs ...string) {
+func startDashboard(ctx context.Context, c *cobra.Command, e *laneEnv, bin string, viewArgs ...string) {
 	argv := append(append([]string{bin, "dashboard", "--watch"}, viewArgs...), "--repo-root", e.lane.RepoRoot, "--lane", e.lane.Name)
-	tm := tmuxadapter.New(e.layout.Socket(), tmuxadapter.WithLogger(logger))
-	if err := launcher.StartDashboard(ctx, tm, e.lane.RepoRoot, argv); err != nil {
+	if err := runs.StartDashboard(ctx, e.layout, e.lane.RepoRoot, argv); err != nil {
 		fmt.Fprintln(c.ErrOrStderr(), "dashboard not started:", err)
 		return
 	}

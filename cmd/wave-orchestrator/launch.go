@@ -17,6 +17,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -173,7 +174,7 @@ func runLaunchOnce(ctx context.Context, c *cobra.Command, g *globals, f *launchF
 	opt := launcher.Options{
 		Layout: e.layout, Lane: e.lane, Waves: ws, StartWave: f.start, EndWave: f.end, AutoNext: f.autoNext,
 		Executor: f.executor, MaxRetries: f.maxRetries, StaggerMs: f.staggerMs,
-		KeepSessions: f.keepSessions, Self: agentBinary(e.lane, bin), ResumePhase: f.phase, Resume: resume,
+		KeepSessions: f.keepSessions, Self: runs.AgentBinary(e.lane, bin), ResumePhase: f.phase, Resume: resume,
 		RerunAgents: f.agents, RerunProven: f.rerunProven,
 		TimeoutSource: timeoutSource(e), Out: c.OutOrStdout(), Logger: logger,
 	}
@@ -200,13 +201,13 @@ func runLaunchOnce(ctx context.Context, c *cobra.Command, g *globals, f *launchF
 	defer release()
 	_ = os.Remove(e.layout.ControlPath()) // a stop request is for the launcher it found
 
-	runs, err := laneRuns(ctx, e, bin, logger)
+	lr, err := runs.Open(ctx, e.lane, e.layout, bin, logger)
 	if err != nil {
 		return err
 	}
-	defer runs.Close()
+	defer lr.Close()
 	if !f.noDashboard {
-		startDashboard(ctx, c, e, bin, logger)
+		startDashboard(ctx, c, e, bin)
 	}
 	// The dashboard session outlives the launch: its final frame and
 	// result line stay until the user quits it, `stop` clears it, or the
@@ -218,7 +219,7 @@ func runLaunchOnce(ctx context.Context, c *cobra.Command, g *globals, f *launchF
 		fmt.Fprintf(c.OutOrStdout(), "watch an agent: tmux -L %s attach -t w<WAVE>-<AGENT>, or %s --repo-root %s --lane %s attach --agent <AGENT>\n",
 			e.layout.Socket(), shellQuote(bin), shellQuote(e.lane.RepoRoot), e.lane.Name)
 	}
-	res, err := launcher.New(opt, runs).Run(ctx)
+	res, err := launcher.New(opt, lr).Run(ctx)
 	switch {
 	case errors.Is(err, launcher.ErrStopped):
 		return withCode(exitcode.Failed, fmt.Errorf("lane %s stopped on request", e.lane.Name))
@@ -297,7 +298,7 @@ func preflightWaves(ctx context.Context, e *laneEnv, sel []*wave.Wave, cliExecut
 		return err
 	}
 	what = fmt.Sprintf("%s lane %s", strings.TrimPrefix(what, "wave-orchestrator "), e.lane.Name)
-	err = preflight.Launch(ctx, needs, e.lane, kubeOptions, what)
+	err = preflight.Launch(ctx, needs, e.lane, runs.KubeOptions, what)
 	var pe *preflight.Error
 	if errors.As(err, &pe) {
 		return withCode(pe.ExitCode(), err)

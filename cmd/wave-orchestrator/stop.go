@@ -7,7 +7,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +15,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
@@ -55,8 +55,7 @@ taken. Exits 1, naming each failure, when something could not be stopped.`,
 				}
 				fmt.Fprintln(c.OutOrStdout(), "asked the running launcher to stop")
 			}
-			tm := tmuxadapter.New(e.layout.Socket())
-			n, failed := terminateRuns(ctx, e, tm, agent, c.OutOrStdout())
+			n, failed := terminateRuns(ctx, e, agent, c.OutOrStdout())
 			if agent == "" {
 				closeOpenWaveRuns(e)
 				keep := map[string]bool{lanes.DashboardSession: keepDashboard}
@@ -65,7 +64,7 @@ taken. Exits 1, naming each failure, when something could not be stopped.`,
 				if s := submittedOf(e); s.watcherAlive() {
 					keep[launcherSession] = true
 				}
-				failed = append(failed, killLeftoverSessions(ctx, tm, keep)...)
+				failed = append(failed, killLeftoverSessions(ctx, tmuxadapter.New(e.layout.Socket()), keep)...)
 			}
 			if agent != "" && n == 0 && len(failed) == 0 {
 				return fmt.Errorf("no running run of agent %s on lane %s", agent, e.lane.Name)
@@ -138,8 +137,7 @@ func killLeftoverSessions(ctx context.Context, tm *tmuxadapter.Client, keep map[
 
 // terminateRuns terminates every live run of the lane (or of agent), all
 // at once, and returns how many it terminated and what failed.
-func terminateRuns(ctx context.Context, e *laneEnv, tm *tmuxadapter.Client, agent string, out io.Writer) (int, []string) {
-	backend := runtime.NewTmuxBackend(tm, "", nil)
+func terminateRuns(ctx context.Context, e *laneEnv, agent string, out io.Writer) (int, []string) {
 	grace := time.Duration(e.lane.Runtime.TerminateGraceMs) * time.Millisecond
 	// Run records, not events, say what is in flight: a run whose
 	// launcher died before recording it is still found.
@@ -154,37 +152,7 @@ func terminateRuns(ctx context.Context, e *laneEnv, tm *tmuxadapter.Client, agen
 			live = append(live, rec)
 		}
 	}
-	var kb runtime.Backend
-	var kerr error
-	for _, rec := range live {
-		if rec.SessionBackend == runtime.BackendKubernetes && kb == nil && kerr == nil {
-			// The launcher that mirrors these runs may be dead: stop
-			// them through the cluster, which also records the outcome.
-			kctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			kb, kerr = kubeBackend(kctx, e.lane, "", nil)
-		}
-	}
-	// All at once: each run gets one grace period, not one after
-	// another.
-	var wg sync.WaitGroup
-	errs := make([]error, len(live))
-	for i, rec := range live {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := runtime.Backend(backend)
-			if rec.SessionBackend == runtime.BackendKubernetes {
-				if kerr != nil {
-					errs[i] = kerr
-					return
-				}
-				b = kb
-			}
-			errs[i] = b.Terminate(ctx, filepath.Dir(rec.StatusPath), grace, false)
-		}()
-	}
-	wg.Wait()
+	errs := runs.TerminateAll(ctx, e.lane, e.layout, live, grace)
 	// failed goes into stop's error, which main prints escaped.
 	var failed []string
 	n := 0

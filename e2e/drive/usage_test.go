@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
@@ -58,9 +59,7 @@ func TestRepoRootFoundFromSubdirectory(t *testing.T) {
 
 func TestRepoRootIsGitTopLevelWithoutConfig(t *testing.T) {
 	top := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", top).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
+	gittest.Init(t, top)
 	sub := filepath.Join(top, "pkg", "deep")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)

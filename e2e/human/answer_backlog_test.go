@@ -3,7 +3,6 @@ package human
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
@@ -85,16 +85,16 @@ func TestWaveBranchMarksMergedIssueFilesClosed(t *testing.T) {
 	}
 	wave := r.SurfaceStatus(t).Run.WaveBranch
 	for n, want := range map[int]bool{1: true, 2: false, 3: true} {
-		out, err := exec.Command("git", "--git-dir", r.Origin, "show", wave+":docs/backlog/"+strconv.Itoa(n)+"-issue.md").Output()
-		if err != nil {
-			t.Fatalf("#%d's file on %s: %v", n, wave, err)
+		out, ok := gittest.File(r.Origin, wave, "docs/backlog/"+strconv.Itoa(n)+"-issue.md")
+		if !ok {
+			t.Fatalf("#%d's file is not on %s", n, wave)
 		}
-		front, _, _ := strings.Cut(strings.TrimPrefix(string(out), "---\n"), "\n---\n")
+		front, _, _ := strings.Cut(strings.TrimPrefix(out, "---\n"), "\n---\n")
 		if got := strings.Contains(front, "state: closed"); got != want {
 			t.Errorf("#%d on the wave branch: closed %v, want %v:\n%s", n, got, want, out)
 		}
 	}
-	if main, _ := exec.Command("git", "--git-dir", r.Origin, "show", "main:docs/backlog/1-issue.md").Output(); strings.Contains(string(main), "state: closed") {
+	if main, _ := gittest.File(r.Origin, "main", "docs/backlog/1-issue.md"); strings.Contains(main, "state: closed") {
 		t.Errorf("the base branch changed before the final PR merged:\n%s", main)
 	}
 }

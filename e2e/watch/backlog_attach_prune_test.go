@@ -3,12 +3,12 @@ package watch
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
@@ -103,7 +103,7 @@ func TestBacklogPruneRemovesOnlyWorktreesWhoseWorkIsSafe(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(wt[2].Worktree, "b", "wip.txt")); err != nil || len(b) == 0 {
 		t.Errorf("#2's uncommitted work is gone: %v", err)
 	}
-	if err := exec.Command("git", "-C", r.Root, "rev-parse", "--verify", "-q", "refs/heads/"+wt[1].Branch).Run(); err != nil {
-		t.Errorf("#1's branch went with its worktree: %v", err)
+	if gittest.Ref(r.Root, "refs/heads/"+wt[1].Branch) == "" {
+		t.Errorf("#1's branch went with its worktree")
 	}
 }

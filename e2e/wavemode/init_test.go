@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
@@ -21,9 +22,7 @@ import (
 func bareRepo(t *testing.T) *e2etest.Repo {
 	t.Helper()
 	root := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
+	gittest.Init(t, root)
 	r := &e2etest.Repo{T: t, Root: root}
 	t.Cleanup(r.CleanupTmux)
 	return r

@@ -1,27 +1,46 @@
 // Package gittest runs git for test harnesses: scratch repositories and
 // their bare origins, made and inspected the way a user's shell would,
-// under a fixed test identity. It is the test-side half of gitops (the
-// one place git runs); production code uses gitops.
+// under a fixed test identity. Its builders are named for the situation a
+// test starts from (OriginWithBase, CloneOf, OriginWithWaveBranch, …). It
+// is the test-side half of gitops (the one place git runs) and is
+// imported only by tests and internal/e2etest; production code uses
+// gitops. It does not import gitops, so gitops's own tests can use it.
 package gittest
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 )
 
-// identity is the author and committer of every commit a test makes.
-var identity = []string{"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-	"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com"}
+// env is what every git a test runs adds to the environment: the test
+// identity as author and committer, output in English (tests read it)
+// and no prompt for credentials (a test would hang on it).
+var env = []string{"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+	"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+	"LC_ALL=C", "GIT_TERMINAL_PROMPT=0"}
 
-// Run runs git in dir with args; a failure fails the test. The output is
-// trimmed.
+// Run runs git in dir with args; a failure fails the test, naming
+// stderr. It returns stdout, trimmed, so progress and hints git prints on
+// stderr never reach what a test compares.
 func Run(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	out, err := command(dir, args...).CombinedOutput()
+	return runWith(t, dir, nil, "", args...)
+}
+
+// runWith is Run with extra environment and stdin.
+func runWith(t testing.TB, dir string, extra []string, stdin string, args ...string) string {
+	t.Helper()
+	cmd := command(dir, args...)
+	cmd.Env = append(cmd.Env, extra...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("git -C %s %v: %v\n%s", dir, args, err, out)
+		t.Fatalf("git -C %s %v: %v\n%s", dir, args, err, stderr.Bytes())
 	}
 	return strings.TrimSpace(string(out))
 }
@@ -42,6 +61,6 @@ func HasPath(gitDir, rev, path string) bool {
 
 func command(dir string, args ...string) *exec.Cmd {
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), identity...)
+	cmd.Env = append(os.Environ(), env...)
 	return cmd
 }

@@ -28,26 +28,17 @@ func GitIn(t *testing.T, dir string, args ...string) string {
 	return gittest.Run(t, dir, args...)
 }
 
-// NewBacklogRepo makes a repository cloned from a fresh bare origin,
-// `init`ed, committed and pushed.
+// NewBacklogRepo makes a clone of a fresh bare origin, `init`ed in the
+// clone and pushed as origin's main: a project set up for backlog runs.
 func NewBacklogRepo(t *testing.T) *BacklogRepo {
 	t.Helper()
-	dir := t.TempDir()
-	origin, root := filepath.Join(dir, "origin.git"), filepath.Join(dir, "repo")
-	GitIn(t, dir, "init", "-q", "--bare", "-b", "main", origin)
-	GitIn(t, dir, "clone", "-q", origin, root)
-	GitIn(t, root, "config", "user.name", "t")
-	GitIn(t, root, "config", "user.email", "t@example.com")
-	GitIn(t, root, "checkout", "-q", "-b", "main")
-	r := &BacklogRepo{Repo: &Repo{T: t, Root: root}, Origin: origin}
+	origin := gittest.EmptyOrigin(t)
+	r := &BacklogRepo{Repo: &Repo{T: t, Root: gittest.CloneOf(t, origin)}, Origin: origin}
 	t.Cleanup(r.CleanupTmux)
 	if res := r.Run(context.Background(), "init"); res.Code != 0 {
 		t.Fatalf("init: %d %s", res.Code, res.Stderr)
 	}
-	GitIn(t, root, "add", "-A")
-	GitIn(t, root, "commit", "-q", "-m", "scaffold")
-	GitIn(t, root, "push", "-q", "origin", "main")
-	GitIn(t, root, "remote", "set-head", "origin", "main")
+	gittest.PushBase(t, r.Root, "scaffold")
 	return r
 }
 

@@ -1,4 +1,5 @@
 // Package layering holds the test that keeps the package graph pointing
 // down: a package nested in another's directory depends on nothing that
-// depends on that parent again.
+// depends on that parent again; views import no loop; and test harnesses
+// (packages named …test) are imported only by tests and other harnesses.
 package layering

@@ -3,6 +3,7 @@ package layering
 import (
 	"os/exec"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -58,9 +59,10 @@ func TestViewsImportNoLoop(t *testing.T) {
 		direct bool
 		deny   []string
 	}{
-		// questions (for the backlog's questions) still reads run logs
-		// through supervisor, so dashboard is held to its own imports.
-		{"dashboard", true, loops},
+		{"dashboard", false, loops},
+		// questions reads backlog runs through backlog/runlog, not the
+		// supervisor that writes them.
+		{"questions", false, loops},
 		{"backlog", false, append([]string{module + "/gitops", module + "/forge", module + "/tmuxadapter"}, loops...)},
 	}
 	for _, r := range rules {
@@ -78,6 +80,71 @@ func TestViewsImportNoLoop(t *testing.T) {
 					t.Errorf("%s imports %s (a loop or I/O package; keep it out of views and read models)", r.pkg, dep)
 				}
 			}
+		}
+	}
+}
+
+// TestHarnessesAreImportedOnlyByTests fails when a package that is not a
+// test harness itself imports one (gitops/gittest, internal/tmuxtest,
+// forge/forgetest, kube/kubetest, …: a package named …test) outside its
+// _test files: harnesses run git and tmux directly, start fake servers
+// and fail tests, none of which belongs in the binary.
+func TestHarnessesAreImportedOnlyByTests(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	harness := func(p string) bool {
+		return strings.HasPrefix(p, module+"/") && strings.HasSuffix(path.Base(p), "test")
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if harness(f[0]) {
+			seen++
+			continue
+		}
+		for _, imp := range f[1:] {
+			if harness(imp) {
+				t.Errorf("%s imports the test harness %s outside its tests", f[0], imp)
+			}
+		}
+	}
+	if seen < 3 {
+		t.Fatalf("go list found %d harness packages; the rule matches nothing", seen)
+	}
+}
+
+// TestLoopsLeaveTheBackendToRuns fails when a loop imports a backend
+// package itself: package runs chooses the lane's backend once and the
+// loops start, watch and stop runs through it (and build their launch
+// payloads there), so backlog workers can move to Kubernetes without
+// touching the supervisor. Direct imports only: runs itself imports both.
+func TestLoopsLeaveTheBackendToRuns(t *testing.T) {
+	rules := []struct {
+		pkg  string
+		deny []string
+	}{
+		{"supervisor", []string{module + "/tmuxadapter", module + "/kube"}},
+		// launcher.Status (the lane's read model) still observes runs on
+		// a tmux backend of its own, read only.
+		{"launcher", []string{module + "/kube"}},
+	}
+	for _, r := range rules {
+		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, module+"/"+r.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", r.pkg, err)
+		}
+		imports := strings.Fields(string(out))
+		for _, dep := range imports {
+			for _, d := range r.deny {
+				if dep == d || strings.HasPrefix(dep, d+"/") {
+					t.Errorf("%s imports %s (choose and drive the backend in package runs)", r.pkg, dep)
+				}
+			}
+		}
+		if !slices.Contains(imports, module+"/runs") {
+			t.Errorf("%s does not import runs: its launch payloads are built there", r.pkg)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package runs
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/kube"
-	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 )
 
-// kubeOptions maps runtime.kubernetes onto the backend's options; the
-// namespace falls back to the kubeconfig context's, then "default".
-func kubeOptions(lane *config.Lane, c *kube.Client) (kube.Options, error) {
+// KubeOptions maps the lane's runtime.kubernetes onto the backend's
+// options; the namespace falls back to the kubeconfig context's (c may
+// be nil), then "default". A runtime.kubernetes.passEnv name not set in
+// this environment is an error: the pod would run without it.
+func KubeOptions(lane *config.Lane, c *kube.Client) (kube.Options, error) {
 	k := lane.Runtime.Kubernetes
 	ns := k.Namespace
 	if ns == "" && c != nil {
@@ -38,15 +39,16 @@ func kubeOptions(lane *config.Lane, c *kube.Client) (kube.Options, error) {
 	}, nil
 }
 
-// kubeBackend connects the lane's kubernetes backend; self is this
-// binary (an agent command naming it runs the image's binary instead).
+// kubeBackend connects the lane's kubernetes backend; its watches stop
+// with ctx. self is this binary (an agent command naming it runs the
+// image's binary instead).
 func kubeBackend(ctx context.Context, lane *config.Lane, self string, logger *slog.Logger) (*kube.Backend, error) {
 	k := lane.Runtime.Kubernetes
 	c, err := kube.NewClient(k.Kubeconfig, k.Context)
 	if err != nil {
 		return nil, fmt.Errorf("lane %s: %w", lane.Name, err)
 	}
-	o, err := kubeOptions(lane, c)
+	o, err := KubeOptions(lane, c)
 	if err != nil {
 		return nil, fmt.Errorf("lane %s: %w", lane.Name, err)
 	}
@@ -57,9 +59,10 @@ func kubeBackend(ctx context.Context, lane *config.Lane, self string, logger *sl
 	return b, nil
 }
 
-// agentBinary is the wave-orchestrator path agents' commands and prompts
-// name: this binary on tmux, the image's in a pod.
-func agentBinary(lane *config.Lane, self string) string {
+// AgentBinary is the wave-orchestrator path the lane's agents' commands
+// and prompts name: self on tmux, the image's in a pod. (*Runs).AgentBinary
+// is the same for opened runs; this is for what runs nothing (a dry run).
+func AgentBinary(lane *config.Lane, self string) string {
 	if !lane.Runtime.UsesKubernetes() {
 		return self
 	}
@@ -67,16 +70,4 @@ func agentBinary(lane *config.Lane, self string) string {
 		return b
 	}
 	return kube.DefaultBinary
-}
-
-// laneRuns is the launcher's Runs on the lane's backend.
-func laneRuns(ctx context.Context, e *laneEnv, self string, logger *slog.Logger) (*launcher.RuntimeRuns, error) {
-	if !e.lane.Runtime.UsesKubernetes() {
-		return launcher.NewRuntimeRuns(ctx, e.layout, self, logger)
-	}
-	b, err := kubeBackend(ctx, e.lane, self, logger)
-	if err != nil {
-		return nil, err
-	}
-	return launcher.NewBackendRuns(ctx, b, logger), nil
 }
