@@ -274,24 +274,13 @@ func preflightBacklog(ctx context.Context, e *laneEnv, cliExecutor string) error
 	if err != nil {
 		return err
 	}
-	needs := preflight.Needs{Tmux: true, Git: true}
-	if x, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane)); ok {
-		needs.Add(x, "backlog workers")
+	need, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane))
+	err = preflight.System().Backlog(ctx, need, ok, "backlog run lane "+e.lane.Name)
+	var pe *preflight.Error
+	if errors.As(err, &pe) {
+		return withCode(pe.ExitCode(), err)
 	}
-	ps := preflight.Check(ctx, needs)
-	if len(ps) == 0 {
-		return nil
-	}
-	code := exitcode.Failed
-	if preflight.NoUsableExecutor(ps) {
-		code = exitcode.NeedsHuman
-	}
-	for i := range ps {
-		if ps[i].Kind == preflight.KindExecutor && strings.Contains(ps[i].Msg, "not on PATH") {
-			ps[i].Fix = "install it, put it on PATH, or give the workers another executor (backlog.executor.id, or --executor)"
-		}
-	}
-	return withCode(code, &preflight.Error{What: "backlog run lane " + e.lane.Name, Problems: ps})
+	return err
 }
 
 // sameSelection refuses a `backlog run` whose selection differs from the
