@@ -29,6 +29,7 @@ func (c *Config) validateBacklog(p *problems) {
 	p.atLeast("backlog.transientRetryMinutes", b.TransientRetryMinutes, 0)
 	p.atLeast("backlog.transientRetrySeconds", b.TransientRetrySeconds, 0)
 	p.atLeast("backlog.verifyTimeoutMinutes", b.VerifyTimeoutMin, 1)
+	p.atLeast("backlog.snapshotMinutes", b.SnapshotMinutes, 0)
 	p.atLeast("backlog.reworkRounds", b.ReworkRounds, 0)
 	p.atLeast("backlog.inputWaitMinutes", b.InputWaitMinutes, -1)
 	p.atLeast("backlog.probe.timeoutSeconds", b.Probe.TimeoutSeconds, 1)

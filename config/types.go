@@ -227,8 +227,16 @@ type Kubernetes struct {
 	Binary          string `json:"binary" yaml:"binary"`
 	ImagePullPolicy string `json:"imagePullPolicy" yaml:"imagePullPolicy"`
 	// Workspace is how the pods see the repository, at the same path as
-	// the launcher does.
+	// the launcher does. Wave agents need it; backlog workers, which
+	// clone origin in their pod, do not.
 	Workspace KubeWorkspace `json:"workspace" yaml:"workspace"`
+	// GitCredentialsSecret names a kubernetes.io/basic-auth Secret
+	// (username, password) mounted into backlog workers' pods: their
+	// runner's git answers origin's credential requests from it.
+	GitCredentialsSecret string `json:"gitCredentialsSecret" yaml:"gitCredentialsSecret"`
+	// GitURL is origin's URL as the pods reach it (default: origin's URL
+	// in the supervisor's clone).
+	GitURL string `json:"gitURL" yaml:"gitURL"`
 	// EnvFrom names Secrets whose keys become the agents' environment
 	// (API keys); PassEnv copies variables of the launcher's environment
 	// into each run's own Secret.
@@ -269,26 +277,30 @@ type GitHub struct {
 // Backlog configures backlog mode (BACKLOG.md). Commands (probe, verify,
 // claim hooks) are argv lists, never shell strings.
 type Backlog struct {
-	Source            string            `json:"source" yaml:"source"`     // github|local; default github when github.owner is set
-	LocalDir          string            `json:"localDir" yaml:"localDir"` // local source: docs/backlog
-	Width             int               `json:"width" yaml:"width"`       // workers at once, default 5
-	MaxIssues         int               `json:"maxIssues" yaml:"maxIssues"`
-	MaxMinutes        int               `json:"maxMinutes" yaml:"maxMinutes"`
-	Labels            []string          `json:"labels" yaml:"labels"` // required labels (AND)
-	ClaimLabel        string            `json:"claimLabel" yaml:"claimLabel"`
-	NeedsInputLabel   string            `json:"needsInputLabel" yaml:"needsInputLabel"`
-	UndeclaredSurface string            `json:"undeclaredSurface" yaml:"undeclaredSurface"` // serial|parallel
-	WorktreeRoot      string            `json:"worktreeRoot" yaml:"worktreeRoot"`
-	SilenceMinutes    int               `json:"silenceMinutes" yaml:"silenceMinutes"` // default 60; 0 = off
-	SilenceSeconds    int               `json:"silenceSeconds" yaml:"silenceSeconds"` // finer; wins when > 0
-	WorkerPRs         *bool             `json:"workerPRs" yaml:"workerPRs"`           // default true (github only)
-	Verify            []string          `json:"verify" yaml:"verify"`                 // argv run at the would-be merge
-	VerifyTimeoutMin  int               `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
-	Probe             Probe             `json:"probe" yaml:"probe"`
-	Review            Review            `json:"review" yaml:"review"`
-	Executor          map[string]string `json:"executor" yaml:"executor"` // `### Executor` keys
-	Claim             Claim             `json:"claim" yaml:"claim"`
-	WorkerRolePrompt  string            `json:"workerRolePromptPath" yaml:"workerRolePromptPath"`
+	Source            string   `json:"source" yaml:"source"`     // github|local; default github when github.owner is set
+	LocalDir          string   `json:"localDir" yaml:"localDir"` // local source: docs/backlog
+	Width             int      `json:"width" yaml:"width"`       // workers at once, default 5
+	MaxIssues         int      `json:"maxIssues" yaml:"maxIssues"`
+	MaxMinutes        int      `json:"maxMinutes" yaml:"maxMinutes"`
+	Labels            []string `json:"labels" yaml:"labels"` // required labels (AND)
+	ClaimLabel        string   `json:"claimLabel" yaml:"claimLabel"`
+	NeedsInputLabel   string   `json:"needsInputLabel" yaml:"needsInputLabel"`
+	UndeclaredSurface string   `json:"undeclaredSurface" yaml:"undeclaredSurface"` // serial|parallel
+	WorktreeRoot      string   `json:"worktreeRoot" yaml:"worktreeRoot"`
+	SilenceMinutes    int      `json:"silenceMinutes" yaml:"silenceMinutes"` // default 60; 0 = off
+	SilenceSeconds    int      `json:"silenceSeconds" yaml:"silenceSeconds"` // finer; wins when > 0
+	WorkerPRs         *bool    `json:"workerPRs" yaml:"workerPRs"`           // default true (github only)
+	Verify            []string `json:"verify" yaml:"verify"`                 // argv run at the would-be merge
+	VerifyTimeoutMin  int      `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
+	// SnapshotMinutes is how often a worker in a pod pushes a snapshot of
+	// its uncommitted work to origin (default 10; 0: only when stopped
+	// and at exit).
+	SnapshotMinutes  int               `json:"snapshotMinutes" yaml:"snapshotMinutes"`
+	Probe            Probe             `json:"probe" yaml:"probe"`
+	Review           Review            `json:"review" yaml:"review"`
+	Executor         map[string]string `json:"executor" yaml:"executor"` // `### Executor` keys
+	Claim            Claim             `json:"claim" yaml:"claim"`
+	WorkerRolePrompt string            `json:"workerRolePromptPath" yaml:"workerRolePromptPath"`
 	// TransientRetryMinutes is how long the supervisor waits out a
 	// transient failure (origin unreachable, disk full, a hook refusing
 	// pushes) before it gives up; TransientRetrySeconds is finer and wins

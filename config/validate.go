@@ -293,8 +293,10 @@ func validateKube(p *problems, r Runtime) {
 	if strings.TrimSpace(k.Image) == "" {
 		p.add("runtime.kubernetes.image", "required with runtime.backend kubernetes: the image with wave-orchestrator and the agent CLIs")
 	}
-	if k.Workspace.ClaimName == "" && k.Workspace.HostPath == "" {
-		p.add("runtime.kubernetes.workspace", "required with runtime.backend kubernetes: set claimName (a ReadWriteMany claim holding the repository) or hostPath, so the pods see the repository where the launcher does")
+	// No workspace is fine for backlog workers (they clone in their pod);
+	// a wave's first Start says it is missing.
+	if k.GitURL != "" && (strings.HasPrefix(k.GitURL, "-") || strings.ContainsAny(k.GitURL, " \n")) {
+		p.add("runtime.kubernetes.gitURL", "not a git URL: %q", k.GitURL)
 	}
 	if k.Workspace.ClaimName != "" && k.Workspace.HostPath != "" {
 		p.add("runtime.kubernetes.workspace", "set claimName or hostPath, not both")

@@ -88,6 +88,27 @@ func (r *Repo) Snapshot(ctx context.Context, worktree, ref, message string) (str
 	if err := r.checkFullRef(ctx, ref); err != nil {
 		return "", err
 	}
+	tree, err := r.worktreeTree(ctx, worktree)
+	if err != nil {
+		return "", err
+	}
+	if message == "" {
+		message = "wave-orchestrator snapshot"
+	}
+	out, err := r.do(ctx, call{dir: worktree, args: []string{"commit-tree", "--no-gpg-sign", tree, "-p", "HEAD"}, stdin: message, env: toolIdentity()})
+	if err != nil {
+		return "", fmt.Errorf("snapshot %s: commit-tree: %w", worktree, err)
+	}
+	commit := firstLine(out)
+	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator snapshot", ref, commit); err != nil {
+		return "", fmt.Errorf("snapshot %s: update %s: %w", worktree, ref, err)
+	}
+	return commit, nil
+}
+
+// worktreeTree writes the tree of the worktree's whole state in a private
+// copy of its index and returns it.
+func (r *Repo) worktreeTree(ctx context.Context, worktree string) (string, error) {
 	tmp, err := os.MkdirTemp("", "wave-snapshot-")
 	if err != nil {
 		return "", fmt.Errorf("snapshot %s: %w", worktree, err)
@@ -105,18 +126,7 @@ func (r *Repo) Snapshot(ctx context.Context, worktree, ref, message string) (str
 	if err != nil {
 		return "", fmt.Errorf("snapshot %s: write-tree: %w", worktree, err)
 	}
-	if message == "" {
-		message = "wave-orchestrator snapshot"
-	}
-	out, err := r.do(ctx, call{dir: worktree, args: []string{"commit-tree", "--no-gpg-sign", firstLine(tree), "-p", "HEAD"}, stdin: message, env: toolIdentity()})
-	if err != nil {
-		return "", fmt.Errorf("snapshot %s: commit-tree: %w", worktree, err)
-	}
-	commit := firstLine(out)
-	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator snapshot", ref, commit); err != nil {
-		return "", fmt.Errorf("snapshot %s: update %s: %w", worktree, ref, err)
-	}
-	return commit, nil
+	return firstLine(tree), nil
 }
 
 // seedIndex fills the private index: a copy of the worktree's own index,

@@ -116,6 +116,9 @@ func CheckCluster(ctx context.Context, c *Client, o Options, timeout time.Durati
 		return checks
 	}
 	checks = append(checks, serviceAccountCheck(ctx, c, o))
+	if o.GitCredentialsSecret != "" {
+		checks = append(checks, gitCredentialsCheck(ctx, c, o))
+	}
 	return append(checks, runnerChecks(ctx, c, o)...)
 }
 

@@ -132,8 +132,6 @@ func (o Options) check() error {
 		return errors.New("kubernetes backend: no namespace")
 	case o.Image == "":
 		return errors.New("kubernetes backend: runtime.kubernetes.image is not set")
-	case o.WorkspaceClaim == "" && o.WorkspaceHostPath == "":
-		return errors.New("kubernetes backend: runtime.kubernetes.workspace is not set")
 	}
 	for key, q := range map[string]string{"cpu": o.CPU, "memory": o.Memory} {
 		if _, err := resource.ParseQuantity(q); q != "" && err != nil {

@@ -29,7 +29,8 @@ const (
 	Optional
 	// Ambient: not in the manifest. Every authenticated user has it
 	// (system:basic-user, system:public-info-viewer), or a namespaced Role
-	// cannot grant it and doctor does without.
+	// cannot grant it and doctor does without, or doctor uses it only when
+	// an access review says this user has it anyway.
 	Ambient
 )
 
@@ -81,6 +82,9 @@ func Needs() []Need {
 		l(Ambient, "create", authz, "subjectaccessreviews", "", "check the runner's rights"),
 		l(Ambient, "create", authz, "selfsubjectaccessreviews", "", "check the launcher's rights"),
 		l(Ambient, "create", authn, "selfsubjectreviews", "", "name the launcher's user"),
+		// Only when an access review allows it by name: the Role grants
+		// no Secret reads (see above).
+		l(Ambient, "get", "", "secrets", "", "check the git credentials Secret"),
 		{Who: Runner, Grant: Required, Permission: Permission{Verb: "patch", Group: coord, Resource: "leases",
 			For: "renew its run's Lease every heartbeat"}},
 	}

@@ -65,6 +65,14 @@ func (b *Backend) prepare(p *runtime.Payload) error {
 	if err := runtime.CheckPayload(p); err != nil {
 		return err
 	}
+	switch {
+	case p.Checkout != nil:
+		if err := checkCheckout(p); err != nil {
+			return err
+		}
+	case b.o.WorkspaceClaim == "" && b.o.WorkspaceHostPath == "":
+		return fmt.Errorf("run %s: runtime.kubernetes.workspace is not set: a wave agent's pod sees the repository through it (only backlog workers, which clone origin in their pod, run without one)", p.RunID)
+	}
 	p.FillPaths()
 	if p.SchemaVersion == 0 {
 		p.SchemaVersion = runtime.SchemaVersion

@@ -26,11 +26,15 @@ type Options struct {
 	// Binary is wave-orchestrator's path in the image.
 	Binary          string
 	ImagePullPolicy string
-	// WorkspaceClaim or WorkspaceHostPath is mounted at RepoRoot.
+	// WorkspaceClaim or WorkspaceHostPath is mounted at RepoRoot; runs
+	// without a Payload.Checkout need one.
 	WorkspaceClaim    string
 	WorkspaceHostPath string
 	RepoRoot          string
-	Lane              string
+	// GitCredentialsSecret names the basic-auth Secret mounted into the
+	// pods of runs with a Payload.Checkout (runtime.kubernetes.gitCredentialsSecret).
+	GitCredentialsSecret string
+	Lane                 string
 	// EnvFrom names Secrets for the agents' environment; PassEnv are
 	// values copied into each run's own Secret.
 	EnvFrom      []string
@@ -165,7 +169,7 @@ func jobFor(p *runtime.Payload, o Options, name string, now time.Time) *batchv1.
 					EnableServiceLinks:            ptr.To(false),
 					NodeSelector:                  o.NodeSelector,
 					Containers:                    []corev1.Container{container(p, o)},
-					Volumes:                       volumes(o, name),
+					Volumes:                       volumes(p, o, name),
 				},
 			},
 		},
@@ -184,7 +188,7 @@ func container(p *runtime.Payload, o Options) corev1.Container {
 		ImagePullPolicy:          corev1.PullPolicy(o.ImagePullPolicy),
 		Command:                  []string{o.binary()},
 		Args:                     []string{"agent-run", "--payload", inDir + "/" + payloadKey},
-		WorkingDir:               p.Cwd,
+		WorkingDir:               workingDir(p),
 		TTY:                      true,
 		Stdin:                    true,
 		TerminationMessagePath:   terminationLog,
@@ -194,17 +198,21 @@ func container(p *runtime.Payload, o Options) corev1.Container {
 			{Name: "WAVE_POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
 			{Name: "WAVE_POD_DIR", Value: podDir},
 			{Name: "WAVE_TERMINATION_LOG", Value: terminationLog},
+			{Name: envInDir, Value: inDir},
 			// Libraries in the runner query the terminal's colours at
 			// start and wait 5 s for an answer no pod terminal gives;
 			// they skip the query for a dumb one. The runner draws
 			// nothing; the agent's TERM is in the payload.
 			{Name: "TERM", Value: "dumb"},
 		},
-		VolumeMounts: []corev1.VolumeMount{
-			{Name: "wave-in", MountPath: inDir, ReadOnly: true},
-			{Name: "wave-pod", MountPath: podDir},
-			{Name: "workspace", MountPath: o.RepoRoot},
-		},
+		VolumeMounts: mounts(p, o),
+	}
+	if p.Checkout != nil {
+		c.Env = append(c.Env, corev1.EnvVar{Name: runtime.EnvRunDir, Value: p.RunDir},
+			corev1.EnvVar{Name: runtime.EnvCheckoutDir, Value: p.Checkout.Dir})
+		if o.GitCredentialsSecret != "" {
+			c.Env = append(c.Env, corev1.EnvVar{Name: envGitCredentials, Value: gitCredentialsDir})
+		}
 	}
 	for _, s := range o.EnvFrom {
 		c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: s}}})
@@ -222,18 +230,58 @@ func container(p *runtime.Payload, o Options) corev1.Container {
 	return c
 }
 
-func volumes(o Options, name string) []corev1.Volume {
+func volumes(p *runtime.Payload, o Options, name string) []corev1.Volume {
+	vs := []corev1.Volume{
+		{Name: "wave-in", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name, DefaultMode: ptr.To[int32](0o400)}}},
+		{Name: "wave-pod", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	if p.Checkout != nil {
+		// No shared disk: the run dir and the clone are the pod's own.
+		vs = append(vs,
+			corev1.Volume{Name: "wave-run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			corev1.Volume{Name: "wave-checkout", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		if o.GitCredentialsSecret != "" {
+			vs = append(vs, corev1.Volume{Name: "git-credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: o.GitCredentialsSecret, DefaultMode: ptr.To[int32](0o400)}}})
+		}
+		return vs
+	}
 	ws := corev1.VolumeSource{}
 	if o.WorkspaceClaim != "" {
 		ws.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.WorkspaceClaim}
 	} else {
 		ws.HostPath = &corev1.HostPathVolumeSource{Path: o.WorkspaceHostPath, Type: ptr.To(corev1.HostPathDirectory)}
 	}
-	return []corev1.Volume{
-		{Name: "wave-in", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name, DefaultMode: ptr.To[int32](0o400)}}},
-		{Name: "wave-pod", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-		{Name: "workspace", VolumeSource: ws},
+	return append(vs, corev1.Volume{Name: "workspace", VolumeSource: ws})
+}
+
+// mounts are the agent container's mounts of volumes.
+func mounts(p *runtime.Payload, o Options) []corev1.VolumeMount {
+	ms := []corev1.VolumeMount{
+		{Name: "wave-in", MountPath: inDir, ReadOnly: true},
+		{Name: "wave-pod", MountPath: podDir},
 	}
+	if co := p.Checkout; co != nil {
+		ms = append(ms, corev1.VolumeMount{Name: "wave-run", MountPath: p.RunDir})
+		if co.Dir != p.RunDir {
+			ms = append(ms, corev1.VolumeMount{Name: "wave-checkout", MountPath: co.Dir})
+		}
+		if o.GitCredentialsSecret != "" {
+			ms = append(ms, corev1.VolumeMount{Name: "git-credentials", MountPath: gitCredentialsDir, ReadOnly: true})
+		}
+		return ms
+	}
+	return append(ms, corev1.VolumeMount{Name: "workspace", MountPath: o.RepoRoot})
+}
+
+// workingDir is the container's: the agent's for a run on the shared
+// workspace; for one that clones, a directory there from the start (the
+// runner starts the agent in the clone itself).
+func workingDir(p *runtime.Payload) string {
+	if p.Checkout != nil {
+		return podDir
+	}
+	return p.Cwd
 }
 
 // ownedBy makes job the owner of a run's other objects, so deleting the
@@ -248,11 +296,17 @@ func secretFor(p *runtime.Payload, o Options, self string, job *batchv1.Job) (*c
 	if err != nil {
 		return nil, fmt.Errorf("run %s: payload: %w", p.RunID, err)
 	}
+	data := map[string][]byte{payloadKey: b}
+	if p.Checkout != nil {
+		if err := addRunFiles(data, p.RunDir); err != nil {
+			return nil, fmt.Errorf("run %s: %w", p.RunID, err)
+		}
+	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name, Namespace: o.Namespace, Labels: runLabels(o, p),
 			Annotations: runAnnotations(p), OwnerReferences: ownedBy(job)},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{payloadKey: b},
+		Data: data,
 	}, nil
 }
 

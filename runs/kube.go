@@ -35,7 +35,8 @@ func KubeOptions(lane *config.Lane, c *kube.Client) (kube.Options, error) {
 		Namespace: ns, Image: k.Image, ServiceAccount: k.ServiceAccount, Binary: k.Binary,
 		ImagePullPolicy: k.ImagePullPolicy, WorkspaceClaim: k.Workspace.ClaimName,
 		WorkspaceHostPath: k.Workspace.HostPath, RepoRoot: lane.RepoRoot, Lane: lane.Name,
-		EnvFrom: k.EnvFrom, PassEnv: pass, CPU: k.CPU, Memory: k.Memory, NodeSelector: k.NodeSelector,
+		GitCredentialsSecret: k.GitCredentialsSecret,
+		EnvFrom:              k.EnvFrom, PassEnv: pass, CPU: k.CPU, Memory: k.Memory, NodeSelector: k.NodeSelector,
 	}, nil
 }
 

@@ -202,3 +202,23 @@ func TestClassify(t *testing.T) {
 		})
 	}
 }
+
+func TestACheckoutRunsPathsFollowItsMounts(t *testing.T) {
+	p := &Payload{RunDir: "/r/run", Cwd: "/w/repo", PromptPath: "/r/run/prompt.md", Stdin: "/r/run/prompt.md",
+		Argv:     []string{"claude", "--settings", "/r/run/claude-settings.json", "/r/runner"},
+		Env:      map[string]string{"WAVE_WORKTREE": "/w/repo", "OTHER": "/w/repository"},
+		Checkout: &Checkout{Dir: "/w/repo"}}
+	relocate(p, p.Checkout.Dir, "/node/pod1/w/repo")
+	relocate(p, p.RunDir, "/node/pod1/r/run")
+	if p.Cwd != "/node/pod1/w/repo" || p.Checkout.Dir != p.Cwd || p.Env["WAVE_WORKTREE"] != p.Cwd || p.Env["OTHER"] != "/w/repository" {
+		t.Errorf("checkout paths: cwd %s dir %s env %v", p.Cwd, p.Checkout.Dir, p.Env)
+	}
+	if p.RunDir != "/node/pod1/r/run" || p.Stdin != "/node/pod1/r/run/prompt.md" || p.Argv[2] != "/node/pod1/r/run/claude-settings.json" || p.Argv[3] != "/r/runner" {
+		t.Errorf("run dir paths: %s %s %v", p.RunDir, p.Stdin, p.Argv)
+	}
+	q := &Payload{RunDir: "/r/run", Checkout: &Checkout{Dir: "/w"}}
+	relocate(q, q.RunDir, "/r/run")
+	if q.RunDir != "/r/run" {
+		t.Errorf("a mount at its own path moved the run dir to %s", q.RunDir)
+	}
+}

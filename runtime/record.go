@@ -21,7 +21,9 @@ type recordWriter struct {
 	report Reporter // nil for a tmux run
 	// usage, when set, is the live usage total each heartbeat records.
 	usage func() *usage.Usage
-	log   *slog.Logger
+	// git, when set, is the run's checkout as last read (setGit).
+	git func() *GitFacts
+	log *slog.Logger
 }
 
 func newRecordWriter(p *Payload, now time.Time) *recordWriter {
@@ -64,6 +66,13 @@ func (w *recordWriter) snapshot() Record {
 }
 
 func (w *recordWriter) update(f func(*Record)) error { return w.write(f, true) }
+
+// setGit makes every later heartbeat carry the checkout's facts.
+func (w *recordWriter) setGit(facts func() *GitFacts) {
+	w.mu.Lock()
+	w.git = facts
+	w.mu.Unlock()
+}
 
 // write applies f and rewrites the record unless it is already final.
 func (w *recordWriter) write(f func(*Record), durable bool) error {
@@ -130,6 +139,11 @@ func (w *recordWriter) heartbeat(ctx context.Context, every time.Duration, now, 
 					// The meter only grows: each heartbeat's figure is
 					// the run's high-water mark so far.
 					r.Usage = w.usage()
+				}
+				if w.git != nil {
+					if g := w.git(); g != nil {
+						r.Git = g
+					}
 				}
 			}, false)
 			if err != nil {

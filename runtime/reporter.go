@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -40,4 +41,44 @@ func podPaths(p *Payload) {
 	}
 	p.RuntimePath = filepath.Join(dir, runtimeFile)
 	p.StatusPath = filepath.Join(dir, statusFile)
+	if p.Checkout != nil {
+		// The clone and the run dir are the pod's own volumes, at the
+		// payload's paths in a real container; the env says where they
+		// are (as $WAVE_POD_DIR does), so a node that maps mounts
+		// elsewhere, as the test suite's does, runs the payload unchanged.
+		relocate(p, p.Checkout.Dir, os.Getenv(EnvCheckoutDir))
+		relocate(p, p.RunDir, os.Getenv(EnvRunDir))
+	}
+}
+
+// The container env naming where a checkout run's volumes are mounted.
+const (
+	EnvCheckoutDir = "WAVE_CHECKOUT_DIR"
+	EnvRunDir      = "WAVE_RUN_DIR_MOUNT"
+)
+
+// relocate moves every path of p at or under from to the same place
+// under to; nothing when to is empty or from.
+func relocate(p *Payload, from, to string) {
+	if to == "" || from == "" || to == from {
+		return
+	}
+	move := func(s string) string {
+		if s == from {
+			return to
+		}
+		if rest, ok := strings.CutPrefix(s, from+"/"); ok {
+			return to + "/" + rest
+		}
+		return s
+	}
+	for _, f := range []*string{&p.RunDir, &p.Cwd, &p.PromptPath, &p.LogPath, &p.Stdin, &p.Checkout.Dir} {
+		*f = move(*f)
+	}
+	for i, a := range p.Argv {
+		p.Argv[i] = move(a)
+	}
+	for k, v := range p.Env {
+		p.Env[k] = move(v)
+	}
 }

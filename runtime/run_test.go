@@ -289,3 +289,14 @@ func TestGroupCommandKillsTheWholeGroup(t *testing.T) {
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	waitFor(t, "the child of the timed-out command to die", func() bool { return !ProcAlive(pid, 0) })
 }
+
+func TestARunWithACheckoutFailsSayingSoWhereNoRunnerCanKeepIt(t *testing.T) {
+	h := newHarness(t)
+	p := h.payload(t, t.TempDir(), "A1", "exit", "0")
+	p.Checkout = &Checkout{Origin: "/nowhere", Base: "main", Branch: "wave/i1", Dir: p.Cwd, ResultRef: "refs/wave/runs/x"}
+	h.start(t, p)
+	obs := h.waitDone(t, p.RunDir)
+	if obs.Record.TerminalDisposition != Failed || !strings.Contains(obs.Record.ExitReason, "cannot keep") {
+		t.Fatalf("record %+v: want a start failure saying the runner cannot keep a checkout", obs.Record)
+	}
+}

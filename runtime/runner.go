@@ -32,6 +32,9 @@ type Runner struct {
 	Logger *slog.Logger
 	// NewReporter, when set, makes the run's Reporter (kubernetes runs).
 	NewReporter ReporterFunc
+	// NewCheckout, when set, makes the CheckoutKeeper of a run with a
+	// Payload.Checkout (which fails without one).
+	NewCheckout CheckoutFunc
 	// paneFile is the pane's terminal, when it is one (window size).
 	paneFile *os.File
 }
@@ -39,13 +42,15 @@ type Runner struct {
 // RunAgent runs the agent described by the launch.json at payloadPath and
 // returns the runner's exit code (the agent's final code).
 func RunAgent(ctx context.Context, payloadPath string, stdio Stdio) int {
-	return RunAgentWith(ctx, payloadPath, stdio, nil)
+	return RunAgentWith(ctx, payloadPath, stdio, Hooks{})
 }
 
-// RunAgentWith is RunAgent for runs that report elsewhere too: newReporter
-// makes the Reporter of a payload that asks for one.
-func RunAgentWith(ctx context.Context, payloadPath string, stdio Stdio, newReporter ReporterFunc) int {
-	r := &Runner{Now: time.Now, After: time.After, Jitter: rand.Float64, Logger: slog.Default(), NewReporter: newReporter}
+// RunAgentWith is RunAgent for runs that need hooks: a Reporter for a
+// payload that reports elsewhere too, a CheckoutKeeper for one that owns
+// its checkout.
+func RunAgentWith(ctx context.Context, payloadPath string, stdio Stdio, h Hooks) int {
+	r := &Runner{Now: time.Now, After: time.After, Jitter: rand.Float64, Logger: slog.Default(),
+		NewReporter: h.NewReporter, NewCheckout: h.NewCheckout}
 	return r.Run(ctx, payloadPath, stdio)
 }
 
@@ -102,10 +107,14 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	var out *sink
 	out = newSink(logf, stdio.Out, r.Now, func() { r.sessionLost(rw, out) })
 	r.paneFile, _ = stdio.Out.(*os.File)
+	ck, err := r.newCheckout(p)
+	if err != nil {
+		return r.finish(p, rw, out, r.startFailed(out, err), nil)
+	}
 	env, err := takeEnv(p, os.Environ())
 	if err != nil {
 		// Never fall back to the pane's environment: it may be stale.
-		return r.finish(p, rw, out, r.startFailed(out, err))
+		return r.finish(p, rw, out, r.startFailed(out, err), ck)
 	}
 	hbCtx, stopHB := context.WithCancel(context.Background())
 	defer stopHB()
@@ -122,6 +131,16 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
+
+	if ck != nil {
+		// The signals are ours now: a TERM during the clone waits for it.
+		if err := ck.prepare(ctx, out); err != nil {
+			stopHB()
+			return r.finish(p, rw, out, r.startFailed(out, err), ck)
+		}
+		rw.setGit(ck.gitFacts)
+		go ck.keep(hbCtx, r.Now, out)
+	}
 
 	in := newInput(stdio.In)
 	defer in.restore()
@@ -143,7 +162,7 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 		}
 	}
 	stopHB()
-	return r.finish(p, rw, out, res)
+	return r.finish(p, rw, out, res, ck)
 }
 
 // wait waits d, returning early with the name of a stop signal.
@@ -187,8 +206,14 @@ func fmtSeconds(d time.Duration) string {
 // that fail (a full disk) are retried for RecordRetryMs; should they never
 // succeed, the runner's exit code, which is the agent's, reaches the
 // launcher as the pane's exit status.
-func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome) int {
+func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome, ck *keptCheckout) int {
 	out.logLine(fmt.Sprintf("[wave] %s finished with code %d", p.RunID, res.code))
+	var git *GitFacts
+	if ck != nil {
+		// The work goes to origin before the record says the run ended:
+		// whoever reads the final record may fetch it.
+		git = ck.close(out)
+	}
 	now := r.Now()
 	disp, reason := disposition(res)
 	st := Status{Code: res.code, Signal: res.signal, PromptHash: p.PromptHash, OrchestratorID: p.OrchestratorID, Attempt: p.Attempt, CompletedAt: now}
@@ -217,8 +242,14 @@ func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome) in
 			if t := out.lastOutput(); !t.IsZero() {
 				rec.LastOutputAt = &t
 			}
+			if git != nil {
+				rec.Git = git
+			}
 		})
 	})
+	if ck != nil {
+		ck.result(out, rw.snapshot(), st)
+	}
 	if rw.report != nil {
 		rec := rw.snapshot()
 		r.retryWrite(out, "final report", until, func() error {

@@ -84,6 +84,9 @@ type Payload struct {
 	Kubernetes *KubeRun `json:"kubernetes,omitempty"`
 	// Usage is how the runner meters the agent's spend (nil: not at all).
 	Usage *UsagePolicy `json:"usage,omitempty"`
+	// Checkout, when set, makes the runner own the agent's git checkout
+	// (a pod has no disk shared with its supervisor): see Checkout.
+	Checkout *Checkout `json:"checkout,omitempty"`
 }
 
 // UsagePolicy tells the runner how to meter a run (package usage reads
@@ -182,6 +185,9 @@ type Record struct {
 	LogPath    string   `json:"logPath"`
 	StatusPath string   `json:"statusPath"`
 	PromptHash string   `json:"promptHash"`
+	// Git is the run's checkout as its runner last saw it (runs with a
+	// Payload.Checkout only).
+	Git *GitFacts `json:"git,omitempty"`
 }
 
 // KubeRef locates a run in its cluster.

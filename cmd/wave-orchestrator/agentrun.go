@@ -29,7 +29,8 @@ func newAgentRunCmd() *cobra.Command {
 			// after the agent); main's signal context must not cut that short.
 			ctx := context.WithoutCancel(c.Context())
 			// A run of the kubernetes backend also reports to its cluster.
-			code := runtime.RunAgentWith(ctx, payload, runtime.Stdio{In: os.Stdin, Out: os.Stdout}, kube.NewReporter)
+			code := runtime.RunAgentWith(ctx, payload, runtime.Stdio{In: os.Stdin, Out: os.Stdout},
+				runtime.Hooks{NewReporter: kube.NewReporter, NewCheckout: kube.NewCheckout})
 			if code != 0 {
 				return withCode(code, nil)
 			}
