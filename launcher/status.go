@@ -12,10 +12,10 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/spend"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
-	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
 // Status is the one loader of a lane's wave state, behind `status`,
@@ -24,7 +24,7 @@ import (
 // observer and the coordination log as blocker source, the lane's
 // questions and spend laid over it.
 func Status(ctx context.Context, layout lanes.Layout) (state.Lane, error) {
-	backend := runtime.NewTmuxBackend(tmuxadapter.New(layout.Socket()), "", nil)
+	backend := runs.NewReader(layout)
 	now := time.Now()
 	var mu sync.Mutex
 	seen := map[string]state.RunFacts{} // for the spend: each record read once

@@ -115,6 +115,32 @@ func ImageExecutors(needs Needs, image string) []Finding {
 		strings.Join(ids, ", "), image)}}
 }
 
+// workersFix is the fix for the workers' executor not on PATH: the keys
+// that choose it are the workers' own, not a wave's.
+const workersFix = "install it, put it on PATH, or give the workers another executor (backlog.executor.id, or --executor)"
+
+// Backlog checks, before anything is claimed or pushed, what `backlog
+// run` needs from this machine: tmux, git and the workers' executor
+// (need; ok false when the workers run in-process), resolved as the
+// workers resolve it. what names the command ("backlog run lane main").
+// The error is an *Error (see ExitCode).
+func (h Host) Backlog(ctx context.Context, need Executor, ok bool, what string) error {
+	needs := Needs{Tmux: true, Git: true}
+	if ok {
+		needs.Add(need, "backlog workers")
+	}
+	ps := h.Check(ctx, needs)
+	if len(ps) == 0 {
+		return nil
+	}
+	for i := range ps {
+		if ps[i].Kind == KindExecutor && strings.Contains(ps[i].Msg, "not on PATH") {
+			ps[i].Fix = workersFix
+		}
+	}
+	return &Error{What: what, Problems: ps}
+}
+
 // Workers checks the backlog workers' executor (need, as the workers
 // resolve it; id is its executor id) as backlog run's preflight does,
 // and names each variable of this shell a worker will not see.
@@ -123,7 +149,7 @@ func (h Host) Workers(ctx context.Context, need Executor, id string) []Finding {
 	need.Agents = []string{"backlog workers"}
 	for _, p := range h.Check(ctx, Needs{Executors: []Executor{need}}) {
 		if strings.Contains(p.Msg, "not on PATH") {
-			p.Fix = "install it, put it on PATH, or give the workers another executor (backlog.executor.id, or --executor)"
+			p.Fix = workersFix
 		}
 		fs = append(fs, Finding{Level: LevelError, Msg: "backlog workers: " + p.String()})
 	}

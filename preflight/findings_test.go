@@ -141,3 +141,21 @@ func TestPreflightErrorExitsNeedsHumanOnlyForAnExecutor(t *testing.T) {
 		t.Errorf("exit codes %d and %d, want %d and %d", exec.ExitCode(), plain.ExitCode(), exitcode.NeedsHuman, exitcode.Failed)
 	}
 }
+
+// backlog run stops before claiming anything when the workers' executor
+// is missing, and the fix names the workers' keys; an in-process worker
+// needs only tmux and git.
+func TestBacklogPreflightNamesTheWorkersKeys(t *testing.T) {
+	h := host([]string{"git"}, 1000, nil, "tmux 3.4", nil)
+	err := h.Backlog(context.Background(), Executor{ID: "codex", Command: "codex"}, true, "backlog run lane main")
+	pe, ok := err.(*Error)
+	if !ok || pe.ExitCode() != exitcode.NeedsHuman || len(pe.Problems) != 1 || pe.Problems[0].Fix != workersFix {
+		t.Fatalf("missing executor: %v", err)
+	}
+	if !strings.Contains(err.Error(), "cannot backlog run lane main, nothing was started") {
+		t.Errorf("error %q does not name the command", err)
+	}
+	if err := h.Backlog(context.Background(), Executor{}, false, "backlog run lane main"); err != nil {
+		t.Errorf("in-process workers: %v", err)
+	}
+}

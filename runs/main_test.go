@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
+	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -33,5 +34,11 @@ func TestMain(m *testing.M) {
 			os.Exit(143)
 		}
 	}
-	os.Exit(tmuxtest.Run(m, nil))
+	code := tmuxtest.Run(m, nil)
+	cluster.Stop()
+	os.Exit(code)
 }
+
+// cluster is a real API server for the kubernetes lane's tests, started
+// by the first that asks.
+var cluster kubetest.Shared

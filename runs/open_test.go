@@ -10,6 +10,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/kube"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
 // unreachableKubeconfig is a kubeconfig whose cluster nothing listens
@@ -128,5 +129,27 @@ func TestKubeOptionsFallBackToTheContextsNamespace(t *testing.T) {
 	}
 	if o, _ := KubeOptions(lane, nil); o.Namespace != "default" {
 		t.Errorf("namespace without a client = %q, want default", o.Namespace)
+	}
+}
+
+// TestAKubernetesLanesRunsArePods: on a reachable cluster a kubernetes
+// lane opens on the kubernetes backend; agents name the image's binary,
+// and Discard has nothing to clear (a run's objects are its own).
+func TestAKubernetesLanesRunsArePods(t *testing.T) {
+	c := cluster.Get(t)
+	ns := c.Namespace(t, "runs")
+	lane := kubeLane(t, func(k *config.Kubernetes) { k.Kubeconfig, k.Namespace = c.AdminKubeconfig(), ns })
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	r, err := Open(ctx, lane, lanes.New(lane.RepoRoot, "", "", lane.Name), "/opt/self", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !r.Kubernetes() || r.AgentBinary() != kube.DefaultBinary {
+		t.Errorf("Kubernetes() = %v, AgentBinary() = %q; want true, %q", r.Kubernetes(), r.AgentBinary(), kube.DefaultBinary)
+	}
+	if err := r.Discard(ctx, &runtime.Payload{RunID: "w1-A1-a1", SessionName: "w1-A1"}); err != nil {
+		t.Errorf("Discard on kubernetes: %v", err)
 	}
 }

@@ -166,7 +166,26 @@ func (sv *supervisor) run(ctx context.Context, sigs <-chan os.Signal, waited <-c
 			done = nil
 			sv.stop(syscall.SIGTERM, "context canceled")
 		case <-waited:
+			sv.takeQueuedStop(sigs)
 			return sv.res
+		}
+	}
+}
+
+// takeQueuedStop records a TERM or INT that reached the runner as its
+// agent ended (select picks either when both are ready): the agent ended
+// because of that stop, so the run was stopped, not failed. The group is
+// not signalled again: the agent is reaped. Later signals (HUP,
+// WINCH) are of no use to an ended run.
+func (sv *supervisor) takeQueuedStop(sigs <-chan os.Signal) {
+	for {
+		select {
+		case s := <-sigs:
+			if sig := s.(syscall.Signal); (sig == syscall.SIGTERM || sig == syscall.SIGINT) && sv.res.received == "" {
+				sv.res.received = unix.SignalName(sig)
+			}
+		default:
+			return
 		}
 	}
 }

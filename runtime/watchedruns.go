@@ -8,10 +8,9 @@ import (
 )
 
 // WatchedRuns is a lane's backend with a watcher over the runs it is
-// told to watch: what the launcher's and the supervisor's Runs share.
+// told to watch: what package runs drives for both loops.
 type WatchedRuns struct {
 	Backend Backend
-	tm      *tmuxadapter.Client // nil for a backend without tmux sessions
 	watcher *Watcher
 	changed chan string
 }
@@ -25,9 +24,7 @@ type watchingBackend interface{ Watch(runDir string) }
 // channel of capacity buf; one that finds it full is dropped, as the
 // caller's periodic sweep catches up.
 func WatchRuns(ctx context.Context, tm *tmuxadapter.Client, self string, logger *slog.Logger, buf int) *WatchedRuns {
-	r := WatchRunsOn(ctx, NewTmuxBackend(tm, self, logger), logger, buf)
-	r.tm = tm
-	return r
+	return WatchRunsOn(ctx, NewTmuxBackend(tm, self, logger), logger, buf)
 }
 
 // WatchRunsOn is WatchRuns on any backend.
@@ -69,15 +66,3 @@ func (r *WatchedRuns) Watch(runDir string) {
 
 // Changed delivers the run dirs of watched runs that changed.
 func (r *WatchedRuns) Changed() <-chan string { return r.changed }
-
-// KillSession kills a tmux session; one already gone is fine, and so is
-// a backend without sessions.
-func (r *WatchedRuns) KillSession(ctx context.Context, name string) error {
-	if r.tm == nil {
-		return nil
-	}
-	if err := r.tm.KillSession(ctx, name); err != nil && !tmuxadapter.IsGone(err) {
-		return err
-	}
-	return nil
-}

@@ -25,7 +25,14 @@ type claimRun struct {
 
 func startClaimRun(t *testing.T, f *fixture, issues ...int) *claimRun {
 	t.Helper()
+	return startClaimRunAt(t, f, 0, issues...)
+}
+
+// startClaimRunAt is startClaimRun with the run's clock shift from the start.
+func startClaimRunAt(t *testing.T, f *fixture, shift time.Duration, issues ...int) *claimRun {
+	t.Helper()
 	c := &claimRun{out: &syncBuffer{}, done: make(chan result, 1)}
+	c.shift.Store(int64(shift))
 	o := f.options(t.Context(), c.out, issues...)
 	o.Now = func() time.Time { return time.Now().Add(time.Duration(c.shift.Load())) }
 	s, err := New(o)
@@ -55,6 +62,33 @@ func claimFixture(t *testing.T) *fixture {
 	f := newFixture(t)
 	f.config = strings.Replace(baseConfig, "silenceSeconds: 30", "silenceSeconds: 3600", 1)
 	return f
+}
+
+// A supervisor whose clock is two days behind still writes claims that
+// other supervisors, on their own clocks, see as held: the lease on
+// origin comes from the real clock, not from the run's injected one.
+func TestAClaimsLeaseOnOriginIsOnTheRealClock(t *testing.T) {
+	f := claimFixture(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	f.issue(1, "Held", "Files: a/**\n\nlocal-agent: wait="+gate)
+	c := startClaimRunAt(t, f, -48*time.Hour, 1)
+	c.gate = gate
+	waitFor(t, "the worker", func() bool { return strings.Contains(c.out.String(), "worker started") })
+	repo, err := gitops.Open(t.Context(), f.root, gitops.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, ok, err := repo.ReadClaim(t.Context(), 1)
+	if err != nil || !ok {
+		t.Fatalf("claim of #1: found %v, %v", ok, err)
+	}
+	if !cl.Lease.After(time.Now()) {
+		t.Errorf("#1's lease on origin is %s, already past on the real clock: the run's own clock leaked into it", cl.Lease)
+	}
+	c.open(t)
+	if res := <-c.done; res.err != nil || res.ExitCode != exitcode.OK {
+		t.Fatalf("exit %d err %v; output:\n%s", res.ExitCode, res.err, res.out)
+	}
 }
 
 // A person (or a tool) deletes the claim ref of an issue mid-run: the

@@ -135,9 +135,13 @@ func (s *Supervisor) claimHook(ctx context.Context, n int) (bool, error) {
 	return true, s.record(ctx, backlog.Event{Kind: backlog.EvIntentDone, Issue: n, Intent: &backlog.Intent{ID: id}})
 }
 
+// claimInfo is the claim this run writes for issue n. Its lease is read
+// by other supervisors on their own clocks, so it comes from the real
+// clock, never from Options.Now (a test's clock must not leave the
+// process); stale judges other runs' leases on Options.Now.
 func (s *Supervisor) claimInfo(n int) gitops.ClaimInfo {
 	lease := time.Duration(s.o.Config.Backlog.Claim.LeaseMinutes) * time.Minute
-	return gitops.ClaimInfo{Issue: n, RunID: s.run().Info.ID, Host: s.o.Host, PID: s.o.Pid, Lease: s.o.Now().UTC().Add(lease)}
+	return gitops.ClaimInfo{Issue: n, RunID: s.run().Info.ID, Host: s.o.Host, PID: s.o.Pid, Lease: time.Now().UTC().Add(lease)}
 }
 
 // stale: the lease expired and, when the holder is on this host, its

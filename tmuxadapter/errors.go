@@ -95,7 +95,10 @@ func classify(stderr string) error {
 		strings.Contains(s, "no such session"),
 		strings.Contains(s, "can't find pane"),
 		strings.Contains(s, "can't find window"),
-		strings.Contains(s, "session not found"):
+		strings.Contains(s, "session not found"),
+		// A server whose last session was just killed answers so for any
+		// target until it has exited: no session of any name is there.
+		strings.Contains(s, "no current target"):
 		return ErrSessionNotFound
 	case strings.Contains(s, "resource temporarily unavailable"),
 		strings.Contains(s, "too many open files"),

@@ -16,6 +16,7 @@ func TestClassify(t *testing.T) {
 		{"can't find session: zz\n", ErrSessionNotFound},
 		{"can't find pane: =a:\n", ErrSessionNotFound},
 		{"no such session: =a\n", ErrSessionNotFound},
+		{"no current target\n", ErrSessionNotFound},
 		{"fork failed: Resource temporarily unavailable\n", errTransient},
 		{"open terminal failed: too many open files\n", errTransient},
 		{"unknown command: frob\n", nil},

@@ -2,29 +2,23 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
-	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
@@ -143,101 +137,6 @@ func openSource(ctx context.Context, e *laneEnv, repo *gitops.Repo, logger *slog
 	return forge.NewLocal(forge.LocalOptions{Dir: dir,
 		StateDir: filepath.Join(e.lane.RepoRoot, e.lane.StateRoot, "backlog-local"), Base: base})
 }
-
-func newBacklogPlanCmd(g *globals) *cobra.Command {
-	f := &backlogFlags{}
-	var asJSON bool
-	c := &cobra.Command{
-		Use:   "plan",
-		Short: "Show what a backlog run would do: groups by conflict surface, width, order, and every skipped issue with why",
-		Example: `  wave-orchestrator backlog plan --issues 12,15,18
-  wave-orchestrator backlog plan --unbounded --json`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			nums, err := f.numbers()
-			if err != nil {
-				return err
-			}
-			if err := checkWidth(c); err != nil {
-				return err
-			}
-			be, err := openBacklog(c.Context(), g, c.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			p, err := supervisor.Preview(c.Context(), supervisor.PreviewOptions{Config: be.cfg, Source: be.src, Git: be.git,
-				Issues: nums, StateDir: be.layout.StateDir})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(c.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(p)
-			}
-			printPlanWarnings(c.OutOrStdout(), p)
-			printPlan(c.OutOrStdout(), p)
-			return nil
-		},
-	}
-	f.selection(c)
-	c.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
-	return c
-}
-
-func printPlan(w io.Writer, p supervisor.PlanView) {
-	fmt.Fprintf(w, "width %d (%d group(s) by conflict surface)\n", p.Width, len(p.Groups))
-	for i, gr := range p.Groups {
-		var parts []string
-		for _, n := range gr.Issues {
-			parts = append(parts, fmt.Sprintf("#%d %s", n, oneLineTitle(p.Titles[n])))
-		}
-		// Areas are label names, written by whoever may label an issue.
-		surface := oneLineTitle(strings.Join(append(append([]string{}, gr.Surface.Globs...), gr.Surface.Areas...), " "))
-		if surface == "" {
-			surface = "(undeclared)"
-		}
-		fmt.Fprintf(w, "group %d: %s\n  surface: %s\n", i+1, strings.Join(parts, " → "), surface)
-	}
-	for _, q := range p.NeedsInput {
-		fmt.Fprintf(w, "needs input: #%d %s\n", q.Issue, oneLineTitle(q.Question))
-	}
-	for _, s := range p.Skipped {
-		detail := oneLineTitle(s.Detail)
-		if file := brokenIssueFile(s.Issue, p.Warnings); file != "" && s.Reason == backlog.ReasonMissing {
-			detail = "its issue file " + file + " could not be read (see the warning above)"
-		}
-		fmt.Fprintf(w, "skipped: #%d %s %s\n", s.Issue, s.Reason, detail)
-	}
-}
-
-// printPlanWarnings prints what Preview could not read (broken issue
-// files with file:line, unreadable claims) before the plan, so a skip can
-// point at them.
-func printPlanWarnings(w io.Writer, p supervisor.PlanView) {
-	for _, m := range p.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", oneLineTitle(m))
-	}
-}
-
-// badIssueFileRe finds the issue file a local source warning is about:
-// docs/backlog/<n>-<slug>.md, then :<line> or the message.
-var badIssueFileRe = regexp.MustCompile(`^(\S*?([0-9]+)(?:-[^/:]*)?\.md)(?::[0-9]+)?: `)
-
-// brokenIssueFile is the file of issue n a warning names, "" when none.
-func brokenIssueFile(n int, warnings []string) string {
-	for _, m := range warnings {
-		if g := badIssueFileRe.FindStringSubmatch(m); g != nil {
-			base := filepath.Base(g[1])
-			if num, err := strconv.Atoi(g[2]); err == nil && num == n && strings.HasPrefix(base, g[2]) {
-				return oneLineTitle(g[1])
-			}
-		}
-	}
-	return ""
-}
-
-func oneLineTitle(s string) string { return strings.Join(strings.Fields(termtext.Line(s)), " ") }
 
 func newBacklogRunCmd(g *globals) *cobra.Command {
 	f := &backlogFlags{}
@@ -384,106 +283,21 @@ func preflightBacklog(ctx context.Context, e *laneEnv, cliExecutor string) error
 	if err != nil {
 		return err
 	}
-	needs := preflight.Needs{Tmux: true, Git: true}
 	if e.lane.Runtime.UsesKubernetes() {
-		// The workers run in pods: tmux and the executor are the
-		// image's, which is not looked into here (doctor checks the
-		// cluster).
-		needs.Tmux = false
-	} else if x, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane)); ok {
-		needs.Add(x, "backlog workers")
-	}
-	ps := preflight.Check(ctx, needs)
-	if len(ps) == 0 {
+		// The workers run in pods: tmux and their executor are the
+		// image's, not this machine's (doctor checks the cluster).
+		if ps := preflight.System().Check(ctx, preflight.Needs{Git: true}); len(ps) > 0 {
+			return withCode(exitcode.Failed, &preflight.Error{What: "backlog run lane " + e.lane.Name, Problems: ps})
+		}
 		return nil
 	}
-	code := exitcode.Failed
-	if preflight.NoUsableExecutor(ps) {
-		code = exitcode.NeedsHuman
+	need, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane))
+	err = preflight.System().Backlog(ctx, need, ok, "backlog run lane "+e.lane.Name)
+	var pe *preflight.Error
+	if errors.As(err, &pe) {
+		return withCode(pe.ExitCode(), err)
 	}
-	for i := range ps {
-		if ps[i].Kind == preflight.KindExecutor && strings.Contains(ps[i].Msg, "not on PATH") {
-			ps[i].Fix = "install it, put it on PATH, or give the workers another executor (backlog.executor.id, or --executor)"
-		}
-	}
-	return withCode(code, &preflight.Error{What: "backlog run lane " + e.lane.Name, Problems: ps})
-}
-
-func newBacklogStopCmd(g *globals) *cobra.Command {
-	var run string
-	var finish bool
-	c := &cobra.Command{
-		Use:   "stop",
-		Short: "Ask the lane's backlog supervisor to stop: workers are terminated, worktrees and claims kept; `backlog run` resumes",
-		Example: `  wave-orchestrator backlog stop            # pause; backlog run resumes
-  wave-orchestrator backlog stop --finish   # end now with what merged`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			e, dir, err := openLaneRun(g, run)
-			if err != nil {
-				return err
-			}
-			if err := supervisor.RequestStop(dir, finish); err != nil {
-				return err
-			}
-			what := "stop (workers stopped, worktrees and claims kept; `backlog run` resumes)"
-			if finish {
-				what = "finish now (ready work merged, the rest parked, final PR opened)"
-			}
-			fmt.Fprintf(c.OutOrStdout(), "asked backlog run %s to %s\n", filepath.Base(dir), what)
-			if lanes.Held(e.layout.LockPath()) {
-				return nil
-			}
-			// No supervisor is alive to act on the request: stop its
-			// workers here; the request tells the next `backlog run`.
-			bin, err := self()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithCancel(c.Context())
-			defer cancel()
-			// On kubernetes, Terminate deletes each worker's Job and pod.
-			wr, err := runs.Open(ctx, e.lane, e.layout, bin, nil)
-			if err != nil {
-				return err
-			}
-			grace := time.Duration(e.lane.Runtime.TerminateGraceMs) * time.Millisecond
-			n, err := supervisor.StopWorkers(ctx, dir, wr, grace)
-			fmt.Fprintf(c.OutOrStdout(), "no supervisor is running on this lane: stopped %d worker(s); `backlog run` resumes the run\n", n)
-			return err
-		},
-	}
-	c.Flags().StringVar(&run, "run", "", "backlog run id (default: the newest)")
-	c.Flags().BoolVar(&finish, "finish", false, "end the run instead of pausing it: merge what is ready, park the rest, open the final PR")
-	return c
-}
-
-func newBacklogCloseCmd(g *globals) *cobra.Command {
-	var run string
-	c := &cobra.Command{
-		Use:     "close",
-		Short:   "Close a run's merged issues once its final PR is merged (for a base that is not the default branch)",
-		Example: `  wave-orchestrator backlog close --run 20261201T090000Z-backlog-3f9a1c`,
-		Args:    cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			be, err := openBacklog(c.Context(), g, c.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			dir, err := supervisor.FindRun(be.layout.StateDir, run)
-			if err != nil {
-				return err
-			}
-			n, err := supervisor.Close(c.Context(), dir, be.src, be.git, be.cfg, c.OutOrStdout())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.OutOrStdout(), "closed %d issue(s)\n", n)
-			return nil
-		},
-	}
-	c.Flags().StringVar(&run, "run", "", "backlog run id (default: the newest)")
-	return c
+	return err
 }
 
 // sameSelection refuses a `backlog run` whose selection differs from the

@@ -126,9 +126,7 @@ func TestLoopsLeaveTheBackendToRuns(t *testing.T) {
 		deny []string
 	}{
 		{"supervisor", []string{module + "/tmuxadapter", module + "/kube"}},
-		// launcher.Status (the lane's read model) still observes runs on
-		// a tmux backend of its own, read only.
-		{"launcher", []string{module + "/kube"}},
+		{"launcher", []string{module + "/tmuxadapter", module + "/kube"}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, module+"/"+r.pkg).Output()
