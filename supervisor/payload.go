@@ -57,6 +57,12 @@ func (s *Supervisor) workerConfig() map[string]string {
 // checkExecutors resolves the worker's (and reviewer's) executor once, so
 // a bad key or an unknown id is reported before any claim or push.
 func (s *Supervisor) checkExecutors() error {
+	if len(s.o.Config.Backlog.Review.Executor) > 0 && s.o.Lane.Runtime.UsesKubernetes() {
+		// A reviewer runs in a scratch directory on this machine; as a pod
+		// it would have neither that directory nor a checkout.
+		return fmt.Errorf("%s: backlog.review: reviewers do not run on a kubernetes lane yet (lane %s); "+
+			"remove backlog.review.executor, or review on a tmux lane", s.o.Config.KeyLine("backlog.review"), s.o.Lane.Name)
+	}
 	for _, c := range []struct {
 		key string
 		cfg map[string]string

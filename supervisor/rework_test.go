@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
@@ -90,6 +92,30 @@ func TestVerifyFailureIsReworkedOnceWithItsLogAndMerges(t *testing.T) {
 	}
 	if len(v.Issues) != 1 || backlog.ReworkLabel(v.Issues[0].Reworks, v.Issues[0].ReworkFrom) != "1 rework round (verify)" {
 		t.Errorf("status does not show the rework round: %+v", v.Issues)
+	}
+}
+
+// A review configured for a kubernetes lane is refused before anything
+// is claimed: reviewers run in a local scratch directory, which a pod
+// does not have, so every reviewed issue would fail after its work was done.
+func TestAReviewOnAKubernetesLaneIsRefusedBeforeAnyClaim(t *testing.T) {
+	f := newFixture(t)
+	f.config = baseConfig + "  review:\n    executor:\n      id: local\n"
+	f.issue(1, "Reviewed", "Files: backlog-work/**")
+	o := f.options(t.Context(), &syncBuffer{}, 1)
+	lane := *o.Lane
+	lane.Runtime.Backend = config.BackendKubernetes
+	o.Lane = &lane
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Run(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "backlog.review") || !strings.Contains(err.Error(), "kubernetes") {
+		t.Fatalf("run on a kubernetes lane with a review: %v; want an error naming backlog.review and kubernetes", err)
+	}
+	if refs := gittest.Run(t, f.origin, "for-each-ref", "refs/heads/wave-claims"); strings.TrimSpace(refs) != "" {
+		t.Errorf("claims were made before the refusal:\n%s", refs)
 	}
 }
 
