@@ -12,10 +12,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
@@ -125,7 +122,7 @@ func WaveQuestions(layout lanes.Layout, n int, unanswered map[string]bool) ([]Qu
 // or run is skipped and reported in problems; only an unreadable state
 // directory is an error.
 func List(layout lanes.Layout) (qs []Question, problems []string, err error) {
-	waves, err := waveNumbers(layout)
+	waves, err := layout.Waves()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -167,25 +164,6 @@ func sortOldestFirst(qs []Question) {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-}
-
-// waveNumbers are the waves with a directory under the lane state.
-func waveNumbers(layout lanes.Layout) ([]int, error) {
-	entries, err := os.ReadDir(filepath.Join(layout.StateDir, "waves"))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("lane %s: %w", layout.Lane, err)
-	}
-	var out []int
-	for _, e := range entries {
-		if n, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() && n >= 0 {
-			out = append(out, n)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
 }
 
 // UnansweredIDs are the questions the launcher recorded as unanswered in
