@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
@@ -188,9 +188,5 @@ func TestClaimTakenByAnotherRunStopsOnlyThatIssue(t *testing.T) {
 
 func originRefOf(t *testing.T, origin, ref string) string {
 	t.Helper()
-	out, err := exec.Command("git", "--git-dir", origin, "rev-parse", "--verify", "--quiet", ref).Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
+	return gittest.Ref(origin, ref)
 }

@@ -3,13 +3,13 @@ package supervisor
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
@@ -51,8 +51,7 @@ func TestAnsweredByHandTheNextRunTakesOverTheKeptWorktree(t *testing.T) {
 	}
 	// The worker went on in the kept worktree: its unsaved notes are in
 	// the merge on origin's wave branch.
-	b, err := exec.Command("git", "--git-dir", g.origin, "show", v2.Run.WaveBranch+":notes.txt").CombinedOutput()
-	if err != nil || !strings.Contains(string(b), "unsaved notes") {
-		t.Errorf("the worker's uncommitted notes did not come along: %s, %v", b, err)
+	if b, ok := gittest.File(g.origin, v2.Run.WaveBranch, "notes.txt"); !ok || !strings.Contains(b, "unsaved notes") {
+		t.Errorf("the worker's uncommitted notes did not come along: %q (found %v)", b, ok)
 	}
 }
