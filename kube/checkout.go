@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -180,7 +181,7 @@ func (c *podCheckout) PushResult(ctx context.Context, rec runtime.Record, st run
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{FinalFile: final, "agent.log": logTail(c.p.LogPath, maxLogTail)}
+	files := map[string][]byte{FinalFile: final, lanes.LogFile: logTail(c.p.LogPath, maxLogTail)}
 	at := st.CompletedAt
 	if rec.FinishedAt != nil {
 		at = *rec.FinishedAt

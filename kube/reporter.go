@@ -25,7 +25,7 @@ type finalReport struct {
 
 // FinalFile is the runner's final report in the run directory (a
 // finalReport): written by the runner only, read by the mirror.
-const FinalFile = "runner-final.json"
+const FinalFile = runtime.FinalFile
 
 // readFinal is the runner's final report in runDir, if it wrote one for
 // runID.

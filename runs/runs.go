@@ -44,8 +44,7 @@ type options struct {
 
 // On runs the lane's agents on backend (config.BackendTmux or
 // config.BackendKubernetes) whatever its runtime.backend says: `stop`
-// reaches a run on the backend its record names, and backlog workers run
-// on tmux until they can run in pods.
+// reaches each run on the backend its record names.
 func On(backend string) Option { return func(o *options) { o.backend = backend } }
 
 // Open chooses the lane's backend and starts watching: tmux on the

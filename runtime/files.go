@@ -71,6 +71,12 @@ const (
 	envFile     = "env"
 )
 
+// FinalFile is a pod's runner's final report (its terminal record and
+// status), in the run directory and in a checkout run's result commit:
+// written by the runner, read by the kubernetes mirror and, from the
+// result commit, by the backlog supervisor.
+const FinalFile = "runner-final.json"
+
 // FillPaths sets the payload's file paths that are empty from RunDir.
 func (p *Payload) FillPaths() {
 	set := func(dst *string, name string) {

@@ -131,7 +131,7 @@ func (c *remoteCheckout) lookUpOrigin(ctx context.Context) error {
 // Payload implements checkout: the run clones origin at the wave branch
 // into PodCheckoutDir, works on its branch there, restores the snapshot
 // Prepare found (or the salvage's), and pushes its snapshots and result.
-func (c *remoteCheckout) Payload(w *worker, p *runtime.Payload, why workerStart) error {
+func (c *remoteCheckout) Payload(w *worker, p *runtime.Payload, _ workerStart) error {
 	c.mu.Lock()
 	origin, restore := c.origin, c.restore[w.n]
 	c.mu.Unlock()
@@ -141,7 +141,6 @@ func (c *remoteCheckout) Payload(w *worker, p *runtime.Payload, why workerStart)
 	// A salvage's ref is restored when origin has it (Prepare looked):
 	// the runner pushed it. Otherwise it is the branch's tip, from which
 	// the run starts anyway.
-	_ = why
 	branch := p.Env["WAVE_WORKER_BRANCH"] // executor.Build's, for every worker
 	if branch == "" {
 		return fmt.Errorf("#%d: the run's payload names no worker branch", w.n)
@@ -196,7 +195,7 @@ func (c *remoteCheckout) collect(ctx context.Context, n, attempt int, runDir str
 	if _, ok, err := c.git.FetchRef(ctx, ref); err != nil || !ok {
 		return err // no result: the pod went before it could push one
 	}
-	for _, f := range []string{lanes.LogFile, resultFinalFile} {
+	for _, f := range []string{lanes.LogFile, runtime.FinalFile} {
 		data, ok, err := c.git.ReadFile(ctx, ref, f)
 		if err != nil {
 			return fmt.Errorf("#%d: result %s: %w", n, ref, err)
@@ -210,10 +209,6 @@ func (c *remoteCheckout) collect(ctx context.Context, n, attempt int, runDir str
 	}
 	return nil
 }
-
-// resultFinalFile is the runner's final record in a result commit (and
-// in the run directory): kube.FinalFile.
-const resultFinalFile = "runner-final.json"
 
 func writeFileAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"

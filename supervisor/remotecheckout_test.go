@@ -86,7 +86,7 @@ func (f *remoteFixture) pod(c *runtime.Checkout, commit, dirty, log string) (hea
 	if head, err = r.PushBranchLeased(ctx, c.Branch, lease); err != nil {
 		f.t.Fatal(err)
 	}
-	files := map[string][]byte{lanes.LogFile: []byte(log), resultFinalFile: []byte(`{"state":"completed"}`)}
+	files := map[string][]byte{lanes.LogFile: []byte(log), runtime.FinalFile: []byte(`{"state":"completed"}`)}
 	if _, err := r.PushResult(ctx, c.ResultRef, files, time.Now(), "result"); err != nil {
 		f.t.Fatal(err)
 	}
