@@ -122,6 +122,25 @@ func (r *Runs) Discard(ctx context.Context, p *runtime.Payload) error {
 	return nil
 }
 
+// DiscardAll is Discard for many runs at once: on tmux one list-sessions
+// and one kill of the sessions still there, however many runs. On
+// kubernetes there is nothing to clear, as for Discard.
+func (r *Runs) DiscardAll(ctx context.Context, ps []*runtime.Payload) error {
+	if r.tm == nil || len(ps) == 0 {
+		return nil
+	}
+	var names []string
+	for _, p := range ps {
+		if p.SessionName != "" {
+			names = append(names, p.SessionName)
+		}
+	}
+	if err := r.tm.KillSessions(ctx, names); err != nil {
+		return fmt.Errorf("discard %d run(s): %w", len(names), err)
+	}
+	return nil
+}
+
 // Kubernetes reports whether the lane's runs are pods.
 func (r *Runs) Kubernetes() bool { return r.tm == nil }
 
