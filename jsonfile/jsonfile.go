@@ -1,7 +1,8 @@
-// Package jsonfile owns how lane state reaches disk as JSON: documents
-// replaced atomically (readers see the old or the new content, never a
-// prefix), and append-only JSON Lines logs whose torn or corrupt lines are
-// reported by position instead of making the whole log unreadable.
+// Package jsonfile owns how lane state reaches disk: documents (JSON, or
+// raw bytes through WriteFileAtomic) replaced atomically, so readers see
+// the old or the new content and never a prefix, and append-only JSON
+// Lines logs whose torn or corrupt lines are reported by position instead
+// of making the whole log unreadable.
 package jsonfile
 
 import (
@@ -33,8 +34,31 @@ func write(path string, v any, durable bool) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	data = append(data, '\n')
+	return replace(path, append(data, '\n'), 0o600, durable, true)
+}
+
+// WriteFileAtomic replaces path with data as Write does (the whole new
+// content or the old, never a prefix, and durable once it returns), with
+// permissions perm exactly (the umask does not apply). The directory must
+// exist: a missing one is an error naming path, since a writer of raw
+// files (a fetched log, a store's record) writes into a place something
+// else made.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return replace(path, data, perm, true, false)
+}
+
+// replace writes data to a temp file under path's TmpDir and renames it
+// over path; durable adds the fsyncs of the file and the directory, and
+// mkdir creates path's directory when it is missing.
+func replace(path string, data []byte, perm os.FileMode, durable, mkdir bool) error {
 	dir := filepath.Dir(path)
+	if !mkdir {
+		if fi, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("write %s: directory: %w", path, err)
+		} else if !fi.IsDir() {
+			return fmt.Errorf("write %s: %s is not a directory", path, dir)
+		}
+	}
 	tdir := filepath.Join(dir, TmpDir)
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -44,13 +68,17 @@ func write(path string, v any, durable bool) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
+	var merr error
+	if perm != 0o600 { // CreateTemp's mode
+		merr = f.Chmod(perm)
+	}
 	_, werr := f.Write(data)
 	var serr error
 	if durable {
 		serr = f.Sync()
 	}
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(merr, werr, serr, cerr); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
