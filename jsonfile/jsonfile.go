@@ -151,9 +151,16 @@ func ReadLines[T any](path string) (out []T, bad []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var lines [][]byte // slices of b, which is read whole
+	out, bad = decode[T](path, b, 1)
+	return out, bad, nil
+}
+
+// decode decodes the lines of b, a whole number of lines of the file at
+// path whose first is line number first, as ReadLines does.
+func decode[T any](path string, b []byte, first int) (out []T, bad []string) {
+	var lines [][]byte // slices of b
 	var nums []int
-	for n := 1; len(b) > 0; n++ {
+	for n := first; len(b) > 0; n++ {
 		line, rest, _ := bytes.Cut(b, []byte{'\n'})
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			lines, nums = append(lines, line), append(nums, n)
@@ -174,7 +181,7 @@ func ReadLines[T any](path string) (out []T, bad []string, err error) {
 			out = append(out, g)
 		}
 	}
-	return out, bad, nil
+	return out, bad
 }
 
 // decodeLines decodes lines[i] into vals[i] (ok[i] when it decoded), on
