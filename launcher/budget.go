@@ -96,13 +96,13 @@ func (s *spendLog) events() []state.Event {
 		if ev.EntityType != state.EntityAgentRun || d == "" {
 			continue
 		}
-		_, usage := ev.Data["usage"].(map[string]any) // what spend reads
+		_, hasUsage := ev.Data["usage"].(map[string]any) // what spend reads
 		i, seen := s.at[d]
 		switch {
 		case !seen:
 			s.at[d] = len(s.evs)
 			s.evs = append(s.evs, ev)
-		case usage:
+		case hasUsage:
 			s.evs[i] = ev
 		}
 	}
