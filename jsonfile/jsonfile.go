@@ -34,36 +34,35 @@ func write(path string, v any, durable bool) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	return replace(path, append(data, '\n'), 0o600, durable, true)
+	tdir := filepath.Join(filepath.Dir(path), TmpDir)
+	if err := os.MkdirAll(tdir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return replace(path, append(data, '\n'), 0o600, durable, tdir, filepath.Base(path)+".*")
 }
 
 // WriteFileAtomic replaces path with data as Write does (the whole new
 // content or the old, never a prefix, and durable once it returns), with
-// permissions perm exactly (the umask does not apply). The directory must
-// exist: a missing one is an error naming path, since a writer of raw
-// files (a fetched log, a store's record) writes into a place something
-// else made.
+// permissions perm exactly (the umask does not apply). The temp file is a
+// dot file beside path, so a directory that people or tests list (a
+// store's files) gains no TmpDir. The directory must exist: a missing one
+// is an error naming path, since a writer of raw files (a fetched log, a
+// store's record) writes into a place something else made.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	return replace(path, data, perm, true, false)
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("write %s: directory: %w", path, err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("write %s: %s is not a directory", path, dir)
+	}
+	return replace(path, data, perm, true, dir, "."+filepath.Base(path)+".tmp-*")
 }
 
-// replace writes data to a temp file under path's TmpDir and renames it
-// over path; durable adds the fsyncs of the file and the directory, and
-// mkdir creates path's directory when it is missing.
-func replace(path string, data []byte, perm os.FileMode, durable, mkdir bool) error {
-	dir := filepath.Dir(path)
-	if !mkdir {
-		if fi, err := os.Stat(dir); err != nil {
-			return fmt.Errorf("write %s: directory: %w", path, err)
-		} else if !fi.IsDir() {
-			return fmt.Errorf("write %s: %s is not a directory", path, dir)
-		}
-	}
-	tdir := filepath.Join(dir, TmpDir)
-	if err := os.MkdirAll(tdir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(tdir, filepath.Base(path)+".*")
+// replace writes data to a temp file in tdir (named after pattern, as
+// os.CreateTemp takes it) and renames it over path; durable adds the
+// fsyncs of the file and of path's directory.
+func replace(path string, data []byte, perm os.FileMode, durable bool, tdir, pattern string) error {
+	f, err := os.CreateTemp(tdir, pattern)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -87,7 +86,7 @@ func replace(path string, data []byte, perm os.FileMode, durable, mkdir bool) er
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if durable {
-		if d, err := os.Open(dir); err == nil {
+		if d, err := os.Open(filepath.Dir(path)); err == nil {
 			d.Sync()
 			d.Close()
 		}
