@@ -16,6 +16,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // LocalOptions configures NewLocal.
@@ -234,7 +235,7 @@ func (l *Local) writeOverlay(n int, ov overlay) error {
 	if err != nil {
 		return fmt.Errorf("local backlog: encode overlay of #%d: %w", n, err)
 	}
-	if err := writeAtomic(l.overlayPath(n), append(data, '\n')); err != nil {
+	if err := jsonfile.WriteFileAtomic(l.overlayPath(n), append(data, '\n'), localFileMode); err != nil {
 		return fmt.Errorf("local backlog: %w", err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // AddLabel adds label to issue n in the overlay; a label the issue has
@@ -99,13 +100,17 @@ func (l *Local) EnsureComment(ctx context.Context, n int, marker, body string) (
 			return nil
 		}
 		out = backlog.Comment{ID: int64(len(cs) + 1), Body: body, Author: localAuthor, CreatedAt: l.now().UTC()}
-		if err := writeAtomic(l.commentsPath(n), formatComments(n, append(cs, out))); err != nil {
+		if err := jsonfile.WriteFileAtomic(l.commentsPath(n), formatComments(n, append(cs, out)), localFileMode); err != nil {
 			return fmt.Errorf("local backlog: %w", err)
 		}
 		return nil
 	})
 	return out, err
 }
+
+// localFileMode is the mode of the files the local source writes under
+// its state dir (overlays, comments, pull requests): its owner's only.
+const localFileMode = 0o600
 
 func (l *Local) prDir() string { return filepath.Join(l.state, "prs") }
 
@@ -139,7 +144,10 @@ func (l *Local) EnsurePR(ctx context.Context, head, base, title, body string) (P
 		if err != nil {
 			return fmt.Errorf("local backlog: encode PR %s: %w", path, err)
 		}
-		if err := writeAtomic(path, data); err != nil {
+		if err := os.MkdirAll(l.prDir(), 0o755); err != nil {
+			return fmt.Errorf("local backlog: %w", err)
+		}
+		if err := jsonfile.WriteFileAtomic(path, data, localFileMode); err != nil {
 			return fmt.Errorf("local backlog: %w", err)
 		}
 		out = p.pr(path, body)

@@ -1,7 +1,8 @@
-// Package jsonfile owns how lane state reaches disk as JSON: documents
-// replaced atomically (readers see the old or the new content, never a
-// prefix), and append-only JSON Lines logs whose torn or corrupt lines are
-// reported by position instead of making the whole log unreadable.
+// Package jsonfile owns how lane state reaches disk: documents (JSON, or
+// raw bytes through WriteFileAtomic) replaced atomically, so readers see
+// the old or the new content and never a prefix, and append-only JSON
+// Lines logs whose torn or corrupt lines are reported by position instead
+// of making the whole log unreadable.
 package jsonfile
 
 import (
@@ -33,24 +34,50 @@ func write(path string, v any, durable bool) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	tdir := filepath.Join(dir, TmpDir)
+	tdir := filepath.Join(filepath.Dir(path), TmpDir)
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(tdir, filepath.Base(path)+".*")
+	return replace(path, append(data, '\n'), 0o600, durable, tdir, filepath.Base(path)+".*")
+}
+
+// WriteFileAtomic replaces path with data as Write does (the whole new
+// content or the old, never a prefix, and durable once it returns), with
+// permissions perm exactly (the umask does not apply). The temp file is a
+// dot file beside path, so a directory that people or tests list (a
+// store's files) gains no TmpDir. The directory must exist: a missing one
+// is an error naming path, since a writer of raw files (a fetched log, a
+// store's record) writes into a place something else made.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("write %s: directory: %w", path, err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("write %s: %s is not a directory", path, dir)
+	}
+	return replace(path, data, perm, true, dir, "."+filepath.Base(path)+".tmp-*")
+}
+
+// replace writes data to a temp file in tdir (named after pattern, as
+// os.CreateTemp takes it) and renames it over path; durable adds the
+// fsyncs of the file and of path's directory.
+func replace(path string, data []byte, perm os.FileMode, durable bool, tdir, pattern string) error {
+	f, err := os.CreateTemp(tdir, pattern)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
+	var merr error
+	if perm != 0o600 { // CreateTemp's mode
+		merr = f.Chmod(perm)
+	}
 	_, werr := f.Write(data)
 	var serr error
 	if durable {
 		serr = f.Sync()
 	}
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(merr, werr, serr, cerr); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -59,7 +86,7 @@ func write(path string, v any, durable bool) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if durable {
-		if d, err := os.Open(dir); err == nil {
+		if d, err := os.Open(filepath.Dir(path)); err == nil {
 			d.Sync()
 			d.Close()
 		}
@@ -123,9 +150,16 @@ func ReadLines[T any](path string) (out []T, bad []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var lines [][]byte // slices of b, which is read whole
+	out, bad = decode[T](path, b, 1)
+	return out, bad, nil
+}
+
+// decode decodes the lines of b, a whole number of lines of the file at
+// path whose first is line number first, as ReadLines does.
+func decode[T any](path string, b []byte, first int) (out []T, bad []string) {
+	var lines [][]byte // slices of b
 	var nums []int
-	for n := 1; len(b) > 0; n++ {
+	for n := first; len(b) > 0; n++ {
 		line, rest, _ := bytes.Cut(b, []byte{'\n'})
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			lines, nums = append(lines, line), append(nums, n)
@@ -146,7 +180,7 @@ func ReadLines[T any](path string) (out []T, bad []string, err error) {
 			out = append(out, g)
 		}
 	}
-	return out, bad, nil
+	return out, bad
 }
 
 // decodeLines decodes lines[i] into vals[i] (ok[i] when it decoded), on

@@ -44,6 +44,7 @@ type waveRun struct {
 	// the cap that stopped new starts.
 	budgetSeen map[string]bool
 	budgetOver string
+	budgetLog  *spendLog // the lane's log as the budget check last read it
 }
 
 type agentResult struct {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
@@ -38,7 +39,7 @@ func (f *fixture) startRun(t *testing.T, edit func(*Options), issues ...int) *op
 	t.Cleanup(cancel)
 	or := &openRun{done: make(chan result, 1)}
 	go func() { or.done <- f.runCtx(ctx, edit, issues...) }()
-	or.dir = func() string { d, _ := OpenRunDir(f.layout().StateDir); return d }
+	or.dir = func() string { d, _ := runlog.OpenDir(f.layout().StateDir); return d }
 	return or
 }
 
@@ -97,7 +98,7 @@ func answeredEvents(f *fixture, dir string) []backlog.Event {
 // secondPrompt is the prompt of issue n's worker after the answer.
 func secondPrompt(t *testing.T, dir string, n int) string {
 	t.Helper()
-	r, _, err := ReadRun(dir)
+	r, _, err := runlog.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestOpenRunTakesAGitHubCommentFromAPersonAndMerges(t *testing.T) {
 		evs[0].Answer != "Use the v2 API, @bob <!-- keep -->" || evs[0].Question != "Which API?" {
 		t.Fatalf("answered events %+v, want one by alice with her words", evs)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	is := r.Issues[1]
 	if is.State != backlog.StateMerged || is.Attempts != 2 {
 		t.Fatalf("#1 %s after %d attempts, want merged by the second", is.State, is.Attempts)
@@ -267,7 +268,7 @@ func TestUnansweredQuestionHoldsTheRunOnlyForInputWaitMinutes(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("exit %d, %v; want 43 (the question is unanswered)\n%s", res.ExitCode, res.err, res.out)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if r.InputWait == nil || r.InputWait.Outcome != backlog.InputGaveUp || r.Issues[1].State != backlog.StateMerged ||
 		r.Issues[2].State != backlog.StateNeedsInput || r.FinalPR == nil {
 		t.Fatalf("wait %+v, states %s %s, final PR %v", r.InputWait, r.Issues[1].State, r.Issues[2].State, r.FinalPR)

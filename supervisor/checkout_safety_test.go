@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
@@ -36,7 +37,7 @@ exit 0
 	if res.err != nil || res.ExitCode != exitcode.OK || res.Tally.Merged != 3 {
 		t.Fatalf("run: exit %d, %v, tally %+v; want all three merged with the wave branch checked out", res.ExitCode, res.err, res.Tally)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	head := git(t, look, "rev-parse", "HEAD")
 	if got := git(t, look, "log", "-1", "--format=%s"); got != "my note" {
 		t.Errorf("the user's worktree is at %q, want their own commit", got)

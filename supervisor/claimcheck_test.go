@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
@@ -171,7 +172,7 @@ func TestClaimTakenByAnotherRunStopsOnlyThatIssue(t *testing.T) {
 	if res.err != nil {
 		t.Fatal(res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if is := r.Issues[1]; is.State != backlog.StateFailed || !strings.Contains(is.Detail, "other-run") {
 		t.Errorf("#1 %s %q, want failed: claimed elsewhere by other-run", is.State, is.Detail)
 	}

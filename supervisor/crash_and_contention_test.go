@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
@@ -69,7 +70,7 @@ func TestTwoSupervisorsStartedTogetherNeverShareAnIssue(t *testing.T) {
 	}
 	owner := map[int]int{}
 	for i, d := range dirs {
-		r, _, _ := ReadRun(d)
+		r, _, _ := runlog.Read(d)
 		for n, is := range r.Issues {
 			if is.State == backlog.StateMerged {
 				owner[n]++
@@ -137,7 +138,7 @@ func TestFailingProbeEndsInAParkNotAHang(t *testing.T) {
 	if err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("exit %d err %v, want 43", res.ExitCode, err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if is := r.Issues[1]; is.State != backlog.StateParked || !strings.Contains(is.Detail, "probe failed") {
 		t.Errorf("#1 %s %q, want parked because the probe kept failing", is.State, is.Detail)
 	}
@@ -163,7 +164,7 @@ func TestStopWithoutASupervisorThenResume(t *testing.T) {
 	waitFor(t, "the worker", func() bool { return strings.Contains(out.String(), "worker started") })
 	cancel() // the supervisor dies; its worker keeps running
 	<-done
-	dir, _ := OpenRunDir(f.layout().StateDir)
+	dir, _ := runlog.OpenDir(f.layout().StateDir)
 	if err := RequestStop(dir, false); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestStopWithoutASupervisorThenResume(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("resume: %d %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(dir)
+	r, _, _ := runlog.Read(dir)
 	if is := r.Issues[1]; is.State != backlog.StateMerged || is.Salvages != 0 {
 		t.Errorf("#1 %s salvages %d, want merged with no salvage spent", is.State, is.Salvages)
 	}
@@ -191,7 +192,7 @@ func TestResumeAfterACrashRightAfterThePlan(t *testing.T) {
 		f.issue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
 	}
 	id := "20261201T090000Z-t-abcdef"
-	dir := filepath.Join(RunsRoot(f.layout().StateDir), id)
+	dir := filepath.Join(runlog.Root(f.layout().StateDir), id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func TestClaimTakenOverWhileWorkingStopsTheWork(t *testing.T) {
 	shift.Store(int64(time.Hour)) // the next sweep is due to renew
 	res := <-done
 	t.Logf("%s", out.String())
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if is := r.Issues[1]; is.State != backlog.StateFailed || !strings.Contains(is.Detail, "other-run") {
 		t.Fatalf("#1 %s %q, want failed: claimed elsewhere by other-run", is.State, is.Detail)
 	}
@@ -265,7 +266,7 @@ func TestClaimCommandRunsAfterACrashRightAfterTheClaim(t *testing.T) {
 	f.config = baseConfig + "  claim:\n    command: [touch, \"" + marker + "\"]\n"
 	f.issue(1, "One", "Files: a/**")
 	id := "20261201T090000Z-t-abc123"
-	dir := filepath.Join(RunsRoot(f.layout().StateDir), id)
+	dir := filepath.Join(runlog.Root(f.layout().StateDir), id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 )
 
 // Delivery is a finished run that merged every one of a selection of
@@ -23,12 +24,12 @@ func Delivered(laneStateDir string, issues []int) (Delivery, bool, error) {
 	if len(issues) == 0 {
 		return Delivery{}, false, nil
 	}
-	dirs, err := ListRuns(laneStateDir)
+	dirs, err := runlog.List(laneStateDir)
 	if err != nil {
 		return Delivery{}, false, err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		r, _, err := ReadRun(dirs[i])
+		r, _, err := runlog.Read(dirs[i])
 		if err != nil {
 			return Delivery{}, false, err
 		}

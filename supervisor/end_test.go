@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
@@ -27,7 +28,7 @@ func TestFinalPRThatFailedIsOpenedByTheNextRun(t *testing.T) {
 	if prs := g.prsInto("main"); len(prs) != 0 {
 		t.Fatalf("%d PRs into main after the refusal", len(prs))
 	}
-	if r, _, _ := ReadRun(first.Dir); r.Finished {
+	if r, _, _ := runlog.Read(first.Dir); r.Finished {
 		t.Fatal("the run was recorded finished without its final pull request: nothing would retry it")
 	}
 	second := g.run(1)
@@ -38,11 +39,11 @@ func TestFinalPRThatFailedIsOpenedByTheNextRun(t *testing.T) {
 	if len(finals) != 1 || len(g.mutationsInto("main")) != 1 {
 		t.Fatalf("%d PRs into main (%d creates), want exactly one", len(finals), len(g.mutationsInto("main")))
 	}
-	r, _, _ := ReadRun(second.Dir)
+	r, _, _ := runlog.Read(second.Dir)
 	if !r.Finished || r.FinalPR == nil || r.FinalPR.Number != finals[0].Number {
 		t.Errorf("run finished %v, final PR %+v; GitHub has #%d", r.Finished, r.FinalPR, finals[0].Number)
 	}
-	if runs, _ := ListRuns(g.layout().StateDir); len(runs) != 1 {
+	if runs, _ := runlog.List(g.layout().StateDir); len(runs) != 1 {
 		t.Errorf("%d runs, want the one", len(runs))
 	}
 	if _, ok := g.originFile(r.Info.WaveBranch, filepath.ToSlash("backlog-work/issue-1.md")); !ok {
@@ -64,7 +65,7 @@ func TestParkedIssueWorkerPRClosedWhenItsClaimIsReleased(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if r.Issues[1].State != "parked" || r.Issues[1].PR == nil || r.Issues[2].PR == nil {
 		t.Fatalf("want #1 parked with a worker PR and #2 with one: %+v %+v", r.Issues[1], r.Issues[2])
 	}
@@ -84,7 +85,7 @@ func TestParkedIssueWorkerPRClosedWhenItsClaimIsReleased(t *testing.T) {
 		t.Errorf("%d closing comments on the parked issue's PR, want 1", c)
 	}
 	// The end again, as after a kill just before run_finished.
-	path := filepath.Join(res.Dir, EventsFile)
+	path := filepath.Join(res.Dir, runlog.EventsFile)
 	b, _ := os.ReadFile(path)
 	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
 	if err := os.WriteFile(path, []byte(strings.Join(lines[:len(lines)-1], "")), 0o644); err != nil {

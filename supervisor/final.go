@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -31,7 +32,7 @@ func (s *Supervisor) finish(ctx context.Context) (int, error) {
 	var gave *GaveUpError
 	if errors.As(err, &gave) {
 		return exitcode.Failed, fmt.Errorf("backlog run %s: its end (final pull request body in %s): %w; the run stays open: `backlog run` resumes its end",
-			s.run().Info.ID, filepath.Join(s.log.dir, FinalPRFile), err)
+			s.run().Info.ID, filepath.Join(s.log.dir, runlog.FinalPRFile), err)
 	}
 	if err != nil {
 		return exitcode.Failed, err
@@ -94,7 +95,7 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 		// and opens the pull request (EnsurePR finds one that did open).
 		s.report()
 		return exitcode.Failed, fmt.Errorf("backlog run %s: the final pull request %s → %s could not be opened (body in %s): %w; the run stays open: `backlog run` opens it",
-			r.Info.ID, r.Info.WaveBranch, r.Info.Base, filepath.Join(s.log.dir, FinalPRFile), prErr)
+			r.Info.ID, r.Info.WaveBranch, r.Info.Base, filepath.Join(s.log.dir, runlog.FinalPRFile), prErr)
 	}
 	if r.Tally().Merged == 0 {
 		// Nothing landed: the wave branch is still (an ancestor of) base;
@@ -199,7 +200,7 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 		CloseCommand: "wave-orchestrator backlog close --run " + r.Info.ID, Marker: m, BaseConflict: baseConflict,
 		Spend: spend.ByIssue(runs), Total: spend.Total(runs).Ptr()})
 	title := backlog.FinalPRTitle(r)
-	path := filepath.Join(s.log.dir, FinalPRFile)
+	path := filepath.Join(s.log.dir, runlog.FinalPRFile)
 	if err := os.WriteFile(path, []byte("# "+title+"\n\n"+body), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
@@ -25,7 +26,7 @@ func TestGitHubRunClaimsLabelsCommentsWorkerPRsAndOneFinalPR(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	wave := r.Info.WaveBranch
 	ms := g.srv.Mutations()
 	for n := 1; n <= 3; n++ {
@@ -155,7 +156,7 @@ func TestFinalPRCreatedOnce(t *testing.T) {
 	if prs := g.prsInto("main"); len(prs) != 1 {
 		t.Fatalf("after the crash: %d PRs into main, want the one GitHub created", len(prs))
 	}
-	r, _, _ := ReadRun(first.Dir)
+	r, _, _ := runlog.Read(first.Dir)
 	if _, pending := r.Intents["pr-final"]; !pending || r.FinalPR != nil {
 		t.Fatalf("want the final PR intent recorded and not done; intents %v, final %+v", r.Intents, r.FinalPR)
 	}
@@ -167,7 +168,7 @@ func TestFinalPRCreatedOnce(t *testing.T) {
 	if len(finals) != 1 || len(g.mutationsInto("main")) != 1 {
 		t.Fatalf("%d PRs into main (%d creates), want exactly one", len(finals), len(g.mutationsInto("main")))
 	}
-	r, _, _ = ReadRun(second.Dir)
+	r, _, _ = runlog.Read(second.Dir)
 	if r.FinalPR == nil || r.FinalPR.Number != finals[0].Number || !r.Finished {
 		t.Errorf("run records final PR %+v (finished %v), GitHub has #%d", r.FinalPR, r.Finished, finals[0].Number)
 	}
@@ -181,7 +182,7 @@ func TestFinalPRCreatedOnce(t *testing.T) {
 	if third.err != nil || third.Resumed {
 		t.Fatalf("third run: resumed %v, %v", third.Resumed, third.err)
 	}
-	r3, _, _ := ReadRun(third.Dir)
+	r3, _, _ := runlog.Read(third.Dir)
 	for n := 1; n <= 3; n++ {
 		if lostClaim(r3, n) == "" {
 			t.Errorf("third run did not leave #%d as claimed by the first", n)
@@ -206,7 +207,7 @@ func TestFinalPRRedoneFromAnyPointOfTheEnd(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	path := filepath.Join(res.Dir, EventsFile)
+	path := filepath.Join(res.Dir, runlog.EventsFile)
 	full, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +276,7 @@ func TestFinalPRClosesOnlyMerged(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v; want 43 (a parked and a needs-input issue)", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if r.Issues[1].State != backlog.StateMerged || r.Issues[2].State != backlog.StateParked || r.Issues[3].State != backlog.StateNeedsInput {
 		t.Fatalf("states #1 %s #2 %s #3 %s; want merged, parked, needs-input", r.Issues[1].State, r.Issues[2].State, r.Issues[3].State)
 	}
@@ -485,7 +486,7 @@ func TestHostileGitHubIssueTextIsDataOnly(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if r.Issues[1].State != backlog.StateMerged || r.Issues[2].State != backlog.StateNeedsInput {
 		t.Fatalf("states %s %s, want merged and needs-input", r.Issues[1].State, r.Issues[2].State)
 	}
@@ -543,7 +544,7 @@ func TestHostileGitHubIssueTextIsDataOnly(t *testing.T) {
 			}
 		}
 	}
-	body, _ := os.ReadFile(filepath.Join(res.Dir, FinalPRFile))
+	body, _ := os.ReadFile(filepath.Join(res.Dir, runlog.FinalPRFile))
 	raw("final-pr.md", string(body))
 	if got := closesRefs(string(body)); !slices.Equal(got, []int{1}) {
 		t.Errorf("final PR closes %v, want [1]", got)

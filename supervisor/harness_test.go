@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
@@ -247,5 +248,5 @@ func (s *syncBuffer) String() string {
 }
 
 func readEvents(dir string) ([]backlog.Event, []string, error) {
-	return jsonfile.ReadLines[backlog.Event](filepath.Join(dir, EventsFile))
+	return jsonfile.ReadLines[backlog.Event](filepath.Join(dir, runlog.EventsFile))
 }

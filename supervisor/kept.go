@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
@@ -33,12 +34,12 @@ func (c *localCheckout) ensureWorktree(ctx context.Context, n int, wt, branch st
 // keptByFinishedRun: path is issue n's worktree in a finished run of this
 // lane other than this one.
 func (s *Supervisor) keptByFinishedRun(n int, path string) bool {
-	dirs, err := ListRuns(s.o.Layout.StateDir)
+	dirs, err := runlog.List(s.o.Layout.StateDir)
 	if err != nil {
 		return false
 	}
 	for _, dir := range dirs {
-		r, _, err := ReadRun(dir)
+		r, _, err := runlog.Read(dir)
 		if err != nil || !r.Finished || r.Info.ID == s.run().Info.ID {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 )
 
 // replanEvery is how often an unbounded run looks for new issues while
@@ -253,7 +254,7 @@ func (s *Supervisor) checkpoint(why string) {
 
 // stopRequested: `backlog stop` wrote the run's control file.
 func (s *Supervisor) stopRequested() bool {
-	_, err := os.Stat(filepath.Join(s.log.dir, ControlFile))
+	_, err := os.Stat(filepath.Join(s.log.dir, runlog.ControlFile))
 	return err == nil
 }
 
@@ -280,10 +281,10 @@ func (s *Supervisor) halt(ctx context.Context) (bool, error) {
 	var req struct {
 		Finish bool `json:"finish"`
 	}
-	if b, err := os.ReadFile(filepath.Join(s.log.dir, ControlFile)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(s.log.dir, runlog.ControlFile)); err == nil {
 		_ = json.Unmarshal(b, &req) // unreadable: a plain stop
 	}
-	os.Remove(filepath.Join(s.log.dir, ControlFile))
+	os.Remove(filepath.Join(s.log.dir, runlog.ControlFile))
 	grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
 	for _, is := range s.run().List() {
 		if is.State != backlog.StateRunning || is.RunDir == "" {
@@ -309,7 +310,7 @@ func (s *Supervisor) halt(ctx context.Context) (bool, error) {
 // request left in the run tells the next `backlog run` they were stopped,
 // not failed.
 func StopWorkers(ctx context.Context, dir string, runs Runs, grace time.Duration) (int, error) {
-	r, _, err := ReadRun(dir)
+	r, _, err := runlog.Read(dir)
 	if err != nil {
 		return 0, err
 	}

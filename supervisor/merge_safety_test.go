@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -29,7 +30,7 @@ import (
 func (f *fixture) verifyGate(body string) {
 	f.t.Helper()
 	script := filepath.Join(filepath.Dir(f.root), "gate.sh")
-	pre := "#!/bin/sh\nRUNS=" + shellQuote(RunsRoot(f.layout().StateDir)) + "\nWORKTREES=" + shellQuote(filepath.Join(filepath.Dir(f.root), "worktrees")) + "\n"
+	pre := "#!/bin/sh\nRUNS=" + shellQuote(runlog.Root(f.layout().StateDir)) + "\nWORKTREES=" + shellQuote(filepath.Join(filepath.Dir(f.root), "worktrees")) + "\n"
 	if err := os.WriteFile(script, []byte(pre+body), 0o755); err != nil {
 		f.t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestFIFONoStarvation(t *testing.T) {
 	// merge is being verified, and that verify waits for them, so both
 	// enter the queue together, #2 first, behind nothing.
 	gate := f.shellWorkers(`set -e
-RUNS=` + shellQuote(RunsRoot(f.layout().StateDir)) + `
+RUNS=` + shellQuote(runlog.Root(f.layout().StateDir)) + `
 n=$WAVE_ISSUE_NUMBER
 if [ "$WAVE_ATTEMPT" -gt 1 ]; then
   gitc merge -q -X ours --no-edit "$WAVE_TARGET_BRANCH"
@@ -165,7 +166,7 @@ func TestWorkerWithNoCommitsIsNotMerged(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.Failed {
 		t.Fatalf("run: exit %d, %v; want 1 (a failed issue)", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if is := r.Issues[1]; is.State != backlog.StateFailed || !strings.Contains(is.Detail, "no work") {
 		t.Errorf("#1: %s %q, want failed (no work)", is.State, is.Detail)
 	}
@@ -281,7 +282,7 @@ exit 0
 	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v; want 43 (#3 parked)", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if r.Issues[1].State != backlog.StateMerged || r.Issues[2].State != backlog.StateMerged || r.Issues[3].State != backlog.StateParked {
 		t.Fatalf("states %s %s %s, want merged merged parked", r.Issues[1].State, r.Issues[2].State, r.Issues[3].State)
 	}
@@ -333,7 +334,7 @@ exit 0
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	wave := r.Info.WaveBranch
 	if _, ok := f.originFile(wave, "foreign.txt"); !ok {
 		t.Errorf("the foreign commit was lost from %s", wave)
@@ -385,7 +386,7 @@ gitc add w/wip.txt && gitc commit -q -m "Finish #1" && echo "[backlog-result] st
 			t.Fatal("the first attempt never got to work")
 		}
 		time.Sleep(50 * time.Millisecond)
-		recs, _ := filepath.Glob(filepath.Join(RunsRoot(f.layout().StateDir), "*", "runs", "i1-a1", "runtime.json"))
+		recs, _ := filepath.Glob(filepath.Join(runlog.Root(f.layout().StateDir), "*", "runs", "i1-a1", "runtime.json"))
 		wts, _ := filepath.Glob(filepath.Join(filepath.Dir(f.root), "worktrees", "*", "i1", "w", "wip.txt"))
 		if len(recs) != 1 || len(wts) != 1 {
 			continue
@@ -408,7 +409,7 @@ gitc add w/wip.txt && gitc commit -q -m "Finish #1" && echo "[backlog-result] st
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	is := r.Issues[1]
 	if is.State != backlog.StateMerged || is.Salvages != 1 || is.Attempts != 2 {
 		t.Fatalf("#1: %s after %d attempts, %d salvages; want merged after one salvage", is.State, is.Attempts, is.Salvages)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
@@ -31,7 +32,7 @@ func createRunDir(root, id string, now time.Time, evs []backlog.Event) (string, 
 	tmp, dir := filepath.Join(root, stagingPrefix+id), filepath.Join(root, id)
 	for _, ev := range evs {
 		ev.At = now
-		if err := jsonfile.Append(filepath.Join(tmp, EventsFile), ev); err != nil {
+		if err := jsonfile.Append(filepath.Join(tmp, runlog.EventsFile), ev); err != nil {
 			return "", fmt.Errorf("backlog run dir %s: %w", dir, err)
 		}
 	}

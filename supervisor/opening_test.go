@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
@@ -24,7 +25,7 @@ func TestWaveBranchNameTakenMovesToTheNextSuffix(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if r.Info.WaveBranch != wave+"-3" {
 		t.Fatalf("wave branch %s, want %s-3", r.Info.WaveBranch, wave)
 	}

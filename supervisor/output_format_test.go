@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
@@ -56,7 +57,7 @@ func TestClaudeWorkerResultIsReadInEveryOutputFormat(t *testing.T) {
 			if strings.Contains(res.out, "without a [backlog-result] marker") {
 				t.Fatalf("the marker was missed:\n%s", res.out)
 			}
-			r, _, _ := ReadRun(res.Dir)
+			r, _, _ := runlog.Read(res.Dir)
 			if _, ok := f.originFile(r.Info.WaveBranch, "a/1.txt"); !ok {
 				t.Fatalf("origin %s lacks the worker's file", r.Info.WaveBranch)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
@@ -101,7 +102,7 @@ func runInBackground(t *testing.T, f *fixture, issues ...int) (<-chan result, *s
 // eventOf: the run's log (the newest run of f's lane) has an event of
 // kind for issue n.
 func eventOf(f *fixture, kind string, n int) bool {
-	dirs, err := ListRuns(f.layout().StateDir)
+	dirs, err := runlog.List(f.layout().StateDir)
 	if err != nil || len(dirs) == 0 {
 		return false
 	}
@@ -120,7 +121,7 @@ func mergedAllOf(t *testing.T, done <-chan result, issues ...int) {
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v\n%s", res.ExitCode, res.err, res.out)
 	}
-	r, _, err := ReadRun(res.Dir)
+	r, _, err := runlog.Read(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestResumeStartsClaimedIssuesThatHoldEverySlot(t *testing.T) {
 		f.issue(n, "Issue "+strconv.Itoa(n), "Files: p"+strconv.Itoa(n)+"/**")
 	}
 	id := "20261201T090000Z-t-abc123"
-	dir := filepath.Join(RunsRoot(f.layout().StateDir), id)
+	dir := filepath.Join(runlog.Root(f.layout().StateDir), id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

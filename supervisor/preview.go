@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
@@ -88,7 +89,7 @@ func Preview(ctx context.Context, o PreviewOptions) (PlanView, error) {
 // (merge what is ready, park the rest, open the final PR) instead of
 // leaving it open to resume.
 func RequestStop(dir string, finish bool) error {
-	return jsonfile.Write(filepath.Join(dir, ControlFile), map[string]any{"stop": true, "finish": finish,
+	return jsonfile.Write(filepath.Join(dir, runlog.ControlFile), map[string]any{"stop": true, "finish": finish,
 		"requestedAt": time.Now().UTC(), "pid": os.Getpid()})
 }
 
@@ -97,7 +98,7 @@ func RequestStop(dir string, finish bool) error {
 // PR not found) the wave branch must be an ancestor of origin/<base>.
 // Claims are released after each close. It returns how many it closed.
 func Close(ctx context.Context, dir string, src forge.Source, git *gitops.Repo, cfg *config.Config, out io.Writer) (int, error) {
-	r, _, err := ReadRun(dir)
+	r, _, err := runlog.Read(dir)
 	if err != nil {
 		return 0, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 )
 
@@ -19,9 +20,9 @@ func askedBefore(stateDir string) map[int]string {
 	if stateDir == "" {
 		return out
 	}
-	dirs, _ := ListRuns(stateDir)
+	dirs, _ := runlog.List(stateDir)
 	for _, d := range dirs {
-		r, _, err := ReadRun(d)
+		r, _, err := runlog.Read(d)
 		if err != nil {
 			continue // a corrupt run is reported by status; its questions are lost, nothing else
 		}

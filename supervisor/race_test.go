@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 )
 
 // TestTwoSupervisorsRaceForTheSameIssues runs two supervisors on two
@@ -54,7 +55,7 @@ func TestTwoSupervisorsRaceForTheSameIssues(t *testing.T) {
 			if res.err != nil {
 				t.Fatalf("round %d: supervisor %d: %v\n%s", round, i, res.err, res.out)
 			}
-			runs[i], _, _ = ReadRun(res.Dir)
+			runs[i], _, _ = runlog.Read(res.Dir)
 		}
 		if runs[0].Info.ID == runs[1].Info.ID {
 			t.Errorf("round %d: both supervisors have run id %s", round, runs[0].Info.ID)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
@@ -203,19 +204,11 @@ func (c *remoteCheckout) collect(ctx context.Context, n, attempt int, runDir str
 		if !ok {
 			continue
 		}
-		if err := writeFileAtomic(filepath.Join(runDir, f), data); err != nil {
+		if err := jsonfile.WriteFileAtomic(filepath.Join(runDir, f), data, 0o644); err != nil {
 			return fmt.Errorf("#%d: %w", n, err)
 		}
 	}
 	return nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // Ahead implements checkout: the fetched branch, counted in the clone.

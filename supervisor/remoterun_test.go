@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 )
 
@@ -46,7 +47,7 @@ func TestWorkersInTheirOwnClonesMergeAndASalvageRestoresTheSnapshot(t *testing.T
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, err)
 	}
-	r, _, err := ReadRun(res.Dir)
+	r, _, err := runlog.Read(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

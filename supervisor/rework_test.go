@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
@@ -63,7 +64,7 @@ func TestVerifyFailureIsReworkedOnceWithItsLogAndMerges(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	is := r.Issues[1]
 	if is.State != backlog.StateMerged || is.Reworks != 1 || is.ReworkFrom != backlog.ReworkVerify || is.Attempts != 2 {
 		t.Fatalf("#1: %s after %d rework round(s) from %q, %d attempts; want merged after 1 round of verify, 2 attempts",
@@ -78,7 +79,7 @@ func TestVerifyFailureIsReworkedOnceWithItsLogAndMerges(t *testing.T) {
 	if _, ok := f.originFile(r.Info.WaveBranch, "backlog-work/issue-1-fix.md"); !ok {
 		t.Error("the reworked change is not on the wave branch")
 	}
-	body, _ := os.ReadFile(filepath.Join(res.Dir, FinalPRFile))
+	body, _ := os.ReadFile(filepath.Join(res.Dir, runlog.FinalPRFile))
 	if !strings.Contains(string(body), "merged after 1 rework round") {
 		t.Errorf("the final PR body does not say the rework round:\n%s", body)
 	}
@@ -127,7 +128,7 @@ func TestReviewerFailVerdictIsReworkedThenMerges(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if is := r.Issues[1]; is.State != backlog.StateMerged || is.Reworks != 1 || is.ReworkFrom != backlog.ReworkReview {
 		t.Fatalf("#1: %s after %d round(s) from %q; want merged after 1 round of review", is.State, is.Reworks, is.ReworkFrom)
 	}
@@ -144,7 +145,7 @@ func TestPastReworkRoundsTheIssueParksWithTheFeedbackAsItsQuestion(t *testing.T)
 	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v; want 43", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	is := r.Issues[1]
 	if is.State != backlog.StateParked || is.Reworks != 1 || is.Attempts != 2 {
 		t.Fatalf("#1: %s after %d round(s), %d attempts; want parked after 1 round, 2 attempts", is.State, is.Reworks, is.Attempts)
@@ -171,7 +172,7 @@ func TestWorkerPRChangesRequestedGetsAReworkRound(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	is := r.Issues[1]
 	if is.State != backlog.StateMerged || is.Reworks != 1 || is.ReworkFrom != backlog.ReworkPRReview {
 		t.Fatalf("#1: %s after %d round(s) from %q; want merged after 1 round of PR review", is.State, is.Reworks, is.ReworkFrom)
@@ -225,7 +226,7 @@ func TestKillBetweenReworkRoundAndRelaunchCountsOneRound(t *testing.T) {
 				t.Fatalf("the first life ended with %+v, want the rework round then the relaunch recorded", last)
 			}
 			if !keepStart {
-				path := filepath.Join(first.Dir, EventsFile)
+				path := filepath.Join(first.Dir, runlog.EventsFile)
 				b, _ := os.ReadFile(path)
 				lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
 				if err := os.WriteFile(path, []byte(strings.Join(lines[:len(lines)-1], "")), 0o644); err != nil {
@@ -236,7 +237,7 @@ func TestKillBetweenReworkRoundAndRelaunchCountsOneRound(t *testing.T) {
 			if res.err != nil || res.ExitCode != exitcode.OK || !res.Resumed {
 				t.Fatalf("resume: exit %d resumed %v, %v", res.ExitCode, res.Resumed, res.err)
 			}
-			r, _, _ := ReadRun(res.Dir)
+			r, _, _ := runlog.Read(res.Dir)
 			if is := r.Issues[1]; is.State != backlog.StateMerged || is.Reworks != 1 {
 				t.Fatalf("#1: %s after %d rework round(s), want merged after 1", is.State, is.Reworks)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
@@ -50,7 +51,7 @@ func TestWorkerPRUnresolvedThreadGetsOneReworkRoundThenMerges(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	is := r.Issues[1]
 	if is.State != backlog.StateMerged || is.Reworks != 1 || is.ReworkFrom != backlog.ReworkPRThread {
 		t.Fatalf("#1: %s after %d round(s) from %q; want merged after 1 round of PR threads", is.State, is.Reworks, is.ReworkFrom)
@@ -88,7 +89,7 @@ func TestWorkerPRResolvedOrOutdatedThreadChangesNothing(t *testing.T) {
 			if res.err != nil || res.ExitCode != exitcode.OK {
 				t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 			}
-			r, _, _ := ReadRun(res.Dir)
+			r, _, _ := runlog.Read(res.Dir)
 			if is := r.Issues[1]; is.State != backlog.StateMerged || is.Reworks != 0 || is.Attempts != 1 {
 				t.Fatalf("#1: %s after %d round(s), %d attempts; want merged at once", is.State, is.Reworks, is.Attempts)
 			}
@@ -118,7 +119,7 @@ func TestWorkerPRThreadsOutageIsWaitedOut(t *testing.T) {
 	if !strings.Contains(res.out, "waiting: "+forge.CauseGitHubServer+" (HTTP 502) since ") {
 		t.Errorf("output never said the run waits for GitHub:\n%s", res.out)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if is := r.Issues[1]; is.State != backlog.StateMerged || is.Reworks != 1 || is.ReworkFrom != backlog.ReworkPRThread {
 		t.Fatalf("#1: %s after %d round(s) from %q; want merged after 1 round of PR threads", is.State, is.Reworks, is.ReworkFrom)
 	}
@@ -138,7 +139,7 @@ func TestWorkerPRThreadsForbiddenIsWarnedOnceAndMerges(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	for _, n := range []int{1, 2} {
 		if is := r.Issues[n]; is.State != backlog.StateMerged || is.Reworks != 0 {
 			t.Errorf("#%d: %s after %d round(s); want merged without a round", n, is.State, is.Reworks)
@@ -163,7 +164,7 @@ func TestWorkerPRThreadPastReworkRoundsParksWithItsWords(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("run: exit %d, %v; want 43", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	is := r.Issues[1]
 	if is.State != backlog.StateParked || is.Reworks != 0 || !strings.Contains(is.Question, "THREAD-SAYS: add the fix file") {
 		t.Fatalf("#1: %s after %d round(s), question %q; want parked with the thread's words", is.State, is.Reworks, is.Question)

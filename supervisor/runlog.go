@@ -10,18 +10,6 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
-// Files of a backlog run directory, and where a lane's runs live: the
-// reader of run directories is package runlog; these names stay here for
-// the supervisor's callers.
-const (
-	EventsFile  = runlog.EventsFile
-	FinalPRFile = runlog.FinalPRFile
-	ControlFile = runlog.ControlFile
-)
-
-// RunsRoot is where a lane's backlog runs live (runlog.Root).
-func RunsRoot(laneStateDir string) string { return runlog.Root(laneStateDir) }
-
 // runLog is a run's event log and its reduction, kept in step: every
 // event is appended to disk before it is applied, so what the supervisor
 // believes is never ahead of what a restart will read.
@@ -41,7 +29,7 @@ func openRunLog(dir string, now func() time.Time) (*runLog, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &runLog{dir: dir, path: filepath.Join(dir, EventsFile), run: run, now: now}, bad, nil
+	return &runLog{dir: dir, path: filepath.Join(dir, runlog.EventsFile), run: run, now: now}, bad, nil
 }
 
 // emit records ev and applies it.
@@ -61,18 +49,3 @@ func (l *runLog) emit(ev backlog.Event) error {
 	l.run.Apply(ev)
 	return nil
 }
-
-// ReadRun reads and reduces one backlog run directory (runlog.Read).
-func ReadRun(dir string) (*backlog.Run, []string, error) { return runlog.Read(dir) }
-
-// ListRuns returns a lane's backlog run directories, oldest first
-// (runlog.List).
-func ListRuns(laneStateDir string) ([]string, error) { return runlog.List(laneStateDir) }
-
-// OpenRunDir returns the newest run of the lane that has not finished,
-// or "" when every run finished (runlog.OpenDir).
-func OpenRunDir(laneStateDir string) (string, error) { return runlog.OpenDir(laneStateDir) }
-
-// FindRun resolves --run ID, or the newest run when id is empty
-// (runlog.Find).
-func FindRun(laneStateDir, id string) (string, error) { return runlog.Find(laneStateDir, id) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 )
@@ -41,7 +42,7 @@ echo "[backlog-result] state=done detail=chatty"
 	}()
 	printed := func(line string) func() bool {
 		return func() bool {
-			dirs, _ := filepath.Glob(filepath.Join(RunsRoot(f.layout().StateDir), "*", "runs", "i1-a1", lanes.LogFile))
+			dirs, _ := filepath.Glob(filepath.Join(runlog.Root(f.layout().StateDir), "*", "runs", "i1-a1", lanes.LogFile))
 			for _, d := range dirs {
 				// A pty ends its lines with \r\n.
 				if b, _ := os.ReadFile(d); strings.Contains(string(b), line+"\r\n") || strings.Contains(string(b), line+"\n") {
@@ -66,7 +67,7 @@ echo "[backlog-result] state=done detail=chatty"
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("exit %d, %v\n%s", res.ExitCode, res.err, res.out)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if is := r.Issues[1]; is.State != backlog.StateMerged {
 		t.Errorf("#1 %s, want merged", is.State)
 	}

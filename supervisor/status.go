@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/spend"
@@ -32,7 +33,7 @@ const ViewStopped = backlog.ViewStopped
 // be nil (no live worktree facts); lockHeld says whether a supervisor
 // holds the lane.
 func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, now time.Time) (StatusView, error) {
-	r, bad, err := ReadRun(dir)
+	r, bad, err := runlog.Read(dir)
 	if err != nil {
 		return StatusView{}, err
 	}

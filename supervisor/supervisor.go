@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
@@ -215,7 +216,7 @@ func randomHex(n int) string {
 // loop: a run started during an outage starts once it passes.
 func (s *Supervisor) open(ctx context.Context) (bool, error) {
 	s.sweepScratch(ctx)
-	dir, err := OpenRunDir(s.o.Layout.StateDir)
+	dir, err := runlog.OpenDir(s.o.Layout.StateDir)
 	if err != nil {
 		return false, err
 	}
@@ -272,7 +273,7 @@ func (s *Supervisor) create(ctx context.Context, dir *string) error {
 		if err != nil {
 			return err
 		}
-		d, err := createRunDir(RunsRoot(s.o.Layout.StateDir), info.ID, now, []backlog.Event{
+		d, err := createRunDir(runlog.Root(s.o.Layout.StateDir), info.ID, now, []backlog.Event{
 			{Kind: backlog.EvRunStarted, Run: &info},
 			{Kind: backlog.EvWaveBranch, Branch: info.WaveBranch, Ref: resv, Attempt: 1, Outcome: backlog.WaveCutting},
 		})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
@@ -26,14 +27,14 @@ func TestBoundedRunMergesEveryIssueAndOpensOneFinalPR(t *testing.T) {
 	if res.Tally.Merged != 3 || res.Tally.InFlight != 0 {
 		t.Fatalf("tally %+v, want 3 merged", res.Tally)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	wave := r.Info.WaveBranch
 	for n := 1; n <= 3; n++ {
 		if _, ok := f.originFile(wave, "backlog-work/issue-"+itoa(n)+".md"); !ok {
 			t.Errorf("origin %s lacks the work of #%d", wave, n)
 		}
 	}
-	body, err := os.ReadFile(filepath.Join(res.Dir, FinalPRFile))
+	body, err := os.ReadFile(filepath.Join(res.Dir, runlog.FinalPRFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestNeedsInputGoesToTheBucketAndNoWorkFails(t *testing.T) {
 	if res.ExitCode != exitcode.NeedsHuman {
 		t.Errorf("exit %d, want 43 (needs a person)", res.ExitCode)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if got := r.Issues[1]; got.State != backlog.StateNeedsInput || got.Question != "Postgres or SQLite?" {
 		t.Errorf("#1: state %s question %q", got.State, got.Question)
 	}
@@ -84,7 +85,7 @@ func TestNeedsInputGoesToTheBucketAndNoWorkFails(t *testing.T) {
 	if !strings.Contains(res.out, "Postgres or SQLite?") {
 		t.Errorf("the question is not in the run's output")
 	}
-	body, _ := os.ReadFile(filepath.Join(res.Dir, FinalPRFile))
+	body, _ := os.ReadFile(filepath.Join(res.Dir, runlog.FinalPRFile))
 	if strings.Contains(string(body), "Closes #1") || strings.Contains(string(body), "Closes #2") || !strings.Contains(string(body), "Closes #3") {
 		t.Errorf("final PR must close only merged #3:\n%s", body)
 	}
@@ -108,7 +109,7 @@ func TestSalvageRelaunchKeepsUncommittedWork(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	is := r.Issues[4]
 	if is.State != backlog.StateMerged || is.Salvages != 1 || is.Attempts != 2 {
 		t.Fatalf("#4: state %s salvages %d attempts %d, want merged after one salvage", is.State, is.Salvages, is.Attempts)
@@ -136,7 +137,7 @@ func TestSecondFailureParksTheIssueAndTheRestGoesOn(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("exit %d, %v; want 43", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if r.Issues[5].State != backlog.StateParked || r.Issues[5].Attempts != 2 {
 		t.Errorf("#5: %s after %d attempts, want parked after 2", r.Issues[5].State, r.Issues[5].Attempts)
 	}
@@ -161,7 +162,7 @@ func TestConflictIsSentBackOnceThenMerged(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("exit %d, %v", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	conflicted := 0
 	for _, n := range []int{7, 8} {
 		is := r.Issues[n]
@@ -183,7 +184,7 @@ func TestStalledWorkerIsStoppedSalvagedThenParked(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
 		t.Fatalf("exit %d, %v; want 43", res.ExitCode, res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	is := r.Issues[9]
 	if is.State != backlog.StateParked || is.Salvages != 1 || !strings.Contains(is.Detail, "stalled") {
 		t.Errorf("#9: %s salvages %d detail %q; want parked as stalled after one salvage", is.State, is.Salvages, is.Detail)
@@ -208,7 +209,7 @@ func TestHostileIssueTextIsDataOnly(t *testing.T) {
 	if strings.Contains(res.out, "\x1b") {
 		t.Errorf("the run printed an escape sequence from the issue title")
 	}
-	body, _ := os.ReadFile(filepath.Join(res.Dir, FinalPRFile))
+	body, _ := os.ReadFile(filepath.Join(res.Dir, runlog.FinalPRFile))
 	if strings.Contains(string(body), "\x1b") {
 		t.Errorf("final PR body carries a raw escape sequence")
 	}
@@ -246,7 +247,7 @@ func TestUnboundedRunTakesEligibleIssuesUntilTheCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	// Three issues taken (the cap), oldest first by number; the needs-input
 	// one never dispatched but reported, so a person is needed: 43.
 	var taken []int
@@ -279,14 +280,14 @@ func TestStopLeavesTheRunOpenAndRunResumesIt(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { _, err := s.Run(ctx); done <- err }()
 	waitFor(t, "the worker to run", func() bool { return strings.Contains(out.String(), "worker started") })
-	dir, _ := OpenRunDir(f.layout().StateDir)
+	dir, _ := runlog.OpenDir(f.layout().StateDir)
 	if err := RequestStop(dir, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; !errors.Is(err, ErrStopped) {
 		t.Fatalf("run after stop: %v, want ErrStopped", err)
 	}
-	r, _, _ := ReadRun(dir)
+	r, _, _ := runlog.Read(dir)
 	if r.Finished || r.Issues[1].Outcome != outcomeStopped {
 		t.Fatalf("after stop: finished=%v outcome=%q; want an open run with the worker stopped", r.Finished, r.Issues[1].Outcome)
 	}
@@ -296,7 +297,7 @@ func TestStopLeavesTheRunOpenAndRunResumesIt(t *testing.T) {
 	if res.err != nil || res.ExitCode != exitcode.OK || !res.Resumed {
 		t.Fatalf("resume: exit %d resumed %v err %v", res.ExitCode, res.Resumed, res.err)
 	}
-	r, _, _ = ReadRun(dir)
+	r, _, _ = runlog.Read(dir)
 	if r.Issues[1].State != backlog.StateMerged || r.Issues[1].Salvages != 0 {
 		t.Errorf("#1 %s salvages %d, want merged without a salvage", r.Issues[1].State, r.Issues[1].Salvages)
 	}
@@ -329,7 +330,7 @@ func TestVerifyAndReviewGateTheMerge(t *testing.T) {
 	if res.err != nil {
 		t.Fatal(res.err)
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if r.Issues[1].State != backlog.StateMerged || r.Issues[1].Verify != "passed" {
 		t.Errorf("#1: %s verify %q, want merged after verify and review", r.Issues[1].State, r.Issues[1].Verify)
 	}
@@ -364,17 +365,17 @@ func TestStopFinishEndsTheRunWithWhatMerged(t *testing.T) {
 	done := make(chan Result, 1)
 	go func() { res, _ := s.Run(ctx); done <- res }()
 	waitFor(t, "#1 to merge", func() bool { return strings.Contains(out.String(), "#1 merged") })
-	dir, _ := OpenRunDir(f.layout().StateDir)
+	dir, _ := runlog.OpenDir(f.layout().StateDir)
 	if err := RequestStop(dir, true); err != nil {
 		t.Fatal(err)
 	}
 	res := <-done
 	t.Logf("%s", out.String())
-	r, _, _ := ReadRun(dir)
+	r, _, _ := runlog.Read(dir)
 	if !r.Finished || r.Issues[1].State != backlog.StateMerged || r.Issues[2].State != backlog.StateParked {
 		t.Fatalf("finished=%v #1 %s #2 %s; want a finished run, #1 merged, #2 parked", r.Finished, r.Issues[1].State, r.Issues[2].State)
 	}
-	body, _ := os.ReadFile(filepath.Join(dir, FinalPRFile))
+	body, _ := os.ReadFile(filepath.Join(dir, runlog.FinalPRFile))
 	if !strings.Contains(string(body), "Closes #1") || strings.Contains(string(body), "Closes #2") {
 		t.Errorf("final PR body:\n%s", body)
 	}

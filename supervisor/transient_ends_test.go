@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
@@ -75,7 +76,7 @@ func TestRunStartedWhileOriginIsDownStartsOnceItIsBack(t *testing.T) {
 	if got := mergedOrder(f.events(res.Dir)); len(got) != 1 {
 		t.Errorf("merged %v, want #1", got)
 	}
-	if runs, _ := ListRuns(f.layout().StateDir); len(runs) != 1 {
+	if runs, _ := runlog.List(f.layout().StateDir); len(runs) != 1 {
 		t.Errorf("%d runs, want the one", len(runs))
 	}
 	waves := 0
@@ -108,7 +109,7 @@ func TestRunStartedWhileGitHubIsDownStartsOnceItIsBack(t *testing.T) {
 	if !strings.Contains(res.out, "waiting: "+forge.CauseGitHubServer+" (HTTP 502) since ") || !strings.Contains(res.out, "recovered: ") {
 		t.Errorf("output never said the start waits for GitHub:\n%s", res.out)
 	}
-	if runs, _ := ListRuns(g.layout().StateDir); len(runs) != 1 {
+	if runs, _ := runlog.List(g.layout().StateDir); len(runs) != 1 {
 		t.Errorf("%d runs, want the one", len(runs))
 	}
 	g.noDuplicateWrites(t)
@@ -150,7 +151,7 @@ func TestFinalPRDuringAGitHubOutageIsWaitedOut(t *testing.T) {
 	if finals := g.prsInto("main"); len(finals) != 1 {
 		t.Fatalf("%d PRs into main, want exactly one", len(finals))
 	}
-	r, _, _ := ReadRun(res.Dir)
+	r, _, _ := runlog.Read(res.Dir)
 	if !r.Finished || r.FinalPR == nil {
 		t.Errorf("run finished %v, final PR %+v", r.Finished, r.FinalPR)
 	}
@@ -177,7 +178,7 @@ func TestFinalPROutageOutlastingTheWindowLeavesTheRunOpen(t *testing.T) {
 	if !errors.As(first.err, &gave) || !strings.Contains(first.err.Error(), "the run stays open") {
 		t.Fatalf("first life: exit %d, %v; want it to give up, saying the run stays open", first.ExitCode, first.err)
 	}
-	if r, _, _ := ReadRun(first.Dir); r.Finished || !r.Finishing {
+	if r, _, _ := runlog.Read(first.Dir); r.Finished || !r.Finishing {
 		t.Fatalf("run finished %v finishing %v; want it open, in its end", r.Finished, r.Finishing)
 	}
 	for len(g.srv.PRs()) == 0 && g.srv.Count(forgetest.RoutePullCreate) < 1000 {

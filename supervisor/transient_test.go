@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
@@ -71,7 +72,7 @@ func fastRetries(o *Options) { o.Backoff = func(int) time.Duration { return 50 *
 
 // currentRunDir is the lane's newest backlog run, "" before one exists.
 func (f *fixture) currentRunDir() string {
-	dirs, _ := ListRuns(f.layout().StateDir)
+	dirs, _ := runlog.List(f.layout().StateDir)
 	if len(dirs) == 0 {
 		return ""
 	}

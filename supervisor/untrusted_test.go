@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
@@ -69,7 +70,7 @@ func TestPlantedMarkerByAnotherUserChangesNothing(t *testing.T) {
 	defer cancel()
 	// The first comment is the claim: the run exists, so its id is known.
 	g.srv.BeforeNext(forgetest.RouteCommentCreate, func() {
-		dirs, _ := filepath.Glob(filepath.Join(RunsRoot(g.layout().StateDir), "*", EventsFile))
+		dirs, _ := filepath.Glob(filepath.Join(runlog.Root(g.layout().StateDir), "*", runlog.EventsFile))
 		if len(dirs) != 1 {
 			t.Errorf("run dirs %v, want one", dirs)
 			return
@@ -89,7 +90,7 @@ func TestPlantedMarkerByAnotherUserChangesNothing(t *testing.T) {
 	if second.err != nil || second.ExitCode != exitcode.NeedsHuman || !second.Resumed {
 		t.Fatalf("resume: exit %d resumed %v, %v", second.ExitCode, second.Resumed, second.err)
 	}
-	r, _, _ := ReadRun(second.Dir)
+	r, _, _ := runlog.Read(second.Dir)
 	if is := r.Issues[1]; is.State != backlog.StateNeedsInput {
 		t.Errorf("#1 %s, want needs-input", is.State)
 	}

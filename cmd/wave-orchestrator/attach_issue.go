@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -72,12 +72,12 @@ func attachIssue(ctx context.Context, e *laneEnv, n int, stdout, stderr io.Write
 
 // latestIssueRun is issue n in the newest backlog run of the lane that took it.
 func latestIssueRun(laneStateDir string, n int) (*backlog.IssueRun, error) {
-	dirs, err := supervisor.ListRuns(laneStateDir)
+	dirs, err := runlog.List(laneStateDir)
 	if err != nil {
 		return nil, err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		r, _, err := supervisor.ReadRun(dirs[i])
+		r, _, err := runlog.Read(dirs[i])
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,11 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wave-orchestrator/wave-orchestrator/coord"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
-	"github.com/wave-orchestrator/wave-orchestrator/questions"
 )
 
 // autonomousOnly are autonomous's own flags, not forwarded to launch.
@@ -21,31 +18,6 @@ var autonomousOnly = []string{"max-attempts-per-wave", "dashboard", "resident-or
 
 // launchRangeFlags choose waves; autonomous chooses them itself.
 var launchRangeFlags = []string{"start-wave", "end-wave", "auto-next", "dry-run", "manifest-out", "reconcile-status", "state-file", "resume-control-state"}
-
-// Lane results of autonomous.
-const (
-	laneCompleted  = "completed"
-	laneNeedsHuman = "needs-human"
-	laneFailed     = "failed"
-)
-
-// autoResult is what autonomous prints at the end (--json).
-type autoResult struct {
-	Lane   string     `json:"lane"`
-	Result string     `json:"result"` // completed | needs-human | failed
-	Waves  []autoWave `json:"waves"`
-	// StoppedAt is the wave it stopped at (null when every wave completed).
-	StoppedAt *int   `json:"stoppedAt"`
-	Why       string `json:"why"`
-	ExitCode  int    `json:"exitCode"`
-}
-
-type autoWave struct {
-	Wave     int      `json:"wave"`
-	RunIDs   []string `json:"runIds"`
-	ExitCode int      `json:"exitCode"`
-	State    string   `json:"state"`
-}
 
 func newAutonomousCmd(g *globals) *cobra.Command {
 	f := &launchFlags{}
@@ -111,43 +83,10 @@ func runAutonomous(c *cobra.Command, g *globals, f *launchFlags, maxAttempts int
 	if err != nil {
 		return err
 	}
-	base := autonomousArgs(c)
-	out := c.ErrOrStderr()
-	res := autoResult{Lane: e.lane.Name, Waves: []autoWave{}}
-	for {
-		sel, err := launcher.New(launcher.Options{Layout: e.layout, Lane: e.lane, Waves: ws, AutoNext: true, EndWave: -1}, nil).Selected()
-		if err != nil {
-			return err
-		}
-		if len(sel) == 0 {
-			res.Result = laneCompleted
-			break
-		}
-		n := sel[0].Number
-		if done := slices.ContainsFunc(res.Waves, func(w autoWave) bool { return w.Wave == n && w.ExitCode == 0 }); done {
-			return fmt.Errorf("autonomous: wave %d passed but is not recorded completed in %s; not running it again", n, e.layout.LedgerPath())
-		}
-		if why := needsPerson(e, n); why != "" {
-			res.stop(laneNeedsHuman, n, why, exitcode.NeedsHuman)
-			break
-		}
-		aw, err := runAutoWave(c, e, bin, base, n, maxAttempts, out)
-		res.Waves = append(res.Waves, aw)
-		if err != nil {
-			return err
-		}
-		if aw.ExitCode == 0 {
-			continue
-		}
-		if why := needsPerson(e, n); why != "" || aw.ExitCode == exitcode.NeedsHuman {
-			if why == "" {
-				why = fmt.Sprintf("wave %d stopped with no safe retry (exit 43); `status` says why", n)
-			}
-			res.stop(laneNeedsHuman, n, why, exitcode.NeedsHuman)
-			break
-		}
-		res.stop(laneFailed, n, fmt.Sprintf("wave %d failed after %d attempt(s) (exit %d); `status -w %d` shows the failures", n, len(aw.RunIDs), aw.ExitCode, n), aw.ExitCode)
-		break
+	res, err := launcher.Autonomous(c.Context(), launcher.AutonomousOptions{Layout: e.layout, Lane: e.lane, Waves: ws,
+		MaxAttempts: maxAttempts, Progress: c.ErrOrStderr()}, waveSubmitter{e: e, bin: bin, base: autonomousArgs(c)})
+	if err != nil {
+		return err
 	}
 	if err := printAuto(c.OutOrStdout(), g.json, res); err != nil {
 		return err
@@ -156,10 +95,6 @@ func runAutonomous(c *cobra.Command, g *globals, f *launchFlags, maxAttempts int
 		return withCode(res.ExitCode, nil)
 	}
 	return nil
-}
-
-func (r *autoResult) stop(result string, n int, why string, code int) {
-	r.Result, r.StoppedAt, r.Why, r.ExitCode = result, &n, why, code
 }
 
 // autonomousArgs are the launch flags given, for each wave's launch.
@@ -177,64 +112,32 @@ func autonomousArgs(c *cobra.Command) []string {
 	return out
 }
 
-// runAutoWave submits wave n up to attempts times, waiting for each run.
-func runAutoWave(c *cobra.Command, e *laneEnv, bin string, base []string, n, attempts int, out io.Writer) (autoWave, error) {
-	aw := autoWave{Wave: n, RunIDs: []string{}}
-	args := append(slices.Clone(base), fmt.Sprintf("--start-wave=%d", n), fmt.Sprintf("--end-wave=%d", n))
-	for k := 1; k <= attempts; k++ {
-		rec, queued, err := enqueueRun(c.Context(), e, bin, "launch", args, false)
-		if err != nil {
-			return aw, err
-		}
-		aw.RunIDs = append(aw.RunIDs, rec.RunID)
-		note := ""
-		if queued {
-			note = " (queued behind the lane's active run)"
-		}
-		fmt.Fprintf(out, "autonomous: wave %d attempt %d/%d: run %s%s\n", n, k, attempts, rec.RunID, note)
-		r, err := waitRun(c.Context(), submittedOf(e).store, rec.RunID)
-		if err != nil && c.Context().Err() != nil {
-			return aw, fmt.Errorf("autonomous interrupted at wave %d; its run %s goes on (wait --run-id %s, or stop): %w", n, rec.RunID, rec.RunID, err)
-		}
-		if err != nil {
-			return aw, err
-		}
-		aw.ExitCode, aw.State = runExitCode(r), r.State
-		fmt.Fprintf(out, "autonomous: wave %d run %s %s (exit %d)\n", n, r.RunID, r.State, aw.ExitCode)
-		if aw.ExitCode == 0 || aw.ExitCode == exitcode.NeedsHuman || r.State == runStopped || needsPerson(e, n) != "" {
-			break
-		}
-	}
-	return aw, nil
+// waveSubmitter submits each wave autonomous runs as `submit launch` would,
+// with the launch flags given (base), and waits for the run's record.
+type waveSubmitter struct {
+	e    *laneEnv
+	bin  string
+	base []string
 }
 
-// needsPerson says what holds wave n for a person: a question of the
-// lane still waiting, or an open blocking record of the wave.
-func needsPerson(e *laneEnv, n int) string {
-	esc := termtext.Escape
-	if qs, _, err := questions.List(e.layout); err == nil {
-		var ids []string
-		for _, q := range questions.PendingOf(qs) {
-			if q.Blocking && q.Wave != nil {
-				ids = append(ids, fmt.Sprintf("%s (%s: %q)", esc(q.ID), esc(q.Where()), esc(q.Text)))
-			}
-		}
-		if len(ids) > 0 {
-			return fmt.Sprintf("pending question(s) for a person: %s; answer with `coord act answer-human ID --response TEXT`", strings.Join(ids, ", "))
-		}
+func (s waveSubmitter) Submit(ctx context.Context, n int) (string, bool, error) {
+	args := append(slices.Clone(s.base), fmt.Sprintf("--start-wave=%d", n), fmt.Sprintf("--end-wave=%d", n))
+	rec, queued, err := enqueueRun(ctx, s.e, s.bin, "launch", args, false)
+	if err != nil {
+		return "", false, err
 	}
-	recs, _, _ := coord.Read(e.layout.CoordinationPath(n))
-	var ids []string
-	for _, r := range coord.Open(recs) {
-		ids = append(ids, fmt.Sprintf("%s (%s by %s: \"%s\")", esc(r.ID), esc(r.Kind), esc(r.AgentID), esc(r.Summary))) // %q would escape esc's backslashes again
-	}
-	if len(ids) > 0 {
-		return fmt.Sprintf("open blocking record(s) in wave %d: %s; resolve with `coord act resolve ID` (or dismiss)", n, strings.Join(ids, ", "))
-	}
-	return ""
+	return rec.RunID, queued, nil
 }
 
-func printAuto(w io.Writer, asJSON bool, r autoResult) error {
+func (s waveSubmitter) Wait(ctx context.Context, id string) (launcher.RunEnd, error) {
+	r, err := waitRun(ctx, submittedOf(s.e).store, id)
+	if err != nil {
+		return launcher.RunEnd{}, err
+	}
+	return launcher.RunEnd{ExitCode: runExitCode(r), State: r.State, Stopped: r.State == runStopped}, nil
+}
+
+func printAuto(w io.Writer, asJSON bool, r launcher.AutoResult) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -251,10 +154,10 @@ func printAuto(w io.Writer, asJSON bool, r autoResult) error {
 		ran = "waves run: " + strings.Join(done, ", ")
 	}
 	switch r.Result {
-	case laneCompleted:
+	case launcher.LaneCompleted:
 		_, err := fmt.Fprintf(w, "lane %s: completed (%s)\n", r.Lane, ran)
 		return err
-	case laneNeedsHuman:
+	case launcher.LaneNeedsHuman:
 		_, err := fmt.Fprintf(w, "lane %s: needs a person before wave %d can go on (%s): %s\n", r.Lane, *r.StoppedAt, ran, r.Why)
 		return err
 	}

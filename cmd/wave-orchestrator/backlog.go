@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
@@ -189,7 +190,7 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 	if err != nil {
 		return err
 	}
-	open, err := supervisor.OpenRunDir(e.layout.StateDir)
+	open, err := runlog.OpenDir(e.layout.StateDir)
 	if err != nil {
 		return err
 	}
@@ -220,7 +221,7 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 		if err := checkIssuesExist(ctx, be, nums); err != nil {
 			return err
 		}
-	} else if r, _, err := supervisor.ReadRun(open); err == nil {
+	} else if r, _, err := runlog.Read(open); err == nil {
 		base = r.Info.Base
 	}
 	warnUnpushed(ctx, be, base, c.ErrOrStderr())
@@ -304,7 +305,7 @@ func preflightBacklog(ctx context.Context, e *laneEnv, cliExecutor string) error
 // open run it would resume: silently resuming and ignoring --issues,
 // --slug or --width would report "done" for work never started.
 func sameSelection(c *cobra.Command, dir string, nums []int, f *backlogFlags) error {
-	r, _, err := supervisor.ReadRun(dir)
+	r, _, err := runlog.Read(dir)
 	if err != nil {
 		return err
 	}
@@ -369,6 +370,6 @@ func openLaneRun(g *globals, run string) (*laneEnv, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	dir, err := supervisor.FindRun(e.layout.StateDir, run)
+	dir, err := runlog.Find(e.layout.StateDir, run)
 	return e, dir, err
 }

@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 func newBacklogAnswerCmd(g *globals) *cobra.Command {
@@ -126,12 +126,12 @@ func sourceName(be *backlogEnv) string {
 // out in a worktree of its own, and git refuses a branch that another
 // worktree has checked out. One with unsaved work is kept, saying why.
 func freeAnswered(ctx context.Context, be *backlogEnv, n int, w io.Writer) error {
-	dirs, err := supervisor.ListRuns(be.layout.StateDir)
+	dirs, err := runlog.List(be.layout.StateDir)
 	if err != nil {
 		return err
 	}
 	for _, dir := range dirs {
-		r, _, err := supervisor.ReadRun(dir)
+		r, _, err := runlog.Read(dir)
 		if err != nil {
 			return err
 		}
@@ -150,11 +150,11 @@ func freeAnswered(ctx context.Context, be *backlogEnv, n int, w io.Writer) error
 // lane's open run asked it: that run takes it (alive), or takes it once
 // `backlog run` resumes it. False when no open run waits for n.
 func openRunTakes(be *backlogEnv, n int, w io.Writer) bool {
-	dir, err := supervisor.OpenRunDir(be.layout.StateDir)
+	dir, err := runlog.OpenDir(be.layout.StateDir)
 	if err != nil || dir == "" {
 		return false
 	}
-	r, _, err := supervisor.ReadRun(dir)
+	r, _, err := runlog.Read(dir)
 	if err != nil {
 		return false
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 // maxDiff bounds what `backlog diff` prints (git says where it cut).
@@ -40,7 +40,7 @@ escaped (\x1b), never sent to the terminal.`,
 			if err != nil {
 				return err
 			}
-			r, _, err := supervisor.ReadRun(dir)
+			r, _, err := runlog.Read(dir)
 			if err != nil {
 				return err
 			}

@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 func newBacklogPruneCmd(g *globals) *cobra.Command {
@@ -36,13 +36,13 @@ branches stay: a later run recreates a worktree from its branch.`,
 			if err != nil {
 				return err
 			}
-			dirs, err := supervisor.ListRuns(e.layout.StateDir)
+			dirs, err := runlog.List(e.layout.StateDir)
 			if err != nil {
 				return err
 			}
 			removed, kept := 0, 0
 			for _, dir := range dirs {
-				r, _, err := supervisor.ReadRun(dir)
+				r, _, err := runlog.Read(dir)
 				if err != nil {
 					return err
 				}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
@@ -74,7 +75,7 @@ func newBacklogCloseCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir, err := supervisor.FindRun(be.layout.StateDir, run)
+			dir, err := runlog.Find(be.layout.StateDir, run)
 			if err != nil {
 				return err
 			}

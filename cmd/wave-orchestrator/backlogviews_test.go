@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 // The backlog view joins the dashboard once the lane has a backlog run
@@ -30,9 +30,9 @@ func TestBacklogViewsJoinTheDashboard(t *testing.T) {
 	if n, first := views(viewBacklog); n != 1 || first != viewBacklog {
 		t.Fatalf("--view backlog without a run: %d views, first %q", n, first)
 	}
-	run := filepath.Join(supervisor.RunsRoot(layout.StateDir), "20260314T120000Z-backlog")
+	run := filepath.Join(runlog.Root(layout.StateDir), "20260314T120000Z-backlog")
 	start := time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
-	if err := jsonfile.Append(filepath.Join(run, supervisor.EventsFile), backlog.Event{At: start, Kind: backlog.EvRunStarted,
+	if err := jsonfile.Append(filepath.Join(run, runlog.EventsFile), backlog.Event{At: start, Kind: backlog.EvRunStarted,
 		Run: &backlog.RunInfo{ID: filepath.Base(run), Lane: "main", StartedAt: start}}); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestBacklogViewsJoinTheDashboard(t *testing.T) {
 			t.Errorf("open run, --view %q: %d views, first %q, want 1 and %q", view, n, first, want)
 		}
 	}
-	if err := jsonfile.Append(filepath.Join(run, supervisor.EventsFile), backlog.Event{At: start, Kind: backlog.EvRunFinished, Outcome: "finished"}); err != nil {
+	if err := jsonfile.Append(filepath.Join(run, runlog.EventsFile), backlog.Event{At: start, Kind: backlog.EvRunFinished, Outcome: "finished"}); err != nil {
 		t.Fatal(err)
 	}
 	if n, first := views(""); n != 1 || first != "" {

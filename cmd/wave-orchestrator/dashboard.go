@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
@@ -112,7 +113,7 @@ func newBacklogLoader(ctx context.Context, layout lanes.Layout) dashboard.Backlo
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil)) // never onto the dashboard's screen
 	repo, _ := gitops.Open(ctx, layout.RepoRoot, gitops.Options{Logger: quiet})
 	return func(ctx context.Context) (supervisor.StatusView, bool, error) {
-		dirs, err := supervisor.ListRuns(layout.StateDir)
+		dirs, err := runlog.List(layout.StateDir)
 		if err != nil || len(dirs) == 0 {
 			return supervisor.StatusView{}, false, err
 		}
@@ -128,13 +129,13 @@ func newBacklogLoader(ctx context.Context, layout lanes.Layout) dashboard.Backlo
 // a backlog run, and shows it first when asked or (view "") while a run
 // is open; a lane that never ran backlog mode keeps the wave view alone.
 func backlogViews(ctx context.Context, cfg *dashboard.Config, layout lanes.Layout, view string) dashboard.BacklogLoader {
-	runs, _ := supervisor.ListRuns(layout.StateDir)
+	runs, _ := runlog.List(layout.StateDir)
 	if view != viewBacklog && len(runs) == 0 {
 		return nil
 	}
 	load := newBacklogLoader(ctx, layout)
 	cfg.Views = append(cfg.Views, dashboard.NewBacklogView(*cfg, load))
-	open, _ := supervisor.OpenRunDir(layout.StateDir)
+	open, _ := runlog.OpenDir(layout.StateDir)
 	if view == viewBacklog || view == "" && open != "" {
 		cfg.First = viewBacklog
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
@@ -48,7 +49,7 @@ func notifyFindings(e *laneEnv) []preflight.Finding {
 	if evs, _, err := state.ReadEvents(e.layout.EventsPath()); err == nil {
 		fs = append(fs, failureFinding("lane "+e.lane.Name, state.ReduceNotifications(evs))...)
 	}
-	if dirs, err := supervisor.ListRuns(e.layout.StateDir); err == nil && len(dirs) > 0 {
+	if dirs, err := runlog.List(e.layout.StateDir); err == nil && len(dirs) > 0 {
 		dir := dirs[len(dirs)-1]
 		fs = append(fs, failureFinding("backlog run "+filepath.Base(dir), runNotifications(dir))...)
 	}
@@ -73,7 +74,7 @@ type withNotifications struct {
 
 // runNotifications tallies a backlog run's notification events.
 func runNotifications(dir string) *state.Notifications {
-	evs, _, err := jsonfile.ReadLines[backlog.Event](filepath.Join(dir, supervisor.EventsFile))
+	evs, _, err := jsonfile.ReadLines[backlog.Event](filepath.Join(dir, runlog.EventsFile))
 	if err != nil {
 		return nil
 	}

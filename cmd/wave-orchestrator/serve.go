@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 	"github.com/wave-orchestrator/wave-orchestrator/webui"
 )
 
@@ -79,10 +79,10 @@ environment variable holding the token every request must carry.`,
 
 // serveBacklog is /api/v1/backlog: the backlog status document of run.
 func serveBacklog(ctx context.Context, e *laneEnv, run string) (any, error) {
-	if _, err := supervisor.ListRuns(e.layout.StateDir); err != nil {
+	if _, err := runlog.List(e.layout.StateDir); err != nil {
 		return nil, err
 	}
-	dir, err := supervisor.FindRun(e.layout.StateDir, run)
+	dir, err := runlog.Find(e.layout.StateDir, run)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", webui.ErrNoBacklogRun, err)
 	}
