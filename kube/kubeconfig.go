@@ -69,12 +69,12 @@ type kubeconfigContext struct {
 // kubeconfigs is the merge of kubeconfig files: the first file to name a
 // cluster, user or context, or to set current-context, wins.
 type kubeconfigs struct {
-	files          []string
-	current        string
-	currentFrom    string
-	clusters       map[string]kubeconfigServer
-	users          map[string]kubeconfigUser
-	contexts       map[string]kubeconfigContext
+	files       []string
+	current     string
+	currentFrom string
+	clusters    map[string]kubeconfigServer
+	users       map[string]kubeconfigUser
+	contexts    map[string]kubeconfigContext
 }
 
 // configEnv is where the client config is looked for; tests give their
