@@ -42,9 +42,11 @@ func runChannels(ctx context.Context, conn *wsConn, s AttachStreams, out io.Writ
 		go pumpSizes(conn, s.Sizes, done)
 	}
 	var status error
+	gotStatus := false
 	for {
 		msg, err := conn.readMessage()
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) || (gotStatus && errors.Is(err, errWSNoClose)) {
+			// Closed, or dropped after the far end said how it ended.
 			conn.close()
 			return status
 		}
@@ -62,7 +64,7 @@ func runChannels(ctx context.Context, conn *wsConn, s AttachStreams, out io.Writ
 				return err
 			}
 		case chanError:
-			status = statusError(msg[1:])
+			status, gotStatus = statusError(msg[1:]), true
 		}
 	}
 }

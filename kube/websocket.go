@@ -208,6 +208,9 @@ func readWSFrame(r *bufio.Reader) (wsFrame, error) {
 	return f, nil
 }
 
+// errWSNoClose: the connection ended without the closing handshake.
+var errWSNoClose = fmt.Errorf("websocket: connection closed without a close frame: %w", io.ErrUnexpectedEOF)
+
 // wsCloseError is the server closing with a code other than normal.
 type wsCloseError struct {
 	Code   int
@@ -225,6 +228,9 @@ func (c *wsConn) readMessage() ([]byte, error) {
 	inMessage := false
 	for {
 		f, err := readWSFrame(c.br)
+		if errors.Is(err, io.EOF) {
+			return nil, errWSNoClose
+		}
 		if err != nil {
 			return nil, err
 		}
