@@ -103,7 +103,7 @@ func permissions(who Identity, g Grant) []Permission {
 // LauncherPermissions is what the launcher's user must be granted in the
 // lane's namespace (doctor checks each): Backend.Start creates each run's
 // Job, Secret and Lease (and gets a Job that exists already, to adopt
-// it); its informers list and watch jobs, pods and leases; an expired
+// it); its caches list and watch jobs, pods and leases; an expired
 // Lease is read once more; Terminate patches the Lease, deletes the Job
 // and the run's pods; attach finds the agent's pod, attaches to it and
 // follows its log.
