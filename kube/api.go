@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
@@ -98,7 +99,7 @@ type objects[T any] struct {
 // obj is p as the runtime.Object it is.
 func obj(p any) kruntime.Object { return p.(kruntime.Object) }
 
-// path is the URL path of the resource, of its object name when set,
+// path is the URL path (unescaped: url.URL escapes it) of the resource, of its object name when set,
 // and of that object's subresource sub.
 func (r objects[T]) path(name, sub string) string {
 	p := "/apis/" + r.gvk.Group + "/" + r.gvk.Version
@@ -106,11 +107,11 @@ func (r objects[T]) path(name, sub string) string {
 		p = "/api/" + r.gvk.Version
 	}
 	if r.ns != "" {
-		p += "/namespaces/" + url.PathEscape(r.ns)
+		p += "/namespaces/" + r.ns
 	}
 	p += "/" + r.name
 	if name != "" {
-		p += "/" + url.PathEscape(name)
+		p += "/" + name
 	}
 	if sub != "" {
 		p += "/" + sub
@@ -119,7 +120,13 @@ func (r objects[T]) path(name, sub string) string {
 }
 
 func (r objects[T]) request(method, name string) apiRequest {
-	return apiRequest{method: method, path: r.path(name, ""), resource: schema.GroupResource{Group: r.gvk.Group, Resource: r.name}, name: name}
+	q := apiRequest{method: method, path: r.path(name, ""), resource: schema.GroupResource{Group: r.gvk.Group, Resource: r.name}, name: name}
+	for _, seg := range []string{r.ns, name} {
+		if seg == "." || seg == ".." || strings.ContainsAny(seg, "/%") {
+			q.invalid = fmt.Errorf("invalid %s name %q: it may not be '.' or '..' nor contain '/' or '%%'", r.name, seg)
+		}
+	}
+	return q
 }
 
 // encode is o as JSON with its apiVersion and kind set.

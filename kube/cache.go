@@ -148,7 +148,9 @@ func (w *watched[T]) watchFrom(ctx context.Context, rv string) (string, bool, er
 	got := false
 	for {
 		ev, err := s.next()
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) || (errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
+			// The server ended the watch, or the client's request
+			// timeout did: watch again from where it got.
 			return rv, got, nil
 		}
 		if err != nil {

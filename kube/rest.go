@@ -40,6 +40,9 @@ type apiRequest struct {
 	// what the request is about, for errors without a Status.
 	resource schema.GroupResource
 	name     string
+	// invalid: the request cannot be made (a name that is no path
+	// segment).
+	invalid error
 }
 
 func (c *restClient) url(r apiRequest) *url.URL {
@@ -54,6 +57,9 @@ func (c *restClient) url(r apiRequest) *url.URL {
 // says when to come back (Retry-After) is retried a few times, as
 // client-go does.
 func (c *restClient) send(ctx context.Context, r apiRequest) (*http.Response, error) {
+	if r.invalid != nil {
+		return nil, r.invalid
+	}
 	for attempt := 0; ; attempt++ {
 		resp, err := c.sendOnce(ctx, r)
 		if err != nil {

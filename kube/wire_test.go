@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 )
 
 // A watch stream's events decode in order: objects added, modified and
@@ -83,5 +84,20 @@ func TestAPIErrorsDecodeAsStatusErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), c.msg) || strings.Contains(err.Error(), "<html>") {
 			t.Errorf("%s: message %q, want %q and no HTML", c.name, err, c.msg)
 		}
+	}
+}
+
+// A name that is no path segment is refused before any request; one
+// with control characters is sent escaped (and not found).
+func TestObjectNamesAreOnePathSegment(t *testing.T) {
+	c := testClient(t, &rest.Config{Host: "https://127.0.0.1:1"})
+	for _, name := range []string{"..", "a/b", "a%2Fb"} {
+		if _, err := c.pods("ns").get(testCtx(t), name); err == nil || !strings.Contains(err.Error(), "invalid pods name") {
+			t.Errorf("%q: %v, want it refused as a name", name, err)
+		}
+	}
+	u := c.api.url(c.pods("ns").request("GET", "p-\x1b[2J"))
+	if got := u.String(); got != "https://127.0.0.1:1/api/v1/namespaces/ns/pods/p-%1B%5B2J" {
+		t.Errorf("URL %s", got)
 	}
 }
