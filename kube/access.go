@@ -65,7 +65,7 @@ type Permission struct {
 }
 
 // String names the permission the way RBAC spells it: "create
-// jobs.batch", "create pods/attach", "patch leases.coordination.k8s.io".
+// jobs.batch", "get pods/attach", "patch leases.coordination.k8s.io".
 func (p Permission) String() string {
 	r := p.Resource
 	if p.Group != "" {

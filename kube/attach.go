@@ -13,8 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/remotecommand"
-	"k8s.io/streaming/pkg/httpstream"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
@@ -196,57 +195,43 @@ func (c *Client) Attach(ctx context.Context, namespace, pod string, s AttachStre
 // attachURL is the pod's attach subresource for the agent container, with
 // a tty.
 func (c *Client) attachURL(namespace, pod string) *url.URL {
-	return c.api.core.Post().Namespace(namespace).Resource("pods").Name(pod).SubResource("attach").
-		VersionedParams(&corev1.PodAttachOptions{Container: Container, Stdin: true, Stdout: true, TTY: true}, c.api.params).
-		URL()
+	q := url.Values{"container": {Container}, "stdin": {"true"}, "stdout": {"true"}, "tty": {"true"}}
+	return c.api.url(apiRequest{path: c.pods(namespace).path(pod, "attach"), query: q})
 }
 
-// stream runs the attach itself: over WebSocket (API servers from 1.30),
-// else over SPDY when the server refuses the WebSocket upgrade.
+// channelProtocol is the attach's WebSocket protocol: API servers from
+// 1.30 speak it and relay it to the kubelet (over SPDY where the kubelet
+// needs it). Older servers are not supported (docs/kubernetes.md).
+const channelProtocol = "v5.channel.k8s.io"
+
+// stream runs the attach itself, over WebSocket.
 func (c *Client) stream(ctx context.Context, namespace, pod string, s AttachStreams) error {
-	u := c.attachURL(namespace, pod)
-	ws, err := remotecommand.NewWebSocketExecutor(c.Config, "GET", u.String())
-	if err != nil {
-		return fmt.Errorf("pod %s/%s: attach: %w", namespace, pod, err)
+	if err := c.api.limit.wait(ctx); err != nil {
+		return err
 	}
-	spdy, err := remotecommand.NewSPDYExecutor(c.Config, "POST", u)
-	if err != nil {
+	conn, proto, err := dialWebSocket(ctx, c.tr.rt, c.attachURL(namespace, pod), channelProtocol)
+	var he *wsHandshakeError
+	switch {
+	case errors.As(err, &he):
+		serr := decodeError(he.code, he.contentType, he.body, apiRequest{method: "GET", name: pod,
+			resource: schema.GroupResource{Resource: "pods"}}, 0)
+		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the API server did not open the attach: " + serverMessage(serr), Err: serr}
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
 		return fmt.Errorf("pod %s/%s: attach: %w", namespace, pod, err)
-	}
-	var wsErr error
-	exec, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-		if httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err) {
-			wsErr = err
-			return true
-		}
-		return false
-	})
-	if err != nil {
-		return fmt.Errorf("pod %s/%s: attach: %w", namespace, pod, err)
+	case proto != channelProtocol:
+		conn.close()
+		return &NotAttachableError{Namespace: namespace, Pod: pod,
+			Reason: fmt.Sprintf("the API server answered the attach with protocol %q, not %s: attach needs Kubernetes 1.30 or later", proto, channelProtocol)}
 	}
 	out := &seenWriter{w: s.Stdout}
-	opts := remotecommand.StreamOptions{Stdin: s.Stdin, Stdout: out, Tty: true}
-	if s.Sizes != nil {
-		opts.TerminalSizeQueue = sizeQueue{ctx: ctx, sizes: s.Sizes}
-	}
-	err = exec.StreamWithContext(ctx, opts)
+	err = runChannels(ctx, conn, s, out)
 	switch {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case wsErr != nil && refused(err):
-		// Both protocols were turned away before any stream opened. The
-		// SPDY refusal is the last word (the WebSocket one may only be a
-		// Role without get on pods/attach); the WebSocket answer is said
-		// too when it differs.
-		last, ws := strings.TrimPrefix(serverMessage(err), "unable to upgrade connection: "), serverMessage(wsErr)
-		if st := serverStatus(wsErr); st == nil || st.Reason != metav1.StatusReasonForbidden || ws == last {
-			// The same refusal twice: the WebSocket's has the Status.
-			return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the API server did not open the attach: " + ws, Err: wsErr}
-		}
-		return &NotAttachableError{Namespace: namespace, Pod: pod, Err: err,
-			Reason: "the API server did not open the attach: " + last + " (over WebSocket: " + ws + ")"}
 	case !out.seen.Load():
 		// Opened, then failed before the agent's terminal sent a byte:
 		// the API server relays a kubelet it cannot reach this way.
@@ -268,52 +253,19 @@ func (s *seenWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// refused reports whether the SPDY attempt's err is the server declining
-// the upgrade (client-go gives it no type of its own).
-func refused(err error) bool {
-	return httpstream.IsUpgradeFailure(err) || strings.HasPrefix(err.Error(), "unable to upgrade connection")
-}
-
-// serverStatus is the API server's Status in a refused upgrade, if any
-// (UpgradeFailureError does not unwrap to its cause).
+// serverStatus is the API server's Status in err, if any.
 func serverStatus(err error) *metav1.Status {
 	var se *apierrors.StatusError
-	var uf *httpstream.UpgradeFailureError
-	switch {
-	case errors.As(err, &se):
-		return &se.ErrStatus
-	case errors.As(err, &uf) && errors.As(uf.Cause, &se):
+	if errors.As(err, &se) {
 		return &se.ErrStatus
 	}
 	return nil
 }
 
-// serverMessage is the API server's message in a refused upgrade.
+// serverMessage is the API server's message in a refused attach.
 func serverMessage(err error) string {
 	if st := serverStatus(err); st != nil && st.Message != "" {
 		return st.Message
 	}
-	var uf *httpstream.UpgradeFailureError
-	if errors.As(err, &uf) && uf.Cause != nil {
-		return uf.Cause.Error()
-	}
 	return err.Error()
-}
-
-// sizeQueue hands the user's terminal sizes to the executor.
-type sizeQueue struct {
-	ctx   context.Context
-	sizes <-chan TerminalSize
-}
-
-func (q sizeQueue) Next() *remotecommand.TerminalSize {
-	select {
-	case s, ok := <-q.sizes:
-		if !ok {
-			return nil
-		}
-		return &remotecommand.TerminalSize{Width: s.Width, Height: s.Height}
-	case <-q.ctx.Done():
-		return nil
-	}
 }

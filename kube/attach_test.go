@@ -19,8 +19,7 @@ import (
 )
 
 // attachEnv is a namespace on the shared cluster and a Client of the
-// launcher docs/kubernetes/rbac.yaml binds (not behind verbGuard: a
-// wrapped transport hides the WebSocket's connection from client-go; the
+// launcher docs/kubernetes/rbac.yaml binds (not behind verbGuard: the
 // manifest is the table, so RBAC holds the same line): what is refused is
 // the pod's doing.
 type attachEnv struct {
@@ -34,7 +33,7 @@ func newAttachEnv(t *testing.T) *attachEnv {
 	t.Helper()
 	k := cluster.Get(t)
 	ns := k.Namespace(t, "attach")
-	c, err := NewClientFromConfig(launcherConfig(t, k, ns), "")
+	c, err := NewClientFromConfig(configOf(launcherConfig(t, k, ns)), "")
 	if err != nil {
 		t.Fatal(err)
 	}

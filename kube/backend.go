@@ -18,14 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
 // Backend is runtime.Backend on a Kubernetes cluster: a Job per run. It
-// watches the lane's Jobs, pods and Leases (informers: detection is
-// event-driven) and mirrors each run it knows into the run's
+// watches the lane's Jobs, pods and Leases (list+watch caches:
+// detection is event-driven) and mirrors each run it knows into the run's
 // runtime.json and status.json, which is all the rest of the program
 // reads.
 type Backend struct {
@@ -36,7 +35,9 @@ type Backend struct {
 	now    func() time.Time
 
 	// The lane's Jobs, pods (indexed by run) and Leases, as watched.
-	jobs, pods, leases cache.SharedIndexInformer
+	jobs   *watched[batchv1.Job]
+	pods   *watched[corev1.Pod]
+	leases *watched[coordv1.Lease]
 
 	mu      sync.Mutex
 	runs    map[string]*tracked // by object name
@@ -89,42 +90,27 @@ func NewBackend(ctx context.Context, c *Client, o Options, self string, logger *
 	b := &Backend{c: c, o: o, self: self, logger: logger, now: time.Now,
 		runs: map[string]*tracked{}, dirs: map[string]string{}, changed: make(chan struct{})}
 	sel := labels.SelectorFromSet(labels.Set{LabelInstance: o.instance()}).String()
-	b.jobs = informer(c.jobs(o.Namespace), sel, nil)
-	b.pods = informer(c.pods(o.Namespace), sel, cache.Indexers{byRun: podRun})
-	b.leases = informer(c.leases(o.Namespace), sel, nil)
-	watched := []struct {
-		what string
-		inf  cache.SharedIndexInformer
-	}{{"jobs", b.jobs}, {"pods", b.pods}, {"leases", b.leases}}
-	for _, w := range watched {
-		if _, err := w.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { b.event(obj, false) },
-			UpdateFunc: func(_, obj any) { b.event(obj, false) },
-			DeleteFunc: func(obj any) { b.event(obj, true) },
-		}); err != nil {
-			return nil, fmt.Errorf("kubernetes watch: %w", err)
-		}
-		go w.inf.RunWithContext(ctx)
-	}
+	b.jobs = newWatched(c.jobs(o.Namespace), sel, nil, func(j *batchv1.Job, d bool) { b.event(j, d) }, logger)
+	b.pods = newWatched(c.pods(o.Namespace), sel, podRun, func(p *corev1.Pod, d bool) { b.event(p, d) }, logger)
+	b.leases = newWatched(c.leases(o.Namespace), sel, nil, func(l *coordv1.Lease, d bool) { b.event(l, d) }, logger)
+	go b.jobs.run(ctx)
+	go b.pods.run(ctx)
+	go b.leases.run(ctx)
 	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for _, w := range watched {
-		if !cache.WaitForCacheSync(syncCtx.Done(), w.inf.HasSynced) {
+	for _, w := range []struct {
+		what   string
+		synced func(context.Context) bool
+	}{{"jobs", b.jobs.waitSynced}, {"pods", b.pods.waitSynced}, {"leases", b.leases.waitSynced}} {
+		if !w.synced(syncCtx) {
 			return nil, fmt.Errorf("kubernetes namespace %s: could not list and watch %s (is the cluster reachable, and may this user list jobs, pods and leases?)", o.Namespace, w.what)
 		}
 	}
 	return b, nil
 }
 
-// byRun indexes the watched pods by their run's label.
-const byRun = "run"
-
-func podRun(obj any) ([]string, error) {
-	if p, ok := obj.(*corev1.Pod); ok && p.Labels[LabelRun] != "" {
-		return []string{p.Labels[LabelRun]}, nil
-	}
-	return nil, nil
-}
+// podRun indexes the watched pods by their run's label.
+func podRun(p *corev1.Pod) string { return p.Labels[LabelRun] }
 
 func (o Options) check() error {
 	switch {
@@ -143,9 +129,6 @@ func (o Options) check() error {
 
 // event notes what a watch saw and mirrors the run it belongs to.
 func (b *Backend) event(obj any, deleted bool) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj, deleted = d.Obj, true
-	}
 	var name string
 	b.mu.Lock()
 	switch o := obj.(type) {
@@ -194,7 +177,7 @@ func (b *Backend) track(name, runID, runDir string) *tracked {
 	if t == nil {
 		t = &tracked{dir: runDir, runID: runID}
 		b.runs[name], b.dirs[runDir] = t, name
-		if l, ok := cached[coordv1.Lease](b.leases, b.o.Namespace, name); ok {
+		if l, ok := b.leases.get(b.o.Namespace, name); ok {
 			b.sawLease(t, l)
 		}
 	}
@@ -210,15 +193,14 @@ func (b *Backend) runFacts(name string) (runFacts, *tracked) {
 		return runFacts{}, nil
 	}
 	f := runFacts{Lease: t.lastLease, RenewSeenAt: t.renewSeen, Stopped: t.stopped, Judged: t.judged}
-	f.Job, _ = cached[batchv1.Job](b.jobs, b.o.Namespace, name)
+	f.Job, _ = b.jobs.get(b.o.Namespace, name)
 	f.JobGone = f.Job == nil
-	if l, ok := cached[coordv1.Lease](b.leases, b.o.Namespace, name); ok {
+	if l, ok := b.leases.get(b.o.Namespace, name); ok {
 		f.Lease = l
 	}
 	f.Pod, f.PodGone = t.lastPod, t.podGone
-	pods, _ := b.pods.GetIndexer().ByIndex(byRun, LabelValue(t.runID))
-	for _, o := range pods {
-		if p, ok := o.(*corev1.Pod); ok && p.Annotations[AnnotationRunID] == t.runID &&
+	for _, p := range b.pods.byIndex(LabelValue(t.runID)) {
+		if p.Annotations[AnnotationRunID] == t.runID &&
 			(f.Pod == nil || f.PodGone || p.CreationTimestamp.After(f.Pod.CreationTimestamp.Time)) {
 			f.Pod, f.PodGone = p, false
 		}

@@ -4,25 +4,25 @@
 // runner, the pod's status and its container's termination message) into
 // the run's local records, and stops, adopts and attaches to those runs.
 // It is the only package that talks to a Kubernetes API server, and it
-// does so through REST clients of just the API groups it uses (api.go):
-// the binary links none of client-go's all-groups clientset, scheme or
-// informer factory, so a process that never touches a cluster does not
-// pay for them.
+// does so through a REST client, kubeconfig reader, list+watch cache and
+// WebSocket attach of its own (api.go): the binary links no client-go
+// package, so a process that never touches a cluster pays nothing for
+// Kubernetes but the API types' package init.
 package kube
 
 import (
 	"fmt"
-
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+	"net/url"
+	"strings"
 )
 
 // Client is a connection to one cluster.
 type Client struct {
-	Config *rest.Config
-	api    *groupClients
-	// Namespace is the kubeconfig context's namespace ("" when it sets
-	// none).
+	Config *Config
+	api    *restClient
+	tr     *transport
+	// Namespace is the kubeconfig context's namespace ("default" when it
+	// sets none; the pod's own in a cluster).
 	Namespace string
 	// Context is the kubeconfig context in use ("" for the in-cluster
 	// service account or a config built in code); errors name it.
@@ -34,44 +34,45 @@ type Client struct {
 // in-cluster service account. context, when set, picks a kubeconfig
 // context other than the current one.
 func NewClient(path, context string) (*Client, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if path != "" {
-		rules.ExplicitPath = path
-	}
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
-	cfg, err := cc.ClientConfig()
+	cfg, ns, name, err := loadConfig(defaultConfigEnv(), path, context)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client config: %w", err)
-	}
-	ns, _, err := cc.Namespace()
-	if err != nil {
-		ns = ""
 	}
 	c, err := NewClientFromConfig(cfg, ns)
 	if err != nil {
 		return nil, err
 	}
-	c.Context = context
-	if raw, err := cc.RawConfig(); err == nil && context == "" {
-		c.Context = raw.CurrentContext
-	}
+	c.Context = name
 	return c, nil
 }
 
 // NewClientFromConfig returns a Client for cfg.
-func NewClientFromConfig(cfg *rest.Config, namespace string) (*Client, error) {
-	cfg = rest.CopyConfig(cfg)
+func NewClientFromConfig(cfg *Config, namespace string) (*Client, error) {
+	cp := *cfg
+	cfg = &cp
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "wave-orchestrator"
 	}
-	// The client-go defaults (5 QPS, burst 10) would pace a wave of 50
+	if cfg.Source == "" {
+		cfg.Source = "kubernetes client config"
+	}
+	// client-go's defaults (5 QPS, burst 10) would pace a wave of 50
 	// agents' creates over seconds.
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 50, 100
 	}
-	api, err := newGroupClients(cfg)
+	host := cfg.Host
+	if host != "" && !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	base, err := url.Parse(host)
+	if err != nil || base.Host == "" {
+		return nil, fmt.Errorf("%s: server %q is not a URL", cfg.Source, cfg.Host)
+	}
+	tr, err := newTransport(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{Config: cfg, api: api, Namespace: namespace}, nil
+	api := &restClient{base: base, rt: tr.rt, limit: newTokenBucket(cfg.QPS, cfg.Burst), timeout: cfg.Timeout}
+	return &Client{Config: cfg, api: api, tr: tr, Namespace: namespace}, nil
 }

@@ -71,10 +71,9 @@ func Needs() []Need {
 		l(Required, "list", "", "pods", "", "watch runs"),
 		l(Required, "watch", "", "pods", "", "watch runs"),
 		l(Required, "deletecollection", "", "pods", "", "stop runs"),
-		// WebSocket attach (API servers from 1.30) is a GET, authorized
-		// as get; the SPDY fallback is a POST, authorized as create.
-		l(Required, "get", "", "pods", "attach", "attach over WebSocket"),
-		l(Required, "create", "", "pods", "attach", "attach over SPDY"),
+		// The WebSocket attach is a GET, authorized as get (there is no
+		// SPDY fallback, the POST authorized as create).
+		l(Required, "get", "", "pods", "attach", "attach to an agent's terminal"),
 		l(Required, "get", "", "pods", "log", "follow an agent's log"),
 		l(Optional, "get", "", "serviceaccounts", "", "check that the pods' ServiceAccount exists"),
 		l(Optional, "create", authz, "localsubjectaccessreviews", "", "check the runner's rights"),
@@ -104,7 +103,7 @@ func permissions(who Identity, g Grant) []Permission {
 // LauncherPermissions is what the launcher's user must be granted in the
 // lane's namespace (doctor checks each): Backend.Start creates each run's
 // Job, Secret and Lease (and gets a Job that exists already, to adopt
-// it); its informers list and watch jobs, pods and leases; an expired
+// it); its caches list and watch jobs, pods and leases; an expired
 // Lease is read once more; Terminate patches the Lease, deletes the Job
 // and the run's pods; attach finds the agent's pod, attaches to it and
 // follows its log.

@@ -33,7 +33,7 @@ func TestDoctorOnAKubernetesLaneNamesTheVerbTheUserLacks(t *testing.T) {
 	want := map[string]string{
 		"cluster":   "ok    kubernetes cluster: " + kc.URL() + ` (kubeconfig context "kubetest") answers, Kubernetes `,
 		"create":    `error kubernetes permission: user "alice" cannot create jobs.batch in namespace ` + ns + ` (needed to start runs); bind user "alice" to the launcher's Role in docs/kubernetes/rbac.yaml`,
-		"attach":    `error kubernetes permission: user "alice" cannot create pods/attach in namespace ` + ns,
+		"attach":    `error kubernetes permission: user "alice" cannot get pods/attach in namespace ` + ns,
 		"namespace": "skip  kubernetes namespace: namespace " + ns + " cannot be checked",
 		"runner":    "skip  kubernetes runner: service account " + ns + "/wave needs patch leases.coordination.k8s.io in namespace " + ns,
 		"image":     "ok    kubernetes image: registry.example.com/agents:1",
