@@ -172,3 +172,38 @@ func TestTerminateAllStopsEachRunOnce(t *testing.T) {
 		t.Errorf("a terminated run leaves its status: %v", err)
 	}
 }
+
+// TestDiscardAllClearsOnlyTheLeftoverSessionsNamed: a batch of runs about
+// to start clears the sessions earlier runs left under their names, in
+// one go, and leaves every other session alone.
+func TestDiscardAllClearsOnlyTheLeftoverSessionsNamed(t *testing.T) {
+	lane, layout, self := tmuxLane(t)
+	r, err := Open(t.Context(), lane, layout, self, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var ps []*runtime.Payload
+	for _, id := range []string{"A1", "A2", "A3"} {
+		ps = append(ps, &runtime.Payload{RunID: "w1-" + id + "-a2", SessionName: lanes.SessionName(1, id)})
+	}
+	if err := r.DiscardAll(t.Context(), ps); err != nil {
+		t.Fatalf("DiscardAll without a server: %v", err)
+	}
+	tm := tmuxadapter.New(layout.Socket())
+	for _, name := range []string{ps[0].SessionName, ps[2].SessionName, "dashboard"} {
+		if err := tm.NewSession(t.Context(), tmuxadapter.SessionSpec{Name: name, Argv: []string{"sleep 60"}, Cwd: lane.RepoRoot}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.DiscardAll(t.Context(), append(ps, ps[0])); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := tm.ListSessions(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 1 || ss[0].Name != "dashboard" {
+		t.Fatalf("sessions after DiscardAll: %+v, want only dashboard", ss)
+	}
+}

@@ -249,6 +249,38 @@ func (c *Client) KillSession(ctx context.Context, name string) error {
 	return err
 }
 
+// KillSessions kills several sessions with one tmux call; sessions or a
+// server already gone are success. tmux skips the rest of a command list
+// after a failing command, so a batch that fails (a session went away
+// meanwhile) is redone one session at a time.
+func (c *Client) KillSessions(ctx context.Context, names []string) error {
+	var args []string
+	for _, name := range names {
+		if err := ValidateName(name); err != nil {
+			return err
+		}
+		if len(args) > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, "kill-session", "-t", "="+name)
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	if argsSize(args) <= maxBatch {
+		_, err := c.run(ctx, true, nil, args...)
+		if err == nil || errors.Is(err, ErrNoServer) {
+			return nil
+		}
+	}
+	for _, name := range names {
+		if err := c.KillSession(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // KillServer kills the whole server. No server is success.
 func (c *Client) KillServer(ctx context.Context) error {
 	_, err := c.run(ctx, true, nil, "kill-server")

@@ -335,3 +335,31 @@ func TestNewSessionRightAfterTheLastSessionClosed(t *testing.T) {
 	}
 	_ = c.KillSession(ctx, "only")
 }
+
+// KillSessions kills every named session in one go, also when one of them
+// is already gone (tmux stops a command list at its first failure), and is
+// no error without a server.
+func TestKillSessionsKillsEachNamedSessionEvenWhenOneIsGone(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	if err := c.KillSessions(ctx, []string{"a", "b"}); err != nil {
+		t.Fatalf("no server: KillSessions = %v", err)
+	}
+	if err := c.NewSessions(ctx, []SessionSpec{{Name: "a", Argv: []string{"sleep 60"}}, {Name: "b", Argv: []string{"sleep 60"}},
+		{Name: "c", Argv: []string{"sleep 60"}}, {Name: "keep", Argv: []string{"sleep 60"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.KillSessions(ctx, []string{"a", "gone", "b", "c"}); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := c.ListSessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 1 || ss[0].Name != "keep" {
+		t.Fatalf("sessions after KillSessions: %+v, want only keep", ss)
+	}
+	if err := c.KillSessions(ctx, []string{"bad name"}); err == nil {
+		t.Fatal("KillSessions took an invalid name")
+	}
+}
