@@ -92,15 +92,21 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	if r.Logger == nil {
 		r.Logger = slog.Default()
 	}
+	rw := newRecordWriter(p, r.Now())
+	rw.report, rw.log = rep, r.Logger
+	// The first record (two fsyncs) goes to disk while the log is opened
+	// and the environment taken; the agent starts only once it is there.
+	first := make(chan error, 1)
+	go func() { first <- rw.update(func(*Record) {}) }()
 	logf, err := openLog(p.LogPath, p.MaxLogBytes)
 	if err != nil {
+		<-first
 		fmt.Fprintf(os.Stderr, "agent-run: %v\n", err)
 		return 2
 	}
 	defer logf.Close()
-	rw := newRecordWriter(p, r.Now())
-	rw.report, rw.log = rep, r.Logger
-	if err := rw.update(func(*Record) {}); err != nil {
+	env, envErr := takeEnv(p, os.Environ())
+	if err := <-first; err != nil {
 		fmt.Fprintf(os.Stderr, "agent-run: %v\n", err)
 		return 2
 	}
@@ -111,10 +117,9 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	if err != nil {
 		return r.finish(p, rw, out, r.startFailed(out, err), nil)
 	}
-	env, err := takeEnv(p, os.Environ())
-	if err != nil {
+	if envErr != nil {
 		// Never fall back to the pane's environment: it may be stale.
-		return r.finish(p, rw, out, r.startFailed(out, err), ck)
+		return r.finish(p, rw, out, r.startFailed(out, envErr), ck)
 	}
 	hbCtx, stopHB := context.WithCancel(context.Background())
 	defer stopHB()
