@@ -94,10 +94,14 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	}
 	rw := newRecordWriter(p, r.Now())
 	rw.report, rw.log = rep, r.Logger
-	// The first record (two fsyncs) goes to disk while the log is opened
-	// and the environment taken; the agent starts only once it is there.
+	// The first record names the runner; it is still `launching`, so like
+	// a heartbeat it skips the fsyncs (a machine crash loses nothing that
+	// matters: the launcher's durable `launching` record stays, and the
+	// runner is gone with the machine). It is written while the log is
+	// opened and the environment taken; the agent starts only once it is
+	// there. The transitions after it (running, the end) are durable.
 	first := make(chan error, 1)
-	go func() { first <- rw.update(func(*Record) {}) }()
+	go func() { first <- rw.write(func(*Record) {}, false) }()
 	logf, err := openLog(p.LogPath, p.MaxLogBytes)
 	if err != nil {
 		<-first
