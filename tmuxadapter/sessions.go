@@ -249,32 +249,67 @@ func (c *Client) KillSession(ctx context.Context, name string) error {
 	return err
 }
 
-// KillSessions kills several sessions with one tmux call; sessions or a
-// server already gone are success. tmux skips the rest of a command list
-// after a failing command, so a batch that fails (a session went away
-// meanwhile) is redone one session at a time.
+// KillSessions kills every named session that exists: one list-sessions,
+// then one tmux invocation (per maxBatch of arguments) killing the live
+// ones. tmux skips the rest of a command list after a failing command, so
+// a batch that fails because a session went away meanwhile is redone one
+// session at a time. Sessions or a server already gone are success.
 func (c *Client) KillSessions(ctx context.Context, names []string) error {
-	var args []string
-	for _, name := range names {
-		if err := ValidateName(name); err != nil {
+	want := map[string]bool{}
+	for _, n := range names {
+		if err := ValidateName(n); err != nil {
 			return err
 		}
-		if len(args) > 0 {
-			args = append(args, ";")
-		}
-		args = append(args, "kill-session", "-t", "="+name)
+		want[n] = true
 	}
-	if len(args) == 0 {
+	if len(want) == 0 {
 		return nil
 	}
-	if argsSize(args) <= maxBatch {
-		_, err := c.run(ctx, true, nil, args...)
-		if err == nil || errors.Is(err, ErrNoServer) {
-			return nil
-		}
+	live, err := c.ListSessions(ctx)
+	if err != nil {
+		return err
 	}
-	for _, name := range names {
-		if err := c.KillSession(ctx, name); err != nil {
+	var batch []string
+	for _, s := range live {
+		if !want[s.Name] {
+			continue
+		}
+		want[s.Name] = false // listed twice: killed once
+		if len(batch) > 0 && argsSize(killArgs(batch)) > maxBatch {
+			if err := c.killBatch(ctx, batch); err != nil {
+				return err
+			}
+			batch = nil
+		}
+		batch = append(batch, s.Name)
+	}
+	return c.killBatch(ctx, batch)
+}
+
+func killArgs(names []string) []string {
+	var args []string
+	for i, n := range names {
+		if i > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, "kill-session", "-t", "="+n)
+	}
+	return args
+}
+
+func (c *Client) killBatch(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	_, err := c.run(ctx, true, nil, killArgs(names)...)
+	if err == nil || errors.Is(err, ErrNoServer) {
+		return nil
+	}
+	if !IsGone(err) || len(names) == 1 {
+		return err
+	}
+	for _, n := range names {
+		if err := c.KillSession(ctx, n); err != nil {
 			return err
 		}
 	}

@@ -336,30 +336,35 @@ func TestNewSessionRightAfterTheLastSessionClosed(t *testing.T) {
 	_ = c.KillSession(ctx, "only")
 }
 
-// KillSessions kills every named session in one go, also when one of them
-// is already gone (tmux stops a command list at its first failure), and is
-// no error without a server.
-func TestKillSessionsKillsEachNamedSessionEvenWhenOneIsGone(t *testing.T) {
+func TestKillSessionsKillsTheLiveOnesNamedAndLeavesTheRest(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
-	if err := c.KillSessions(ctx, []string{"a", "b"}); err != nil {
-		t.Fatalf("no server: KillSessions = %v", err)
+	var specs []SessionSpec
+	for i := range 6 {
+		specs = append(specs, SessionSpec{Name: fmt.Sprintf("k%d", i), Argv: []string{"sleep 60"}})
 	}
-	if err := c.NewSessions(ctx, []SessionSpec{{Name: "a", Argv: []string{"sleep 60"}}, {Name: "b", Argv: []string{"sleep 60"}},
-		{Name: "c", Argv: []string{"sleep 60"}}, {Name: "keep", Argv: []string{"sleep 60"}}}); err != nil {
+	if err := c.NewSessions(ctx, specs); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.KillSessions(ctx, []string{"a", "gone", "b", "c"}); err != nil {
+	// k9 never existed: named, it must not stop the batch.
+	if err := c.KillSessions(ctx, []string{"k0", "k9", "k2", "k4", "k4"}); err != nil {
 		t.Fatal(err)
 	}
 	ss, err := c.ListSessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ss) != 1 || ss[0].Name != "keep" {
-		t.Fatalf("sessions after KillSessions: %+v, want only keep", ss)
+	var left []string
+	for _, s := range ss {
+		left = append(left, s.Name)
 	}
-	if err := c.KillSessions(ctx, []string{"bad name"}); err == nil {
-		t.Fatal("KillSessions took an invalid name")
+	if strings.Join(left, ",") != "k1,k3,k5" {
+		t.Fatalf("left %v, want k1,k3,k5", left)
+	}
+	if err := c.KillSessions(ctx, []string{"k1", "k3", "k5"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.KillSessions(ctx, []string{"k1"}); err != nil { // no server left
+		t.Fatalf("no server: %v", err)
 	}
 }
