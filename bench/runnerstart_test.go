@@ -113,3 +113,45 @@ func waitStamp(b *testing.B, ctx context.Context, path string) time.Time {
 		}
 	}
 }
+
+// BenchmarkRunnerCPU is what one runner costs, without tmux: `agent-run`
+// started directly (no pane; stdin and stdout /dev/null) 20 times, one
+// at a time, with an agent that stamps the time as its first act. It
+// reports the runner's CPU time (user+sys of the child, agent included,
+// getrusage) and start → agent started (from just before the fork, so a
+// fork more than RunnerStart). CPU time is the steadier figure on a
+// loaded machine.
+func BenchmarkRunnerCPU(b *testing.B) {
+	stamper := buildStamper(b)
+	root := b.TempDir()
+	for i := 0; b.Loop(); i++ {
+		var cpus, lat []time.Duration
+		for j := range 20 {
+			id := fmt.Sprintf("C%d-%d", i, j)
+			p := (&lane{root: root}).payload(id, stamper, "stamp", filepath.Join(root, id+".agent"))
+			p.FillPaths()
+			if err := os.MkdirAll(p.RunDir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			launch := filepath.Join(p.RunDir, "launch.json")
+			if err := runtime.WriteJSON(launch, p); err != nil {
+				b.Fatal(err)
+			}
+			before := usage().children
+			start := time.Now()
+			if out, err := exec.Command(runnerBin, "agent-run", "--payload", launch).CombinedOutput(); err != nil {
+				b.Fatalf("agent-run %s: %v\n%s", id, err, out)
+			}
+			cpus = append(cpus, usage().children-before)
+			agent, err := readStamp(filepath.Join(root, id+".agent"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, agent.Sub(start))
+		}
+		slices.Sort(cpus)
+		slices.Sort(lat)
+		b.ReportMetric(ms(cpus[len(cpus)/2]), "cpu-p50-ms")
+		b.ReportMetric(ms(lat[len(lat)/2]), "start-p50-ms")
+	}
+}

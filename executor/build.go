@@ -5,12 +5,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -299,7 +299,7 @@ func writeOverlay(s *Spec, path string, data []byte) error {
 	return nil
 }
 
-var secretKey = regexp.MustCompile(`(?i)token|secret|key|password`)
+var secretKey = lazyregexp.New(`(?i)token|secret|key|password`)
 
 // Redact returns a copy of env in which the value of every variable whose
 // name mentions token, secret, key or password is "<redacted>", for

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -91,7 +91,7 @@ func claudeSettings(in BuildInput, s *Spec) (string, error) {
 	return path, writeOverlay(s, path, append(b, '\n'))
 }
 
-var nonAgentName = regexp.MustCompile(`[^a-z0-9_-]+`)
+var nonAgentName = lazyregexp.New(`[^a-z0-9_-]+`)
 
 // OpencodeAgentName is opencode.agent or wave-<agentId>, lower-cased with
 // runs of other characters turned into one dash.

@@ -8,8 +8,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 )
 
 // Layout is the on-disk and tmux naming of one lane (DESIGN §4, §5).
@@ -21,9 +22,9 @@ type Layout struct {
 }
 
 var (
-	nonToken   = regexp.MustCompile(`[^a-z0-9_-]+`)
-	nonSession = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
-	laneRe     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	nonToken   = lazyregexp.New(`[^a-z0-9_-]+`)
+	nonSession = lazyregexp.New(`[^A-Za-z0-9_-]+`)
+	laneRe     = lazyregexp.New(`^[a-z0-9][a-z0-9_-]*$`)
 )
 
 // ValidateLane checks a lane name the way the reference does.

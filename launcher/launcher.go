@@ -61,7 +61,8 @@ type Options struct {
 // Runs is what the launcher needs of the lane's agent runs (package
 // runs provides them on the lane's backend): start runs, observe them,
 // be woken when a run directory changes, terminate them, and clear what
-// an earlier run left under a payload's names.
+// an earlier run left under a payload's names (several at once with
+// DiscardAll).
 type Runs interface {
 	Start(ctx context.Context, ps []*runtime.Payload) error
 	Watch(runDir string)
@@ -69,6 +70,7 @@ type Runs interface {
 	Observe(ctx context.Context, runDir string, now time.Time) runtime.Observation
 	Terminate(ctx context.Context, runDir string, grace time.Duration, keepSession bool) error
 	Discard(ctx context.Context, p *runtime.Payload) error
+	DiscardAll(ctx context.Context, ps []*runtime.Payload) error
 }
 
 // Outcome is a run's state as the launcher sees it.
@@ -101,6 +103,10 @@ type Launcher struct {
 	log  *slog.Logger
 	// current holds the events of the wave run in progress.
 	current []state.Event
+	// deferring > 0 holds state.json refreshes back until flush (see
+	// deferRefresh); stale holds the waves whose refresh is owed.
+	deferring int
+	stale     map[int]bool
 }
 
 // New returns a launcher over runs.
@@ -254,7 +260,38 @@ func (l *Launcher) emit(n int, entity, id, action string, attempt int, data any)
 		l.current = l.current[:0]
 	}
 	l.current = append(l.current, ev)
+	if l.deferring > 0 {
+		if l.stale == nil {
+			l.stale = map[int]bool{}
+		}
+		l.stale[n] = true
+		return
+	}
 	l.refresh(n)
+}
+
+// deferRefresh holds state.json refreshes back until the next flush (or
+// the returned resume, which flushes), so events emitted together — 20
+// runs started in one go, runs finishing at once, a closure stage's
+// skips — cost one write of the reduced state instead of one each. Every
+// event still reaches events.jsonl as it is emitted (status reads that);
+// the launcher flushes before it waits on runs, so state.json is never
+// behind for longer than the launcher is busy.
+func (l *Launcher) deferRefresh() (resume func()) {
+	l.deferring++
+	return func() {
+		if l.deferring--; l.deferring == 0 {
+			l.flush()
+		}
+	}
+}
+
+// flush writes the state.json refreshes deferRefresh held back.
+func (l *Launcher) flush() {
+	for n := range l.stale {
+		l.refresh(n)
+	}
+	clear(l.stale)
 }
 
 // refresh rewrites waves/<n>/state.json with the one reducer over the

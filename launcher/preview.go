@@ -46,7 +46,10 @@ func writePreview(p *runtime.Payload, r executor.Resolved, lim executor.Limits) 
 	if v := p.Env[executor.StickyKeyEnv]; v == executor.StickyKey(p.Lane, p.WaveNumber, p.Attempt, p.AgentID) {
 		red.Env[executor.StickyKeyEnv] = v
 	}
-	return jsonfile.Write(filepath.Join(p.RunDir, PreviewFile), LaunchPreview{
+	// Volatile (atomic, not fsynced): like prompt.md beside it, a preview
+	// lost in a machine crash costs nothing, and each fsync held up the
+	// start of the wave.
+	return jsonfile.WriteVolatile(filepath.Join(p.RunDir, PreviewFile), LaunchPreview{
 		SchemaVersion: PreviewSchemaVersion, RunID: p.RunID, Lane: p.Lane, Wave: p.WaveNumber, Attempt: p.Attempt,
 		AgentID: p.AgentID, ExecutorID: r.ID, SelectedBy: r.SelectedBy, Model: r.Model,
 		Argv: p.Argv, Env: red.Env, Stdin: p.Stdin, Limits: lim,

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
@@ -44,7 +44,7 @@ func (l *Launcher) available(cmd string) bool {
 	return err == nil
 }
 
-var runDirRe = regexp.MustCompile(`^(.+)-a(\d+)$`)
+var runDirRe = lazyregexp.New(`^(.+)-a(\d+)$`)
 
 // latestRun returns the highest-numbered run directory of an agent in a
 // wave and its index (0 when none).
@@ -168,8 +168,12 @@ func (r *waveRun) start(ctx context.Context, ps []*runtime.Payload, attempt int)
 			batch = append(batch, []*runtime.Payload{p})
 		}
 	}
+	// The agents' previous runs are finished (we never launch over a live
+	// one); their sessions only remain for inspection.
+	_ = r.l.runs.DiscardAll(ctx, ps)
 	for i, b := range batch {
 		if i > 0 {
+			r.l.flush()
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -177,9 +181,6 @@ func (r *waveRun) start(ctx context.Context, ps []*runtime.Payload, attempt int)
 			}
 		}
 		for _, p := range b {
-			// The agent's previous run is finished (we never launch over a
-			// live one); its session only remains for inspection.
-			_ = r.l.runs.Discard(ctx, p)
 			r.l.runs.Watch(p.RunDir)
 			// Recorded before the session exists, so a launcher killed
 			// right after Start still leaves every run findable by

@@ -16,6 +16,9 @@ import (
 // whose agent asked a person a blocking question waits for the answer
 // (the coordination log's fsnotify events wake it) and is relaunched with
 // it; the other runs go on meanwhile.
+// maxDrain bounds the changes the wait loop handles between two flushes.
+const maxDrain = 64
+
 func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string) error {
 	l := r.l
 	pending := map[string]string{} // run dir → agent
@@ -110,7 +113,27 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 	const sweepEvery = 10
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	// Changes already waiting are handled before state.json catches up,
+	// so runs finishing together cost it one write (Launcher.flush).
+	drain := func() error {
+		// Bounded: a stream of changes must not keep the loop from its
+		// tick (deadlines, stop requests).
+		for range maxDrain {
+			select {
+			case d := <-l.runs.Changed():
+				if _, ok := pending[d]; ok {
+					if err := check(d, expired(d)); err != nil {
+						return err
+					}
+				}
+			default:
+				return nil
+			}
+		}
+		return nil
+	}
 	for n := 1; len(pending) > 0 || len(waiting) > 0; {
+		l.flush()
 		var err error
 		select {
 		case <-ctx.Done():
@@ -118,6 +141,9 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 		case d := <-l.runs.Changed():
 			if _, ok := pending[d]; ok {
 				err = check(d, expired(d))
+			}
+			if err == nil {
+				err = drain()
 			}
 		case <-r.ask.changes:
 			err = answers()

@@ -60,6 +60,8 @@ type waveOutcome struct {
 }
 
 func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, error) {
+	// state.json catches up at every wait on runs and at the end.
+	defer l.deferRefresh()()
 	coordBase := fmt.Sprintf("%s coord post --repo-root %s --lane %s", shellWord(l.opt.Self), shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name)
 	p, err := plan(w, l.opt.Lane, l.opt.Executor, coordBase)
 	if err != nil {
@@ -384,6 +386,7 @@ func (r *waveRun) sweep(ctx context.Context, attempt int, from string) ([]gate.F
 
 func (r *waveRun) finish(ctx context.Context, attempt int, status string, failures []gate.Failure) waveOutcome {
 	r.l.emit(r.n, state.EntityWaveRun, fmt.Sprintf("wave-%d", r.n), status, attempt, map[string]any{"failures": failures})
+	r.l.flush() // the verdict is in state.json before the sessions go
 	if o := r.override; o != nil && status != state.WaveStopped {
 		// Used: a stopped run did not get to do what was asked, so its
 		// override waits for the next launch.
@@ -394,9 +397,11 @@ func (r *waveRun) finish(ctx context.Context, attempt int, status string, failur
 	if !r.l.opt.KeepSessions && status != state.WaveStopped {
 		// Only sessions of runs seen finished: a live run this launcher did
 		// not adopt keeps going.
+		var ps []*runtime.Payload
 		for id, res := range r.results {
-			_ = r.l.runs.Discard(context.WithoutCancel(ctx), &runtime.Payload{RunID: filepath.Base(res.RunDir), RunDir: res.RunDir, SessionName: sessionFor(r.n, id)})
+			ps = append(ps, &runtime.Payload{RunID: filepath.Base(res.RunDir), RunDir: res.RunDir, SessionName: sessionFor(r.n, id)})
 		}
+		_ = r.l.runs.DiscardAll(context.WithoutCancel(ctx), ps)
 	}
 	r.l.printf("wave %d %s", r.n, status)
 	return waveOutcome{Failures: failures}

@@ -12,11 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"slices"
 	"time"
-
-	"golang.org/x/text/collate"
-	"golang.org/x/text/language"
 
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
@@ -239,14 +235,6 @@ func Docs(fsys fs.FS, docsDir string) ([]Doc, error) {
 	}
 	SortPaths(docs, func(d Doc) string { return d.Path })
 	return docs, nil
-}
-
-// SortPaths sorts s stably by key in the order of JavaScript's
-// String.prototype.localeCompare (ICU root collation), which the reference
-// uses for the docs list.
-func SortPaths[T any](s []T, key func(T) string) {
-	c := collate.New(language.Und)
-	slices.SortStableFunc(s, func(a, b T) int { return c.CompareString(key(a), key(b)) })
 }
 
 // Source is the manifest's source glob for a docs dir.

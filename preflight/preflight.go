@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
@@ -282,7 +282,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-var tmuxVersionRe = regexp.MustCompile(`(\d+)\.(\d+)`)
+var tmuxVersionRe = lazyregexp.New(`(\d+)\.(\d+)`)
 
 // TmuxAtLeast reports whether a `tmux -V` string ("tmux 3.3a", "tmux
 // next-3.4") is at least major.minor.

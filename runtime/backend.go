@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
@@ -80,19 +81,12 @@ func (b *TmuxBackend) Start(ctx context.Context, payloads []*Payload) error {
 		if p.SocketName == "" {
 			p.SocketName = b.tm.Socket()
 		}
-		if err := os.MkdirAll(p.RunDir, 0o755); err != nil {
-			return fmt.Errorf("run %s: %w", p.RunID, err)
-		}
+	}
+	if err := writeRunFiles(payloads, now); err != nil {
+		return err
+	}
+	for _, p := range payloads {
 		launch := filepath.Join(p.RunDir, launchFile)
-		if err := WriteJSON(launch, Redacted(*p)); err != nil {
-			return fmt.Errorf("run %s: %w", p.RunID, err)
-		}
-		if err := writeEnvFile(p, os.Environ()); err != nil {
-			return fmt.Errorf("run %s: %w", p.RunID, err)
-		}
-		if err := WriteJSON(p.RuntimePath, launchingRecord(p, now)); err != nil {
-			return fmt.Errorf("run %s: %w", p.RunID, err)
-		}
 		specs = append(specs, tmuxadapter.SessionSpec{
 			Name: p.SessionName,
 			// Several words: tmux executes them without a shell, so the
@@ -110,6 +104,49 @@ func (b *TmuxBackend) Start(ctx context.Context, payloads []*Payload) error {
 		return b.startFailed(ctx, payloads, err)
 	}
 	return nil
+}
+
+// fileWriters bounds the runs whose files Start writes at once.
+const fileWriters = 8
+
+// writeRunFiles writes each run's launch.json, env file and launching
+// record, several runs at a time: each durable write waits on its fsyncs,
+// and a wave's 20 runs one after another kept tmux from starting the
+// first session for tens of milliseconds. The first failure in payload
+// order is returned; no session is created then.
+func writeRunFiles(payloads []*Payload, now time.Time) error {
+	environ := os.Environ()
+	errs := make([]error, len(payloads))
+	sem := make(chan struct{}, fileWriters)
+	var wg sync.WaitGroup
+	for i, p := range payloads {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = writeRun(p, environ, now)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("run %s: %w", payloads[i].RunID, err)
+		}
+	}
+	return nil
+}
+
+func writeRun(p *Payload, environ []string, now time.Time) error {
+	if err := os.MkdirAll(p.RunDir, 0o755); err != nil {
+		return err
+	}
+	if err := WriteJSON(filepath.Join(p.RunDir, launchFile), Redacted(*p)); err != nil {
+		return err
+	}
+	if err := writeEnvFile(p, environ); err != nil {
+		return err
+	}
+	return WriteJSON(p.RuntimePath, launchingRecord(p, now))
 }
 
 // StartError is a Start that failed. NotStarted are the run directories

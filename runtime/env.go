@@ -7,11 +7,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
@@ -79,7 +79,7 @@ func takeEnv(p *Payload, own []string) ([]string, error) {
 	return env, nil
 }
 
-var secretName = regexp.MustCompile(`(?i)token|secret|key|password`)
+var secretName = lazyregexp.New(`(?i)token|secret|key|password`)
 
 // Redacted returns a copy of p whose secret-looking env values are
 // RedactedValue, for writing to disk.

@@ -110,3 +110,33 @@ func TestTerminateSparesOlderGroupMember(t *testing.T) {
 		t.Fatal("older process in a recycled group was killed")
 	}
 }
+
+// A group is alive while a member runs and dead once its last member is
+// reaped, whether or not the /proc scan is needed to tell.
+func TestAGroupIsAliveUntilItsLastMemberIsReaped(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	start, _, err := ProcStartTime(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !groupAlive(pid, start) {
+		t.Fatal("a running group is not alive")
+	}
+	if groupAlive(pid, start+1_000_000) {
+		t.Fatal("a group whose members predate the recorded start is alive")
+	}
+	cmd.Process.Kill()
+	waitFor(t, "the killed leader to become a zombie", func() bool { _, z, _ := ProcStartTime(pid); return z })
+	if groupAlive(pid, start) {
+		t.Fatal("a group of one unreaped zombie is alive")
+	}
+	cmd.Wait()
+	if groupAlive(pid, start) {
+		t.Fatal("a reaped group is alive")
+	}
+}

@@ -66,6 +66,12 @@ func groupAlive(pgid int, since uint64) bool {
 	if pgid <= 1 || since == 0 {
 		return false
 	}
+	// No member at all (the usual case once the agent has exited and been
+	// reaped) answers without reading every process's stat; zombies not
+	// yet reaped still count here, and the scan below sorts them out.
+	if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
+		return false
+	}
 	d, err := os.Open("/proc")
 	if err != nil {
 		return false

@@ -92,15 +92,25 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	if r.Logger == nil {
 		r.Logger = slog.Default()
 	}
+	rw := newRecordWriter(p, r.Now())
+	rw.report, rw.log = rep, r.Logger
+	// The first record names the runner; it is still `launching`, so like
+	// a heartbeat it skips the fsyncs (a machine crash loses nothing that
+	// matters: the launcher's durable `launching` record stays, and the
+	// runner is gone with the machine). It is written while the log is
+	// opened and the environment taken; the agent starts only once it is
+	// there. The transitions after it (running, the end) are durable.
+	first := make(chan error, 1)
+	go func() { first <- rw.write(func(*Record) {}, false) }()
 	logf, err := openLog(p.LogPath, p.MaxLogBytes)
 	if err != nil {
+		<-first
 		fmt.Fprintf(os.Stderr, "agent-run: %v\n", err)
 		return 2
 	}
 	defer logf.Close()
-	rw := newRecordWriter(p, r.Now())
-	rw.report, rw.log = rep, r.Logger
-	if err := rw.update(func(*Record) {}); err != nil {
+	env, envErr := takeEnv(p, os.Environ())
+	if err := <-first; err != nil {
 		fmt.Fprintf(os.Stderr, "agent-run: %v\n", err)
 		return 2
 	}
@@ -111,10 +121,9 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	if err != nil {
 		return r.finish(p, rw, out, r.startFailed(out, err), nil)
 	}
-	env, err := takeEnv(p, os.Environ())
-	if err != nil {
+	if envErr != nil {
 		// Never fall back to the pane's environment: it may be stale.
-		return r.finish(p, rw, out, r.startFailed(out, err), ck)
+		return r.finish(p, rw, out, r.startFailed(out, envErr), ck)
 	}
 	hbCtx, stopHB := context.WithCancel(context.Background())
 	defer stopHB()

@@ -13,10 +13,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -53,7 +53,7 @@ func (r Run) Model() string {
 	return ""
 }
 
-var waveRunDir = regexp.MustCompile(`^(.+)-a(\d+)$`)
+var waveRunDir = lazyregexp.New(`^(.+)-a(\d+)$`)
 
 // WaveRuns is every run of the lane's waves: the run directories on disk
 // and those its event log names (pruned ones included).
@@ -150,7 +150,7 @@ func eventUsage(data map[string]any) *usage.Usage {
 	return u.Ptr()
 }
 
-var backlogRunDir = regexp.MustCompile(`^i(\d+)-([ar])(\d+)$`)
+var backlogRunDir = lazyregexp.New(`^i(\d+)-([ar])(\d+)$`)
 
 // BacklogRuns is every worker and reviewer run of one backlog run
 // directory (.wave/lanes/<lane>/backlog/<run-id>).

@@ -25,13 +25,7 @@ func newAgentRunCmd() *cobra.Command {
 			if payload == "" {
 				return usageError{errMissingPayload}
 			}
-			// The runner handles TERM/INT/HUP itself (forward, record, exit
-			// after the agent); main's signal context must not cut that short.
-			ctx := context.WithoutCancel(c.Context())
-			// A run of the kubernetes backend also reports to its cluster.
-			code := runtime.RunAgentWith(ctx, payload, runtime.Stdio{In: os.Stdin, Out: os.Stdout},
-				runtime.Hooks{NewReporter: kube.NewReporter, NewCheckout: kube.NewCheckout})
-			if code != 0 {
+			if code := agentRun(c.Context(), payload); code != 0 {
 				return withCode(code, nil)
 			}
 			return nil
@@ -39,6 +33,17 @@ func newAgentRunCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&payload, "payload", "", "path of the run's launch.json")
 	return c
+}
+
+// agentRun runs the agent of the launch.json at payload and returns the
+// runner's exit code (the agent's final code).
+func agentRun(ctx context.Context, payload string) int {
+	// The runner handles TERM/INT/HUP itself (forward, record, exit
+	// after the agent); main's signal context must not cut that short.
+	ctx = context.WithoutCancel(ctx)
+	// A run of the kubernetes backend also reports to its cluster.
+	return runtime.RunAgentWith(ctx, payload, runtime.Stdio{In: os.Stdin, Out: os.Stdout},
+		runtime.Hooks{NewReporter: kube.NewReporter, NewCheckout: kube.NewCheckout})
 }
 
 var errMissingPayload = errors.New("agent-run: --payload is required")

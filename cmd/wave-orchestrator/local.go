@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,10 +22,7 @@ func newLocalCmd() *cobra.Command {
   wave-orchestrator local --prompt-file prompt.md --delay 1s --exit-code 0`,
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
-			// Like a real agent, the simulated one dies of SIGTERM/SIGINT
-			// (the root command catches them for the launcher's sake).
-			signal.Reset(syscall.SIGTERM, os.Interrupt)
-			if code := localagent.Main(args, c.OutOrStdout(), os.Getenv); code != 0 {
+			if code := runLocal(args, c.OutOrStdout()); code != 0 {
 				return withCode(code, nil)
 			}
 			return nil
@@ -42,11 +40,25 @@ func newLocalWorkerCmd() *cobra.Command {
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
-			signal.Reset(syscall.SIGTERM, os.Interrupt)
-			if code := localagent.WorkerMain(args, c.OutOrStdout(), os.Getenv); code != 0 {
+			if code := runLocalWorker(args, c.OutOrStdout()); code != 0 {
 				return withCode(code, nil)
 			}
 			return nil
 		},
 	}
+}
+
+// runLocal runs the simulated agent and returns its exit code.
+func runLocal(args []string, out io.Writer) int {
+	// Like a real agent, the simulated one dies of SIGTERM/SIGINT
+	// (main catches them for the launcher's sake).
+	signal.Reset(syscall.SIGTERM, os.Interrupt)
+	return localagent.Main(args, out, os.Getenv)
+}
+
+// runLocalWorker runs the simulated backlog worker and returns its exit
+// code.
+func runLocalWorker(args []string, out io.Writer) int {
+	signal.Reset(syscall.SIGTERM, os.Interrupt)
+	return localagent.WorkerMain(args, out, os.Getenv)
 }

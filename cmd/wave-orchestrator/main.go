@@ -38,6 +38,14 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) int {
+	if code, ok := runInternal(ctx, args); ok {
+		return code
+	}
+	return runCommand(ctx, args)
+}
+
+// runCommand runs args through the command tree.
+func runCommand(ctx context.Context, args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -57,4 +65,30 @@ func run(ctx context.Context, args []string) int {
 		return exitcode.Usage
 	}
 	return exitcode.Failed
+}
+
+// runInternal runs the internal commands every agent run starts — the
+// runner and the simulated agents — without building the command tree,
+// which costs each of these processes more than the rest of its start-up
+// in Go. It takes only the exact forms the launcher and the executors
+// write (`agent-run --payload <path>`, `local …`, `local-worker …`) and
+// behaves as the cobra command would; anything else (`agent-run --help`,
+// a global flag first, a missing payload) goes through cobra.
+func runInternal(ctx context.Context, args []string) (code int, ok bool) {
+	if len(args) == 0 {
+		return 0, false
+	}
+	switch args[0] {
+	case "agent-run":
+		if len(args) == 3 && args[1] == "--payload" && args[2] != "" && args[2][0] != '-' {
+			return agentRun(ctx, args[2]), true
+		}
+	case "local":
+		// Both take their flags unparsed (DisableFlagParsing): what cobra
+		// would hand them is exactly the rest of the line.
+		return runLocal(args[1:], os.Stdout), true
+	case "local-worker":
+		return runLocalWorker(args[1:], os.Stdout), true
+	}
+	return 0, false
 }

@@ -54,3 +54,9 @@ func (r *Regexp) ReplaceAllString(src, repl string) string {
 // String is the pattern's source text, as regexp.Regexp.String; it
 // compiles nothing.
 func (r *Regexp) String() string { return r.src }
+
+// Match is regexp.Regexp.Match.
+func (r *Regexp) Match(b []byte) bool { return r.get().Match(b) }
+
+// FindSubmatch is regexp.Regexp.FindSubmatch.
+func (r *Regexp) FindSubmatch(b []byte) [][]byte { return r.get().FindSubmatch(b) }
