@@ -28,12 +28,30 @@ func Write(path string, v any) error { return write(path, v, true) }
 // crash costs nothing (heartbeats). It is still atomic.
 func WriteVolatile(path string, v any) error { return write(path, v, false) }
 
+// WriteLinesVolatile replaces path atomically, without fsyncs, with
+// values as JSON Lines: for a document only a program reads (a cache),
+// which its reader decodes a line per CPU, with no indentation to scan.
+func WriteLinesVolatile(path string, values []any) error {
+	var data []byte
+	for _, v := range values {
+		line, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", path, err)
+		}
+		data = append(append(data, line...), '\n')
+	}
+	return writeData(path, data, false)
+}
+
 func write(path string, v any, durable bool) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	data = append(data, '\n')
+	return writeData(path, append(data, '\n'), durable)
+}
+
+func writeData(path string, data []byte, durable bool) error {
 	dir := filepath.Dir(path)
 	tdir := filepath.Join(dir, TmpDir)
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
@@ -123,9 +141,17 @@ func ReadLines[T any](path string) (out []T, bad []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var lines [][]byte // slices of b, which is read whole
+	out, bad = ParseLines[T](path, b, 1)
+	return out, bad, nil
+}
+
+// ParseLines is ReadLines over b, the part of path's content whose first
+// line is line number first: what a reader that keeps its place in an
+// append-only log (the status cache) decodes of the lines added since.
+func ParseLines[T any](path string, b []byte, first int) (out []T, bad []string) {
+	var lines [][]byte // slices of b
 	var nums []int
-	for n := 1; len(b) > 0; n++ {
+	for n := first; len(b) > 0; n++ {
 		line, rest, _ := bytes.Cut(b, []byte{'\n'})
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			lines, nums = append(lines, line), append(nums, n)
@@ -146,7 +172,7 @@ func ReadLines[T any](path string) (out []T, bad []string, err error) {
 			out = append(out, g)
 		}
 	}
-	return out, bad, nil
+	return out, bad
 }
 
 // decodeLines decodes lines[i] into vals[i] (ok[i] when it decoded), on
