@@ -52,8 +52,8 @@ type LogPlace struct {
 
 // CachedRun is a finished run's facts and the files they came from.
 type CachedRun struct {
-	Files []FileKey `json:"files"`
-	Facts RunFacts  `json:"facts"`
+	Files []FileKey `json:"f"`
+	Facts RunFacts  `json:"r"`
 }
 
 // TailWindow is how many bytes before its place in events.jsonl the cache
