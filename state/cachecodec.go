@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,29 +66,56 @@ type cachedAgent struct {
 	Usage          *usage.Usage `json:"us,omitempty"`
 }
 
-func toCached(as []Agent) []cachedAgent {
+func toCached(as []Agent, p paths) []cachedAgent {
 	out := make([]cachedAgent, len(as))
 	for i, a := range as {
+		a.RunDir, a.LogPath = p.short(a.RunDir), p.short(a.LogPath)
 		out[i] = cachedAgent(a)
 	}
 	return out
 }
 
-func fromCached(as []cachedAgent) []Agent {
+func fromCached(as []cachedAgent, p paths) []Agent {
 	out := make([]Agent, len(as))
 	for i, a := range as {
 		out[i] = Agent(a)
+		out[i].RunDir, out[i].LogPath = p.long(a.RunDir), p.long(a.LogPath)
 	}
 	return out
 }
 
-// encodeCache is c as the cache file's lines.
-func encodeCache(c *Cache) []any {
+// paths shortens the paths under the lane's state directory (most of the
+// cache's bytes otherwise): such a path is written as a NUL, which no
+// path contains, and the rest.
+type paths struct{ base string } // with a trailing separator
+
+func (p paths) short(s string) string {
+	if rest, ok := strings.CutPrefix(s, p.base); ok {
+		return "\x00" + rest
+	}
+	return s
+}
+
+func (p paths) long(s string) string {
+	if rest, ok := strings.CutPrefix(s, "\x00"); ok {
+		return p.base + rest
+	}
+	return s
+}
+
+// encodeCache is c as the cache file's lines, the paths under base
+// shortened.
+func encodeCache(c *Cache, base string) []any {
+	p := paths{base}
 	fold := *c.Fold
 	fold.WaveStates, fold.Logged = nil, nil
 	out := []any{cacheLine{Head: &cacheHead{Version: c.Version, Log: c.Log, Bad: c.Bad, Fold: &fold}}}
 	for lo := 0; lo < len(c.Fold.Logged); lo += perLine {
-		out = append(out, cacheLine{Logged: c.Fold.Logged[lo:min(lo+perLine, len(c.Fold.Logged))]})
+		l := slices.Clone(c.Fold.Logged[lo:min(lo+perLine, len(c.Fold.Logged))])
+		for i := range l {
+			l[i].RunDir = p.short(l[i].RunDir)
+		}
+		out = append(out, cacheLine{Logged: l})
 	}
 	for _, w := range c.Fold.WaveStates {
 		as := w.Agents
@@ -95,7 +124,7 @@ func encodeCache(c *Cache) []any {
 		}
 		out = append(out, cacheLine{Wave: &w})
 		for lo := 0; lo < len(as); lo += perLine {
-			out = append(out, cacheLine{Agents: toCached(as[lo:min(lo+perLine, len(as))])})
+			out = append(out, cacheLine{Agents: toCached(as[lo:min(lo+perLine, len(as))], p)})
 		}
 	}
 	var chunk map[string]CachedRun
@@ -104,14 +133,15 @@ func encodeCache(c *Cache) []any {
 			chunk = make(map[string]CachedRun, perLine)
 			out = append(out, cacheLine{Runs: chunk})
 		}
-		chunk[dir] = r
+		chunk[p.short(dir)] = r
 	}
 	return out
 }
 
-// decodeCache reads a cache file; an error for one that is corrupt, cut
-// short or of another version.
-func decodeCache(b []byte) (*Cache, error) {
+// decodeCache reads a cache file written with base; an error for one
+// that is corrupt, cut short or of another version.
+func decodeCache(b []byte, base string) (*Cache, error) {
+	p := paths{base}
 	if len(b) == 0 || b[len(b)-1] != '\n' {
 		return nil, errors.New("cut short")
 	}
@@ -133,7 +163,10 @@ func decodeCache(b []byte) (*Cache, error) {
 	c := &Cache{Version: h.Version, Log: h.Log, Bad: h.Bad, Fold: h.Fold, Runs: map[string]CachedRun{}}
 	f := c.Fold
 	for _, l := range lines[1:] {
-		f.Logged = append(f.Logged, l.Logged...)
+		for _, r := range l.Logged {
+			r.RunDir = p.long(r.RunDir)
+			f.Logged = append(f.Logged, r)
+		}
 		if l.Wave != nil {
 			f.WaveStates = append(f.WaveStates, *l.Wave)
 		}
@@ -142,10 +175,10 @@ func decodeCache(b []byte) (*Cache, error) {
 				return nil, errors.New("agents before their wave")
 			}
 			w := &f.WaveStates[len(f.WaveStates)-1]
-			w.Agents = append(w.Agents, fromCached(l.Agents)...)
+			w.Agents = append(w.Agents, fromCached(l.Agents, p)...)
 		}
 		for dir, r := range l.Runs {
-			c.Runs[dir] = r
+			c.Runs[p.long(dir)] = r
 		}
 	}
 	return c, nil

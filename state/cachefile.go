@@ -45,7 +45,7 @@ func OpenStatusCache(path string, log *slog.Logger) *StatusCache {
 		}
 		return c
 	}
-	old, err := decodeCache(b)
+	old, err := decodeCache(b, c.base())
 	if err != nil {
 		log.Debug("status cache unusable; rebuilding", "path", path, "err", err)
 		return c
@@ -195,9 +195,15 @@ func (c *StatusCache) Save() {
 	if !c.changed {
 		return
 	}
-	if err := jsonfile.WriteLinesVolatile(c.path, encodeCache(&c.next)); err != nil {
+	if err := jsonfile.WriteLinesVolatile(c.path, encodeCache(&c.next, c.base())); err != nil {
 		c.log.Debug("status cache not written", "path", c.path, "err", err)
 	}
+}
+
+// base is the directory whose paths the cache file shortens: the lane's
+// state directory (the cache sits in its cache/).
+func (c *StatusCache) base() string {
+	return filepath.Dir(filepath.Dir(c.path)) + string(filepath.Separator)
 }
 
 // keyOf is the key of an open file (f nil: a missing one).
