@@ -70,7 +70,9 @@ func Status(ctx context.Context, layout lanes.Layout) (state.Lane, error) {
 // runFileCandidates are the files of a run directory its facts may come
 // from (runFacts, runtime.Observe): looked at before they are read, for
 // the cache.
-func runFileCandidates() []string { return []string{lanes.RuntimeFile, lanes.LogFile, lanes.LaunchFile} }
+func runFileCandidates() []string {
+	return []string{lanes.RuntimeFile, lanes.LogFile, lanes.LaunchFile}
+}
 
 // finalFiles are the files a finished run's facts came from: its terminal
 // runtime record and its log (the last marker), and launch.json where the
