@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // CacheVersion is the status cache's format (lanes.Layout.StatusCachePath
@@ -28,15 +31,48 @@ type Cache struct {
 }
 
 // FileKey is a file's identity as stat gives it: a file replaced (a new
-// inode), rewritten or appended to (size, mtime) has another key.
+// inode), rewritten or appended to (size, mtime) has another key. In the
+// cache file it is one string, "name|size|mtime|inode" or "name|-" for a
+// missing file: a fifth of the cache's values fewer to decode.
 type FileKey struct {
 	// Name is the file's path, or for a run's file its name in the run
 	// directory.
-	Name    string `json:"n"`
-	Missing bool   `json:"x,omitempty"`
-	Size    int64  `json:"s"`
-	ModNs   int64  `json:"m"`
-	Inode   uint64 `json:"i"`
+	Name    string
+	Missing bool
+	Size    int64
+	ModNs   int64
+	Inode   uint64
+}
+
+// MarshalText is the key as the cache file spells it.
+func (k FileKey) MarshalText() ([]byte, error) {
+	if k.Missing {
+		return []byte(k.Name + "|-"), nil
+	}
+	return fmt.Appendf(nil, "%s|%d|%d|%d", k.Name, k.Size, k.ModNs, k.Inode), nil
+}
+
+// UnmarshalText reads MarshalText's spelling; the name may hold a "|".
+func (k *FileKey) UnmarshalText(b []byte) error {
+	s := string(b)
+	if name, ok := strings.CutSuffix(s, "|-"); ok {
+		*k = FileKey{Name: name, Missing: true}
+		return nil
+	}
+	var nums [3]int64
+	for i := 2; i >= 0; i-- {
+		j := strings.LastIndexByte(s, '|')
+		if j < 0 {
+			return fmt.Errorf("file key %q: not name|size|mtime|inode", b)
+		}
+		n, err := strconv.ParseInt(s[j+1:], 10, 64)
+		if err != nil {
+			return fmt.Errorf("file key %q: %w", b, err)
+		}
+		nums[i], s = n, s[:j]
+	}
+	*k = FileKey{Name: s, Size: nums[0], ModNs: nums[1], Inode: uint64(nums[2])}
+	return nil
 }
 
 // LogPlace is how far the Fold read the lane's log: the rotated

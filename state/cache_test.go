@@ -181,3 +181,23 @@ func TestPathsUnderTheStateDirRoundTrip(t *testing.T) {
 		t.Error("agents do not round-trip")
 	}
 }
+
+func TestFileKeysRoundTripThroughTheCacheFile(t *testing.T) {
+	for _, k := range []FileKey{{Name: "runtime.json", Size: 959, ModNs: 1796190906040914193, Inode: 10029209},
+		{Name: "/a|b/events.jsonl", Size: 0, ModNs: -5, Inode: 1<<63 - 1}, {Name: "x|-", Missing: true}, {Name: "", Missing: true}} {
+		b, err := json.Marshal(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got FileKey
+		if err := json.Unmarshal(b, &got); err != nil || got != k {
+			t.Errorf("%+v came back %+v (%v) from %s", k, got, err, b)
+		}
+	}
+	for _, bad := range []string{`"runtime.json"`, `"a|1|2"`, `"a|1|2|x"`, `"|1|2|"`} {
+		var k FileKey
+		if json.Unmarshal([]byte(bad), &k) == nil {
+			t.Errorf("%s read as a file key: %+v", bad, k)
+		}
+	}
+}
