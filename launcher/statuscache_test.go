@@ -20,7 +20,7 @@ import (
 // cacheLane is a lane on disk with finished and unfinished runs for the
 // status cache's tests: real event log, runtime records and logs.
 type cacheLane struct {
-	t      *testing.T
+	t      testing.TB
 	layout lanes.Layout
 	t0     time.Time
 }
@@ -258,5 +258,35 @@ func TestConcurrentStatusesLeaveACacheThatAnswersRight(t *testing.T) {
 	wg.Wait()
 	if got, want := l.status(), l.uncached(); got != want {
 		t.Fatalf("status with the cache the racers left:\n%s\nwithout:\n%s", got, want)
+	}
+}
+
+// BenchmarkStatusOf200Runs is Status on a finished lane of 200 runs, with
+// the cache status keeps and without it:
+//
+//	go test ./launcher -run X -bench StatusOf200Runs -cpuprofile cpu.out
+func BenchmarkStatusOf200Runs(b *testing.B) {
+	l := &cacheLane{t: b, layout: lanes.New(b.TempDir(), "", "p", "main"), t0: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	var agents []state.AgentInfo
+	for i := range 200 {
+		agents = append(agents, state.AgentInfo{ID: fmt.Sprintf("A%d", i), Title: "part", Role: "implementation", Executor: "local"})
+	}
+	l.event(0, state.EntityWaveRun, "wave-0", "started", 1, state.Data(state.WaveStarted{File: "w0.md", MaxAttempts: 2, Agents: agents}))
+	for _, a := range agents {
+		l.start(a.ID)
+		l.finish(a.ID, 0)
+	}
+	l.event(0, state.EntityWaveRun, "wave-0", state.WaveCompleted, 1, nil)
+	for _, cached := range []bool{true, false} {
+		b.Run(fmt.Sprintf("cached=%v", cached), func(b *testing.B) {
+			for b.Loop() {
+				if !cached {
+					os.Remove(l.layout.StatusCachePath())
+				}
+				if _, err := Status(context.Background(), l.layout); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
