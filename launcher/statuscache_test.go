@@ -277,10 +277,13 @@ func BenchmarkStatusOf200Runs(b *testing.B) {
 		l.finish(a.ID, 0)
 	}
 	l.event(0, state.EntityWaveRun, "wave-0", state.WaveCompleted, 1, nil)
-	for _, cached := range []bool{true, false} {
-		b.Run(fmt.Sprintf("cached=%v", cached), func(b *testing.B) {
+	for _, cache := range []string{"unchanged", "event appended", "none"} {
+		b.Run("cache="+cache, func(b *testing.B) {
 			for b.Loop() {
-				if !cached {
+				switch cache {
+				case "event appended": // a live lane: the cache rewritten every time
+					l.event(0, state.EntityAttempt, "a", "running", 1, map[string]any{"phase": "integrating"})
+				case "none":
 					os.Remove(l.layout.StatusCachePath())
 				}
 				if _, err := Status(context.Background(), l.layout); err != nil {
