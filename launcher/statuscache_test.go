@@ -191,6 +191,10 @@ func TestStatusAnswersTheSameWhateverTheCache(t *testing.T) {
 			b, _ := os.ReadFile(l.layout.StatusCachePath())
 			l.writeCache(bytes.Replace(b, []byte(`"version":1`), []byte(`"version":99`), 1))
 		}},
+		{"cache written by another build", func(l *cacheLane) {
+			b, _ := os.ReadFile(l.layout.StatusCachePath())
+			l.writeCache(bytes.Replace(b, []byte(`"program":"`), []byte(`"program":"another build `), 1))
+		}},
 		{"cache of another lane's files", func(l *cacheLane) {
 			other := newCacheLane(t)
 			other.finish("A5", 1)

@@ -23,7 +23,11 @@ const CacheVersion = 1
 // files that changed since reads those files again, and gives the same
 // answer as without it.
 type Cache struct {
-	Version int                  `json:"version"`
+	Version int `json:"version"`
+	// Program is the build that wrote the cache (ProgramID): the fold is
+	// the reducer's state, so another build's, whose reducer may differ,
+	// is not read.
+	Program string               `json:"program"`
 	Log     LogPlace             `json:"log"`
 	Fold    *Fold                `json:"fold"`
 	Bad     []string             `json:"bad"` // the unreadable lines folded, as ReadEvents names them
@@ -97,9 +101,10 @@ type CachedRun struct {
 // inode differs there (every event carries a random id and a timestamp).
 const TailWindow = 4096
 
-// Usable reports whether c can be read from: this version, a fold.
-func (c *Cache) Usable() bool {
-	return c != nil && c.Version == CacheVersion && c.Fold != nil
+// Usable reports whether c can be read by program (ProgramID): this
+// version, written by this build, with a fold.
+func (c *Cache) Usable(program string) bool {
+	return c != nil && c.Version == CacheVersion && c.Program == program && c.Fold != nil
 }
 
 // Continues reports whether the log as stat sees it now (rotated,

@@ -201,3 +201,23 @@ func TestFileKeysRoundTripThroughTheCacheFile(t *testing.T) {
 		}
 	}
 }
+
+func TestACacheIsReadOnlyByTheBuildThatWroteIt(t *testing.T) {
+	ok := &Cache{Version: CacheVersion, Program: "/bin/w|1|2|3", Fold: &Fold{}}
+	cases := []struct {
+		name string
+		c    *Cache
+		want bool
+	}{
+		{"this build's", ok, true},
+		{"none", nil, false},
+		{"another version", &Cache{Version: CacheVersion + 1, Program: ok.Program, Fold: &Fold{}}, false},
+		{"another build", &Cache{Version: CacheVersion, Program: "/bin/w|1|2|4", Fold: &Fold{}}, false},
+		{"no fold", &Cache{Version: CacheVersion, Program: ok.Program}, false},
+	}
+	for _, tc := range cases {
+		if got := tc.c.Usable(ok.Program); got != tc.want {
+			t.Errorf("%s: Usable = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

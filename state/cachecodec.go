@@ -31,6 +31,7 @@ type cacheLine struct {
 
 type cacheHead struct {
 	Version int      `json:"version"`
+	Program string   `json:"program"`
 	Log     LogPlace `json:"log"`
 	Bad     []string `json:"bad"`
 	Fold    *Fold    `json:"fold"` // WaveStates and Logged on the lines that follow
@@ -109,7 +110,7 @@ func encodeCache(c *Cache, base string) []any {
 	p := paths{base}
 	fold := *c.Fold
 	fold.WaveStates, fold.Logged = nil, nil
-	out := []any{cacheLine{Head: &cacheHead{Version: c.Version, Log: c.Log, Bad: c.Bad, Fold: &fold}}}
+	out := []any{cacheLine{Head: &cacheHead{Version: c.Version, Program: c.Program, Log: c.Log, Bad: c.Bad, Fold: &fold}}}
 	for lo := 0; lo < len(c.Fold.Logged); lo += perLine {
 		l := slices.Clone(c.Fold.Logged[lo:min(lo+perLine, len(c.Fold.Logged))])
 		for i := range l {
@@ -160,7 +161,7 @@ func decodeCache(b []byte, base string) (*Cache, error) {
 		}
 		return nil, fmt.Errorf("version %d, want %d", v, CacheVersion)
 	}
-	c := &Cache{Version: h.Version, Log: h.Log, Bad: h.Bad, Fold: h.Fold, Runs: map[string]CachedRun{}}
+	c := &Cache{Version: h.Version, Program: h.Program, Log: h.Log, Bad: h.Bad, Fold: h.Fold, Runs: map[string]CachedRun{}}
 	f := c.Fold
 	for _, l := range lines[1:] {
 		for _, r := range l.Logged {

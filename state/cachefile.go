@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
@@ -35,9 +37,11 @@ type StatusCache struct {
 	mu sync.Mutex // guards next and changed during Observer's parallel calls
 }
 
-// OpenStatusCache loads the cache at path (lanes.Layout.StatusCachePath).
+// OpenStatusCache loads the cache at path (lanes.Layout.StatusCachePath)
+// if this build wrote it.
 func OpenStatusCache(path string, log *slog.Logger) *StatusCache {
-	c := &StatusCache{path: path, log: log, next: Cache{Version: CacheVersion, Runs: map[string]CachedRun{}}}
+	program := ProgramID()
+	c := &StatusCache{path: path, log: log, next: Cache{Version: CacheVersion, Program: program, Runs: map[string]CachedRun{}}}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -50,8 +54,26 @@ func OpenStatusCache(path string, log *slog.Logger) *StatusCache {
 		log.Debug("status cache unusable; rebuilding", "path", path, "err", err)
 		return c
 	}
+	if !old.Usable(program) {
+		log.Debug("status cache of another build; rebuilding", "path", path, "program", old.Program)
+		return c
+	}
 	c.old = old
 	return c
+}
+
+// ProgramID names the running build: its executable's path, size, mtime
+// and inode. When the executable cannot be found, an id no cache has.
+func ProgramID() string {
+	exe, err := os.Executable()
+	if err == nil {
+		var fi fs.FileInfo
+		if fi, err = os.Stat(exe); err == nil {
+			b, _ := fileKey(exe, fi).MarshalText()
+			return string(b)
+		}
+	}
+	return fmt.Sprintf("unknown build, pid %d at %d", os.Getpid(), time.Now().UnixNano())
 }
 
 // ReadEvents is state.ReadEvents and FoldEvents of the log at path, from
