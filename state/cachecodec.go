@@ -2,7 +2,6 @@ package state
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	goruntime "runtime"
@@ -86,22 +85,29 @@ func fromCached(as []cachedAgent, p paths) []Agent {
 }
 
 // paths shortens the paths under the lane's state directory (most of the
-// cache's bytes otherwise): such a path is written as a NUL, which no
-// path contains, and the rest.
+// cache's bytes otherwise) to the rest after it. Other absolute paths are
+// kept; a relative one is marked "./", which no rest starts with.
 type paths struct{ base string } // with a trailing separator
 
 func (p paths) short(s string) string {
-	if rest, ok := strings.CutPrefix(s, p.base); ok {
-		return "\x00" + rest
+	rest, ok := strings.CutPrefix(s, p.base)
+	switch {
+	case ok && rest != "" && !strings.HasPrefix(rest, "/") && !strings.HasPrefix(rest, "./"):
+		return rest
+	case s == "" || strings.HasPrefix(s, "/"):
+		return s
 	}
-	return s
+	return "./" + s
 }
 
 func (p paths) long(s string) string {
-	if rest, ok := strings.CutPrefix(s, "\x00"); ok {
-		return p.base + rest
+	switch {
+	case s == "" || strings.HasPrefix(s, "/"):
+		return s
+	case strings.HasPrefix(s, "./"):
+		return s[2:]
 	}
-	return s
+	return p.base + s
 }
 
 // encodeCache is c as the cache file's lines, the paths under base
@@ -149,7 +155,7 @@ func decodeCache(b []byte, base string) (*Cache, error) {
 	raw := bytes.Split(b[:len(b)-1], []byte{'\n'})
 	lines := make([]cacheLine, len(raw))
 	errs := make([]error, len(raw))
-	parallel(len(raw), func(i int) { errs[i] = json.Unmarshal(raw[i], &lines[i]) })
+	parallel(len(raw), func(i int) { errs[i] = decodeLine(raw[i], &lines[i]) })
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
