@@ -29,16 +29,36 @@ func Write(path string, v any) error { return write(path, v, true) }
 // crash costs nothing (heartbeats). It is still atomic.
 func WriteVolatile(path string, v any) error { return write(path, v, false) }
 
+// WriteLinesVolatile replaces path atomically, without fsyncs, with
+// values as JSON Lines: for a document only a program reads (a cache),
+// which its reader decodes a line per CPU, with no indentation to scan.
+func WriteLinesVolatile(path string, values []any) error {
+	var data []byte
+	for _, v := range values {
+		line, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", path, err)
+		}
+		data = append(append(data, line...), '\n')
+	}
+	return writeData(path, data, false)
+}
+
 func write(path string, v any, durable bool) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
+	return writeData(path, append(data, '\n'), durable)
+}
+
+// writeData replaces path with data through a temp file under TmpDir.
+func writeData(path string, data []byte, durable bool) error {
 	tdir := filepath.Join(filepath.Dir(path), TmpDir)
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return replace(path, append(data, '\n'), 0o600, durable, tdir, filepath.Base(path)+".*")
+	return replace(path, data, 0o600, durable, tdir, filepath.Base(path)+".*")
 }
 
 // WriteFileAtomic replaces path with data as Write does (the whole new
@@ -150,13 +170,14 @@ func ReadLines[T any](path string) (out []T, bad []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out, bad = decode[T](path, b, 1)
+	out, bad = ParseLines[T](path, b, 1)
 	return out, bad, nil
 }
 
-// decode decodes the lines of b, a whole number of lines of the file at
-// path whose first is line number first, as ReadLines does.
-func decode[T any](path string, b []byte, first int) (out []T, bad []string) {
+// ParseLines is ReadLines over b, the part of path's content whose first
+// line is line number first: what a reader that keeps its place in an
+// append-only log (the status cache) decodes of the lines added since.
+func ParseLines[T any](path string, b []byte, first int) (out []T, bad []string) {
 	var lines [][]byte // slices of b
 	var nums []int
 	for n := first; len(b) > 0; n++ {

@@ -57,7 +57,7 @@ func (t *Tail[T]) Read() (vals []T, bad []string, reset bool, err error) {
 	b = b[:n]
 	if end := bytes.LastIndexByte(b, '\n'); end >= 0 {
 		b = b[:end+1]
-		vals, bad = decode[T](t.path, b, line+1)
+		vals, bad = ParseLines[T](t.path, b, line+1)
 	} else {
 		b = nil
 	}

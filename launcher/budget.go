@@ -31,7 +31,7 @@ func (r *waveRun) budgetCheck() (over string, warnings []string) {
 	if r.budgetLog == nil {
 		r.budgetLog = newSpendLog(r.l.opt.Layout.EventsPath())
 	}
-	runs := spend.WaveRunsFrom(r.l.opt.Layout, r.budgetLog.events(), nil)
+	runs := spend.WaveRunsFrom(r.l.opt.Layout, r.budgetLog.runs(), nil)
 	var wave, lane usage.Usage
 	for _, run := range runs {
 		if run.Usage == nil {
@@ -59,54 +59,43 @@ func (r *waveRun) budgetCheck() (over string, warnings []string) {
 }
 
 // spendLog is what the budget check needs of the lane's event log: the
-// check runs every second of a wave, so it reads only the lines appended
-// since the last check (the log again from its start, the rotated
-// generation too, when it was replaced or truncated), and keeps one event
-// per run directory, the last that carried usage, which is all package
-// spend takes of a run's events.
+// check runs every second of a wave, so it folds only the lines appended
+// since the last check (state.Fold, the reducer status uses), and the log
+// again from its start, the rotated generation too, when it was replaced
+// or truncated.
 type spendLog struct {
 	path string
 	tail *jsonfile.Tail[state.Event]
-	evs  []state.Event
-	at   map[string]int // run directory → its event in evs
+	fold *state.Fold
 }
 
 func newSpendLog(path string) *spendLog {
-	return &spendLog{path: path, tail: jsonfile.NewTail[state.Event](path)}
+	return &spendLog{path: path, tail: jsonfile.NewTail[state.Event](path), fold: &state.Fold{}}
 }
 
-// events returns the agent runs' events of the log, one per run
-// directory. A reset reads the log whole after the tail read its start,
-// so lines appended in between come again with the next read: harmless,
-// as each replaces itself.
-func (s *spendLog) events() []state.Event {
+// runs returns the run directories the log names with the usage their
+// events last recorded. A reset reads the log whole after the tail read
+// its start, so lines appended in between come again with the next read:
+// harmless, as a run's later usage replaces its earlier.
+func (s *spendLog) runs() []state.LoggedRun {
 	evs, _, reset, err := s.tail.Read()
 	if err != nil {
-		return s.evs // unreadable for now: the last known, read again next check
+		return s.fold.LoggedRuns() // unreadable for now: the last known, read again next check
 	}
 	if reset {
-		s.evs, s.at = s.evs[:0], map[string]int{}
 		if evs, _, err = state.ReadEvents(s.path); err != nil {
 			s.tail = jsonfile.NewTail[state.Event](s.path) // so the next check reads it whole again
+			s.fold = &state.Fold{}
 			return nil
 		}
+		s.fold = &state.Fold{}
 	}
 	for _, ev := range evs {
-		d, _ := ev.Data["runDir"].(string)
-		if ev.EntityType != state.EntityAgentRun || d == "" {
-			continue
-		}
-		_, hasUsage := ev.Data["usage"].(map[string]any) // what spend reads
-		i, seen := s.at[d]
-		switch {
-		case !seen:
-			s.at[d] = len(s.evs)
-			s.evs = append(s.evs, ev)
-		case hasUsage:
-			s.evs[i] = ev
+		if ev.EntityType == state.EntityAgentRun {
+			s.fold.Apply(ev)
 		}
 	}
-	return s.evs
+	return s.fold.LoggedRuns()
 }
 
 // checkBudget emits a budget event the first time each warning or the

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,15 +29,11 @@ func Status(ctx context.Context, layout lanes.Layout) (state.Lane, error) {
 	now := time.Now()
 	var mu sync.Mutex
 	seen := map[string]state.RunFacts{} // for the spend: each record read once
-	observe := func(runDir string) state.RunFacts {
+	observe := func(runDir string) (state.RunFacts, []string) {
 		octx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		obs, _ := backend.Observe(octx, runDir, now)
-		f := runFacts(obs)
-		mu.Lock()
-		seen[runDir] = f
-		mu.Unlock()
-		return f
+		return runFacts(obs), finalFiles(obs)
 	}
 	blockers := func(n int) []state.Blocker {
 		recs, _, _ := coord.Read(layout.CoordinationPath(n))
@@ -46,24 +43,62 @@ func Status(ctx context.Context, layout lanes.Layout) (state.Lane, error) {
 		}
 		return out
 	}
-	// One read of the lane's log serves the reduction, the questions and
-	// the spend (it is most of what status costs on a long-lived lane).
-	evs, bad, err := state.ReadEvents(layout.EventsPath())
-	if err != nil {
-		return state.Load(layout, observe, blockers, now) // says why, as always
+	// The cache keeps the lane's log folded and its finished runs' facts:
+	// a repeat status reads only the lines and runs that changed.
+	cache := state.OpenStatusCache(layout.StatusCachePath(), slog.Default())
+	cached := cache.Observer(runFileCandidates(), observe)
+	observed := func(runDir string) state.RunFacts {
+		f := cached(runDir)
+		mu.Lock()
+		seen[runDir] = f
+		mu.Unlock()
+		return f
 	}
-	l, err := state.LoadEvents(layout, evs, bad, observe, blockers, now)
+	fold, bad, err := cache.ReadEvents(layout.EventsPath())
+	if err != nil {
+		return state.Load(layout, observed, blockers, now) // says why, as always
+	}
+	l, err := state.LoadFold(layout, fold, bad, observed, blockers, now)
 	if err == nil {
-		questions.OverlayEvents(&l, layout, evs)
-		l.ApplyUsage(waveSpend(layout, evs, seen))
+		questions.OverlayUnanswered(&l, layout, fold.UnansweredIDs())
+		l.ApplyUsage(waveSpend(layout, fold.LoggedRuns(), seen))
+		cache.Save()
 	}
 	return l, err
 }
 
+// runFileCandidates are the files of a run directory its facts may come
+// from (runFacts, runtime.Observe): looked at before they are read, for
+// the cache.
+func runFileCandidates() []string {
+	return []string{lanes.RuntimeFile, lanes.LogFile, lanes.LaunchFile}
+}
+
+// finalFiles are the files a finished run's facts came from: its terminal
+// runtime record and its log (the last marker), and launch.json where the
+// record alone does not decide (a deadline tells a timeout); nil while the
+// run may still change, or when a file was unreadable.
+func finalFiles(obs runtime.Observation) []string {
+	rec := obs.Record
+	if rec == nil || obs.Err != nil {
+		return nil
+	}
+	switch rec.TerminalDisposition {
+	case runtime.Completed, runtime.Failed:
+		if rec.RunID != "" {
+			return runFileCandidates()[:2]
+		}
+	case runtime.Terminated:
+	default:
+		return nil
+	}
+	return runFileCandidates()
+}
+
 // waveSpend is every wave run's spend (package spend), for status.
-func waveSpend(layout lanes.Layout, evs []state.Event, seen map[string]state.RunFacts) []state.RunSpend {
+func waveSpend(layout lanes.Layout, logged []state.LoggedRun, seen map[string]state.RunFacts) []state.RunSpend {
 	var out []state.RunSpend
-	for _, r := range spend.WaveRunsFrom(layout, evs, seen) {
+	for _, r := range spend.WaveRunsFrom(layout, logged, seen) {
 		if r.Wave != nil {
 			out = append(out, state.RunSpend{Wave: *r.Wave, Agent: r.Agent, Usage: r.Usage})
 		}

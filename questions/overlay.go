@@ -16,7 +16,12 @@ func Overlay(l *state.Lane, layout lanes.Layout) {
 
 // OverlayEvents is Overlay over the lane's events already read.
 func OverlayEvents(l *state.Lane, layout lanes.Layout, evs []state.Event) {
-	un := unansweredIn(evs)
+	OverlayUnanswered(l, layout, state.UnansweredQuestions(evs))
+}
+
+// OverlayUnanswered is Overlay with the questions the lane's log records
+// as unanswered already known (state.Fold.UnansweredIDs).
+func OverlayUnanswered(l *state.Lane, layout lanes.Layout, un map[string]bool) {
 	for i := range l.Waves {
 		w := &l.Waves[i]
 		qs, _, err := WaveQuestions(layout, w.Wave, un)

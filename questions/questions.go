@@ -170,23 +170,7 @@ func sortOldestFirst(qs []Question) {
 // the lane's event log (a later answered event clears one).
 func UnansweredIDs(layout lanes.Layout) map[string]bool {
 	evs, _, _ := state.ReadEvents(layout.EventsPath())
-	return unansweredIn(evs)
-}
-
-func unansweredIn(evs []state.Event) map[string]bool {
-	out := map[string]bool{}
-	for _, ev := range evs {
-		if ev.EntityType != state.EntityQuestion {
-			continue
-		}
-		switch ev.Action {
-		case state.QuestionUnanswered:
-			out[ev.EntityID] = true
-		case state.QuestionAnswered:
-			delete(out, ev.EntityID)
-		}
-	}
-	return out
+	return state.UnansweredQuestions(evs)
 }
 
 // NewID is a fresh question id ("q-" and 8 hex digits).

@@ -10,7 +10,6 @@
 package spend
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -59,30 +58,24 @@ var waveRunDir = lazyregexp.New(`^(.+)-a(\d+)$`)
 // and those its event log names (pruned ones included).
 func WaveRuns(l lanes.Layout) []Run {
 	evs, _, _ := state.ReadEvents(l.EventsPath())
-	return WaveRunsFrom(l, evs, nil)
+	return WaveRunsFrom(l, state.FoldEvents(evs).LoggedRuns(), nil)
 }
 
-// WaveRunsFrom is WaveRuns over the lane's events already read and the
-// runs already observed (known, by run directory; may be nil): a run whose
-// facts came from its runtime record is not read again.
-func WaveRunsFrom(l lanes.Layout, evs []state.Event, known map[string]state.RunFacts) []Run {
+// WaveRunsFrom is WaveRuns over the runs the lane's log names (already
+// folded: state.Fold.LoggedRuns) and the runs already observed (known, by
+// run directory; may be nil): a run whose facts came from its runtime
+// record is not read again.
+func WaveRunsFrom(l lanes.Layout, logged []state.LoggedRun, known map[string]state.RunFacts) []Run {
 	seen := map[string]bool{}
 	fromEvents := map[string]*usage.Usage{}
 	var dirs []string
-	for _, ev := range evs {
-		if ev.EntityType != state.EntityAgentRun {
-			continue
+	for _, r := range logged {
+		if !seen[r.RunDir] {
+			seen[r.RunDir] = true
+			dirs = append(dirs, r.RunDir)
 		}
-		d, _ := ev.Data["runDir"].(string)
-		if d == "" {
-			continue
-		}
-		if !seen[d] {
-			seen[d] = true
-			dirs = append(dirs, d)
-		}
-		if u := eventUsage(ev.Data); u != nil {
-			fromEvents[d] = u
+		if r.Usage != nil {
+			fromEvents[r.RunDir] = r.Usage
 		}
 	}
 	onDisk, _ := filepath.Glob(filepath.Join(l.StateDir, "waves", "*", "runs", "*"))
@@ -135,19 +128,6 @@ func fill(r *Run) bool {
 	t := rec.StartedAt
 	r.StartedAt = &t
 	return true
-}
-
-func eventUsage(data map[string]any) *usage.Usage {
-	raw, ok := data["usage"].(map[string]any)
-	if !ok {
-		return nil
-	}
-	var u usage.Usage
-	b, _ := json.Marshal(raw)
-	if json.Unmarshal(b, &u) != nil {
-		return nil
-	}
-	return u.Ptr()
 }
 
 var backlogRunDir = lazyregexp.New(`^i(\d+)-([ar])(\d+)$`)

@@ -39,6 +39,12 @@ func Load(l lanes.Layout, observe Observer, blockers BlockerSource, now time.Tim
 // LoadEvents is Load over the lane's events already read (ReadEvents), so a
 // caller that needs them for more than the reduction reads the log once.
 func LoadEvents(l lanes.Layout, evs []Event, bad []string, observe Observer, blockers BlockerSource, now time.Time) (Lane, error) {
+	return LoadFold(l, FoldEvents(evs), bad, observe, blockers, now)
+}
+
+// LoadFold is Load over the lane's log folded (the status cache's, or
+// FoldEvents'), bad its unreadable lines. It leaves f as it was.
+func LoadFold(l lanes.Layout, f *Fold, bad []string, observe Observer, blockers BlockerSource, now time.Time) (Lane, error) {
 	out := Lane{SchemaVersion: SchemaVersion, Lane: l.Lane, Socket: l.Socket(), GeneratedAt: now.UTC(),
 		Problems: []string{}, Waves: []Wave{}, LastEvents: []EventRef{}}
 	if _, err := os.Stat(l.StateDir); err != nil && !os.IsNotExist(err) {
@@ -57,15 +63,7 @@ func LoadEvents(l lanes.Layout, evs []Event, bad []string, observe Observer, blo
 		out.Problems = append(out.Problems, "lane lock held by a launcher with an unreadable lock body: "+err.Error())
 	}
 	runs := map[string]RunFacts{}
-	var runDirs []string
-	for _, ev := range evs {
-		if ev.EntityType != EntityAgentRun || ev.Action != "started" {
-			continue
-		}
-		if d, _ := ev.Data["runDir"].(string); d != "" && !slices.Contains(runDirs, d) {
-			runDirs = append(runDirs, d)
-		}
-	}
+	runDirs := f.StartedRuns()
 	if observe != nil {
 		facts := observeAll(observe, runDirs)
 		for i, d := range runDirs {
@@ -76,8 +74,8 @@ func LoadEvents(l lanes.Layout, evs []Event, bad []string, observe Observer, blo
 		}
 	}
 	bl := map[int][]Blocker{}
-	out.Waves = Reduce(evs, runs, bl, now)
-	out.Notifications = ReduceNotifications(evs)
+	out.Waves = f.Waves(runs, bl, now)
+	out.Notifications = f.Notifications()
 	if blockers != nil {
 		for i := range out.Waves {
 			if b := blockers(out.Waves[i].Wave); len(b) > 0 {

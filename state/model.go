@@ -217,25 +217,27 @@ type RunSpend struct {
 
 // ApplyUsage sets the usage of every agent, wave and the lane from runs.
 func (l *Lane) ApplyUsage(runs []RunSpend) {
+	type key struct {
+		wave  int
+		agent string
+	}
+	byAgent := map[key]usage.Usage{}
+	byWave := map[int]usage.Usage{}
+	for _, r := range runs {
+		if r.Usage != nil {
+			k := key{r.Wave, r.Agent}
+			byAgent[k] = usage.Add(byAgent[k], *r.Usage)
+			byWave[r.Wave] = usage.Add(byWave[r.Wave], *r.Usage)
+		}
+	}
 	var lane usage.Usage
 	for i := range l.Waves {
 		w := &l.Waves[i]
-		var wt usage.Usage
 		for j := range w.Agents {
 			a := &w.Agents[j]
-			var at usage.Usage
-			for _, r := range runs {
-				if r.Wave == w.Wave && r.Agent == a.ID && r.Usage != nil {
-					at = usage.Add(at, *r.Usage)
-				}
-			}
-			a.Usage = at.Ptr()
+			a.Usage = byAgent[key{w.Wave, a.ID}].Ptr()
 		}
-		for _, r := range runs {
-			if r.Wave == w.Wave && r.Usage != nil {
-				wt = usage.Add(wt, *r.Usage)
-			}
-		}
+		wt := byWave[w.Wave]
 		w.Usage = wt.Ptr()
 		lane = usage.Add(lane, wt)
 	}

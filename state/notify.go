@@ -1,6 +1,9 @@
 package state
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // EntityNotification is the notifier's own record in the lane's log
 // (package notify): a delivery intent before a sink is told about an
@@ -53,33 +56,47 @@ const failuresKept = 5
 // ReduceNotifications tallies the notification events of a log; nil when
 // there are none (nothing configured, or nothing happened yet).
 func ReduceNotifications(evs []Event) *Notifications {
-	var out *Notifications
-	state := map[string]string{}
+	var f Fold
 	for _, ev := range evs {
-		if ev.EntityType != EntityNotification {
-			continue
-		}
-		if out == nil {
-			out = &Notifications{Failures: []NotificationFailure{}}
-		}
-		switch ev.Action {
-		case NotifyIntent, NotifyDelivered, NotifyFailed:
-			if state[ev.EntityID] == NotifyDelivered || state[ev.EntityID] == NotifyFailed {
-				continue // an outcome is final
-			}
-			state[ev.EntityID] = ev.Action
-		}
-		if ev.Action == NotifyFailed {
-			var d NotificationData
-			decode(ev.Data, &d)
-			out.Failures = append(out.Failures, NotificationFailure{At: ev.RecordedAt, NoticeID: d.NoticeID,
-				Event: d.Event, Sink: d.Sink, Tries: d.Tries, Error: d.Error})
-			if len(out.Failures) > failuresKept {
-				out.Failures = out.Failures[1:]
-			}
+		if ev.EntityType == EntityNotification {
+			f.applyNotice(ev)
 		}
 	}
-	for _, s := range state {
+	return f.Notifications()
+}
+
+// applyNotice takes a notification event.
+func (f *Fold) applyNotice(ev Event) {
+	if f.Notices == nil {
+		f.Notices = &noticeFold{State: map[string]string{}, Failures: []NotificationFailure{}}
+	}
+	n := f.Notices
+	switch ev.Action {
+	case NotifyIntent, NotifyDelivered, NotifyFailed:
+		if n.State[ev.EntityID] == NotifyDelivered || n.State[ev.EntityID] == NotifyFailed {
+			return // an outcome is final
+		}
+		n.State[ev.EntityID] = ev.Action
+	}
+	if ev.Action == NotifyFailed {
+		var d NotificationData
+		decode(ev.Data, &d)
+		n.Failures = append(n.Failures, NotificationFailure{At: ev.RecordedAt, NoticeID: d.NoticeID,
+			Event: d.Event, Sink: d.Sink, Tries: d.Tries, Error: d.Error})
+		if len(n.Failures) > failuresKept {
+			n.Failures = n.Failures[1:]
+		}
+	}
+}
+
+// Notifications is the tally of the notification events folded; nil when
+// there were none.
+func (f *Fold) Notifications() *Notifications {
+	if f.Notices == nil {
+		return nil
+	}
+	out := &Notifications{Failures: slices.Clone(f.Notices.Failures)}
+	for _, s := range f.Notices.State {
 		switch s {
 		case NotifyDelivered:
 			out.Delivered++

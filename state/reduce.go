@@ -3,41 +3,42 @@ package state
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/wave-orchestrator/wave-orchestrator/usage"
 	"slices"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
 // RunFacts is what the reducer needs to know about one run directory,
 // gathered by Load from runtime.json/status.json/agent.log and liveness.
+// Its JSON form is the status cache's (short keys, empties omitted).
 type RunFacts struct {
-	RunDir          string
-	Disposition     string // runtime record terminalDisposition, "" if unreadable
-	ExitCode        *int
-	Signal          string
-	StartedAt       *time.Time
-	FinishedAt      *time.Time
-	LastHeartbeatAt *time.Time
-	LastOutputAt    *time.Time // when the agent last printed, as of its last heartbeat
+	RunDir          string     `json:"-"`           // the status cache's key
+	Disposition     string     `json:"d,omitempty"` // runtime record terminalDisposition, "" if unreadable
+	ExitCode        *int       `json:"ec,omitempty"`
+	Signal          string     `json:"sg,omitempty"`
+	StartedAt       *time.Time `json:"sa,omitempty"`
+	FinishedAt      *time.Time `json:"fa,omitempty"`
+	LastHeartbeatAt *time.Time `json:"hb,omitempty"`
+	LastOutputAt    *time.Time `json:"oa,omitempty"` // when the agent last printed, as of its last heartbeat
 	// Lost is set when liveness found the runner dead without a terminal
 	// record (or its records unreadable); Reason says which.
-	Lost       bool
-	Reason     string
-	Warnings   []string // liveness warnings of a live run (e.g. its tmux session is gone)
-	LastMarker string
-	Err        string // unreadable record, reported
+	Lost       bool     `json:"lo,omitempty"`
+	Reason     string   `json:"re,omitempty"`
+	Warnings   []string `json:"wa,omitempty"` // liveness warnings of a live run (e.g. its tmux session is gone)
+	LastMarker string   `json:"lm,omitempty"`
+	Err        string   `json:"er,omitempty"` // unreadable record, reported
 	// Backend is the record's sessionBackend; Pod is a kubernetes run's
 	// namespace/pod.
-	Backend string
-	Pod     string
+	Backend string `json:"be,omitempty"`
+	Pod     string `json:"po,omitempty"`
 	// AgentID, Executor and Usage are the record's agentId, executorId
 	// and usage (its runner's high-water mark), so what reads the spend of
 	// the runs observed (status) reads no record twice.
-	AgentID  string
-	Executor string
-	Usage    *usage.Usage
+	AgentID  string       `json:"ag,omitempty"`
+	Executor string       `json:"ex,omitempty"`
+	Usage    *usage.Usage `json:"us,omitempty"`
 }
 
 // AgentInfo describes an agent in a wave_run started event.
@@ -86,42 +87,10 @@ func decode(m map[string]any, v any) {
 }
 
 // Reduce is the one reducer: events (in append order) plus run facts and
-// open blockers give the state of every wave seen. Pure.
+// open blockers give the state of every wave seen (Fold over the whole
+// log). Pure.
 func Reduce(events []Event, runs map[string]RunFacts, blockers map[int][]Blocker, now time.Time) []Wave {
-	byWave := map[int]*Wave{}
-	var order []int
-	for _, ev := range events {
-		if ev.EntityType == EntityNotification {
-			continue
-		}
-		w := byWave[ev.Wave]
-		if w == nil {
-			w = &Wave{Wave: ev.Wave, Status: WavePending}
-			byWave[ev.Wave] = w
-			order = append(order, ev.Wave)
-		}
-		apply(w, ev)
-	}
-	sort.Ints(order)
-	out := make([]Wave, 0, len(order))
-	for _, n := range order {
-		w := byWave[n]
-		for i := range w.Agents {
-			overlay(&w.Agents[i], runs, now)
-		}
-		w.Blockers = blockers[n]
-		if w.Failures == nil {
-			w.Failures = []Failure{}
-		}
-		if w.Blockers == nil {
-			w.Blockers = []Blocker{}
-		}
-		if w.Questions == nil {
-			w.Questions = []Question{}
-		}
-		out = append(out, *w)
-	}
-	return out
+	return FoldEvents(events).Waves(runs, blockers, now)
 }
 
 const lastEventsKept = 12

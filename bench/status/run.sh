@@ -4,6 +4,7 @@
 # a scratch repo with its own TMUX_TMPDIR; nothing touches the user's tmux.
 #
 #   bench/status/run.sh [agents=200] [invocations=30] [idle-seconds=30]
+#   OTHER=/tmp/main-build bench/status/run.sh   # A/B against another build
 set -euo pipefail
 
 agents=${1:-200}
@@ -71,21 +72,46 @@ runs=$(find "$repo/.wave" -name runtime.json | wc -l)
 echo "launch of $((agents + 3)) agents: $((t1 - t0)) ms; run records: $runs"
 socket=$(wo status --lane main --json | sed -n 's/.*"socket": *"\([^"]*\)".*/\1/p' | head -1)
 
-wo status --lane main --json > /dev/null # warm the page cache
-times=()
-for _ in $(seq 1 "$n"); do
-	a=$(date +%s%N)
-	wo status --lane main --json > /dev/null
-	b=$(date +%s%N)
-	times+=($(( (b - a) / 1000 )))
-done
-# CPU (user+sys) per invocation, which the machine's load disturbs less
-# than wall time.
-cpu_total=$( { /usr/bin/time -f '%U %S' bash -c 'for _ in $(seq 1 "$1"); do "$2" --repo-root "$3" status --lane main --json > /dev/null; done' _ "$n" "$bin" "$repo"; } 2>&1 | tail -1)
-sorted=$(printf '%s\n' "${times[@]}" | sort -n)
+wo status --lane main --json > /dev/null # warm the page cache (and status's own cache)
+# timeit BIN PRE: wall times (µs) of $n invocations of BIN, PRE run
+# before each one (untimed), then CPU (user+sys) per invocation, which the
+# machine's load disturbs less than wall time.
+timeit() {
+	local b=$1 pre=$2 times=() a z
+	for _ in $(seq 1 "$n"); do
+		eval "$pre"
+		a=$(date +%s%N)
+		"$b" --repo-root "$repo" status --lane main --json > /dev/null
+		z=$(date +%s%N)
+		times+=($(( (z - a) / 1000 )))
+	done
+	sorted=$(printf '%s\n' "${times[@]}" | sort -n)
+	cpu_total=$( { /usr/bin/time -f '%U %S' bash -c 'for _ in $(seq 1 "$1"); do eval "$5"; "$2" --repo-root "$3" status --lane main --json > /dev/null; done' _ "$n" "$b" "$repo" "$work" "$pre"; } 2>&1 | tail -1)
+}
 pct() { printf '%s\n' "$sorted" | awk -v p="$1" -v n="$n" 'NR == int((n - 1) * p / 100) + 1 { printf "%.1f", $1 / 1000 }'; }
-echo "status --json x$n: p50 $(pct 50) ms  p90 $(pct 90) ms  min $(pct 0) ms  max $(pct 100) ms"
-echo "$cpu_total" | awk -v n="$n" '{ printf "status --json CPU: %.1f ms user+sys per invocation\n", 1000 * ($1 + $2) / n }'
+report() { # label
+	echo "$1 x$n: p50 $(pct 50) ms  p90 $(pct 90) ms  min $(pct 0) ms  max $(pct 100) ms"
+	echo "$cpu_total" | awk -v n="$n" -v l="$1" '{ printf "%s CPU: %.1f ms user+sys per invocation\n", l, 1000 * ($1 + $2) / n }'
+}
+cache=$repo/.wave/lanes/main/cache
+timeit "$bin" :
+report "status --json"
+# The first status after a change of every run (or with the cache
+# deleted) reads everything, as before the cache. An empty cache file is
+# one ignored (a shell builtin empties it: no process more to count).
+timeit "$bin" ": > '$cache/status.v1.json'"
+report "status --json, no cache"
+wo status --lane main --json > /dev/null
+# OTHER=path/to/binary (e.g. main's build): it and this build alternately,
+# in the same minutes, on the same lane.
+if [ -n "${OTHER:-}" ]; then
+	for round in 1 2; do
+		timeit "$OTHER" :
+		report "OTHER round $round"
+		timeit "$bin" :
+		report "this build round $round"
+	done
+fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 
 # Idle CPU: the dashboard in a tmux pane (interactive mode) on the

@@ -98,7 +98,7 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, ready func()) (sta
 	if err := os.MkdirAll(layout.StateDir, 0o755); err != nil {
 		return state.Lane{}, false, err
 	}
-	addTree(w, layout.StateDir)
+	addTree(w, layout, layout.StateDir)
 	l, err := launcher.Status(ctx, layout)
 	if err != nil {
 		return l, false, err
@@ -115,10 +115,10 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, ready func()) (sta
 		case ev := <-w.Events:
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
-					addTree(w, ev.Name)
+					addTree(w, layout, ev.Name)
 				}
 			}
-			if !strings.Contains(ev.Name, string(filepath.Separator)+".tmp") {
+			if !strings.Contains(ev.Name, string(filepath.Separator)+".tmp") && !strings.HasPrefix(ev.Name, filepath.Dir(layout.StatusCachePath())) {
 				debounce.Reset(50 * time.Millisecond)
 			}
 		case err := <-w.Errors:
@@ -137,14 +137,15 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, ready func()) (sta
 	}
 }
 
-// addTree watches dir and every directory under it except temp dirs.
-func addTree(w *fsnotify.Watcher, dir string) {
+// addTree watches dir and every directory under it except temp dirs and
+// the status cache.
+func addTree(w *fsnotify.Watcher, layout lanes.Layout, dir string) {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
 		}
-		if d.Name() == ".tmp" || d.Name() == "dry-run" {
-			return filepath.SkipDir
+		if d.Name() == ".tmp" || d.Name() == "dry-run" || p == filepath.Dir(layout.StatusCachePath()) {
+			return filepath.SkipDir // status's own cache is no change of the lane
 		}
 		_ = w.Add(p)
 		return nil
