@@ -85,6 +85,9 @@ func (r *Repo) EnsureWorktree(ctx context.Context, path, branch, start string) (
 		return false, err
 	}
 	want, ref := canonical(path), "refs/heads/"+branch
+	if fresh, err := r.addFresh(ctx, want, branch, start); fresh || err != nil {
+		return false, err
+	}
 	list, err := r.worktrees(ctx)
 	if err != nil {
 		return false, err
@@ -128,6 +131,25 @@ func (r *Repo) EnsureWorktree(ctx context.Context, path, branch, start string) (
 		return false, fmt.Errorf("worktree for %s at %s: %w", sanitize(branch), want, err)
 	}
 	return resumed, nil
+}
+
+// addFresh is EnsureWorktree's first try for the usual case, a new
+// branch at a path nothing is at: one worktree add, which refuses by
+// itself everything the careful path looks for first (a branch that
+// exists, a path registered or in use). false, nil is "not that case":
+// the careful path then looks and decides.
+func (r *Repo) addFresh(ctx context.Context, want, branch, start string) (bool, error) {
+	if start == "" || strings.HasPrefix(start, "-") {
+		return false, nil
+	}
+	if _, err := os.Lstat(want); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if _, err := r.git(ctx, r.Dir, "worktree", "add", "--quiet", "--no-track", "-b", branch, want, start); err != nil {
+		r.log.Debug("worktree: not a fresh add; looking first", "branch", branch, "path", want, "err", err)
+		return false, nil
+	}
+	return true, nil
 }
 
 // RemoveWorktree removes the worktree at path. It refuses one with

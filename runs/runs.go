@@ -122,6 +122,24 @@ func (r *Runs) Discard(ctx context.Context, p *runtime.Payload) error {
 	return nil
 }
 
+// DiscardAll is Discard for many finished runs at once: on tmux one
+// list-sessions and one kill of those still there, however many.
+func (r *Runs) DiscardAll(ctx context.Context, ps []*runtime.Payload) error {
+	if r.tm == nil {
+		return nil
+	}
+	var names []string
+	for _, p := range ps {
+		if p.SessionName != "" {
+			names = append(names, p.SessionName)
+		}
+	}
+	if err := r.tm.KillSessions(ctx, names); err != nil {
+		return fmt.Errorf("discard %d finished run(s): %w", len(names), err)
+	}
+	return nil
+}
+
 // Kubernetes reports whether the lane's runs are pods.
 func (r *Runs) Kubernetes() bool { return r.tm == nil }
 

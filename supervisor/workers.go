@@ -10,7 +10,6 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
-	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
@@ -66,10 +65,10 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	var w *worker
 	s.onLoop(ctx, func() { w = s.worker(n) })
 	is := w.is
+	// The branch needs no check-ref-format of its own: the wave branch
+	// passed it when the run opened, and "-i<n>" appended to a valid
+	// name keeps it valid (no "..", "@{", ".lock" or trailing "." or "/").
 	branch, wt := s.branchOf(n), s.worktreeOf(n)
-	if err := gitops.CheckRefFormat(ctx, branch); err != nil {
-		return fmt.Errorf("#%d: worker branch: %w", n, err)
-	}
 	resumed, err := s.co.Prepare(ctx, w, branch, wt)
 	if err != nil {
 		return err

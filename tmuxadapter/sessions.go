@@ -249,6 +249,50 @@ func (c *Client) KillSession(ctx context.Context, name string) error {
 	return err
 }
 
+// KillSessions kills every named session that exists, in one tmux
+// invocation after one list-sessions (tmux stops a batch at its first
+// failing command, so only sessions seen alive are named). Sessions or a
+// server already gone are success.
+func (c *Client) KillSessions(ctx context.Context, names []string) error {
+	want := map[string]bool{}
+	for _, n := range names {
+		if err := ValidateName(n); err != nil {
+			return err
+		}
+		want[n] = true
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	live, err := c.ListSessions(ctx)
+	if err != nil {
+		return err
+	}
+	var args []string
+	for _, s := range live {
+		if !want[s.Name] {
+			continue
+		}
+		if len(args) > 0 && argsSize(args) > maxBatch {
+			if _, err := c.run(ctx, true, nil, args...); err != nil && !IsGone(err) {
+				return err
+			}
+			args = nil
+		}
+		if len(args) > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, "kill-session", "-t", "="+s.Name)
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	if _, err := c.run(ctx, true, nil, args...); err != nil && !IsGone(err) {
+		return err
+	}
+	return nil
+}
+
 // KillServer kills the whole server. No server is success.
 func (c *Client) KillServer(ctx context.Context) error {
 	_, err := c.run(ctx, true, nil, "kill-server")

@@ -335,3 +335,36 @@ func TestNewSessionRightAfterTheLastSessionClosed(t *testing.T) {
 	}
 	_ = c.KillSession(ctx, "only")
 }
+
+func TestKillSessionsKillsTheLiveOnesNamedAndLeavesTheRest(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	var specs []SessionSpec
+	for i := range 6 {
+		specs = append(specs, SessionSpec{Name: fmt.Sprintf("k%d", i), Argv: []string{"sleep 60"}})
+	}
+	if err := c.NewSessions(ctx, specs); err != nil {
+		t.Fatal(err)
+	}
+	// k9 never existed: named, it must not stop the batch.
+	if err := c.KillSessions(ctx, []string{"k0", "k9", "k2", "k4", "k4"}); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := c.ListSessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, s := range ss {
+		left = append(left, s.Name)
+	}
+	if strings.Join(left, ",") != "k1,k3,k5" {
+		t.Fatalf("left %v, want k1,k3,k5", left)
+	}
+	if err := c.KillSessions(ctx, []string{"k1", "k3", "k5"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.KillSessions(ctx, []string{"k1"}); err != nil { // no server left
+		t.Fatalf("no server: %v", err)
+	}
+}
