@@ -60,6 +60,8 @@ type Repo struct {
 	// fetchMu serialises fetches into our private ref namespaces: two
 	// fetches updating one local ref fail on its lock file.
 	fetchMu sync.Mutex
+	// claimPushes coalesces concurrent claim pushes (claimpush.go).
+	claimPushes claimPusher
 	// wtMu keeps the commands that change the clone's worktrees (add,
 	// remove, prune, move) apart from those that read them all: a worktree
 	// half added or half removed fails a fetch's connectivity check ("bad
