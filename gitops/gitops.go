@@ -116,11 +116,12 @@ func (r *Repo) git(ctx context.Context, dir string, args ...string) (string, err
 
 // do runs one call, counting it and logging it at debug level.
 func (r *Repo) do(ctx context.Context, c call) (string, error) {
-	switch worktreeAccess(c.args) {
-	case accessChange:
+	switch access := worktreeAccess(c.args); {
+	case c.locked:
+	case access == accessChange:
 		r.wtMu.Lock()
 		defer r.wtMu.Unlock()
-	case accessRead:
+	case access == accessRead:
 		r.wtMu.RLock()
 		defer r.wtMu.RUnlock()
 	}

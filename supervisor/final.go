@@ -280,10 +280,10 @@ func (s *Supervisor) renewMerged(ctx context.Context) map[int]renewal {
 // when its tip is an ancestor of the wave branch on origin, after the
 // sessions of every worker and reviewer (all ended: their dead panes are
 // of no more use, the logs are in the run dir) go in one batch.
-// Merged issues are cleaned up side by side, up to the width at once:
-// each touches only its own worktree and branch (gitops orders the
-// commands that must not overlap). Every step looks before it acts, so
-// a cleanup cut short by a kill is done again from where it was.
+// The worktrees go side by side, up to the width at once, and the
+// branches in one batch (gitops.SafeDeleteAll: a fixed number of git
+// commands for all). Every step looks before it acts, so a cleanup cut
+// short by a kill is done again from where it was.
 func (s *Supervisor) cleanup(ctx context.Context) {
 	list := s.run().List()
 	var sessions []*runtime.Payload
@@ -302,16 +302,18 @@ func (s *Supervisor) cleanup(ctx context.Context) {
 	if err := s.o.Runs.DiscardAll(ctx, sessions); err != nil {
 		s.printf("warning: remove the ended workers' sessions: %v", err)
 	}
-	each(len(merged), s.o.Width, func(i int) {
-		is := merged[i].is
-		if err := s.co.Remove(ctx, merged[i]); err != nil {
-			s.printf("warning: remove worktree of #%d: %v", is.Number, err)
-			return
+	errs := s.co.RemoveAll(ctx, merged, s.o.Width)
+	var branches []string
+	for _, w := range merged {
+		if err := errs[w.n]; err != nil {
+			s.printf("warning: remove worktree of #%d: %v", w.n, err)
+			continue
 		}
-		if _, err := s.o.Git.SafeDelete(ctx, is.Branch, s.run().Info.WaveBranch); err != nil {
-			s.printf("warning: delete branch %s: %v", is.Branch, err)
-		}
-	})
+		branches = append(branches, w.is.Branch)
+	}
+	if _, err := s.o.Git.SafeDeleteAll(ctx, branches, s.run().Info.WaveBranch); err != nil {
+		s.printf("warning: delete the merged issues' branches: %v", err)
+	}
 }
 
 // report prints the hand-off: the tally, what merged, and every question
