@@ -92,9 +92,10 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if err := s.co.Payload(w, p, why); err != nil {
 		return fmt.Errorf("#%d: %w", n, err)
 	}
-	_ = s.o.Runs.Discard(ctx, p)
 	// Recorded before the session exists, so a supervisor killed right
-	// after Start adopts the run instead of starting a second one.
+	// after Start adopts the run instead of starting a second one. A
+	// stale session under its name (an earlier attempt's) goes at the
+	// start (startRun).
 	recorded := wt
 	if s.pods() {
 		recorded = "" // nothing of it is on this machine
@@ -104,7 +105,7 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 		return err
 	}
 	s.o.Runs.Watch(p.RunDir)
-	if err := s.o.Runs.Start(ctx, []*runtime.Payload{p}); err != nil {
+	if err := s.startRun(ctx, p); err != nil {
 		return fmt.Errorf("#%d: start worker: %w", n, err)
 	}
 	s.onLoop(ctx, func() { w.progress = progress{changeAt: s.o.Now()} })
