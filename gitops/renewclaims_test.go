@@ -213,3 +213,39 @@ func TestARenewalReportsARefThatHoldsNoClaim(t *testing.T) {
 		t.Fatalf("#1 overwritten: %s", at)
 	}
 }
+
+// A claim taken by another supervisor between the batch's look and its
+// push: origin refuses the whole atomic push, nothing of it lands, and the
+// batch is looked at and pushed again without that claim.
+func TestARenewalRefusedWholeForAClaimTakenMidPushIsRetriedWithoutIt(t *testing.T) {
+	origin := newOrigin(t)
+	r := newClone(t, origin)
+	held := claimAll(t, r, "run-a", 3)
+	// run-b's claim of #2, made on origin; the hook moves #2 to it while
+	// the first push waits for its ref updates.
+	tree := strings.TrimSpace(gitT(t, origin, "mktree"))
+	theirs := strings.TrimSpace(gitT(t, origin, "-c", "user.name=b", "-c", "user.email=b@b", "commit-tree", tree, "-m",
+		"wave-orchestrator claim for issue #2\n\nissue: 2\nrun: run-b\nhost: h2\npid: 2\n"))
+	hook := "#!/bin/sh\necho push >> pushes\ncat >/dev/null\nif [ -e steal ]; then rm -f steal; env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git update-ref " + claimRef(2) + " " + theirs + "; fi\n"
+	writeFile(t, filepath.Join(origin, "hooks", "pre-receive"), hook)
+	if err := os.Chmod(filepath.Join(origin, "hooks", "pre-receive"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(origin, "steal"), "")
+	got, err := r.RenewClaims(ctxT(t), renewReqs(held, time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := got[2]; o.Won || o.Holder.RunID != "run-b" || originRef(t, origin, claimRef(2)) != theirs {
+		t.Fatalf("#2: %+v, origin at %s; want run-b's %s kept", o, originRef(t, origin, claimRef(2)), theirs)
+	}
+	for _, n := range []int{1, 3} {
+		if o := got[n]; !o.Won || o.Holder.SHA == held[n-1].SHA || originRef(t, origin, claimRef(n)) != o.Holder.SHA {
+			t.Fatalf("#%d: %+v, want renewed on the second push", n, o)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(origin, "pushes"))
+	if n := strings.Count(string(b), "push"); n != 2 {
+		t.Fatalf("%d pushes, want 2 (refused whole, then the rest)", n)
+	}
+}
