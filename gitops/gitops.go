@@ -54,8 +54,9 @@ type Repo struct {
 	rn         runner
 	calls      atomic.Int64
 
-	mu        sync.Mutex // guards emptyTree and identity
+	mu        sync.Mutex // guards emptyTree, identity and hooksDir
 	emptyTree string
+	hooksDir  string   // where the clone's hooks are; "?" unknown, "" not asked yet
 	identity  []string // merge commit identity env; nil until looked up
 	// fetchMu serialises fetches into our private ref namespaces: two
 	// fetches updating one local ref fail on its lock file.

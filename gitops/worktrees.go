@@ -170,6 +170,9 @@ func (r *Repo) checkOutNew(ctx context.Context, dir string) error {
 	if _, err := r.git(ctx, dir, "reset", "--hard", "--quiet", "--no-recurse-submodules"); err != nil {
 		return fmt.Errorf("check out the new worktree %s: %w", dir, err)
 	}
+	if !r.mayHaveHook(ctx, "post-checkout") {
+		return nil
+	}
 	head, err := r.revParse(ctx, dir, "HEAD")
 	if err != nil {
 		return fmt.Errorf("check out the new worktree %s: %w", dir, err)
@@ -178,6 +181,32 @@ func (r *Repo) checkOutNew(ctx context.Context, dir string) error {
 		return fmt.Errorf("new worktree %s: post-checkout hook: %w", dir, err)
 	}
 	return nil
+}
+
+// mayHaveHook: the repository may have an executable hook of that name.
+// Where hooks live is asked once per Repo (rev-parse --git-path, which
+// knows core.hooksPath); a place it cannot name for every worktree (a
+// relative core.hooksPath) leaves the answer to git each time: true.
+func (r *Repo) mayHaveHook(ctx context.Context, name string) bool {
+	r.mu.Lock()
+	if r.hooksDir == "" {
+		r.hooksDir = "?"
+		if out, err := r.line(ctx, "rev-parse", "--git-path", "hooks"); err == nil {
+			switch {
+			case filepath.IsAbs(out):
+				r.hooksDir = out
+			case out == ".git/hooks" || strings.HasPrefix(out, ".git/"):
+				r.hooksDir = filepath.Join(r.Dir, out)
+			}
+		}
+	}
+	dir := r.hooksDir
+	r.mu.Unlock()
+	if dir == "?" {
+		return true
+	}
+	fi, err := os.Stat(filepath.Join(dir, name))
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 // checkedOut: the linked worktree at dir has an index (git writes it

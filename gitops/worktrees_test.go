@@ -305,3 +305,21 @@ func TestAWorktreeAddedButNeverCheckedOutIsCheckedOutWhenFoundAgain(t *testing.T
 		t.Fatalf("not clean:\n%s", st)
 	}
 }
+
+// core.hooksPath is where the post-checkout hook is looked for.
+func TestANewWorktreeRunsThePostCheckoutHookOfCoreHooksPath(t *testing.T) {
+	r := newClone(t, newOrigin(t))
+	hooks := t.TempDir()
+	gitT(t, r.Dir, "config", "core.hooksPath", hooks)
+	writeFile(t, filepath.Join(hooks, "post-checkout"), "#!/bin/sh\ntouch \"$(git rev-parse --show-toplevel)/.hooked\"\n")
+	if err := os.Chmod(filepath.Join(hooks, "post-checkout"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "w3")
+	if _, err := r.EnsureWorktree(ctxT(t), path, "wave/co-i3", "origin/main"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(path, ".hooked")); err != nil {
+		t.Fatalf("the hook in core.hooksPath did not run: %v", err)
+	}
+}
