@@ -105,7 +105,7 @@ func (r *Repo) swapClaim(ctx context.Context, c ClaimInfo, expect string) (bool,
 	for attempt := 0; attempt < 3; attempt++ {
 		// '=' (already at our commit) is a retry of our own claim: the
 		// message carries our run, pid and lease, so nobody else made it.
-		res, err := r.push(ctx, true, ref+":"+expect, sha+":"+ref)
+		res, err := r.pushClaim(ctx, ref, expect, sha)
 		if err != nil {
 			return false, ClaimInfo{}, fmt.Errorf("claim #%d: push %s: %w", c.Issue, ref, err)
 		}

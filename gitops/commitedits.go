@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -72,27 +73,27 @@ func (r *Repo) editCommit(ctx context.Context, branch, message string, paths []s
 	if _, err := r.do(ctx, call{dir: r.Dir, args: []string{"read-tree", tip}, env: env}); err != nil {
 		return "", "", fmt.Errorf("commit edits on %s: read-tree: %w", sanitize(branch), err)
 	}
-	changed := false
+	blobs, err := r.blobsAt(ctx, tip, paths)
+	if err != nil {
+		return "", "", err
+	}
+	var edited []string
+	contents := map[string][]byte{}
 	for _, p := range paths {
-		mode, old, err := r.blobAt(ctx, tip, p)
-		if err != nil {
-			return "", "", err
-		}
-		content, ch, err := edit(p, old)
+		content, ch, err := edit(p, blobs[p].data)
 		if err != nil {
 			return "", "", fmt.Errorf("edit %s: %w", sanitize(p), err)
 		}
-		if !ch || bytes.Equal(content, old) {
-			continue
+		if ch && !bytes.Equal(content, blobs[p].data) {
+			edited = append(edited, p)
+			contents[p] = content
 		}
-		out, err := r.do(ctx, call{dir: r.Dir, args: []string{"hash-object", "-w", "--stdin"}, stdin: string(content)})
-		if err != nil {
-			return "", "", fmt.Errorf("commit edits: hash %s: %w", sanitize(p), err)
+	}
+	changed := len(edited) > 0
+	if changed {
+		if err := r.stageEdits(ctx, tmp, env, edited, contents, blobs); err != nil {
+			return "", "", err
 		}
-		if _, err := r.do(ctx, call{dir: r.Dir, args: []string{"update-index", "--cacheinfo", mode + "," + firstLine(out) + "," + p}, env: env}); err != nil {
-			return "", "", fmt.Errorf("commit edits: stage %s: %w", sanitize(p), err)
-		}
-		changed = true
 	}
 	if !changed {
 		return "", tip, nil
@@ -109,18 +110,83 @@ func (r *Repo) editCommit(ctx context.Context, branch, message string, paths []s
 	return firstLine(out), tip, nil
 }
 
-// blobAt is a file's mode and content at rev.
-func (r *Repo) blobAt(ctx context.Context, rev, path string) (string, []byte, error) {
-	out, err := r.git(ctx, r.Dir, "ls-tree", "-z", rev, "--", path)
-	f := strings.Fields(strings.TrimRight(out, "\x00"))
-	if err != nil || len(f) < 3 || f[1] != "blob" {
-		return "", nil, fmt.Errorf("commit edits: %s is not a file at %s: %v", sanitize(path), short(rev), err)
-	}
-	data, err := r.git(ctx, r.Dir, "cat-file", "blob", f[2])
+// blob is a file's mode and content at a revision.
+type blob struct {
+	mode string
+	data []byte
+}
+
+// blobsAt is every path's mode and content at rev: one ls-tree and one
+// cat-file --batch for all of them.
+func (r *Repo) blobsAt(ctx context.Context, rev string, paths []string) (map[string]blob, error) {
+	out, err := r.git(ctx, r.Dir, append([]string{"ls-tree", "-z", rev, "--"}, paths...)...)
 	if err != nil {
-		return "", nil, fmt.Errorf("commit edits: read %s: %w", sanitize(path), err)
+		return nil, fmt.Errorf("commit edits: list %d file(s) at %s: %w", len(paths), short(rev), err)
 	}
-	return f[0], []byte(data), nil
+	ids := map[string][2]string{} // path → mode, blob id
+	for _, e := range splitNUL(out) {
+		meta, p, ok := strings.Cut(e, "\t")
+		if f := strings.Fields(meta); ok && len(f) == 3 && f[1] == "blob" {
+			ids[p] = [2]string{f[0], f[2]}
+		}
+	}
+	var req strings.Builder
+	for _, p := range paths {
+		id, ok := ids[p]
+		if !ok {
+			return nil, fmt.Errorf("commit edits: %s is not a file at %s", sanitize(p), short(rev))
+		}
+		req.WriteString(id[1] + "\n")
+	}
+	data, err := r.do(ctx, call{dir: r.Dir, args: []string{"cat-file", "--batch"}, stdin: req.String()})
+	if err != nil {
+		return nil, fmt.Errorf("commit edits: read %d file(s): %w", len(paths), err)
+	}
+	got := map[string]blob{}
+	for _, p := range paths {
+		head, rest, ok := strings.Cut(data, "\n")
+		f := strings.Fields(head)
+		var size int
+		if ok && len(f) == 3 && f[0] == ids[p][1] {
+			size, err = strconv.Atoi(f[2])
+		}
+		if !ok || len(f) != 3 || f[0] != ids[p][1] || err != nil || len(rest) < size {
+			return nil, fmt.Errorf("commit edits: read %s: unexpected cat-file output", sanitize(p))
+		}
+		got[p] = blob{mode: ids[p][0], data: []byte(rest[:size])}
+		data = strings.TrimPrefix(rest[size:], "\n")
+	}
+	return got, nil
+}
+
+// stageEdits writes the edited contents as blobs (one hash-object over
+// files in tmp) and stages them in the private index env names (one
+// update-index).
+func (r *Repo) stageEdits(ctx context.Context, tmp string, env, edited []string, contents map[string][]byte, blobs map[string]blob) error {
+	var files strings.Builder
+	for i, p := range edited {
+		f := filepath.Join(tmp, "blob-"+strconv.Itoa(i))
+		if err := os.WriteFile(f, contents[p], 0o600); err != nil {
+			return fmt.Errorf("commit edits: %s: %w", sanitize(p), err)
+		}
+		files.WriteString(f + "\n")
+	}
+	out, err := r.do(ctx, call{dir: r.Dir, args: []string{"hash-object", "-w", "--no-filters", "--stdin-paths"}, stdin: files.String()})
+	if err != nil {
+		return fmt.Errorf("commit edits: hash %d file(s): %w", len(edited), err)
+	}
+	ids := strings.Fields(out)
+	if len(ids) != len(edited) {
+		return fmt.Errorf("commit edits: hash %d file(s): %d ids back", len(edited), len(ids))
+	}
+	var info strings.Builder
+	for i, p := range edited {
+		fmt.Fprintf(&info, "%s %s\t%s\x00", blobs[p].mode, ids[i], p)
+	}
+	if _, err := r.do(ctx, call{dir: r.Dir, args: []string{"update-index", "-z", "--index-info"}, stdin: info.String(), env: env}); err != nil {
+		return fmt.Errorf("commit edits: stage %d file(s): %w", len(edited), err)
+	}
+	return nil
 }
 
 // FilesAt lists the files at rev directly in dir (repository-relative,

@@ -70,3 +70,36 @@ func TestCommitEditsNeverOverwritesAConcurrentPush(t *testing.T) {
 		t.Errorf("README on origin = %q", out)
 	}
 }
+
+// Many files are read and written in one commit with their modes kept;
+// a file the edit leaves alone is not touched.
+func TestCommitEditsOfManyFilesKeepsTheirModes(t *testing.T) {
+	origin := gittest.OriginWithBase(t, map[string]string{"docs/a b.md": "one\n", "docs/x.sh": "echo\n", "docs/same.md": "same\n"})
+	seed := gittest.CloneOf(t, origin)
+	gitT(t, seed, "update-index", "--chmod=+x", "docs/x.sh")
+	gitT(t, seed, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+	gitT(t, seed, "push", "-q", "origin", "HEAD:main")
+	r := newClone(t, origin)
+	edit := func(p string, old []byte) ([]byte, bool, error) {
+		if strings.HasSuffix(p, "same.md") {
+			return old, false, nil
+		}
+		return bytes.ToUpper(old), true, nil
+	}
+	paths := []string{"docs/a b.md", "docs/x.sh", "docs/same.md"}
+	commit, err := r.CommitEdits(ctxT(t), "main", "edit", paths, edit)
+	if err != nil || commit == "" {
+		t.Fatalf("CommitEdits: %q %v", commit, err)
+	}
+	for p, want := range map[string]string{"docs/a b.md": "ONE\n", "docs/x.sh": "ECHO\n", "docs/same.md": "same\n"} {
+		if got, _ := gittest.File(origin, "main", p); got != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
+	}
+	if mode := strings.Fields(gitT(t, origin, "ls-tree", "main", "--", "docs/x.sh")); len(mode) == 0 || mode[0] != "100755" {
+		t.Errorf("docs/x.sh mode %v, want 100755", mode)
+	}
+	if changed := strings.Split(strings.TrimSpace(gitT(t, origin, "diff", "--name-only", commit+"^", commit)), "\n"); len(changed) != 2 {
+		t.Errorf("changed %v, want two files", changed)
+	}
+}

@@ -54,12 +54,15 @@ type Repo struct {
 	rn         runner
 	calls      atomic.Int64
 
-	mu        sync.Mutex // guards emptyTree and identity
+	mu        sync.Mutex // guards emptyTree, identity and hooksDir
 	emptyTree string
+	hooksDir  string   // where the clone's hooks are; "?" unknown, "" not asked yet
 	identity  []string // merge commit identity env; nil until looked up
 	// fetchMu serialises fetches into our private ref namespaces: two
 	// fetches updating one local ref fail on its lock file.
 	fetchMu sync.Mutex
+	// claimPushes coalesces concurrent claim pushes (claimpush.go).
+	claimPushes claimPusher
 	// wtMu keeps the commands that change the clone's worktrees (add,
 	// remove, prune, move) apart from those that read them all: a worktree
 	// half added or half removed fails a fetch's connectivity check ("bad
@@ -114,11 +117,12 @@ func (r *Repo) git(ctx context.Context, dir string, args ...string) (string, err
 
 // do runs one call, counting it and logging it at debug level.
 func (r *Repo) do(ctx context.Context, c call) (string, error) {
-	switch worktreeAccess(c.args) {
-	case accessChange:
+	switch access := worktreeAccess(c.args); {
+	case c.locked:
+	case access == accessChange:
 		r.wtMu.Lock()
 		defer r.wtMu.Unlock()
-	case accessRead:
+	case access == accessRead:
 		r.wtMu.RLock()
 		defer r.wtMu.RUnlock()
 	}

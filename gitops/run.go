@@ -55,6 +55,9 @@ type call struct {
 	args  []string // after the global options
 	stdin string
 	env   []string // extra KEY=VALUE for this call only
+	// locked: the caller holds wtMu for the call (a batch of worktree
+	// changes), so do does not take it.
+	locked bool
 }
 
 // runner runs git with a fixed environment and timeout.

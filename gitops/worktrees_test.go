@@ -258,3 +258,68 @@ func TestSafeDeleteOnlyAncestors(t *testing.T) {
 		t.Fatal("deleted the wave branch itself")
 	}
 }
+
+// A new worktree is checked out in full and the repository's
+// post-checkout hook runs with git's own arguments, as `worktree add`
+// would run it.
+func TestANewWorktreeIsCheckedOutAndRunsThePostCheckoutHook(t *testing.T) {
+	r := newClone(t, newOrigin(t))
+	hook := filepath.Join(r.Dir, ".git", "hooks", "post-checkout")
+	writeFile(t, hook, "#!/bin/sh\necho \"$1 $3\" > \"$(git rev-parse --show-toplevel)/.hooked\"\n")
+	if err := os.Chmod(hook, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "w1")
+	if resumed, err := r.EnsureWorktree(ctxT(t), path, "wave/co-i1", "origin/main"); err != nil || resumed {
+		t.Fatalf("EnsureWorktree: resumed=%v err=%v", resumed, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(path, "README.md")); err != nil || len(b) == 0 {
+		t.Fatalf("README.md not checked out: %v", err)
+	}
+	if st := gitT(t, path, "status", "--porcelain", "--untracked-files=no"); st != "" {
+		t.Fatalf("the new worktree is not clean:\n%s", st)
+	}
+	b, err := os.ReadFile(filepath.Join(path, ".hooked"))
+	if err != nil || strings.TrimSpace(string(b)) != strings.Repeat("0", 40)+" 1" {
+		t.Fatalf("post-checkout hook: %q %v", b, err)
+	}
+}
+
+// A start killed after the worktree was registered but before its
+// checkout leaves a worktree without an index; the next EnsureWorktree
+// checks it out instead of handing a worker an empty tree.
+func TestAWorktreeAddedButNeverCheckedOutIsCheckedOutWhenFoundAgain(t *testing.T) {
+	r := newClone(t, newOrigin(t))
+	path := filepath.Join(t.TempDir(), "w2")
+	gitT(t, r.Dir, "worktree", "add", "-q", "--no-checkout", "--no-track", "-b", "wave/co-i2", path, "origin/main")
+	if _, err := os.Stat(filepath.Join(path, "README.md")); err == nil {
+		t.Fatal("setup: --no-checkout checked out")
+	}
+	if _, err := r.EnsureWorktree(ctxT(t), path, "wave/co-i2", "origin/main"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(path, "README.md")); err != nil {
+		t.Fatalf("not checked out when found again: %v", err)
+	}
+	if st := gitT(t, path, "status", "--porcelain"); st != "" {
+		t.Fatalf("not clean:\n%s", st)
+	}
+}
+
+// core.hooksPath is where the post-checkout hook is looked for.
+func TestANewWorktreeRunsThePostCheckoutHookOfCoreHooksPath(t *testing.T) {
+	r := newClone(t, newOrigin(t))
+	hooks := t.TempDir()
+	gitT(t, r.Dir, "config", "core.hooksPath", hooks)
+	writeFile(t, filepath.Join(hooks, "post-checkout"), "#!/bin/sh\ntouch \"$(git rev-parse --show-toplevel)/.hooked\"\n")
+	if err := os.Chmod(filepath.Join(hooks, "post-checkout"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "w3")
+	if _, err := r.EnsureWorktree(ctxT(t), path, "wave/co-i3", "origin/main"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(path, ".hooked")); err != nil {
+		t.Fatalf("the hook in core.hooksPath did not run: %v", err)
+	}
+}

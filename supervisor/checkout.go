@@ -63,6 +63,9 @@ type checkout interface {
 	// Remove deletes the worker's files once its work is on the wave
 	// branch (its branch is deleted by the caller).
 	Remove(ctx context.Context, w *worker) error
+	// RemoveAll is Remove for many workers at once (the run's end), up
+	// to width at once; the failures by issue.
+	RemoveAll(ctx context.Context, ws []*worker, width int) map[int]error
 }
 
 // newCheckout is the one place a run's checkout is chosen. The wave
@@ -95,16 +98,23 @@ type localCheckout struct {
 // it and are counted against it.
 func (c *localCheckout) waveRef() string { return "refs/remotes/origin/" + c.wave() }
 
-// Prepare implements checkout: origin's wave branch is fetched (a new
-// worktree starts from it) and the worktree made or taken up.
+// Prepare implements checkout: the worktree is made or taken up, a new
+// one from origin's wave branch as this clone's tracking ref has it. No
+// fetch first: the run's own merges are the only writes to the wave
+// branch, and each moves that ref (its push, then its proof's fetch), so
+// the ref is origin's tip already; a start that fails for want of it
+// (a clone that never fetched it) fetches and tries again.
 func (c *localCheckout) Prepare(ctx context.Context, w *worker, branch, dir string) (bool, error) {
-	// The rest of origin is of no use to a start.
-	if err := c.git.FetchBranch(ctx, c.wave()); err != nil {
-		if err := c.git.Fetch(ctx); err != nil { // the whole of origin says why
-			return false, fmt.Errorf("fetch: %w", err)
+	resumed, err := c.ensureWorktree(ctx, w.n, dir, branch)
+	if err == nil {
+		return resumed, nil
+	}
+	if ferr := c.git.FetchBranch(ctx, c.wave()); ferr != nil {
+		if ferr := c.git.Fetch(ctx); ferr != nil { // the whole of origin says why
+			return false, fmt.Errorf("fetch: %w", ferr)
 		}
 	}
-	resumed, err := c.ensureWorktree(ctx, w.n, dir, branch)
+	resumed, err = c.ensureWorktree(ctx, w.n, dir, branch)
 	if err != nil {
 		return false, fmt.Errorf("#%d: worktree %s: %w", w.n, dir, err)
 	}
@@ -157,6 +167,25 @@ func (c *localCheckout) Snapshot(ctx context.Context, w *worker, ref, msg string
 // uncommitted work).
 func (c *localCheckout) Remove(ctx context.Context, w *worker) error {
 	return c.git.RemoveWorktree(ctx, w.is.Worktree)
+}
+
+// RemoveAll implements checkout: the worktrees go in one batch (gitops
+// keeps one with uncommitted work).
+func (c *localCheckout) RemoveAll(ctx context.Context, ws []*worker, width int) map[int]error {
+	paths := make([]string, 0, len(ws))
+	for _, w := range ws {
+		if w.is.Worktree != "" {
+			paths = append(paths, w.is.Worktree)
+		}
+	}
+	errs := c.git.RemoveWorktrees(ctx, paths, width)
+	out := map[int]error{}
+	for _, w := range ws {
+		if err := errs[w.is.Worktree]; err != nil && w.is.Worktree != "" {
+			out[w.n] = err
+		}
+	}
+	return out
 }
 
 // worktreeFacts counts the commits of the worktree at dir not on waveRef

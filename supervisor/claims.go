@@ -88,8 +88,8 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("claim #%d: %w", n, err)
 	}
-	if !won && holder.RunID == info.RunID {
-		won, info = true, holder // ours from before a restart
+	if won || holder.RunID == info.RunID {
+		won, info = true, holder // ours (won now, or before a restart), with its commit
 	}
 	if !won && s.stale(holder) {
 		s.printf("#%d: taking over the expired claim of run %s on %s", n, oneLine(holder.RunID), oneLine(holder.Host))

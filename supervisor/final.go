@@ -244,61 +244,77 @@ type renewal struct {
 	err error
 }
 
-// renewMerged keeps every merged issue's claim past the run, the pushes
-// side by side (up to the width at once; each is its own ref): the issue
-// stays open until the final PR merges, and no other run may take it
-// meanwhile. A deleted claim is created again. What each found is
-// recorded by the caller, in order.
+// renewMerged keeps every merged issue's claim past the run, all in one
+// atomic push (gitops.RenewClaims): the issue stays open until the final
+// PR merges, and no other run may take it meanwhile. A deleted claim is
+// created again; one another run took is left to it. What each found is
+// recorded by the caller, in order; a renewal pushed before a kill is
+// found on origin again, not pushed twice.
 func (s *Supervisor) renewMerged(ctx context.Context) map[int]renewal {
-	var merged []*backlog.IssueRun
+	var reqs []gitops.RenewRequest
 	for _, is := range s.run().List() {
 		if is.State == backlog.StateMerged {
-			merged = append(merged, is)
+			c := s.claimInfo(is.Number)
+			c.Lease = time.Now().UTC().Add(30 * 24 * time.Hour) // read elsewhere: the real clock
+			reqs = append(reqs, gitops.RenewRequest{Old: is.ClaimRef, Claim: c})
 		}
 	}
-	out := make([]renewal, len(merged))
-	each(len(merged), s.o.Width, func(i int) {
-		c := s.claimInfo(merged[i].Number)
-		c.Lease = time.Now().UTC().Add(30 * 24 * time.Hour) // read elsewhere: the real clock
-		out[i].got, out[i].err = s.renew(ctx, merged[i], c)
-	})
-	m := make(map[int]renewal, len(merged))
-	for i, is := range merged {
-		m[is.Number] = out[i]
+	m := make(map[int]renewal, len(reqs))
+	if len(reqs) == 0 {
+		return m
+	}
+	got, err := s.o.Git.RenewClaims(ctx, reqs)
+	for _, q := range reqs {
+		n := q.Claim.Issue
+		o, ok := got[n]
+		switch {
+		case ok:
+			m[n] = renewal{got: o.Renewal, err: o.Err}
+		case err != nil:
+			m[n] = renewal{err: err}
+		}
 	}
 	return m
 }
 
 // cleanup removes the worktrees and branches of merged issues, each only
-// when its tip is an ancestor of the wave branch on origin.
-// Issues are cleaned up side by side, up to the width at once: each
-// touches only its own session, worktree and branch (gitops orders the
-// commands that must not overlap).
+// when its tip is an ancestor of the wave branch on origin, after the
+// sessions of every worker and reviewer (all ended: their dead panes are
+// of no more use, the logs are in the run dir) go in one batch.
+// The worktrees go side by side, up to the width at once, and the
+// branches in one batch (gitops.SafeDeleteAll: a fixed number of git
+// commands for all). Every step looks before it acts, so a cleanup cut
+// short by a kill is done again from where it was.
 func (s *Supervisor) cleanup(ctx context.Context) {
 	list := s.run().List()
-	ws := make([]*worker, len(list)) // made here: the map is the loop's
-	for i, is := range list {
-		ws[i] = s.worker(is.Number)
-	}
-	each(len(list), s.o.Width, func(i int) {
-		is := list[i]
-		// Every worker has ended: its dead pane is of no more use (the
-		// log is in the run dir).
+	var sessions []*runtime.Payload
+	var merged []*worker // made here: the map is the loop's
+	for _, is := range list {
 		if is.Session != "" {
-			_ = s.o.Runs.Discard(ctx, &runtime.Payload{RunDir: is.RunDir, SessionName: is.Session})
+			sessions = append(sessions, &runtime.Payload{RunDir: is.RunDir, SessionName: is.Session})
 		}
-		_ = s.o.Runs.Discard(ctx, &runtime.Payload{SessionName: "backlog-r" + strconv.Itoa(is.Number)})
-		if is.State != backlog.StateMerged || is.Branch == "" {
-			return
+		// A reviewer's session is named for its issue; one never started
+		// is not there, and only live sessions are killed.
+		sessions = append(sessions, &runtime.Payload{SessionName: "backlog-r" + strconv.Itoa(is.Number)})
+		if is.State == backlog.StateMerged && is.Branch != "" {
+			merged = append(merged, s.worker(is.Number))
 		}
-		if err := s.co.Remove(ctx, ws[i]); err != nil {
-			s.printf("warning: remove worktree of #%d: %v", is.Number, err)
-			return
+	}
+	if err := s.o.Runs.DiscardAll(ctx, sessions); err != nil {
+		s.printf("warning: remove the ended workers' sessions: %v", err)
+	}
+	errs := s.co.RemoveAll(ctx, merged, s.o.Width)
+	var branches []string
+	for _, w := range merged {
+		if err := errs[w.n]; err != nil {
+			s.printf("warning: remove worktree of #%d: %v", w.n, err)
+			continue
 		}
-		if _, err := s.o.Git.SafeDelete(ctx, is.Branch, s.run().Info.WaveBranch); err != nil {
-			s.printf("warning: delete branch %s: %v", is.Branch, err)
-		}
-	})
+		branches = append(branches, w.is.Branch)
+	}
+	if _, err := s.o.Git.SafeDeleteAll(ctx, branches, s.run().Info.WaveBranch); err != nil {
+		s.printf("warning: delete the merged issues' branches: %v", err)
+	}
 }
 
 // report prints the hand-off: the tally, what merged, and every question

@@ -244,6 +244,20 @@ func (c *remoteCheckout) Remove(ctx context.Context, w *worker) error {
 	return err
 }
 
+// RemoveAll implements checkout: each worker's refs go as Remove does,
+// up to width at once.
+func (c *remoteCheckout) RemoveAll(ctx context.Context, ws []*worker, width int) map[int]error {
+	errs := make([]error, len(ws))
+	each(len(ws), width, func(i int) { errs[i] = c.Remove(ctx, ws[i]) })
+	out := map[int]error{}
+	for i, err := range errs {
+		if err != nil {
+			out[ws[i].n] = err
+		}
+	}
+	return out
+}
+
 // pods: the run's workers each work in their own clone of origin
 // (remoteCheckout: Kubernetes pods), not in worktrees of this clone.
 func (s *Supervisor) pods() bool {

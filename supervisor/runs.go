@@ -18,4 +18,6 @@ type Runs interface {
 	Observe(ctx context.Context, runDir string, now time.Time) runtime.Observation
 	Terminate(ctx context.Context, runDir string, grace time.Duration, keep bool) error
 	Discard(ctx context.Context, p *runtime.Payload) error
+	// DiscardAll is Discard for many finished runs at once (the end).
+	DiscardAll(ctx context.Context, ps []*runtime.Payload) error
 }

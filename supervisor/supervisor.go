@@ -104,6 +104,8 @@ type Supervisor struct {
 	answersAt     time.Time // last look for answers to the run's questions
 	// jobs are the worker starts and the merge under way (jobs.go).
 	jobs jobs
+	// starts coalesces the jobs' run starts (starts.go).
+	starts starts
 }
 
 // New checks the options.

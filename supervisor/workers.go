@@ -10,7 +10,6 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
-	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
@@ -66,10 +65,10 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	var w *worker
 	s.onLoop(ctx, func() { w = s.worker(n) })
 	is := w.is
+	// The branch needs no check-ref-format of its own: the wave branch
+	// passed it when the run opened, and "-i<n>" appended to a valid
+	// name keeps it valid (no "..", "@{", ".lock" or trailing "." or "/").
 	branch, wt := s.branchOf(n), s.worktreeOf(n)
-	if err := gitops.CheckRefFormat(ctx, branch); err != nil {
-		return fmt.Errorf("#%d: worker branch: %w", n, err)
-	}
 	resumed, err := s.co.Prepare(ctx, w, branch, wt)
 	if err != nil {
 		return err
@@ -93,9 +92,10 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if err := s.co.Payload(w, p, why); err != nil {
 		return fmt.Errorf("#%d: %w", n, err)
 	}
-	_ = s.o.Runs.Discard(ctx, p)
 	// Recorded before the session exists, so a supervisor killed right
-	// after Start adopts the run instead of starting a second one.
+	// after Start adopts the run instead of starting a second one. A
+	// stale session under its name (an earlier attempt's) goes at the
+	// start (startRun).
 	recorded := wt
 	if s.pods() {
 		recorded = "" // nothing of it is on this machine
@@ -105,7 +105,7 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 		return err
 	}
 	s.o.Runs.Watch(p.RunDir)
-	if err := s.o.Runs.Start(ctx, []*runtime.Payload{p}); err != nil {
+	if err := s.startRun(ctx, p); err != nil {
 		return fmt.Errorf("#%d: start worker: %w", n, err)
 	}
 	s.onLoop(ctx, func() { w.progress = progress{changeAt: s.o.Now()} })

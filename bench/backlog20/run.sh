@@ -42,12 +42,17 @@ jq -rs --slurpfile recs "$d/records.jsonl" '
   | [$evs[] | select(.kind == "claimed") | .issue] as $ns
   | [$ns[] as $n | $rec["i\($n)-a1"] as $r | select($r.startedAt != null)
       | (($r.startedAt | ts) - ($evs | first("claimed"; $n) | ts)) | ms] as $start
+  | [$ns[] as $n | select(($evs | first("worker_started"; $n)) != null)
+      | (($evs | first("worker_started"; $n) | ts) - ($evs | first("claimed"; $n) | ts)) | ms] as $prep
   | [$ns[] as $n | $rec["i\($n)-a1"] as $r | select($r.finishedAt != null)
       | (($evs | first("worker_finished"; $n) | ts) - ($r.finishedAt | ts)) | ms] as $seen
   | [$ns[] as $n | select(($evs | first("merged"; $n)) != null)
       | (($evs | first("merged"; $n) | ts) - ($evs | first("merge_started"; $n) | ts)) | ms] as $merge
   | ([$evs[] | select(.kind == "merged") | .at | ts] | max) as $last
   | ([$evs[] | select(.kind == "run_finished") | .at | ts] | max) as $fin
-  | "per issue: start p50 \($start | p50) ms (max \($start | max)), exit seen p50 \($seen | p50) ms (max \($seen | max)), merge p50 \($merge | p50) ms; end \(if $last and $fin then ($fin - $last) | ms else null end) ms; source calls/issue \(([$evs[] | .calls // 0] | add) / ($ns | length) * 10 | round / 10)"
+  | ([$evs[] | select(.kind == "claim_renewed") | .at | ts] | max) as $renewed
+  | "per issue: start p50 \($start | p50) ms (max \($start | max); worktree and payload p50 \($prep | p50)), exit seen p50 \($seen | p50) ms (max \($seen | max)), merge p50 \($merge | p50) ms; end \(if $last and $fin then ($fin - $last) | ms else null end) ms (claims renewed at +\(if $last and $renewed then ($renewed - $last) | ms else null end), then cleanup); source calls/issue \(([$evs[] | .calls // 0] | add) / ($ns | length) * 10 | round / 10)"
 ' "$run/events.jsonl"
-for sock in "$TMUX_TMPDIR"/tmux-*/*; do [ -S "$sock" ] && tmux -S "$sock" kill-server 2>/dev/null; done; true
+for sock in "$TMUX_TMPDIR"/tmux-*/*; do
+  if [ -S "$sock" ]; then tmux -S "$sock" kill-server 2>/dev/null || true; fi
+done
