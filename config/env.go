@@ -8,10 +8,9 @@ import (
 	"unicode"
 )
 
-// envVar binds one scalar config key to its WAVE_* variable. The names
-// are ours, not viper's: viper hands its key replacer the key already
-// lower-cased, so the camelCase word boundaries our names keep are gone
-// (layers.go). The same table is the set of keys a flag can bind.
+// envVar binds one scalar config key to its WAVE_* variable, named at
+// the key's camelCase word boundaries. The same table is the set of keys
+// a flag can bind.
 type envVar struct {
 	Name  string // WAVE_RUNTIME_HEARTBEAT_INTERVAL_MS
 	Key   string // runtime.heartbeatIntervalMs
@@ -139,8 +138,7 @@ func fieldNamed(t reflect.Type, name string) (reflect.StructField, bool) {
 }
 
 // setValue parses raw (from the environment, or a flag's value) into v
-// with errors that say what was wanted; viper's casts would turn "abc"
-// into 0 without a word.
+// with errors that say what was wanted (never "abc" read as 0).
 func setValue(v reflect.Value, raw string) error {
 	raw = strings.TrimSpace(raw)
 	if v.Kind() == reflect.Pointer {

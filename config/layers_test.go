@@ -251,7 +251,7 @@ func TestEnvWavesDirIsTheDefaultLanes(t *testing.T) {
 }
 
 // Load reads the environment it is handed and nothing else: the process
-// environment does not leak in (viper's own env layer would read it).
+// environment does not leak in.
 func TestLoadReadsOnlyTheInjectedEnvironment(t *testing.T) {
 	t.Setenv("WAVE_RUNTIME_TIMEOUT_MINUTES", "7")
 	t.Setenv("WAVE_EXECUTORS_DEFAULT", "gpt") // invalid: would fail Load if read
@@ -268,16 +268,15 @@ func TestLoadReadsOnlyTheInjectedEnvironment(t *testing.T) {
 	}
 }
 
-// Every key a flag or variable sets must stay distinct once viper
-// lower-cases it, or two keys would share one precedence slot.
-func TestSettableKeysDistinctIgnoringCase(t *testing.T) {
+// Every settable key has its own WAVE_* variable: two keys sharing a name
+// would share one precedence slot.
+func TestSettableKeysHaveDistinctVariables(t *testing.T) {
 	seen := map[string]string{}
 	for _, ev := range envVars() {
-		k := strings.ToLower(ev.Key)
-		if prev, ok := seen[k]; ok {
-			t.Errorf("%s and %s are the same key to viper", prev, ev.Key)
+		if prev, ok := seen[ev.Name]; ok {
+			t.Errorf("%s and %s are both set by %s", prev, ev.Key, ev.Name)
 		}
-		seen[k] = ev.Key
+		seen[ev.Name] = ev.Key
 	}
 }
 

@@ -45,8 +45,7 @@ func waveVar(c *cobra.Command, p *int, name, short string, def int, usage string
 const configKey = "wave-orchestrator/config-key"
 
 // bindConfig makes flag name of c set config key: the flag, when given,
-// beats the key's WAVE_* variable and the file (config.Load decides, with
-// viper), and so does any lane section. The help names key and variable.
+// beats the key's WAVE_* variable and the file (config.Load decides), and so does any lane section. The help names key and variable.
 func bindConfig(c *cobra.Command, name, key string) {
 	f := c.Flags().Lookup(name)
 	env, ok := config.EnvName(key)
