@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -32,7 +33,14 @@ type envVar struct {
 // Only scalars and string lists are covered (lists are comma-separated);
 // lanes, profiles and other maps are file-only. An optional threshold
 // set to "null" is disabled.
-func envVars() []envVar {
+func envVars() []envVar { return envTable() }
+
+// envTable is computed once: it depends only on the Config type, and
+// every Load walks it (reflection over the whole type, ~0.3 ms). Callers
+// only read it.
+var envTable = sync.OnceValue(buildEnvVars)
+
+func buildEnvVars() []envVar {
 	var out []envVar
 	var walk func(t reflect.Type, key string, index []int)
 	walk = func(t reflect.Type, key string, index []int) {

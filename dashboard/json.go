@@ -30,9 +30,12 @@ func StatusJSON(l state.Lane, wave int) state.Lane {
 
 // WriteStatusJSON encodes StatusJSON(l, wave) indented, with a newline.
 func WriteStatusJSON(w io.Writer, l state.Lane, wave int) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(StatusJSON(l, wave)); err != nil {
+	b, err := json.Marshal(StatusJSON(l, wave))
+	if err != nil {
+		return fmt.Errorf("status json for lane %s: %w", l.Lane, err)
+	}
+	out := append(indentCompact(make([]byte, 0, len(b)*2), b, "  "), '\n')
+	if _, err := w.Write(out); err != nil {
 		return fmt.Errorf("status json for lane %s: %w", l.Lane, err)
 	}
 	return nil
