@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -206,12 +207,19 @@ func ptyClient(t *testing.T, env []string, argv ...string) *exec.Cmd {
 	if err != nil {
 		t.Fatalf("start %v on a pty: %v", argv, err)
 	}
-	// tmux blocks writing to a pty nobody reads.
-	go func() { _, _ = io.Copy(io.Discard, f) }()
+	// tmux blocks writing to a pty nobody reads; what it printed is
+	// shown when the test fails (a client that exited says why).
+	out := &tailBuffer{max: 4096}
+	copied := make(chan struct{})
+	go func() { _, _ = io.Copy(out, f); close(copied) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		f.Close()
+		if t.Failed() {
+			<-copied
+			t.Logf("%v printed on its terminal (last %d bytes): %q", argv[1:], out.max, out.String())
+		}
 	})
 	return cmd
 }
@@ -504,4 +512,27 @@ func TestDashboardRetryKeyResumesTheWave(t *testing.T) {
 	if launched["A2"] != 1 {
 		t.Fatalf("A2 passed and should be reused, launched %d times", launched["A2"])
 	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
 }
