@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/fanout"
 )
 
 // SafeDeleteAll is SafeDelete for many branches at once, with its
@@ -285,7 +287,7 @@ func (r *Repo) RemoveWorktrees(ctx context.Context, paths []string, width int) m
 	}
 	var mu sync.Mutex
 	r.wtMu.Lock() // one hold for the batch: each removal touches its own worktree
-	each(len(remove), width, func(i int) {
+	fanout.Each(len(remove), width, func(i int) {
 		if _, err := r.do(ctx, call{dir: r.Dir, args: []string{"worktree", "remove", canonical(remove[i])}, locked: true}); err != nil {
 			mu.Lock()
 			again = append(again, remove[i])
@@ -299,18 +301,4 @@ func (r *Repo) RemoveWorktrees(ctx context.Context, paths []string, width int) m
 		}
 	}
 	return errs
-}
-
-// each runs f(0) … f(n-1), up to width at once, and waits for them all.
-func each(n, width int, f func(i int)) {
-	sem := make(chan struct{}, max(width, 1))
-	var wg sync.WaitGroup
-	for i := range n {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			f(i)
-		})
-	}
-	wg.Wait()
 }

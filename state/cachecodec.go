@@ -7,10 +7,9 @@ import (
 	goruntime "runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/fanout"
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
@@ -155,7 +154,7 @@ func decodeCache(b []byte, base string) (*Cache, error) {
 	raw := bytes.Split(b[:len(b)-1], []byte{'\n'})
 	lines := make([]cacheLine, len(raw))
 	errs := make([]error, len(raw))
-	parallel(len(raw), func(i int) { errs[i] = decodeLine(raw[i], &lines[i]) })
+	fanout.Each(len(raw), goruntime.GOMAXPROCS(0), func(i int) { errs[i] = decodeLine(raw[i], &lines[i]) })
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -189,20 +188,4 @@ func decodeCache(b []byte, base string) (*Cache, error) {
 		}
 	}
 	return c, nil
-}
-
-// parallel calls do(0..n-1) on one goroutine per CPU.
-func parallel(n int, do func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(goruntime.GOMAXPROCS(0), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				do(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

@@ -190,18 +190,3 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
-
-// each runs f(0) … f(n-1), up to width at once, and waits for them all.
-// For I/O that touches no state (the end's claim pushes and cleanup).
-func each(n, width int, f func(i int)) {
-	sem := make(chan struct{}, max(width, 1))
-	var wg sync.WaitGroup
-	for i := range n {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			f(i)
-		})
-	}
-	wg.Wait()
-}

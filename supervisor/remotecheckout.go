@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/fanout"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -248,7 +249,7 @@ func (c *remoteCheckout) Remove(ctx context.Context, w *worker) error {
 // up to width at once.
 func (c *remoteCheckout) RemoveAll(ctx context.Context, ws []*worker, width int) map[int]error {
 	errs := make([]error, len(ws))
-	each(len(ws), width, func(i int) { errs[i] = c.Remove(ctx, ws[i]) })
+	fanout.Each(len(ws), width, func(i int) { errs[i] = c.Remove(ctx, ws[i]) })
 	out := map[int]error{}
 	for i, err := range errs {
 		if err != nil {
