@@ -5,10 +5,9 @@ import (
 	"os"
 	goruntime "runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/fanout"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 )
 
@@ -114,18 +113,6 @@ func (l *Lane) FindWave(n int) *Wave {
 // is 200 small reads and decodes, and status waits for all of them.
 func observeAll(observe Observer, dirs []string) []RunFacts {
 	out := make([]RunFacts, len(dirs))
-	workers := min(goruntime.GOMAXPROCS(0), len(dirs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(dirs); i = int(next.Add(1) - 1) {
-				out[i] = observe(dirs[i])
-			}
-		}()
-	}
-	wg.Wait()
+	fanout.Each(len(dirs), goruntime.GOMAXPROCS(0), func(i int) { out[i] = observe(dirs[i]) })
 	return out
 }
