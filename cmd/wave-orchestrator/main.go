@@ -46,7 +46,7 @@ func run(ctx context.Context, args []string) int {
 
 // runCommand runs args through the command tree.
 func runCommand(ctx context.Context, args []string) int {
-	root := newRootCmd()
+	root := newRootCmd(args...)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
