@@ -118,23 +118,6 @@ func setFlag(v reflect.Value, f *pflag.Flag) error {
 	return setValue(v, f.Value.String())
 }
 
-// nest sets m[a][b]...[z] = val for key "a.b....z".
-func nest(m map[string]any, key string, val any) {
-	for {
-		head, rest, more := strings.Cut(key, ".")
-		if !more {
-			m[head] = val
-			return
-		}
-		sub, ok := m[head].(map[string]any)
-		if !ok {
-			sub = map[string]any{}
-			m[head] = sub
-		}
-		m, key = sub, rest
-	}
-}
-
 // maskLanes removes from every lane section the keys a WAVE_* variable or
 // a flag set. Those are settings of this invocation, whichever lane it
 // runs, so they beat a lane's own file setting as they beat the file's top

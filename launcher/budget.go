@@ -74,8 +74,8 @@ func newSpendLog(path string) *spendLog {
 }
 
 // runs returns the run directories the log names with the usage their
-// events last recorded. A reset reads the log whole after the tail read
-// its start, so lines appended in between come again with the next read:
+// events last recorded. A reset reads the rotated generation after the
+// tail read the current log, so a rotation in between brings lines again:
 // harmless, as a run's later usage replaces its earlier.
 func (s *spendLog) runs() []state.LoggedRun {
 	evs, _, reset, err := s.tail.Read()
@@ -83,12 +83,15 @@ func (s *spendLog) runs() []state.LoggedRun {
 		return s.fold.LoggedRuns() // unreadable for now: the last known, read again next check
 	}
 	if reset {
-		if evs, _, err = state.ReadEvents(s.path); err != nil {
+		// The tail gave the current log from its start; the rotated
+		// generation comes before it.
+		old, _, err := jsonfile.ReadLines[state.Event](s.path + ".1")
+		s.fold = &state.Fold{}
+		if err != nil {
 			s.tail = jsonfile.NewTail[state.Event](s.path) // so the next check reads it whole again
-			s.fold = &state.Fold{}
 			return nil
 		}
-		s.fold = &state.Fold{}
+		evs = append(old, evs...)
 	}
 	for _, ev := range evs {
 		if ev.EntityType == state.EntityAgentRun {

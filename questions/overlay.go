@@ -5,22 +5,11 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
-// Overlay puts each wave's questions from its coordination log (the
-// truth: an answer given while no launcher runs is in the log, not yet in
-// the event log) into the lane state, and moves a running wave to
-// waiting-for-input while a blocking one waits.
-func Overlay(l *state.Lane, layout lanes.Layout) {
-	evs, _, _ := state.ReadEvents(layout.EventsPath())
-	OverlayEvents(l, layout, evs)
-}
-
-// OverlayEvents is Overlay over the lane's events already read.
-func OverlayEvents(l *state.Lane, layout lanes.Layout, evs []state.Event) {
-	OverlayUnanswered(l, layout, state.UnansweredQuestions(evs))
-}
-
-// OverlayUnanswered is Overlay with the questions the lane's log records
-// as unanswered already known (state.Fold.UnansweredIDs).
+// OverlayUnanswered puts each wave's questions from its coordination log
+// (the truth: an answer given while no launcher runs is in the log, not
+// yet in the event log) into the lane state, given the questions the
+// lane's event log records as unanswered (state.Fold.UnansweredIDs), and
+// moves a running wave to waiting-for-input while a blocking one waits.
 func OverlayUnanswered(l *state.Lane, layout lanes.Layout, un map[string]bool) {
 	for i := range l.Waves {
 		w := &l.Waves[i]

@@ -35,6 +35,18 @@ func tmuxLane(t *testing.T) (*config.Lane, lanes.Layout, string) {
 	return lane, layout, self
 }
 
+// openTmuxRuns is tmuxLane with the lane's Runs open (closed at cleanup).
+func openTmuxRuns(t *testing.T) (*config.Lane, lanes.Layout, string, *Runs) {
+	t.Helper()
+	lane, layout, self := tmuxLane(t)
+	r, err := Open(t.Context(), lane, layout, self, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return lane, layout, self, r
+}
+
 // localSpec is a run of the local executor (this binary's `local`, which
 // waits until it is stopped) as agent A1 of wave 1.
 func localSpec(lane *config.Lane, layout lanes.Layout, self string) Spec {
@@ -70,12 +82,7 @@ func observeUntil(t *testing.T, r *Runs, dir, what string, cond func(runtime.Obs
 // built for a tmux lane starts in its session, is seen running, and ends
 // terminated once Terminate returns, its session gone.
 func TestARunStartsIsObservedAndTerminates(t *testing.T) {
-	lane, layout, self := tmuxLane(t)
-	r, err := Open(t.Context(), lane, layout, self, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	lane, layout, self, r := openTmuxRuns(t)
 	p, _, err := Payload(localSpec(lane, layout, self))
 	if err != nil {
 		t.Fatal(err)
@@ -104,12 +111,7 @@ func TestARunStartsIsObservedAndTerminates(t *testing.T) {
 // inspection goes when the next run under its name is to start; one
 // already gone is no error.
 func TestDiscardClearsALeftoverSession(t *testing.T) {
-	lane, layout, self := tmuxLane(t)
-	r, err := Open(t.Context(), lane, layout, self, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	lane, layout, self, r := openTmuxRuns(t)
 	tm := tmuxadapter.New(layout.Socket())
 	p := &runtime.Payload{RunID: "w1-A1-a2", SessionName: lanes.SessionName(1, "A1")}
 	if err := tm.NewSession(t.Context(), tmuxadapter.SessionSpec{Name: p.SessionName, Argv: []string{self, "local"}, Cwd: lane.RepoRoot}); err != nil {
@@ -129,12 +131,7 @@ func TestDiscardClearsALeftoverSession(t *testing.T) {
 // TestTerminateAllStopsEachRunOnce: `stop`'s path terminates every live
 // run given, all at once, through the backend each record names.
 func TestTerminateAllStopsEachRunOnce(t *testing.T) {
-	lane, layout, self := tmuxLane(t)
-	r, err := Open(t.Context(), lane, layout, self, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	lane, layout, self, r := openTmuxRuns(t)
 	var ps []*runtime.Payload
 	for _, id := range []string{"A1", "A2"} {
 		s := localSpec(lane, layout, self)
@@ -177,12 +174,7 @@ func TestTerminateAllStopsEachRunOnce(t *testing.T) {
 // to start clears the sessions earlier runs left under their names, in
 // one go, and leaves every other session alone.
 func TestDiscardAllClearsOnlyTheLeftoverSessionsNamed(t *testing.T) {
-	lane, layout, self := tmuxLane(t)
-	r, err := Open(t.Context(), lane, layout, self, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	lane, layout, _, r := openTmuxRuns(t)
 	var ps []*runtime.Payload
 	for _, id := range []string{"A1", "A2", "A3"} {
 		ps = append(ps, &runtime.Payload{RunID: "w1-" + id + "-a2", SessionName: lanes.SessionName(1, id)})
