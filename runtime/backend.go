@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/fanout"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -117,17 +117,7 @@ const fileWriters = 8
 func writeRunFiles(payloads []*Payload, now time.Time) error {
 	environ := os.Environ()
 	errs := make([]error, len(payloads))
-	sem := make(chan struct{}, fileWriters)
-	var wg sync.WaitGroup
-	for i, p := range payloads {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = writeRun(p, environ, now)
-		}()
-	}
-	wg.Wait()
+	fanout.Each(len(payloads), fileWriters, func(i int) { errs[i] = writeRun(payloads[i], environ, now) })
 	for i, err := range errs {
 		if err != nil {
 			return fmt.Errorf("run %s: %w", payloads[i].RunID, err)
