@@ -1,15 +1,19 @@
 package kube
 
 // The backend talks to a handful of resources of five API groups, over
-// its own small REST client (rest.go: JSON over net/http, client-go's
-// error type apierrors.StatusError for the API's refusals), its own
-// list+watch cache (cache.go), kubeconfig reader (kubeconfig.go, exec
-// credential plugins in exec.go) and WebSocket attach (attach.go,
-// websocket.go). The binary links no k8s.io/client-go package: client-go
-// initialises dozens of packages before main in every process of the
-// binary — `version`, each `agent-run` runner — whether it touches a
-// cluster or not. The API types stay k8s.io/api's and apimachinery's.
-// cmd/wave-orchestrator's TestBinaryLinksNoClientGo keeps client-go out.
+// its own small REST client (rest.go: JSON over net/http, the API's
+// refusals as *StatusError, apierror.go), its own list+watch cache
+// (cache.go), kubeconfig reader (kubeconfig.go, exec credential plugins
+// in exec.go), WebSocket attach (attach.go, websocket.go) and API types
+// (apimeta.go, apicore.go, apigroups.go: only the fields it uses). The
+// binary links no k8s.io or sigs.k8s.io package at all: client-go, and
+// after it k8s.io/api and apimachinery (scheme registration, validation
+// regexps, json-iterator), initialised dozens of packages before main in
+// every process of the binary — `version`, `status`, each `agent-run`
+// runner — whether it touched a cluster or not.
+// cmd/wave-orchestrator's TestBinaryLinksNoClientGo keeps them out; the
+// tests may use them (manifest_golden_test.go holds the manifests to
+// what k8s.io/api's types sent).
 
 import (
 	"context"
@@ -18,93 +22,94 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	authnv1 "k8s.io/api/authentication/v1"
-	authzv1 "k8s.io/api/authorization/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	coordv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/version"
 )
 
 // The resources the package uses, by where they live.
 
-func (c *Client) pods(ns string) listable[corev1.Pod] {
-	return listable[corev1.Pod]{newObjects[corev1.Pod](c, corev1.SchemeGroupVersion, "Pod", ns, "pods")}
+func (c *Client) pods(ns string) listable[Pod] {
+	return listable[Pod]{newObjects[Pod](c, "v1", "Pod", ns, "pods")}
 }
 
-func (c *Client) jobs(ns string) listable[batchv1.Job] {
-	return listable[batchv1.Job]{newObjects[batchv1.Job](c, batchv1.SchemeGroupVersion, "Job", ns, "jobs")}
+func (c *Client) jobs(ns string) listable[Job] {
+	return listable[Job]{newObjects[Job](c, "batch/v1", "Job", ns, "jobs")}
 }
 
-func (c *Client) leases(ns string) listable[coordv1.Lease] {
-	return listable[coordv1.Lease]{newObjects[coordv1.Lease](c, coordv1.SchemeGroupVersion, "Lease", ns, "leases")}
+func (c *Client) leases(ns string) listable[Lease] {
+	return listable[Lease]{newObjects[Lease](c, "coordination.k8s.io/v1", "Lease", ns, "leases")}
 }
 
-func (c *Client) secrets(ns string) objects[corev1.Secret] {
-	return newObjects[corev1.Secret](c, corev1.SchemeGroupVersion, "Secret", ns, "secrets")
+func (c *Client) secrets(ns string) objects[Secret] {
+	return newObjects[Secret](c, "v1", "Secret", ns, "secrets")
 }
 
-func (c *Client) namespaces() objects[corev1.Namespace] {
-	return newObjects[corev1.Namespace](c, corev1.SchemeGroupVersion, "Namespace", "", "namespaces")
+func (c *Client) namespaces() objects[Namespace] {
+	return newObjects[Namespace](c, "v1", "Namespace", "", "namespaces")
 }
 
-func (c *Client) serviceAccounts(ns string) objects[corev1.ServiceAccount] {
-	return newObjects[corev1.ServiceAccount](c, corev1.SchemeGroupVersion, "ServiceAccount", ns, "serviceaccounts")
+func (c *Client) serviceAccounts(ns string) objects[ServiceAccount] {
+	return newObjects[ServiceAccount](c, "v1", "ServiceAccount", ns, "serviceaccounts")
 }
 
-func (c *Client) selfSubjectAccessReviews() objects[authzv1.SelfSubjectAccessReview] {
-	return newObjects[authzv1.SelfSubjectAccessReview](c, authzv1.SchemeGroupVersion, "SelfSubjectAccessReview", "", "selfsubjectaccessreviews")
+const authz, authn = "authorization.k8s.io/v1", "authentication.k8s.io/v1"
+
+func (c *Client) selfSubjectAccessReviews() objects[SelfSubjectAccessReview] {
+	return newObjects[SelfSubjectAccessReview](c, authz, "SelfSubjectAccessReview", "", "selfsubjectaccessreviews")
 }
 
-func (c *Client) localSubjectAccessReviews(ns string) objects[authzv1.LocalSubjectAccessReview] {
-	return newObjects[authzv1.LocalSubjectAccessReview](c, authzv1.SchemeGroupVersion, "LocalSubjectAccessReview", ns, "localsubjectaccessreviews")
+func (c *Client) localSubjectAccessReviews(ns string) objects[LocalSubjectAccessReview] {
+	return newObjects[LocalSubjectAccessReview](c, authz, "LocalSubjectAccessReview", ns, "localsubjectaccessreviews")
 }
 
-func (c *Client) subjectAccessReviews() objects[authzv1.SubjectAccessReview] {
-	return newObjects[authzv1.SubjectAccessReview](c, authzv1.SchemeGroupVersion, "SubjectAccessReview", "", "subjectaccessreviews")
+func (c *Client) subjectAccessReviews() objects[SubjectAccessReview] {
+	return newObjects[SubjectAccessReview](c, authz, "SubjectAccessReview", "", "subjectaccessreviews")
 }
 
-func (c *Client) selfSubjectReviews() objects[authnv1.SelfSubjectReview] {
-	return newObjects[authnv1.SelfSubjectReview](c, authnv1.SchemeGroupVersion, "SelfSubjectReview", "", "selfsubjectreviews")
+func (c *Client) selfSubjectReviews() objects[SelfSubjectReview] {
+	return newObjects[SelfSubjectReview](c, authn, "SelfSubjectReview", "", "selfsubjectreviews")
 }
 
-func newObjects[T any](c *Client, gv schema.GroupVersion, kind, ns, name string) objects[T] {
-	return objects[T]{rc: c.api, gvk: gv.WithKind(kind), ns: ns, name: name}
+// newObjects is the resource name (plural, as in the URL) of kind, in
+// group-version gv ("v1" for the core group).
+func newObjects[T any](c *Client, gv, kind, ns, name string) objects[T] {
+	group, version, ok := strings.Cut(gv, "/")
+	if !ok {
+		group, version = "", gv
+	}
+	return objects[T]{rc: c.api, group: group, version: version, kind: kind, ns: ns, name: name}
 }
 
 // serverVersion is the API server's /version.
-func (c *Client) serverVersion(ctx context.Context) (*version.Info, error) {
-	var v version.Info
+func (c *Client) serverVersion(ctx context.Context) (*versionInfo, error) {
+	var v versionInfo
 	if err := c.api.do(ctx, apiRequest{method: "GET", path: "/version"}, &v); err != nil {
 		return nil, err
 	}
 	return &v, nil
 }
 
-// objects are the objects (of type T, an API type whose pointer is a
-// runtime.Object) of one resource of a group-version in a namespace (""
+// objects are the objects (of type T, an API type of apimeta.go's
+// kind) of one resource of a group-version in a namespace (""
 // for a cluster-scoped one).
 type objects[T any] struct {
-	rc   *restClient
-	gvk  schema.GroupVersionKind
-	ns   string
-	name string // plural, as in the URL: "pods"
+	rc                   *restClient
+	group, version, kind string
+	ns                   string
+	name                 string // plural, as in the URL: "pods"
 }
 
-// obj is p as the runtime.Object it is.
-func obj(p any) kruntime.Object { return p.(kruntime.Object) }
+func (r objects[T]) apiVersion() string {
+	if r.group == "" {
+		return r.version
+	}
+	return r.group + "/" + r.version
+}
 
 // path is the URL path (unescaped: url.URL escapes it) of the resource, of its object name when set,
 // and of that object's subresource sub.
 func (r objects[T]) path(name, sub string) string {
-	p := "/apis/" + r.gvk.Group + "/" + r.gvk.Version
-	if r.gvk.Group == "" {
-		p = "/api/" + r.gvk.Version
+	p := "/apis/" + r.group + "/" + r.version
+	if r.group == "" {
+		p = "/api/" + r.version
 	}
 	if r.ns != "" {
 		p += "/namespaces/" + r.ns
@@ -120,7 +125,7 @@ func (r objects[T]) path(name, sub string) string {
 }
 
 func (r objects[T]) request(method, name string) apiRequest {
-	q := apiRequest{method: method, path: r.path(name, ""), resource: schema.GroupResource{Group: r.gvk.Group, Resource: r.name}, name: name}
+	q := apiRequest{method: method, path: r.path(name, ""), resource: groupResource{Group: r.group, Resource: r.name}, name: name}
 	for _, seg := range []string{r.ns, name} {
 		if seg == "." || seg == ".." || strings.ContainsAny(seg, "/%") {
 			q.invalid = fmt.Errorf("invalid %s name %q: it may not be '.' or '..' nor contain '/' or '%%'", r.name, seg)
@@ -132,7 +137,7 @@ func (r objects[T]) request(method, name string) apiRequest {
 // encode is o as JSON with its apiVersion and kind set.
 func (r objects[T]) encode(o *T) ([]byte, error) {
 	cp := *o
-	obj(&cp).GetObjectKind().SetGroupVersionKind(r.gvk)
+	*any(&cp).(apiObject).types() = typeMeta{APIVersion: r.apiVersion(), Kind: r.kind}
 	return json.Marshal(&cp)
 }
 
@@ -151,14 +156,14 @@ func (r objects[T]) create(ctx context.Context, o *T) (*T, error) {
 	return out, r.rc.do(ctx, q, out)
 }
 
-func (r objects[T]) patch(ctx context.Context, name string, pt types.PatchType, data []byte) (*T, error) {
+func (r objects[T]) patch(ctx context.Context, name string, contentType string, data []byte) (*T, error) {
 	q := r.request("PATCH", name)
-	q.body, q.contentType = data, string(pt)
+	q.body, q.contentType = data, contentType
 	out := new(T)
 	return out, r.rc.do(ctx, q, out)
 }
 
-func (r objects[T]) delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+func (r objects[T]) delete(ctx context.Context, name string, opts deleteOptions) error {
 	q := r.request("DELETE", name)
 	var err error
 	if q.body, err = deleteBody(opts); err != nil {
@@ -167,8 +172,8 @@ func (r objects[T]) delete(ctx context.Context, name string, opts metav1.DeleteO
 	return r.rc.do(ctx, q, nil)
 }
 
-func deleteBody(opts metav1.DeleteOptions) ([]byte, error) {
-	opts.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "DeleteOptions"}
+func deleteBody(opts deleteOptions) ([]byte, error) {
+	opts.typeMeta = typeMeta{APIVersion: "v1", Kind: "DeleteOptions"}
 	return json.Marshal(&opts)
 }
 
@@ -178,18 +183,18 @@ type listable[T any] struct{ objects[T] }
 // list is the answer to a list: the items and the resourceVersion to
 // watch from.
 type list[T any] struct {
-	Metadata metav1.ListMeta `json:"metadata"`
-	Items    []T             `json:"items"`
+	Metadata listMeta `json:"metadata"`
+	Items    []T      `json:"items"`
 }
 
-func (r listable[T]) list(ctx context.Context, opts metav1.ListOptions) (*list[T], error) {
+func (r listable[T]) list(ctx context.Context, opts listOptions) (*list[T], error) {
 	q := r.request("GET", "")
 	q.query = listQuery(opts)
 	out := new(list[T])
 	return out, r.rc.do(ctx, q, out)
 }
 
-func (r listable[T]) deleteCollection(ctx context.Context, opts metav1.DeleteOptions, lo metav1.ListOptions) error {
+func (r listable[T]) deleteCollection(ctx context.Context, opts deleteOptions, lo listOptions) error {
 	q := r.request("DELETE", "")
 	q.query = listQuery(lo)
 	var err error
@@ -200,7 +205,7 @@ func (r listable[T]) deleteCollection(ctx context.Context, opts metav1.DeleteOpt
 }
 
 // listQuery is opts as URL parameters (the ones this package sets).
-func listQuery(opts metav1.ListOptions) url.Values {
+func listQuery(opts listOptions) url.Values {
 	v := url.Values{}
 	set := func(k, s string) {
 		if s != "" {
@@ -210,7 +215,6 @@ func listQuery(opts metav1.ListOptions) url.Values {
 	set("labelSelector", opts.LabelSelector)
 	set("fieldSelector", opts.FieldSelector)
 	set("resourceVersion", opts.ResourceVersion)
-	set("resourceVersionMatch", string(opts.ResourceVersionMatch))
 	set("continue", opts.Continue)
 	if opts.Watch {
 		v.Set("watch", "true")
@@ -225,13 +229,4 @@ func listQuery(opts metav1.ListOptions) url.Values {
 		v.Set("limit", strconv.FormatInt(opts.Limit, 10))
 	}
 	return v
-}
-
-// metaOf is the object metadata of p (a pointer to an API type).
-func metaOf(p any) metav1.Object {
-	m, ok := p.(metav1.Object)
-	if !ok {
-		panic(fmt.Sprintf("kube: %T has no object metadata", p))
-	}
-	return m
 }

@@ -9,12 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -71,12 +65,12 @@ func (c *Client) RunPod(ctx context.Context, rec *runtime.Record) (namespace, po
 	if ref.Pod != "" {
 		return ref.Namespace, ref.Pod, nil
 	}
-	sel := labels.SelectorFromSet(labels.Set{LabelRun: LabelValue(rec.RunID)}).String()
-	pods, err := c.pods(ref.Namespace).list(ctx, metav1.ListOptions{LabelSelector: sel})
+	sel := selectLabels(map[string]string{LabelRun: LabelValue(rec.RunID)})
+	pods, err := c.pods(ref.Namespace).list(ctx, listOptions{LabelSelector: sel})
 	if err != nil {
 		return "", "", fmt.Errorf("agent %s: list the pods of job %s/%s: %w", rec.AgentID, ref.Namespace, ref.Job, err)
 	}
-	var newest *corev1.Pod
+	var newest *Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if p.Annotations[AnnotationRunID] == rec.RunID && (newest == nil || p.CreationTimestamp.After(newest.CreationTimestamp.Time)) {
@@ -89,7 +83,7 @@ func (c *Client) RunPod(ctx context.Context, rec *runtime.Record) (namespace, po
 	e := &NotAttachableError{Agent: rec.AgentID, Namespace: ref.Namespace}
 	_, jerr := c.jobs(ref.Namespace).get(ctx, ref.Job)
 	switch {
-	case apierrors.IsNotFound(jerr):
+	case IsNotFound(jerr):
 		e.Reason, e.Gone = fmt.Sprintf("job %s and its pod are gone", ref.Job), true
 	case jerr != nil:
 		return "", "", fmt.Errorf("agent %s: get job %s/%s: %w", rec.AgentID, ref.Namespace, ref.Job, jerr)
@@ -106,9 +100,9 @@ func (c *Client) Attachable(ctx context.Context, namespace, pod string) error {
 	return err
 }
 
-func (c *Client) attachable(ctx context.Context, namespace, pod string) (*corev1.Pod, error) {
+func (c *Client) attachable(ctx context.Context, namespace, pod string) (*Pod, error) {
 	p, err := c.pods(namespace).get(ctx, pod)
-	if apierrors.IsNotFound(err) {
+	if IsNotFound(err) {
 		return nil, &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the pod is gone", Gone: true, Err: err}
 	}
 	if err != nil {
@@ -122,19 +116,19 @@ func (c *Client) attachable(ctx context.Context, namespace, pod string) (*corev1
 
 // notAttachable says why p's agent container cannot be attached to now,
 // or "" when it can.
-func notAttachable(p *corev1.Pod) string {
+func notAttachable(p *Pod) string {
 	cs := agentStatus(p)
 	if cs != nil && cs.State.Terminated != nil {
 		t := cs.State.Terminated
 		return fmt.Sprintf("container %s has ended with exit code %d%s", Container, t.ExitCode, detail(t.Reason, t.Message))
 	}
-	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+	if p.Status.Phase == PodSucceeded || p.Status.Phase == PodFailed {
 		return fmt.Sprintf("the pod has finished (phase %s%s)", p.Status.Phase, detail(p.Status.Reason, p.Status.Message))
 	}
 	if p.Spec.NodeName == "" {
 		why := "the pod is not scheduled to a node yet"
 		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			if c.Type == podScheduled && c.Status == conditionFalse {
 				why += detail(c.Reason, c.Message)
 			}
 		}
@@ -144,15 +138,15 @@ func notAttachable(p *corev1.Pod) string {
 		w := cs.State.Waiting
 		return fmt.Sprintf("the pod is %s on node %s; container %s is waiting%s", phase(p), p.Spec.NodeName, Container, detail(w.Reason, w.Message))
 	}
-	if p.Status.Phase == corev1.PodPending || p.Status.Phase == "" {
+	if p.Status.Phase == PodPending || p.Status.Phase == "" {
 		return fmt.Sprintf("the pod is %s on node %s; container %s has not started", phase(p), p.Spec.NodeName, Container)
 	}
 	return ""
 }
 
-func phase(p *corev1.Pod) corev1.PodPhase {
+func phase(p *Pod) string {
 	if p.Status.Phase == "" {
-		return corev1.PodPending
+		return PodPending
 	}
 	return p.Status.Phase
 }
@@ -183,7 +177,7 @@ func (c *Client) Attach(ctx context.Context, namespace, pod string, s AttachStre
 	if !errors.As(err, &na) {
 		return err
 	}
-	if st := serverStatus(na.Err); st != nil && st.Reason == metav1.StatusReasonNotFound &&
+	if st := serverStatus(na.Err); st != nil && st.Reason == ReasonNotFound &&
 		st.Details != nil && st.Details.Name == p.Spec.NodeName {
 		// The API server reports a node it has no object for as a
 		// missing pod named after the node.
@@ -214,7 +208,7 @@ func (c *Client) stream(ctx context.Context, namespace, pod string, s AttachStre
 	switch {
 	case errors.As(err, &he):
 		serr := decodeError(he.code, he.contentType, he.body, apiRequest{method: "GET", name: pod,
-			resource: schema.GroupResource{Resource: "pods"}}, 0)
+			resource: groupResource{Resource: "pods"}}, 0)
 		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the API server did not open the attach: " + serverMessage(serr), Err: serr}
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err()
@@ -251,15 +245,6 @@ func (s *seenWriter) Write(p []byte) (int, error) {
 		s.seen.Store(true)
 	}
 	return s.w.Write(p)
-}
-
-// serverStatus is the API server's Status in err, if any.
-func serverStatus(err error) *metav1.Status {
-	var se *apierrors.StatusError
-	if errors.As(err, &se) {
-		return &se.ErrStatus
-	}
-	return nil
 }
 
 // serverMessage is the API server's message in a refused attach.

@@ -8,9 +8,6 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // watched keeps the objects of a resource that match a label selector,
@@ -41,8 +38,6 @@ func newWatched[T any](r listable[T], sel string, index func(*T) string, onEvent
 	return &watched[T]{r: r, sel: sel, index: index, onEvent: onEvent, logger: logger,
 		items: map[string]*T{}, synced: make(chan struct{})}
 }
-
-func key(m metav1.Object) string { return m.GetNamespace() + "/" + m.GetName() }
 
 // get is the object ns/name as last seen.
 func (w *watched[T]) get(ns, name string) (*T, bool) {
@@ -90,7 +85,7 @@ func (w *watched[T]) run(ctx context.Context) {
 			start := time.Now()
 			next, got, err := w.watchFrom(ctx, rv)
 			rv = next
-			if apierrors.IsGone(err) || apierrors.IsResourceExpired(err) {
+			if isGone(err) {
 				break // the version is compacted away: list again
 			}
 			if err != nil && ctx.Err() == nil {
@@ -108,7 +103,7 @@ func (w *watched[T]) run(ctx context.Context) {
 // relist replaces the cache with a fresh list: what is listed is added
 // or updated, what is not is deleted.
 func (w *watched[T]) relist(ctx context.Context) (string, error) {
-	l, err := w.r.list(ctx, metav1.ListOptions{LabelSelector: w.sel})
+	l, err := w.r.list(ctx, listOptions{LabelSelector: w.sel})
 	if err != nil {
 		return "", err
 	}
@@ -139,7 +134,7 @@ func (w *watched[T]) relist(ctx context.Context) (string, error) {
 // resourceVersion reached and whether any event came.
 func (w *watched[T]) watchFrom(ctx context.Context, rv string) (string, bool, error) {
 	secs := int64(300 + rand.IntN(300))
-	s, err := w.r.watch(ctx, metav1.ListOptions{LabelSelector: w.sel, ResourceVersion: rv,
+	s, err := w.r.watch(ctx, listOptions{LabelSelector: w.sel, ResourceVersion: rv,
 		AllowWatchBookmarks: true, TimeoutSeconds: &secs})
 	if err != nil {
 		return rv, false, err
@@ -158,7 +153,7 @@ func (w *watched[T]) watchFrom(ctx context.Context, rv string) (string, bool, er
 		}
 		got = true
 		m := metaOf(ev.Object)
-		if v := m.GetResourceVersion(); v != "" {
+		if v := m.ResourceVersion; v != "" {
 			rv = v
 		}
 		switch ev.Type {

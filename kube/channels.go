@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The v5.channel.k8s.io protocol: each binary message starts with its
@@ -72,14 +69,14 @@ func runChannels(ctx context.Context, conn *wsConn, s AttachStreams, out io.Writ
 // statusError is the error a Status on the error channel says (nil for
 // success).
 func statusError(b []byte) error {
-	var st metav1.Status
+	var st Status
 	if err := json.Unmarshal(b, &st); err != nil {
 		return errors.New(string(b))
 	}
-	if st.Status == metav1.StatusSuccess {
+	if st.Status == statusSuccess {
 		return nil
 	}
-	return &apierrors.StatusError{ErrStatus: st}
+	return &StatusError{Status: st}
 }
 
 func pumpStdin(conn *wsConn, in io.Reader) {

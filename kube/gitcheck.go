@@ -3,9 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-
-	authzv1 "k8s.io/api/authorization/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // gitCredentialsCheck says whether the git credentials Secret backlog
@@ -17,9 +14,8 @@ import (
 func gitCredentialsCheck(ctx context.Context, c *Client, o Options) Check {
 	ns, name := o.Namespace, o.GitCredentialsSecret
 	ck := Check{Name: "git credentials", Status: CheckFailed}
-	r, err := c.selfSubjectAccessReviews().create(ctx, &authzv1.SelfSubjectAccessReview{
-		Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
-			Namespace: ns, Verb: "get", Resource: "secrets", Name: name}}})
+	r, err := c.selfSubjectAccessReviews().create(ctx, selfReview(&ResourceAttributes{
+		Namespace: ns, Verb: "get", Resource: "secrets", Name: name}))
 	if err != nil {
 		ck.Msg = fmt.Sprintf("secret %s/%s cannot be checked: %s", ns, name, oneLine(err.Error()))
 		return ck
@@ -32,7 +28,7 @@ func gitCredentialsCheck(ctx context.Context, c *Client, o Options) Check {
 	}
 	s, err := c.secrets(ns).get(ctx, name)
 	switch {
-	case apierrors.IsNotFound(err):
+	case IsNotFound(err):
 		ck.Msg = fmt.Sprintf("secret %s/%s (runtime.kubernetes.gitCredentialsSecret) does not exist: no backlog worker's pod could start", ns, name)
 		ck.Fix = fmt.Sprintf("kubectl create secret generic -n %s %s --type=kubernetes.io/basic-auth --from-literal=username=<user> --from-file=password=<token file>", ns, name)
 	case err != nil:

@@ -12,16 +12,12 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // restClient sends the API requests of a Client: JSON over net/http,
 // rate-limited, each bounded by the config's timeout, and the API's
-// refusals decoded into *apierrors.StatusError, so apierrors.IsNotFound
-// and its siblings read them as they read client-go's.
+// refusals decoded into *StatusError, which IsNotFound and its
+// siblings read.
 type restClient struct {
 	base    *url.URL
 	rt      http.RoundTripper
@@ -38,7 +34,7 @@ type apiRequest struct {
 	// contentType of body (JSON when empty).
 	contentType string
 	// what the request is about, for errors without a Status.
-	resource schema.GroupResource
+	resource groupResource
 	name     string
 	// invalid: the request cannot be made (a name that is no path
 	// segment).
@@ -160,27 +156,6 @@ func (c *restClient) do(ctx context.Context, r apiRequest, out any) error {
 		return fmt.Errorf("%s %s: decode the answer: %w", r.method, r.path, err)
 	}
 	return nil
-}
-
-// decodeError is the API's refusal as a *apierrors.StatusError: the
-// Status it sent, else one made from the HTTP status (and a short
-// text body), as client-go makes it.
-func decodeError(code int, contentType string, body []byte, r apiRequest, retryAfter int) error {
-	var st metav1.Status
-	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" && st.Status != metav1.StatusSuccess {
-		if st.Code == 0 {
-			st.Code = int32(code)
-		}
-		return &apierrors.StatusError{ErrStatus: st}
-	}
-	msg := ""
-	if strings.HasPrefix(contentType, "text/plain") || strings.HasPrefix(contentType, "application/json") {
-		msg = strings.TrimSpace(string(body))
-		if len(msg) > 512 {
-			msg = msg[:512] + "…"
-		}
-	}
-	return apierrors.NewGenericServerResponse(code, r.method, r.resource, r.name, msg, retryAfter, true)
 }
 
 // tokenBucket limits a client to qps requests a second on average and

@@ -11,12 +11,6 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
-
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -100,7 +94,7 @@ func (b *Backend) create(ctx context.Context, p *runtime.Payload) error {
 	name := p.Kubernetes.Name
 	jobs := b.c.jobs(b.o.Namespace)
 	job, err := jobs.create(ctx, jobFor(p, b.o, name, b.now()))
-	if apierrors.IsAlreadyExists(err) {
+	if IsAlreadyExists(err) {
 		job, err = jobs.get(ctx, name)
 		if err == nil && job.Annotations[AnnotationRunID] != p.RunID {
 			return fmt.Errorf("run %s: job %s/%s exists and belongs to run %q", p.RunID, b.o.Namespace, name, job.Annotations[AnnotationRunID])
@@ -113,11 +107,11 @@ func (b *Backend) create(ctx context.Context, p *runtime.Payload) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.c.secrets(b.o.Namespace).create(ctx, sec); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := b.c.secrets(b.o.Namespace).create(ctx, sec); err != nil && !IsAlreadyExists(err) {
 		b.deleteJob(context.WithoutCancel(ctx), name, 0)
 		return fmt.Errorf("run %s: create secret %s/%s: %w", p.RunID, b.o.Namespace, name, err)
 	}
-	if _, err := b.c.leases(b.o.Namespace).create(ctx, leaseFor(p, b.o, job)); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := b.c.leases(b.o.Namespace).create(ctx, leaseFor(p, b.o, job)); err != nil && !IsAlreadyExists(err) {
 		b.deleteJob(context.WithoutCancel(ctx), name, 0)
 		return fmt.Errorf("run %s: create lease %s/%s: %w", p.RunID, b.o.Namespace, name, err)
 	}
@@ -246,7 +240,7 @@ func (b *Backend) leaseMissing(ctx context.Context, name, runDir string, f runFa
 		return false
 	}
 	_, err = b.c.leases(b.o.Namespace).create(ctx, leaseFor(p, b.o, f.Job))
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	if err != nil && !IsAlreadyExists(err) {
 		b.logger.Warn("kube_lease_repair", "run", name, "err", err)
 		return false
 	}
@@ -264,7 +258,7 @@ func (b *Backend) confirmExpiry(ctx context.Context, name string, k *runtime.Kub
 	defer cancel()
 	l, err := b.c.leases(b.o.Namespace).get(ctx, name)
 	switch {
-	case apierrors.IsNotFound(err):
+	case IsNotFound(err):
 		return
 	case err != nil:
 		k.Unreachable = err.Error()
@@ -310,9 +304,9 @@ func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Durat
 	if err := b.deleteJob(ctx, name, secs); err != nil {
 		return fmt.Errorf("terminate %s: %w", runID, err)
 	}
-	sel := labels.SelectorFromSet(labels.Set{LabelInstance: b.o.instance(), LabelRun: LabelValue(runID)}).String()
-	err = b.c.pods(b.o.Namespace).deleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &secs}, metav1.ListOptions{LabelSelector: sel})
-	if err != nil && !apierrors.IsNotFound(err) {
+	sel := selectLabels(map[string]string{LabelInstance: b.o.instance(), LabelRun: LabelValue(runID)})
+	err = b.c.pods(b.o.Namespace).deleteCollection(ctx, deleteOptions{GracePeriodSeconds: &secs}, listOptions{LabelSelector: sel})
+	if err != nil && !IsNotFound(err) {
 		return fmt.Errorf("terminate %s: delete pods: %w", runID, err)
 	}
 	wait, cancel := context.WithTimeout(ctx, grace+30*time.Second)
@@ -371,16 +365,16 @@ func (b *Backend) closeStopped(name, runDir string) {
 // stopped, not lost.
 func (b *Backend) markStopped(ctx context.Context, name string) {
 	patch := []byte(`{"metadata":{"annotations":{"` + AnnotationStopped + `":"true"}}}`)
-	_, err := b.c.leases(b.o.Namespace).patch(ctx, name, types.MergePatchType, patch)
-	if err != nil && !apierrors.IsNotFound(err) {
+	_, err := b.c.leases(b.o.Namespace).patch(ctx, name, mergePatch, patch)
+	if err != nil && !IsNotFound(err) {
 		b.logger.Warn("kube_mark_stopped", "lease", name, "err", err)
 	}
 }
 
 func (b *Backend) deleteJob(ctx context.Context, name string, graceSeconds int64) error {
-	err := b.c.jobs(b.o.Namespace).delete(ctx, name, metav1.DeleteOptions{
-		GracePeriodSeconds: &graceSeconds, PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
-	if err != nil && !apierrors.IsNotFound(err) {
+	err := b.c.jobs(b.o.Namespace).delete(ctx, name, deleteOptions{
+		GracePeriodSeconds: &graceSeconds, PropagationPolicy: ptrTo(propagateInBackground)})
+	if err != nil && !IsNotFound(err) {
 		return fmt.Errorf("delete job %s/%s: %w", b.o.Namespace, name, err)
 	}
 	return nil

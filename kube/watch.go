@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The event types of a watch stream.
@@ -41,7 +38,7 @@ func newWatchStream[T any](body io.ReadCloser) *watchStream[T] {
 }
 
 // next is the next event; io.EOF when the server ended the watch; a
-// *apierrors.StatusError for an ERROR event (410 Gone: the
+// *StatusError for an ERROR event (410 Gone: the
 // resourceVersion is too old, list again).
 func (w *watchStream[T]) next() (watchEvent[T], error) {
 	var raw struct {
@@ -62,14 +59,14 @@ func (w *watchStream[T]) next() (watchEvent[T], error) {
 		}
 		return watchEvent[T]{Type: raw.Type, Object: o}, nil
 	case eventError:
-		var st metav1.Status
+		var st Status
 		if err := json.Unmarshal(raw.Object, &st); err != nil {
 			return watchEvent[T]{}, fmt.Errorf("watch error event: %w", err)
 		}
 		if st.Code == 0 {
 			st.Code = http.StatusInternalServerError
 		}
-		return watchEvent[T]{}, &apierrors.StatusError{ErrStatus: st}
+		return watchEvent[T]{}, &StatusError{Status: st}
 	}
 	return watchEvent[T]{}, fmt.Errorf("watch event of unknown type %q", raw.Type)
 }
@@ -77,7 +74,7 @@ func (w *watchStream[T]) next() (watchEvent[T], error) {
 func (w *watchStream[T]) close() error { return w.body.Close() }
 
 // watch starts watching r's objects from opts.ResourceVersion.
-func (r listable[T]) watch(ctx context.Context, opts metav1.ListOptions) (*watchStream[T], error) {
+func (r listable[T]) watch(ctx context.Context, opts listOptions) (*watchStream[T], error) {
 	opts.Watch = true
 	q := r.request("GET", "")
 	q.query = listQuery(opts)

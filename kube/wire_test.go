@@ -7,10 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -24,7 +20,7 @@ func TestWatchStreamDecodesEventsBookmarksAndGone(t *testing.T) {
 {"type":"DELETED","object":{"metadata":{"name":"a","namespace":"ns","resourceVersion":"16"}}}
 {"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (16)","reason":"Expired","code":410}}
 `
-	w := newWatchStream[corev1.Pod](io.NopCloser(strings.NewReader(stream)))
+	w := newWatchStream[Pod](io.NopCloser(strings.NewReader(stream)))
 	want := []struct{ typ, rv string }{{"ADDED", "10"}, {"MODIFIED", "11"}, {"BOOKMARK", "15"}, {"DELETED", "16"}}
 	for _, x := range want {
 		ev, err := w.next()
@@ -32,30 +28,31 @@ func TestWatchStreamDecodesEventsBookmarksAndGone(t *testing.T) {
 			t.Fatalf("event %+v %v, want %s at %s", ev, err, x.typ, x.rv)
 		}
 	}
-	if _, err := w.next(); !apierrors.IsResourceExpired(err) || apierrors.IsNotFound(err) {
+	if _, err := w.next(); !isGone(err) || IsNotFound(err) {
 		t.Errorf("ERROR event: %v, want 410 Expired", err)
 	}
 	if _, err := w.next(); !errors.Is(err, io.EOF) {
 		t.Errorf("end: %v, want io.EOF", err)
 	}
-	cut := newWatchStream[corev1.Pod](io.NopCloser(strings.NewReader(`{"type":"ADDED","object":{"metadata":{"na`)))
+	cut := newWatchStream[Pod](io.NopCloser(strings.NewReader(`{"type":"ADDED","object":{"metadata":{"na`)))
 	if _, err := cut.next(); err == nil || errors.Is(err, io.EOF) {
 		t.Errorf("cut stream: %v, want an error that is not io.EOF", err)
 	}
-	odd := newWatchStream[corev1.Pod](io.NopCloser(strings.NewReader(`{"type":"SOMETHING","object":{}}`)))
+	odd := newWatchStream[Pod](io.NopCloser(strings.NewReader(`{"type":"SOMETHING","object":{}}`)))
 	if _, err := odd.next(); err == nil || !strings.Contains(err.Error(), "SOMETHING") {
 		t.Errorf("unknown type: %v", err)
 	}
 }
 
-// The API's refusals are *apierrors.StatusError, so apierrors' tests
-// read them: the Status the server sent, else one made from the HTTP
-// code, with a short text body as its message but never an HTML page.
+// The API's refusals are *StatusError, which IsNotFound and its
+// siblings read: the Status the server sent, else one made from the HTTP
+// code, with a short text body in its message but never an HTML page,
+// naming the request's resource and object.
 func TestAPIErrorsDecodeAsStatusErrors(t *testing.T) {
-	status := func(reason metav1.StatusReason, code int) string {
+	status := func(reason string, code int) string {
 		return `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"m","reason":"` + string(reason) + `","code":` + strconv.Itoa(code) + `}`
 	}
-	req := apiRequest{method: "GET", resource: schema.GroupResource{Group: "batch", Resource: "jobs"}, name: "j"}
+	req := apiRequest{method: "GET", resource: groupResource{Group: "batch", Resource: "jobs"}, name: "j"}
 	for _, c := range []struct {
 		name  string
 		code  int
@@ -64,20 +61,20 @@ func TestAPIErrorsDecodeAsStatusErrors(t *testing.T) {
 		is    func(error) bool
 		msg   string
 	}{
-		{"not found", 404, "application/json", status(metav1.StatusReasonNotFound, 404), apierrors.IsNotFound, "m"},
-		{"conflict", 409, "application/json", status(metav1.StatusReasonConflict, 409), apierrors.IsConflict, "m"},
-		{"already exists", 409, "application/json", status(metav1.StatusReasonAlreadyExists, 409), apierrors.IsAlreadyExists, "m"},
-		{"forbidden", 403, "application/json", status(metav1.StatusReasonForbidden, 403), apierrors.IsForbidden, "m"},
-		{"gone", 410, "application/json", status(metav1.StatusReasonExpired, 410), apierrors.IsResourceExpired, "m"},
-		{"status without code", 404, "application/json", `{"kind":"Status","status":"Failure","reason":"NotFound"}`, apierrors.IsNotFound, ""},
-		{"text 401", 401, "text/plain", "Unauthorized\n", apierrors.IsUnauthorized, "provide credentials"},
-		{"html 502 from a proxy", 502, "text/html", "<html>bad gateway</html>", func(err error) bool { return !apierrors.IsNotFound(err) }, ""},
-		{"429", 429, "text/plain", "slow down", apierrors.IsTooManyRequests, "too many requests"},
-		{"500 text", 500, "text/plain", "boom", apierrors.IsInternalError, "boom"},
+		{"not found", 404, "application/json", status(ReasonNotFound, 404), IsNotFound, "m"},
+		{"conflict", 409, "application/json", status(ReasonConflict, 409), IsConflict, "m"},
+		{"already exists", 409, "application/json", status(ReasonAlreadyExists, 409), IsAlreadyExists, "m"},
+		{"forbidden", 403, "application/json", status(ReasonForbidden, 403), IsForbidden, "m"},
+		{"gone", 410, "application/json", status(ReasonExpired, 410), isGone, "m"},
+		{"status without code", 404, "application/json", `{"kind":"Status","status":"Failure","reason":"NotFound"}`, IsNotFound, ""},
+		{"text 401", 401, "text/plain", "Unauthorized\n", IsUnauthorized, "provide credentials: Unauthorized (get jobs.batch j)"},
+		{"html 502 from a proxy", 502, "text/html", "<html>bad gateway</html>", func(err error) bool { return !IsNotFound(err) && IsInternalError(err) }, ""},
+		{"429", 429, "text/plain", "slow down", IsTooManyRequests, "too many requests"},
+		{"500 text", 500, "text/plain", "boom", IsInternalError, "boom"},
 	} {
 		err := decodeError(c.code, c.ctype, []byte(c.body), req, 0)
-		var se *apierrors.StatusError
-		if !errors.As(err, &se) || !c.is(err) || int(se.ErrStatus.Code) != c.code {
+		var se *StatusError
+		if !errors.As(err, &se) || !c.is(err) || int(se.Status.Code) != c.code {
 			t.Errorf("%s: %v (%T, code %v)", c.name, err, err, se)
 			continue
 		}

@@ -8,22 +8,33 @@ import (
 	"testing"
 )
 
-// heavyClientGo are packages the binary must not link. client-go as a
-// whole: even its REST client, kubeconfig loader, informers and
-// remotecommand initialise dozens of packages before main, in every
-// process of the binary — `version` and each `agent-run` runner included
-// — whether it touches a cluster or not. Package kube talks to the API
-// server through its own REST client, kubeconfig reader, list+watch cache
-// and WebSocket attach instead (kube/api.go). Tests may still use
-// client-go (kube/kubetest, e2e/kubernetes): test imports are not linked.
-// The rest are what client-go brought: SPDY, protobuf, OpenAPI models and OAuth2.
+// heavyClientGo are packages the binary must not link: nothing of
+// k8s.io or sigs.k8s.io at all. client-go's REST client, kubeconfig
+// loader, informers and remotecommand, and after them k8s.io/api's and
+// apimachinery's types (scheme registration, validation regexps,
+// json-iterator), initialise dozens of packages before main in every
+// process of the binary — `version`, `status --json` and each
+// `agent-run` runner included — whether it touches a cluster or not.
+// Package kube talks to the API server through its own REST client,
+// kubeconfig reader, list+watch cache, WebSocket attach and API types
+// instead (kube/api.go). Tests may still use client-go and k8s.io/api
+// (kube/kubetest, e2e/kubernetes, kube's tests): test imports are not
+// linked. The rest are what those brought: SPDY, protobuf, OpenAPI
+// models, OAuth2, json-iterator and its reflection, CBOR, inf.v0 and
+// YAML v2.
 var heavyClientGo = []string{
-	"k8s.io/client-go",
-	"k8s.io/streaming",
+	"k8s.io",
+	"sigs.k8s.io",
 	"github.com/moby/spdystream",
 	"google.golang.org/protobuf",
 	"github.com/google/gnostic-models",
 	"golang.org/x/oauth2",
+	"github.com/json-iterator/go",
+	"github.com/modern-go",
+	"github.com/fxamacker/cbor",
+	"github.com/x448/float16",
+	"gopkg.in/inf.v0",
+	"go.yaml.in/yaml/v2",
 }
 
 func TestBinaryLinksNoClientGo(t *testing.T) {
