@@ -4,10 +4,10 @@
 // runner, the pod's status and its container's termination message) into
 // the run's local records, and stops, adopts and attaches to those runs.
 // It is the only package that talks to a Kubernetes API server, and it
-// does so through a REST client, kubeconfig reader, list+watch cache and
-// WebSocket attach of its own (api.go): the binary links no client-go
-// package, so a process that never touches a cluster pays nothing for
-// Kubernetes but the API types' package init.
+// does so through a REST client, kubeconfig reader, list+watch cache,
+// WebSocket attach and API types of its own (api.go): the binary links
+// no k8s.io or sigs.k8s.io package at all, so a process that never
+// touches a cluster pays nothing for Kubernetes before main.
 package kube
 
 import (
