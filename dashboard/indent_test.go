@@ -109,3 +109,26 @@ func BenchmarkStatusJSONIndent(b *testing.B) {
 		})
 	}
 }
+
+// The indentWriter's pieces may cut a string, an escape or a container
+// anywhere: written in pieces of every size, the bytes are indentCompact's.
+func TestIndentWriterIsIndentCompactWhereverThePiecesAreCut(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 500 {
+		compact, err := json.Marshal(randomValue(r, 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := indentCompact(nil, compact, "  ")
+		for _, piece := range []int{1, 2, 3, 7, len(compact)} {
+			var got bytes.Buffer
+			in := indenter{indent: "  "}
+			for off := 0; off < len(compact); off += piece {
+				got.Write(in.append(nil, compact[off:min(off+piece, len(compact))]))
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("value %d in pieces of %d (%s):\ngot  %q\nwant %q", i, piece, compact, got.Bytes(), want)
+			}
+		}
+	}
+}

@@ -29,13 +29,12 @@ func StatusJSON(l state.Lane, wave int) state.Lane {
 }
 
 // WriteStatusJSON encodes StatusJSON(l, wave) indented, with a newline.
+// The encoder hands its whole compact document to one Write (nothing is
+// written when encoding fails); the indentWriter passes it on indented
+// without a copy of the whole.
 func WriteStatusJSON(w io.Writer, l state.Lane, wave int) error {
-	b, err := json.Marshal(StatusJSON(l, wave))
-	if err != nil {
-		return fmt.Errorf("status json for lane %s: %w", l.Lane, err)
-	}
-	out := append(indentCompact(make([]byte, 0, len(b)*2), b, "  "), '\n')
-	if _, err := w.Write(out); err != nil {
+	iw := &indentWriter{w: w, in: indenter{indent: "  "}, buf: make([]byte, 0, 2*indentPiece)}
+	if err := json.NewEncoder(iw).Encode(StatusJSON(l, wave)); err != nil {
 		return fmt.Errorf("status json for lane %s: %w", l.Lane, err)
 	}
 	return nil

@@ -47,18 +47,28 @@ func Status(ctx context.Context, layout lanes.Layout) (state.Lane, error) {
 	// a repeat status reads only the lines and runs that changed.
 	cache := state.OpenStatusCache(layout.StatusCachePath(), slog.Default())
 	cached := cache.Observer(runFileCandidates(), observe)
-	observed := func(runDir string) state.RunFacts {
-		f := cached(runDir)
+	note := func(runDir string, f state.RunFacts) {
 		mu.Lock()
 		seen[runDir] = f
 		mu.Unlock()
+	}
+	reused := func(runDir string) (state.RunFacts, bool) {
+		f, ok := cache.Reuse(runDir)
+		if ok {
+			note(runDir, f)
+		}
+		return f, ok
+	}
+	observed := func(runDir string) state.RunFacts {
+		f := cached(runDir)
+		note(runDir, f)
 		return f
 	}
 	fold, bad, err := cache.ReadEvents(layout.EventsPath())
 	if err != nil {
 		return state.Load(layout, observed, blockers, now) // says why, as always
 	}
-	l, err := state.LoadFold(layout, fold, bad, observed, blockers, now)
+	l, err := state.LoadFold(layout, fold, bad, reused, observed, blockers, now)
 	if err == nil {
 		questions.OverlayUnanswered(&l, layout, fold.UnansweredIDs())
 		l.ApplyUsage(waveSpend(layout, fold.LoggedRuns(), seen))

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	goruntime "runtime"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/fanout"
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
@@ -151,12 +149,15 @@ func decodeCache(b []byte, base string) (*Cache, error) {
 	if len(b) == 0 || b[len(b)-1] != '\n' {
 		return nil, errors.New("cut short")
 	}
+	// One goroutine: with its own reader for the long lines, a line per
+	// CPU cost more CPU in goroutines and threads woken than it saved in
+	// time (bench/status).
 	raw := bytes.Split(b[:len(b)-1], []byte{'\n'})
 	lines := make([]cacheLine, len(raw))
-	errs := make([]error, len(raw))
-	fanout.Each(len(raw), goruntime.GOMAXPROCS(0), func(i int) { errs[i] = decodeLine(raw[i], &lines[i]) })
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	for i, r := range raw {
+		if err := decodeLine(r, &lines[i]); err != nil {
+			return nil, err
+		}
 	}
 	h := lines[0].Head
 	if h == nil || h.Version != CacheVersion || h.Fold == nil {
@@ -166,15 +167,22 @@ func decodeCache(b []byte, base string) (*Cache, error) {
 		}
 		return nil, fmt.Errorf("version %d, want %d", v, CacheVersion)
 	}
-	c := &Cache{Version: h.Version, Program: h.Program, Log: h.Log, Bad: h.Bad, Fold: h.Fold, Runs: map[string]CachedRun{}}
-	f := c.Fold
+	runs := 0
 	for _, l := range lines[1:] {
+		runs += len(l.Runs)
+	}
+	c := &Cache{Version: h.Version, Program: h.Program, Log: h.Log, Bad: h.Bad, Fold: h.Fold, Runs: make(map[string]CachedRun, runs)}
+	f := c.Fold
+	f.WaveStates = slices.Grow(f.WaveStates, waveLines(lines))
+	for i, l := range lines[1:] {
 		for _, r := range l.Logged {
 			r.RunDir = p.long(r.RunDir)
 			f.Logged = append(f.Logged, r)
 		}
 		if l.Wave != nil {
-			f.WaveStates = append(f.WaveStates, *l.Wave)
+			w := *l.Wave
+			w.Agents = slices.Grow(w.Agents, agentsAfter(lines[i+2:]))
+			f.WaveStates = append(f.WaveStates, w)
 		}
 		if l.Agents != nil {
 			if len(f.WaveStates) == 0 {
@@ -188,4 +196,27 @@ func decodeCache(b []byte, base string) (*Cache, error) {
 		}
 	}
 	return c, nil
+}
+
+func waveLines(lines []cacheLine) int {
+	n := 0
+	for _, l := range lines {
+		if l.Wave != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// agentsAfter counts the agents on the lines up to the next wave's: the
+// room its wave's agents take.
+func agentsAfter(lines []cacheLine) int {
+	n := 0
+	for _, l := range lines {
+		if l.Wave != nil {
+			break
+		}
+		n += len(l.Agents)
+	}
+	return n
 }

@@ -165,23 +165,33 @@ func (c *StatusCache) resume(rotKey, curKey FileKey, cur *os.File) (f *Fold, bad
 // record terminal): nil when they may still change.
 type FinalObserver func(runDir string) (RunFacts, []string)
 
-// Observer is obs with the cached facts of finished runs reused while
-// their files are unchanged. candidates names the files of a run
+// Reuse gives the cached facts of the finished run in dir while its files
+// are unchanged (a stat of each), ok false when it must be observed
+// (Observer). It is cheap enough that LoadFold asks it for every run on
+// one goroutine before fanning the others out.
+func (c *StatusCache) Reuse(dir string) (RunFacts, bool) {
+	if c.old == nil {
+		return RunFacts{}, false
+	}
+	e, ok := c.old.Runs[dir]
+	if !ok || !e.Fresh(statKeys(dir, e.FileNames())) {
+		return RunFacts{}, false
+	}
+	c.mu.Lock()
+	c.next.Runs[dir] = e
+	c.mu.Unlock()
+	f := e.Facts
+	f.RunDir = dir
+	return f, true
+}
+
+// Observer is obs for the runs Reuse cannot answer for, keeping the facts
+// of those that turn out finished. candidates names the files of a run
 // directory its facts may come from; they are looked at before obs reads
 // them, so a file that changes during the read has another key and is
 // read again next time.
 func (c *StatusCache) Observer(candidates []string, obs FinalObserver) Observer {
 	return func(dir string) RunFacts {
-		if c.old != nil {
-			if e, ok := c.old.Runs[dir]; ok && e.Fresh(statKeys(dir, e.FileNames())) {
-				c.mu.Lock()
-				c.next.Runs[dir] = e
-				c.mu.Unlock()
-				f := e.Facts
-				f.RunDir = dir
-				return f
-			}
-		}
 		before := statKeys(dir, candidates)
 		f, files := obs(dir)
 		if files != nil {

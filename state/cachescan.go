@@ -30,9 +30,39 @@ func decodeLine(b []byte, l *cacheLine) error {
 		if l.Runs, err = s.runs(); err == nil && s.end() {
 			return nil
 		}
+	case bytes.HasPrefix(b, []byte(`{"h":`)), bytes.HasPrefix(b, []byte(`{"w":`)), bytes.HasPrefix(b, []byte(`{"l":`)):
+		if decodeNarrow(b, l) == nil {
+			return nil
+		}
 	}
 	*l = cacheLine{}
 	return json.Unmarshal(b, l)
+}
+
+// narrowLine is a head, wave or logged runs line: encoding/json sets up
+// its decoding for the types it meets, and cacheLine's agents and run
+// facts (read by the scanner) would be most of that set-up.
+type narrowLine struct {
+	Head   *cacheHead  `json:"h"`
+	Logged []LoggedRun `json:"l"`
+	Wave   *Wave       `json:"w"`
+}
+
+// decodeNarrow decodes b as a narrowLine; an error for any key, in the
+// line or below it, that narrowLine does not have, or anything after the
+// object, and decodeLine then reads the line as a whole cacheLine.
+func decodeNarrow(b []byte, l *cacheLine) error {
+	var n narrowLine
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&n); err != nil {
+		return err
+	}
+	if d.InputOffset() != int64(len(b)) {
+		return errShape
+	}
+	*l = cacheLine{Head: n.Head, Logged: n.Logged, Wave: n.Wave}
+	return nil
 }
 
 var errShape = errors.New("not the cache's own spelling")

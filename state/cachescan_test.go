@@ -100,3 +100,58 @@ func TestTheCacheLineReaderReadsWhatEncodingJSONReads(t *testing.T) {
 		t.Errorf("a plain runs line goes to encoding/json: %v", err)
 	}
 }
+
+// The head, wave and logged runs lines are read through a narrower type
+// than cacheLine, and give what encoding/json gives for the whole
+// cacheLine; a line with any key that type lacks goes to encoding/json
+// whole, so nothing in it is dropped.
+func TestNarrowLinesReadWhatTheWholeLineReads(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 5, time.FixedZone("", 3600))
+	n := int64(7)
+	fold := &Fold{
+		WaveStates: []Wave{{Wave: 2, File: "w2.md", Status: WaveRunning, StartedAt: &at,
+			Closure:    []Stage{{Phase: "integrating", State: StagePassed, Agents: []string{"A8"}}},
+			Agents:     []Agent{{ID: "A1", State: AgentCompleted, RunDir: "/s/waves/2/runs/A1-a1"}},
+			Questions:  []Question{{ID: "q1", Text: `a "question"`, AskedAt: &at}},
+			LastEvents: []EventRef{{At: at, Wave: 2, Message: "A1 started"}}}},
+		Started: []int{0},
+		Logged:  []LoggedRun{{RunDir: "/s/waves/2/runs/A1-a1", Usage: &usage.Usage{InputTokens: &n}, Started: true}},
+		Open:    map[string]bool{"q1": true},
+		Notices: &noticeFold{State: map[string]string{"n1/log": "delivered"}},
+	}
+	c := &Cache{Version: CacheVersion, Program: "p", Fold: fold, Bad: []string{"x:1"},
+		Log: LogPlace{Current: FileKey{Name: "/s/events.jsonl", Size: 9, ModNs: 8, Inode: 7}, Lines: 3, TailSum: "ab"}}
+	lines := encodeCache(c, "/s/")
+	extra := []string{
+		`{"h":{"version":1,"program":"p","log":{"rotated":"a|-","current":"b|-","lines":0,"tailSum":""},"bad":null,"fold":{"waves":null}},"r":{"waves/0/runs/A1-a1":{"f":["agent.log|-"],"r":{}}}}`,
+		`{"w":{"wave":0,"status":"running","agents":[],"later":1}}`,
+		`{"l":[{"runDir":"waves/0/runs/A1-a1","started":true}],"a":[{"id":"A1"}]}`,
+	}
+	var all [][]byte
+	for _, l := range lines {
+		b, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b)
+	}
+	narrow := len(all)
+	for _, s := range extra {
+		all = append(all, []byte(s))
+	}
+	for i, b := range all {
+		var want, got cacheLine
+		werr := json.Unmarshal(b, &want)
+		gerr := decodeLine(b, &got)
+		if (werr != nil) != (gerr != nil) || !reflect.DeepEqual(got, want) {
+			t.Errorf("line %d: read %+v (%v), encoding/json reads %+v (%v), from %s", i, got, gerr, want, werr, b)
+		}
+		if i < narrow && (want.Agents != nil || want.Runs != nil) {
+			continue // the scanner's lines
+		}
+		var l cacheLine
+		if err := decodeNarrow(b, &l); (err == nil) != (i < narrow) {
+			t.Errorf("line %d: the narrow read's error is %v: %s", i, err, b)
+		}
+	}
+}
