@@ -70,14 +70,17 @@ const (
 	ReasonUnknown          = "Unknown"
 )
 
-// knownReasons are the reasons the API documents: a Status with one of
-// them is read by its reason alone; any other (or none) by its code.
-var knownReasons = map[string]bool{
-	ReasonUnauthorized: true, ReasonForbidden: true, ReasonNotFound: true, ReasonAlreadyExists: true,
-	ReasonConflict: true, ReasonGone: true, ReasonExpired: true, ReasonInvalid: true, ReasonBadRequest: true,
-	ReasonTooManyRequests: true, ReasonInternalError: true, ReasonServiceUnavail: true, ReasonTimeout: true,
-	ReasonServerTimeout: true, ReasonMethodNotAllowed: true, "NotAcceptable": true, "UnsupportedMediaType": true,
-	"RequestEntityTooLarge": true, "StoreReadError": true,
+// knownReason reports whether reason is one the API documents: a Status
+// with one is read by its reason alone; any other (or none) by its code.
+func knownReason(reason string) bool {
+	switch reason {
+	case ReasonUnauthorized, ReasonForbidden, ReasonNotFound, ReasonAlreadyExists, ReasonConflict,
+		ReasonGone, ReasonExpired, ReasonInvalid, ReasonBadRequest, ReasonTooManyRequests,
+		ReasonInternalError, ReasonServiceUnavail, ReasonTimeout, ReasonServerTimeout,
+		ReasonMethodNotAllowed, "NotAcceptable", "UnsupportedMediaType", "RequestEntityTooLarge", "StoreReadError":
+		return true
+	}
+	return false
 }
 
 // serverStatus is the API server's Status in err, if any.
@@ -96,7 +99,7 @@ func is(err error, reason string, code int) bool {
 	if st == nil {
 		return false
 	}
-	if knownReasons[st.Reason] {
+	if knownReason(st.Reason) {
 		return st.Reason == reason
 	}
 	return int(st.Code) == code

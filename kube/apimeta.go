@@ -203,16 +203,16 @@ func splitNumber(s string) (num, suffix string) {
 	return s[:i], s[i:]
 }
 
-func allDigits(s string) bool {
+// signedDigits: s is digits after an optional sign.
+func signedDigits(s string) bool {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if s == "" {
+		return false
+	}
 	for _, r := range s {
 		if r < '0' || r > '9' {
 			return false
 		}
 	}
 	return true
-}
-
-func signedDigits(s string) bool {
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
-	return s != "" && allDigits(s)
 }

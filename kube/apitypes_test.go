@@ -197,7 +197,7 @@ func notWithin(a, b any, path string) string {
 // k8s.io/api's, byte for byte.
 func TestDeleteOptionsAndTimestampsAreTheAPIs(t *testing.T) {
 	grace := int64(5)
-	got, err := deleteBody(deleteOptions{GracePeriodSeconds: &grace, PropagationPolicy: ptrTo(propagateInBackground)})
+	got, err := deleteBody(deleteOptions{GracePeriodSeconds: &grace, PropagationPolicy: new(propagateInBackground)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func launching() runtime.Record {
 
 func leaseWith(rec *runtime.Record, renew time.Time) *Lease {
 	l := &Lease{ObjectMeta: ObjectMeta{Name: "wave-x", Annotations: map[string]string{}},
-		Spec: LeaseSpec{LeaseDurationSeconds: ptrTo[int32](3)}}
+		Spec: LeaseSpec{LeaseDurationSeconds: new(int32(3))}}
 	if rec != nil {
 		b, _ := json.Marshal(rec)
 		l.Annotations[AnnotationRecord] = string(b)
@@ -89,8 +89,8 @@ func TestMerge(t *testing.T) {
 		// is gone, not "stopped on request".
 		{name: "judged and deleted", disp: runtime.Failed, f: runFacts{Stopped: true, PodGone: true, Pod: podWith(ContainerState{}),
 			Judged: &runtime.Verdict{State: runtime.StateFailed, Done: true, Reason: "pod could not start: ErrImagePull: x"}}},
-		{name: "judged lost, killed", disp: runtime.Failed, code: ptrTo(137), f: runFacts{Pod: podWith(ContainerState{Terminated: &ContainerTerminated{ExitCode: 137}}),
-			Judged: &runtime.Verdict{State: runtime.StateLost, Done: true, ExitCode: ptrTo(137), Reason: "runner lost"}}},
+		{name: "judged lost, killed", disp: runtime.Failed, code: new(137), f: runFacts{Pod: podWith(ContainerState{Terminated: &ContainerTerminated{ExitCode: 137}}),
+			Judged: &runtime.Verdict{State: runtime.StateLost, Done: true, ExitCode: new(137), Reason: "runner lost"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "termination message is the final record" {
@@ -153,7 +153,7 @@ func TestFacts(t *testing.T) {
 		{name: "skewed node clock", f: runFacts{Lease: leaseWith(runnerRecord(runtime.Running, nil), t0.Add(-time.Hour)), RenewSeenAt: t0}, now: t0.Add(time.Second), alive: true},
 		{name: "lease expired", f: runFacts{Lease: renewed, RenewSeenAt: t0, Pod: podWith(ContainerState{})}, now: t0.Add(4 * time.Second), detail: "lease not renewed for 4s (duration 3s); pod wave-x-abcde Running on node \"n1\""},
 		{name: "killed container", f: runFacts{Lease: renewed, RenewSeenAt: t0, Pod: podWith(ContainerState{Terminated: &ContainerTerminated{ExitCode: 137, Reason: "Error"}})},
-			now: t0.Add(time.Second), detail: "container ended with exit code 137 (Error) and left no record", code: ptrTo(137)},
+			now: t0.Add(time.Second), detail: "container ended with exit code 137 (Error) and left no record", code: new(137)},
 		{name: "runner never renews", f: runFacts{Lease: leaseWith(nil, t0), Pod: podWith(ContainerState{Running: &ContainerRunning{StartedAt: Time{t0.Add(-10 * time.Second)}}})},
 			now: t0, startFail: true},
 		{name: "bad image", f: runFacts{Pod: podWith(ContainerState{Waiting: &ContainerWaiting{Reason: "ErrImagePull", Message: "not found"}})}, now: t0, startFail: true},
@@ -177,7 +177,7 @@ func TestFacts(t *testing.T) {
 }
 
 func TestTerminationMessageFitsTheKubeletLimit(t *testing.T) {
-	r := runnerRecord(runtime.Failed, ptrTo(1))
+	r := runnerRecord(runtime.Failed, new(1))
 	long := make([]byte, 10000)
 	for i := range long {
 		long[i] = 'x'

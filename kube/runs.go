@@ -373,7 +373,7 @@ func (b *Backend) markStopped(ctx context.Context, name string) {
 
 func (b *Backend) deleteJob(ctx context.Context, name string, graceSeconds int64) error {
 	err := b.c.jobs(b.o.Namespace).delete(ctx, name, deleteOptions{
-		GracePeriodSeconds: &graceSeconds, PropagationPolicy: ptrTo(propagateInBackground)})
+		GracePeriodSeconds: &graceSeconds, PropagationPolicy: new(propagateInBackground)})
 	if err != nil && !IsNotFound(err) {
 		return fmt.Errorf("delete job %s/%s: %w", b.o.Namespace, name, err)
 	}

@@ -148,18 +148,18 @@ func jobFor(p *runtime.Payload, o Options, name string, now time.Time) *Job {
 	job := &Job{
 		ObjectMeta: ObjectMeta{Name: name, Namespace: o.Namespace, Labels: labels, Annotations: runAnnotations(p)},
 		Spec: JobSpec{
-			BackoffLimit: ptrTo[int32](0), // retries are the launcher's
+			BackoffLimit: new(int32(0)), // retries are the launcher's
 			// A finished run's objects stay a while for kubectl, then go.
-			TTLSecondsAfterFinished: ptrTo(o.finishedTTL()),
-			Parallelism:             ptrTo[int32](1),
-			Completions:             ptrTo[int32](1),
+			TTLSecondsAfterFinished: new(o.finishedTTL()),
+			Parallelism:             new(int32(1)),
+			Completions:             new(int32(1)),
 			Template: PodTemplateSpec{
 				ObjectMeta: ObjectMeta{Labels: maps.Clone(labels), Annotations: runAnnotations(p)},
 				Spec: PodSpec{
 					RestartPolicy:                 restartNever,
 					ServiceAccountName:            o.ServiceAccount,
 					TerminationGracePeriodSeconds: &grace,
-					EnableServiceLinks:            ptrTo(false),
+					EnableServiceLinks:            new(false),
 					NodeSelector:                  o.NodeSelector,
 					Containers:                    []PodContainer{container(p, o)},
 					Volumes:                       volumes(p, o, name),
@@ -169,7 +169,7 @@ func jobFor(p *runtime.Payload, o Options, name string, now time.Time) *Job {
 	}
 	if p.DeadlineAt != nil {
 		left := p.DeadlineAt.Sub(now) + time.Duration(grace)*time.Second + time.Minute
-		job.Spec.ActiveDeadlineSeconds = ptrTo(max(1, int64(left.Seconds())))
+		job.Spec.ActiveDeadlineSeconds = new(max(1, int64(left.Seconds())))
 	}
 	return job
 }
@@ -225,7 +225,7 @@ func container(p *runtime.Payload, o Options) PodContainer {
 
 func volumes(p *runtime.Payload, o Options, name string) []Volume {
 	vs := []Volume{
-		{Name: "wave-in", Secret: &SecretVolume{SecretName: name, DefaultMode: ptrTo[int32](0o400)}},
+		{Name: "wave-in", Secret: &SecretVolume{SecretName: name, DefaultMode: new(int32(0o400))}},
 		{Name: "wave-pod", EmptyDir: &EmptyDirVolume{}},
 	}
 	if p.Checkout != nil {
@@ -235,7 +235,7 @@ func volumes(p *runtime.Payload, o Options, name string) []Volume {
 			Volume{Name: "wave-checkout", EmptyDir: &EmptyDirVolume{}})
 		if o.GitCredentialsSecret != "" {
 			vs = append(vs, Volume{Name: "git-credentials", Secret: &SecretVolume{
-				SecretName: o.GitCredentialsSecret, DefaultMode: ptrTo[int32](0o400)}})
+				SecretName: o.GitCredentialsSecret, DefaultMode: new(int32(0o400))}})
 		}
 		return vs
 	}
@@ -243,7 +243,7 @@ func volumes(p *runtime.Payload, o Options, name string) []Volume {
 	if o.WorkspaceClaim != "" {
 		ws.PersistentVolumeClaim = &PersistentVolumeClaim{ClaimName: o.WorkspaceClaim}
 	} else {
-		ws.HostPath = &HostPathVolume{Path: o.WorkspaceHostPath, Type: ptrTo(hostPathDirectory)}
+		ws.HostPath = &HostPathVolume{Path: o.WorkspaceHostPath, Type: new(hostPathDirectory)}
 	}
 	return append(vs, ws)
 }
@@ -307,9 +307,6 @@ func leaseFor(p *runtime.Payload, o Options, job *Job) *Lease {
 	return &Lease{
 		ObjectMeta: ObjectMeta{Name: job.Name, Namespace: o.Namespace, Labels: runLabels(o, p),
 			Annotations: runAnnotations(p), OwnerReferences: ownedBy(job)},
-		Spec: LeaseSpec{LeaseDurationSeconds: ptrTo(int32(leaseSeconds(p)))},
+		Spec: LeaseSpec{LeaseDurationSeconds: new(int32(leaseSeconds(p)))},
 	}
 }
-
-// ptrTo is a pointer to v: an optional field set, possibly to its zero.
-func ptrTo[T any](v T) *T { return &v }

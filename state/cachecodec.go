@@ -167,13 +167,16 @@ func decodeCache(b []byte, base string) (*Cache, error) {
 		}
 		return nil, fmt.Errorf("version %d, want %d", v, CacheVersion)
 	}
-	runs := 0
+	waves, runs := 0, 0
 	for _, l := range lines[1:] {
 		runs += len(l.Runs)
+		if l.Wave != nil {
+			waves++
+		}
 	}
 	c := &Cache{Version: h.Version, Program: h.Program, Log: h.Log, Bad: h.Bad, Fold: h.Fold, Runs: make(map[string]CachedRun, runs)}
 	f := c.Fold
-	f.WaveStates = slices.Grow(f.WaveStates, waveLines(lines))
+	f.WaveStates = slices.Grow(f.WaveStates, waves)
 	for i, l := range lines[1:] {
 		for _, r := range l.Logged {
 			r.RunDir = p.long(r.RunDir)
@@ -196,16 +199,6 @@ func decodeCache(b []byte, base string) (*Cache, error) {
 		}
 	}
 	return c, nil
-}
-
-func waveLines(lines []cacheLine) int {
-	n := 0
-	for _, l := range lines {
-		if l.Wave != nil {
-			n++
-		}
-	}
-	return n
 }
 
 // agentsAfter counts the agents on the lines up to the next wave's: the
