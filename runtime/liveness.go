@@ -95,6 +95,12 @@ func Classify(f Facts) Verdict {
 		}
 		return v
 	}
+	if f.Status != nil && f.RunnerAlive {
+		// The runner writes the status file, then its terminal record: a
+		// live runner is still finishing, and only the record can say a
+		// run was stalled or over its budget (not to be retried).
+		return classifyLive(f)
+	}
 	if st := f.Status; st != nil {
 		code := st.Code
 		v := Verdict{Done: true, ExitCode: &code, Signal: st.Signal, Reason: "status file without terminal record"}

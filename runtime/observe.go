@@ -65,7 +65,7 @@ func observeRun(ctx context.Context, pane func(context.Context, string) SessionF
 		// Only tmux can tell whether something still runs there.
 		f.Session = pane(ctx, lf.SessionName)
 	}
-	if !live(&f) && f.Record != nil && !isTerminal(f.Record.TerminalDisposition) && f.Status == nil {
+	if !live(&f) && f.Record != nil && !isTerminal(f.Record.TerminalDisposition) {
 		if pane != nil && f.Record.SessionName != "" {
 			f.Session = pane(ctx, f.Record.SessionName)
 		}
@@ -118,7 +118,7 @@ func takeLaunchFacts(launch readLaunch, runDir string, obs *Observation, f *Fact
 func live(f *Facts) bool {
 	f.RunnerAlive, f.AgentAlive = false, false
 	rec := f.Record
-	if rec == nil || isTerminal(rec.TerminalDisposition) || f.Status != nil || rec.SessionBackend == BackendKubernetes {
+	if rec == nil || isTerminal(rec.TerminalDisposition) || rec.SessionBackend == BackendKubernetes {
 		// A kubernetes record's pids are the pod's, on another machine.
 		return false
 	}

@@ -161,6 +161,7 @@ func TestClassify(t *testing.T) {
 		{"terminated before deadline", Facts{Record: terminal(Terminated, 143, "SIGTERM", now), Deadline: &future}, StateTerminated, true, code(143), "SIGTERM", 0, false},
 		{"status without record", Facts{Record: running(), Status: &Status{Code: 2}}, StateFailed, true, code(2), "", 0, false},
 		{"status with signal", Facts{Record: running(), Status: &Status{Code: 137, Signal: "SIGKILL"}}, StateTerminated, true, code(137), "SIGKILL", 0, false},
+		{"status file while the runner still writes its record (over budget?): not done", Facts{Record: running(), Status: &Status{Code: 143, Signal: "SIGTERM"}, RunnerAlive: true}, StateRunning, false, nil, "", 0, false},
 		{"live runner", Facts{Record: running(), RunnerAlive: true}, StateRunning, false, nil, "", 0, false},
 		{"stale heartbeat warns", Facts{Record: stale, RunnerAlive: true}, StateRunning, false, nil, "", 1, false},
 		{"missing session with live runner only warns", Facts{Record: running(), RunnerAlive: true, Session: SessionFacts{Known: true}}, StateRunning, false, nil, "", 1, false},
