@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter/tmuxtest"
 )
 
 var (

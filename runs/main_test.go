@@ -8,9 +8,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter/tmuxtest"
 )
 
 // The test binary doubles as the runner (`agent-run`, what a session

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter/tmuxtest"
 )
 
 // The test binary doubles as the runner (`agent-run`, the session command)

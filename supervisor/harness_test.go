@@ -18,11 +18,11 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter/tmuxtest"
 )
 
 // binPath is the wave-orchestrator binary: worker runs are its runner and

@@ -13,7 +13,7 @@ import (
 var socketSeq atomic.Int64
 
 // TestMain isolates tmux and fails the run if a test leaves a server.
-// (internal/tmuxtest does this for other packages; it imports this one.)
+// (tmuxadapter/tmuxtest does this for other packages; it imports this one.)
 func TestMain(m *testing.M) {
 	os.Unsetenv("TMUX")
 	os.Unsetenv("TMUX_PANE")

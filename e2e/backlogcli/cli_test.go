@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
 // What `backlog` says to a user's mistakes before it changes anything:

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 )
 
 // doctor on a backlog repository checks what `backlog run` will need:

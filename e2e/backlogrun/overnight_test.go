@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
 // The "overnight" run of issue 17: six issues through the real binary

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 )
 
 // referenceIgnoredFlags are the reference's launch flags that have no

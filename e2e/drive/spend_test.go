@@ -3,7 +3,7 @@ package drive
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 	"os"
 	"path/filepath"
 	"strings"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 )
 
 // submitted is what `submit --json` prints.

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 )
 
 // The local source can be answered and closed for everyone: `backlog

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 

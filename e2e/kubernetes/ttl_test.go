@@ -2,7 +2,7 @@ package kubernetes
 
 import (
 	"context"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 	"os"
 	"path/filepath"
 	"strings"

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter/tmuxtest"
 )
 
 // bareRepo is an empty git repository: what a user has before `init`.

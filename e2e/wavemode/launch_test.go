@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
 )

@@ -3,7 +3,7 @@
 // under a fixed test identity. Its builders are named for the situation a
 // test starts from (OriginWithBase, CloneOf, OriginWithWaveBranch, …). It
 // is the test-side half of gitops (the one place git runs) and is
-// imported only by tests and internal/e2etest; production code uses
+// imported only by tests and e2e/e2etest; production code uses
 // gitops. It does not import gitops, so gitops's own tests can use it.
 package gittest
 

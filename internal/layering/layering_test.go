@@ -85,7 +85,7 @@ func TestViewsImportNoLoop(t *testing.T) {
 }
 
 // TestHarnessesAreImportedOnlyByTests fails when a package that is not a
-// test harness itself imports one (gitops/gittest, internal/tmuxtest,
+// test harness itself imports one (gitops/gittest, tmuxadapter/tmuxtest,
 // forge/forgetest, kube/kubetest, …: a package named …test) outside its
 // _test files: harnesses run git and tmux directly, start fake servers
 // and fail tests, none of which belongs in the binary.
@@ -143,6 +143,33 @@ func TestLoopsLeaveTheBackendToRuns(t *testing.T) {
 		}
 		if !slices.Contains(imports, module+"/runs") {
 			t.Errorf("%s does not import runs: its launch payloads are built there", r.pkg)
+		}
+	}
+}
+
+// TestInternalIsTheFloor fails when a package under internal/ imports a
+// package of the module outside internal/, in its code or its tests:
+// internal holds small helpers every room may use (fan-out, terminal
+// text, exit codes), so it sits below them all. A harness that builds
+// on a room (a fake tmux server, the e2e repository builder) lives
+// beside what it fakes instead (tmuxadapter/tmuxtest, e2e/e2etest).
+func TestInternalIsTheFloor(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f",
+		`{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`,
+		module+"/internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 5 {
+		t.Fatalf("go list found %d internal packages", len(lines))
+	}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		for _, imp := range f[1:] {
+			if strings.HasPrefix(imp, module+"/") && !strings.HasPrefix(imp, module+"/internal/") {
+				t.Errorf("%s imports %s: internal/ is the floor; move the package beside what it builds on", f[0], imp)
+			}
 		}
 	}
 }

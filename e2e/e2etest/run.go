@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/tmuxtest"
+	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter/tmuxtest"
 )
 
 // Run is an end-to-end package's TestMain body: it isolates tmux
