@@ -87,6 +87,16 @@ var renamedKeys = map[string]string{
 	"roles.evaluatorRolePromptPath": "roles.contQaRolePromptPath",
 }
 
+// misplacedKeys are keys of one section that exist in another, with the
+// key meant: a wave-mode cap under backlog.budget, or a backlog cap under
+// runtime.budget, is named with where it belongs.
+var misplacedKeys = map[string]string{
+	"runtime.budget.perIssue": "backlog.budget.perIssue",
+	"runtime.budget.run":      "backlog.budget.run",
+	"backlog.budget.wave":     "runtime.budget.wave",
+	"backlog.budget.lane":     "runtime.budget.lane",
+}
+
 // csvKeys are list keys whose scalar form is a comma-separated list, as
 // in the reference (a scalar elsewhere is a one-element list).
 var csvKeys = map[string]bool{"fallbacks": true, "fallbackExecutorOrder": true}
@@ -225,6 +235,9 @@ func (c *checker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 		switch {
 		case renamedKeys[kp] != "":
 			c.fail(k, kp, "renamed to %s", renamedKeys[kp])
+		case misplacedKeys[kp] != "":
+			c.fail(k, kp, "unknown key here: this section takes %s; did you mean %s?",
+				strings.Join(slices.Sorted(maps.Keys(fields)), ", "), misplacedKeys[kp])
 		case isReferenceOnly(kp):
 			// A reference feature we do not port; accepted, ignored.
 		default:
