@@ -203,9 +203,13 @@ func (c *checker) walk(n *yaml.Node, t reflect.Type, path string) {
 			c.fail(n, path, "want a mapping")
 			return
 		}
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			kp := join(path, k.Value)
+			if c.duplicate(k, kp, seen) {
+				continue
+			}
 			c.lines[kp] = k.Line
 			if c.checkMapKey(k, path, kp) {
 				c.walk(v, t.Elem(), kp)
@@ -224,9 +228,13 @@ func (c *checker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 		return
 	}
 	fields := fieldsByName(t)
+	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		kp := join(path, k.Value)
+		if c.duplicate(k, kp, seen) {
+			continue
+		}
 		c.lines[kp] = k.Line
 		if f, ok := fields[k.Value]; ok {
 			c.walk(v, f.Type, kp)
@@ -244,6 +252,18 @@ func (c *checker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 			c.fail(k, kp, "unknown key%s", suggest.Hint(k.Value, slices.Sorted(maps.Keys(fields))))
 		}
 	}
+}
+
+// duplicate reports a key its mapping already holds (seen: key → line),
+// naming both lines. YAML parsers keep the last and JSON.parse does too,
+// so a key set twice would change a setting with no word about the other.
+func (c *checker) duplicate(k *yaml.Node, kp string, seen map[string]int) bool {
+	if first, dup := seen[k.Value]; dup {
+		c.fail(k, kp, "duplicate key: also set at %s:%d; keep one", c.file, first)
+		return true
+	}
+	seen[k.Value] = k.Line
+	return false
 }
 
 // argvKeys are commands given as argv lists: a string there would be run
