@@ -288,7 +288,7 @@ type GitHub struct {
 	Login string `json:"login" yaml:"login"`
 }
 
-// Backlog configures backlog mode (BACKLOG.md). Commands (probe, verify,
+// Backlog configures backlog mode (README, "Backlog mode"). Commands (probe, verify,
 // claim hooks) are argv lists, never shell strings.
 type Backlog struct {
 	Source            string   `json:"source" yaml:"source"`     // github|local; default github when github.owner is set

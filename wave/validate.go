@@ -9,7 +9,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 )
 
-// Validate applies the reference's wave rules (reference-spec §2.8) under
+// Validate applies the wave rules (docs/wave-files.md) under
 // the lane's config and returns every problem of every wave in one *Error.
 // Rules tied to the reference's scaffold (prompt references, component
 // matrix, Context7, exit contracts, stewards) apply only when configured.
