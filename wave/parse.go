@@ -395,7 +395,8 @@ var numberWords = []string{"zero", "one", "two", "three", "four", "five", "six",
 // name holds a number, in digits or a word.
 func misnamed(wavesDir, name string) Problem {
 	want := "wave-<n>.md"
-	words := strings.FieldsFunc(strings.ToLower(strings.TrimSuffix(name, name[len(name)-3:])), func(r rune) bool {
+	stem := strings.ToLower(name[:len(name)-len(".md")]) // looksLikeWaveFile saw the suffix
+	words := strings.FieldsFunc(stem, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
 	for _, w := range words {
