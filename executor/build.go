@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -299,15 +298,13 @@ func writeOverlay(s *Spec, path string, data []byte) error {
 	return nil
 }
 
-var secretKey = lazyregexp.New(`(?i)token|secret|key|password`)
-
 // Redact returns a copy of env in which the value of every variable whose
-// name mentions token, secret, key or password is "<redacted>", for
+// name says it holds a secret (config.IsSecretName) is "<redacted>", for
 // previews and launch.json.
 func Redact(env map[string]string) map[string]string {
 	out := maps.Clone(env)
 	for k := range out {
-		if secretKey.MatchString(k) {
+		if config.IsSecretName(k) {
 			out[k] = "<redacted>"
 		}
 	}
