@@ -150,6 +150,7 @@ func (f *Fold) Waves(runs map[string]RunFacts, blockers map[int][]Blocker, now t
 		for i := range w.Agents {
 			overlay(&w.Agents[i], runs, now)
 		}
+		w.markAsking()
 		w.Blockers = blockers[w.Wave]
 		if w.Failures == nil {
 			w.Failures = []Failure{}
