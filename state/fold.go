@@ -50,6 +50,8 @@ type LoggedRun struct {
 type noticeFold struct {
 	State    map[string]string     `json:"state"`
 	Failures []NotificationFailure `json:"failures"`
+	// Sinks is each sink's tally, from the outcomes in log order.
+	Sinks map[string]*SinkNotifications `json:"sinks,omitempty"`
 }
 
 // FoldEvents folds evs from the start.

@@ -131,9 +131,12 @@ type Question struct {
 
 // QuestionData is the data of question events.
 type QuestionData struct {
-	AgentID  string `json:"agentId"`
-	Attempt  int    `json:"attempt"`
-	Text     string `json:"text"`
+	AgentID string `json:"agentId"`
+	Attempt int    `json:"attempt"`
+	Text    string `json:"text"`
+	// Context is what the asker gave with the question (`ask --context`),
+	// for the people told about it; untrusted text.
+	Context  string `json:"context,omitempty"`
 	Blocking bool   `json:"blocking"`
 	Answer   string `json:"answer,omitempty"`
 	Operator string `json:"operator,omitempty"`

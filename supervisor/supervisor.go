@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
@@ -76,6 +77,7 @@ type Result struct {
 
 // Supervisor runs one backlog run.
 type Supervisor struct {
+	outMu  sync.Mutex // one printf line at a time
 	o      Options
 	log    *runLog
 	issues map[int]backlog.Issue // latest copy fetched from the source
@@ -160,6 +162,9 @@ func New(o Options) (*Supervisor, error) {
 // issue titles, questions, file names and git's words, so it is escaped
 // here (newlines kept for the questions block).
 func (s *Supervisor) printf(format string, args ...any) {
+	// The notifier prints from its own goroutines too.
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
 	fmt.Fprintln(s.o.Out, "backlog: "+termtext.EscapeLines(fmt.Sprintf(format, args...)))
 }
 
@@ -184,7 +189,7 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{RunID: s.run().Info.ID, Dir: s.log.dir, Resumed: resumed}
-	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger})
+	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger, Say: func(m string) { s.printf("%s", m) }})
 	if nerr != nil {
 		s.o.Logger.Warn("notify: not following the run's events", "err", nerr)
 	}
