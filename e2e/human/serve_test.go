@@ -67,9 +67,10 @@ func waitPage(t *testing.T, ctx context.Context, what, expr string) {
 
 // The human loop through the page, in a real browser: a wave launched
 // after the page opened shows live (no reload), its agents running and
-// then completed with their output; A1 asks a blocking question, the
-// page's answer box answers it, and the live launcher relaunches A1 with
-// the answer in its prompt and exits 0. Markup in a title and in the
+// then completed with their output; A1 asks a blocking question and shows
+// as waiting for input, the page's answer box sends the answer on
+// Ctrl+Enter, and the live launcher relaunches A1 (its second attempt)
+// with the answer in its prompt and exits 0. Markup in a title and in the
 // answer stays text.
 func TestServePageShowsAWaveLiveAndAnswersAQuestion(t *testing.T) {
 	ctx := browser(t)
@@ -91,12 +92,13 @@ func TestServePageShowsAWaveLiveAndAnswersAQuestion(t *testing.T) {
 	if got := pageEval[string](t, ctx, `document.querySelector('tr[data-agent="A1"] td').textContent`); !strings.Contains(got, "<img src=x id=injected>") {
 		t.Fatalf("A1's title on the page is %q: want the markup shown as text", got)
 	}
+	waitPage(t, ctx, "A1 waiting for input on the page", `document.querySelector('tr[data-agent="A1"]').dataset.state === "waiting-for-input"`)
 	answer := "Postgres, the <i id=ital>managed</i> one"
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(box), answer),
-		chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[data-answer=%q]`, q.ID))),
+		chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
 	); err != nil {
-		t.Fatalf("type and send the answer: %v", err)
+		t.Fatalf("type the answer and send it with Ctrl+Enter: %v", err)
 	}
 	if code := l.wait(t); code != 0 {
 		t.Fatalf("launch exit %d after the answer from the page:\n%s", code, l.console())
@@ -108,6 +110,12 @@ func TestServePageShowsAWaveLiveAndAnswersAQuestion(t *testing.T) {
 	}
 	waitPage(t, ctx, "A1 completed on the page", `document.querySelector('tr[data-agent="A1"]').dataset.state === "completed"`)
 	waitPage(t, ctx, "A2 completed on the page", `document.querySelector('tr[data-agent="A2"]').dataset.state === "completed"`)
+	if att := pageEval[string](t, ctx, `document.querySelector('tr[data-agent="A1"]').children[2].textContent`); att != "2" {
+		t.Errorf("A1's attempt on the page after its relaunch: %q, want 2", att)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[data-output="0/A1"]`))); err != nil {
+		t.Fatal(err)
+	}
 	waitPage(t, ctx, "A1's output tail", `document.querySelector('pre[data-tail="0/A1"]').textContent.trim() !== ""`)
 	waitPage(t, ctx, "the page to show the question answered", fmt.Sprintf(`document.querySelector('[data-question=%q]').dataset.state === "answered"`, q.ID))
 	for _, id := range []string{"injected", "ital"} {
