@@ -169,13 +169,11 @@ func (v backlogView) Update(msg tea.Msg) (View, tea.Cmd) {
 	case tea.KeyMsg:
 		v, cmd = v.key(msg)
 	}
-	// Another issue, or the same one's newer run (a salvage relaunch, a
-	// rework round): the preview follows the newest log.
-	who, path := "", ""
-	if is, ok := v.Selected(); ok {
-		who, path = issueID(is.Number), logPath(is)
-	}
-	if v.selectedKey() != before || who != v.out.agent || path != v.out.path {
+	if v.selectedKey() != before {
+		who, path := "", ""
+		if is, ok := v.Selected(); ok {
+			who, path = issueID(is.Number), logPath(is)
+		}
 		v.out = v.out.forLog(who, path)
 		cmd = tea.Batch(cmd, v.readSelected())
 	}
