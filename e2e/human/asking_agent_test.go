@@ -14,9 +14,9 @@ import (
 // answer is its second attempt there.
 func TestTheAskingAgentWaitsForInputAndItsRelaunchIsItsSecondAttempt(t *testing.T) {
 	r := e2etest.NewRepo(t)
-	askingWave(r)
-	l := startLaunch(t, r)
-	q := pendingQuestion(t, r, l)
+	e2etest.AskingWave(r)
+	l := e2etest.StartLaunch(t, r)
+	q := e2etest.PendingQuestion(t, r, l)
 	ctx := e2etest.Context(t)
 	a1 := func() state.Agent {
 		t.Helper()
@@ -37,8 +37,8 @@ func TestTheAskingAgentWaitsForInputAndItsRelaunchIsItsSecondAttempt(t *testing.
 	if res := r.Run(ctx, "answer", q.ID, "PostgreSQL 16"); res.Code != 0 {
 		t.Fatalf("answer: %d %s", res.Code, res.Stderr)
 	}
-	if code := l.wait(t); code != 0 {
-		t.Fatalf("launch exit %d\n%s", code, l.console())
+	if code := l.Wait(t); code != 0 {
+		t.Fatalf("launch exit %d\n%s", code, l.Console())
 	}
 	if a := a1(); a.State != state.AgentCompleted || a.Attempt != 2 {
 		t.Fatalf("A1 after its relaunch with the answer: %s attempt %d, want completed attempt 2", a.State, a.Attempt)

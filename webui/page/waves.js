@@ -7,6 +7,7 @@
 const waveChoice = new Map(); // wave → open, as a person left it
 const tailOpen = new Set();   // outputs a person opened: "wave/agent", "issue/N"
 const tailText = new Map();   // their last text, kept across redraws
+const drawn = new Map();      // wave → {sig, box}: a wave that did not change keeps its box
 
 // A wave a launcher works on (or left unfinished) comes first.
 function activeWave(w) {
@@ -37,7 +38,19 @@ function renderState(st) {
     root.replaceChildren(el("p", { class: "muted" }, "no wave has run in this lane yet"));
     return;
   }
-  root.replaceChildren(...waves.map((w, i) => waveBox(w, i === 0)));
+  // A finished wave's box stays as it was (what a person selected or
+  // scrolled in it too); one that changed, or runs (its times move), is
+  // drawn again.
+  const boxes = waves.map((w, i) => {
+    const sig = JSON.stringify(w) + (i === 0);
+    const old = drawn.get(w.wave);
+    if (old && old.sig === sig && !activeWave(w)) return old.box;
+    const box = waveBox(w, i === 0);
+    drawn.set(w.wave, { sig, box });
+    return box;
+  });
+  if (root.querySelector("p")) root.replaceChildren();
+  place(root, boxes);
 }
 
 // tally is the agents by how far they got: "18 ok · 2 running".

@@ -1,4 +1,4 @@
-package human
+package serve
 
 import (
 	"context"
@@ -56,9 +56,7 @@ func TestServePageShowsTheBacklogsQuestionsBranchesAndOutput(t *testing.T) {
 	if note := pageEval[string](t, ctx, `document.querySelector('tr[data-issue="2"] td.note').textContent`); note != "? Keep the v1 schema or move to v2?" {
 		t.Errorf("parked #2's note: %q", note)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[data-output="issue/2"]`))); err != nil {
-		t.Fatal(err)
-	}
+	clickPage(t, ctx, `button[data-output="issue/2"]`)
 	waitPage(t, ctx, "#2's worker output", `document.querySelector('pre[data-tail="issue/2"]').textContent.includes("[local-worker]")`)
 
 	if res := r.RunEnv(bg, "answer", "#1", "Use the v2 API"); res.Code != 0 {

@@ -1,4 +1,4 @@
-package human
+package serve
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ const viewW, viewH = 1280, 900
 // tenWaves is a lane of ten waves of twenty agents: waves 0-8 run to
 // completion, wave 9's seventeen implementation agents run for minutes
 // (the launcher returned runs in the background).
-func tenWaves(t *testing.T) (*e2etest.Repo, func() *bgLaunch) {
+func tenWaves(t *testing.T) (*e2etest.Repo, func() *e2etest.BgLaunch) {
 	t.Helper()
 	r := e2etest.NewRepo(t)
 	wave := func(n int, knobs ...string) {
@@ -42,12 +42,12 @@ func tenWaves(t *testing.T) (*e2etest.Repo, func() *bgLaunch) {
 		t.Fatalf("launch waves 0-8: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
 	wave(9, "local.delay: 10m")
-	return r, func() *bgLaunch {
-		l := startLaunch(t, r, "--start-wave", "9")
+	return r, func() *e2etest.BgLaunch {
+		l := e2etest.StartLaunch(t, r, "--start-wave", "9")
 		// Stopped before the repository goes: its runs write until then.
 		t.Cleanup(func() {
 			r.Run(context.Background(), "stop", "--lane", "main")
-			l.wait(t)
+			l.Wait(t)
 			for i := 11; i <= 27; i++ {
 				if rec := filepath.Join(r.Layout().RunDir(9, fmt.Sprintf("A%d", i), 1), lanes.RuntimeFile); exists(rec) {
 					e2etest.WaitTerminal(t, rec)
@@ -134,13 +134,9 @@ func TestServePageKeepsTenWavesOfTwentyAgentsToOneScreen(t *testing.T) {
 
 	// A person unfolds wave 4 and opens A11's output: both stay across
 	// the next updates.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`details.wave[data-wave="4"] > summary`))); err != nil {
-		t.Fatal(err)
-	}
+	clickPage(t, ctx, `details.wave[data-wave="4"] > summary`)
 	waitPage(t, ctx, "wave 4 open", `document.querySelector('details.wave[data-wave="4"]').open`)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[data-output="4/A11"]`))); err != nil {
-		t.Fatal(err)
-	}
+	clickPage(t, ctx, `button[data-output="4/A11"]`)
 	waitPage(t, ctx, "A11's output of wave 4", `document.querySelector('pre[data-tail="4/A11"]').textContent.includes("[wave-phase]")`)
 	gen := pageEval[string](t, ctx, `document.getElementById("generated").textContent`)
 	waitPage(t, ctx, "the next update", fmt.Sprintf(`document.getElementById("generated").textContent !== %q`, gen))
