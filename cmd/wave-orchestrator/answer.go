@@ -40,7 +40,12 @@ the pending ones.`,
   wave-orchestrator answer q-1a2b3c4d --file answer.md --operator ana
   echo "Use eu-west-1" | wave-orchestrator answer q-1a2b3c4d --resume
   wave-orchestrator answer '#12' "Yes, drop the flag"`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("answer: give the question's ID and the answer (TEXT, --file or stdin); `wave-orchestrator questions --pending` lists the IDs")
+			}
+			return cobra.RangeArgs(1, 2)(c, args)
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			text, err := answerText(args[1:], f.file, c.InOrStdin())
 			if err != nil {
