@@ -12,6 +12,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 // newFeedbackCmd is the reference's feedback queue spelled as it was:
@@ -167,7 +168,7 @@ func newFeedbackWatchCmd(g *globals) *cobra.Command {
 					printQuestions(c.OutOrStdout(), p, time.Now())
 					return nil
 				}
-				if _, _, err := waitLaneChange(ctx, e.layout, func() {}); err != nil {
+				if _, _, err := waitLaneChange(ctx, e.layout, func(state.Lane) bool { return true }); err != nil {
 					return err
 				}
 				if ctx.Err() != nil {
