@@ -55,7 +55,7 @@ the pending ones.`,
 		},
 	}
 	c.Flags().StringVar(&f.file, "file", "", "read the answer from this file (- = stdin)")
-	c.Flags().StringVar(&f.operator, "operator", "", "who answers (default $USER)")
+	c.Flags().StringVar(&f.operator, "operator", "", "who answers (default $USER, else the account name)")
 	c.Flags().BoolVar(&f.force, "force", false, "answer a question that is already answered")
 	c.Flags().BoolVar(&f.resume, "resume", false, "with no launcher running: start `resume` of the question's wave detached")
 	return c
@@ -68,7 +68,7 @@ func runAnswer(c *cobra.Command, g *globals, id, text string, f *answerFlags) er
 	}
 	operator := f.operator
 	if operator == "" {
-		operator = os.Getenv("USER")
+		operator = defaultOperator()
 	}
 	ctx := c.Context()
 	q, _, err := questions.Find(e.layout, id)

@@ -72,7 +72,7 @@ func newFeedbackRespondCmd(g *globals) *cobra.Command {
 	c.Flags().StringVar(&id, "id", "", "the question `ID`")
 	c.Flags().StringVar(&response, "response", "", "the answer (else --file or stdin)")
 	c.Flags().StringVar(&f.file, "file", "", "read the answer from this file (- = stdin)")
-	c.Flags().StringVar(&f.operator, "operator", "", "who answers (default $USER)")
+	c.Flags().StringVar(&f.operator, "operator", "", "who answers (default $USER, else the account name)")
 	c.Flags().BoolVar(&f.force, "force", false, "answer a question that is already answered")
 	c.Flags().BoolVar(&f.resume, "resume", false, "with no launcher running: start `resume` of the question's wave detached")
 	return c
