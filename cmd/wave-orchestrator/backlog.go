@@ -131,7 +131,7 @@ func openSource(ctx context.Context, e *laneEnv, repo *gitops.Repo, logger *slog
 	if err != nil {
 		return nil, err
 	}
-	base, err := repo.DefaultBranch(ctx)
+	base, err := localBase(ctx, repo, cfg.GitHub.BaseBranch)
 	if err != nil {
 		return nil, err
 	}

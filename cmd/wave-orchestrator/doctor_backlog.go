@@ -52,7 +52,17 @@ func originFinding(ctx context.Context, e *laneEnv) preflight.Finding {
 	if err := checkOrigin(ctx, repo); err != nil {
 		return preflight.Finding{Level: preflight.LevelError, Msg: "backlog: " + preflight.Flat(err.Error())}
 	}
-	return preflight.Finding{Level: preflight.LevelOK, Msg: "backlog: origin present (claims and the wave branch live there)"}
+	msg := "backlog: origin present (claims and the wave branch live there)"
+	if e.cfg.SourceKind() == config.SourceLocal {
+		// A run's base, found as the run finds it (GitHub's comes from
+		// its API).
+		base, err := localBase(ctx, repo, e.cfg.GitHub.BaseBranch)
+		if err != nil {
+			return preflight.Finding{Level: preflight.LevelError, Msg: "backlog: " + preflight.Flat(err.Error())}
+		}
+		msg += ", runs start from its " + base
+	}
+	return preflight.Finding{Level: preflight.LevelOK, Msg: msg}
 }
 
 // workerFindings checks the workers' executor as backlog run's preflight
