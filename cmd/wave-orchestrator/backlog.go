@@ -286,8 +286,12 @@ func preflightBacklog(ctx context.Context, e *laneEnv, cliExecutor string) error
 	}
 	if e.lane.Runtime.UsesKubernetes() {
 		// The workers run in pods: tmux and their executor are the
-		// image's, not this machine's (doctor checks the cluster).
-		if ps := preflight.System().Check(ctx, preflight.Needs{Git: true}); len(ps) > 0 {
+		// image's, not this machine's; the cluster is checked instead,
+		// as a launch checks it (a missing permission would otherwise
+		// surface mid-run, e.g. payload Secrets left behind).
+		ps := preflight.System().Check(ctx, preflight.Needs{Git: true})
+		ps = append(ps, preflight.ClusterProblems(preflight.Cluster(ctx, e.lane, runs.KubeOptions))...)
+		if len(ps) > 0 {
 			return withCode(exitcode.Failed, &preflight.Error{What: "backlog run lane " + e.lane.Name, Problems: ps})
 		}
 		return nil

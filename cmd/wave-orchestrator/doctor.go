@@ -96,6 +96,7 @@ func doctor(ctx context.Context, g *globals) []preflight.Finding {
 	fs = append(fs, notifyFindings(e)...)
 	if noWavesIsFine(e) {
 		add(preflight.LevelOK, "waves", "waves: none (no %s; a backlog-only repository needs none)", e.lane.WavesDir)
+		fs = append(fs, clusterFindings(ctx, e)...)
 		return append(fs, preflight.Lane(ctx, e.layout, e.lane.Name)...)
 	}
 	ws, err := e.loadWaves()
@@ -120,8 +121,17 @@ func doctor(ctx context.Context, g *globals) []preflight.Finding {
 	} else {
 		fs = append(fs, host.Executors(ctx, needs)...)
 	}
-	if e.lane.Runtime.UsesKubernetes() {
-		fs = append(fs, preflight.ClusterFindings(preflight.Cluster(ctx, e.lane, runs.KubeOptions))...)
-	}
+	fs = append(fs, clusterFindings(ctx, e)...)
 	return append(fs, preflight.Lane(ctx, e.layout, e.lane.Name)...)
+}
+
+// clusterFindings are the cluster's checks of a kubernetes lane —
+// reachable, namespace, every permission, the pods' ServiceAccount, the
+// git credentials Secret — for its waves and its backlog workers alike;
+// none for a tmux lane.
+func clusterFindings(ctx context.Context, e *laneEnv) []preflight.Finding {
+	if !e.lane.Runtime.UsesKubernetes() {
+		return nil
+	}
+	return preflight.ClusterFindings(preflight.Cluster(ctx, e.lane, runs.KubeOptions))
 }

@@ -72,6 +72,12 @@ func workerFindings(ctx context.Context, e *laneEnv, host preflight.Host) []pref
 	if err != nil {
 		return []preflight.Finding{{Level: preflight.LevelError, Msg: "backlog workers: " + preflight.Flat(err.Error())}}
 	}
+	if e.lane.Runtime.UsesKubernetes() {
+		// The workers run in pods: their command and environment are the
+		// image's (the cluster's checks follow the waves').
+		return []preflight.Finding{{Level: preflight.LevelOK, Msg: fmt.Sprintf("backlog workers: executor %s runs in the image %s (not checked on this machine)",
+			res.ID, preflight.Flat(e.lane.Runtime.Kubernetes.Image))}}
+	}
 	need, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane))
 	if !ok {
 		return []preflight.Finding{{Level: preflight.LevelOK, Msg: "backlog workers: executor " + res.ID + " (this binary, nothing to install)"}}
