@@ -108,7 +108,7 @@ func Main(args []string, stdout io.Writer, getenv func(string) string) int {
 		return 1
 	}
 	if o.ask != "" {
-		answered, err := askPerson(string(raw), root, o.ask, stdout, getenv)
+		answered, err := askPerson(root, o.ask, stdout, getenv)
 		if err != nil {
 			fmt.Fprintf(stdout, "local agent: %v\n", err)
 			return 1

@@ -3,7 +3,9 @@ package human
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/user"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -101,4 +103,41 @@ func listQuestions(t *testing.T, r *e2etest.BacklogRepo) []questions.Question {
 		t.Fatalf("questions --json: %v\n%s%s", err, res.Stdout, res.Stderr)
 	}
 	return qs
+}
+
+// An agent that is no model — a script — cannot tell from its prompt
+// that it was answered (every prompt's rules name the answers heading):
+// its relaunch with the answer has $WAVE_ANSWERED=1 and the answers,
+// as `questions --json` shows them, in $WAVE_ANSWERS_FILE; its first
+// run has neither.
+func TestAScriptAgentIsToldItWasAnsweredInItsEnvironment(t *testing.T) {
+	r := e2etest.NewRepo(t)
+	script := filepath.Join(t.TempDir(), "asker")
+	body := "#!/bin/sh\nset -e\nmkdir -p src\n" +
+		"if [ \"$WAVE_ANSWERED\" != 1 ]; then\n" +
+		"  test -z \"$WAVE_ANSWERS_FILE\"\n" +
+		"  grep -q 'Answers from people:' \"$WAVE_PROMPT_FILE\"\n" + // the rules name it: no signal
+		"  " + e2etest.Bin() + " ask --question 'Which port?' --blocking\n  exit 0\nfi\n" +
+		"cp \"$WAVE_ANSWERS_FILE\" src/a1.txt\n" +
+		"echo '[wave-proof] completion=contract durability=none proof=unit state=met'\necho '[wave-doc-delta] state=owned'\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: shell", "shell.command: "+script)}, e2etest.ClosureAgents()...)...)
+	l := startLaunch(t, r)
+	q := pendingQuestion(t, r, l)
+	if res := r.Run(e2etest.Context(t), "answer", q.ID, "8443"); res.Code != 0 {
+		t.Fatalf("answer: %d %s", res.Code, res.Stderr)
+	}
+	if code := l.wait(t); code != 0 {
+		t.Fatalf("launch exit %d after the answer\n%s", code, l.console())
+	}
+	b, err := os.ReadFile(filepath.Join(r.Root, "src", "a1.txt"))
+	if err != nil {
+		t.Fatalf("the answered run did not copy its answers file: %v", err)
+	}
+	var got []questions.Question
+	if err := json.Unmarshal(b, &got); err != nil || len(got) != 1 || got[0].ID != q.ID || got[0].Answer != "8443" || got[0].Text != "Which port?" {
+		t.Fatalf("answers file: %v\n%s", err, b)
+	}
 }
