@@ -148,8 +148,9 @@ func newBacklogRunCmd(g *globals) *cobra.Command {
 its own worktree and tmux session (backlog-i<N> on the lane socket), merge each
 finished worker into the wave branch one at a time and end with one pull
 request. Before anything is claimed or pushed, tmux >= 3.2, git >= 2.38 and the
-worker executor (backlog.executor, or --executor) are checked: exit 1, or 43
-when the executor is unusable. The lane's dashboard session shows the backlog
+worker executor (backlog.executor, or --executor) are checked — on a kubernetes
+lane git and the cluster (permissions included) instead: exit 1, or 43 when the
+executor is unusable. The lane's dashboard session shows the backlog
 view (tmux -L <socket> attach -t dashboard) unless --no-dashboard. A run that
 was interrupted or stopped is resumed by running this again; a run paused by
 ` + "`backlog stop`" + ` exits 0. --issues naming an issue the source does not have is

@@ -26,14 +26,17 @@ func newDoctorCmd(g *globals) *cobra.Command {
 the backlog source is github (set or not; never its value), every
 executor the lane's waves use (on PATH; claude usable as this user), the
 config and every wave file, the lane lock and leftover tmux sessions. In a
-repository with a backlog: origin present, the workers' executor as the
-workers resolve it, every local issue file readable (file:line), and each
-shell variable the workers will not see (scrubbed) as a warning; no waves
-directory is fine there.
-On a lane with runtime.backend kubernetes: the cluster reachable, the
-namespace, every permission the launcher needs there (each missing one
-named, e.g. "cannot create jobs.batch"), the image set, the pods'
-ServiceAccount and its right to renew Leases (docs/kubernetes.md).
+repository with a backlog: origin present and the branch runs start from
+(an origin with no branch names the push that fixes it), the workers'
+executor as the workers resolve it, every local issue file readable
+(file:line), and each shell variable the workers will not see (scrubbed)
+as a warning; no waves directory is fine there.
+On a lane with runtime.backend kubernetes, for its waves and its backlog
+alike: the cluster reachable, the namespace, every permission the launcher
+needs there (each missing one named, e.g. "cannot create jobs.batch"), the
+image set, the pods' ServiceAccount and its right to renew Leases, the git
+credentials Secret (docs/kubernetes.md); the executors are the image's and
+are not looked for here.
 A finding is ok, warn, skip (could not be checked with this user's
 rights) or error; exits 1 when any is an error.`,
 		Example: `  wave-orchestrator doctor

@@ -30,7 +30,8 @@ in docs/status-schema.md.
 
 --wait-change blocks until the lane's state changes (a wave, phase, agent,
 marker, blocker or failure; not the clocks), or --timeout-seconds pass, and
-then prints it. --exit-code makes the exit code say what the state is:
+then prints it; it returns at once when a question already waits for a
+person (only the answer would change the lane). --exit-code makes the exit code say what the state is:
 0 completed, 10 running or waiting, 20 input required (an open
 human-feedback, human-escalation or clarification request), 30 changed
 (with --wait-change, a change that is none of those), 40 failed.`,
