@@ -23,7 +23,7 @@ func TestDoctorChecksWhatBacklogWorkersNeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Write("wave.config.yaml", string(cfg)+"backlog:\n  executor:\n    id: claude\n")
+	r.Write("wave.config.yaml", strings.Replace(string(cfg), "  executor:\n    id: local", "  executor:\n    id: claude", 1))
 	waves := filepath.Join(r.Root, "docs", "plans", "waves")
 	if err := os.RemoveAll(waves); err != nil {
 		t.Fatal(err)
