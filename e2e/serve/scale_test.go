@@ -22,12 +22,29 @@ import (
 // The viewport the scale test looks at: a laptop's browser window.
 const viewW, viewH = 1280, 900
 
+// spender is an implementation agent's command that does its work and
+// reports what it spent as claude's result line does, which the runner
+// meters.
+const spender = `#!/bin/sh
+set -e
+mkdir -p src
+echo done > "src/$(echo "$WAVE_AGENT_ID" | tr A-Z a-z).txt"
+echo '{"type":"result","total_cost_usd":0.042,"usage":{"input_tokens":1200,"output_tokens":300}}'
+echo '[wave-proof] completion=contract durability=none proof=unit state=met'
+echo '[wave-doc-delta] state=owned'
+`
+
 // tenWaves is a lane of ten waves of twenty agents: waves 0-8 run to
-// completion, wave 9's seventeen implementation agents run for minutes
-// (the launcher returned runs in the background).
+// completion (their implementation agents report what they spent), wave
+// 9's seventeen implementation agents run for minutes (the launcher
+// returned runs in the background).
 func tenWaves(t *testing.T) (*e2etest.Repo, func() *e2etest.BgLaunch) {
 	t.Helper()
 	r := e2etest.NewRepo(t)
+	script := filepath.Join(t.TempDir(), "spender")
+	if err := os.WriteFile(script, []byte(spender), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	wave := func(n int, knobs ...string) {
 		var as []e2etest.Agent
 		for i := 11; i <= 27; i++ {
@@ -36,7 +53,7 @@ func tenWaves(t *testing.T) (*e2etest.Repo, func() *e2etest.BgLaunch) {
 		r.WriteWave(n, append(as, e2etest.ClosureAgents()...)...)
 	}
 	for n := 0; n < 9; n++ {
-		wave(n)
+		wave(n, "id: shell", "shell.command: "+script)
 	}
 	if res := r.Run(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard", "--start-wave", "0", "--end-wave", "8"); res.Code != 0 {
 		t.Fatalf("launch waves 0-8: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
@@ -102,9 +119,12 @@ func TestServePageKeepsTenWavesOfTwentyAgentsToOneScreen(t *testing.T) {
 			t.Errorf("wave %d's header shows no elapsed time: %q", n, sum)
 		}
 	}
-	if s := pageEval[string](t, ctx, `document.querySelector('details.wave[data-wave="4"] > summary').textContent`); !strings.Contains(s, "20 ok") ||
+	if s := pageEval[string](t, ctx, `document.querySelector('details.wave[data-wave="4"] > summary').textContent`); !strings.Contains(s, "20 ok") || !strings.Contains(s, "$0.714 · 25.5k tok") ||
 		!pageEval[bool](t, ctx, `document.querySelector('details.wave[data-wave="4"] > summary [data-stage="cont-qa-closure"][data-state="passed"]') !== null`) {
-		t.Errorf("finished wave 4's header %q: want its 20 agents ok and its cont-QA stage passed", s)
+		t.Errorf("finished wave 4's header %q: want its 20 agents ok, what its 17 agents spent and its cont-QA stage passed", s)
+	}
+	if s := pageEval[string](t, ctx, `document.getElementById("summary").textContent`); !strings.Contains(s, "10 waves") || !strings.Contains(s, "spent $6.43") {
+		t.Errorf("the lane's line %q: want its waves and what they spent", s)
 	}
 	if n := pageEval[int](t, ctx, `[...document.querySelectorAll("tr.tail")].filter(r => !r.hidden).length`); n != 0 {
 		t.Errorf("%d outputs open on a page nobody touched", n)
@@ -137,7 +157,7 @@ func TestServePageKeepsTenWavesOfTwentyAgentsToOneScreen(t *testing.T) {
 	clickPage(t, ctx, `details.wave[data-wave="4"] > summary`)
 	waitPage(t, ctx, "wave 4 open", `document.querySelector('details.wave[data-wave="4"]').open`)
 	clickPage(t, ctx, `button[data-output="4/A11"]`)
-	waitPage(t, ctx, "A11's output of wave 4", `document.querySelector('pre[data-tail="4/A11"]').textContent.includes("[wave-phase]")`)
+	waitPage(t, ctx, "A11's output of wave 4", `document.querySelector('pre[data-tail="4/A11"]').textContent.includes("[wave-proof]")`)
 	gen := pageEval[string](t, ctx, `document.getElementById("generated").textContent`)
 	waitPage(t, ctx, "the next update", fmt.Sprintf(`document.getElementById("generated").textContent !== %q`, gen))
 	if !pageEval[bool](t, ctx, `document.querySelector('details.wave[data-wave="4"]').open && !document.querySelector('tr[data-tail-row="4/A11"]').hidden && document.querySelector('details.wave[data-wave="9"]').open`) {
