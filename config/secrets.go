@@ -1,6 +1,8 @@
 package config
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
@@ -50,6 +52,14 @@ func (c *Config) SecretEnvNames(environ []string) []string {
 		}
 	}
 	return out
+}
+
+// ConfiguredSecretEnv lists, sorted, the variables the configuration
+// names as credentials whether or not they are set: GITHUB_TOKEN,
+// GH_TOKEN, github.tokenEnv, every notify sink's urlEnv and kubernetes
+// passEnv. SecretEnvNames adds the names that look like secrets.
+func (c *Config) ConfiguredSecretEnv() []string {
+	return slices.Sorted(maps.Keys(c.configuredSecrets()))
 }
 
 // configuredSecrets is the set of variable names the configuration

@@ -44,13 +44,13 @@ type WorkerInfo struct {
 	Review bool
 }
 
-// Spec is what the runner starts: Argv exactly (no shell), with Scrub
-// removed from and Env added to its environment, and Stdin (a file) as
-// standard input when set.
+// Spec is what the runner starts: Argv exactly (no shell), with what the
+// EnvFilter drops removed from and Env added to its environment, and Stdin
+// (a file) as standard input when set.
 type Spec struct {
-	Argv            []string          `json:"argv"`
-	Env             map[string]string `json:"env"`
-	Scrub           []string          `json:"scrub"`
+	Argv []string          `json:"argv"`
+	Env  map[string]string `json:"env"`
+	runtime.EnvFilter
 	Stdin           string            `json:"stdin,omitempty"`
 	RateLimit       runtime.RateLimit `json:"rateLimit"`
 	DeadlineMinutes int               `json:"deadlineMinutes"` // min(lane timeout, budget.minutes)
@@ -90,7 +90,7 @@ func Build(in BuildInput) (Spec, error) {
 			"WAVE_RUN_DIR":     in.RunDir,
 			"WAVE_PROMPT_FILE": in.PromptPath,
 		},
-		Scrub:           scrubList(in.Lane),
+		EnvFilter:       envFilter(in.Lane, r.ID, workerTokenEnv(in.Worker)),
 		DeadlineMinutes: deadline(in.Lane, r.Budget),
 		Files:           []string{},
 	}
@@ -111,9 +111,6 @@ func Build(in BuildInput) (Spec, error) {
 		s.Env["WAVE_TARGET_BRANCH"] = w.Target
 		s.Env["WAVE_WORKTREE"] = w.Worktree
 		delete(s.Env, "WAVE_NUMBER")
-		if w.TokenEnv != "" {
-			s.Scrub = append(s.Scrub, w.TokenEnv)
-		}
 		placeholders["{issue}"] = strconv.Itoa(w.Issue)
 		placeholders["{branch}"] = w.Branch
 		placeholders["{worktree}"] = w.Worktree
@@ -149,6 +146,15 @@ func Build(in BuildInput) (Spec, error) {
 		s.Env[StickyKeyEnv] = StickyKey(in.Lane.Name, in.Wave.Number, in.Attempt, in.Agent.ID)
 	}
 	return s, nil
+}
+
+// workerTokenEnv is the GitHub token variable of a backlog run (a
+// worker's or a reviewer's), "" for a wave agent.
+func workerTokenEnv(w *WorkerInfo) string {
+	if w == nil {
+		return ""
+	}
+	return cmp(w.TokenEnv, "GITHUB_TOKEN")
 }
 
 // StickyKeyEnv is the variable credential brokers (LPM and the like) read
@@ -337,32 +343,26 @@ func ProbeArgv(r Resolved) []string {
 }
 
 // ProbeSpec is how a probe of r's executor runs: argv, with the
-// environment changes an agent of r gets on lane (its configured env, the
-// scrub list, the GitHub token variable removed for a backlog worker), so
-// the probe sees the endpoint and credentials a worker would.
+// environment changes a backlog worker of r gets on lane (its configured
+// env, the scrub list, every secret but its executor's credentials, the
+// GitHub token variable tokenEnv), so the probe sees the endpoint and
+// credentials a worker would.
 func ProbeSpec(r Resolved, lane *config.Lane, argv []string, tokenEnv string) Spec {
-	s := Spec{Argv: argv, Env: Env(r), Scrub: scrubList(lane), Files: []string{}}
+	s := Spec{Argv: argv, Env: Env(r), EnvFilter: envFilter(lane, r.ID, cmp(tokenEnv, "GITHUB_TOKEN")), Files: []string{}}
 	if s.Env == nil {
 		s.Env = map[string]string{}
-	}
-	if tokenEnv != "" {
-		s.Scrub = append(s.Scrub, tokenEnv)
 	}
 	return s
 }
 
-// Environ is base (KEY=VALUE entries) as s's process sees it: TMUX,
-// TMUX_PANE and s.Scrub removed, s.Env set over it — what the runner does
-// to an agent's environment.
+// Environ is base (KEY=VALUE entries) as s's process sees it: what the
+// EnvFilter drops removed, s.Env set over it — what the runner does to an
+// agent's environment.
 func (s Spec) Environ(base []string) []string {
-	drop := map[string]bool{"TMUX": true, "TMUX_PANE": true}
-	for _, k := range s.Scrub {
-		drop[k] = true
-	}
 	out := make([]string, 0, len(base)+len(s.Env))
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, set := s.Env[k]; !drop[k] && !set {
+		if _, set := s.Env[k]; !s.Drops(k) && !set {
 			out = append(out, kv)
 		}
 	}

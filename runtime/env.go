@@ -91,21 +91,18 @@ func Redacted(p Payload) Payload {
 	return p
 }
 
-// agentEnv builds the agent's environment from base: TMUX,
-// TMUX_PANE and p.Scrub are removed (a child agent inside our pane must not
-// drive the user's tmux, and some variables break agents), PWD is set to
-// the agent's working directory, p.Env is applied, then the WAVE_*
-// identity of the run.
+// agentEnv builds the agent's environment from base: what p.EnvFilter
+// drops is removed (TMUX and TMUX_PANE, the scrub list, secrets its
+// executor does not need) unless p.Env gives the variable itself, PWD is
+// set to the agent's working directory, p.Env is applied, then the
+// WAVE_* identity of the run. A p.Env value still redacted (no env file
+// restored it: a pod, whose Secret put it in base) keeps base's.
 func agentEnv(base []string, p *Payload) []string {
-	drop := map[string]bool{"TMUX": true, "TMUX_PANE": true}
-	for _, k := range p.Scrub {
-		drop[k] = true
-	}
 	env := map[string]string{}
 	var order []string
 	for _, kv := range base {
 		k, v, _ := strings.Cut(kv, "=")
-		if drop[k] {
+		if _, given := p.Env[k]; p.Drops(k) && !given {
 			continue
 		}
 		if _, ok := env[k]; !ok {

@@ -41,10 +41,10 @@ type Payload struct {
 
 	// Argv is the agent command; never passed through a shell by us.
 	Argv []string `json:"argv"`
-	// Env is added to the agent environment (after Scrub).
+	// Env is added to the agent environment (after the filter).
 	Env map[string]string `json:"env"`
-	// Scrub lists variables removed from the agent environment.
-	Scrub []string `json:"scrub"`
+	// EnvFilter says which inherited variables the agent loses.
+	EnvFilter
 	// Stdin, when set, is a file fed to the agent's stdin (codex reads its
 	// prompt there); otherwise stdin is the pty.
 	Stdin string `json:"stdin,omitempty"`
