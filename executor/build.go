@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -294,10 +295,10 @@ func repeated(a []string, flag string, vs []string) []string {
 }
 
 func writeOverlay(s *Spec, path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := jsonfile.MkdirAll(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("overlay dir: %w", err)
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := jsonfile.WriteFile(path, data); err != nil {
 		return fmt.Errorf("write overlay: %w", err)
 	}
 	s.Files = append(s.Files, path)

@@ -262,7 +262,7 @@ func (l *Local) comments(n int) ([]backlog.Comment, error) {
 func (l *Local) locked(ctx context.Context, fn func() error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := os.MkdirAll(l.state, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(l.state); err != nil {
 		return fmt.Errorf("local backlog: state dir: %w", err)
 	}
 	fl := flock.New(filepath.Join(l.state, ".lock"))

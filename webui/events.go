@@ -19,6 +19,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 )
 
@@ -106,7 +107,7 @@ func (h *hub) run(ctx context.Context) error {
 		return fmt.Errorf("watch %s: %w", h.layout.StateDir, err)
 	}
 	defer w.Close()
-	if err := os.MkdirAll(h.layout.StateDir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(h.layout.StateDir); err != nil {
 		return fmt.Errorf("watch %s: %w", h.layout.StateDir, err)
 	}
 	h.addTree(w, h.layout.StateDir, true)
