@@ -52,6 +52,11 @@ type Spec struct {
 	Argv []string          `json:"argv"`
 	Env  map[string]string `json:"env"`
 	runtime.EnvFilter
+	// PrivateEnv and PrivateFiles are runtime.Payload's: env values
+	// secret whatever their names, and generated files removed when the
+	// run ends.
+	PrivateEnv      []string          `json:"privateEnv,omitempty"`
+	PrivateFiles    []string          `json:"privateFiles,omitempty"`
 	Stdin           string            `json:"stdin,omitempty"`
 	RateLimit       runtime.RateLimit `json:"rateLimit"`
 	DeadlineMinutes int               `json:"deadlineMinutes"` // min(lane timeout, budget.minutes)
@@ -134,8 +139,8 @@ func Build(in BuildInput) (Spec, error) {
 	if err != nil {
 		return Spec{}, fmt.Errorf("agent %s: executor %s: %w", in.Agent.ID, r.ID, err)
 	}
-	// Configured env goes under ours: WAVE_* and OPENCODE_CONFIG are what
-	// the run depends on. Secret-looking values are redacted in
+	// Configured env goes under ours (WAVE_* and OPENCODE_CONFIG are what
+	// the run depends on) and under a claude settingsJson's env. Secret-looking values are redacted in
 	// launch.json like any other env entry (runtime.Redacted).
 	for k, v := range Env(r) {
 		if _, ours := s.Env[k]; !ours {
@@ -303,19 +308,6 @@ func writeOverlay(s *Spec, path string, data []byte) error {
 	}
 	s.Files = append(s.Files, path)
 	return nil
-}
-
-// Redact returns a copy of env in which the value of every variable whose
-// name says it holds a secret (config.IsSecretName) is "<redacted>", for
-// previews and launch.json.
-func Redact(env map[string]string) map[string]string {
-	out := maps.Clone(env)
-	for k := range out {
-		if config.IsSecretName(k) {
-			out[k] = "<redacted>"
-		}
-	}
-	return out
 }
 
 // harnessPrompt is the system prompt overlay for claude and opencode.

@@ -75,7 +75,8 @@ func Payload(s Spec) (p *runtime.Payload, minutes int, err error) {
 	return &runtime.Payload{
 		SchemaVersion: runtime.SchemaVersion, RunID: s.RunID, Lane: s.Lane.Name, WaveNumber: s.WaveNumber,
 		Attempt: in.Attempt, AgentID: in.Agent.ID, ExecutorID: in.Resolved.ID, OrchestratorID: s.OrchestratorID,
-		PromptHash: s.PromptHash, Argv: spec.Argv, Env: spec.Env, EnvFilter: spec.EnvFilter, Stdin: spec.Stdin,
+		PromptHash: s.PromptHash, Argv: spec.Argv, Env: spec.Env, EnvFilter: spec.EnvFilter,
+		PrivateEnv: spec.PrivateEnv, PrivateFiles: spec.PrivateFiles, Stdin: spec.Stdin,
 		Cwd: s.Cwd, RunDir: s.RunDir, PromptPath: promptPath, LogPath: logPath,
 		StatusPath: filepath.Join(s.RunDir, lanes.StatusFile), RuntimePath: filepath.Join(s.RunDir, lanes.RuntimeFile),
 		SocketName: s.Layout.Socket(), SessionName: s.Session,

@@ -11,13 +11,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/redact"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // RedactedValue stands in launch.json for a secret env value; the runner
 // takes the real value from the run's env file (see writeEnvFile).
-const RedactedValue = "<redacted>"
+const RedactedValue = redact.Value
 
 // launchEnv is a run's env file: the launching process's environment,
 // which the agent starts from (the tmux server's own environment is
@@ -79,12 +79,13 @@ func takeEnv(p *Payload, own []string) ([]string, error) {
 	return env, nil
 }
 
-// Redacted returns a copy of p whose secret env values
-// (config.IsSecretName) are RedactedValue, for writing to disk.
+// Redacted returns a copy of p whose secret env values (named like one,
+// see redact.Name, or listed in PrivateEnv) are RedactedValue, for
+// writing to disk.
 func Redacted(p Payload) Payload {
 	p.Env = maps.Clone(p.Env)
 	for k := range p.Env {
-		if config.IsSecretName(k) {
+		if redact.Name(k) || slices.Contains(p.PrivateEnv, k) {
 			p.Env[k] = RedactedValue
 		}
 	}

@@ -1,9 +1,13 @@
 package runtime
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 
-	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/redact"
 )
 
 // EnvFilter is what an agent loses of the environment it starts from.
@@ -13,7 +17,7 @@ type EnvFilter struct {
 	// Scrub lists variables removed from the agent environment.
 	Scrub []string `json:"scrub"`
 	// ScrubSecrets removes, too, every variable whose name says it holds
-	// a secret (config.IsSecretName) except KeepSecrets: the credentials
+	// a secret (redact.Name) except KeepSecrets: the credentials
 	// the agent's own executor needs. Unset in a payload written before
 	// the rule, which then loses only Scrub.
 	ScrubSecrets bool     `json:"scrubSecrets,omitempty"`
@@ -28,5 +32,16 @@ func (f EnvFilter) Drops(name string) bool {
 	case name == "TMUX" || name == "TMUX_PANE", slices.Contains(f.Scrub, name):
 		return true
 	}
-	return f.ScrubSecrets && config.IsSecretName(name) && !slices.Contains(f.KeepSecrets, name)
+	return f.ScrubSecrets && redact.Name(name) && !slices.Contains(f.KeepSecrets, name)
+}
+
+// removePrivateFiles removes the run's generated private files once its
+// agent is done with them (after its last rate-limit retry), so their
+// contents do not stay at rest; a failure is noted in the log.
+func removePrivateFiles(p *Payload, out *sink) {
+	for _, f := range p.PrivateFiles {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			out.logLine(fmt.Sprintf("[wave] could not remove %s: %v", f, err))
+		}
+	}
 }
