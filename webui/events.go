@@ -56,8 +56,9 @@ type hub struct {
 	done   chan struct{} // closed when run ends: streams finish
 	ready  chan struct{} // closed once the first walk of the tree is done
 
-	mu   sync.Mutex
-	subs map[*subscriber]struct{}
+	mu      sync.Mutex
+	subs    map[*subscriber]struct{}
+	maxSubs int // 0: no cap
 
 	// follow state, touched by run's goroutine only
 	offsets map[string]int64
@@ -69,11 +70,15 @@ func newHub(l lanes.Layout, log *slog.Logger) *hub {
 		offsets: map[string]int64{}, partial: map[string][]byte{}}
 }
 
+// subscribe adds a stream; nil when maxSubs are open already.
 func (h *hub) subscribe() *subscriber {
 	s := &subscriber{ch: make(chan message, 256)}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.maxSubs > 0 && len(h.subs) >= h.maxSubs {
+		return nil
+	}
 	h.subs[s] = struct{}{}
-	h.mu.Unlock()
 	return s
 }
 
