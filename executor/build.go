@@ -208,7 +208,7 @@ func rateLimit(rt config.Runtime) runtime.RateLimit {
 	return runtime.RateLimit{Retries: max(rt.RateLimitRetries, 0), BaseDelayMs: base * 1000, MaxDelayMs: max(maxS, base) * 1000}
 }
 
-// codexArgv is the reference's codex exec line (§7.2) as argv; the prompt
+// codexArgv is the codex exec command line as argv; the prompt
 // comes on stdin ("-"). search is honoured through the config override
 // `tools.web_search=true`: `codex exec` rejects the TUI's --search flag.
 // --dangerously-bypass-approvals-and-sandbox goes only with the default
