@@ -95,7 +95,7 @@ const stageMark = { passed: "✓", failed: "✗", running: "▶", skipped: "–"
 
 function stageChip(s) {
   const who = s.agents && s.agents.length ? " (" + s.agents.join(", ") + ")" : "";
-  return el("span", { class: "stage state", "data-state": s.state, "data-stage": s.phase, title: s.phase + " " + s.state + who + (s.detail ? ": " + s.detail : "") },
+  return el("span", { class: "stage state", "data-state": s.state, "data-stage": s.phase, title: safe(s.phase + " " + s.state + who + (s.detail ? ": " + s.detail : "")) },
     s.phase + " " + (stageMark[s.state] || s.state));
 }
 
@@ -153,6 +153,7 @@ async function loadTail(key) {
   } catch (err) {
     text = "(" + err.message + ")";
   }
+  text = safe(text.replace(sequences, ""));
   tailText.set(key, text);
   const pre = document.querySelector('pre[data-tail="' + CSS.escape(key) + '"]');
   if (pre) { pre.textContent = text; pre.scrollTop = pre.scrollHeight; }
