@@ -105,3 +105,20 @@ func TestNoticesNameTheProjectAndCarryTheQuestionsContext(t *testing.T) {
 		t.Errorf("issue-merged notice %+v", b)
 	}
 }
+
+// A question's context reaches sinks as safe as its text: a bidi
+// override or an escape in it is written as a visible escape.
+func TestAQuestionsContextIsMadeSafeForSinks(t *testing.T) {
+	ev := state.NewEvent("main", 2, EntityQuestion, "q-7", "asked", 1, state.Data(state.QuestionData{
+		AgentID: "A1", Text: "Which?", Context: "use v1 \u202eon\u202c\x1b[2J", Blocking: true}))
+	n, _ := FromLane("shop\u202e", ev)
+	var body map[string]any
+	if err := json.Unmarshal(n.webhookBody(), &body); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"context", "project", "text"} {
+		if s, _ := body[k].(string); strings.ContainsAny(s, "\u202e\u202c\x1b") {
+			t.Errorf("%s reaches the webhook raw: %q", k, s)
+		}
+	}
+}

@@ -65,10 +65,10 @@ func (n Notice) JSON() []byte {
 // what people read is what the text holds. One-line fields also lose
 // colour sequences and line breaks.
 func (n Notice) Safe() Notice {
-	for _, f := range []*string{&n.AgentID, &n.QuestionID, &n.Operator, &n.Title, &n.URL, &n.RunID, &n.Lane, &n.Summary} {
+	for _, f := range []*string{&n.AgentID, &n.QuestionID, &n.Operator, &n.Title, &n.URL, &n.RunID, &n.Lane, &n.Project, &n.Summary} {
 		*f = termtext.Line(*f)
 	}
-	for _, f := range []*string{&n.Question, &n.Answer, &n.Detail} {
+	for _, f := range []*string{&n.Question, &n.Context, &n.Answer, &n.Detail} {
 		*f = termtext.EscapeLines(*f)
 	}
 	return n
