@@ -58,7 +58,9 @@ var (
 	limitLineRe = lazyregexp.New(`^(?:ERROR: |■ )?(?:You['’]ve hit your |You['’]ve reached your |You['’]re out of (?:usage credits|extra usage|credits)|Your org is out of usage|API Error: Request rejected \(429\)|Credit balance is too low)`)
 	// OpenCode prints the provider's message after "Error: " once its
 	// own retries are spent.
-	opencodeLimitRe = lazyregexp.New(`(?i)^Error: .*(?:rate limit|usage limit|exceeded your current quota|credit balance is too low|insufficient_quota|\b429\b)`)
+	// Its own lower-case "error: 429 Too Many Requests" and the like are
+	// transient, left to the runner's rate-limit retries.
+	opencodeLimitRe = lazyregexp.New(`^Error: (?i:.*(?:rate limit|usage limit|exceeded your current quota|credit balance is too low|insufficient_quota))`)
 	claudeResetRe   = lazyregexp.New(` · resets (.+?)(?: · |$)`)
 	codexAtRe       = lazyregexp.New(`try again at (.+?)\.?$`)
 	codexInRe       = lazyregexp.New(`try again in ((?:\d+ (?:days?|hours?|minutes?|seconds?) ?)+)`)

@@ -81,6 +81,9 @@ func TestOutputThatOnlyMentionsALimitIsNoUsageLimit(t *testing.T) {
 		"API Error: Server is temporarily limiting requests (not your usage limit) · try again\n",
 		`{"type":"result","is_error":false,"result":"Done. You've hit your session limit is now handled."}` + "\n",
 		"rate limit the client to 10 requests a second\nexit status 1\n",
+		// A transient 429, for the runner's rate-limit retries.
+		"error: 429 Too Many Requests\n",
+		"stream error: last status: 429; retrying\n",
 	} {
 		if got, ok := DetectUsageLimit([]byte(out), now, time.UTC); ok {
 			t.Errorf("read as a usage limit (%+v):\n%s", got, out)

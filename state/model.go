@@ -26,6 +26,10 @@ const (
 	// AgentBudgetExceeded: the runner stopped the agent when its metered
 	// usage reached its budget; not retried on the same budget.
 	AgentBudgetExceeded = "budget-exceeded"
+	// AgentUsageLimited: the agent's CLI said its account is out; the
+	// launcher relaunches it once the limit resets, without spending an
+	// attempt.
+	AgentUsageLimited = "usage-limited"
 )
 
 // Wave statuses.

@@ -258,7 +258,7 @@ func overlay(a *Agent, runs map[string]RunFacts, now time.Time) {
 	switch f.Disposition {
 	case "running":
 		a.State = AgentRunning
-	case AgentCompleted, AgentFailed, AgentTerminated, AgentStalled, AgentBudgetExceeded:
+	case AgentCompleted, AgentFailed, AgentTerminated, AgentStalled, AgentBudgetExceeded, AgentUsageLimited:
 		a.State = f.Disposition
 		a.ExitCode, a.Signal, a.FinishedAt = f.ExitCode, f.Signal, f.FinishedAt
 	}

@@ -125,6 +125,9 @@ func (s *Supervisor) step(ctx context.Context) error {
 	if err := s.takeAnswers(ctx); err != nil {
 		return err
 	}
+	if err := s.endPauses(); err != nil {
+		return err
+	}
 	return s.refill(ctx)
 }
 
@@ -175,11 +178,16 @@ func (s *Supervisor) refill(ctx context.Context) error {
 		if is.State == backlog.StatePlanned && s.busy() >= s.o.Width {
 			continue
 		}
+		on, ok := s.startsOn()
+		if !ok {
+			continue // every executor is paused by a usage limit
+		}
 		if is.State == backlog.StatePlanned {
 			if dropped, err := s.dropForBudget(is.Number); dropped || err != nil {
 				return err
 			}
 		}
+		s.worker(is.Number).executor = on
 		if err := s.spawn(ctx, is.Number, func(ctx context.Context) error { return s.dispatch(ctx, is) }); err != nil {
 			return err
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
@@ -62,6 +63,10 @@ type Options struct {
 	// AnswerPoll is how often the source is asked whether questions were
 	// answered (default: every sweep locally, 30 s on GitHub).
 	AnswerPoll time.Duration
+	// UsageBackoff is the pause after an executor's k-th (0-based) usage
+	// limit that named no reset (default: 5 minutes doubling, capped at
+	// an hour).
+	UsageBackoff func(k int) time.Duration
 }
 
 // Result is how a run ended.
@@ -106,6 +111,10 @@ type Supervisor struct {
 	jobs jobs
 	// starts coalesces the jobs' run starts (starts.go).
 	starts starts
+	// worker0 is the workers' executor as backlog.executor (and
+	// --executor) resolve it; a usage limit may move a start onto one of
+	// its fallbacks (pause.go).
+	worker0 executor.Resolved
 }
 
 // New checks the options.
@@ -134,6 +143,9 @@ func New(o Options) (*Supervisor, error) {
 	}
 	if o.Backoff == nil {
 		o.Backoff = defaultBackoff
+	}
+	if o.UsageBackoff == nil {
+		o.UsageBackoff = defaultUsageBackoff
 	}
 	if o.Width <= 0 {
 		o.Width = o.Config.Backlog.Width

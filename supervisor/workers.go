@@ -20,6 +20,12 @@ type workerStart struct {
 	salvageRef string
 	conflict   []string
 	rework     *backlog.Rework // sent back with feedback (a rework round)
+	// executor is a fallback the run starts on while the workers' own
+	// executor is paused by a usage limit ("": backlog.executor).
+	executor string
+	// stopped says why the previous run was stopped, for the salvage
+	// relaunch's prompt ("": it failed, or nothing to say).
+	stopped string
 }
 
 func (s *Supervisor) branchOf(n int) string { return s.run().Info.WaveBranch + "-i" + strconv.Itoa(n) }
@@ -63,7 +69,7 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 // launch is startWorker's work; it touches the run's state through onLoop.
 func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	var w *worker
-	s.onLoop(ctx, func() { w = s.worker(n) })
+	s.onLoop(ctx, func() { w = s.worker(n); why.executor = w.executor })
 	is := w.is
 	// The branch needs no check-ref-format of its own: the wave branch
 	// passed it when the run opened, and "-i<n>" appended to a valid
@@ -177,6 +183,9 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	// First: a pod's run brings its log's tail back with its branch.
 	if err := s.co.Fetch(ctx, w); err != nil {
 		return fmt.Errorf("#%d: fetch its branch: %w", n, err)
+	}
+	if v.State == runtime.StateUsageLimited && v.UsageLimit != nil {
+		return s.usageLimited(ctx, w, obs)
 	}
 	text, _ := runtime.ReadLogTail(filepath.Join(is.RunDir, lanes.LogFile), 256<<10)
 	text = gate.StripANSI(text)
