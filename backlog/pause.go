@@ -17,8 +17,9 @@ import (
 
 // Outcomes of EvUsageLimit.
 const (
-	UsagePaused  = "paused"
-	UsageResumed = "resumed"
+	UsagePaused   = "paused"   // a pause opened (people are told)
+	UsageExtended = "extended" // another worker hit the open pause's limit
+	UsageResumed  = "resumed"
 )
 
 // Pause is one executor's usage-limit pause.

@@ -45,6 +45,9 @@ type waveRun struct {
 	budgetSeen map[string]bool
 	budgetOver string
 	budgetLog  *spendLog // the lane's log as the budget check last read it
+	// limitRelaunch: the agent's next start follows its usage limit
+	// (usagelimit.go), not a failure.
+	limitRelaunch map[string]bool
 }
 
 type agentResult struct {
@@ -67,7 +70,7 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	if err != nil {
 		return waveOutcome{ExitCode: exitcode.Failed}, err
 	}
-	r := &waveRun{l: l, p: p, n: w.Number, results: map[string]*agentResult{}}
+	r := &waveRun{l: l, p: p, n: w.Number, results: map[string]*agentResult{}, limitRelaunch: map[string]bool{}}
 	r.prior = interruptedRuns(l.opt.Layout.EventsPath(), w.Number)
 	if err := r.takeOverride(); err != nil {
 		return waveOutcome{ExitCode: exitcode.Failed}, err

@@ -63,14 +63,15 @@ func FromLane(ev state.Event) (Notice, bool) {
 		if n.Detail != "" {
 			n.Summary += ": " + n.Detail
 		}
-	case state.EntityAgentRun:
-		if ev.Action == state.AgentUsageLimited {
-			until, _ := time.Parse(time.RFC3339, str("usageLimitUntil"))
-			n.Event, n.AgentID, n.Detail = UsageLimited, str("agentId"), str("detail")
-			n.Summary = fmt.Sprintf("%s: paused: %s usage limit%s (agent %s hit it): %s", where, clip(str("executor"), 40),
-				untilText(&until), clip(n.AgentID, 40), clip(n.Detail, 300))
-			break
+	case state.EntityUsageLimit:
+		if opened, _ := ev.Data["opened"].(bool); ev.Action != state.UsagePaused || !opened {
+			return Notice{}, false // an extension or the end: told once, at the start
 		}
+		until, _ := time.Parse(time.RFC3339, str("until"))
+		n.Event, n.AgentID, n.Detail = UsageLimited, str("agentId"), str("detail")
+		n.Summary = fmt.Sprintf("%s: paused: %s usage limit%s (agent %s hit it): %s", where, clip(str("executor"), 40),
+			untilText(&until), clip(n.AgentID, 40), clip(n.Detail, 300))
+	case state.EntityAgentRun:
 		if ev.Action != state.AgentStalled && ev.Action != state.AgentTimedOut {
 			return Notice{}, false
 		}
@@ -138,7 +139,7 @@ func FromBacklog(lane, run string, ev backlog.Event) (Notice, bool) {
 		n.Event, n.URL = FinalPROpened, ev.URL
 		n.Summary = fmt.Sprintf("%s: final pull request #%d opened: %s", where, ev.Number, ev.URL)
 	case backlog.EvUsageLimit:
-		if ev.Outcome != backlog.UsagePaused || ev.Issue == 0 {
+		if ev.Outcome != backlog.UsagePaused {
 			return Notice{}, false // an extension or the end: told once, at the start
 		}
 		n.Event, n.Detail = UsageLimited, ev.Detail

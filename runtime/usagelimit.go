@@ -275,6 +275,13 @@ func parseSpan(s string) time.Duration {
 	return d
 }
 
+// UsageBackoff is how long an executor is paused after its k-th (0-based)
+// usage limit that named no reset: 5 minutes doubling, capped at an hour.
+// Backlog and wave mode both wait it.
+func UsageBackoff(k int) time.Duration {
+	return min(5*time.Minute<<min(k, 8), time.Hour)
+}
+
 // usageLimitNotice is the runner's line in the log for a run that ended
 // on its account's limit.
 func usageLimitNotice(executor string, u UsageLimit) string {

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
@@ -19,13 +18,6 @@ import (
 // answers go on, and at the end of the pause the same workers go on in
 // the same worktrees. A fallback executor (backlog.executor.fallbacks)
 // takes the work meanwhile when one is configured and not paused itself.
-
-// defaultUsageBackoff is the pause after the k-th (0-based) usage limit
-// of an executor that named no reset: 5 minutes doubling, capped at an
-// hour.
-func defaultUsageBackoff(k int) time.Duration {
-	return min(5*time.Minute<<min(k, 8), time.Hour)
-}
 
 // usageLimited takes up a worker whose CLI said its account is out. The
 // pause is recorded before the worker's end, so a supervisor killed in
@@ -44,7 +36,11 @@ func (s *Supervisor) usageLimited(ctx context.Context, w *worker, obs runtime.Ob
 	}
 	open := s.run().Paused(exec)
 	if open == nil || until.After(open.Until) || !slices.Contains(open.Issues, n) {
-		if err := s.emit(backlog.Event{Kind: backlog.EvUsageLimit, Outcome: backlog.UsagePaused, Executor: exec, Issue: n,
+		outcome := backlog.UsagePaused
+		if open != nil {
+			outcome = backlog.UsageExtended
+		}
+		if err := s.emit(backlog.Event{Kind: backlog.EvUsageLimit, Outcome: outcome, Executor: exec, Issue: n,
 			Until: &until, Detail: lim.Line, Ref: kind}); err != nil {
 			return err
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
 // Options configure one `backlog run`.
@@ -145,7 +146,7 @@ func New(o Options) (*Supervisor, error) {
 		o.Backoff = defaultBackoff
 	}
 	if o.UsageBackoff == nil {
-		o.UsageBackoff = defaultUsageBackoff
+		o.UsageBackoff = runtime.UsageBackoff
 	}
 	if o.Width <= 0 {
 		o.Width = o.Config.Backlog.Width
