@@ -23,7 +23,7 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 	l := r.l
 	pending := map[string]string{} // run dir → agent
 	deadlines := map[string]time.Time{}
-	waiting := map[string]string{} // agent → its finished run, waiting for a person
+	waiting := map[string]string{}    // agent → its finished run, waiting for a person
 	limited := map[string]time.Time{} // agent → when its usage limit lets it run again
 	track := func(id, d string) {
 		pending[d] = id
