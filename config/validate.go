@@ -129,6 +129,8 @@ func (c *Config) validate() []error {
 	p.atLeast("runtime.silenceMinutes", r.SilenceMinutes, 0)
 	p.spendBudget("runtime.budget", r.Budget)
 	p.atLeast("runtime.silenceSeconds", r.SilenceSeconds, 0)
+	p.atLeast("runtime.noProgressMinutes", r.NoProgressMinutes, 0)
+	p.atLeast("runtime.noProgressSeconds", r.NoProgressSeconds, 0)
 	p.atLeast("runtime.inputTimeoutMinutes", r.InputTimeoutMinutes, 0)
 	p.atLeast("runtime.inputTimeoutSeconds", r.InputTimeoutSeconds, 0)
 	if r.MaxLogBytes != 0 && r.MaxLogBytes < MinLogBytes {

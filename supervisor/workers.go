@@ -114,7 +114,7 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if err := s.startRun(ctx, p); err != nil {
 		return fmt.Errorf("#%d: start worker: %w", n, err)
 	}
-	s.onLoop(ctx, func() { w.progress = progress{changeAt: s.o.Now()} })
+	s.onLoop(ctx, func() { w.progress = progress{} })
 	if p.Checkout != nil {
 		s.printf("#%d: worker started (%s, attempt %d) in a pod, cloning %s", n, p.ExecutorID, attempt, p.Checkout.Origin)
 		return nil
@@ -143,7 +143,7 @@ func (s *Supervisor) observe(ctx context.Context) error {
 			continue
 		}
 		if !v.Done {
-			if v.Terminate || s.silent(ctx, w, obs, now) {
+			if v.Terminate || s.stuck(ctx, w, obs, now) {
 				grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
 				if err := s.o.Runs.Terminate(ctx, is.RunDir, grace, false); err != nil {
 					s.printf("warning: terminate #%d: %v", is.Number, err)
@@ -199,7 +199,7 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	}
 	outcome, detail := classify(v, prior, res, marked, commits)
 	if lost && failing(outcome) {
-		detail = "its worktree " + is.Worktree + " was deleted; " + detail
+		detail = "lost its worktree " + is.Worktree + ": it was deleted while the worker ran (" + detail + ")"
 	}
 	if prior == "" && failing(outcome) && !lost {
 		// Before a failure is recorded and a salvage spent: was it the
@@ -313,6 +313,9 @@ func classify(v runtime.Verdict, prior string, res backlog.Result, marked bool, 
 	if prior == backlog.OutcomeStalled {
 		return backlog.OutcomeStalled, "stalled: no output and no worktree change"
 	}
+	if prior == backlog.OutcomeNoProgress {
+		return backlog.OutcomeNoProgress, "no progress: neither a new commit nor a changed file"
+	}
 	code := -1
 	if v.ExitCode != nil {
 		code = *v.ExitCode
@@ -385,7 +388,15 @@ func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) erro
 	} else {
 		s.printf("#%d: snapshot %s; relaunching once in the same worktree", n, ref)
 	}
-	return s.startWorker(ctx, n, workerStart{salvage: true, salvageRef: ref})
+	why := workerStart{salvage: true, salvageRef: ref}
+	switch is.Outcome {
+	case backlog.OutcomeNoProgress:
+		why.stopped = oneLine(is.Detail) + "; this time commit each real step as you make it, and end with state=blocked or " +
+			"state=needs-input and your question when you cannot move the issue forward"
+	case backlog.OutcomeStalled:
+		why.stopped = oneLine(is.Detail)
+	}
+	return s.startWorker(ctx, n, why)
 }
 
 // needsInput puts issue n in the bucket: question kept, a comment posted,
