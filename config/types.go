@@ -309,10 +309,10 @@ type Backlog struct {
 	// MaxRunsPerIssue caps an issue's worker runs of every kind (first
 	// run, salvage, rework, answer, conflict), across the lane's backlog
 	// runs (default 8; 0 = no cap): reached, the issue parks.
-	MaxRunsPerIssue int `json:"maxRunsPerIssue" yaml:"maxRunsPerIssue"`
-	WorkerPRs         *bool    `json:"workerPRs" yaml:"workerPRs"`           // default true (github only)
-	Verify            []string `json:"verify" yaml:"verify"`                 // argv run at the would-be merge
-	VerifyTimeoutMin  int      `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
+	MaxRunsPerIssue  int      `json:"maxRunsPerIssue" yaml:"maxRunsPerIssue"`
+	WorkerPRs        *bool    `json:"workerPRs" yaml:"workerPRs"` // default true (github only)
+	Verify           []string `json:"verify" yaml:"verify"`       // argv run at the would-be merge
+	VerifyTimeoutMin int      `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
 	// SnapshotMinutes is how often a worker in a pod pushes a snapshot of
 	// its uncommitted work to origin (default 10; 0: only when stopped
 	// and at exit).
