@@ -279,6 +279,8 @@ func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case StateNoProgress:
+		code = StateNoProgress
 	case state.AgentBudgetExceeded:
 		code = codeBudgetExceeded
 	}

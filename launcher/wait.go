@@ -65,7 +65,7 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 	}
 	check := func(d string, expired bool) error {
 		id := pending[d]
-		o := l.outcome(ctx, d, l.now())
+		o := r.noProgressOutcome(d, l.outcome(ctx, d, l.now()))
 		if o.Terminate && o.Done {
 			// The runner is gone but its agent is not: stop the agent
 			// before its result is used or a retry starts next to it.
@@ -163,6 +163,7 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 			}
 			n++
 			r.budgetWhileWaiting(ctx, attempt, pending)
+			r.brakeNoProgress(ctx, pending)
 			for d := range pending {
 				if e := expired(d); e || n%sweepEvery == 0 {
 					if err = check(d, e); err != nil {

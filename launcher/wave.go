@@ -48,6 +48,8 @@ type waveRun struct {
 	// limitRelaunch: the agent's next start follows its usage limit
 	// (usagelimit.go), not a failure.
 	limitRelaunch map[string]bool
+	// progress is the no-progress brake's view of each run (noprogress.go).
+	progress map[string]*ownedProgress
 }
 
 type agentResult struct {
@@ -313,6 +315,8 @@ func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case StateNoProgress:
+		code = StateNoProgress
 	case state.AgentBudgetExceeded:
 		code = codeBudgetExceeded
 	default:

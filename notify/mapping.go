@@ -72,7 +72,7 @@ func FromLane(ev state.Event) (Notice, bool) {
 		n.Summary = fmt.Sprintf("%s: paused: %s usage limit%s (agent %s hit it): %s", where, clip(str("executor"), 40),
 			untilText(&until), clip(n.AgentID, 40), clip(n.Detail, 300))
 	case state.EntityAgentRun:
-		if ev.Action != state.AgentStalled && ev.Action != state.AgentTimedOut {
+		if ev.Action != state.AgentStalled && ev.Action != state.AgentTimedOut && ev.Action != "no-progress" {
 			return Notice{}, false
 		}
 		n.Event, n.AgentID, n.Detail = AgentStalled, str("agentId"), ev.Action

@@ -65,3 +65,21 @@ exec ` + e2etest.Bin() + ` local --prompt-file "$1"
 		t.Errorf("the launcher did not say it paused:\n%s", res.Stdout)
 	}
 }
+
+// runtime.noProgressSeconds: a wave agent that keeps printing while its
+// owned files never change is stopped as no-progress, and the wave's
+// report says so (not a timeout at the deadline, hours later).
+func TestAWaveAgentBusyWithoutTouchingItsFilesIsStoppedAsNoProgress(t *testing.T) {
+	r := e2etest.NewRepo(t)
+	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "  terminateGraceMs: 500\n", "  terminateGraceMs: 500\n  noProgressSeconds: 3\n", 1))
+	script := filepath.Join(t.TempDir(), "spin.sh")
+	if err := os.WriteFile(script, []byte("while :; do echo thinking; sleep 0.1; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a1 := e2etest.ImplAgent("A1", "id: shell", "shell.command: sh "+script)
+	r.WriteWave(0, append([]e2etest.Agent{a1}, e2etest.ClosureAgents()...)...)
+	res := e2etest.Launch(t, r, "--max-retries-per-wave", "0", "--timeout-minutes", "2")
+	if res.Code != 1 || !strings.Contains(res.Stdout, "A1: no-progress") {
+		t.Fatalf("exit %d, want 1 with A1 stopped as no-progress\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+}
