@@ -85,6 +85,9 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if parked, err := s.overBudget(ctx, n); parked || err != nil {
 		return err
 	}
+	if parked, err := s.overRuns(ctx, n); parked || err != nil {
+		return err
+	}
 	attempt := is.Attempts + 1
 	if why.rework == nil && is.InRework {
 		// Sent back for rework and not ready since: whatever starts it
