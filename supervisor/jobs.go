@@ -101,6 +101,17 @@ func (s *Supervisor) spawn(ctx context.Context, n int, body func(ctx context.Con
 // on to the next merge meanwhile.
 func (s *Supervisor) sendBack(context.Context, int, workerStart) error { return nil }
 
+// offLoop runs f, which writes to the issue tracker, as issue n's job
+// when called on the loop, so that a GitHub rate-limit wait in it never
+// holds the loop; inside a job it runs at once. n has no job (the loop
+// leaves issues with one alone).
+func (s *Supervisor) offLoop(ctx context.Context, n int, f func(context.Context) error) error {
+	if inJob(ctx) {
+		return f(ctx)
+	}
+	return s.spawn(ctx, n, f)
+}
+
 // busyJob: issue n has a job; the loop leaves it alone.
 func (s *Supervisor) busyJob(n int) bool { return s.jobs.active[n] }
 

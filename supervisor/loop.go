@@ -55,6 +55,7 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 	}()
 	for {
 		if s.stopRequested() {
+			s.cancelAnswers()
 			s.settle() // a start under way finishes before the stop
 			return s.stop(ctx)
 		}
@@ -322,6 +323,7 @@ func (s *Supervisor) stop(ctx context.Context) error {
 // stopped (not failed: resuming it costs no salvage) and terminated. It
 // reports whether the request asked to finish the run.
 func (s *Supervisor) halt(ctx context.Context) (bool, error) {
+	s.cancelAnswers()
 	s.settle() // no worker starts behind the stop
 	var req struct {
 		Finish bool `json:"finish"`

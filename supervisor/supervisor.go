@@ -108,6 +108,9 @@ type Supervisor struct {
 	// said once, then merges go on without looking at them.
 	threadsDenied bool
 	answersAt     time.Time // last look for answers to the run's questions
+	// stopAnswers cuts the look for answers short (a stop does not wait
+	// for a rate-limit wait in it).
+	stopAnswers context.CancelFunc
 	// jobs are the worker starts and the merge under way (jobs.go).
 	jobs jobs
 	// starts coalesces the jobs' run starts (starts.go).

@@ -227,7 +227,9 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	}
 	if v.State == runtime.StateBudgetExceeded {
 		// A relaunch on the same budget would spend as much again.
-		return s.park(ctx, n, "worker stopped at its budget ("+v.Reason+"); not retried on the same budget", "", nil)
+		return s.offLoop(ctx, n, func(ctx context.Context) error {
+			return s.park(ctx, n, "worker stopped at its budget ("+v.Reason+"); not retried on the same budget", "", nil)
+		})
 	}
 	switch outcome {
 	case backlog.OutcomeReady:
@@ -237,9 +239,12 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		s.printf("#%d: ready to merge (%d commit(s) on %s)", n, commits, is.Branch)
 		return nil
 	case backlog.OutcomeNeedsInput:
-		return s.needsInput(ctx, n, firstNonEmpty(res.Question, "The worker needs input to go on."))
+		q := firstNonEmpty(res.Question, "The worker needs input to go on.")
+		return s.offLoop(ctx, n, func(ctx context.Context) error { return s.needsInput(ctx, n, q) })
 	case backlog.OutcomeBlocked:
-		return s.park(ctx, n, "worker reported blocked: "+detail, firstNonEmpty(res.Question, detail), nil)
+		return s.offLoop(ctx, n, func(ctx context.Context) error {
+			return s.park(ctx, n, "worker reported blocked: "+detail, firstNonEmpty(res.Question, detail), nil)
+		})
 	case backlog.OutcomeNoWork:
 		s.printf("#%d: failed: the worker finished without a commit", n)
 		if err := s.emit(backlog.Event{Kind: backlog.EvFailed, Issue: n, Detail: "no work: the worker exited 0 without a commit"}); err != nil {
@@ -355,7 +360,9 @@ func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) erro
 	is, n := w.is, w.n
 	if is.Salvages >= 1 {
 		q := fmt.Sprintf("The worker for #%d failed twice (%s). What should change before another try?", n, detail)
-		return s.park(ctx, n, "failed after one salvage relaunch: "+detail, q, nil)
+		return s.offLoop(ctx, n, func(ctx context.Context) error {
+			return s.park(ctx, n, "failed after one salvage relaunch: "+detail, q, nil)
+		})
 	}
 	if s.o.Now().Before(w.probeAt) {
 		return nil
