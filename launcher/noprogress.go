@@ -9,11 +9,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
 // runtime.noProgressMinutes is the wave agents' no-progress brake: an
-// agent whose owned files (its File ownership paths) did not change for
-// that long is stopped (TERM, grace, KILL) and its run counts as failed
+// agent that keeps printing while its owned files (its File ownership
+// paths) did not change for that long is stopped (TERM, grace, KILL) and its run counts as failed
 // with status code no-progress, retried like a stall with the reason in
 // the wave's failures. Its files are looked at every tenth of the limit
 // (at most every five minutes), by their size and modification time.
@@ -58,6 +61,9 @@ func (r *waveRun) brakeNoProgress(ctx context.Context, pending map[string]string
 		}
 		if now.Sub(p.at) < limit {
 			continue
+		}
+		if rec, err := runtime.ReadRecord(filepath.Join(dir, lanes.RuntimeFile)); err != nil || rec.LastOutputAt == nil || !rec.LastOutputAt.After(p.at) {
+			continue // silent since: the silence timer's, not the brake's
 		}
 		p.stopped = true
 		r.l.printf("wave %d: %s: its owned files did not change for %s (runtime.noProgressMinutes); stopping it as no-progress", r.n, id, limit)

@@ -20,9 +20,9 @@ import (
 //     than a quarter of the limit, then every tenth of it at most, so a
 //     worker that prints costs no git at all; a stall is declared at most
 //     a quarter of the limit and one look late, never early.
-//   - no progress (backlog.noProgressMinutes): output may keep coming,
-//     but the checkout has neither a new commit nor a changed file for
-//     the limit. The checkout is looked at every tenth of the limit
+//   - no progress (backlog.noProgressMinutes): output keeps coming, but
+//     the checkout has neither a new commit nor a changed file for the
+//     limit (a worker silent since is left to the silence timer). The checkout is looked at every tenth of the limit
 //     (at most every five minutes).
 //
 // The first look at a run's checkout counts as a change (what happened
@@ -89,7 +89,9 @@ func (s *Supervisor) stuck(ctx context.Context, w *worker, obs runtime.Observati
 		_ = s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: is.Number, Attempt: is.Attempts, Outcome: backlog.OutcomeStalled,
 			Detail: fmt.Sprintf("stalled: silent for %s", silence)})
 		return true
-	case brake > 0 && is.ProgressAt != nil && now.Sub(*is.ProgressAt) >= brake:
+	case brake > 0 && is.ProgressAt != nil && now.Sub(*is.ProgressAt) >= brake && outputAt(obs).After(*is.ProgressAt):
+		// It printed since its checkout last changed: busy, not silent
+		// (a silent worker is the silence timer's).
 		detail := fmt.Sprintf("no progress: it went on for %s with neither a new commit nor a changed file (backlog.noProgressMinutes)", brake)
 		s.printf("#%d: %s; stopping the worker", is.Number, detail)
 		_ = s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: is.Number, Attempt: is.Attempts, Outcome: backlog.OutcomeNoProgress,
