@@ -22,8 +22,9 @@ import (
 //     a quarter of the limit and one look late, never early.
 //   - no progress (backlog.noProgressMinutes): output keeps coming, but
 //     the checkout has neither a new commit nor a changed file for the
-//     limit (a worker silent since is left to the silence timer). The checkout is looked at every tenth of the limit
-//     (at most every five minutes).
+//     limit (a worker silent since is left to the silence timer). The
+//     checkout is looked at every tenth of the limit (at most every five
+//     minutes).
 //
 // The first look at a run's checkout counts as a change (what happened
 // before it is not known); it is recorded, so no later supervisor
