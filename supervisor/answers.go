@@ -110,7 +110,7 @@ func (s *Supervisor) takeAnswers(ctx context.Context) error {
 	}
 	actx, cancel := context.WithCancel(ctx)
 	s.stopAnswers = cancel
-	return s.spawn(actx, answersJob, func(ctx context.Context) error {
+	lookAll := func(ctx context.Context) error {
 		defer cancel()
 		var took bool
 		for _, a := range look {
@@ -127,7 +127,11 @@ func (s *Supervisor) takeAnswers(ctx context.Context) error {
 			s.onLoop(ctx, func() { s.checkpoint("answered") })
 		}
 		return nil
-	})
+	}
+	if s.o.Source.Kind() != forge.KindGitHub {
+		return lookAll(actx) // a file read: no rate limit to wait out
+	}
+	return s.spawn(actx, answersJob, lookAll)
 }
 
 // cancelAnswers ends a look for answers under way, if any.

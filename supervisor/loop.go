@@ -132,10 +132,14 @@ func (s *Supervisor) step(ctx context.Context) error {
 	return s.refill(ctx)
 }
 
-// complete: nothing in flight and nothing more to take.
+// complete: nothing in flight and nothing more to take. A look for
+// answers under way is not work in flight: the run's end cuts it short
+// (an answer it missed is the next run's).
 func (s *Supervisor) complete() bool {
-	if len(s.jobs.active) > 0 {
-		return false
+	for n := range s.jobs.active {
+		if n != answersJob {
+			return false
+		}
 	}
 	for _, is := range s.run().Issues {
 		if !backlog.Terminal(is.State) {
