@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,4 +127,37 @@ func countIssueEvents(evs []backlog.Event, kind string, n int) int {
 		}
 	}
 	return c
+}
+
+// backlog.executor.fallbacks take the work while the workers' executor is
+// out: #1's shell worker finds its account out (the reset an hour away),
+// and its relaunch runs at once on the fallback, local, and merges, with
+// no salvage spent and the pause still open.
+func TestAFallbackExecutorTakesTheWorkDuringAUsageLimit(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "First", "Files: a/**")
+	limitedWorkers(f, 0, 1)
+	f.config = strings.Replace(f.config, "    id: shell\n", "    id: shell\n    fallbacks: local\n", 1)
+	res := f.run(1)
+	if res.err != nil || res.ExitCode != exitcode.OK {
+		t.Fatalf("exit %d, %v\n%s", res.ExitCode, res.err, res.out)
+	}
+	evs := f.events(res.Dir)
+	r := backlog.Reduce(evs)
+	if is := r.Issues[1]; is.State != backlog.StateMerged || is.Attempts != 2 || is.Salvages != 0 {
+		t.Fatalf("#1: %s after %d attempts, %d salvages; want merged on the fallback's run, no salvage", is.State, is.Attempts, is.Salvages)
+	}
+	var launch struct {
+		ExecutorID string `json:"executorId"`
+	}
+	b, err := os.ReadFile(filepath.Join(res.Dir, "runs", "i1-a2", "launch.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &launch); err != nil || launch.ExecutorID != "local" {
+		t.Fatalf("#1's relaunch ran on %q (%v), want the fallback local", launch.ExecutorID, err)
+	}
+	if countEvents(evs, backlog.EvUsageLimit, backlog.UsageResumed) != 0 {
+		t.Errorf("the pause ended before its reset")
+	}
 }
