@@ -78,6 +78,11 @@ function waveBox(w, first) {
   // A click on the header is a person's choice, kept across updates.
   sum.addEventListener("click", () => waveChoice.set(w.wave, !box.open));
   box.append(sum);
+  for (const p of w.paused || []) {
+    box.append(el("p", { class: "paused", "data-executor": p.executor }, "paused: " + p.executor + " usage limit" +
+      (p.until ? " until " + new Date(p.until).toLocaleTimeString() : "") + (p.agents && p.agents.length ? " (" + p.agents.join(", ") + ")" : "") +
+      (p.detail ? ": " + p.detail : "")));
+  }
   if (w.blockers.length) {
     box.append(el("p", { class: "blockers" }, "blocked by: ", w.blockers.map(b => b.kind + " " + b.id + (b.summary ? " (" + b.summary + ")" : "")).join("; ")));
   }
@@ -188,7 +193,8 @@ function renderBacklog(bl) {
       el("td", { class: "note" }, issueNote(is)),
       el("td", {}, is.runDir ? outputButton(key) : null)), tailRow(key, 7));
   }
-  root.replaceChildren(head, counts, tab);
+  const paused = (bl.paused || []).map(p => el("p", { class: "paused", "data-executor": p.executor }, p.line));
+  root.replaceChildren(head, ...paused, counts, tab);
 }
 
 // issueNote is the one thing to know about an issue, as the dashboard
