@@ -32,7 +32,7 @@ func TestWatchedCacheFollowsTheServer(t *testing.T) {
 	mk("before", map[string]string{"app": "x"})
 	var mu sync.Mutex
 	deleted := map[string]bool{}
-	w := newWatched(c.leases(ns), "app=x", nil, func(l *Lease, gone bool) {
+	w := newWatched(c.leases(ns), "app=x", nil, func(l *coordv1.Lease, gone bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		deleted[l.Name] = gone
@@ -93,7 +93,7 @@ func TestWatchedCacheListsAgainWhenTheVersionIsGone(t *testing.T) {
 	defer srv.Close()
 	c := testClient(t, &rest.Config{Host: srv.URL})
 	heard := make(chan string, 10)
-	w := newWatched(c.leases("ns"), "", nil, func(l *Lease, gone bool) {
+	w := newWatched(c.leases("ns"), "", nil, func(l *coordv1.Lease, gone bool) {
 		heard <- fmt.Sprintf("%s gone=%v", l.Name, gone)
 	}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
