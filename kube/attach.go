@@ -231,7 +231,7 @@ func (c *Client) stream(ctx context.Context, namespace, pod string, s AttachStre
 	if s.Sizes != nil {
 		opts.TerminalSizeQueue = sizeQueue{ctx: ctx, sizes: s.Sizes}
 	}
-	err = exec.StreamWithContext(quietly(ctx, nil), opts)
+	err = exec.StreamWithContext(ctx, opts)
 	switch {
 	case err == nil:
 		return nil

@@ -106,6 +106,12 @@ func configError(rules *clientcmd.ClientConfigLoadingRules, context string, err 
 
 // NewClientFromConfig returns a Client for cfg.
 func NewClientFromConfig(cfg *rest.Config, namespace string) (*Client, error) {
+	// What client-go logs without a logger of ours in the request's
+	// context would go to klog's stderr: over the dashboard, or over a
+	// terminal an attach holds in raw mode. It goes to slog's default
+	// logger at Debug instead (a stream's teardown races, a request
+	// cancelled: what matters comes back as an error).
+	klog.SetLoggerWithOptions(logr.FromSlogHandler(debugOnly{slog.Default().Handler()}), klog.ContextualLogger(true))
 	cfg = rest.CopyConfig(cfg)
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "wave-orchestrator"
@@ -126,15 +132,10 @@ func NewClientFromConfig(cfg *rest.Config, namespace string) (*Client, error) {
 	return &Client{Config: cfg, api: api, Namespace: namespace}, nil
 }
 
-// quietly is ctx with client-go's logger (klog's, which writes to stderr
-// by default: over the dashboard, or over a terminal an attach holds in
-// raw mode) sent to logger, every record at Debug: a list or watch that
-// failed is tried again, a stream's teardown races are no news, and what
-// matters comes back as an error.
+// quietly is ctx with client-go's logger sent to logger, every record
+// at Debug: a list or watch that failed is tried again, and what matters
+// comes back as an error.
 func quietly(ctx context.Context, logger *slog.Logger) context.Context {
-	if logger == nil {
-		logger = slog.Default()
-	}
 	return klog.NewContext(ctx, logr.FromSlogHandler(debugOnly{logger.Handler()}))
 }
 
