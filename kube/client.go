@@ -116,6 +116,14 @@ func NewClientFromConfig(cfg *rest.Config, namespace string) (*Client, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "wave-orchestrator"
 	}
+	if cfg.ExecProvider != nil {
+		// A plugin prompting on the terminal would write over the
+		// dashboard, or wait in a launcher nobody watches.
+		e := *cfg.ExecProvider // CopyConfig shares it
+		cfg.ExecProvider = &e
+		cfg.ExecProvider.StdinUnavailable = true
+		cfg.ExecProvider.StdinUnavailableMessage = "wave-orchestrator never lets a credential plugin prompt: log in beforehand"
+	}
 	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
 		// The API server's deprecation warnings would go to stderr.
 		cfg.WarningHandler = rest.NoWarnings{}

@@ -196,3 +196,20 @@ func TestExecPluginOutputErrorsKeepTheCredentialOut(t *testing.T) {
 		t.Error("v1alpha1 accepted")
 	}
 }
+
+// A credential plugin never prompts, even when the launcher runs on a
+// terminal: it would write over the dashboard, or wait for a user who is
+// not there. (client-go checks the terminal before this, so a test
+// without one cannot see the difference in the plugin's run.)
+func TestExecPluginsAreNeverInteractive(t *testing.T) {
+	noClusterEnv(t)
+	srv := newTokenServer(t, func(string) bool { return true })
+	script, _, _ := execPlugin(t)
+	c, err := NewClient(execKubeconfig(t, srv, execAPIVersions[0], script, nil), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Config.ExecProvider; e == nil || !e.StdinUnavailable || !strings.Contains(e.StdinUnavailableMessage, "log in beforehand") {
+		t.Errorf("exec provider %+v: want standard input unavailable, saying why", e)
+	}
+}

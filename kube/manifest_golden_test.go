@@ -17,9 +17,9 @@ import (
 )
 
 // updateGolden rewrites testdata/manifests from the code under test.
-// The files were first written by the code that built the manifests
-// from k8s.io/api's types, so this test holds kube's own types to the
-// same wire meaning.
+// The files hold the manifests' wire meaning as released: a change of
+// what a run's Job, Secret or Lease say is a change of this test's
+// files, reviewed as one.
 var updateGolden = flag.Bool("update-golden", false, "rewrite kube/testdata/manifests")
 
 // goldenCase is one run whose Job, Secret and Lease are compared.
