@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -231,7 +232,7 @@ func (c *Client) stream(ctx context.Context, namespace, pod string, s AttachStre
 	if s.Sizes != nil {
 		opts.TerminalSizeQueue = sizeQueue{ctx: ctx, sizes: s.Sizes}
 	}
-	err = exec.StreamWithContext(ctx, opts)
+	err = exec.StreamWithContext(quietly(ctx, slog.Default()), opts)
 	switch {
 	case err == nil:
 		return nil

@@ -106,12 +106,6 @@ func configError(rules *clientcmd.ClientConfigLoadingRules, context string, err 
 
 // NewClientFromConfig returns a Client for cfg.
 func NewClientFromConfig(cfg *rest.Config, namespace string) (*Client, error) {
-	// What client-go logs without a logger of ours in the request's
-	// context would go to klog's stderr: over the dashboard, or over a
-	// terminal an attach holds in raw mode. It goes to slog's default
-	// logger at Debug instead (a stream's teardown races, a request
-	// cancelled: what matters comes back as an error).
-	klog.SetLoggerWithOptions(logr.FromSlogHandler(debugOnly{slog.Default().Handler()}), klog.ContextualLogger(true))
 	cfg = rest.CopyConfig(cfg)
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "wave-orchestrator"
@@ -138,6 +132,36 @@ func NewClientFromConfig(cfg *rest.Config, namespace string) (*Client, error) {
 		return nil, err
 	}
 	return &Client{Config: cfg, api: api, Namespace: namespace}, nil
+}
+
+// What client-go logs without a logger of ours in the request's context
+// (an exec plugin's refresh that failed, a response cut by a cancelled
+// request) goes through klog's global logger, which writes to stderr:
+// over the dashboard, or over a terminal an attach holds in raw mode. It
+// goes to slog's default logger at Debug instead. klog's global is set
+// here, before main, because setting it while client-go's goroutines log
+// is a data race.
+func init() {
+	klog.SetLoggerWithOptions(logr.FromSlogHandler(debugOnly{defaultHandler{}}), klog.ContextualLogger(true))
+}
+
+// defaultHandler is slog's default logger's handler at each call.
+type defaultHandler struct{}
+
+func (defaultHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return slog.Default().Handler().Enabled(ctx, l)
+}
+
+func (defaultHandler) Handle(ctx context.Context, r slog.Record) error {
+	return slog.Default().Handler().Handle(ctx, r)
+}
+
+func (defaultHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return slog.Default().Handler().WithAttrs(as)
+}
+
+func (defaultHandler) WithGroup(name string) slog.Handler {
+	return slog.Default().Handler().WithGroup(name)
 }
 
 // quietly is ctx with client-go's logger sent to logger, every record
