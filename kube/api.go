@@ -1,17 +1,21 @@
 package kube
 
 // The backend talks to a handful of resources of five API groups through
-// client-go's typed clients: gentype's, the generic ones every generated
-// client of k8s.io/client-go/kubernetes/typed wraps, over one REST client
-// per group-version and a scheme of just those five groups. The
-// generated packages themselves are not linked: each imports
-// k8s.io/client-go/kubernetes/scheme, whose init registers every API
-// group of Kubernetes (57 group-versions) before main in every process
-// of the binary — `version`, `status`, each `agent-run` runner — whether
-// it touches a cluster or not; measured, that is 57 more package inits,
-// about 2 ms more before main and 12 MB more binary than this.
+// client-go's REST clients, one per group-version over a scheme of just
+// those five groups, each resource behind a typed client with the methods
+// (and signatures) of client-go's generated ones (typed, below). Neither
+// the generated typed clients nor the generic ones they wrap (gentype)
+// are linked, for what they would bring into every process of the
+// binary — `version`, `status`, each `agent-run` runner — whether it
+// touches a cluster or not, measured on `version`:
+//   - k8s.io/client-go/kubernetes/typed/...: their scheme package, whose
+//     init registers every API group of Kubernetes (57 group-versions):
+//     57 more package inits, about 2 ms more before main, 12 MB more;
+//   - gentype: client-go's fakes (client-go/testing) and with them 81
+//     packages (protobuf, OpenAPI models, structured-merge-diff, which
+//     parses a YAML schema at init): 36 more inits, about 2 ms, 3.7 MB.
 // cmd/wave-orchestrator's TestBinaryLinksClientGoButNotTheAllGroupsClientset
-// keeps it so.
+// keeps both out.
 
 import (
 	"context"
@@ -20,6 +24,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
@@ -30,8 +35,9 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
-	"k8s.io/client-go/gentype"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 )
@@ -121,69 +127,119 @@ func restClient(cfg *rest.Config, hc *http.Client, gv schema.GroupVersion, path 
 }
 
 // object is what a typed client sends and reads: an API type's pointer.
-type object[T any] interface {
-	*T
+type object[E any] interface {
+	*E
 	kruntime.Object
 	metav1.Object
 }
 
-// listed is the pointer to an API list type.
-type listed[L any] interface {
-	*L
-	kruntime.Object
+// typed is the typed client of one resource in a namespace ("" for a
+// cluster-scoped one): client-go's REST client with the object and list
+// types fixed, the methods (and their signatures) of a generated typed
+// client that the backend uses.
+type typed[T object[E], L kruntime.Object, E any] struct {
+	rc       rest.Interface
+	params   kruntime.ParameterCodec
+	resource string
+	ns       string
+	newList  func() L
 }
 
-// typed is the typed client of resource in namespace ns ("" for a
-// cluster-scoped resource).
-func typed[T any, L any, PT object[T], PL listed[L]](rc rest.Interface, params kruntime.ParameterCodec, resource, ns string) *gentype.ClientWithList[PT, PL] {
-	return gentype.NewClientWithList[PT, PL](resource, rc, params, ns,
-		func() PT { return PT(new(T)) }, func() PL { return PL(new(L)) })
+func newTyped[T object[E], L kruntime.Object, E any](rc rest.Interface, params kruntime.ParameterCodec, resource, ns string, newList func() L) typed[T, L, E] {
+	return typed[T, L, E]{rc: rc, params: params, resource: resource, ns: ns, newList: newList}
+}
+
+func (r typed[T, L, E]) on(q *rest.Request) *rest.Request {
+	return q.NamespaceIfScoped(r.ns, r.ns != "").Resource(r.resource)
+}
+
+func timeout(secs *int64) time.Duration {
+	if secs == nil {
+		return 0
+	}
+	return time.Duration(*secs) * time.Second
+}
+
+func (r typed[T, L, E]) Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error) {
+	out := T(new(E))
+	err := r.on(r.rc.Get()).Name(name).VersionedParams(&opts, r.params).Do(ctx).Into(out)
+	return out, err
+}
+
+func (r typed[T, L, E]) Create(ctx context.Context, o T, opts metav1.CreateOptions) (T, error) {
+	out := T(new(E))
+	err := r.on(r.rc.Post()).VersionedParams(&opts, r.params).Body(o).Do(ctx).Into(out)
+	return out, err
+}
+
+func (r typed[T, L, E]) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions) (T, error) {
+	out := T(new(E))
+	err := r.on(r.rc.Patch(pt)).Name(name).VersionedParams(&opts, r.params).Body(data).Do(ctx).Into(out)
+	return out, err
+}
+
+func (r typed[T, L, E]) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	return r.on(r.rc.Delete()).Name(name).Body(&opts).Do(ctx).Error()
+}
+
+func (r typed[T, L, E]) List(ctx context.Context, opts metav1.ListOptions) (L, error) {
+	out := r.newList()
+	err := r.on(r.rc.Get()).VersionedParams(&opts, r.params).Timeout(timeout(opts.TimeoutSeconds)).Do(ctx).Into(out)
+	return out, err
+}
+
+func (r typed[T, L, E]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	opts.Watch = true
+	return r.on(r.rc.Get()).VersionedParams(&opts, r.params).Timeout(timeout(opts.TimeoutSeconds)).Watch(ctx)
+}
+
+func (r typed[T, L, E]) DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, lo metav1.ListOptions) error {
+	return r.on(r.rc.Delete()).VersionedParams(&lo, r.params).Timeout(timeout(lo.TimeoutSeconds)).Body(&opts).Do(ctx).Error()
 }
 
 // The resources the package uses, by where they live.
 
-func (c *Client) pods(ns string) *gentype.ClientWithList[*corev1.Pod, *corev1.PodList] {
-	return typed[corev1.Pod, corev1.PodList](c.api.core, c.api.params, "pods", ns)
+func (c *Client) pods(ns string) typed[*corev1.Pod, *corev1.PodList, corev1.Pod] {
+	return newTyped[*corev1.Pod](c.api.core, c.api.params, "pods", ns, func() *corev1.PodList { return new(corev1.PodList) })
 }
 
-func (c *Client) jobs(ns string) *gentype.ClientWithList[*batchv1.Job, *batchv1.JobList] {
-	return typed[batchv1.Job, batchv1.JobList](c.api.batch, c.api.params, "jobs", ns)
+func (c *Client) jobs(ns string) typed[*batchv1.Job, *batchv1.JobList, batchv1.Job] {
+	return newTyped[*batchv1.Job](c.api.batch, c.api.params, "jobs", ns, func() *batchv1.JobList { return new(batchv1.JobList) })
 }
 
-func (c *Client) leases(ns string) *gentype.ClientWithList[*coordv1.Lease, *coordv1.LeaseList] {
-	return typed[coordv1.Lease, coordv1.LeaseList](c.api.coord, c.api.params, "leases", ns)
+func (c *Client) leases(ns string) typed[*coordv1.Lease, *coordv1.LeaseList, coordv1.Lease] {
+	return newTyped[*coordv1.Lease](c.api.coord, c.api.params, "leases", ns, func() *coordv1.LeaseList { return new(coordv1.LeaseList) })
 }
 
-func (c *Client) secrets(ns string) *gentype.ClientWithList[*corev1.Secret, *corev1.SecretList] {
-	return typed[corev1.Secret, corev1.SecretList](c.api.core, c.api.params, "secrets", ns)
+func (c *Client) secrets(ns string) typed[*corev1.Secret, *corev1.SecretList, corev1.Secret] {
+	return newTyped[*corev1.Secret](c.api.core, c.api.params, "secrets", ns, func() *corev1.SecretList { return new(corev1.SecretList) })
 }
 
-func (c *Client) namespaces() *gentype.ClientWithList[*corev1.Namespace, *corev1.NamespaceList] {
-	return typed[corev1.Namespace, corev1.NamespaceList](c.api.core, c.api.params, "namespaces", "")
+func (c *Client) namespaces() typed[*corev1.Namespace, *corev1.NamespaceList, corev1.Namespace] {
+	return newTyped[*corev1.Namespace](c.api.core, c.api.params, "namespaces", "", func() *corev1.NamespaceList { return new(corev1.NamespaceList) })
 }
 
-func (c *Client) serviceAccounts(ns string) *gentype.ClientWithList[*corev1.ServiceAccount, *corev1.ServiceAccountList] {
-	return typed[corev1.ServiceAccount, corev1.ServiceAccountList](c.api.core, c.api.params, "serviceaccounts", ns)
+func (c *Client) serviceAccounts(ns string) typed[*corev1.ServiceAccount, *corev1.ServiceAccountList, corev1.ServiceAccount] {
+	return newTyped[*corev1.ServiceAccount](c.api.core, c.api.params, "serviceaccounts", ns, func() *corev1.ServiceAccountList { return new(corev1.ServiceAccountList) })
 }
 
-func (c *Client) selfSubjectAccessReviews() *gentype.Client[*authzv1.SelfSubjectAccessReview] {
-	return gentype.NewClient("selfsubjectaccessreviews", c.api.authz, c.api.params, "",
-		func() *authzv1.SelfSubjectAccessReview { return new(authzv1.SelfSubjectAccessReview) })
+// review is the typed client of an access review (created only).
+type review[T object[E], E any] = typed[T, *metav1.Status, E]
+
+func (c *Client) selfSubjectAccessReviews() review[*authzv1.SelfSubjectAccessReview, authzv1.SelfSubjectAccessReview] {
+	return newTyped[*authzv1.SelfSubjectAccessReview, *metav1.Status](c.api.authz, c.api.params, "selfsubjectaccessreviews", "", nil)
 }
 
-func (c *Client) localSubjectAccessReviews(ns string) *gentype.Client[*authzv1.LocalSubjectAccessReview] {
-	return gentype.NewClient("localsubjectaccessreviews", c.api.authz, c.api.params, ns,
-		func() *authzv1.LocalSubjectAccessReview { return new(authzv1.LocalSubjectAccessReview) })
+func (c *Client) localSubjectAccessReviews(ns string) review[*authzv1.LocalSubjectAccessReview, authzv1.LocalSubjectAccessReview] {
+	return newTyped[*authzv1.LocalSubjectAccessReview, *metav1.Status](c.api.authz, c.api.params, "localsubjectaccessreviews", ns, nil)
 }
 
-func (c *Client) subjectAccessReviews() *gentype.Client[*authzv1.SubjectAccessReview] {
-	return gentype.NewClient("subjectaccessreviews", c.api.authz, c.api.params, "",
-		func() *authzv1.SubjectAccessReview { return new(authzv1.SubjectAccessReview) })
+func (c *Client) subjectAccessReviews() review[*authzv1.SubjectAccessReview, authzv1.SubjectAccessReview] {
+	return newTyped[*authzv1.SubjectAccessReview, *metav1.Status](c.api.authz, c.api.params, "subjectaccessreviews", "", nil)
 }
 
-func (c *Client) selfSubjectReviews() *gentype.Client[*authnv1.SelfSubjectReview] {
-	return gentype.NewClient("selfsubjectreviews", c.api.authn, c.api.params, "",
-		func() *authnv1.SelfSubjectReview { return new(authnv1.SelfSubjectReview) })
+func (c *Client) selfSubjectReviews() review[*authnv1.SelfSubjectReview, authnv1.SelfSubjectReview] {
+	return newTyped[*authnv1.SelfSubjectReview, *metav1.Status](c.api.authn, c.api.params, "selfsubjectreviews", "", nil)
 }
 
 // serverVersion is the API server's /version, as discovery reads it.

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/gentype"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -25,7 +24,7 @@ type watched[T object[E], E any] struct {
 // byKey is the name of the index newWatched's index function keeps.
 const byKey = "key"
 
-func newWatched[T object[E], L kruntime.Object, E any](r *gentype.ClientWithList[T, L], sel string, index func(T) string, onEvent func(T, bool), logger *slog.Logger) *watched[T, E] {
+func newWatched[T object[E], L kruntime.Object, E any](r typed[T, L, E], sel string, index func(T) string, onEvent func(T, bool), logger *slog.Logger) *watched[T, E] {
 	if logger == nil {
 		logger = slog.Default()
 	}

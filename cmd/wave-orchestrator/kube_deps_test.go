@@ -9,14 +9,12 @@ import (
 )
 
 // clientGoNarrow are client-go's packages the kubernetes backend is built
-// on (package kube): REST clients and the generic typed clients over
-// them, the kubeconfig loader (exec credential plugins, in-cluster
-// service accounts), informers for its list+watch caches and the attach
-// over WebSocket or SPDY. The binary links them: kube is a client-go
-// client like any other, not one of its own.
+// on (package kube): REST clients, the kubeconfig loader (exec credential
+// plugins, in-cluster service accounts), informers for its list+watch
+// caches and the attach over WebSocket or SPDY. The binary links them:
+// kube is a client-go client like any other, not one of its own.
 var clientGoNarrow = []string{
 	"k8s.io/client-go/rest",
-	"k8s.io/client-go/gentype",
 	"k8s.io/client-go/tools/clientcmd",
 	"k8s.io/client-go/tools/cache",
 	"k8s.io/client-go/tools/remotecommand",
@@ -26,16 +24,20 @@ var clientGoNarrow = []string{
 // all-groups clientset (k8s.io/client-go/kubernetes) and everything
 // under it — its scheme, whose init registers every API group of
 // Kubernetes, and the generated typed clients, which import that scheme
-// — and the generated informers, listers and apply configurations of
-// every group. Each process of the binary (`version`, `status`, each
-// `agent-run` runner) would pay their init before main whether it talks
-// to a cluster or not. Tests may use them (kube/kubetest, e2e/kubernetes,
-// kube's tests): test imports are not linked.
+// — the generated informers, listers and apply configurations of every
+// group, and client-go's fakes (client-go/testing, which the generic
+// typed clients of gentype link), which bring protobuf, OpenAPI models
+// and structured-merge-diff. Each process of the binary (`version`,
+// `status`, each `agent-run` runner) would pay their init before main
+// whether it talks to a cluster or not (kube/api.go has the figures).
+// Tests may use them (kube/kubetest, e2e/kubernetes, kube's tests): test
+// imports are not linked.
 var clientGoAllGroups = []string{
 	"k8s.io/client-go/kubernetes",
 	"k8s.io/client-go/informers",
 	"k8s.io/client-go/listers",
 	"k8s.io/client-go/applyconfigurations",
+	"k8s.io/client-go/testing",
 }
 
 func TestBinaryLinksClientGoButNotTheAllGroupsClientset(t *testing.T) {
