@@ -5,11 +5,13 @@
 // the run's local records, and stops, adopts and attaches to those runs.
 // It is the only package that talks to a Kubernetes API server, and it
 // does so through client-go: clientcmd reads the kubeconfig (exec
-// credential plugins, in-cluster service accounts), client-go's generic
-// typed clients over REST clients of the five API groups it uses send the
-// requests (api.go), informers keep the list+watch caches (cache.go) and
-// remotecommand attaches to a pod. It links none of client-go's
-// all-groups clientset or scheme: see api.go for why.
+// credential plugins, in-cluster service accounts), client-go's REST
+// clients of the five API groups it uses send the requests, each
+// resource behind a typed client (api.go), informers keep the list+watch
+// caches (cache.go) and remotecommand attaches to a pod (attach.go). The
+// API types are k8s.io/api's. It links none of client-go's all-groups
+// clientset, its scheme or its generated typed clients: see api.go for
+// why.
 package kube
 
 import (
