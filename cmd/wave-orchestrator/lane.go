@@ -35,6 +35,10 @@ func openLane(g *globals) (*laneEnv, error) {
 	}
 	cfg, err := config.Load(root, os.LookupEnv, configFlags(g.flags)...)
 	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) && ce.Flag != "" {
+			return nil, usageError{err} // a bad flag value
+		}
 		return nil, err
 	}
 	lane, err := cfg.Lane(root, g.lane)

@@ -57,6 +57,7 @@ func (f *launchFlags) register(c *cobra.Command, resume bool) {
 		f.ref.register(c, true)
 		return
 	}
+	flagHint(c, "wave", "--start-wave N --end-wave N runs wave N alone (resume --wave N picks a wave up again)")
 	waveVar(c, &f.start, "start-wave", "", 0, "first wave `N` to run")
 	waveVar(c, &f.end, "end-wave", "", -1, "last wave `N` to run (default: the last wave)")
 	fl.BoolVar(&f.autoNext, "auto-next", false, "start at the first wave not yet completed")

@@ -88,8 +88,10 @@ func laneFingerprint(l state.Lane) string {
 // waitLaneChange blocks until the lane's fingerprint differs from the one
 // it started with, watching the state directory tree with fsnotify (new
 // directories are added as they appear). It returns the lane as last read
-// and whether it changed; ctx's end is not an error.
-func waitLaneChange(ctx context.Context, layout lanes.Layout, ready func()) (state.Lane, bool, error) {
+// and whether it changed; ctx's end is not an error. wait is handed the
+// lane as it starts, once the watch is set: false returns that lane at
+// once, unchanged.
+func waitLaneChange(ctx context.Context, layout lanes.Layout, wait func(state.Lane) bool) (state.Lane, bool, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return state.Lane{}, false, fmt.Errorf("watch %s: %w", layout.StateDir, err)
@@ -104,7 +106,9 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, ready func()) (sta
 		return l, false, err
 	}
 	start := laneFingerprint(l)
-	ready()
+	if !wait(l) {
+		return l, false, nil
+	}
 	// Writers touch several files per step: read once they pause.
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
