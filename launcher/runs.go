@@ -226,7 +226,7 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	k++
 	pruneRuns(l.opt.Layout, r.n, id, k-keptRuns)
 	dir := l.opt.Layout.RunDir(r.n, id, k)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("run dir %s: %w", dir, err)
 	}
 	agentCmd := func(sub string) string {
