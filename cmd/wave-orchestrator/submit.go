@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"errors"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
