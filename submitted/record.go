@@ -70,7 +70,8 @@ func (r *Run) Terminal() bool {
 }
 
 // Finish records the launcher's end: its exit code, whether a person
-// stopped it, and why. Exit 0 is completed whatever stopped says.
+// stopped it, and why (on a run that passed: what happened on the way).
+// Exit 0 is completed whatever stopped says.
 func (r *Run) Finish(code int, stopped bool, why string) {
 	now := time.Now().UTC()
 	r.ExitCode, r.FinishedAt, r.Why = &code, &now, why

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -151,12 +152,15 @@ func (w Watcher) supervise(ctx context.Context, r *Run) {
 			if ctx.Err() != nil && end.Signal != 0 {
 				why = "watcher interrupted: " + ctx.Err().Error()
 			}
+			if why == "" {
+				why = r.Why // a restart's note stays on a run that then passed
+			}
 			r.Finish(end.Code, stopped, why)
 		case r.Restarts >= 1:
-			r.Finish(128+int(end.Signal), false, fmt.Sprintf("launcher died twice (last: pid %d killed by %s); not restarted again", r.Pid, end.Signal))
+			r.Finish(128+int(end.Signal), false, fmt.Sprintf("launcher died twice (last: pid %d killed by %s); not restarted again", r.Pid, signalName(end.Signal)))
 		default:
 			r.Restarts++
-			r.Why = fmt.Sprintf("launcher pid %d killed by %s; restarted once, adopting its live agents", r.Pid, end.Signal)
+			r.Why = fmt.Sprintf("launcher pid %d killed by %s; restarted once, adopting its live agents", r.Pid, signalName(end.Signal))
 			fmt.Fprintln(w.Out, "watcher:", r.Why)
 			continue
 		}
@@ -180,6 +184,9 @@ func (q Queue) record(ctx context.Context, r *Run) error {
 	defer unlock()
 	return q.st.write(r)
 }
+
+// signalName is "signal 9 (killed)".
+func signalName(s syscall.Signal) string { return fmt.Sprintf("signal %d (%s)", int(s), s) }
 
 // launch starts one launcher, records its pid and waits for it; a
 // watcher told to stop passes it on (the launcher ends its wave). The
