@@ -53,6 +53,11 @@ const (
 	// waiting, nil = no limit), or stopped waiting (Outcome gave-up).
 	// An answer ends the wait too.
 	EvInputWait = "input_wait"
+	// EvPaused: `backlog stop` paused the run (its workers stopped,
+	// worktrees and claims kept); EvResumed: a `backlog run` took the
+	// paused run up again. Detail says who.
+	EvPaused  = "paused"
+	EvResumed = "resumed"
 )
 
 // Outcomes of EvInputWait.
