@@ -137,7 +137,7 @@ type StatusInput struct {
 	// StopPending: a `backlog stop` (not --finish) waits in the run for
 	// the next supervisor, none being alive when it was asked.
 	StopPending bool
-	Now       time.Time
+	Now         time.Time
 	// Waiting and Probes are shown only while a supervisor holds the lane.
 	Waiting    *Waiting
 	Probes     []ProbeWait
