@@ -32,8 +32,9 @@ lane's socket (tmux -L <socket> attach -t launcher shows its console) under
 a small watcher that survives this command's exit: the watcher restarts a
 launcher killed by a signal once (the restart adopts the live agents) and
 fails the run when it dies again. A submit while a run is active on the
-lane is queued (one at a time per lane, first in first out) unless
---no-queue, which refuses with exit 32. Follow a run with wait and status
+lane (a submitted one, or a foreground launch or backlog run) is queued: one
+at a time per lane, first in first out, each starting once the lane is free.
+--no-queue refuses with exit 32 instead. Follow a run with wait and status
 --run-id.`,
 		Example: `  wave-orchestrator submit --json
   wave-orchestrator submit --start-wave 1 --end-wave 2 --no-dashboard
