@@ -2,6 +2,7 @@ package submitted
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +23,9 @@ import (
 // lane looks at the lane lock again. The lock is a kernel lock with no
 // change to watch for, and a look costs two system calls.
 const defaultLaneEvery = 100 * time.Millisecond
+
+// watcherPatience is how long a starting watcher tries for its lock.
+const watcherPatience = 250 * time.Millisecond
 
 // Watcher runs a lane's queue: the oldest queued run once the lane is
 // free, one at a time, each as a launcher process, until none is left.
@@ -50,8 +54,16 @@ func (w Watcher) Run(ctx context.Context) error {
 		return err
 	}
 	wl := flock.New(q.watcherLock)
-	if ok, err := wl.TryLock(); err != nil || !ok {
-		return err // another watcher runs the queue
+	// A probe (WatcherAlive) holds the lock for an instant: a watcher
+	// starting then must not take it for another's and leave.
+	lctx, cancel := context.WithTimeout(ctx, watcherPatience)
+	ok, err := wl.TryLockContext(lctx, 5*time.Millisecond)
+	cancel()
+	if !ok {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = nil // another watcher runs the queue
+		}
+		return err
 	}
 	defer wl.Unlock()
 	q.failOrphans(w.Out)
