@@ -38,7 +38,7 @@ const (
 	// round). Issue, Attempt (the attempt sent back), Outcome (a Rework*
 	// source), Detail (one line), Feedback, Reviews (PR reviews answered).
 	EvRework = "rework"
-	// A transient failure waited out (BACKLOG.md: transient failures):
+	// A transient failure waited out (an outage of origin or GitHub):
 	// recorded so a supervisor restarted mid-outage keeps its window
 	// (the give-up time, which worker failures were the environment's).
 	EvWaitStarted = "wait_started" // At = since, Cause, Detail; again while one is open: the cause changed

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Issue states in a run (BACKLOG.md §8).
+// Issue states in a run (docs/backlog-status-schema.md).
 const (
 	StatePlanned    = "planned"
 	StateClaimed    = "claimed"
@@ -169,7 +169,7 @@ func (r *Run) WaitingForAnswers() *InputWait {
 	return nil
 }
 
-// Tally is the count the seed's supervisor reports at every checkpoint.
+// Tally is the count the supervisor reports at every checkpoint.
 type Tally struct {
 	Merged     int `json:"merged"`
 	InFlight   int `json:"inFlight"`

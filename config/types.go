@@ -164,7 +164,7 @@ type Runtime struct {
 	Backend    string     `json:"backend" yaml:"backend"`
 	Kubernetes Kubernetes `json:"kubernetes,omitzero" yaml:"kubernetes,omitempty"`
 	// Budget caps what a wave and the lane may spend (runtime.budget).
-	Budget SpendBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
+	Budget RuntimeBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
 	// InputTimeoutMinutes (+ InputTimeoutSeconds, for fine tuning and
 	// tests) is how long a live launcher waits for a person to answer a
 	// blocking question before it gives up (the question becomes
@@ -179,21 +179,35 @@ func (r Runtime) InputTimeout() time.Duration {
 	return time.Duration(r.InputTimeoutMinutes)*time.Minute + time.Duration(r.InputTimeoutSeconds)*time.Second
 }
 
-// SpendBudget is runtime.budget and backlog.budget: caps on tokens and
-// cost for a scope, the share of a cap at which a warning is given
-// (default 80) and what running agents do once a cap is reached: finish
-// (the default; nothing new starts) or stop.
-type SpendBudget struct {
-	Wave          usage.Cap `json:"wave,omitzero" yaml:"wave,omitempty"`
-	Lane          usage.Cap `json:"lane,omitzero" yaml:"lane,omitempty"`
-	PerIssue      usage.Cap `json:"perIssue,omitzero" yaml:"perIssue,omitempty"`
-	Run           usage.Cap `json:"run,omitzero" yaml:"run,omitempty"`
-	WarnAtPercent int       `json:"warnAtPercent,omitempty" yaml:"warnAtPercent,omitempty"`
-	OnExceeded    string    `json:"onExceeded,omitempty" yaml:"onExceeded,omitempty"` // finish|stop
+// RuntimeBudget is runtime.budget: caps on what a wave and the lane may
+// spend. Its keys are its own: a backlog cap (perIssue, run) here is an
+// unknown key, not a cap silently ignored.
+type RuntimeBudget struct {
+	Wave         usage.Cap `json:"wave,omitzero" yaml:"wave,omitempty"`
+	Lane         usage.Cap `json:"lane,omitzero" yaml:"lane,omitempty"`
+	BudgetPolicy `yaml:",inline"`
+}
+
+// BacklogBudget is backlog.budget: caps on what one issue (its every
+// worker run) and the whole backlog run may spend. A wave-mode cap (wave,
+// lane) here is an unknown key.
+type BacklogBudget struct {
+	PerIssue     usage.Cap `json:"perIssue,omitzero" yaml:"perIssue,omitempty"`
+	Run          usage.Cap `json:"run,omitzero" yaml:"run,omitempty"`
+	BudgetPolicy `yaml:",inline"`
+}
+
+// BudgetPolicy is what both budget sections say besides their caps: the
+// share of a cap at which a warning is given (default 80) and what
+// running agents do once a cap is reached: finish (the default; nothing
+// new starts) or stop.
+type BudgetPolicy struct {
+	WarnAtPercent int    `json:"warnAtPercent,omitempty" yaml:"warnAtPercent,omitempty"`
+	OnExceeded    string `json:"onExceeded,omitempty" yaml:"onExceeded,omitempty"` // finish|stop
 }
 
 // Warn is WarnAtPercent or its default.
-func (b SpendBudget) Warn() int {
+func (b BudgetPolicy) Warn() int {
 	if b.WarnAtPercent > 0 {
 		return b.WarnAtPercent
 	}
@@ -201,7 +215,7 @@ func (b SpendBudget) Warn() int {
 }
 
 // Stops reports whether running agents are stopped at the cap.
-func (b SpendBudget) Stops() bool { return b.OnExceeded == "stop" }
+func (b BudgetPolicy) Stops() bool { return b.OnExceeded == "stop" }
 
 // Backends of runtime.backend.
 const (
@@ -274,7 +288,7 @@ type GitHub struct {
 	Login string `json:"login" yaml:"login"`
 }
 
-// Backlog configures backlog mode (BACKLOG.md). Commands (probe, verify,
+// Backlog configures backlog mode (README, "Backlog mode"). Commands (probe, verify,
 // claim hooks) are argv lists, never shell strings.
 type Backlog struct {
 	Source            string   `json:"source" yaml:"source"`     // github|local; default github when github.owner is set
@@ -321,7 +335,7 @@ type Backlog struct {
 	InputWaitMinutes int `json:"inputWaitMinutes" yaml:"inputWaitMinutes"`
 	// Budget caps what one issue (its every worker run) and the whole
 	// backlog run may spend (backlog.budget.perIssue|run).
-	Budget SpendBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
+	Budget BacklogBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
 }
 
 // Probe is backlog.probe: a connectivity check run before a salvage

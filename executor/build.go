@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -197,7 +196,7 @@ func rateLimit(rt config.Runtime) runtime.RateLimit {
 	return runtime.RateLimit{Retries: max(rt.RateLimitRetries, 0), BaseDelayMs: base * 1000, MaxDelayMs: max(maxS, base) * 1000}
 }
 
-// codexArgv is the reference's codex exec line (§7.2) as argv; the prompt
+// codexArgv is the codex exec command line as argv; the prompt
 // comes on stdin ("-"). search is honoured through the config override
 // `tools.web_search=true`: `codex exec` rejects the TUI's --search flag.
 // --dangerously-bypass-approvals-and-sandbox goes only with the default
@@ -299,15 +298,13 @@ func writeOverlay(s *Spec, path string, data []byte) error {
 	return nil
 }
 
-var secretKey = lazyregexp.New(`(?i)token|secret|key|password`)
-
 // Redact returns a copy of env in which the value of every variable whose
-// name mentions token, secret, key or password is "<redacted>", for
+// name says it holds a secret (config.IsSecretName) is "<redacted>", for
 // previews and launch.json.
 func Redact(env map[string]string) map[string]string {
 	out := maps.Clone(env)
 	for k := range out {
-		if secretKey.MatchString(k) {
+		if config.IsSecretName(k) {
 			out[k] = "<redacted>"
 		}
 	}

@@ -38,7 +38,7 @@ func Chain(r Resolved) []string {
 }
 
 // Fallback picks the executor for retry attempt attempt of an agent that
-// failed with statusCode (reference-spec §7.3). available reports whether a
+// failed with statusCode (docs/wave-files.md, fallbacks). available reports whether a
 // command is on PATH; it is called with Command of each candidate and of
 // the current executor, never with "" (local needs nothing).
 //

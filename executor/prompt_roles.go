@@ -7,8 +7,8 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
-// roleRequirements are the role-specific obligations of §5.7, each naming
-// the exact marker line the gates parse (reference-spec §7.6).
+// roleRequirements are the role-specific obligations of the prompt, each
+// naming the exact marker line the gates parse (docs/wave-files.md).
 func roleRequirements(a *wave.Agent, b roles.Bindings, role string, implOwning bool) []string {
 	report := ReportPath(a, b)
 	var out []string

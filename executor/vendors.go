@@ -12,7 +12,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
-// buildClaude is the reference's claude line (§7.2) as argv: headless
+// buildClaude is the claude command line as argv: headless
 // (-p), permission mode bypassPermissions unless configured, model
 // pinned, system prompt overlay, prompt as the last argument.
 func buildClaude(in BuildInput, s *Spec) error {
@@ -101,7 +101,7 @@ func OpencodeAgentName(agent *string, agentID string) string {
 	return cmp(name, "wave-"+strings.ToLower(agentID))
 }
 
-// buildOpencode is the reference's opencode line (§7.2) as argv, with the
+// buildOpencode is the opencode command line as argv, with the
 // agent defined in a generated config that OPENCODE_CONFIG points to.
 func buildOpencode(in BuildInput, s *Spec) error {
 	r := in.Resolved

@@ -49,7 +49,7 @@ type mergeState struct {
 // only fast-forwards it when that strands no working tree and drops no commit.
 func pendingRef(wave string) string { return "refs/wave/merge/" + wave }
 
-// Merge merges req.Worker into the remote wave branch (BACKLOG §7):
+// Merge merges req.Worker into the remote wave branch:
 // fetch; worker already in it → Already; merge-tree precheck (conflict →
 // Conflicts, nothing moved, no worktree touched); commit-tree with parents
 // (wave, worker); Verify in a scratch worktree; update-ref the intent ref

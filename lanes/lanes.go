@@ -13,7 +13,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 )
 
-// Layout is the on-disk and tmux naming of one lane (DESIGN §4, §5).
+// Layout is the on-disk and tmux naming of one lane (docs/state.md).
 type Layout struct {
 	RepoRoot string // absolute
 	Project  string // sanitised project token

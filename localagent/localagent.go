@@ -129,7 +129,8 @@ func Main(args []string, stdout io.Writer, getenv func(string) string) int {
 	return o.exitCode
 }
 
-// markers are the final marker lines the agent's role needs (§7.6).
+// markers are the final marker lines the agent's role needs
+// (docs/wave-files.md, "Markers").
 func markers(t task, o options) []string {
 	var out []string
 	switch t.facts["role"] {

@@ -14,8 +14,8 @@ const (
 	ModeBacklog = "backlog"
 )
 
-// EntityQuestion is the lane log's question events (contracts §2: the
-// launcher appends one per question and transition).
+// EntityQuestion is the lane log's question events (the launcher appends
+// one per question and transition; docs/state.md).
 const EntityQuestion = "question"
 
 // FromLane maps one event of the lane's log to the notice people get, if

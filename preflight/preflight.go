@@ -41,7 +41,7 @@ const (
 	KindKubernetes Kind = "kubernetes"
 )
 
-// Minimum tmux version (DESIGN §5: remain-on-exit per server, user options
+// Minimum tmux version (we rely on remain-on-exit per server, user options
 // on sessions, -e on new-session).
 const (
 	TmuxMajor = 3

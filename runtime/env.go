@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
@@ -79,14 +79,12 @@ func takeEnv(p *Payload, own []string) ([]string, error) {
 	return env, nil
 }
 
-var secretName = lazyregexp.New(`(?i)token|secret|key|password`)
-
-// Redacted returns a copy of p whose secret-looking env values are
-// RedactedValue, for writing to disk.
+// Redacted returns a copy of p whose secret env values
+// (config.IsSecretName) are RedactedValue, for writing to disk.
 func Redacted(p Payload) Payload {
 	p.Env = maps.Clone(p.Env)
 	for k := range p.Env {
-		if secretName.MatchString(k) {
+		if config.IsSecretName(k) {
 			p.Env[k] = RedactedValue
 		}
 	}

@@ -14,7 +14,8 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
-// Entity types of events (reference control-plane shape, §4.4).
+// Entity types of events, in the reference npm package's control-plane
+// shape (docs/state.md).
 const (
 	EntityWaveRun  = "wave_run"
 	EntityAttempt  = "attempt"

@@ -34,7 +34,8 @@ func (s *Supervisor) dispatch(ctx context.Context, is *backlog.IssueRun) error {
 		return err
 	}
 	// Re-read right before dispatch: orientation data is stale by
-	// definition (the seed's rule).
+	// definition: a person may have closed, relabelled or reworded it
+	// since the plan was made.
 	fresh, err := s.o.Source.Get(ctx, n)
 	if err != nil {
 		return fmt.Errorf("issue #%d: %w", n, err)

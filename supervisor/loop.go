@@ -232,7 +232,8 @@ func (s *Supervisor) turnOf(is *backlog.IssueRun) bool {
 	return true
 }
 
-// checkpoint prints the tally line the seed's supervisor reports.
+// checkpoint prints the run's tally line (merged, in flight, blocked,
+// needs-input) when something changed it.
 func (s *Supervisor) checkpoint(why string) {
 	t := s.run().Tally()
 	line := fmt.Sprintf("tally (%s): merged %d / in flight %d / blocked %d / needs-input %d", why, t.Merged, t.InFlight, t.Blocked, t.NeedsInput)

@@ -23,7 +23,7 @@ type progress struct {
 	changeAt time.Time
 }
 
-// silent is the seed's silence timer: no new output and no worktree change
+// silent is the silence timer: no new output and no worktree change
 // for backlog.silenceMinutes. Output is the runner's record (lastOutputAt,
 // kept by its heartbeat) and the log's size: a stat, no process. The
 // checkout (a worktree: two git commands) is looked at only once output is older than

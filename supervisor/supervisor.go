@@ -1,4 +1,4 @@
-// Package supervisor owns the backlog loop (BACKLOG.md): it plans a slice
+// Package supervisor owns the backlog loop (README, "Backlog mode"): it plans a slice
 // of the backlog, claims each issue with a compare-and-swap ref on origin,
 // cuts the wave branch, runs one worker per issue in its own git worktree
 // as an agent run on the lane's tmux server, supervises and salvages the

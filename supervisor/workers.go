@@ -170,7 +170,8 @@ func neverStarted(w *worker, obs runtime.Observation) bool {
 	return v.Done && v.State == runtime.StateLost && v.Reason == "session never started"
 }
 
-// finished decides what a finished worker run means (BACKLOG.md §6).
+// finished decides what a finished worker run means: merge, rework,
+// salvage or park (docs/state.md, the backlog run directory).
 func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observation) error {
 	is := w.is
 	n, v, prior := is.Number, obs.Verdict, is.Outcome

@@ -23,7 +23,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
-// The "overnight" run of issue 17: six issues through the real binary
+// The "overnight" run: six issues through the real binary
 // against the fake GitHub, while origin disappears, GitHub answers 500, a
 // worker's worktree is deleted and the supervisor is killed -9 twice. The
 // only commands are the restarts a user's cron would make. Every fault is
