@@ -110,6 +110,10 @@ type EnvPolicy struct {
 	// list (`scrub: []`) removes nothing, so the tag keeps an empty slice
 	// through the lane merge's JSON round trip.
 	Scrub []string `json:"scrub" yaml:"scrub,omitempty"`
+	// Keep lists secret variables (config.SecretEnvNames) every agent
+	// keeps besides the ones its executor needs; backlog workers never
+	// keep the GitHub token or a notify sink's URL.
+	Keep []string `json:"keep,omitempty" yaml:"keep,omitempty"`
 }
 
 // Validation holds thresholds: a rule applies to waves >= its value; nil
@@ -435,4 +439,7 @@ type Lane struct {
 	Context7BundleIndexPath string
 	// Notify is the config's notify sinks (not overridable per lane).
 	Notify []NotifySink
+	// SecretEnv are the variables the configuration names as credentials
+	// (see SecretEnvNames): agents never get them unless kept.
+	SecretEnv []string
 }

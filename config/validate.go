@@ -189,6 +189,11 @@ func (p *problems) executors(e Executors) {
 			p.add(fmt.Sprintf("executors.env.scrub[%d]", i), "%q is not an environment variable name", name)
 		}
 	}
+	for i, name := range e.Env.Keep {
+		if !envNameRe.MatchString(name) {
+			p.add(fmt.Sprintf("executors.env.keep[%d]", i), "%q is not an environment variable name", name)
+		}
+	}
 	p.envNames("executors.codex.env", e.Codex.Env)
 	p.envNames("executors.claude.env", e.Claude.Env)
 	p.envNames("executors.opencode.env", e.Opencode.Env)

@@ -217,6 +217,7 @@ func fmtSeconds(d time.Duration) string {
 // launcher as the pane's exit status.
 func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome, ck *keptCheckout) int {
 	out.logLine(fmt.Sprintf("[wave] %s finished with code %d", p.RunID, res.code))
+	removePrivateFiles(p, out)
 	var git *GitFacts
 	if ck != nil {
 		// The work goes to origin before the record says the run ended:

@@ -11,6 +11,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 )
 
@@ -65,7 +66,7 @@ func (q Queue) WatcherAlive() bool {
 
 // lock takes the queue lock, waiting at most until ctx ends.
 func (q Queue) lock(ctx context.Context) (unlock func(), err error) {
-	if err := os.MkdirAll(q.st.dir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(q.st.dir); err != nil {
 		return nil, fmt.Errorf("submitted runs %s: %w", q.st.dir, err)
 	}
 	fl := flock.New(q.queueLock)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"syscall"
 	"time"
@@ -50,7 +49,7 @@ func (w Watcher) Run(ctx context.Context) error {
 	if w.Out == nil {
 		w.Out = io.Discard
 	}
-	if err := os.MkdirAll(q.st.dir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(q.st.dir); err != nil {
 		return err
 	}
 	wl := flock.New(q.watcherLock)
