@@ -19,8 +19,8 @@ func TestAPausedRunReadsPausedWithItsWorkersStopped(t *testing.T) {
 	stopped := append(append([]Event{}, running...),
 		Event{Kind: EvWorkerFinished, Issue: 1, Attempt: 1, Outcome: OutcomeStopped},
 		Event{Kind: EvWorkerFinished, Issue: 2, Attempt: 1, Outcome: OutcomeStopped})
-	paused := append(append([]Event{}, stopped...), Event{Kind: EvPaused, Detail: "backlog stop"})
-	resumed := append(append([]Event{}, paused...), Event{Kind: EvResumed, Detail: "backlog run"})
+	paused := append(append([]Event{}, stopped...), Event{Kind: EvRunPaused, Detail: "backlog stop"})
+	resumed := append(append([]Event{}, paused...), Event{Kind: EvRunResumed, Detail: "backlog run"})
 	for _, tc := range []struct {
 		name        string
 		events      []Event

@@ -20,6 +20,9 @@ const (
 	IssueNeedsInput  = "issue-needs-input"
 	IssueParked      = "issue-parked"
 	FinalPROpened    = "final-pr-opened"
+	// UsageLimited: an executor's account is out; its runs wait for the
+	// reset (once per pause, backlog and wave mode).
+	UsageLimited = "usage-limited"
 )
 
 // Notice is one event people are told about: the JSON a command reads on

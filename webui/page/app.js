@@ -149,6 +149,7 @@ function renderBacklog(bl) {
   if (!bl) { root.append(el("p", { class: "muted" }, "no backlog run in this lane yet")); return; }
   const t = bl.tally;
   root.append(el("p", {}, "run ", bl.run.id || "", " · ", el("span", { class: "state", "data-state": bl.state }, bl.state)));
+  for (const p of bl.paused || []) root.append(el("p", { class: "paused", "data-executor": p.executor }, p.line));
   root.append(el("p", { class: "tally", id: "tally" },
     el("span", {}, "merged " + t.merged), el("span", {}, "in flight " + t.inFlight),
     el("span", {}, "blocked " + t.blocked), el("span", {}, "needs input " + t.needsInput), el("span", {}, "planned " + t.planned)));
