@@ -68,6 +68,12 @@ const (
 	// paused run up again. Detail says who.
 	EvRunPaused  = "run_paused"
 	EvRunResumed = "run_resumed"
+	// EvChecks: the checks gate looked at the required checks
+	// (backlog.checks) of a head: Issue (0 = the final PR), Commit (the
+	// head), Outcome (a Checks* outcome), Detail (one line), URL (the
+	// first red check's). Recorded when the outcome or the head changes,
+	// not at every look; the first look at a head starts its timeout.
+	EvChecks = "checks"
 )
 
 // Outcomes of EvInputWait.
@@ -82,6 +88,7 @@ const (
 	ReworkReview   = "review"     // the backlog.review agent's fail verdict
 	ReworkPRReview = "pr-review"  // a review on the worker PR asked for changes
 	ReworkPRThread = "pr-threads" // unresolved review threads on the worker PR
+	ReworkChecks   = "checks"     // a required check (backlog.checks) is red on the worker's head
 )
 
 // Outcomes of EvWaitEnded.
