@@ -89,6 +89,11 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 	}
 	s.cleanup(ctx)
 	s.freeWaveName(ctx)
+	if prErr == nil {
+		if err := s.watchFinalChecks(ctx); err != nil {
+			return exitcode.Failed, err
+		}
+	}
 	if prErr != nil {
 		// Everything else of the end is done; the run stays open (not
 		// finished), so the next `backlog run` resumes into this end
@@ -119,8 +124,9 @@ func exitOf(r *backlog.Run) int {
 	return exitcode.Failed
 }
 
-// exitCode: 43 when a person is needed (parked, needs-input), 1 when
-// something failed, else 0.
+// exitCode: 43 when a person is needed (parked, needs-input, the final
+// PR's required checks red or unfinished), 1 when something failed,
+// else 0.
 func (s *Supervisor) exitCode() int {
 	t := s.run().Tally()
 	failed := false
@@ -134,7 +140,7 @@ func (s *Supervisor) exitCode() int {
 		}
 	}
 	switch {
-	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "":
+	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "" || s.finalChecksNeedHuman():
 		// A spent backlog.budget.run needs a person too: nothing more
 		// starts until the cap is raised.
 		return exitcode.NeedsHuman
@@ -321,6 +327,9 @@ func (s *Supervisor) cleanup(ctx context.Context) {
 // a person must answer, batched in one block.
 func (s *Supervisor) report() {
 	s.checkpoint("end")
+	if line := s.finalChecksLine(); line != "" {
+		s.printf("%s", line)
+	}
 	var qs []string
 	for _, is := range s.run().List() {
 		switch is.State {

@@ -65,6 +65,9 @@ type Options struct {
 	// AnswerPoll is how often the source is asked whether questions were
 	// answered (default: every sweep locally, 30 s on GitHub).
 	AnswerPoll time.Duration
+	// ChecksPoll is how often the required CI checks of a head that
+	// waits for them are looked at (default 10 s; backlog.checks).
+	ChecksPoll time.Duration
 	// UsageBackoff is the pause after an executor's k-th (0-based) usage
 	// limit that named no reset (default: 5 minutes doubling, capped at
 	// an hour).
@@ -115,6 +118,8 @@ type Supervisor struct {
 	stopAnswers context.CancelFunc
 	// jobs are the worker starts and the merge under way (jobs.go).
 	jobs jobs
+	// checks is the merge gate on CI checks (checks.go).
+	checks checksGate
 	// starts coalesces the jobs' run starts (starts.go).
 	starts starts
 	// worker0 is the workers' executor as backlog.executor (and
@@ -149,6 +154,9 @@ func New(o Options) (*Supervisor, error) {
 	}
 	if o.Backoff == nil {
 		o.Backoff = defaultBackoff
+	}
+	if o.ChecksPoll <= 0 {
+		o.ChecksPoll = defaultChecksPoll
 	}
 	if o.UsageBackoff == nil {
 		o.UsageBackoff = runtime.UsageBackoff
