@@ -156,7 +156,7 @@ func (g *GitHub) RequiredChecks(ctx context.Context, branch string) ([]string, e
 				add(c)
 			}
 		}
-	case errors.Is(err, ErrNotFound) || denied:
+	case errors.Is(err, ErrNotFound) || errors.Is(err, github.ErrBranchNotProtected) || denied:
 		// Not protected (or not ours to read): the rulesets may still say.
 	default:
 		return nil, err
