@@ -72,7 +72,7 @@ func (v backlogView) View() string {
 // backlog run.
 func BacklogFrame(st backlog.StatusView, ok bool, width int, color bool, now time.Time) string {
 	v := backlogView{cfg: Config{Color: color, Now: func() time.Time { return now }}, st: st, found: ok, loaded: true,
-		readAt: now, now: now, width: width, height: -1, list: newList(issueRows, nil).setRows(st.Issues)}
+		readAt: now, now: now, width: width, height: -1, list: newList(issueRows(), "").setRows(st.Issues)}
 	v.list.sel = -1 // nothing selected
 	lines := v.head(width)
 	if ok {

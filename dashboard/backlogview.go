@@ -66,19 +66,18 @@ type backlogView struct {
 // issueRows is what the backlog view's list knows of an issue. Before
 // the user chose one, the first issue a user would want to look at is
 // selected: running, else parked or failed, else the first.
-var issueRows = rowSpec[backlog.IssueView]{
-	words: listWords{noun: "issue", fields: "#, title, state, branch", attach: "the worker's tmux session"},
-	id:    func(is backlog.IssueView) string { return issueID(is.Number) },
-	log:   logPath,
-	text: func(is backlog.IssueView) string {
-		return strings.Join([]string{issueID(is.Number), is.Title, is.State, is.Branch}, " ")
-	},
-	urgent: urgentIssue,
-	first:  firstUrgent,
+func issueRows() rowSpec[backlog.IssueView] {
+	return rowSpec[backlog.IssueView]{
+		words: listWords{noun: "issue", fields: "#, title, state, branch", attach: "the worker's tmux session"},
+		id:    func(is backlog.IssueView) string { return issueID(is.Number) },
+		log:   logPath,
+		text: func(is backlog.IssueView) string {
+			return strings.Join([]string{issueID(is.Number), is.Title, is.State, is.Branch}, " ")
+		},
+		urgent: urgentIssue,
+		first:  firstUrgent,
+	}
 }
-
-// backlogFooter are the backlog view's hints in the footer.
-var backlogFooter = []action{actUp, actAttach, actZoom, actPageUp}
 
 // NewBacklogView returns the backlog view for cfg (its clock, colour and
 // attach hooks), reading the run with load. Pass it in Config.Views.
@@ -87,7 +86,7 @@ func NewBacklogView(cfg Config, load BacklogLoader) View {
 		cfg.Now = time.Now
 	}
 	v := backlogView{cfg: cfg, load: load, now: cfg.Now(), width: 100,
-		list: newList(issueRows, newKeyTable(cfg.Back, issueRows.words, actAttach))}
+		list: newList(issueRows(), cfg.Back, actAttach)}
 	v.list.asks.backlog = true
 	v.plan = v.layout()
 	return v.sized()
@@ -110,7 +109,9 @@ func loadBacklog(load BacklogLoader) tea.Cmd {
 }
 
 // ShortHelp is the footer's hint line.
-func (v backlogView) ShortHelp() []key.Binding { return v.list.shortHelp(backlogFooter...) }
+func (v backlogView) ShortHelp() []key.Binding {
+	return v.list.shortHelp(actUp, actAttach, actZoom, actPageUp)
+}
 
 // FullHelp lists every key of the view.
 func (v backlogView) FullHelp() [][]key.Binding { return v.list.fullHelp() }

@@ -49,8 +49,10 @@ type list[R any] struct {
 	zoom      bool // the preview fills the view
 }
 
-func newList[R any](spec rowSpec[R], keys keyTable) list[R] {
-	l := list[R]{spec: spec, keys: keys, out: newPreview()}
+// newList is the list of a view's rows with the key table of the view's
+// own actions; back is Config.Back (how an attach comes back).
+func newList[R any](spec rowSpec[R], back string, own ...action) list[R] {
+	l := list[R]{spec: spec, keys: newKeyTable(back, spec.words, own...), out: newPreview()}
 	l.out.none = "no " + spec.words.noun + " selected"
 	return l
 }

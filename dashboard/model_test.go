@@ -42,6 +42,7 @@ var specialKeys = map[string]tea.KeyType{
 	"down": tea.KeyDown, "up": tea.KeyUp, "enter": tea.KeyEnter, "esc": tea.KeyEsc,
 	"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "ctrl+c": tea.KeyCtrlC, "tab": tea.KeyTab,
 	"backspace": tea.KeyBackspace, "ctrl+u": tea.KeyCtrlU, "ctrl+d": tea.KeyCtrlD,
+	"home": tea.KeyHome, "end": tea.KeyEnd,
 }
 
 func keyMsg(s string) tea.KeyMsg {

@@ -29,20 +29,21 @@ type waveView struct {
 }
 
 // agentRows is what the wave view's list knows of an agent.
-var agentRows = rowSpec[state.Agent]{
-	words:  listWords{noun: "agent", fields: "id, title, state, role", attach: "its tmux session"},
-	id:     func(a state.Agent) string { return a.ID },
-	log:    func(a state.Agent) string { return a.LogPath },
-	text:   func(a state.Agent) string { return strings.Join([]string{a.ID, a.Title, a.State, a.Role, a.Executor}, " ") },
-	urgent: urgent,
+func agentRows() rowSpec[state.Agent] {
+	return rowSpec[state.Agent]{
+		words: listWords{noun: "agent", fields: "id, title, state, role", attach: "its tmux session"},
+		id:    func(a state.Agent) string { return a.ID },
+		log:   func(a state.Agent) string { return a.LogPath },
+		text: func(a state.Agent) string {
+			return strings.Join([]string{a.ID, a.Title, a.State, a.Role, a.Executor}, " ")
+		},
+		urgent: urgent,
+	}
 }
 
-// waveFooter are the wave view's hints in the footer.
-var waveFooter = []action{actUp, actAttach, actFilter, actStop, actRetry, actPrevWave}
-
 func newWaveView(cfg Config, l state.Lane) waveView {
-	keys := newKeyTable(cfg.Back, agentRows.words, actAttach, actStop, actRetry, actPrevWave, actNextWave)
-	v := waveView{cfg: cfg, lane: l, now: cfg.Now(), wave: cfg.Wave, list: newList(agentRows, keys), width: 100}
+	v := waveView{cfg: cfg, lane: l, now: cfg.Now(), wave: cfg.Wave, width: 100,
+		list: newList(agentRows(), cfg.Back, actAttach, actStop, actRetry, actPrevWave, actNextWave)}
 	v.list = v.list.setRows(v.agents())
 	v.list, _ = v.list.follow(false) // Init reads it
 	v.plan = v.layout()
@@ -56,7 +57,9 @@ func (v waveView) Capturing() bool { return v.list.capturing() }
 func (v waveView) Init() tea.Cmd { return v.list.read() }
 
 // ShortHelp is the footer's hint line.
-func (v waveView) ShortHelp() []key.Binding { return v.list.shortHelp(waveFooter...) }
+func (v waveView) ShortHelp() []key.Binding {
+	return v.list.shortHelp(actUp, actAttach, actFilter, actStop, actRetry, actPrevWave)
+}
 
 // FullHelp lists every key of the view, in two columns.
 func (v waveView) FullHelp() [][]key.Binding { return v.list.fullHelp() }
