@@ -198,28 +198,18 @@ func (v backlogView) attachTo(is backlog.IssueView) (backlogView, tea.Cmd) {
 			v.list.zoom = true
 		}
 		return v, Note("%s is %s; its worker has ended, showing its output", id, is.State)
+	case is.Pod != "" && v.cfg.AttachIssue == nil:
+		return v, Note("attach is not available here; run: wave-orchestrator attach --issue %d", is.Number)
 	case is.Pod != "":
-		return v.attachPod(is)
+		var cmd tea.Cmd
+		v.attach, cmd = attachPod(v.Name(), id, v.cfg.AttachIssue(is.Number))
+		return v, cmd
 	case v.cfg.Attach == nil:
 		return v, Note("attach is not available here; run: tmux -L <socket> attach -t %s", clean(is.Session))
 	}
 	var cmd tea.Cmd
 	v.attach, cmd = attachSession(v.cfg, v.Name(), id, is.Session)
 	return v, cmd
-}
-
-// attachPod attaches to a worker's pod with `attach --issue`, run in this
-// terminal: the API, not tmux, reaches the pod.
-func (v backlogView) attachPod(is backlog.IssueView) (backlogView, tea.Cmd) {
-	if v.cfg.AttachIssue == nil {
-		return v, Note("attach is not available here; run: wave-orchestrator attach --issue %d", is.Number)
-	}
-	cmd := v.cfg.AttachIssue(is.Number)
-	v.attach = cmd.Args
-	view, who := v.Name(), "pod of "+issueID(is.Number)
-	return v, tea.ExecProcess(cmd, func(err error) tea.Msg {
-		return attachedMsg{view: view, session: who, err: err}
-	})
 }
 
 // Selected returns the selected issue.

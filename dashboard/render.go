@@ -6,7 +6,10 @@
 // the selected agent's output) and the backlog view (a backlog run's
 // tally, issues, questions and the selected worker's output) — and owns
 // what they share: footer, help overlay, confirmations, quitting or
-// detaching. It never reduces state itself: the wave view draws a
+// detaching. The two views are lists built on one component (list), which
+// owns selection, the / filter, the output preview and the keys of one key
+// table; each view supplies its rows and its own actions. It never
+// reduces state itself: the wave view draws a
 // state.Lane produced by the one loader, the backlog view a
 // backlog.StatusView (built by backlog.NewStatusView), the read model
 // `backlog status` renders too (RenderBacklogStatus).
