@@ -71,8 +71,9 @@ func where(data []byte, err error) string {
 		}
 		return ""
 	}
+	// Offset counts the bytes read, the offending one included.
 	line, col := 1, 1
-	for _, c := range data[:min(int(se.Offset), len(data))] {
+	for _, c := range data[:min(max(int(se.Offset)-1, 0), len(data))] {
 		if c == '\n' {
 			line, col = line+1, 1
 		} else {
