@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
@@ -148,6 +149,21 @@ func (l *mcpLane) SubmitBacklog(ctx context.Context, lane string, args []string,
 	} else if open == "" {
 		return fail(usageError{errors.New("no open backlog run to resume; say which issues: issues [12, 15, 18] or unbounded")})
 	}
+	// backlog run's own checks before anything is claimed: the tools,
+	// the workers' executor and, for named issues, that each exists.
+	if err := preflightBacklog(ctx, e, argValue(args, "--executor=")); err != nil {
+		return fail(err)
+	}
+	if nums := issueNumbers(argValue(args, "--issues=")); len(nums) > 0 {
+		var stderr bytes.Buffer
+		be, err := openBacklogLane(ctx, e, &stderr)
+		if err == nil {
+			err = checkIssuesExist(ctx, be, nums)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
 	bin, err := self()
 	if err != nil {
 		return fail(err)
@@ -172,6 +188,28 @@ func selectionArgs(args []string) []string {
 	for _, a := range args {
 		if strings.HasPrefix(a, "--issues=") || a == "--unbounded" || strings.HasPrefix(a, "--width=") || strings.HasPrefix(a, "--label=") {
 			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// argValue is the value of the flag given as prefix ("--issues=") in
+// args, "" when absent.
+func argValue(args []string, prefix string) string {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, prefix); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// issueNumbers parses the comma-separated numbers mcpserver wrote.
+func issueNumbers(list string) []int {
+	var out []int
+	for _, p := range strings.Split(list, ",") {
+		if n, err := strconv.Atoi(p); err == nil {
+			out = append(out, n)
 		}
 	}
 	return out
