@@ -1,28 +1,23 @@
 package config
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/redact"
 )
-
-// secretWords are the parts of a variable name that say it holds a
-// credential: ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY,
-// DB_PASSWORD, GOOGLE_APPLICATION_CREDENTIALS. Matched anywhere in the
-// name, case-insensitively, so NPMTOKEN and apiKey count too; a name
-// wrongly taken for a secret is only kept from agents and shown
-// redacted, while one missed would be handed to every worker.
-var secretWords = lazyregexp.New(`(?i)token|secret|key|passw(or)?d|credential`)
 
 // alwaysSecret are credentials whatever the configuration says: the
 // GitHub CLI's and the API's conventional token variables.
 var alwaysSecret = []string{"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"}
 
 // IsSecretName reports whether an environment variable's name alone says
-// it holds a secret (see secretWords). It is the rule behind
-// SecretEnvNames and behind every redaction of env values written to
-// disk or printed (launch.json, dry runs, manifests).
-func IsSecretName(name string) bool { return secretWords.MatchString(name) }
+// it holds a secret: it mentions a token, secret, key, password or
+// credential (ANTHROPIC_API_KEY, GITHUB_TOKEN, DB_PASSWORD). It is the
+// rule behind SecretEnvNames and behind every redaction of env values
+// written to disk or printed (launch.json, dry runs, manifests).
+func IsSecretName(name string) bool { return redact.Name(name) }
 
 // SecretEnvNames returns the names in environ (KEY=VALUE entries, as
 // os.Environ gives them) that hold secrets, in environ's order without
@@ -50,6 +45,14 @@ func (c *Config) SecretEnvNames(environ []string) []string {
 		}
 	}
 	return out
+}
+
+// ConfiguredSecretEnv lists, sorted, the variables the configuration
+// names as credentials whether or not they are set: GITHUB_TOKEN,
+// GH_TOKEN, github.tokenEnv, every notify sink's urlEnv and kubernetes
+// passEnv. SecretEnvNames adds the names that look like secrets.
+func (c *Config) ConfiguredSecretEnv() []string {
+	return slices.Sorted(maps.Keys(c.configuredSecrets()))
 }
 
 // configuredSecrets is the set of variable names the configuration

@@ -127,6 +127,8 @@ func (c *Config) validate() []error {
 	p.capOf("runtime.budget.lane", r.Budget.Lane)
 	p.budgetPolicy("runtime.budget", r.Budget.BudgetPolicy)
 	p.atLeast("runtime.silenceSeconds", r.SilenceSeconds, 0)
+	p.atLeast("runtime.noProgressMinutes", r.NoProgressMinutes, 0)
+	p.atLeast("runtime.noProgressSeconds", r.NoProgressSeconds, 0)
 	p.atLeast("runtime.inputTimeoutMinutes", r.InputTimeoutMinutes, 0)
 	p.atLeast("runtime.inputTimeoutSeconds", r.InputTimeoutSeconds, 0)
 	if r.MaxLogBytes != 0 && r.MaxLogBytes < MinLogBytes {
@@ -187,6 +189,11 @@ func (p *problems) executors(e Executors) {
 	for i, name := range e.Env.Scrub {
 		if !envNameRe.MatchString(name) {
 			p.add(fmt.Sprintf("executors.env.scrub[%d]", i), "%q is not an environment variable name", name)
+		}
+	}
+	for i, name := range e.Env.Keep {
+		if !envNameRe.MatchString(name) {
+			p.add(fmt.Sprintf("executors.env.keep[%d]", i), "%q is not an environment variable name", name)
 		}
 	}
 	p.envNames("executors.codex.env", e.Codex.Env)

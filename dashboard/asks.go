@@ -44,6 +44,10 @@ const maxAnswerInput = 2000
 // asksShown is how many waiting questions a view lists before "+N more".
 const asksShown = 3
 
+// contextShown is how many lines of the selected question's context the
+// answer line shows above it.
+const contextShown = 4
+
 // asks is a view's list of the questions that wait for a person and the
 // answer line: a opens it on the selected question, ↑/↓ choose another,
 // enter sends through Config.Answer, esc cancels. backlog says which
@@ -160,7 +164,28 @@ func (a asks) lines(width int, p palette, now time.Time) []string {
 		out = append(out, fit(p.dim.Render(fmt.Sprintf("  +%d more (↑/↓ while answering)", more)), width))
 	}
 	if a.typing {
+		out = append(out, contextLines(a.waiting[a.sel], width, p)...)
 		out = append(out, fit("answer "+clean(a.waiting[a.sel].ID)+": "+clean(a.input.Value())+"█", width))
+	}
+	return out
+}
+
+// contextLines are the first lines of what the asker gave as the
+// question's context (`ask --context`, why an issue was parked): what a
+// person needs to answer, shown while they type.
+func contextLines(q questions.Question, width int, p palette) []string {
+	text := strings.TrimSpace(q.Context)
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	var out []string
+	for i, l := range lines {
+		if i == contextShown {
+			out = append(out, fit(p.dim.Render(fmt.Sprintf("  │ … %d more lines of context (questions --json has them all)", len(lines)-i)), width))
+			break
+		}
+		out = append(out, fit(p.dim.Render("  │ "+clean(l)), width))
 	}
 	return out
 }

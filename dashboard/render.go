@@ -239,7 +239,7 @@ func writeWaveSummary(b *strings.Builder, w state.Wave, p palette, o Options) {
 }
 
 // tally counts agents by how far they got.
-type tally struct{ total, ok, failed, running, pending int }
+type tally struct{ total, ok, failed, running, pending, waiting int }
 
 func countAgents(agents []state.Agent) tally {
 	var t tally
@@ -252,6 +252,8 @@ func countAgents(agents []state.Agent) tally {
 			t.failed++
 		case state.AgentRunning, state.AgentLaunching:
 			t.running++
+		case state.AgentWaitingForInput:
+			t.waiting++
 		default:
 			t.pending++
 		}
@@ -263,6 +265,9 @@ func writeProgress(b *strings.Builder, agents []state.Agent, p palette, o Option
 	t := countAgents(agents)
 	label := fmt.Sprintf(" %d/%d agents done · %d ok · %d failed · %d running · %d pending",
 		t.ok+t.failed, t.total, t.ok, t.failed, t.running, t.pending)
+	if t.waiting > 0 {
+		label += fmt.Sprintf(" · %d waiting for input", t.waiting)
+	}
 	width := min(40, o.Width-ansi.StringWidth(label)-2)
 	if width < 10 {
 		width = 10
@@ -347,7 +352,7 @@ func (p palette) agentStyle(s string) style {
 		return p.bad
 	case state.AgentRunning, state.AgentLaunching:
 		return p.live
-	case state.StageSkipped:
+	case state.StageSkipped, state.AgentWaitingForInput:
 		return p.warn
 	}
 	return p.dim

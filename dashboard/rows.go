@@ -10,10 +10,11 @@ import (
 )
 
 // urgent reports whether an agent's row must stay visible when the table
-// is cut: it is in flight or it failed, which is what a user watches for.
+// is cut: it is in flight, waits for a person or failed, which is what a
+// user watches for.
 func urgent(a state.Agent) bool {
 	switch a.State {
-	case state.AgentRunning, state.AgentLaunching,
+	case state.AgentRunning, state.AgentLaunching, state.AgentWaitingForInput,
 		state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated:
 		return true
 	}
@@ -95,6 +96,9 @@ func hiddenLine(agents []state.Agent, from, to int, where string) string {
 	}
 	if t.failed > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed", t.failed))
+	}
+	if t.waiting > 0 {
+		parts = append(parts, fmt.Sprintf("%d waiting for input", t.waiting))
 	}
 	s := fmt.Sprintf("  … %d more", to-from)
 	if where != "" {

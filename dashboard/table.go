@@ -33,9 +33,10 @@ func agentColumns(agents []state.Agent, o Options) []column {
 	role := func(a state.Agent) string { return orDash(clean(a.Role)) }
 	exe := func(a state.Agent) string { return orDash(clean(a.Executor)) }
 	exit := func(a state.Agent) string { return exitCell(a) }
+	st := func(a state.Agent) string { return a.State }
 	cols := []column{
 		{"ID", widest(2, id), id},
-		{"STATE", 10, func(a state.Agent) string { return a.State }},
+		{"STATE", widest(10, st), st},
 	}
 	if o.Width >= 110 {
 		cols = append(cols, column{"ROLE", widest(4, role), role}, column{"EXEC", widest(4, exe), exe})

@@ -135,7 +135,6 @@ func (v waveView) move(d int) waveView {
 // Update handles state, clock, size and the view's keys; after each the
 // layout is recomputed so the preview's size is right for scrolling.
 func (v waveView) Update(msg tea.Msg) (View, tea.Cmd) {
-	before := v.selID
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -161,9 +160,13 @@ func (v waveView) Update(msg tea.Msg) (View, tea.Cmd) {
 	case tea.KeyMsg:
 		v, cmd = v.key(msg)
 	}
-	if v.selID != before {
-		v.out = v.out.forAgent(v.selectedAgent())
-		cmd = tea.Batch(cmd, v.readSelected())
+	// Another agent, or the same one's newer run (a retry, a relaunch
+	// with an answer): the preview follows the newest log.
+	if a := v.selectedAgent(); a.ID != v.out.agent || a.LogPath != v.out.path {
+		v.out = v.out.forAgent(a)
+		if _, read := msg.(StateMsg); !read {
+			cmd = tea.Batch(cmd, v.readSelected())
+		}
 	}
 	v.plan = v.layout()
 	return v.sized(), cmd

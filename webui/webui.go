@@ -49,9 +49,11 @@ type Options struct {
 
 // Server is the HTTP side of `serve`; Watch feeds its event stream.
 type Server struct {
-	opt Options
-	hub *hub
-	mux *http.ServeMux
+	opt    Options
+	hub    *hub
+	mux    *http.ServeMux
+	logins *loginLimiter
+	lim    limits
 }
 
 // New builds a server; call Watch to start its event stream.
@@ -65,7 +67,8 @@ func New(o Options) *Server {
 	if o.Operator == "" {
 		o.Operator = "web"
 	}
-	s := &Server{opt: o, hub: newHub(o.Layout, o.Logger)}
+	s := &Server{opt: o, hub: newHub(o.Layout, o.Logger), logins: newLoginLimiter(o.Now), lim: defaultLimits()}
+	s.hub.maxSubs = s.lim.streams
 	s.routes()
 	return s
 }
@@ -76,6 +79,7 @@ func (s *Server) routes() {
 	files := http.FileServerFS(static)
 	m.Handle("GET /{$}", files)
 	m.Handle("GET /app.js", files)
+	m.Handle("GET /waves.js", files)
 	m.Handle("GET /app.css", files)
 	m.HandleFunc("GET /api/v1/about", s.handleAbout)
 	m.HandleFunc("GET /api/v1/state", s.handleState)
@@ -84,6 +88,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/questions/{id}/answer", s.handleAnswer)
 	m.HandleFunc("GET /api/v1/events", s.handleEvents)
 	m.HandleFunc("GET /api/v1/runs/{wave}/{agent}/log", s.handleLog)
+	m.HandleFunc("GET /api/v1/backlog/issues/{issue}/log", s.handleIssueLog)
 	m.HandleFunc("POST /login", s.handleLogin)
 	s.mux = m
 }

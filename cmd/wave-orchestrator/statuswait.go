@@ -14,6 +14,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -97,7 +98,7 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, wait func(state.La
 		return state.Lane{}, false, fmt.Errorf("watch %s: %w", layout.StateDir, err)
 	}
 	defer w.Close()
-	if err := os.MkdirAll(layout.StateDir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(layout.StateDir); err != nil {
 		return state.Lane{}, false, err
 	}
 	addTree(w, layout, layout.StateDir)
