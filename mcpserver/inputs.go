@@ -94,7 +94,7 @@ type submitIn struct {
 
 type answerIn struct {
 	Lane     string `json:"lane,omitempty" jsonschema:"lane name (--lane); default: the lane the server was started for"`
-	ID       string `json:"id" jsonschema:"the question's id from the questions tool: q-… for a wave agent's, or #N for backlog issue N"`
+	ID       string `json:"id" jsonschema:"the question's id from the questions tool: q-… for a wave agent's, issue-N-… (or #N) for backlog issue N's"`
 	Text     string `json:"text" jsonschema:"the answer, in the person's words"`
 	Operator string `json:"operator,omitempty" jsonschema:"who answers: the person's name (--operator); default: the account the server runs as"`
 	Force    bool   `json:"force,omitempty" jsonschema:"answer a question that is already answered (--force); only when the person asks to change their answer"`

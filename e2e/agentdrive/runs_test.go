@@ -3,7 +3,9 @@ package agentdrive
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -157,5 +159,80 @@ func TestABacklogRunSubmittedThroughTheToolsMergesItsIssues(t *testing.T) {
 	text, isErr = call(t, s, "output_tail", map[string]any{"issue": 2})
 	if isErr || !strings.Contains(text, "issue #2's worker") || !strings.Contains(text, "[backlog-result]") {
 		t.Fatalf("output_tail of #2: %v %s", isErr, text)
+	}
+}
+
+// A backlog worker's question goes the same way through the tools: the
+// run submitted through submit ends needing a person (exit 43), the
+// question is listed with its issue id, answer posts it on the issue as
+// `backlog answer` does, and the next submitted run merges the issue
+// with the answer in its worker's prompt.
+func TestABacklogQuestionAnsweredThroughTheToolsLetsTheNextRunMerge(t *testing.T) {
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
+	r.CommitIssues(t)
+	s := connectIn(t, r.Repo, r.Env(), "--allow-write")
+	run := func(want int) {
+		t.Helper()
+		var sub struct {
+			RunID string `json:"runId"`
+		}
+		text, isErr := call(t, s, "submit", map[string]any{"kind": "backlog", "issues": []int{1}, "noDashboard": true})
+		mustJSON(t, "submit", text, isErr, &sub)
+		var w ended
+		for i := 0; !w.Ended; i++ {
+			if i == 4 {
+				t.Fatalf("the backlog run did not end in four waits: %+v", w)
+			}
+			text, isErr = call(t, s, "wait", map[string]any{"runId": sub.RunID, "timeoutSeconds": 60})
+			mustJSON(t, "wait", text, isErr, &w)
+		}
+		if w.ExitCode != want {
+			t.Fatalf("backlog run ended %d, want %d: %s", w.ExitCode, want, text)
+		}
+	}
+	run(43)
+	var qs []struct {
+		ID    string `json:"id"`
+		Issue int    `json:"issue"`
+		Text  string `json:"text"`
+	}
+	text, isErr := call(t, s, "questions", nil)
+	mustJSON(t, "questions", text, isErr, &qs)
+	if len(qs) != 1 || qs[0].Issue != 1 || qs[0].Text != "Which API?" || !strings.HasPrefix(qs[0].ID, "issue-1-") {
+		t.Fatalf("questions: %s", text)
+	}
+	text, isErr = call(t, s, "answer", map[string]any{"id": qs[0].ID, "text": "Use the v2 API", "operator": "ana"})
+	if isErr || !strings.Contains(text, "answered "+qs[0].ID+" (issue #1)") {
+		t.Fatalf("answer: %v %s", isErr, text)
+	}
+	run(0)
+	v := r.SurfaceStatus(t)
+	if len(v.Issues) != 1 || v.Issues[0].State != "merged" {
+		t.Fatalf("status after the answer: %+v", v.Issues)
+	}
+	if b, err := os.ReadFile(filepath.Join(v.Issues[0].RunDir, "prompt.md")); err != nil || !strings.Contains(string(b), "Use the v2 API") {
+		t.Fatalf("the worker's prompt lacks the answer (%v):\n%s", err, b)
+	}
+}
+
+// wait without a run id is status --wait-change: with a question already
+// waiting for a person it returns at once (not after its 600 s), saying
+// input is required and what to do, with the lane's status.
+func TestWaitSaysInputIsRequiredWhenAQuestionWaits(t *testing.T) {
+	r := e2etest.NewRepo(t)
+	askingWave(r)
+	l := startLaunch(t, r)
+	q := pendingQuestion(t, r, l)
+	s := connect(t, r)
+	var w struct {
+		LaneState string          `json:"laneState"`
+		Next      string          `json:"next"`
+		Status    json.RawMessage `json:"status"`
+	}
+	text, isErr := call(t, s, "wait", map[string]any{"timeoutSeconds": 600})
+	mustJSON(t, "wait", text, isErr, &w)
+	if w.LaneState != "input-required" || !strings.Contains(w.Next, "questions tool") || !strings.Contains(string(w.Status), q.ID) {
+		t.Fatalf("wait with a question pending: %s", text)
 	}
 }
