@@ -87,3 +87,26 @@ func TestSkillInstallRefusesAnEditedSkillWithoutForce(t *testing.T) {
 		t.Fatalf("--project --user: %d, want a usage error", res.Code)
 	}
 }
+
+// `skill install --user` puts the skill in Claude Code's user directory
+// ($CLAUDE_CONFIG_DIR/skills), where Claude Code offers it in a project
+// that has none of its own.
+func TestClaudeCodeSeesAUserSkill(t *testing.T) {
+	c := newClaude(t)
+	r := e2etest.NewRepo(t)
+	res := r.RunWith(e2etest.Context(t), []string{"CLAUDE_CONFIG_DIR=" + c.config}, "skill", "install", "--user")
+	want := filepath.Join(c.config, "skills", server, "SKILL.md")
+	if res.Code != 0 || !strings.Contains(res.Stdout, "created "+want) {
+		t.Fatalf("skill install --user: %d\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(r.Root, ".claude", "skills")); !os.IsNotExist(err) {
+		t.Fatalf("--user wrote a project skill too: %v", err)
+	}
+	c.run(r.Root, "-p", "Supervise the wave")
+	for _, b := range c.model.Bodies() {
+		if strings.Contains(b, skillDescription) {
+			return
+		}
+	}
+	t.Fatalf("no request to the model mentions the user skill's description %q", skillDescription)
+}
