@@ -120,10 +120,9 @@ func inside(dir, path string) bool {
 
 // SubmitBacklog queues `backlog run` with args as a submitted run, the way
 // submit queues a launch: the same queue, watcher and records, so wait,
-// run_state and stop treat it alike. A selection is checked first by
-// planning it (changing nothing), so a wrong issue number or width is an
-// error now rather than the run's why later; no selection resumes the
-// lane's open run, which must exist.
+// run_state and stop treat it alike. backlog run's own checks come first
+// (checkBacklogRun), so a wrong issue number is an error now rather than
+// the run's why later.
 func (l *mcpLane) SubmitBacklog(ctx context.Context, lane string, args []string, noQueue bool) mcpserver.Outcome {
 	fail := func(err error) mcpserver.Outcome {
 		code, msg := exitOf(err)
@@ -133,36 +132,9 @@ func (l *mcpLane) SubmitBacklog(ctx context.Context, lane string, args []string,
 	if err != nil {
 		return fail(err)
 	}
-	selected := slices.ContainsFunc(args, func(a string) bool {
-		return strings.HasPrefix(a, "--issues=") || a == "--unbounded"
-	})
-	var plan string
-	if selected {
-		planArgs := append([]string{"--lane=" + e.lane.Name, "backlog", "plan", "--json"}, selectionArgs(args)...)
-		o := l.Command(ctx, planArgs)
-		if o.Code != exitcode.OK {
-			return o
-		}
-		plan = o.Stdout
-	} else if open, err := runlog.OpenDir(e.layout.StateDir); err != nil {
-		return fail(err)
-	} else if open == "" {
-		return fail(usageError{errors.New("no open backlog run to resume; say which issues: issues [12, 15, 18] or unbounded")})
-	}
-	// backlog run's own checks before anything is claimed: the tools,
-	// the workers' executor and, for named issues, that each exists.
-	if err := preflightBacklog(ctx, e, argValue(args, "--executor=")); err != nil {
-		return fail(err)
-	}
-	if nums := issueNumbers(argValue(args, "--issues=")); len(nums) > 0 {
-		var stderr bytes.Buffer
-		be, err := openBacklogLane(ctx, e, &stderr)
-		if err == nil {
-			err = checkIssuesExist(ctx, be, nums)
-		}
-		if err != nil {
-			return fail(err)
-		}
+	plan, o := l.checkBacklogRun(ctx, e, args)
+	if o.Code != exitcode.OK {
+		return o
 	}
 	bin, err := self()
 	if err != nil {
@@ -180,6 +152,43 @@ func (l *mcpLane) SubmitBacklog(ctx context.Context, lane string, args []string,
 		out.WriteString("\nThe plan it starts from (backlog plan):\n" + plan)
 	}
 	return mcpserver.Outcome{Stdout: out.String()}
+}
+
+// checkBacklogRun is what `backlog run` checks before it claims anything,
+// by the same code: a selection is planned (changing nothing; the plan is
+// returned to show), no selection needs an open run to resume; then the
+// tools and the workers' executor, and that every named issue exists.
+func (l *mcpLane) checkBacklogRun(ctx context.Context, e *laneEnv, args []string) (string, mcpserver.Outcome) {
+	fail := func(err error) (string, mcpserver.Outcome) {
+		code, msg := exitOf(err)
+		return "", mcpserver.Outcome{Code: code, Err: msg}
+	}
+	var plan string
+	if sel := selectionArgs(args); argValue(args, "--issues=") != "" || slices.Contains(args, "--unbounded") {
+		o := l.Command(ctx, append([]string{"--lane=" + e.lane.Name, "backlog", "plan", "--json"}, sel...))
+		if o.Code != exitcode.OK {
+			return "", o
+		}
+		plan = o.Stdout
+	} else if open, err := runlog.OpenDir(e.layout.StateDir); err != nil {
+		return fail(err)
+	} else if open == "" {
+		return fail(usageError{errors.New("no open backlog run to resume; say which issues: issues [12, 15, 18] or unbounded")})
+	}
+	if err := preflightBacklog(ctx, e, argValue(args, "--executor=")); err != nil {
+		return fail(err)
+	}
+	if nums := issueNumbers(argValue(args, "--issues=")); len(nums) > 0 {
+		var stderr bytes.Buffer
+		be, err := openBacklogLane(ctx, e, &stderr)
+		if err == nil {
+			err = checkIssuesExist(ctx, be, nums)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	return plan, mcpserver.Outcome{}
 }
 
 // selectionArgs are the flags of a backlog run that backlog plan takes.

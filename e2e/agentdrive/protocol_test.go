@@ -114,6 +114,7 @@ func TestBadToolInputIsAToolErrorInTheCommandsWords(t *testing.T) {
 		{"answer", map[string]any{"id": "q-nope", "text": "yes"}, `no question "q-nope"`},
 		{"output_tail", map[string]any{"wave": 0, "agent": "A1"}, "no agent run yet"},
 		{"submit", map[string]any{"kind": "launch", "wave": 0}, "kind launch takes no wave"},
+		{"submit", map[string]any{"kind": "backlog"}, "no open backlog run to resume"},
 		{"wait", map[string]any{"timeoutSeconds": 0}, "minimum"},
 		{"usage", map[string]any{"by": "colour"}, "colour"},
 	}
