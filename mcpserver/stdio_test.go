@@ -28,19 +28,15 @@ func TestALineThatIsNoMessageIsAnsweredAndTheRestPass(t *testing.T) {
 	if pass.String() != want {
 		t.Fatalf("passed on:\n%s\nwant:\n%s", pass.String(), want)
 	}
-	var replies []struct {
+	type errReply struct {
 		ID    any `json:"id"`
 		Error struct {
 			Code int `json:"code"`
 		} `json:"error"`
 	}
+	var replies []errReply
 	for _, l := range strings.Split(strings.TrimSpace(reply.String()), "\n") {
-		var r struct {
-			ID    any `json:"id"`
-			Error struct {
-				Code int `json:"code"`
-			} `json:"error"`
-		}
+		var r errReply
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("reply %q: %v", l, err)
 		}
