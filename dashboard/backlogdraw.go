@@ -76,6 +76,9 @@ func tallyLine(t backlog.Tally, p palette) string {
 	if t.Planned > 0 {
 		s += " / waiting " + itoa(t.Planned)
 	}
+	if t.Stopped > 0 {
+		s += " / stopped " + itoa(t.Stopped)
+	}
 	return s
 }
 

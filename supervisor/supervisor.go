@@ -255,6 +255,11 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 		l.calls = s.o.Source.Calls
 		s.start = l.run.Info.StartedAt
 		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
+		if l.run.StopPaused {
+			if err := s.emit(backlog.Event{Kind: backlog.EvRunResumed, Detail: "backlog run"}); err != nil {
+				return true, err
+			}
+		}
 		s.restoreWait()
 		if err := s.retry(ctx, s.reopen); err != nil {
 			return true, err

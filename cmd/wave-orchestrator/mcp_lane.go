@@ -16,6 +16,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/mcpserver"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/submitted"
 )
 
 // mcpTailBytes bounds how much of a log output_tail reads: its 500 lines
@@ -145,7 +146,7 @@ func (l *mcpLane) SubmitBacklog(ctx context.Context, lane string, args []string,
 		return fail(err)
 	}
 	var out bytes.Buffer
-	if err := printSubmitted(&out, true, rec, submittedPath(e, rec.RunID), busy); err != nil {
+	if err := printSubmitted(&out, true, rec, submitted.Open(e.layout).Path(rec.RunID), busy); err != nil {
 		return fail(err)
 	}
 	if plan != "" {
@@ -223,6 +224,3 @@ func issueNumbers(list string) []int {
 	}
 	return out
 }
-
-// submittedPath is the state file of submitted run id.
-func submittedPath(e *laneEnv, id string) string { return submittedOf(e).store.path(id) }
