@@ -165,7 +165,7 @@ func realClaudeBacklog(t *testing.T, bin, format string, bodies ...string) (*e2e
 // before the reset, and then the same two workers go on in their
 // worktrees and merge, each once.
 func TestRealClaudeAtItsUsageLimitPausesTheRunUntilTheReset(t *testing.T) {
-	bin := claudeBin(t)
+	bin := e2etest.ClaudeBin(t)
 	model := e2etest.NewFakeModel(t)
 	until := time.Now().Add(10 * time.Second)
 	model.LimitUntil(until)
