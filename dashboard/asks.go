@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
@@ -188,18 +187,4 @@ func contextLines(q questions.Question, width int, p palette) []string {
 		out = append(out, fit(p.dim.Render("  │ "+clean(l)), width))
 	}
 	return out
-}
-
-// hint puts the a key first in a help list while a question waits (the
-// one thing then that needs the person), and leaves it out otherwise.
-func (a asks) hint(k waveKeys, keys ...key.Binding) []key.Binding {
-	if len(a.waiting) == 0 {
-		return keys
-	}
-	return append([]key.Binding{short(k.Answer, "answer")}, keys...)
-}
-
-// answerKey is the a key of the wave and backlog views.
-func answerKey() key.Binding {
-	return key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer the selected question"))
 }

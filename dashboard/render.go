@@ -6,10 +6,13 @@
 // the selected agent's output) and the backlog view (a backlog run's
 // tally, issues, questions and the selected worker's output) — and owns
 // what they share: footer, help overlay, confirmations, quitting or
-// detaching. It never reduces state itself: the wave view draws a
-// state.Lane produced by the one loader, the backlog view a
-// backlog.StatusView (built by backlog.NewStatusView), the read model
-// `backlog status` renders too (RenderBacklogStatus).
+// detaching. The two views are lists built on one component (list), which
+// owns selection, the / filter, the output preview and the keys of one key
+// table; each view supplies its rows and its own actions. Nothing here
+// reduces state: the wave view draws a state.Lane produced by the one
+// loader, the backlog view a backlog.StatusView (built by
+// backlog.NewStatusView), the read model `backlog status` renders too
+// (RenderBacklogStatus).
 package dashboard
 
 import (

@@ -46,7 +46,7 @@ type Run struct {
 	RunID         string     `json:"runId"`
 	Lane          string     `json:"lane"`
 	State         string     `json:"state"`
-	Command       string     `json:"command"` // launch or resume
+	Command       string     `json:"command"` // launch or resume; backlog for a backlog run (args start with run)
 	Args          []string   `json:"args"`    // its flags, as given to submit
 	Pid           int        `json:"pid"`     // the launcher's, 0 before it starts
 	ExitCode      *int       `json:"exitCode"`

@@ -262,3 +262,28 @@ func signalCalls(t *testing.T, file string) []string {
 	})
 	return out
 }
+
+// TestTheAgentsDoorOpensOnlyOntoTheCLI fails when the MCP server's
+// package (or the skill it installs) imports a package of the module
+// beyond internal/ and jsonfile: no loop (launcher, supervisor), no read
+// model, no backend. A tool reads and writes the lane only through the
+// CLI's own commands, which the binary runs for it (mcpserver.Lane), so
+// what an agent can do through MCP is exactly what the command does,
+// intents and errors included, and never more (docs/mcp.md).
+func TestTheAgentsDoorOpensOnlyOntoTheCLI(t *testing.T) {
+	allowed := []string{module + "/internal/", module + "/jsonfile"}
+	for _, pkg := range []string{"mcpserver", "skill"} {
+		out, err := exec.Command("go", "list", "-f", `{{join .Deps "\n"}}`, module+"/"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if !strings.HasPrefix(dep, module+"/") {
+				continue
+			}
+			if !slices.ContainsFunc(allowed, func(a string) bool { return strings.HasPrefix(dep, a) }) {
+				t.Errorf("%s imports %s: it reaches the lane only through the CLI's commands (mcpserver.Lane, run by cmd/wave-orchestrator)", pkg, dep)
+			}
+		}
+	}
+}
