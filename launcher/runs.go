@@ -251,7 +251,8 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	lim := executor.ResolveLimits(ap.Resolved, l.opt.TimeoutMinutes, l.opt.TimeoutSource)
 	p, minutes, err := runs.Payload(runs.Spec{What: fmt.Sprintf("wave %d agent %s", r.n, id), Lane: l.opt.Lane, Layout: l.opt.Layout,
 		RunID: lanes.RunID(r.n, id, k), RunDir: dir, Cwd: l.opt.Lane.RepoRoot, Session: sessionFor(r.n, id), Prompt: prompt + "\n",
-		Build:      executor.BuildInput{Agent: ap.Agent, Wave: r.p.Wave, Resolved: ap.Resolved, Attempt: k, Self: l.opt.Self},
+		Build: executor.BuildInput{Agent: ap.Agent, Wave: r.p.Wave, Resolved: ap.Resolved, Attempt: k, Self: l.opt.Self,
+			LaunchEnv: os.LookupEnv},
 		WaveNumber: r.n, PromptHash: ap.Hash, OrchestratorID: l.opt.OrchestratorID, Minutes: lim.DeadlineMinutes,
 		SilenceMs: int(l.opt.Lane.Runtime.Silence().Milliseconds())})
 	if err != nil {
