@@ -170,12 +170,6 @@ func closureFrom(phase string, w *wave.Wave, b roles.Bindings) []string {
 	return out
 }
 
-// ClosureAgents returns the closure agents that run from stage phase on,
-// in the order they run.
-func ClosureAgents(phase string, w *wave.Wave, b roles.Bindings) []string {
-	return closureFrom(phase, w, b)
-}
-
 func forwardedGaps(in PlanInput) []ClosureGap {
 	var gaps []ClosureGap
 	for _, f := range in.Failures {
@@ -258,6 +252,42 @@ func Targets(in PlanInput, plan ResumePlan) []string {
 		}
 	}
 	return order(w, b, picked)
+}
+
+// Selection is what one attempt of a wave runs: the non-closure agents,
+// then closure from stage ClosureFrom on (every later stage runs too).
+type Selection struct {
+	Agents      []string
+	ClosureFrom string
+}
+
+// Next is what the attempt after a failed one runs: the agents Targets
+// picks. When it picks a non-closure agent, closure runs again from its
+// first stage (a new implementation result makes every verdict stale);
+// otherwise from the earliest of the picked closure agents' stages and
+// the plan's resume phase, so a failing stage no agent holds is not
+// skipped. The executor each failed agent runs on next is the caller's
+// (it depends on what is on PATH).
+func Next(in PlanInput) Selection {
+	plan := Plan(in)
+	sel := Selection{ClosureFrom: roles.PhaseContEval}
+	from := ""
+	if slices.Contains(roles.ClosurePhases, plan.ResumeFromPhase) {
+		from = plan.ResumeFromPhase
+	}
+	for _, id := range Targets(in, plan) {
+		st := in.Bindings.StageOf(id)
+		switch {
+		case st == "":
+			sel.Agents = append(sel.Agents, id)
+		case from == "" || roles.PhaseIndex(st) < roles.PhaseIndex(from):
+			from = st
+		}
+	}
+	if len(sel.Agents) == 0 && from != "" {
+		sel.ClosureFrom = from
+	}
+	return sel
 }
 
 // order dedupes ids: non-closure agents sorted, then closure agents in
