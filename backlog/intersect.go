@@ -11,24 +11,11 @@ import (
 // compile (an unclosed '[', a reversed range) is treated as intersecting
 // everything: a conflict surface that cannot be read must not let two
 // workers run side by side. ParseSurface rejects such patterns, so a
-// surface never holds one.
+// surface never holds one. It is the rule Collide applies to every pair
+// of globs.
 func GlobsIntersect(a, b string) bool {
-	_, ok := globWitness(a, b)
-	return ok
-}
-
-// globWitness is GlobsIntersect with a path matching both (empty when a
-// pattern does not compile).
-func globWitness(a, b string) (string, bool) {
-	ga, err := compileGlob(a)
-	if err != nil {
-		return "", true
-	}
-	gb, err := compileGlob(b)
-	if err != nil {
-		return "", true
-	}
-	return ga.intersect(gb)
+	m := newMatcher()
+	return m.intersects(m.compile(a), m.compile(b))
 }
 
 // product is the bookkeeping of a breadth-first search over the product

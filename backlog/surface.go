@@ -257,15 +257,20 @@ func newMatcher() *matcher {
 func (m *matcher) surface(s Surface) compiledSurface {
 	cs := compiledSurface{Surface: s}
 	for _, text := range s.Globs {
-		c, ok := m.globs[text]
-		if !ok {
-			g, err := compileGlob(text)
-			c = &compiled{text: text, id: len(m.globs), glob: g, bad: err != nil}
-			m.globs[text] = c
-		}
-		cs.globs = append(cs.globs, c)
+		cs.globs = append(cs.globs, m.compile(text))
 	}
 	return cs
+}
+
+// compile is glob text compiled, once per matcher.
+func (m *matcher) compile(text string) *compiled {
+	c, ok := m.globs[text]
+	if !ok {
+		g, err := compileGlob(text)
+		c = &compiled{text: text, id: len(m.globs), glob: g, bad: err != nil}
+		m.globs[text] = c
+	}
+	return c
 }
 
 func (m *matcher) intersects(x, y *compiled) bool {

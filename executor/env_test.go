@@ -43,7 +43,7 @@ func TestBuildEnvMergesVendorThenAgent(t *testing.T) {
 			t.Errorf("codex %s = %q, want %q", k, env[k], want)
 		}
 	}
-	fb, _ := Fallback(r, 2, "failed", func(string) bool { return true })
+	fb, _ := fallback(r, 2, "failed", func(string) bool { return true })
 	if fb.ID != Claude {
 		t.Fatalf("fallback to %s", fb.ID)
 	}

@@ -125,7 +125,7 @@ func TestImplementationGateMissingSummaryAndStatus(t *testing.T) {
 	}
 	s := Summarize(SummaryInput{Agent: &w.Agents[1], Bindings: bindings(w), Log: implOK, FS: fullFS})
 	got = Implementation(w, bindings(w), map[string]Summary{"A1": s}, []string{"A1"})
-	if len(got) != 1 || got[0].StatusCode != "missing-status" || !Recoverable(got[0]) {
+	if len(got) != 1 || got[0].StatusCode != "missing-status" {
 		t.Fatalf("no exit status: got %v", got)
 	}
 }
@@ -286,28 +286,11 @@ func TestStagePlan(t *testing.T) {
 	}
 }
 
-func TestContQaOnlyAndRecoverable(t *testing.T) {
+func TestContQaOnly(t *testing.T) {
 	qa := Failure{AgentID: "A0", Gate: GateContQa, StatusCode: "cont-qa-fail"}
 	impl := Failure{AgentID: "A1", Gate: GateImplementation, StatusCode: "missing-wave-proof"}
 	if !ContQaOnly([]Failure{qa}) || ContQaOnly([]Failure{qa, impl}) || ContQaOnly(nil) {
 		t.Fatal("ContQaOnly wrong")
-	}
-	for _, tc := range []struct {
-		f    Failure
-		want bool
-	}{
-		{Failure{StatusCode: "timeout-no-status"}, true},
-		{Failure{StatusCode: "missing-status"}, true},
-		{Failure{StatusCode: "1", Detail: "A1 exited with code 1. Termination: Reached max turns (30)"}, true},
-		{Failure{StatusCode: "1", Detail: "A1 exited with code 1. Termination: exit code 1 after rate limit"}, true},
-		{Failure{StatusCode: "1", Detail: "HTTP 429 Too Many Requests"}, true},
-		{Failure{StatusCode: "3", Detail: "A1 exited with code 3."}, false},
-		{impl, false},
-		{Failure{StatusCode: "runtime-lost", Detail: "runner pid 42 gone"}, false},
-	} {
-		if got := Recoverable(tc.f); got != tc.want {
-			t.Errorf("Recoverable(%+v) = %v", tc.f, got)
-		}
 	}
 }
 

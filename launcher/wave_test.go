@@ -278,3 +278,32 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 		panic("unreachable")
 	}
 }
+
+// A resume from a closure phase reuses the proven implementation agents
+// and sweeps closure from that phase: the stages before it are skipped,
+// saying why, and their agents are not run again.
+func TestAResumeFromAClosurePhaseSkipsTheStagesBeforeIt(t *testing.T) {
+	h := newHarness(t)
+	h.wave(0, "", append([]agentDoc{implAgent("A1")}, closureAgents(0)...)...)
+	if res, err := h.launch(0, -1, nil); err != nil || res.ExitCode != exitcode.OK {
+		t.Fatalf("first launch %+v, %v\n%s", res, err, h.out.String())
+	}
+	res, err := h.launch(0, 0, func(o *Options) { o.ResumePhase = "cont-qa-closure" })
+	if err != nil || res.ExitCode != exitcode.OK {
+		t.Fatalf("resume %+v, %v\n%s", res, err, h.out.String())
+	}
+	wantStarts(t, h, map[string]int{"A1": 1, "A8": 1, "A9": 1, "A0": 2})
+	var skipped []string
+	evs := h.events(0, "")
+	for i := len(evs) - 1; i >= 0 && !(evs[i].EntityType == state.EntityWaveRun && evs[i].Action == "started"); i-- {
+		if ev := evs[i]; ev.EntityType == state.EntityClosure && ev.Action == state.StageSkipped {
+			if d, _ := ev.Data["detail"].(string); strings.Contains(d, "before the resume phase") {
+				skipped = append(skipped, ev.Data["phase"].(string))
+			}
+		}
+	}
+	slices.Reverse(skipped)
+	if want := []string{"cont-eval", "security-review", "integrating", "docs-closure"}; !slices.Equal(skipped, want) {
+		t.Fatalf("skipped before the resume phase %v, want %v", skipped, want)
+	}
+}
