@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
@@ -110,6 +111,7 @@ type Launcher struct {
 	// deferRefresh); stale holds the waves whose refresh is owed.
 	deferring int
 	stale     map[int]bool
+	outMu     sync.Mutex // one printf line at a time
 	// pauses are the executors paused by a usage limit (usagelimit.go).
 	pauses usagePauses
 }
@@ -149,7 +151,7 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 		fmt.Fprintln(l.opt.Out, "all waves are completed; nothing to run")
 		return Result{}, nil
 	}
-	nf, err := notify.FollowLane(l.opt.Layout, l.opt.Lane, notify.Options{Logger: l.log})
+	nf, err := notify.FollowLane(l.opt.Layout, l.opt.Lane, notify.Options{Logger: l.log, Say: func(s string) { l.printf("%s", s) }})
 	if err != nil {
 		l.log.Warn("notify: not following the lane's events", "err", err)
 	}
@@ -316,5 +318,8 @@ func (l *Launcher) printf(format string, args ...any) {
 	// Agent ids, paths, details and coordination text are not ours to
 	// trust on a terminal.
 	msg := termtext.EscapeLines(fmt.Sprintf(format, args...))
+	// The notifier prints from its own goroutines too.
+	l.outMu.Lock()
+	defer l.outMu.Unlock()
 	fmt.Fprintf(l.opt.Out, "[%s] %s\n", l.now().Format("15:04:05"), msg)
 }

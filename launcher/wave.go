@@ -145,6 +145,12 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 			return r.finish(ctx, attempt, state.WaveCompleted, nil), nil
 		}
 		failures = append(failures, r.humanHolds(failures)...)
+		if over := r.checkBudget(attempt); over != "" && !hasCode(failures, codeBudgetExceeded) {
+			// Spent: nothing new may start, so no retry is announced or
+			// counted (runtime.budget.onExceeded: stop ended this one).
+			r.budgetOver = over
+			failures = append(failures, budgetFailure(over))
+		}
 		l.emit(r.n, state.EntityAttempt, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt), "failed", attempt,
 			map[string]any{"failures": failures})
 		if needsHuman(failures) || attempt == maxAttempts {
@@ -189,6 +195,13 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 // usable executor left.
 func needsHuman(fs []gate.Failure) bool {
 	return hasCode(fs, codeBlockerOpen) || hasCode(fs, codeFallbackBlock) || hasCode(fs, codeBudgetExceeded)
+}
+
+// agentBudgetDetail is an agent's budget stop with the next step, as a
+// lane cap's stop names one (budgetFailure).
+func agentBudgetDetail(detail, id string, n int) string {
+	return fmt.Sprintf("%s; not retried on the same budget: raise budget.tokens or budget.costUsd in %s's ### Executor block (or its profile), then `wave-orchestrator resume -w %d`",
+		strings.TrimSuffix(detail, "."), id, n)
 }
 
 // codeBudgetExceeded is the failure of an agent stopped at its budget, or
@@ -327,7 +340,10 @@ func runCode(st string) string {
 // runFailure turns a run that never produced a result into a failure.
 func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
 	code, detail := runCode(res.Outcome.State), res.Outcome.Detail
-	if code == "" {
+	switch {
+	case code == codeBudgetExceeded:
+		detail = agentBudgetDetail(detail, id, r.n)
+	case code == "":
 		reason, ok := r.noExecutor(id, res)
 		if !ok {
 			return nil

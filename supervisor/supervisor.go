@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
@@ -82,6 +83,7 @@ type Result struct {
 
 // Supervisor runs one backlog run.
 type Supervisor struct {
+	outMu  sync.Mutex // one printf line at a time
 	o      Options
 	log    *runLog
 	issues map[int]backlog.Issue // latest copy fetched from the source
@@ -176,6 +178,9 @@ func New(o Options) (*Supervisor, error) {
 // issue titles, questions, file names and git's words, so it is escaped
 // here (newlines kept for the questions block).
 func (s *Supervisor) printf(format string, args ...any) {
+	// The notifier prints from its own goroutines too.
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
 	fmt.Fprintln(s.o.Out, "backlog: "+termtext.EscapeLines(fmt.Sprintf(format, args...)))
 }
 
@@ -200,7 +205,7 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{RunID: s.run().Info.ID, Dir: s.log.dir, Resumed: resumed}
-	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger})
+	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger, Say: func(m string) { s.printf("%s", m) }})
 	if nerr != nil {
 		s.o.Logger.Warn("notify: not following the run's events", "err", nerr)
 	}
@@ -250,6 +255,11 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 		l.calls = s.o.Source.Calls
 		s.start = l.run.Info.StartedAt
 		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
+		if l.run.StopPaused {
+			if err := s.emit(backlog.Event{Kind: backlog.EvRunResumed, Detail: "backlog run"}); err != nil {
+				return true, err
+			}
+		}
 		s.restoreWait()
 		if err := s.retry(ctx, s.reopen); err != nil {
 			return true, err
