@@ -1,8 +1,13 @@
-// Package retry plans what to rerun after a failed wave attempt: the
-// resume plan (which agents are proven and reusable, which are
-// invalidated, which phase to resume from, which closure gaps are
-// forwarded), the retry targets, the agents `resume --phase` runs, and
-// which agents can be reused. It is a pure function of recorded state.
+// Package retry decides what runs again: a wave's resume plan (which
+// agents are proven and reusable, which are invalidated, the phase to
+// resume from, the closure gaps forwarded), the next attempt of a failed
+// wave (Targets and Next: the failed agents, the agents open blockers
+// name, the siblings a shared component waits on, closure from where it
+// broke), what `resume` reruns, and which agents can be reused — each a
+// function of the recorded state it is handed. It also keeps the one
+// record it owns, a wave's retry override (waves/<N>/retry-override.json,
+// written by `retry apply`), read, written and consumed at the path it
+// is given.
 package retry
 
 import (
