@@ -5,19 +5,6 @@ import (
 	"strings"
 )
 
-// GlobsIntersect reports whether some path matches both patterns (see the
-// package doc for the glob language): "internal/**" and "internal/x/*.go"
-// intersect, "a/*.go" and "a/*.md" do not. A pattern that does not
-// compile (an unclosed '[', a reversed range) is treated as intersecting
-// everything: a conflict surface that cannot be read must not let two
-// workers run side by side. ParseSurface rejects such patterns, so a
-// surface never holds one. It is the rule Collide applies to every pair
-// of globs.
-func GlobsIntersect(a, b string) bool {
-	m := newMatcher()
-	return m.intersects(m.compile(a), m.compile(b))
-}
-
 // product is the bookkeeping of a breadth-first search over the product
 // of two automata with n1 and n2 positions: a state is a position in each
 // and whether something has been consumed yet (paths and segments are

@@ -94,6 +94,12 @@ func TestGlobsIntersect(t *testing.T) {
 	}
 }
 
+// GlobsIntersect is the rule Collide applies to a pair of globs.
+func GlobsIntersect(a, b string) bool {
+	m := newMatcher()
+	return m.intersects(m.compile(a), m.compile(b))
+}
+
 // globWitness is GlobsIntersect with a path matching both (empty when a
 // pattern does not compile).
 func globWitness(a, b string) (string, bool) {

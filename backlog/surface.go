@@ -273,6 +273,12 @@ func (m *matcher) compile(text string) *compiled {
 	return c
 }
 
+// intersects reports whether some path matches both globs (see the
+// package doc for the glob language): "internal/**" and "internal/x/*.go"
+// intersect, "a/*.go" and "a/*.md" do not. A glob that does not compile
+// (an unclosed '[', a reversed range) intersects everything: a conflict
+// surface that cannot be read must not let two workers run side by side.
+// ParseSurface rejects such globs, so a surface never holds one.
 func (m *matcher) intersects(x, y *compiled) bool {
 	if x.bad || y.bad {
 		return true
