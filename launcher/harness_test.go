@@ -48,13 +48,13 @@ type fakeRun struct {
 // fakeRuns is the launcher's Runs with the agents played in-process: a
 // started run plays at once (its agent's play, else localPlay) and ends
 // with the play's exit code, recorded as the runner would (runtime.json,
-// status.json, agent.log), unless the test holds the agent's runs: a held
-// run stays running until released or terminated.
+// status.json, agent.log), unless the test holds the agent's next runs: a
+// held run stays running until released or terminated.
 type fakeRuns struct {
 	t       testing.TB
 	mu      sync.Mutex
 	plays   map[string]play
-	holding map[string]bool
+	holding map[string]int // agent → how many of its next runs to hold
 	runs    map[string]*fakeRun // run dir → run
 	started []string            // run ids in start order
 	watched []string            // run dirs Watch was asked for
@@ -64,7 +64,7 @@ type fakeRuns struct {
 }
 
 func newFakeRuns(t testing.TB) *fakeRuns {
-	return &fakeRuns{t: t, plays: map[string]play{}, holding: map[string]bool{}, runs: map[string]*fakeRun{},
+	return &fakeRuns{t: t, plays: map[string]play{}, holding: map[string]int{}, runs: map[string]*fakeRun{},
 		changed: make(chan string, 1024), held: make(chan string, 64), adopted: make(chan string, 64)}
 }
 
@@ -75,11 +75,11 @@ func (f *fakeRuns) on(id string, pl play) {
 	f.plays[id] = pl
 }
 
-// hold keeps agent id's next runs running until released.
-func (f *fakeRuns) hold(id string, on bool) {
+// hold keeps agent id's next n runs running until released.
+func (f *fakeRuns) hold(id string, n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.holding[id] = on
+	f.holding[id] = n
 }
 
 func (f *fakeRuns) Start(_ context.Context, ps []*runtime.Payload) error {
@@ -95,7 +95,10 @@ func (f *fakeRuns) Start(_ context.Context, ps []*runtime.Payload) error {
 		f.mu.Lock()
 		f.runs[p.RunDir] = &fakeRun{p: p, obs: runtime.Verdict{State: runtime.StateRunning}}
 		f.started = append(f.started, p.RunID)
-		hold := f.holding[p.AgentID]
+		hold := f.holding[p.AgentID] > 0
+		if hold {
+			f.holding[p.AgentID]--
+		}
 		f.mu.Unlock()
 		if hold {
 			f.held <- p.RunDir

@@ -208,7 +208,7 @@ func TestOnlyTheSiblingASharedComponentWaitsOnIsRetried(t *testing.T) {
 func TestALiveRunOfADeadLauncherIsAdoptedNotStartedAgain(t *testing.T) {
 	h := newHarness(t)
 	h.wave(0, "", append([]agentDoc{implAgent("A1"), implAgent("A2")}, closureAgents(0)...)...)
-	h.runs.hold("A1", true)
+	h.runs.hold("A1", 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() { _, err := h.launcher(0, -1, nil).Run(ctx); first <- err }()
@@ -305,5 +305,27 @@ func TestAResumeFromAClosurePhaseSkipsTheStagesBeforeIt(t *testing.T) {
 	slices.Reverse(skipped)
 	if want := []string{"cont-eval", "security-review", "integrating", "docs-closure"}; !slices.Equal(skipped, want) {
 		t.Fatalf("skipped before the resume phase %v, want %v", skipped, want)
+	}
+}
+
+// A run still going at its deadline is stopped and counts as a timeout:
+// the agent runs again in the next attempt.
+func TestARunPastItsDeadlineIsStoppedAndRetriedAsATimeout(t *testing.T) {
+	h := newHarness(t)
+	h.wave(0, "", append([]agentDoc{implAgent("A1"), implAgent("A2")}, closureAgents(0)...)...)
+	h.runs.hold("A1", 1)
+	l := h.launcher(0, -1, nil)
+	l.now = func() time.Time { return time.Now().Add(24 * time.Hour) } // every deadline has passed
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := l.Run(ctx)
+	if err != nil || res.ExitCode != exitcode.OK {
+		t.Fatalf("result %+v, %v\n%s", res, err, h.out.String())
+	}
+	wantStarts(t, h, map[string]int{"A1": 2, "A2": 1, "A8": 1, "A9": 1, "A0": 1})
+	if !slices.ContainsFunc(h.events(0, state.EntityAgentRun), func(ev state.Event) bool {
+		return ev.Action == state.AgentTimedOut && ev.Data["agentId"] == "A1" && ev.Data["statusCode"] == "timeout-no-status"
+	}) {
+		t.Fatalf("no timed-out run of A1 recorded\n%s", h.out.String())
 	}
 }
