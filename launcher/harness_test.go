@@ -54,7 +54,7 @@ type fakeRuns struct {
 	t       testing.TB
 	mu      sync.Mutex
 	plays   map[string]play
-	holding map[string]int // agent → how many of its next runs to hold
+	holding map[string]int      // agent → how many of its next runs to hold
 	runs    map[string]*fakeRun // run dir → run
 	started []string            // run ids in start order
 	watched []string            // run dirs Watch was asked for
