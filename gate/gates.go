@@ -376,4 +376,3 @@ func ContQaOnly(f []Failure) bool {
 	}
 	return true
 }
-
