@@ -57,7 +57,6 @@ type fakeRuns struct {
 	holding map[string]int      // agent → how many of its next runs to hold
 	runs    map[string]*fakeRun // run dir → run
 	started []string            // run ids in start order
-	watched []string            // run dirs Watch was asked for
 	changed chan string
 	held    chan string // run dirs of held runs, as they start
 	adopted chan string // run dirs watched without a start: adoptions
@@ -151,7 +150,6 @@ func (f *fakeRuns) end(dir string, v runtime.Verdict) {
 func (f *fakeRuns) Watch(dir string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.watched = append(f.watched, dir)
 	if _, ok := f.runs[dir]; ok {
 		// A run started before this launcher's life: an adoption (a new
 		// run is watched before it starts).

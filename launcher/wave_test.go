@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -40,21 +41,9 @@ func (h *harness) stageActions(n int) []string {
 
 func wantStarts(t *testing.T, h *harness, want map[string]int) {
 	t.Helper()
-	if got := starts(h.runs.runIDs()); !mapsEqual(got, want) {
+	if got := starts(h.runs.runIDs()); !maps.Equal(got, want) {
 		t.Fatalf("runs started %v, want %v\n%s", got, want, h.out.String())
 	}
-}
-
-func mapsEqual(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // withOutput plays pl and rewrites what the agent printed.
