@@ -128,10 +128,12 @@ func etagOf(body []byte) string {
 // matchesETag: header (If-None-Match, a list of tags or *) names etag.
 // Weak tags compare as strong ones here, as GitHub's do.
 func matchesETag(header, etag string) bool {
+	if strings.TrimSpace(header) == "" {
+		return false
+	}
 	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == etag {
-			return header != ""
+		if t = strings.TrimPrefix(strings.TrimSpace(t), "W/"); t == "*" || t == etag {
+			return true
 		}
 	}
 	return false
