@@ -296,3 +296,39 @@ func TestTheFinalPRsRedChecksAreReportedAndNeedAPerson(t *testing.T) {
 		t.Errorf("final-pr-checks notices: %s, want one naming the red check", b)
 	}
 }
+
+// TestAWaitForChecksKeepsItsClockAcrossARestart: the timeout runs from
+// the gate's first look at a head, as recorded in the run's log, so a
+// supervisor killed while it waited and started again later parks the
+// issue then, without waiting the whole timeout again.
+func TestAWaitForChecksKeepsItsClockAcrossARestart(t *testing.T) {
+	g := newGHFixture(t)
+	g.backlogKeys("  checks: [ci]\n  checksTimeoutMinutes: 5\n")
+	g.ghIssue(1, "CI never reports", "Files: backlog-work/**")
+	ctx, crash := context.WithCancel(context.Background())
+	defer crash()
+	go func() { // kill it while it waits: once it looked twice
+		for ctx.Err() == nil && g.srv.Count(forgetest.RouteCheckRuns) < 2 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		crash()
+	}()
+	first := g.runCtx(ctx, fastChecks, 1)
+	if first.err == nil {
+		t.Fatalf("run 1 ended by itself (exit %d); want it killed while waiting for checks", first.ExitCode)
+	}
+	later := func() time.Time { return time.Now().Add(6 * time.Minute) }
+	ctx2, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res := g.runCtx(ctx2, func(o *Options) { fastChecks(o); o.Now = later }, 1)
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman || !res.Resumed {
+		t.Fatalf("run 2: exit %d, resumed %v, %v; want the resumed run to park the issue (43)", res.ExitCode, res.Resumed, res.err)
+	}
+	r, _, _ := runlog.Read(res.Dir)
+	if is := r.Issues[1]; is.State != backlog.StateParked || is.Checks == nil || is.Checks.Outcome != backlog.ChecksTimedOut {
+		t.Fatalf("#1: %s, checks %+v; want parked after its checks timed out", is.State, is.Checks)
+	}
+	if n := count(g.events(res.Dir), backlog.EvMergeStarted, 1); n != 1 {
+		t.Errorf("%d merge_started events for #1, want 1 (the resumed run goes on with the merge it began)", n)
+	}
+}
