@@ -136,6 +136,9 @@ type Event struct {
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`
+	// RateWaits is how many GitHub rate limits the supervisor waited
+	// out since its previous event.
+	RateWaits int64 `json:"rateLimitWaits,omitempty"`
 
 	// Notice is a notification event's notice and sink.
 	Notice *NoticeRecord `json:"notice,omitempty"`
