@@ -6,9 +6,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,25 +173,30 @@ func version() string {
 	return "(devel)"
 }
 
-// resourceFor is the process's resource: service.name (OTEL_SERVICE_NAME,
-// default wave-orchestrator), its version, the lane, and the user's
-// OTEL_RESOURCE_ATTRIBUTES.
+// resourceFor is the process's resource: the user's
+// OTEL_RESOURCE_ATTRIBUTES, then service.name (OTEL_SERVICE_NAME, default
+// wave-orchestrator), its version and the lane.
 func resourceFor(getenv func(string) string, lane string) *resource.Resource {
 	name := getenv("OTEL_SERVICE_NAME")
+	var kvs []attribute.KeyValue
+	for _, part := range strings.Split(getenv(otelenv.ResourceAttributesEnv), ",") {
+		k, v, ok := strings.Cut(part, "=")
+		if k = strings.TrimSpace(k); !ok || k == "" {
+			continue
+		}
+		if dv, err := url.PathUnescape(strings.TrimSpace(v)); err == nil {
+			kvs = append(kvs, attribute.String(k, dv))
+			if k == "service.name" && name == "" {
+				name = dv
+			}
+		}
+	}
 	if name == "" {
 		name = "wave-orchestrator"
 	}
-	own := resource.NewSchemaless(attribute.String("service.name", name), attribute.String("service.version", version()),
+	kvs = append(kvs, attribute.String("service.name", name), attribute.String("service.version", version()),
 		attribute.String(otelenv.Lane, lane))
-	user, err := resource.New(context.Background(), resource.WithFromEnv())
-	if err != nil && user == nil {
-		return own
-	}
-	r, err := resource.Merge(user, own)
-	if err != nil {
-		return own
-	}
-	return r
+	return resource.NewSchemaless(kvs...)
 }
 
 // start replays the log so far — spans it opened and did not close are
