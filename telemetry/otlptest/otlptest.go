@@ -273,4 +273,3 @@ func Last(points []Point, metric string, match map[string]any) (Point, bool) {
 	}
 	return found, ok
 }
-
