@@ -88,6 +88,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/events", s.handleEvents)
 	m.HandleFunc("GET /api/v1/runs/{wave}/{agent}/log", s.handleLog)
 	m.HandleFunc("POST /login", s.handleLogin)
+	m.HandleFunc("GET /metrics", s.metricsHandler())
 	s.mux = m
 }
 
