@@ -26,8 +26,9 @@ func aRun() ([]backlog.Event, []spend.Run) {
 	evs := []backlog.Event{
 		{At: at(0), Kind: backlog.EvRunStarted, Run: &backlog.RunInfo{ID: "r1", Base: "main"}},
 	}
-	for n, labels := range map[int][]string{1: {"area:api", "P1"}, 2: {"area:api"}, 3: nil, 4: {"P1"}, 5: nil} {
-		evs = append(evs, backlog.Event{At: at(0), Kind: backlog.EvIssue, Issue: n, Labels: labels})
+	labels := map[int][]string{1: {"area:api", "P1"}, 2: {"area:api"}, 4: {"P1"}}
+	for n := 1; n <= 5; n++ {
+		evs = append(evs, backlog.Event{At: at(0), Kind: backlog.EvIssue, Issue: n, Labels: labels[n]})
 	}
 	for _, n := range []int{1, 2, 3, 4} {
 		evs = append(evs, backlog.Event{At: at(0), Kind: backlog.EvClaimed, Issue: n})
@@ -51,7 +52,11 @@ func aRun() ([]backlog.Event, []spend.Run) {
 func TestTheLedgerCountsWhatBecameOfEachIssueTaken(t *testing.T) {
 	evs, runs := aRun()
 	issues := FromRun("r1", evs, runs)
-	issues[1].RevertedBy = "rev" // #2's merge was reverted on main
+	for i := range issues {
+		if issues[i].Number == 2 {
+			issues[i].RevertedBy = "rev" // #2's merge was reverted on main
+		}
+	}
 	_, total, err := Build(issues, "")
 	if err != nil {
 		t.Fatal(err)
