@@ -314,8 +314,9 @@ func (f *Follower) startSpan(s *openSpan) trace.Span {
 	if o.RunDir != "" {
 		s.executor = attrString(attrs, otelenv.Executor)
 		if s.executor == "" {
-			if p, err := runtime.ReadPayload(filepath.Join(o.RunDir, lanes.LaunchFile)); err == nil {
-				s.executor = p.ExecutorID
+			// A worker's start is recorded before its launch.json is
+			// written: then the executor is read when the run ends.
+			if s.executor = runExecutor(o.RunDir); s.executor != "" {
 				attrs = append(attrs, attribute.String(otelenv.Executor, s.executor))
 			}
 		}
@@ -352,10 +353,21 @@ func (f *Follower) endSpan(s *openSpan, o op) {
 // span attributes.
 func (f *Follower) recordRun(s *openSpan, end op) []attribute.KeyValue {
 	var u usage.Usage
-	if rec, err := runtime.ReadRecord(filepath.Join(s.start.RunDir, lanes.RuntimeFile)); err == nil && rec.Usage != nil {
+	rec, err := runtime.ReadRecord(filepath.Join(s.start.RunDir, lanes.RuntimeFile))
+	if err == nil && rec.Usage != nil {
 		u = *rec.Usage
 	}
 	attrs := usageAttrs(u)
+	if s.executor == "" {
+		if err == nil && rec.ExecutorID != "" {
+			s.executor = rec.ExecutorID
+		} else {
+			s.executor = runExecutor(s.start.RunDir)
+		}
+		if s.executor != "" {
+			attrs = append(attrs, attribute.String(otelenv.Executor, s.executor))
+		}
+	}
 	if f.m == nil {
 		return attrs
 	}
@@ -378,6 +390,15 @@ func (f *Follower) recordRun(s *openSpan, end op) []attribute.KeyValue {
 		f.m.cost.Add(ctx, *u.CostUSD, metric.WithAttributes(withModel...))
 	}
 	return attrs
+}
+
+// runExecutor is the executor a run's launch.json names, "" when it is
+// not written (yet).
+func runExecutor(dir string) string {
+	if p, err := runtime.ReadPayload(filepath.Join(dir, lanes.LaunchFile)); err == nil {
+		return p.ExecutorID
+	}
+	return ""
 }
 
 func usageAttrs(u usage.Usage) []attribute.KeyValue {
