@@ -105,7 +105,7 @@ type Supervisor struct {
 	// waiting is the transient failure being waited out (nil: none);
 	// waitFor the pause before the next sweep. The windows lived through
 	// are in the run's log (Run.Waits), as are the environment relaunches.
-	waiting *Waiting
+	waiting *waitOut
 	waitFor time.Duration
 	// threadsDenied: the token may not read worker PR review threads;
 	// said once, then merges go on without looking at them.
