@@ -56,6 +56,7 @@ type GitHub struct {
 	retries     int
 	calls       atomic.Int64
 	notModified atomic.Int64 // of calls: answered 304, free of the rate limit
+	rateWaits   atomic.Int64
 
 	// writeMu makes writes one at a time, each with its re-check: two
 	// goroutines ensuring the same comment post it once.
@@ -139,6 +140,9 @@ func (g *GitHub) Calls() int64 { return g.calls.Load() }
 // NotModified is how many of Calls were conditional requests GitHub
 // answered 304 Not Modified: free of the rate limit.
 func (g *GitHub) NotModified() int64 { return g.notModified.Load() }
+
+// RateLimitWaits is how many times a rate limit was waited out so far.
+func (g *GitHub) RateLimitWaits() int64 { return g.rateWaits.Load() }
 
 // ListOpen returns the open issues carrying every label in labels, oldest
 // first, pull requests dropped, all pages.
