@@ -253,9 +253,14 @@ func (r *Runner) spawn(p *Payload, env []string) (*exec.Cmd, *os.File, error) {
 	if r.paneFile != nil {
 		copySize(r.paneFile, ptmx)
 	}
-	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd, err := agentCmd(p, agentEnv(env, p), r.box)
+	if err != nil {
+		ptmx.Close()
+		return nil, nil, err
+	}
+	// The sandbox's copies of home files are bwrap's once it started.
+	defer closeAll(cmd.ExtraFiles)
 	cmd.Dir = p.Cwd
-	cmd.Env = agentEnv(env, p)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	if p.Stdin != "" {
 		f, err := os.Open(p.Stdin)
@@ -275,6 +280,12 @@ func (r *Runner) spawn(p *Payload, env []string) (*exec.Cmd, *os.File, error) {
 		return nil, nil, err
 	}
 	return cmd, ptmx, nil
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 func (r *Runner) startFailed(out *sink, err error) outcome {

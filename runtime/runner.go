@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -37,6 +38,8 @@ type Runner struct {
 	NewCheckout CheckoutFunc
 	// paneFile is the pane's terminal, when it is one (window size).
 	paneFile *os.File
+	// box is the run's sandbox, when it has one.
+	box *sandbox.Box
 }
 
 // RunAgent runs the agent described by the launch.json at payloadPath and
@@ -124,6 +127,13 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	if envErr != nil {
 		// Never fall back to the pane's environment: it may be stale.
 		return r.finish(p, rw, out, r.startFailed(out, envErr), ck)
+	}
+	if r.box, err = r.openSandbox(p, agentEnv(env, p), rw); err != nil {
+		// Never run an agent the payload says to confine unconfined.
+		return r.finish(p, rw, out, r.startFailed(out, err), ck)
+	}
+	if r.box != nil {
+		defer r.box.Close()
 	}
 	hbCtx, stopHB := context.WithCancel(context.Background())
 	defer stopHB()
@@ -216,6 +226,9 @@ func fmtSeconds(d time.Duration) string {
 // succeed, the runner's exit code, which is the agent's, reaches the
 // launcher as the pane's exit status.
 func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome, ck *keptCheckout) int {
+	if note := sandboxNote(rw.snapshot()); note != "" {
+		out.logLine(note)
+	}
 	out.logLine(fmt.Sprintf("[wave] %s finished with code %d", p.RunID, res.code))
 	var git *GitFacts
 	if ck != nil {
