@@ -50,7 +50,10 @@ type Run struct {
 	// InputWait is the last wait for answers (backlog.inputWaitMinutes);
 	// open (Ended nil) while the run has nothing left but questions.
 	InputWait *InputWait `json:"inputWait,omitempty"`
-	applied   int
+	// Sandbox is whether the run's workers are sandboxed (nil: a run
+	// recorded before sandboxes were).
+	Sandbox *SandboxState `json:"sandbox,omitempty"`
+	applied int
 }
 
 // WaveState is where cutting the wave branch is: the candidate name
@@ -158,6 +161,10 @@ type IssueRun struct {
 	// is the last one, given to every later start of its worker.
 	Answers int     `json:"answers,omitempty"`
 	Answer  *Answer `json:"answer,omitempty"`
+
+	// Blocked are the hosts the sandbox refused its worker, reviewer or
+	// verify step, each once.
+	Blocked []string `json:"blockedHosts,omitempty"`
 }
 
 // WaitingForAnswers is the open wait for answers, nil when none.
@@ -314,6 +321,9 @@ func (r *Run) apply(i int, ev Event) {
 	case EvInputWait:
 		r.inputWait(ev)
 		return
+	case EvSandbox:
+		r.sandbox(ev)
+		return
 	case EvRunFinished:
 		r.Finished, r.Outcome, r.ExitCode, r.Detail = true, ev.Outcome, ev.ExitCode, ev.Detail
 		at := ev.At
@@ -427,6 +437,12 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.Released = true
 	case EvSurfaceOverlap:
 		is.Detail = ev.Detail
+	case EvBlocked:
+		for _, h := range ev.Hosts {
+			if !slices.Contains(is.Blocked, h) {
+				is.Blocked = append(is.Blocked, h)
+			}
+		}
 	case EvDropped:
 		r.dequeue(is.Number)
 		delete(r.Issues, is.Number)

@@ -28,6 +28,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
+	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 )
 
 // Options configure one `backlog run`.
@@ -106,6 +107,9 @@ type Supervisor struct {
 	jobs jobs
 	// starts coalesces the jobs' run starts (starts.go).
 	starts starts
+	// sandbox is whether workers, reviewers and verify are sandboxed
+	// (decided once, at Run).
+	sandbox sandbox.Decision
 }
 
 // New checks the options.
@@ -179,6 +183,9 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 	if err := s.checkExecutors(); err != nil {
 		return Result{}, err
 	}
+	if err := s.decideSandbox(ctx); err != nil {
+		return Result{}, err
+	}
 	resumed, err := s.open(ctx)
 	if s.log == nil {
 		return Result{}, err
@@ -191,6 +198,9 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 	defer nf.Stop(notify.DefaultFlush)
 	if err != nil {
 		return res, err // stopped or given up while opening: which run it was
+	}
+	if err := s.noteSandbox(ctx); err != nil {
+		return res, err
 	}
 	if err := s.loop(ctx, resumed); err != nil {
 		return res, err
