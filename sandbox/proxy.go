@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -194,8 +195,13 @@ func (p *Proxy) dial(ctx context.Context, hostport string) (net.Conn, error) {
 	return nil, lastErr
 }
 
-// refuse answers 403 and reports hostport, once.
+// refuse answers 403 and reports hostport, once. A hostport that is no
+// host name or address is reported as such, never as the text asked
+// for: it is the sandboxed process's, and reaches status and PRs.
 func (p *Proxy) refuse(w http.ResponseWriter, hostport, why string) {
+	if h, err := ParseHost(hostport); err != nil || h.Port == 0 || strings.HasPrefix(h.Name, "*") {
+		hostport = "(not a host name)"
+	}
 	p.mu.Lock()
 	first := !p.seen[hostport]
 	p.seen[hostport] = true

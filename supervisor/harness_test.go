@@ -153,6 +153,9 @@ func (f *fixture) options(ctx context.Context, out *syncBuffer, issues ...int) O
 		src = f.source()
 	}
 	cfg.Backlog.WorktreeRoot = filepath.Join(filepath.Dir(f.root), "worktrees")
+	// Workers are sandboxed where bubblewrap works: they may read the
+	// test's own temporary files (the gates local workers wait for).
+	cfg.Backlog.Sandbox.ReadOnly = append(cfg.Backlog.Sandbox.ReadOnly, filepath.Dir(f.t.TempDir()))
 	return Options{Config: cfg, Lane: lane, Layout: f.layout(), Source: src, Git: repo,
 		Runs: f.openRuns(ctx, lane), Self: binPath, Issues: issues, Out: out,
 		Slug: "t", Tick: 200 * time.Millisecond}
