@@ -107,6 +107,8 @@ type Launcher struct {
 	// deferRefresh); stale holds the waves whose refresh is owed.
 	deferring int
 	stale     map[int]bool
+	// sandbox confines every agent run (runtime.sandbox), nil for none.
+	sandbox *runtime.Sandbox
 }
 
 // New returns a launcher over runs.
@@ -143,6 +145,9 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 	if len(sel) == 0 {
 		fmt.Fprintln(l.opt.Out, "all waves are completed; nothing to run")
 		return Result{}, nil
+	}
+	if err := l.decideSandbox(ctx); err != nil {
+		return Result{ExitCode: exitcode.Failed}, err
 	}
 	nf, err := notify.FollowLane(l.opt.Layout, l.opt.Lane, notify.Options{Logger: l.log})
 	if err != nil {

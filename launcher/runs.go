@@ -240,7 +240,7 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 		RunID: lanes.RunID(r.n, id, k), RunDir: dir, Cwd: l.opt.Lane.RepoRoot, Session: sessionFor(r.n, id), Prompt: prompt + "\n",
 		Build:      executor.BuildInput{Agent: ap.Agent, Wave: r.p.Wave, Resolved: ap.Resolved, Attempt: k, Self: l.opt.Self},
 		WaveNumber: r.n, PromptHash: ap.Hash, OrchestratorID: l.opt.OrchestratorID, Minutes: lim.DeadlineMinutes,
-		SilenceMs: int(l.opt.Lane.Runtime.Silence().Milliseconds())})
+		SilenceMs: int(l.opt.Lane.Runtime.Silence().Milliseconds()), Sandbox: l.sandbox})
 	if err != nil {
 		return nil, err
 	}

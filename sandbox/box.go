@@ -210,15 +210,46 @@ func closeAll(files []*os.File) {
 	}
 }
 
-// insideEnv is env with the temporary directory the sandbox's own.
+// termEnv carries the agent's TERM past the trampoline and the shim,
+// which run with TERM=dumb: our binary's start-up asks a terminal that
+// is not tmux or screen for its colours and waits seconds for an answer
+// the runner's pty never gives. The shim puts TERM back for the agent.
+const termEnv = "WAVE_SANDBOX_TERM"
+
+// insideEnv is env for the trampoline and the shim: the temporary
+// directory the sandbox's own, TERM set aside (see termEnv).
 func insideEnv(env []string) []string {
-	out := make([]string, 0, len(env)+1)
+	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, "TMPDIR=") {
+		switch k, v, _ := strings.Cut(kv, "="); k {
+		case "TMPDIR", termEnv:
+		case "TERM":
+			out = append(out, termEnv+"="+v)
+		default:
 			out = append(out, kv)
 		}
 	}
-	return append(out, "TMPDIR=/tmp")
+	return append(out, "TMPDIR=/tmp", "TERM=dumb")
+}
+
+// agentTerm is the shim's environment with the agent's TERM back (unset
+// when it had none).
+func agentTerm(env []string) []string {
+	out := make([]string, 0, len(env))
+	term, set := "", false
+	for _, kv := range env {
+		switch k, v, _ := strings.Cut(kv, "="); k {
+		case termEnv:
+			term, set = v, true
+		case "TERM":
+		default:
+			out = append(out, kv)
+		}
+	}
+	if set {
+		out = append(out, "TERM="+term)
+	}
+	return out
 }
 
 // envLookup reads a variable of env (the last setting wins).

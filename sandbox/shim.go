@@ -114,7 +114,7 @@ func Shim(args []string) int {
 	}
 	// What bwrap was handed (copies of home files) is not the agent's.
 	unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	env := os.Environ()
+	env := agentTerm(os.Environ())
 	if sa.socket != "" {
 		port, err := listenShim(sa.socket, sa.forward)
 		if err != nil {

@@ -105,9 +105,15 @@ func TestProxyEnvRoutesEveryClientThroughTheProxy(t *testing.T) {
 	}
 }
 
-func TestInsideEnvGivesTheSandboxItsOwnTemporaryDirectory(t *testing.T) {
-	got := insideEnv([]string{"TMPDIR=/var/folders/x", "HOME=/h"})
-	if !slices.Equal(got, []string{"HOME=/h", "TMPDIR=/tmp"}) {
+func TestInsideEnvGivesTheSandboxItsOwnTemporaryDirectoryAndTheAgentItsTerm(t *testing.T) {
+	got := insideEnv([]string{"TMPDIR=/var/folders/x", "HOME=/h", "TERM=xterm-256color"})
+	if !slices.Equal(got, []string{"HOME=/h", termEnv + "=xterm-256color", "TMPDIR=/tmp", "TERM=dumb"}) {
 		t.Errorf("insideEnv = %q", got)
+	}
+	if back := agentTerm(got); !slices.Equal(back, []string{"HOME=/h", "TMPDIR=/tmp", "TERM=xterm-256color"}) {
+		t.Errorf("agentTerm = %q", back)
+	}
+	if back := agentTerm(insideEnv([]string{"HOME=/h"})); !slices.Equal(back, []string{"HOME=/h", "TMPDIR=/tmp"}) {
+		t.Errorf("an agent without TERM got %q", back)
 	}
 }
