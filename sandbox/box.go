@@ -128,6 +128,7 @@ func (b *Box) Cmd(argv, env []string, cwd string) (*exec.Cmd, error) {
 	}
 	ms = append(ms, pathMounts(MountWritable, b.o.Writable)...)
 	ms = append(ms, pathMounts(MountOptional, b.o.ReadOnly)...)
+	ms = append(ms, argFileMounts(argv[1:])...)
 	for _, m := range executableMounts(argv[0], lookup("PATH"), cwd) {
 		if m.Dest != b.o.Self {
 			ms = append(ms, m)

@@ -112,6 +112,24 @@ func lookPath(name, path, cwd string) string {
 	return ""
 }
 
+// argFileMounts binds, read-only, every argument that names a file by
+// its absolute path: the command line is the user's configuration, and a
+// script, settings or MCP file it names is meant to be read.
+// Directories are not bound this way.
+func argFileMounts(args []string) []Mount {
+	var ms []Mount
+	for _, a := range args {
+		if !filepath.IsAbs(a) || onSystem(a) {
+			continue
+		}
+		if fi, err := os.Stat(a); err == nil && fi.Mode().IsRegular() {
+			a = filepath.Clean(a)
+			ms = append(ms, Mount{Kind: MountOptional, Src: a, Dest: a})
+		}
+	}
+	return ms
+}
+
 // pathMounts binds each of paths at its own path, skipping the empty
 // and the relative.
 func pathMounts(kind string, paths []string) []Mount {

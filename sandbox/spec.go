@@ -55,9 +55,10 @@ type Spec struct {
 
 // Args is bwrap's command line for s: its own user, pid, ipc, uts,
 // cgroup and network namespaces, no capabilities, killed with the
-// process that started it, and the mounts in an order where every
+// process that started it, the mounts in an order where every
 // directory is mounted before what is mounted inside it (a checkout
-// under HOME lands on the private HOME, not under it).
+// under HOME lands on the private HOME, not under it), and the root
+// read-only.
 func (s Spec) Args() []string {
 	a := []string{s.Bwrap, "--unshare-all"}
 	if s.ShareNet {
@@ -90,6 +91,10 @@ func (s Spec) Args() []string {
 			a = append(a, "--ro-bind-try", "/dev/null", m.Dest)
 		}
 	}
+	// The root holds only the directories made for the mounts: read-only,
+	// a write outside them fails rather than landing in a scratch copy
+	// of a path that looks like the real one.
+	a = append(a, "--remount-ro", "/")
 	if s.Cwd != "" {
 		a = append(a, "--chdir", s.Cwd)
 	}

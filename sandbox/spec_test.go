@@ -23,7 +23,7 @@ func TestArgsMountEveryDirectoryBeforeWhatLandsInIt(t *testing.T) {
 			}},
 			want: "/usr/bin/bwrap --unshare-all --die-with-parent --cap-drop ALL --symlink usr/bin /bin " +
 				"--tmpfs /home/u --perms 0600 --file 3 /home/u/.claude.json --bind /home/u/wt/i1 /home/u/wt/i1 " +
-				"--ro-bind /usr /usr --chdir /home/u/wt/i1 -- agent -p",
+				"--ro-bind /usr /usr --remount-ro / --chdir /home/u/wt/i1 -- agent -p",
 		},
 		{
 			name: "a legacy worktree: the clone's git dir writable, its hooks, config and other worktrees not",
@@ -36,7 +36,7 @@ func TestArgsMountEveryDirectoryBeforeWhatLandsInIt(t *testing.T) {
 			}},
 			want: "bwrap --unshare-all --die-with-parent --cap-drop ALL --bind /r/.git /r/.git --ro-bind /r/.git/config /r/.git/config " +
 				"--ro-bind /r/.git/hooks /r/.git/hooks --ro-bind /r/.git/worktrees /r/.git/worktrees " +
-				"--bind /r/.git/worktrees/i1 /r/.git/worktrees/i1 -- sh",
+				"--bind /r/.git/worktrees/i1 /r/.git/worktrees/i1 --remount-ro / -- sh",
 		},
 		{
 			name: "the host's network, /proc, /dev, /tmp, secrets hidden, optional binds",
@@ -49,7 +49,7 @@ func TestArgsMountEveryDirectoryBeforeWhatLandsInIt(t *testing.T) {
 				{Kind: MountOptional, Src: "/run/x/prompt.md", Dest: "/run/x/prompt.md"},
 			}},
 			want: "bwrap --unshare-all --share-net --die-with-parent --cap-drop ALL --dev /dev --ro-bind /etc /etc " +
-				"--ro-bind-try /dev/null /etc/shadow --proc /proc --ro-bind-try /run/x/prompt.md /run/x/prompt.md --tmpfs /tmp -- make test",
+				"--ro-bind-try /dev/null /etc/shadow --proc /proc --ro-bind-try /run/x/prompt.md /run/x/prompt.md --tmpfs /tmp --remount-ro / -- make test",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
