@@ -211,3 +211,157 @@ func TestAWorkerTryingEachAttackFailsWhileTheRunMergesEveryoneElse(t *testing.T)
 		t.Errorf("the final PR does not list the blocked host:\n%s", body)
 	}
 }
+
+// A worker cannot write the run's records: its events, its own runtime
+// record, the lane's lock. What the supervisor reads back is what it
+// and the runner wrote.
+func TestASandboxedWorkerCannotWriteTheRunRecords(t *testing.T) {
+	needBwrap(t)
+	home := userHome(t)
+	r := e2etest.NewBacklogRepo(t)
+	shellWorkers(t, r, `run=$(dirname "$(dirname "$WAVE_RUN_DIR")")
+for f in "$run/events.jsonl" "$WAVE_RUN_DIR/runtime.json" "$WAVE_RUN_DIR/status.json" "$ROOT/.wave/lanes/main/lock" "$ROOT/.wave/lanes/main/events.jsonl"; do
+  if echo '{"kind":"merged","issue":7,"terminalDisposition":"completed"}' >> "$f" 2>/dev/null; then echo "wrote $f"; fi
+done
+`+work, "0")
+	r.Issue(1, "One", "Files: src/i1/**")
+	res := runWith(t, r, home, nil, "1")
+	if res.Code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	for _, ev := range r.RunEvents() {
+		if ev.Issue == 7 {
+			t.Errorf("a line the worker wrote is in the run's events: %+v", ev)
+		}
+	}
+	for _, pattern := range []string{"lanes/main/backlog/*/runs/i1-a1/runtime.json", "lanes/main/backlog/*/runs/i1-a1/status.json", "lanes/main/lock", "lanes/main/events.jsonl"} {
+		files, _ := filepath.Glob(filepath.Join(r.Root, ".wave", pattern))
+		for _, f := range files {
+			if b, _ := os.ReadFile(f); strings.Contains(string(b), `"issue":7`) {
+				t.Errorf("%s holds the worker's line:\n%s", f, b)
+			}
+		}
+	}
+	_, v := status(t, r, home)
+	if v.Tally.Merged != 1 {
+		t.Errorf("tally %+v, want #1 merged", v.Tally)
+	}
+}
+
+// The sandbox lets a worker reach its allowlist (backlog.sandbox
+// .allowHosts, and its executor's model endpoint) and nothing else: a
+// second server on 127.0.0.1 receives nothing, and the host it tried is
+// in backlog status and the final PR.
+func TestASandboxedWorkerReachesOnlyAllowedHosts(t *testing.T) {
+	needBwrap(t)
+	allowed, allowedHits := counting(t)
+	other, otherHits := counting(t)
+	home := userHome(t)
+	r := e2etest.NewBacklogRepo(t)
+	r.SetBacklogKey(t, fmt.Sprintf("sandbox:\n    allowHosts: [%q]", allowed.URL))
+	otherPort := other.URL[strings.LastIndex(other.URL, ":")+1:]
+	// Through the proxy the shim gives it ($HTTP_PROXY), and directly.
+	shellWorkers(t, r, fmt.Sprintf(`get() { local hp=$1 port=${HTTP_PROXY##*:}; exec 3<>/dev/tcp/127.0.0.1/${port%%/} || return 1
+  printf "GET http://%%s/ HTTP/1.1\r\nHost: %%s\r\nConnection: close\r\n\r\n" $hp $hp >&3; cat <&3; exec 3<&-; }
+get %s | grep -q reached && echo "allowed: reached"
+get 127.0.0.1:$OTHER | head -n1
+(exec 3<>/dev/tcp/127.0.0.1/$OTHER) 2>/dev/null && echo "other: reached directly"
+`, strings.TrimPrefix(allowed.URL, "http://"))+work, otherPort)
+	r.Issue(1, "One", "Files: src/i1/**")
+	res := runWith(t, r, home, nil, "1")
+	log := agentLog(t, r, 1)
+	if res.Code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s\n%s", res.Code, res.Stdout, res.Stderr, log)
+	}
+	if !strings.Contains(log, "allowed: reached") || !strings.Contains(log, "403 Forbidden") || strings.Contains(log, "reached directly") {
+		t.Errorf("want the allowed host reached, the other refused (403) and unreachable directly:\n%s", log)
+	}
+	if n := otherHits.Load(); n != 0 {
+		t.Errorf("the server no allowlist names got %d requests", n)
+	}
+	if n := allowedHits.Load(); n != 1 {
+		t.Errorf("the allowed server got %d requests, want 1", n)
+	}
+	text, v := status(t, r, home)
+	blocked := "127.0.0.1:" + otherPort
+	if len(v.Issues) != 1 || fmt.Sprint(v.Issues[0].BlockedHosts) != "["+blocked+"]" || !strings.Contains(text, "blocked host: "+blocked+" (#1)") {
+		t.Errorf("status does not name the blocked host %s for #1:\n%s\n%+v", blocked, text, v.Issues)
+	}
+	if body := r.FinalPRBody(t); !strings.Contains(body, "- `"+blocked+"` — #1") {
+		t.Errorf("the final PR does not list the blocked host:\n%s", body)
+	}
+}
+
+// backlog.verify runs the worker's code: it never sees a secret of the
+// supervisor's environment — the GitHub token variables, the notify
+// sink's URL, the model key — while the rest of the environment is
+// there, and it runs sandboxed (the run's state out of its sight).
+func TestVerifyNeverSeesTheTokens(t *testing.T) {
+	needBwrap(t)
+	home := userHome(t)
+	r := e2etest.NewBacklogRepo(t)
+	shellWorkers(t, r, work, "0")
+	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(hook.Close)
+	cfg, err := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Write("wave.config.yaml", string(cfg)+"notify:\n  - kind: webhook\n    urlEnv: TEAM_HOOK_URL\n")
+	r.SetBacklogKey(t, `verify: [bash, -c, 'env; ls "$ROOT_TO_HIDE/.wave" && echo "sees the run state"; exit 0']`)
+	r.Issue(1, "One", "Files: src/i1/**")
+	secrets := map[string]string{"GITHUB_TOKEN": "ghp_verifymustnotsee1", "GH_TOKEN": "gho_verifymustnotsee2",
+		"ANTHROPIC_API_KEY": "sk-ant-verifymustnotsee3", "TEAM_HOOK_URL": hook.URL + "/hooks/verifymustnotsee4"}
+	extra := []string{"WAVE_TEST_PLAIN=plain-value-verify-sees", "ROOT_TO_HIDE=" + r.Root}
+	for k, v := range secrets {
+		extra = append(extra, k+"="+v)
+	}
+	res := runWith(t, r, home, extra, "1")
+	if res.Code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	logs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "lanes", "main", "backlog", "*", "verify", "i1.log"))
+	if len(logs) != 1 {
+		t.Fatalf("verify logs %v, want one", logs)
+	}
+	b, _ := os.ReadFile(logs[0])
+	out := string(b)
+	if !strings.Contains(out, "WAVE_TEST_PLAIN=plain-value-verify-sees") || !strings.Contains(out, "WAVE_ISSUE_NUMBER=1") {
+		t.Fatalf("verify's environment lacks what it should see:\n%s", out)
+	}
+	for k, v := range secrets {
+		if strings.Contains(out, v) || strings.Contains(out, k+"=") {
+			t.Errorf("verify saw %s:\n%s", k, out)
+		}
+	}
+	if strings.Contains(out, "sees the run state") {
+		t.Errorf("verify saw the run's state:\n%s", out)
+	}
+}
+
+// With backlog.sandbox.mode off, workers run unconfined and the run
+// says so where a person looks: backlog status, the final PR, doctor.
+func TestAnUnsandboxedRunSaysSo(t *testing.T) {
+	r := e2etest.NewBacklogRepo(t)
+	r.SetBacklogKey(t, "sandbox:\n    mode: \"off\"")
+	r.Issue(1, "One", "Files: src/i1/**")
+	home := userHome(t)
+	res := runWith(t, r, home, nil, "1")
+	if res.Code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	if !strings.Contains(res.Stdout, "warning: workers are not sandboxed (backlog.sandbox.mode: off)") {
+		t.Errorf("backlog run did not warn:\n%s", res.Stdout)
+	}
+	text, v := status(t, r, home)
+	if v.Sandbox == nil || v.Sandbox.On || !strings.Contains(text, "sandbox: off (backlog.sandbox.mode: off)") {
+		t.Errorf("status does not say the workers were not sandboxed:\n%s\n%+v", text, v.Sandbox)
+	}
+	if body := r.FinalPRBody(t); !strings.Contains(body, "## Sandbox") || !strings.Contains(body, "ran without a sandbox") {
+		t.Errorf("the final PR does not say so:\n%s", body)
+	}
+	doc := r.RunWith(context.Background(), append(r.Env(), "HOME="+home), "doctor")
+	if !strings.Contains(doc.Stdout, "sandbox: off (backlog.sandbox.mode: off)") {
+		t.Errorf("doctor does not say so:\n%s", doc.Stdout)
+	}
+}
