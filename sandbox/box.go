@@ -170,6 +170,12 @@ func (b *Box) homeMounts(lookup func(string) string) ([]*os.File, []Mount, error
 	var private []string
 	for _, hf := range resolveHome(b.o.Needs.Home, lookup, home) {
 		if hf.private != "" && !slices.Contains(private, hf.private) {
+			// The CLI would create its directory; made here, it is a
+			// mount point even under a read-only bind.
+			if err := os.MkdirAll(hf.private, 0o700); err != nil {
+				closeAll(files)
+				return nil, nil, fmt.Errorf("sandbox: %w", err)
+			}
 			private = append(private, hf.private)
 			ms = append(ms, Mount{Kind: MountTmpfs, Dest: hf.private})
 		}
