@@ -36,7 +36,9 @@ func (c *Config) validateBacklog(p *problems) {
 	p.atLeast("backlog.claim.leaseMinutes", b.Claim.LeaseMinutes, 1)
 	p.oneOf("backlog.undeclaredSurface", b.UndeclaredSurface, "serial", "parallel")
 	p.oneOf("backlog.surfacePolicy", b.SurfacePolicy, "warn", "park")
-	p.spendBudget("backlog.budget", b.Budget)
+	p.capOf("backlog.budget.perIssue", b.Budget.PerIssue)
+	p.capOf("backlog.budget.run", b.Budget.Run)
+	p.budgetPolicy("backlog.budget", b.Budget.BudgetPolicy)
 	for _, k := range []struct {
 		key string
 		v   string

@@ -110,6 +110,10 @@ type EnvPolicy struct {
 	// list (`scrub: []`) removes nothing, so the tag keeps an empty slice
 	// through the lane merge's JSON round trip.
 	Scrub []string `json:"scrub" yaml:"scrub,omitempty"`
+	// Keep lists secret variables (config.SecretEnvNames) every agent
+	// keeps besides the ones its executor needs; backlog workers never
+	// keep the GitHub token or a notify sink's URL.
+	Keep []string `json:"keep,omitempty" yaml:"keep,omitempty"`
 }
 
 // Validation holds thresholds: a rule applies to waves >= its value; nil
@@ -164,7 +168,7 @@ type Runtime struct {
 	Backend    string     `json:"backend" yaml:"backend"`
 	Kubernetes Kubernetes `json:"kubernetes,omitzero" yaml:"kubernetes,omitempty"`
 	// Budget caps what a wave and the lane may spend (runtime.budget).
-	Budget SpendBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
+	Budget RuntimeBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
 	// InputTimeoutMinutes (+ InputTimeoutSeconds, for fine tuning and
 	// tests) is how long a live launcher waits for a person to answer a
 	// blocking question before it gives up (the question becomes
@@ -181,21 +185,35 @@ func (r Runtime) InputTimeout() time.Duration {
 	return time.Duration(r.InputTimeoutMinutes)*time.Minute + time.Duration(r.InputTimeoutSeconds)*time.Second
 }
 
-// SpendBudget is runtime.budget and backlog.budget: caps on tokens and
-// cost for a scope, the share of a cap at which a warning is given
-// (default 80) and what running agents do once a cap is reached: finish
-// (the default; nothing new starts) or stop.
-type SpendBudget struct {
-	Wave          usage.Cap `json:"wave,omitzero" yaml:"wave,omitempty"`
-	Lane          usage.Cap `json:"lane,omitzero" yaml:"lane,omitempty"`
-	PerIssue      usage.Cap `json:"perIssue,omitzero" yaml:"perIssue,omitempty"`
-	Run           usage.Cap `json:"run,omitzero" yaml:"run,omitempty"`
-	WarnAtPercent int       `json:"warnAtPercent,omitempty" yaml:"warnAtPercent,omitempty"`
-	OnExceeded    string    `json:"onExceeded,omitempty" yaml:"onExceeded,omitempty"` // finish|stop
+// RuntimeBudget is runtime.budget: caps on what a wave and the lane may
+// spend. Its keys are its own: a backlog cap (perIssue, run) here is an
+// unknown key, not a cap silently ignored.
+type RuntimeBudget struct {
+	Wave         usage.Cap `json:"wave,omitzero" yaml:"wave,omitempty"`
+	Lane         usage.Cap `json:"lane,omitzero" yaml:"lane,omitempty"`
+	BudgetPolicy `yaml:",inline"`
+}
+
+// BacklogBudget is backlog.budget: caps on what one issue (its every
+// worker run) and the whole backlog run may spend. A wave-mode cap (wave,
+// lane) here is an unknown key.
+type BacklogBudget struct {
+	PerIssue     usage.Cap `json:"perIssue,omitzero" yaml:"perIssue,omitempty"`
+	Run          usage.Cap `json:"run,omitzero" yaml:"run,omitempty"`
+	BudgetPolicy `yaml:",inline"`
+}
+
+// BudgetPolicy is what both budget sections say besides their caps: the
+// share of a cap at which a warning is given (default 80) and what
+// running agents do once a cap is reached: finish (the default; nothing
+// new starts) or stop.
+type BudgetPolicy struct {
+	WarnAtPercent int    `json:"warnAtPercent,omitempty" yaml:"warnAtPercent,omitempty"`
+	OnExceeded    string `json:"onExceeded,omitempty" yaml:"onExceeded,omitempty"` // finish|stop
 }
 
 // Warn is WarnAtPercent or its default.
-func (b SpendBudget) Warn() int {
+func (b BudgetPolicy) Warn() int {
 	if b.WarnAtPercent > 0 {
 		return b.WarnAtPercent
 	}
@@ -203,7 +221,7 @@ func (b SpendBudget) Warn() int {
 }
 
 // Stops reports whether running agents are stopped at the cap.
-func (b SpendBudget) Stops() bool { return b.OnExceeded == "stop" }
+func (b BudgetPolicy) Stops() bool { return b.OnExceeded == "stop" }
 
 // Backends of runtime.backend.
 const (
@@ -323,7 +341,7 @@ type Backlog struct {
 	InputWaitMinutes int `json:"inputWaitMinutes" yaml:"inputWaitMinutes"`
 	// Budget caps what one issue (its every worker run) and the whole
 	// backlog run may spend (backlog.budget.perIssue|run).
-	Budget SpendBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
+	Budget BacklogBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
 	// Sandbox confines workers, reviewers and verify (backlog.sandbox;
 	// auto unless set).
 	Sandbox Sandbox `json:"sandbox,omitzero" yaml:"sandbox,omitempty"`
@@ -426,4 +444,7 @@ type Lane struct {
 	Context7BundleIndexPath string
 	// Notify is the config's notify sinks (not overridable per lane).
 	Notify []NotifySink
+	// SecretEnv are the variables the configuration names as credentials
+	// (see SecretEnvNames): agents never get them unless kept.
+	SecretEnv []string
 }

@@ -3,8 +3,10 @@ package executor
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -83,12 +85,40 @@ func claudeSettings(in BuildInput, s *Spec) (string, error) {
 	if len(c.AllowedHTTPHookURLs) > 0 {
 		merged = deepMerge(merged, map[string]any{"allowedHttpHookUrls": c.AllowedHTTPHookURLs})
 	}
+	settingsEnv(merged, s)
 	path := filepath.Join(in.RunDir, "claude-settings.json")
 	b, err := json.MarshalIndent(merged, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("claude settings: %w", err)
 	}
+	s.PrivateFiles = append(s.PrivateFiles, path)
 	return path, writeOverlay(s, path, append(b, '\n'))
+}
+
+// settingsEnv moves the settings' env (Claude Code's documented place
+// for keys) into the agent's environment, which Claude Code's process
+// starts with anyway: the keys then travel in the run's env file, read
+// and deleted by the runner before the agent starts, are redacted in
+// launch.json and previews, and never rest in the settings file. WAVE_*
+// stays ours.
+func settingsEnv(settings map[string]any, s *Spec) {
+	env, ok := settings["env"].(map[string]any)
+	if !ok {
+		return
+	}
+	delete(settings, "env")
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if _, ours := s.Env[k]; ours {
+			continue
+		}
+		v, isString := env[k].(string)
+		if !isString {
+			b, _ := json.Marshal(env[k])
+			v = string(b)
+		}
+		s.Env[k] = v
+		s.PrivateEnv = append(s.PrivateEnv, k)
+	}
 }
 
 var nonAgentName = lazyregexp.New(`[^a-z0-9_-]+`)
@@ -150,6 +180,8 @@ func buildOpencode(in BuildInput, s *Spec) error {
 	if err := writeOverlay(s, cfgPath, append(b, '\n')); err != nil {
 		return err
 	}
+	// It may hold a provider's key (provider.<id>.options.apiKey).
+	s.PrivateFiles = append(s.PrivateFiles, cfgPath)
 	s.Env["OPENCODE_CONFIG"] = cfgPath
 
 	a := []string{Command(r), "run", "--agent", name}

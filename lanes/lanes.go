@@ -151,4 +151,7 @@ const (
 	StatusFile  = "status.json"
 	LogFile     = "agent.log"
 	SummaryFile = "summary.json"
+	// AnswersFile holds what people answered the agent's questions, for
+	// a run started with answers ($WAVE_ANSWERS_FILE names it).
+	AnswersFile = "answers.json"
 )

@@ -17,6 +17,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -225,16 +226,17 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	k++
 	pruneRuns(l.opt.Layout, r.n, id, k-keptRuns)
 	dir := l.opt.Layout.RunDir(r.n, id, k)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("run dir %s: %w", dir, err)
 	}
 	agentCmd := func(sub string) string {
 		return fmt.Sprintf("%s %s --repo-root %s --lane %s --wave %d --agent %s",
 			shellWord(l.opt.Self), sub, shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name, r.n, shellWord(id))
 	}
+	answered := r.answersFor(id)
 	prompt := executor.Prompt(executor.PromptInput{Wave: r.p.Wave, Agent: ap.Agent, Bindings: r.p.Bindings,
 		Resolved: ap.Resolved, RepoRoot: l.opt.Lane.RepoRoot, Lane: l.opt.Lane.Name, Attempt: k,
-		CoordCommand: agentCmd("coord post"), AskCommand: agentCmd("ask"), Answers: r.answersFor(id)})
+		CoordCommand: agentCmd("coord post"), AskCommand: agentCmd("ask"), Answers: questions.PromptBlock(answered)})
 	lim := executor.ResolveLimits(ap.Resolved, l.opt.TimeoutMinutes, l.opt.TimeoutSource)
 	p, minutes, err := runs.Payload(runs.Spec{What: fmt.Sprintf("wave %d agent %s", r.n, id), Lane: l.opt.Lane, Layout: l.opt.Layout,
 		RunID: lanes.RunID(r.n, id, k), RunDir: dir, Cwd: l.opt.Lane.RepoRoot, Session: sessionFor(r.n, id), Prompt: prompt + "\n",
@@ -245,6 +247,9 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 		return nil, err
 	}
 	lim.DeadlineMinutes = minutes
+	if err := tellAnswered(p, answered); err != nil {
+		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
+	}
 	if err := writePreview(p, ap.Resolved, lim); err != nil {
 		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
 	}

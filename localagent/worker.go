@@ -17,7 +17,8 @@ import (
 )
 
 // directivePrefix starts a line of an issue that tells the simulated
-// worker what to do, the way a real issue tells a real agent:
+// worker what to do, the way a real issue tells a real agent
+// (docs/local-agent.md is the user's reference):
 //
 //	local-agent: commit=src/x.go result=needs-input question="Which API?"
 //
@@ -36,6 +37,11 @@ import (
 // or whose prompt has the "## Answers from people" block, is worked as
 // done: the simulated person answered.
 const directivePrefix = "local-agent:"
+
+// directiveKeys are the keys a directive line may set (docs/local-agent.md
+// lists each).
+var directiveKeys = []string{"commit", "result", "question", "detail", "exit", "fail-attempts", "delay", "hang",
+	"dirty", "wait", "review", "fix"}
 
 type workerKnobs struct {
 	commit, result, question, detail, dirty, review, wait string
@@ -275,7 +281,7 @@ func (k *workerKnobs) set(key, v string) error {
 	case "delay":
 		k.delay, err = time.ParseDuration(v)
 	default:
-		return fmt.Errorf("unknown local-agent key %q", key)
+		return fmt.Errorf("unknown local-agent key %q: want one of %s (docs/local-agent.md)", key, strings.Join(directiveKeys, ", "))
 	}
 	if err != nil {
 		return fmt.Errorf("%s=%q: %w", key, v, err)

@@ -230,6 +230,7 @@ func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome, ck
 		out.logLine(note)
 	}
 	out.logLine(fmt.Sprintf("[wave] %s finished with code %d", p.RunID, res.code))
+	removePrivateFiles(p, out)
 	var git *GitFacts
 	if ck != nil {
 		// The work goes to origin before the record says the run ended:

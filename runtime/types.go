@@ -42,10 +42,17 @@ type Payload struct {
 
 	// Argv is the agent command; never passed through a shell by us.
 	Argv []string `json:"argv"`
-	// Env is added to the agent environment (after Scrub).
+	// Env is added to the agent environment (after the filter).
 	Env map[string]string `json:"env"`
-	// Scrub lists variables removed from the agent environment.
-	Scrub []string `json:"scrub"`
+	// EnvFilter says which inherited variables the agent loses.
+	EnvFilter
+	// PrivateEnv names Env entries whose values are secret whatever their
+	// names (a claude settingsJson's env): redacted like a secret-looking
+	// one.
+	PrivateEnv []string `json:"privateEnv,omitempty"`
+	// PrivateFiles are generated files the agent reads at start (claude
+	// settings, opencode config): mode 0600, removed when the run ends.
+	PrivateFiles []string `json:"privateFiles,omitempty"`
 	// Stdin, when set, is a file fed to the agent's stdin (codex reads its
 	// prompt there); otherwise stdin is the pty.
 	Stdin string `json:"stdin,omitempty"`
