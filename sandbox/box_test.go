@@ -339,3 +339,23 @@ func TestASandboxedWorkerCannotSeeOrKillTheSupervisor(t *testing.T) {
 	want(t, res, "kill:"+me, "err: ")
 	want(t, res, "read:/proc/"+me+"/environ", "err: ")
 }
+
+// A reviewer's or verify's checkout (a worktree of the user's clone, its
+// git metadata read-only) can still run what writes only the worktree's
+// own index (status, diff, checkout of a file), and cannot commit or
+// touch the clone.
+func TestAReadOnlyWorktreeStillRestoresAFile(t *testing.T) {
+	bwrap := bwrapOrSkip(t)
+	w := newWorld(t, false)
+	writeFile(t, filepath.Join(w.checkout, "README.md"), "changed\n")
+	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout}, w.env, w.checkout,
+		"git:status --porcelain", "git:diff --stat", "git:checkout -- README.md", "read:"+filepath.Join(w.checkout, "README.md"),
+		"git:commit -qam inside",
+		"write:"+filepath.Join(w.clone, ".git", "hooks", "pre-push"))
+	want(t, res, "git:status --porcelain", "ok: M README.md")
+	want(t, res, "git:diff --stat", "ok: README.md")
+	want(t, res, "git:checkout -- README.md", "ok: ")
+	want(t, res, "read:"+filepath.Join(w.checkout, "README.md"), "ok: hello")
+	want(t, res, "git:commit -qam inside", "err: ")
+	want(t, res, "write:"+filepath.Join(w.clone, ".git", "hooks", "pre-push"), "err: ")
+}

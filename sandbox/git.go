@@ -18,7 +18,9 @@ const maxAlternates = 5
 // checkout itself: a clone of its own (.git a directory) needs only the
 // object directories its objects/info/alternates borrows, read-only; a
 // worktree (.git a file naming its git dir in another clone) needs that
-// clone's git directory. writable says whether the process commits.
+// clone's git directory. writable says whether the process commits (a
+// reviewer or verify does not: only its worktree's own directory, where
+// the index is, is writable then).
 //
 // The worktree is the weaker, legacy case: to commit, the process must
 // write that clone's objects and refs. Its hooks, config, info and other
@@ -45,10 +47,10 @@ func gitMounts(checkout string, writable bool) (ms []Mount, legacy bool, err err
 		return nil, true, err
 	}
 	if !writable {
-		ms = append(ms, Mount{Kind: MountReadOnly, Src: common, Dest: common})
-		if !within(gitdir, common) {
-			ms = append(ms, Mount{Kind: MountReadOnly, Src: gitdir, Dest: gitdir})
-		}
+		// The worktree's own directory (its index, HEAD) stays writable:
+		// `git status` and `git diff` refresh the index there.
+		ms = append(ms, Mount{Kind: MountReadOnly, Src: common, Dest: common},
+			Mount{Kind: MountWritable, Src: gitdir, Dest: gitdir})
 		return append(ms, alternateMounts(filepath.Join(common, "objects"), 0)...), true, nil
 	}
 	ms = append(ms, Mount{Kind: MountWritable, Src: common, Dest: common})
