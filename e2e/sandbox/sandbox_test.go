@@ -365,3 +365,30 @@ func TestAnUnsandboxedRunSaysSo(t *testing.T) {
 		t.Errorf("doctor does not say so:\n%s", doc.Stdout)
 	}
 }
+
+// Wave agents run sandboxed when runtime.sandbox.mode asks for it: the
+// repository is their checkout (they post their coordination records
+// under its .wave), their home is private, and the wave passes.
+func TestWaveAgentsRunSandboxedWhenAsked(t *testing.T) {
+	needBwrap(t)
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	home := userHome(t)
+	res := r.RunWith(e2etest.Context(t), []string{"WAVE_RUNTIME_SANDBOX_MODE=on", "HOME=" + home}, "launch", "--lane", "main", "--no-dashboard")
+	if res.Code != 0 {
+		t.Fatalf("launch: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	recs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "lanes", "main", "waves", "0", "runs", "*", "runtime.json"))
+	if len(recs) < 5 {
+		t.Fatalf("%d run records, want every agent's: %v", len(recs), recs)
+	}
+	for _, p := range recs {
+		var rec struct {
+			Sandbox string `json:"sandbox"`
+		}
+		e2etest.ReadJSONFile(t, p, &rec)
+		if rec.Sandbox != "bubblewrap" {
+			t.Errorf("%s: sandbox %q, want bubblewrap", p, rec.Sandbox)
+		}
+	}
+}
