@@ -152,6 +152,13 @@ function renderBacklog(bl) {
   root.append(el("p", { class: "tally", id: "tally" },
     el("span", {}, "merged " + t.merged), el("span", {}, "in flight " + t.inFlight),
     el("span", {}, "blocked " + t.blocked), el("span", {}, "needs input " + t.needsInput), el("span", {}, "planned " + t.planned)));
+  if (bl.sandbox && !bl.sandbox.on) {
+    root.append(el("p", { class: "warn", id: "sandbox-off" },
+      "sandbox: off (" + bl.sandbox.why + "): workers can read your home directory and reach any host"));
+  }
+  for (const b of bl.blockedHosts || []) {
+    root.append(el("p", { class: "blocked-host" }, "blocked host: " + b.host + " (" + b.issues.map(n => "#" + n).join(" ") + ")"));
+  }
   const tab = el("table", {}, el("tr", {}, el("th", {}, "issue"), el("th", {}, "state"), el("th", {}, "title"), el("th", {}, "detail")));
   for (const is of bl.issues) {
     tab.append(el("tr", { "data-issue": is.number, "data-state": is.state },
