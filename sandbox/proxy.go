@@ -30,6 +30,8 @@ type Proxy struct {
 	srv     *http.Server
 	fwd     *httputil.ReverseProxy
 	dialer  net.Dialer
+	// lookup resolves a host name (the system's resolver).
+	lookup func(ctx context.Context, host string) ([]net.IPAddr, error)
 
 	mu     sync.Mutex
 	seen   map[string]bool
@@ -51,7 +53,7 @@ func ListenProxy(path string, allow Allowlist, refused func(hostport, why string
 		return nil, fmt.Errorf("sandbox proxy: %w", err)
 	}
 	p := &Proxy{allow: allow, refused: refused, ln: ln, seen: map[string]bool{}, tunnel: map[net.Conn]struct{}{},
-		dialer: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}}
+		dialer: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}, lookup: net.DefaultResolver.LookupIPAddr}
 	p.fwd = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			u := *pr.In.URL
@@ -173,7 +175,7 @@ func (p *Proxy) dial(ctx context.Context, hostport string) (net.Conn, error) {
 		}
 		return p.dialer.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
 	}
-	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	addrs, err := p.lookup(ctx, host)
 	if err != nil {
 		return nil, err
 	}
