@@ -110,6 +110,8 @@ type Supervisor struct {
 	// sandbox is whether workers, reviewers and verify are sandboxed
 	// (decided once, at Run).
 	sandbox sandbox.Decision
+	// began is when Run started, by the real clock (stopAskedOfUs).
+	began time.Time
 }
 
 // New checks the options.
@@ -179,6 +181,7 @@ func (s *Supervisor) emit(ev backlog.Event) error {
 
 // Run opens (or resumes) the lane's backlog run and drives it to its end.
 func (s *Supervisor) Run(ctx context.Context) (Result, error) {
+	s.began = time.Now()
 	// Checked before anything is claimed or pushed.
 	if err := s.checkExecutors(); err != nil {
 		return Result{}, err
