@@ -53,6 +53,21 @@ const (
 	// waiting, nil = no limit), or stopped waiting (Outcome gave-up).
 	// An answer ends the wait too.
 	EvInputWait = "input_wait"
+	// EvUsageLimit: an executor's account is out (Outcome paused: no
+	// worker of Executor starts until Until, the CLI's reset or a capped
+	// backoff; Issue is the worker that hit it, Detail the CLI's words),
+	// or the pause ended (Outcome resumed). backlog/pause.go.
+	EvUsageLimit = "usage_limit"
+	// EvProgress: a worker's checkout changed (a commit or a changed
+	// tree) as the supervisor last looked: Issue, Attempt, Ref (what it
+	// saw), At. The no-progress and silence timers run from it, across
+	// restarts.
+	EvProgress = "progress"
+	// EvRunPaused: `backlog stop` paused the run (its workers stopped,
+	// worktrees and claims kept); EvRunResumed: a `backlog run` took the
+	// paused run up again. Detail says who.
+	EvRunPaused  = "run_paused"
+	EvRunResumed = "run_resumed"
 )
 
 // Outcomes of EvInputWait.
@@ -95,6 +110,14 @@ const (
 	OutcomeConflict   = "conflict" // its merge conflicted: the worker is sent back
 	OutcomeRework     = "rework"   // verify or a review asked for changes: the worker is sent back
 	OutcomeAnswered   = "answered" // its question was answered: the worker is sent back
+	// OutcomeUsageLimited: its executor's account was out (a usage
+	// limit, credits): not a failure; the worker goes on in its worktree
+	// once the limit resets, without spending the salvage.
+	OutcomeUsageLimited = "usage-limited"
+	// OutcomeNoProgress: it kept printing but its checkout had neither a
+	// new commit nor a changed tree for backlog.noProgressMinutes; it was
+	// stopped (salvaged once, then parked).
+	OutcomeNoProgress = "no-progress"
 	// OutcomeEnvironment: it failed because of the supervisor's
 	// environment (origin unreachable, the disk full): relaunched without
 	// spending the salvage.
@@ -133,6 +156,7 @@ type Event struct {
 	Reviews  []int64   `json:"reviews,omitempty"`  // rework: the worker PR reviews it answers
 	Threads  []string  `json:"threads,omitempty"`  // rework: the worker PR review threads it answers (node ids)
 	Cause    string    `json:"cause,omitempty"`    // a wait's transient cause, in words
+	Executor string    `json:"executor,omitempty"` // usage_limit: the executor whose account is out
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`

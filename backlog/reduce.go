@@ -39,7 +39,9 @@ type Run struct {
 	BaseMerges int               `json:"baseMerges,omitempty"`
 	Dropped    []Skip            `json:"dropped,omitempty"`   // left the run before dispatch, with why
 	Finishing  bool              `json:"finishing,omitempty"` // ending: no more work is taken
-	APICalls   int64             `json:"apiCalls,omitempty"`  // sum of the events' Calls
+	// StopPaused: `backlog stop` paused it; `backlog run` resumes it.
+	StopPaused bool  `json:"stopPaused,omitempty"`
+	APICalls   int64 `json:"apiCalls,omitempty"` // sum of the events' Calls
 	// Wave is the cut of the wave branch (runs older than the
 	// wave_branch event have none: their branch was cut before start).
 	Wave *WaveState `json:"-"`
@@ -50,6 +52,10 @@ type Run struct {
 	// InputWait is the last wait for answers (backlog.inputWaitMinutes);
 	// open (Ended nil) while the run has nothing left but questions.
 	InputWait *InputWait `json:"inputWait,omitempty"`
+	// Pauses are the executors whose account is out, by executor id
+	// (pause.go).
+	Pauses   map[string]*Pause `json:"pauses,omitempty"`
+	backoffs map[string]int
 	// Sandbox is whether the run's workers are sandboxed (nil: a run
 	// recorded before sandboxes were).
 	Sandbox *SandboxState `json:"sandbox,omitempty"`
@@ -156,6 +162,12 @@ type IssueRun struct {
 	// (merged under backlog.surfacePolicy warn, or why it parked).
 	Outside []string `json:"outside,omitempty"`
 
+	// ProgressMark is what the supervisor last saw of the current
+	// worker's checkout (its head and tree), ProgressAt when it saw it
+	// change; empty and nil until its first look (EvProgress).
+	ProgressMark string     `json:"progressMark,omitempty"`
+	ProgressAt   *time.Time `json:"progressAt,omitempty"`
+
 	// Answers counts the questions of this run answered so far (each
 	// question's comment and label are written once per round); Answer
 	// is the last one, given to every later start of its worker.
@@ -182,6 +194,9 @@ type Tally struct {
 	Blocked    int `json:"blocked"`
 	NeedsInput int `json:"needsInput"`
 	Planned    int `json:"planned"`
+	// Stopped are claimed issues whose worker `backlog stop` ended:
+	// nothing works on them until `backlog run` resumes the run.
+	Stopped int `json:"stopped"`
 }
 
 // Terminal reports whether an issue's state is final for this run.
@@ -222,6 +237,12 @@ func (r *Run) Tally() Tally {
 			t.NeedsInput++
 		case StatePlanned:
 			t.Planned++
+		case StateClaimed:
+			if is.Outcome == OutcomeStopped {
+				t.Stopped++
+			} else {
+				t.InFlight++
+			}
 		default:
 			t.InFlight++
 		}
@@ -305,6 +326,9 @@ func (r *Run) apply(i int, ev Event) {
 	case EvFinishing:
 		r.Finishing = true
 		return
+	case EvRunPaused, EvRunResumed:
+		r.StopPaused = ev.Kind == EvRunPaused
+		return
 	case EvWaitStarted:
 		if w := r.OpenWait(); w != nil {
 			w.Cause, w.Detail = ev.Cause, ev.Detail // the window goes on
@@ -323,6 +347,9 @@ func (r *Run) apply(i int, ev Event) {
 		return
 	case EvSandbox:
 		r.sandbox(ev)
+		return
+	case EvUsageLimit:
+		r.usageLimit(ev)
 		return
 	case EvRunFinished:
 		r.Finished, r.Outcome, r.ExitCode, r.Detail = true, ev.Outcome, ev.ExitCode, ev.Detail
@@ -363,10 +390,11 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		}
 		is.Branch, is.Worktree, is.RunDir, is.Session = ev.Branch, ev.Worktree, ev.RunDir, ev.Session
 		is.ExitCode, is.Outcome = nil, ""
+		is.ProgressMark, is.ProgressAt = "", nil
 	case EvWorkerFinished:
 		is.Outcome, is.ExitCode, is.Commits = ev.Outcome, ev.ExitCode, ev.Commits
 		switch ev.Outcome {
-		case OutcomeStopped:
+		case OutcomeStopped, OutcomeUsageLimited:
 			is.State = StateClaimed // no worker now; the claim and worktree stay
 		case OutcomeEnvironment:
 			is.EnvRelaunches++
@@ -378,6 +406,11 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.SalvageRefs = append(is.SalvageRefs, ev.Ref)
 	case EvClaimRenewed:
 		is.ClaimRef = ev.Ref
+	case EvProgress:
+		if ev.Attempt == is.Attempts {
+			at := ev.At
+			is.ProgressMark, is.ProgressAt = ev.Ref, &at
+		}
 	case EvReady:
 		is.State, is.Commits, is.ReadyAt = StateReady, ev.Commits, i
 		is.InRework = false

@@ -20,7 +20,7 @@ const StatusSchemaVersion = 1
 type StatusView struct {
 	SchemaVersion int         `json:"schemaVersion"`
 	Run           RunInfo     `json:"run"`
-	State         string      `json:"state"` // running|finished|interrupted
+	State         string      `json:"state"` // running|finished|paused|interrupted
 	Tally         Tally       `json:"tally"`
 	Queue         []int       `json:"queue"`
 	Issues        []IssueView `json:"issues"`
@@ -43,12 +43,21 @@ type StatusView struct {
 	// WaitingForAnswers is set while a running supervisor has nothing
 	// left but its workers' questions and waits for their answers.
 	WaitingForAnswers *AnswerWait `json:"waitingForAnswers"`
+	// Paused are the executors whose account is out, each with the line
+	// status shows ("paused: claude usage limit until 15:00 …").
+	Paused []PauseView `json:"paused"`
 	// Sandbox is whether the run's workers are sandboxed (null: not
 	// recorded, a run from before sandboxes, or workers in pods).
 	Sandbox *SandboxState `json:"sandbox"`
 	// BlockedHosts are the hosts the sandbox refused, with the issues
 	// whose worker, reviewer or verify step tried them.
 	BlockedHosts []BlockedHost `json:"blockedHosts"`
+}
+
+// PauseView is an open usage-limit pause and how status says it.
+type PauseView struct {
+	Pause
+	Line string `json:"line"`
 }
 
 // Waiting is a transient failure a supervisor is waiting out: its sweeps
@@ -128,6 +137,10 @@ type IssueView struct {
 // (not "claimed" with an output age, as if one were about to start).
 const ViewStopped = "stopped"
 
+// ViewPaused is the state status shows for an issue whose worker stopped
+// at its executor's usage limit and waits for the reset in its worktree.
+const ViewPaused = "paused"
+
 // LiveFacts are what the caller saw of an unfinished issue's worktree
 // and output; nil fields were not observed.
 type LiveFacts struct {
@@ -142,7 +155,10 @@ type LiveFacts struct {
 type StatusInput struct {
 	BadEvents []string // corrupt event lines skipped while reducing
 	LockHeld  bool     // a supervisor holds the lane
-	Now       time.Time
+	// StopPending: a `backlog stop` (not --finish) waits in the run for
+	// the next supervisor, none being alive when it was asked.
+	StopPending bool
+	Now         time.Time
 	// Waiting and Probes are shown only while a supervisor holds the lane.
 	Waiting    *Waiting
 	Probes     []ProbeWait
@@ -156,9 +172,14 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 	v := StatusView{SchemaVersion: StatusSchemaVersion, Run: r.Info, Tally: r.Tally(), Queue: append([]int{}, r.Queue...),
 		Dropped: append([]Skip{}, r.Dropped...), FinalPR: r.FinalPR, ExitCode: r.ExitCode, APICalls: r.APICalls,
 		BadEvents: append([]string{}, in.BadEvents...), Issues: []IssueView{}, NeedsInput: []Question{}, Probes: []ProbeWait{},
-		Usage: in.Usage, Sandbox: r.Sandbox, BlockedHosts: r.BlockedHosts()}
+		Usage: in.Usage, Paused: []PauseView{}, Sandbox: r.Sandbox, BlockedHosts: r.BlockedHosts()}
 	if v.BlockedHosts == nil {
 		v.BlockedHosts = []BlockedHost{}
+	}
+	if !r.Finished {
+		for _, p := range r.OpenPauses() {
+			v.Paused = append(v.Paused, PauseView{Pause: p, Line: PauseLine(p, in.Now)})
+		}
 	}
 	if v.Run.Bounded == nil {
 		v.Run.Bounded = []int{}
@@ -173,6 +194,9 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 		v.Waiting = in.Waiting
 		v.Probes = append(v.Probes, in.Probes...)
 		v.WaitingForAnswers = NewAnswerWait(r)
+	case r.StopPaused || in.StopPending:
+		v.State = "paused"
+		v.ElapsedSec = int64(in.Now.Sub(r.Info.StartedAt).Seconds())
 	default:
 		v.State = "interrupted"
 		v.ElapsedSec = int64(in.Now.Sub(r.Info.StartedAt).Seconds())
@@ -197,6 +221,9 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 		}
 		if is.State == StateClaimed && is.Outcome == OutcomeStopped {
 			iv.State, iv.LastOutputSec = ViewStopped, nil
+		}
+		if is.State == StateClaimed && is.Outcome == OutcomeUsageLimited {
+			iv.State, iv.LastOutputSec = ViewPaused, nil
 		}
 		v.Issues = append(v.Issues, iv)
 		if is.State == StateNeedsInput {

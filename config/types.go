@@ -160,6 +160,12 @@ type Runtime struct {
 	// tests.
 	SilenceMinutes int `json:"silenceMinutes" yaml:"silenceMinutes"`
 	SilenceSeconds int `json:"silenceSeconds" yaml:"silenceSeconds"`
+	// NoProgressMinutes and NoProgressSeconds add up to the no-progress
+	// window of wave agents: one that keeps printing while its owned
+	// files do not change for that long is stopped as no-progress and
+	// retried like a stall. 0 (the default) disables.
+	NoProgressMinutes int `json:"noProgressMinutes" yaml:"noProgressMinutes"`
+	NoProgressSeconds int `json:"noProgressSeconds" yaml:"noProgressSeconds"`
 	// MaxLogBytes caps each run's agent.log and its rotated segments
 	// (default 64 MiB; 0: no cap; else at least 1 MiB).
 	MaxLogBytes int `json:"maxLogBytes" yaml:"maxLogBytes"`
@@ -282,6 +288,11 @@ func (r Runtime) Silence() time.Duration {
 	return time.Duration(r.SilenceMinutes)*time.Minute + time.Duration(r.SilenceSeconds)*time.Second
 }
 
+// NoProgress is the no-progress window of wave agents (0: off).
+func (r Runtime) NoProgress() time.Duration {
+	return time.Duration(r.NoProgressMinutes)*time.Minute + time.Duration(r.NoProgressSeconds)*time.Second
+}
+
 // GitHub configures backlog mode's API access.
 type GitHub struct {
 	Owner      string `json:"owner" yaml:"owner"`
@@ -309,9 +320,19 @@ type Backlog struct {
 	WorktreeRoot      string   `json:"worktreeRoot" yaml:"worktreeRoot"`
 	SilenceMinutes    int      `json:"silenceMinutes" yaml:"silenceMinutes"` // default 60; 0 = off
 	SilenceSeconds    int      `json:"silenceSeconds" yaml:"silenceSeconds"` // finer; wins when > 0
-	WorkerPRs         *bool    `json:"workerPRs" yaml:"workerPRs"`           // default true (github only)
-	Verify            []string `json:"verify" yaml:"verify"`                 // argv run at the would-be merge
-	VerifyTimeoutMin  int      `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
+	// NoProgressMinutes is how long a worker may keep printing with
+	// neither a new commit nor a changed file in its checkout before it
+	// is stopped as no-progress (default 90; 0 = off);
+	// NoProgressSeconds is finer and wins when > 0.
+	NoProgressMinutes int `json:"noProgressMinutes" yaml:"noProgressMinutes"`
+	NoProgressSeconds int `json:"noProgressSeconds" yaml:"noProgressSeconds"`
+	// MaxRunsPerIssue caps an issue's worker runs of every kind (first
+	// run, salvage, rework, answer, conflict), across the lane's backlog
+	// runs (default 8; 0 = no cap): reached, the issue parks.
+	MaxRunsPerIssue  int      `json:"maxRunsPerIssue" yaml:"maxRunsPerIssue"`
+	WorkerPRs        *bool    `json:"workerPRs" yaml:"workerPRs"` // default true (github only)
+	Verify           []string `json:"verify" yaml:"verify"`       // argv run at the would-be merge
+	VerifyTimeoutMin int      `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
 	// SnapshotMinutes is how often a worker in a pod pushes a snapshot of
 	// its uncommitted work to origin (default 10; 0: only when stopped
 	// and at exit).

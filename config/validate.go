@@ -128,6 +128,8 @@ func (c *Config) validate() []error {
 	p.capOf("runtime.budget.lane", r.Budget.Lane)
 	p.budgetPolicy("runtime.budget", r.Budget.BudgetPolicy)
 	p.atLeast("runtime.silenceSeconds", r.SilenceSeconds, 0)
+	p.atLeast("runtime.noProgressMinutes", r.NoProgressMinutes, 0)
+	p.atLeast("runtime.noProgressSeconds", r.NoProgressSeconds, 0)
 	p.atLeast("runtime.inputTimeoutMinutes", r.InputTimeoutMinutes, 0)
 	p.atLeast("runtime.inputTimeoutSeconds", r.InputTimeoutSeconds, 0)
 	if r.MaxLogBytes != 0 && r.MaxLogBytes < MinLogBytes {

@@ -19,6 +19,9 @@ func RenderBacklogStatus(w io.Writer, v backlog.StatusView) {
 	if t.Planned > 0 {
 		fmt.Fprintf(w, " / waiting %d", t.Planned)
 	}
+	if t.Stopped > 0 {
+		fmt.Fprintf(w, " / stopped %d", t.Stopped)
+	}
 	fmt.Fprintf(w, " · elapsed %s", (time.Duration(v.ElapsedSec) * time.Second).String())
 	if v.Usage != nil {
 		fmt.Fprintf(w, " · spent %s", v.Usage.String())
@@ -32,6 +35,9 @@ func RenderBacklogStatus(w io.Writer, v backlog.StatusView) {
 	}
 	if v.Waiting != nil {
 		fmt.Fprintf(w, "%s\n", backlog.WaitingLine(v.Waiting))
+	}
+	for _, p := range v.Paused {
+		fmt.Fprintf(w, "%s\n", p.Line)
 	}
 	for _, p := range v.Probes {
 		fmt.Fprintf(w, "%s\n", backlog.ProbeLine(p))

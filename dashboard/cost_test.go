@@ -46,3 +46,14 @@ func TestStatusUsageSumsEveryRun(t *testing.T) {
 		t.Errorf("an agent without runs has usage %+v", l.Waves[0].Agents[1].Usage)
 	}
 }
+
+// The STATE column is as wide as its widest state: an agent stopped at
+// its budget reads budget-exceeded in full.
+func TestTheStateColumnShowsBudgetExceededInFull(t *testing.T) {
+	l := runningLane()
+	l.Waves[0].Agents[0].State = "budget-exceeded"
+	got := Render(l, Options{Width: 160, Now: clock, Wave: -1, Selected: -1})
+	if !strings.Contains(got, "budget-exceeded ") {
+		t.Fatalf("frame cuts the state:\n%s", got)
+	}
+}

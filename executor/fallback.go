@@ -121,3 +121,18 @@ func switchTo(r Resolved, id string, attempt int, statusCode string) Resolved {
 	n.Tags = slices.Clone(r.Tags)
 	return n
 }
+
+// UsageFallback is r moved onto executor id for attempt because r's own
+// executor's account is out (a usage limit): the backlog's
+// backlog.executor.fallbacks take the work until the limit resets,
+// whatever the retry policy (a usage limit is no failed attempt).
+func UsageFallback(r Resolved, id string, attempt int) Resolved {
+	return switchTo(r, id, attempt, "usage-limited")
+}
+
+// Available reports whether executor id of r's chain can run here: its
+// command on PATH (available says), or local.
+func Available(r Resolved, id string, available func(cmd string) bool) bool {
+	c := commandFor(r, id)
+	return c == "" && id == Local || c != "" && available(c)
+}

@@ -42,6 +42,12 @@ func buildClaude(in BuildInput, s *Spec) error {
 	if t := turnLimit(c.MaxTurns, r.Budget); t != nil {
 		a = append(a, "--max-turns", strconv.Itoa(*t))
 	}
+	if b := r.Budget; b != nil && b.CostUSD != nil && *b.CostUSD > 0 {
+		// The CLI's own spending cap, a second wall behind the runner's
+		// stop at the same figure (which also counts what the CLI does
+		// not, and stops agents that ignore theirs).
+		a = append(a, "--max-budget-usd", strconv.FormatFloat(*b.CostUSD, 'f', -1, 64))
+	}
 	a = repeated(a, "--mcp-config", c.McpConfig)
 	a = single(a, "--settings", settings)
 	a = repeated(a, "--allowedTools", c.AllowedTools)

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
@@ -83,6 +84,9 @@ type Outcome struct {
 	// Terminate asks for the run to be terminated before anything else
 	// (e.g. an agent that outlived its runner must not race a retry).
 	Terminate bool
+	// Limit is a usage-limited run's limit, Executor the run's executor.
+	Limit    *runtime.UsageLimit
+	Executor string
 }
 
 // Result is the verdict of a launch.
@@ -107,6 +111,9 @@ type Launcher struct {
 	// deferRefresh); stale holds the waves whose refresh is owed.
 	deferring int
 	stale     map[int]bool
+	outMu     sync.Mutex // one printf line at a time
+	// pauses are the executors paused by a usage limit (usagelimit.go).
+	pauses usagePauses
 	// sandbox confines every agent run (runtime.sandbox), nil for none.
 	sandbox *runtime.Sandbox
 }
@@ -149,7 +156,7 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 	if err := l.decideSandbox(ctx); err != nil {
 		return Result{ExitCode: exitcode.Failed}, err
 	}
-	nf, err := notify.FollowLane(l.opt.Layout, l.opt.Lane, notify.Options{Logger: l.log})
+	nf, err := notify.FollowLane(l.opt.Layout, l.opt.Lane, notify.Options{Logger: l.log, Say: func(s string) { l.printf("%s", s) }})
 	if err != nil {
 		l.log.Warn("notify: not following the lane's events", "err", err)
 	}
@@ -316,5 +323,8 @@ func (l *Launcher) printf(format string, args ...any) {
 	// Agent ids, paths, details and coordination text are not ours to
 	// trust on a terminal.
 	msg := termtext.EscapeLines(fmt.Sprintf(format, args...))
+	// The notifier prints from its own goroutines too.
+	l.outMu.Lock()
+	defer l.outMu.Unlock()
 	fmt.Fprintf(l.opt.Out, "[%s] %s\n", l.now().Format("15:04:05"), msg)
 }

@@ -162,6 +162,13 @@ func (r *waveRun) start(ctx context.Context, ps []*runtime.Payload, attempt int)
 	if stopRequested(r.l.opt.Layout.ControlPath()) {
 		return ErrStopped
 	}
+	var execs []string
+	for _, p := range ps {
+		execs = append(execs, p.ExecutorID)
+	}
+	if err := r.holdForPause(ctx, attempt, execs); err != nil {
+		return err
+	}
 	batch := [][]*runtime.Payload{ps}
 	if r.l.opt.StaggerMs > 0 {
 		batch = nil
@@ -207,7 +214,11 @@ func (r *waveRun) startedEvent(id string, attempt int, dir string, adopted bool)
 	d := state.Data(state.AgentRunData{AgentID: id, SessionName: sessionFor(r.n, id), Executor: r.p.Agents[id].Resolved.ID,
 		RunDir: dir, LogPath: filepath.Join(dir, lanes.LogFile)})
 	d["adopted"] = adopted
-	if r.ask.relaunch[id] && !adopted {
+	if r.limitRelaunch[id] && !adopted {
+		// After a usage limit: not a failed attempt either.
+		delete(r.limitRelaunch, id)
+		d["relaunchedFor"] = "usage-limit"
+	} else if r.ask.relaunch[id] && !adopted {
 		// A relaunch with answers is not a failed attempt: counted apart.
 		delete(r.ask.relaunch, id)
 		r.ask.relaunches[id]++
@@ -273,6 +284,8 @@ func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case StateNoProgress:
+		code = StateNoProgress
 	case state.AgentBudgetExceeded:
 		code = codeBudgetExceeded
 	}

@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -26,7 +25,7 @@ func (l *Launcher) decideSandbox(ctx context.Context) error {
 		return err
 	}
 	if !d.On {
-		fmt.Fprintf(l.opt.Out, "warning: wave agents are not sandboxed (%s)\n", d.Why)
+		l.printf("warning: wave agents are not sandboxed (%s)", d.Why)
 		return nil
 	}
 	home, _ := os.UserHomeDir()

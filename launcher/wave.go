@@ -45,6 +45,11 @@ type waveRun struct {
 	budgetSeen map[string]bool
 	budgetOver string
 	budgetLog  *spendLog // the lane's log as the budget check last read it
+	// limitRelaunch: the agent's next start follows its usage limit
+	// (usagelimit.go), not a failure.
+	limitRelaunch map[string]bool
+	// progress is the no-progress brake's view of each run (noprogress.go).
+	progress map[string]*ownedProgress
 }
 
 type agentResult struct {
@@ -67,7 +72,7 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	if err != nil {
 		return waveOutcome{ExitCode: exitcode.Failed}, err
 	}
-	r := &waveRun{l: l, p: p, n: w.Number, results: map[string]*agentResult{}}
+	r := &waveRun{l: l, p: p, n: w.Number, results: map[string]*agentResult{}, limitRelaunch: map[string]bool{}}
 	r.prior = interruptedRuns(l.opt.Layout.EventsPath(), w.Number)
 	if err := r.takeOverride(); err != nil {
 		return waveOutcome{ExitCode: exitcode.Failed}, err
@@ -140,6 +145,12 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 			return r.finish(ctx, attempt, state.WaveCompleted, nil), nil
 		}
 		failures = append(failures, r.humanHolds(failures)...)
+		if over := r.checkBudget(attempt); over != "" && !hasCode(failures, codeBudgetExceeded) {
+			// Spent: nothing new may start, so no retry is announced or
+			// counted (runtime.budget.onExceeded: stop ended this one).
+			r.budgetOver = over
+			failures = append(failures, budgetFailure(over))
+		}
 		l.emit(r.n, state.EntityAttempt, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt), "failed", attempt,
 			map[string]any{"failures": failures})
 		if needsHuman(failures) || attempt == maxAttempts {
@@ -184,6 +195,13 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 // usable executor left.
 func needsHuman(fs []gate.Failure) bool {
 	return hasCode(fs, codeBlockerOpen) || hasCode(fs, codeFallbackBlock) || hasCode(fs, codeBudgetExceeded)
+}
+
+// agentBudgetDetail is an agent's budget stop with the next step, as a
+// lane cap's stop names one (budgetFailure).
+func agentBudgetDetail(detail, id string, n int) string {
+	return fmt.Sprintf("%s; not retried on the same budget: raise budget.tokens or budget.costUsd in %s's ### Executor block (or its profile), then `wave-orchestrator resume -w %d`",
+		strings.TrimSuffix(detail, "."), id, n)
 }
 
 // codeBudgetExceeded is the failure of an agent stopped at its budget, or
@@ -310,8 +328,11 @@ func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case StateNoProgress:
+		code = StateNoProgress
 	case state.AgentBudgetExceeded:
-		code = codeBudgetExceeded
+		f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, codeBudgetExceeded, agentBudgetDetail(res.Outcome.Detail, id, r.n), res.Summary.LogPath)
+		return &f
 	default:
 		if reason, ok := r.noExecutor(id, res); ok {
 			f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, codeNoExecutor, reason, res.Summary.LogPath)

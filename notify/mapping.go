@@ -3,6 +3,7 @@ package notify
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -18,24 +19,38 @@ const (
 // one per question and transition; docs/state.md).
 const EntityQuestion = "question"
 
+// scope names the project and lane a notice is about, the start of every
+// summary: "shop, lane main".
+func scope(project, lane string) string {
+	if project == "" {
+		return "lane " + lane
+	}
+	return clip(project, 60) + ", lane " + lane
+}
+
 // FromLane maps one event of the lane's log to the notice people get, if
-// any. Pure: the notice id is derived from the event's own id.
-func FromLane(ev state.Event) (Notice, bool) {
+// any; project is the lane's project. Pure: the notice id is derived from
+// the event's own id.
+func FromLane(project string, ev state.Event) (Notice, bool) {
 	wave := ev.Wave
-	n := Notice{ID: "lane-" + ev.Lane + "-" + ev.ID, Lane: ev.Lane, Mode: ModeWave, Wave: &wave, RunID: ev.RunID, At: ev.RecordedAt}
+	n := Notice{ID: "lane-" + ev.Lane + "-" + ev.ID, Project: project, Lane: ev.Lane, Mode: ModeWave, Wave: &wave, RunID: ev.RunID, At: ev.RecordedAt}
 	str := func(k string) string { s, _ := ev.Data[k].(string); return s }
-	where := fmt.Sprintf("lane %s: wave %d", ev.Lane, ev.Wave)
+	where := fmt.Sprintf("%s: wave %d", scope(project, ev.Lane), ev.Wave)
 	switch ev.EntityType {
 	case EntityQuestion:
 		n.QuestionID, n.AgentID, n.Question = ev.EntityID, str("agentId"), str("text")
 		switch ev.Action {
 		case "asked":
-			n.Event = QuestionAsked
+			n.Event, n.Context = QuestionAsked, str("context")
 			kind := "asks"
 			if b, _ := ev.Data["blocking"].(bool); b {
 				kind = "asks (blocking)"
 			}
-			n.Summary = fmt.Sprintf("%s: agent %s %s: %s [answer %s]", where, clip(n.AgentID, 40), kind, clip(n.Question, 300), n.QuestionID)
+			about := ""
+			if n.Context != "" {
+				about = " (context: " + clip(n.Context, 200) + ")"
+			}
+			n.Summary = fmt.Sprintf("%s: agent %s %s: %s%s [answer %s]", where, clip(n.AgentID, 40), kind, clip(n.Question, 300), about, n.QuestionID)
 		case "answered":
 			n.Event = QuestionAnswered
 			n.Answer, n.Operator = str("answer"), str("operator")
@@ -62,8 +77,16 @@ func FromLane(ev state.Event) (Notice, bool) {
 		if n.Detail != "" {
 			n.Summary += ": " + n.Detail
 		}
+	case state.EntityUsageLimit:
+		if opened, _ := ev.Data["opened"].(bool); ev.Action != state.UsagePaused || !opened {
+			return Notice{}, false // an extension or the end: told once, at the start
+		}
+		until, _ := time.Parse(time.RFC3339, str("until"))
+		n.Event, n.AgentID, n.Detail = UsageLimited, str("agentId"), str("detail")
+		n.Summary = fmt.Sprintf("%s: paused: %s usage limit%s (agent %s hit it): %s", where, clip(str("executor"), 40),
+			untilText(&until), clip(n.AgentID, 40), clip(n.Detail, 300))
 	case state.EntityAgentRun:
-		if ev.Action != state.AgentStalled && ev.Action != state.AgentTimedOut {
+		if ev.Action != state.AgentStalled && ev.Action != state.AgentTimedOut && ev.Action != "no-progress" {
 			return Notice{}, false
 		}
 		n.Event, n.AgentID, n.Detail = AgentStalled, str("agentId"), ev.Action
@@ -72,6 +95,14 @@ func FromLane(ev state.Event) (Notice, bool) {
 		return Notice{}, false
 	}
 	return n, true
+}
+
+// untilText is " until <time>" for a pause's end, "" when unknown.
+func untilText(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return " until " + t.UTC().Format(time.RFC3339)
 }
 
 // failuresLine names a finished wave's failures in one line.
@@ -98,12 +129,13 @@ func failuresLine(data map[string]any) string {
 }
 
 // FromBacklog maps one event of a backlog run's log to a notice, if any.
-// run is the run's id, lane its lane. An issue is merged once per run and
-// the run has one final PR, so those ids name the issue (a repeated event
-// is the same notice); the others carry the event's time.
-func FromBacklog(lane, run string, ev backlog.Event) (Notice, bool) {
-	n := Notice{Lane: lane, Mode: ModeBacklog, RunID: run, Issue: ev.Issue, At: ev.At}
-	where := fmt.Sprintf("lane %s: backlog run %s", lane, run)
+// run is the run's id, lane its lane, project the lane's project. An
+// issue is merged once per run and the run has one final PR, so those ids
+// name the issue (a repeated event is the same notice); the others carry
+// the event's time.
+func FromBacklog(project, lane, run string, ev backlog.Event) (Notice, bool) {
+	n := Notice{Project: project, Lane: lane, Mode: ModeBacklog, RunID: run, Issue: ev.Issue, At: ev.At}
+	where := fmt.Sprintf("%s: backlog run %s", scope(project, lane), run)
 	issue := "#" + strconv.Itoa(ev.Issue)
 	switch ev.Kind {
 	case backlog.EvMerged:
@@ -121,6 +153,12 @@ func FromBacklog(lane, run string, ev backlog.Event) (Notice, bool) {
 		}
 		n.Event, n.URL = FinalPROpened, ev.URL
 		n.Summary = fmt.Sprintf("%s: final pull request #%d opened: %s", where, ev.Number, ev.URL)
+	case backlog.EvUsageLimit:
+		if ev.Outcome != backlog.UsagePaused {
+			return Notice{}, false // an extension or the end: told once, at the start
+		}
+		n.Event, n.Detail = UsageLimited, ev.Detail
+		n.Summary = fmt.Sprintf("%s: paused: %s usage limit%s (issue %s hit it): %s", where, clip(ev.Executor, 40), untilText(ev.Until), issue, clip(ev.Detail, 300))
 	case backlog.EvAnswered:
 		n.Event, n.Question, n.Answer, n.Operator = QuestionAnswered, ev.Question, ev.Answer, ev.By
 		n.Summary = fmt.Sprintf("%s: issue %s answered", where, issue)

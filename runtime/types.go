@@ -191,6 +191,10 @@ type Record struct {
 	// BudgetExceeded marks a run the runner stopped because its metered
 	// usage reached Payload.Usage.Cap; ExitReason names the cap.
 	BudgetExceeded bool `json:"budgetExceeded,omitempty"`
+	// UsageLimit is set on a failed run whose agent CLI said its account
+	// is out (a session or weekly limit, credits, a monthly cap): the run
+	// is usage-limited, not failed at its work.
+	UsageLimit *UsageLimit `json:"usageLimit,omitempty"`
 	// BudgetWarning is set once the usage passed warnAtPercent of a cap.
 	BudgetWarning string `json:"budgetWarning,omitempty"`
 	// Usage is what the agent spent so far as its output reported it:

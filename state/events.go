@@ -29,6 +29,16 @@ const (
 	// EntityQuestion events are a question to a person (package
 	// questions): asked, answered, unanswered, once each.
 	EntityQuestion = "question"
+	// EntityUsageLimit events: an executor's account is out (paused:
+	// data.executor, data.until, data.detail, data.agentId; its agents
+	// relaunch at until) or the pause ended (resumed).
+	EntityUsageLimit = "usage_limit"
+)
+
+// Actions of usage-limit events.
+const (
+	UsagePaused  = "paused"
+	UsageResumed = "resumed"
 )
 
 // Actions of question events.

@@ -26,6 +26,15 @@ const (
 	// AgentBudgetExceeded: the runner stopped the agent when its metered
 	// usage reached its budget; not retried on the same budget.
 	AgentBudgetExceeded = "budget-exceeded"
+	// AgentWaitingForInput: the agent's run ended with a blocking
+	// question to a person still open, in a wave not finished: the
+	// launcher holds the wave for the answer and relaunches the agent with
+	// it. Its exit code stays the one of the run that asked.
+	AgentWaitingForInput = "waiting-for-input"
+	// AgentUsageLimited: the agent's CLI said its account is out; the
+	// launcher relaunches it once the limit resets, without spending an
+	// attempt.
+	AgentUsageLimited = "usage-limited"
 )
 
 // Wave statuses.
@@ -107,6 +116,17 @@ type Wave struct {
 	LastEvents []EventRef `json:"lastEvents"`
 	// Usage is what the wave's runs spent, retries included.
 	Usage *usage.Usage `json:"usage"`
+	// Paused are the executors paused by a usage limit while the wave
+	// runs: their agents relaunch at Until.
+	Paused []UsagePause `json:"paused,omitempty"`
+}
+
+// UsagePause is an executor whose account is out, until when.
+type UsagePause struct {
+	Executor string    `json:"executor"`
+	Until    time.Time `json:"until"`
+	Detail   string    `json:"detail"` // the CLI's words (untrusted)
+	Agents   []string  `json:"agents"`
 }
 
 // Question is a question an agent of the wave asked a person (the data
@@ -126,9 +146,12 @@ type Question struct {
 
 // QuestionData is the data of question events.
 type QuestionData struct {
-	AgentID  string `json:"agentId"`
-	Attempt  int    `json:"attempt"`
-	Text     string `json:"text"`
+	AgentID string `json:"agentId"`
+	Attempt int    `json:"attempt"`
+	Text    string `json:"text"`
+	// Context is what the asker gave with the question (`ask --context`),
+	// for the people told about it; untrusted text.
+	Context  string `json:"context,omitempty"`
 	Blocking bool   `json:"blocking"`
 	Answer   string `json:"answer,omitempty"`
 	Operator string `json:"operator,omitempty"`
@@ -179,6 +202,10 @@ type Agent struct {
 	// Usage is what the agent's runs in this wave spent, every attempt
 	// counted; while it runs, its live figure.
 	Usage *usage.Usage `json:"usage"`
+
+	// ran is the state the agent's run ended in while a question holds
+	// it as waiting-for-input (set on views only, never in a Fold).
+	ran string
 }
 
 // BackendKubernetes is Agent.Backend of a run that is a pod.

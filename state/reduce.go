@@ -130,8 +130,10 @@ func apply(w *Wave, ev Event) {
 		w.Failures = d.Failures
 	case EntityQuestion:
 		applyQuestion(w, ev)
+	case EntityUsageLimit:
+		applyUsageLimit(w, ev)
 	}
-	w.SetWaiting()
+	w.setStatusWaiting()
 	w.LastEvents = append(w.LastEvents, EventRef{At: at, Wave: ev.Wave, Message: Describe(ev)})
 	if len(w.LastEvents) > lastEventsKept {
 		w.LastEvents = w.LastEvents[len(w.LastEvents)-lastEventsKept:]
@@ -161,6 +163,7 @@ func applyWaveRun(w *Wave, ev Event) {
 	case WaveCompleted, WaveFailed, WaveBlocked, WaveStopped:
 		w.Status = ev.Action
 		w.FinishedAt = &at
+		w.Paused = nil
 		if ev.Action == WaveCompleted {
 			w.Phase = "completed"
 		}
@@ -195,14 +198,59 @@ func applyQuestion(w *Wave, ev Event) {
 }
 
 // SetWaiting moves a running wave to waiting-for-input while a blocking
-// question waits for a person, and back once none does.
+// question waits for a person, and back once none does; so does each
+// agent whose run ended and whose blocking question waits (the one the
+// launcher relaunches once it is answered), while the wave is not
+// finished. What Fold.Waves and a questions overlay call on the views.
 func (w *Wave) SetWaiting() {
+	w.setStatusWaiting()
+	w.markAsking()
+}
+
+// setStatusWaiting is SetWaiting for the wave's status alone: what the
+// fold keeps (agents are marked on views only, so an answer can undo it).
+func (w *Wave) setStatusWaiting() {
 	switch {
 	case w.Status == WaveRunning && w.Waiting():
 		w.Status = WaveWaitingForInput
 	case w.Status == WaveWaitingForInput && !w.Waiting():
 		w.Status = WaveRunning
 	}
+}
+
+// markAsking sets agents held by a question to waiting-for-input and
+// gives the others back the state their run ended in.
+func (w *Wave) markAsking() {
+	open := w.Status == WaveRunning || w.Status == WaveWaitingForInput || w.Status == WaveInterrupted
+	for i := range w.Agents {
+		a := &w.Agents[i]
+		if a.State == AgentWaitingForInput && a.ran != "" {
+			a.State, a.ran = a.ran, ""
+		}
+		if open && runEnded(a.State) && w.asks(a.ID) {
+			a.State, a.ran = AgentWaitingForInput, a.State
+		}
+	}
+}
+
+// asks reports whether agent id has a blocking question that waits.
+func (w *Wave) asks(id string) bool {
+	for _, q := range w.Questions {
+		if q.AgentID == id && q.Blocking && q.State != "answered" {
+			return true
+		}
+	}
+	return false
+}
+
+// runEnded reports whether an agent state is the end of a run of its own
+// (not a reused one): the launcher looks at its questions then.
+func runEnded(s string) bool {
+	switch s {
+	case AgentCompleted, AgentFailed, AgentTimedOut, AgentLost, AgentTerminated, AgentStalled, AgentBudgetExceeded:
+		return true
+	}
+	return false
 }
 
 func applyAgentRun(w *Wave, ev Event) {
@@ -217,7 +265,7 @@ func applyAgentRun(w *Wave, ev Event) {
 	switch ev.Action {
 	case "started":
 		*a = Agent{ID: a.ID, Title: a.Title, Role: a.Role, Executor: a.Executor, State: AgentLaunching,
-			Attempt: ev.Attempt, StartedAt: &at, SessionName: d.SessionName, RunDir: d.RunDir, LogPath: d.LogPath}
+			Attempt: runAttempt(a.Attempt, ev), StartedAt: &at, SessionName: d.SessionName, RunDir: d.RunDir, LogPath: d.LogPath}
 		if d.Executor != "" {
 			a.Executor = d.Executor
 		}
@@ -230,6 +278,20 @@ func applyAgentRun(w *Wave, ev Event) {
 		a.FinishedAt = &at
 		a.ExitCode, a.Signal, a.StatusCode, a.Detail = d.ExitCode, d.Signal, d.StatusCode, d.Detail
 	}
+}
+
+// runAttempt is an agent's attempt once ev started a run of it, prev its
+// attempt before: the wave's attempt, or one more than prev when the
+// agent already ran in this wave run (a relaunch with an answer is a run
+// of its own too); an adopted run is the run it was.
+func runAttempt(prev int, ev Event) int {
+	if adopted, _ := ev.Data["adopted"].(bool); adopted {
+		return max(ev.Attempt, prev)
+	}
+	if prev > 0 {
+		return max(ev.Attempt, prev+1)
+	}
+	return ev.Attempt
 }
 
 // overlay brings live run facts into an agent the events still show as
@@ -258,7 +320,7 @@ func overlay(a *Agent, runs map[string]RunFacts, now time.Time) {
 	switch f.Disposition {
 	case "running":
 		a.State = AgentRunning
-	case AgentCompleted, AgentFailed, AgentTerminated, AgentStalled, AgentBudgetExceeded:
+	case AgentCompleted, AgentFailed, AgentTerminated, AgentStalled, AgentBudgetExceeded, AgentUsageLimited:
 		a.State = f.Disposition
 		a.ExitCode, a.Signal, a.FinishedAt = f.ExitCode, f.Signal, f.FinishedAt
 	}
@@ -312,6 +374,13 @@ func Describe(ev Event) string {
 	case EntityQuestion:
 		id, _ := ev.Data["agentId"].(string)
 		return fmt.Sprintf("question %s of %s %s", ev.EntityID, id, ev.Action)
+	case EntityUsageLimit:
+		exec, _ := ev.Data["executor"].(string)
+		if ev.Action == UsageResumed {
+			return fmt.Sprintf("%s usage limit passed; its agents go on", exec)
+		}
+		until, _ := ev.Data["until"].(string)
+		return fmt.Sprintf("paused: %s usage limit until %s", exec, until)
 	case EntityRetry:
 		if ev.Action == CodeFallbackBlocked {
 			id, _ := ev.Data["agentId"].(string)
@@ -339,4 +408,31 @@ func agentRunFields(m map[string]any) AgentRunData {
 		d.ExitCode = &n
 	}
 	return d
+}
+
+// applyUsageLimit opens, extends or ends an executor's pause.
+func applyUsageLimit(w *Wave, ev Event) {
+	str := func(k string) string { s, _ := ev.Data[k].(string); return s }
+	exec := str("executor")
+	i := slices.IndexFunc(w.Paused, func(p UsagePause) bool { return p.Executor == exec })
+	if ev.Action == UsageResumed {
+		if i >= 0 {
+			w.Paused = slices.Delete(w.Paused, i, i+1)
+		}
+		return
+	}
+	if i < 0 {
+		w.Paused = append(w.Paused, UsagePause{Executor: exec})
+		i = len(w.Paused) - 1
+	}
+	p := &w.Paused[i]
+	if t, err := time.Parse(time.RFC3339, str("until")); err == nil && t.After(p.Until) {
+		p.Until = t
+	}
+	if d := str("detail"); d != "" {
+		p.Detail = d
+	}
+	if a := str("agentId"); a != "" && !slices.Contains(p.Agents, a) {
+		p.Agents = append(p.Agents, a)
+	}
 }

@@ -18,16 +18,19 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 )
 
@@ -63,6 +66,10 @@ type Options struct {
 	// AnswerPoll is how often the source is asked whether questions were
 	// answered (default: every sweep locally, 30 s on GitHub).
 	AnswerPoll time.Duration
+	// UsageBackoff is the pause after an executor's k-th (0-based) usage
+	// limit that named no reset (default: 5 minutes doubling, capped at
+	// an hour).
+	UsageBackoff func(k int) time.Duration
 }
 
 // Result is how a run ended.
@@ -77,6 +84,7 @@ type Result struct {
 
 // Supervisor runs one backlog run.
 type Supervisor struct {
+	outMu  sync.Mutex // one printf line at a time
 	o      Options
 	log    *runLog
 	issues map[int]backlog.Issue // latest copy fetched from the source
@@ -103,6 +111,9 @@ type Supervisor struct {
 	// said once, then merges go on without looking at them.
 	threadsDenied bool
 	answersAt     time.Time // last look for answers to the run's questions
+	// stopAnswers cuts the look for answers short (a stop does not wait
+	// for a rate-limit wait in it).
+	stopAnswers context.CancelFunc
 	// jobs are the worker starts and the merge under way (jobs.go).
 	jobs jobs
 	// starts coalesces the jobs' run starts (starts.go).
@@ -112,6 +123,10 @@ type Supervisor struct {
 	sandbox sandbox.Decision
 	// began is when Run started, by the real clock (stopAskedOfUs).
 	began time.Time
+	// worker0 is the workers' executor as backlog.executor (and
+	// --executor) resolve it; a usage limit may move a start onto one of
+	// its fallbacks (pause.go).
+	worker0 executor.Resolved
 }
 
 // New checks the options.
@@ -141,6 +156,9 @@ func New(o Options) (*Supervisor, error) {
 	if o.Backoff == nil {
 		o.Backoff = defaultBackoff
 	}
+	if o.UsageBackoff == nil {
+		o.UsageBackoff = runtime.UsageBackoff
+	}
 	if o.Width <= 0 {
 		o.Width = o.Config.Backlog.Width
 	}
@@ -166,6 +184,9 @@ func New(o Options) (*Supervisor, error) {
 // issue titles, questions, file names and git's words, so it is escaped
 // here (newlines kept for the questions block).
 func (s *Supervisor) printf(format string, args ...any) {
+	// The notifier prints from its own goroutines too.
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
 	fmt.Fprintln(s.o.Out, "backlog: "+termtext.EscapeLines(fmt.Sprintf(format, args...)))
 }
 
@@ -194,7 +215,7 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{RunID: s.run().Info.ID, Dir: s.log.dir, Resumed: resumed}
-	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger})
+	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger, Say: func(m string) { s.printf("%s", m) }})
 	if nerr != nil {
 		s.o.Logger.Warn("notify: not following the run's events", "err", nerr)
 	}
@@ -247,6 +268,11 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 		l.calls = s.o.Source.Calls
 		s.start = l.run.Info.StartedAt
 		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
+		if l.run.StopPaused {
+			if err := s.emit(backlog.Event{Kind: backlog.EvRunResumed, Detail: "backlog run"}); err != nil {
+				return true, err
+			}
+		}
 		s.restoreWait()
 		if err := s.retry(ctx, s.reopen); err != nil {
 			return true, err

@@ -246,7 +246,10 @@ func (s *Supervisor) stopWhileWaiting(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if finish && !s.run().Finishing {
+	if !finish {
+		return s.paused()
+	}
+	if !s.run().Finishing {
 		if err := RequestStop(s.log.dir, true); err != nil {
 			return fmt.Errorf("keep the finish request for the next backlog run: %w", err)
 		}

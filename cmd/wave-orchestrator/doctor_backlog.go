@@ -41,6 +41,9 @@ func backlogModeFindings(ctx context.Context, e *laneEnv, host preflight.Host) [
 	if e.cfg.SourceKind() == config.SourceLocal {
 		fs = append(fs, issueFileFindings(ctx, e)...)
 	}
+	for _, w := range supervisor.CapFindings(e.layout.StateDir, e.cfg.Backlog) {
+		fs = append(fs, preflight.Finding{Level: preflight.LevelWarn, Msg: "backlog: " + w})
+	}
 	return fs
 }
 

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -18,29 +17,6 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 )
 
-// claudeBin is the real claude CLI named by $CLAUDETEST_BIN (not WAVE_*:
-// the binary warns about WAVE_* variables it does not know). Without it
-// the test skips, unless $CLAUDETEST_REQUIRED asks for it to fail.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("CLAUDETEST_BIN")
-	if bin == "" {
-		msg := "set CLAUDETEST_BIN to a claude CLI to run this test, e.g. " +
-			"npm install --prefix /tmp/claude-cli @anthropic-ai/claude-code && " +
-			"CLAUDETEST_BIN=/tmp/claude-cli/node_modules/.bin/claude go test ./e2e/backlogcli -run TestRealClaude"
-		if os.Getenv("CLAUDETEST_REQUIRED") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	out, err := exec.Command(bin, "--version").CombinedOutput()
-	if err != nil {
-		t.Fatalf("CLAUDETEST_BIN=%s --version: %v\n%s", bin, err, out)
-	}
-	t.Logf("claude %s", strings.TrimSpace(string(out)))
-	return bin
-}
-
 // The real claude CLI as every backlog worker, in each output format the
 // executor offers, against a fake model API that has it write and commit
 // the issue's file with its Bash tool and end with the result marker: the
@@ -48,7 +24,7 @@ func claudeBin(t *testing.T) string {
 // JSON result, or a stream of JSON events), so each issue merges on its
 // first attempt and the final PR is written.
 func TestRealClaudeWorkersMergeInEveryOutputFormat(t *testing.T) {
-	bin := claudeBin(t)
+	bin := e2etest.ClaudeBin(t)
 	for _, format := range []string{"text", "json", "stream-json"} {
 		t.Run(format, func(t *testing.T) { realClaudeRun(t, bin, format) })
 	}
@@ -128,7 +104,7 @@ func realClaudeUsage(t *testing.T, dir, format string) {
 // it reaches the fake API, not the network), passes, and the relaunch,
 // told it resumes, merges.
 func TestRealClaudeWorkerSalvageProbesWithTheWorkersEnv(t *testing.T) {
-	bin := claudeBin(t)
+	bin := e2etest.ClaudeBin(t)
 	r, model, runDir := realClaudeBacklog(t, bin, "stream-json", "Files: src/i1/**\n\n"+e2etest.ForgetMarker)
 	if _, err := os.Stat(filepath.Join(runDir, "runs", "i1-a2")); err != nil {
 		t.Fatalf("#1 was not relaunched after its first run ended without a marker: %v", err)
@@ -194,7 +170,7 @@ func realClaudeBacklog(t *testing.T, bin, format string, bodies ...string) (*e2e
 // host it tried is in backlog status and the final PR. Its home is the
 // sandbox's: the user's SSH key stays out of its reach.
 func TestTheRealClaudeCLIWorksInsideTheSandbox(t *testing.T) {
-	bin := claudeBin(t)
+	bin := e2etest.ClaudeBin(t)
 	if _, err := sandbox.Usable(context.Background()); err != nil {
 		if os.Getenv("SANDBOXTEST_REQUIRED") != "" {
 			t.Fatal(err)
@@ -254,4 +230,64 @@ curl -s -m 5 --noproxy '*' %s/ >/dev/null 2>&1
 	if body := r.FinalPRBody(t); !strings.Contains(body, otherHost) {
 		t.Errorf("the final PR does not list the blocked host:\n%s", body)
 	}
+}
+
+// The real claude CLI, signed in with a subscription, at its session
+// limit: the fake API answers 429 with the limit's headers for ten
+// seconds. Both workers end on claude's own message (stream-json, the
+// exact reset), the run pauses once, spends no salvage, starts nothing
+// before the reset, and then the same two workers go on in their
+// worktrees and merge, each once.
+func TestRealClaudeAtItsUsageLimitPausesTheRunUntilTheReset(t *testing.T) {
+	bin := e2etest.ClaudeBin(t)
+	model := e2etest.NewFakeModel(t)
+	until := time.Now().Add(10 * time.Second)
+	model.LimitUntil(until)
+	r := e2etest.NewBacklogRepo(t)
+	r.UseClaudeSubscriberWorkers(bin, model, "stream-json")
+	r.Issue(1, "Issue 1", "Files: src/i1/**")
+	r.Issue(2, "Issue 2", "Files: src/i2/**")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("model requests:\n%s", model.Requests())
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	run := r.RunEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard")
+	if run.Code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", run.Code, run.Stdout, run.Stderr)
+	}
+	if !strings.Contains(model.Requests(), "→ usage limit") {
+		t.Fatalf("no request met the limit:\n%s", model.Requests())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "lanes", "main", "backlog", "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("%d backlog runs, want 1", len(dirs))
+	}
+	evs := e2etest.RunEvents(t, dirs[0])
+	run2 := backlog.Reduce(evs)
+	var pauses, resumes int
+	var pauseUntil time.Time
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == backlog.EvUsageLimit && ev.Outcome == backlog.UsagePaused:
+			pauses++
+			pauseUntil = *ev.Until
+		case ev.Kind == backlog.EvUsageLimit && ev.Outcome == backlog.UsageResumed:
+			resumes++
+		case ev.Kind == backlog.EvWorkerStarted && ev.Attempt == 2 && ev.At.Before(pauseUntil):
+			t.Errorf("#%d started again at %s, before the reset %s", ev.Issue, ev.At, pauseUntil)
+		}
+	}
+	if pauses != 1 || resumes != 1 || pauseUntil.Before(until) {
+		t.Errorf("%d pauses (until %s), %d ends; want one pause until the API's reset %s", pauses, pauseUntil, resumes, until)
+	}
+	for n := 1; n <= 2; n++ {
+		is := run2.Issues[n]
+		if is.Salvages != 0 || is.Attempts != 2 {
+			t.Errorf("#%d: %d attempts, %d salvages; want the limited run and one after the reset, no salvage", n, is.Attempts, is.Salvages)
+		}
+	}
+	r.MergedWithFinalPR(dirs[0], 2)
 }

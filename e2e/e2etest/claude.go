@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -23,6 +24,19 @@ var WorkerExecutor = regexp.MustCompile(`(?m)^  executor:\n    id: local.*$`)
 // directory, no telemetry or update checks, as root only in a sandbox.
 func (r *BacklogRepo) UseClaudeWorkers(bin string, model *FakeModel, format string) {
 	r.T.Helper()
+	r.useClaude(bin, model, format, [2]string{"env.ANTHROPIC_API_KEY", "test"})
+}
+
+// UseClaudeSubscriberWorkers is UseClaudeWorkers signed in with a
+// subscription's token (CLAUDE_CODE_OAUTH_TOKEN) instead of an API key:
+// the CLI then reports a usage limit in a subscriber's words.
+func (r *BacklogRepo) UseClaudeSubscriberWorkers(bin string, model *FakeModel, format string) {
+	r.T.Helper()
+	r.useClaude(bin, model, format, [2]string{"env.CLAUDE_CODE_OAUTH_TOKEN", "test-subscription"})
+}
+
+func (r *BacklogRepo) useClaude(bin string, model *FakeModel, format string, auth [2]string) {
+	r.T.Helper()
 	cfg, err := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
 	if err != nil {
 		r.T.Fatal(err)
@@ -34,7 +48,7 @@ func (r *BacklogRepo) UseClaudeWorkers(bin string, model *FakeModel, format stri
 		// Through the generated --settings file, which the real binary must accept.
 		{"claude.settings_json", `{"permissions":{"defaultMode":"bypassPermissions"}}`},
 		{"env.ANTHROPIC_BASE_URL", model.URL},
-		{"env.ANTHROPIC_API_KEY", "test"},
+		auth,
 		{"env.IS_SANDBOX", "1"},
 		{"env.CLAUDE_CONFIG_DIR", filepath.Join(filepath.Dir(r.Root), "claude-config")},
 		{"env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"},
@@ -94,4 +108,27 @@ func (r *BacklogRepo) MergedWithFinalPR(runDir string, n int) {
 			t.Errorf("the final PR does not close #%d:\n%s", i, body)
 		}
 	}
+}
+
+// ClaudeBin is the real claude CLI named by $CLAUDETEST_BIN (not WAVE_*:
+// the binary warns about WAVE_* variables it does not know). Without it
+// the test skips, unless $CLAUDETEST_REQUIRED asks for it to fail.
+func ClaudeBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("CLAUDETEST_BIN")
+	if bin == "" {
+		msg := "set CLAUDETEST_BIN to a claude CLI to run this test, e.g. " +
+			"npm install --prefix /tmp/claude-cli @anthropic-ai/claude-code && " +
+			"CLAUDETEST_BIN=/tmp/claude-cli/node_modules/.bin/claude go test ./e2e/backlogcli ./e2e/agentdrive -run Claude"
+		if os.Getenv("CLAUDETEST_REQUIRED") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("CLAUDETEST_BIN=%s --version: %v\n%s", bin, err, out)
+	}
+	t.Logf("claude %s", strings.TrimSpace(string(out)))
+	return bin
 }

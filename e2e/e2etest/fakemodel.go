@@ -3,12 +3,15 @@ package e2etest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // FakeModel is a small Anthropic Messages API on 127.0.0.1 that scripts a
@@ -26,6 +29,51 @@ type FakeModel struct {
 	// Also, when set, is shell the worker's tool call runs first (what a
 	// worker the issue's text turned would try).
 	Also string
+	// tools are the conversations ScriptTools set up, results the tool
+	// results they got back, bodies every Messages request as sent
+	// (fakemodel_tools.go).
+	tools   []toolScript
+	results []ToolResult
+	bodies  []string
+	// limitUntil, while in the future, makes every Messages request
+	// answer as the API does for a subscription whose session limit is
+	// reached (see LimitUntil).
+	limitUntil time.Time
+}
+
+// LimitUntil makes the model answer every Messages request until t as
+// Anthropic's API does for a subscriber whose five-hour limit is reached:
+// 429, with the unified rate-limit headers naming t as the reset. The
+// claude CLI signed in with a subscription token then prints "You've hit
+// your session limit · resets …" (in stream-json, a rate_limit_event
+// with the exact reset) and exits 1 without retrying.
+func (f *FakeModel) LimitUntil(t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.limitUntil = t
+}
+
+// limited answers r as a usage limit when the window is open.
+func (f *FakeModel) limited(w http.ResponseWriter, r *http.Request) bool {
+	f.mu.Lock()
+	until := f.limitUntil
+	f.mu.Unlock()
+	if !time.Now().Before(until) {
+		return false
+	}
+	f.note(r, "→ usage limit")
+	reset := until.Unix()
+	if until.Nanosecond() > 0 {
+		reset++
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("anthropic-ratelimit-unified-status", "rejected")
+	h.Set("anthropic-ratelimit-unified-reset", strconv.FormatInt(reset, 10))
+	h.Set("anthropic-ratelimit-unified-representative-claim", "five_hour")
+	w.WriteHeader(http.StatusTooManyRequests)
+	fmt.Fprint(w, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}`)
+	return true
 }
 
 // NewFakeModel starts the fake model on 127.0.0.1 until the test ends.
@@ -85,6 +133,8 @@ type block struct {
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"` // a tool_result's
+	IsError   bool            `json:"is_error,omitempty"`
 }
 
 func blocksOf(raw json.RawMessage) []block {
@@ -105,15 +155,26 @@ const ForgetMarker = "fake-model: forget the marker once"
 var issueFact = regexp.MustCompile(`(?m)^- issue: #(\d+)$`)
 
 func (f *FakeModel) messages(w http.ResponseWriter, r *http.Request) {
+	if f.limited(w, r) {
+		return
+	}
 	var req msgRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
 		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)
 		return
 	}
 	f.mu.Lock()
+	f.bodies = append(f.bodies, string(body))
 	also := f.Also
 	f.mu.Unlock()
-	content, stop, what := script(req, also)
+	content, stop, what, ok := f.scriptedTurn(req)
+	if !ok {
+		content, stop, what = script(req, also)
+	}
 	f.note(r, fmt.Sprintf("model=%s stream=%v tools=%d messages=%d → %s", req.Model, req.Stream, len(req.Tools), len(req.Messages), what))
 	msg := map[string]any{"id": "msg_fake", "type": "message", "role": "assistant", "model": req.Model,
 		"stop_reason": stop, "stop_sequence": nil, "usage": map[string]int{"input_tokens": FakeInputTokens, "output_tokens": FakeOutputTokens,

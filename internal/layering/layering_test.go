@@ -1,6 +1,10 @@
 package layering
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path"
@@ -208,5 +212,114 @@ func TestOnlyTheSandboxRunsBubblewrap(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Fatal("no package names bwrap; the rule matches nothing")
+	}
+}
+
+// TestSubmittedLeavesLoopsAndBackendsAlone fails when package submitted
+// (the queue of submitted runs and its watcher) imports a loop, a
+// backend or package runs, or starts processes itself: it runs each
+// launcher as a child through runtime, and where the watcher runs (a
+// tmux session) is its caller's to choose. Direct imports only.
+func TestSubmittedLeavesLoopsAndBackendsAlone(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, module+"/submitted").Output()
+	if err != nil {
+		t.Fatalf("go list submitted: %v", err)
+	}
+	imports := strings.Fields(string(out))
+	deny := []string{module + "/launcher", module + "/supervisor", module + "/runs", module + "/tmuxadapter", module + "/kube",
+		module + "/gitops", module + "/forge", "os/exec"}
+	for _, dep := range imports {
+		for _, d := range deny {
+			if dep == d || strings.HasPrefix(dep, d+"/") {
+				t.Errorf("submitted imports %s (the launcher is a child started through runtime; the loops and backends are not the queue's)", dep)
+			}
+		}
+	}
+	if !slices.Contains(imports, module+"/runtime") {
+		t.Error("submitted does not import runtime: its launchers are started and signalled there")
+	}
+}
+
+// TestOnlyRuntimeSignalsProcesses fails when code outside package
+// runtime (and outside tests and test harnesses) sends a signal:
+// syscall.Kill, unix.Kill, or a Signal or Kill on an os.Process. A
+// process is started to be stopped through runtime (GroupCommand,
+// StartChild, Terminate), which checks it is still the process it
+// started.
+func TestOnlyRuntimeSignalsProcesses(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{.Dir}} {{join .GoFiles " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	files := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] == module+"/runtime" || strings.HasSuffix(path.Base(f[0]), "test") {
+			continue
+		}
+		for _, name := range f[2:] {
+			files++
+			file := filepath.Join(f[1], name)
+			for _, at := range signalCalls(t, file) {
+				t.Errorf("%s signals a process (%s): do it through package runtime", file, at)
+			}
+		}
+	}
+	if files < 100 {
+		t.Fatalf("read %d files; the rule matches nothing", files)
+	}
+}
+
+// signalCalls lists the signal sends in a Go file: syscall.Kill,
+// unix.Kill, and x.Process.Signal or x.Process.Kill.
+func signalCalls(t *testing.T, file string) []string {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("parse %s: %v", file, err)
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		switch x := sel.X.(type) {
+		case *ast.Ident:
+			if sel.Sel.Name == "Kill" && (x.Name == "syscall" || x.Name == "unix") {
+				out = append(out, fmt.Sprintf("%s.Kill at line %d", x.Name, fset.Position(sel.Pos()).Line))
+			}
+		case *ast.SelectorExpr:
+			if x.Sel.Name == "Process" && (sel.Sel.Name == "Signal" || sel.Sel.Name == "Kill") {
+				out = append(out, fmt.Sprintf("Process.%s at line %d", sel.Sel.Name, fset.Position(sel.Pos()).Line))
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// TestTheAgentsDoorOpensOnlyOntoTheCLI fails when the MCP server's
+// package (or the skill it installs) imports a package of the module
+// beyond internal/ and jsonfile: no loop (launcher, supervisor), no read
+// model, no backend. A tool reads and writes the lane only through the
+// CLI's own commands, which the binary runs for it (mcpserver.Lane), so
+// what an agent can do through MCP is exactly what the command does,
+// intents and errors included, and never more (docs/mcp.md).
+func TestTheAgentsDoorOpensOnlyOntoTheCLI(t *testing.T) {
+	allowed := []string{module + "/internal/", module + "/jsonfile"}
+	for _, pkg := range []string{"mcpserver", "skill"} {
+		out, err := exec.Command("go", "list", "-f", `{{join .Deps "\n"}}`, module+"/"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if !strings.HasPrefix(dep, module+"/") {
+				continue
+			}
+			if !slices.ContainsFunc(allowed, func(a string) bool { return strings.HasPrefix(dep, a) }) {
+				t.Errorf("%s imports %s: it reaches the lane only through the CLI's commands (mcpserver.Lane, run by cmd/wave-orchestrator)", pkg, dep)
+			}
+		}
 	}
 }
