@@ -278,7 +278,11 @@ func (r *Runner) spawn(p *Payload, env []string) (*exec.Cmd, *os.File, error) {
 	// Setsid: own session and process group (pgid = pid) with the pty as
 	// controlling terminal (fd 1 in the child).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if r.box != nil {
+		start = func() error { return r.startConfined(cmd) }
+	}
+	if err := start(); err != nil {
 		ptmx.Close()
 		return nil, nil, err
 	}

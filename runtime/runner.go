@@ -40,6 +40,8 @@ type Runner struct {
 	paneFile *os.File
 	// box is the run's sandbox, when it has one.
 	box *sandbox.Box
+	// sigs is where the runner takes the signals it handles.
+	sigs chan os.Signal
 }
 
 // RunAgent runs the agent described by the launch.json at payloadPath and
@@ -144,7 +146,8 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	go rw.heartbeat(hbCtx, time.Duration(p.HeartbeatIntervalMs)*time.Millisecond, r.Now, out.lastOutput, r.Logger)
 
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGWINCH)
+	r.sigs = sigs
+	signal.Notify(sigs, runnerSignals...)
 	defer signal.Stop(sigs)
 	// The pane may vanish under us; writes to it must fail, not kill us.
 	// Catch SIGPIPE rather than ignore it: an ignored signal stays ignored
@@ -185,6 +188,10 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	stopHB()
 	return r.finish(p, rw, out, res, ck)
 }
+
+// runnerSignals are the signals the runner handles: the stops it
+// forwards, its pane's hangup, the pane's size.
+var runnerSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGWINCH}
 
 // wait waits d, returning early with the name of a stop signal.
 func (r *Runner) wait(ctx context.Context, d time.Duration, sigs <-chan os.Signal, out *sink) string {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 )
@@ -69,4 +71,21 @@ func agentCmd(p *Payload, env []string, box *sandbox.Box) (*exec.Cmd, error) {
 		return cmd, nil
 	}
 	return box.Cmd(p.Argv, env, p.Cwd)
+}
+
+// startConfined starts a sandbox's bwrap with sandbox.StopSignals
+// ignored, which it keeps across exec, and takes the runner's own
+// handling back as soon as bwrap runs: a stop sent to the run's group
+// then reaches the agent inside with its grace, never bwrap. A stop that
+// reaches the runner in the instant between is not lost: Terminate
+// follows its TERM to the runner with one to the group.
+func (r *Runner) startConfined(cmd *exec.Cmd) error {
+	signal.Ignore(sandbox.StopSignals...)
+	defer func() {
+		signal.Reset(syscall.SIGQUIT)
+		if r.sigs != nil {
+			signal.Notify(r.sigs, runnerSignals...)
+		}
+	}()
+	return cmd.Start()
 }

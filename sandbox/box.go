@@ -25,7 +25,7 @@ const (
 // Options is what one sandboxed process may reach.
 type Options struct {
 	Bwrap string // bubblewrap
-	Self  string // our binary: the trampoline and the shim
+	Self  string // our binary: the shim
 	// Checkout is bound read-write; its git metadata is writable only
 	// with GitWritable (a worker commits; a reviewer or verify does not).
 	Checkout    string
@@ -103,9 +103,10 @@ func (b *Box) Close() error {
 	return errors.Join(err, os.RemoveAll(b.dir))
 }
 
-// Cmd returns the command that runs argv in the box with env, in cwd.
-// Its ExtraFiles are the box's copies of home files: close them once it
-// started.
+// Cmd returns the command that runs argv in the box with env, in cwd:
+// bwrap. Its ExtraFiles are the box's copies of home files: close them
+// once it started. Started in the agent's process group, it must be
+// started with StopSignals ignored.
 func (b *Box) Cmd(argv, env []string, cwd string) (*exec.Cmd, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: empty argv")
@@ -144,7 +145,8 @@ func (b *Box) Cmd(argv, env []string, cwd string) (*exec.Cmd, error) {
 	}
 	spec := Spec{Bwrap: b.o.Bwrap, Mounts: ms, Cwd: cwd, ShareNet: b.o.Network == NetHost,
 		Command: shimCommand(b.o.Self, socket, b.allow.Forwards(), argv)}
-	cmd := exec.Command(b.o.Self, append([]string{ExecCommand}, spec.Args()...)...)
+	args := spec.Args()
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = insideEnv(env)
 	cmd.ExtraFiles = files
 	return cmd, nil
@@ -217,13 +219,13 @@ func closeAll(files []*os.File) {
 	}
 }
 
-// termEnv carries the agent's TERM past the trampoline and the shim,
-// which run with TERM=dumb: our binary's start-up asks a terminal that
+// termEnv carries the agent's TERM past the shim, which runs with
+// TERM=dumb: our binary's start-up asks a terminal that
 // is not tmux or screen for its colours and waits seconds for an answer
 // the runner's pty never gives. The shim puts TERM back for the agent.
 const termEnv = "WAVE_SANDBOX_TERM"
 
-// insideEnv is env for the trampoline and the shim: the temporary
+// insideEnv is env for bwrap and the shim: the temporary
 // directory the sandbox's own, TERM set aside (see termEnv).
 func insideEnv(env []string) []string {
 	out := make([]string, 0, len(env)+2)

@@ -24,7 +24,7 @@ import (
 )
 
 // The test binary doubles as our binary inside the sandbox (the
-// trampoline and the shim) and as a scriptable agent that tries things.
+// shim) and as a scriptable agent that tries things.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "try" {
 		os.Exit(try(os.Args[2:]))

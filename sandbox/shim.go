@@ -15,46 +15,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The hidden subcommands of our binary a sandbox runs (dispatched by
-// Main before any command tree is built).
-const (
-	ExecCommand = "sandbox-exec"
-	ShimCommand = "sandbox-shim"
-)
+// ShimCommand is the hidden subcommand of our binary a sandbox runs
+// first (dispatched by Main before any command tree is built).
+const ShimCommand = "sandbox-shim"
 
 // Main runs the sandbox subcommand args names, if it is one.
 func Main(args []string) (code int, ok bool) {
-	if len(args) == 0 {
-		return 0, false
-	}
-	switch args[0] {
-	case ExecCommand:
-		return Exec(args[1:]), true
-	case ShimCommand:
+	if len(args) > 0 && args[0] == ShimCommand {
 		return Shim(args[1:]), true
 	}
 	return 0, false
 }
 
-// stopSignals are what a stop, a closed terminal or a typed ^C or ^\
-// sends a run's process group.
-var stopSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT}
-
-// Exec is the trampoline the trusted process starts: it ignores the stop
-// signals and becomes bwrap (args: bwrap's path and arguments). An
-// ignored signal stays ignored across exec, so a stop sent to the run's
-// process group reaches the agent inside, which has its grace to end,
-// and not bwrap, whose death would kill everything inside at once.
-func Exec(args []string) int {
-	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "sandbox-exec: no command")
-		return 2
-	}
-	signal.Ignore(stopSignals...)
-	err := syscall.Exec(args[0], args, os.Environ())
-	fmt.Fprintf(os.Stderr, "sandbox: cannot run %s: %v\n", args[0], err)
-	return 127
-}
+// StopSignals are what a stop, a closed terminal or a typed ^C or ^\
+// sends a run's process group. A sandbox's bwrap must be started with
+// them ignored (an ignored signal stays ignored across exec): then a
+// stop sent to the group reaches the agent inside, which has its grace
+// to end, and not bwrap, whose death would kill everything inside at
+// once. The shim gives the agent their defaults back.
+var StopSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT}
 
 // shimArgs is the shim's command line: `--socket PATH` (the proxy),
 // `--forward ADDR` (repeated) and, after `--`, the agent.
@@ -124,10 +103,10 @@ func Shim(args []string) int {
 		env = proxyEnv(env, "http://127.0.0.1:"+strconv.Itoa(port))
 	}
 	// Handled here, so the agent starts with every signal at its default
-	// (Exec left them ignored); the shim itself outlives a stop, relaying
-	// until the agent ends.
+	// (bwrap was started with them ignored); the shim itself outlives a
+	// stop, relaying until the agent ends.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, stopSignals...)
+	signal.Notify(sigs, StopSignals...)
 	go func() {
 		for range sigs {
 		}

@@ -81,7 +81,7 @@ func exitOf(err error) (int, string) {
 // which costs each of these processes more than the rest of its start-up
 // in Go. It takes only the exact forms the launcher and the executors
 // write (`agent-run --payload <path>`, `local …`, `local-worker …`,
-// `sandbox-exec …`, `sandbox-shim …`) and
+// `sandbox-shim …`) and
 // behaves as the cobra command would; anything else (`agent-run --help`,
 // a global flag first, a missing payload) goes through cobra.
 func runInternal(ctx context.Context, args []string) (code int, ok bool) {
@@ -100,6 +100,6 @@ func runInternal(ctx context.Context, args []string) (code int, ok bool) {
 	case "local-worker":
 		return runLocalWorker(args[1:], os.Stdout), true
 	}
-	// A sandbox's trampoline and its first process inside.
+	// A sandbox's first process inside.
 	return sandbox.Main(args)
 }
