@@ -62,7 +62,7 @@ type PauseView struct {
 
 // Waiting is a transient failure a supervisor is waiting out: its sweeps
 // fail, so nothing is dispatched or merged, while the workers keep
-// running.
+// running. The supervisor keeps it in its run's waiting.json meanwhile.
 type Waiting struct {
 	Cause    string    `json:"cause"`  // in words: "origin unreachable", "no space left on device"
 	Detail   string    `json:"detail"` // the last failure, one line

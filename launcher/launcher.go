@@ -1,9 +1,21 @@
-// Package launcher runs the wave loop: for each selected wave it plans
-// agents, reuses proven ones, launches the rest in tmux through the
-// runtime backend, waits on watcher events, summarises and gates, sweeps
-// closure one stage at a time, retries the implicated agents, and records
-// every step in the lane's event log. It adopts live runs of a launcher
+// Package launcher runs wave mode's loop. For each selected wave it plans
+// the agents (executor, prompt, fingerprint), reuses proven ones, starts
+// the rest through its Runs (package runs, on the lane's tmux or
+// Kubernetes backend), waits on their changes, summarises and gates each
+// result, sweeps closure one stage at a time, and runs again what
+// retry.Next picks (on a fallback executor where policy allows) until the
+// wave passes or its attempts are spent, recording every step in the
+// lane's event log and state.json. Meanwhile it relaunches an agent a
+// person answered or whose usage limit passed, stops runs past their
+// deadline, budget or progress brake, and holds closure while a blocking
+// coordination record is open. A launch adopts the runs of a launcher
 // that died, so no result is lost.
+//
+// It also writes dry-run previews, says what a launch needs of the
+// machine, loads a lane's wave state for `status`, and runs
+// `autonomous`'s waves one submitted run each. What passes and what runs
+// again are the decision packages' (gate, retry); the launcher reads and
+// writes what they decide from.
 package launcher
 
 import (
@@ -26,6 +38,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/telemetry"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -161,6 +174,8 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 		l.log.Warn("notify: not following the lane's events", "err", err)
 	}
 	defer nf.Stop(notify.DefaultFlush)
+	tf := telemetry.FollowLane(l.opt.Layout, l.opt.Lane.Name, telemetry.Options{Logger: l.log})
+	defer tf.Stop(telemetry.DefaultFlush)
 	var res Result
 	for _, w := range sel {
 		out, err := l.runWave(ctx, w)

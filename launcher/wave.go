@@ -318,29 +318,39 @@ func (r *waveRun) implementationGate() []gate.Failure {
 	return f
 }
 
+// runCode is the status code of a run that ended without a result of
+// its own — timed out, lost, stalled, stopped for no progress or at its
+// budget — and "" for any other state (its exit code says it).
+func runCode(st string) string {
+	switch st {
+	case state.AgentTimedOut:
+		return "timeout-no-status"
+	case state.AgentLost:
+		return "runtime-lost"
+	case state.AgentStalled:
+		return "stalled"
+	case StateNoProgress:
+		return StateNoProgress
+	case state.AgentBudgetExceeded:
+		return codeBudgetExceeded
+	}
+	return ""
+}
+
 // runFailure turns a run that never produced a result into a failure.
 func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
-	code := ""
-	switch res.Outcome.State {
-	case state.AgentTimedOut:
-		code = "timeout-no-status"
-	case state.AgentLost:
-		code = "runtime-lost"
-	case state.AgentStalled:
-		code = "stalled"
-	case StateNoProgress:
-		code = StateNoProgress
-	case state.AgentBudgetExceeded:
-		f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, codeBudgetExceeded, agentBudgetDetail(res.Outcome.Detail, id, r.n), res.Summary.LogPath)
-		return &f
-	default:
-		if reason, ok := r.noExecutor(id, res); ok {
-			f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, codeNoExecutor, reason, res.Summary.LogPath)
-			return &f
+	code, detail := runCode(res.Outcome.State), res.Outcome.Detail
+	switch {
+	case code == codeBudgetExceeded:
+		detail = agentBudgetDetail(detail, id, r.n)
+	case code == "":
+		reason, ok := r.noExecutor(id, res)
+		if !ok {
+			return nil
 		}
-		return nil
+		code, detail = codeNoExecutor, reason
 	}
-	f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, code, res.Outcome.Detail, res.Summary.LogPath)
+	f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, code, detail, res.Summary.LogPath)
 	return &f
 }
 

@@ -42,9 +42,7 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 	in := backlog.StatusInput{BadEvents: bad, LockHeld: lockHeld, Now: now, Usage: spend.Total(runs).Ptr(),
 		IssueUsage: map[int]*usage.Usage{}, Live: map[int]backlog.LiveFacts{}, StopPending: pauseRequested(dir)}
 	if lockHeld && !r.Finished {
-		if w := readWaiting(dir); w != nil {
-			in.Waiting = &backlog.Waiting{Cause: w.Cause, Detail: w.Detail, Since: w.Since, Tries: w.Tries, NextTry: w.NextTry, GiveUpAt: w.GiveUpAt}
-		}
+		in.Waiting = readWaiting(dir)
 		in.Probes = readProbes(dir)
 	}
 	for n, u := range spend.ByIssue(runs) {

@@ -32,6 +32,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
+	"github.com/wave-orchestrator/wave-orchestrator/telemetry"
 )
 
 // Options configure one `backlog run`.
@@ -105,7 +106,7 @@ type Supervisor struct {
 	// waiting is the transient failure being waited out (nil: none);
 	// waitFor the pause before the next sweep. The windows lived through
 	// are in the run's log (Run.Waits), as are the environment relaunches.
-	waiting *Waiting
+	waiting *waitOut
 	waitFor time.Duration
 	// threadsDenied: the token may not read worker PR review threads;
 	// said once, then merges go on without looking at them.
@@ -220,6 +221,8 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		s.o.Logger.Warn("notify: not following the run's events", "err", nerr)
 	}
 	defer nf.Stop(notify.DefaultFlush)
+	tf := telemetry.FollowRun(s.log.dir, s.o.Lane.Name, telemetry.Options{Logger: s.o.Logger})
+	defer tf.Stop(telemetry.DefaultFlush)
 	if err != nil {
 		return res, err // stopped or given up while opening: which run it was
 	}
@@ -265,7 +268,7 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 			s.printf("warning: skipped a corrupt event line at %s", b)
 		}
 		s.log = l
-		l.calls = s.o.Source.Calls
+		l.count(s.o.Source)
 		s.start = l.run.Info.StartedAt
 		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
 		if l.run.StopPaused {
@@ -327,7 +330,7 @@ func (s *Supervisor) create(ctx context.Context, dir *string) error {
 	if err != nil {
 		return err
 	}
-	l.calls = s.o.Source.Calls
+	l.count(s.o.Source)
 	s.log, s.start = l, l.run.Info.StartedAt
 	return nil
 }

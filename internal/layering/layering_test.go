@@ -153,6 +153,39 @@ func TestLoopsLeaveTheBackendToRuns(t *testing.T) {
 	}
 }
 
+// TestDecisionPackagesReachNothing fails when a package that decides —
+// wave reads and validates wave files, roles binds roles, gate judges
+// markers and files, retry plans what runs again — depends, directly or
+// not, on a room that runs or reaches something (a loop, the runs and
+// their backends, git, an issue tracker, notifications), or itself
+// imports os/exec or net: they decide from what they are handed, so each
+// is table-tested without a process, a server or a repository.
+func TestDecisionPackagesReachNothing(t *testing.T) {
+	var rooms []string
+	for _, r := range []string{"launcher", "supervisor", "runs", "runtime", "tmuxadapter", "kube", "gitops", "forge", "notify"} {
+		rooms = append(rooms, module+"/"+r)
+	}
+	for _, pkg := range []string{"wave", "roles", "gate", "retry"} {
+		out, err := exec.Command("go", "list", "-f", `{{join .Deps " "}}|{{join .Imports " "}}`, module+"/"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		deps, imports, _ := strings.Cut(strings.TrimSpace(string(out)), "|")
+		for _, dep := range strings.Fields(deps) {
+			for _, r := range rooms {
+				if dep == r || strings.HasPrefix(dep, r+"/") {
+					t.Errorf("%s depends on %s: a decision package decides from what it is handed", pkg, dep)
+				}
+			}
+		}
+		for _, imp := range strings.Fields(imports) {
+			if imp == "os/exec" || imp == "net" || strings.HasPrefix(imp, "net/") {
+				t.Errorf("%s imports %s: a decision package runs and dials nothing", pkg, imp)
+			}
+		}
+	}
+}
+
 // TestInternalIsTheFloor fails when a package under internal/ imports a
 // package of the module outside internal/, in its code or its tests:
 // internal holds small helpers every room may use (fan-out, terminal
