@@ -183,6 +183,10 @@ type Event struct {
 	// itself so the final PR and status still know them after kill -9.
 	Outside []string `json:"outside,omitempty"`
 
+	// Hosts are the hosts (host:port) a sandbox's proxy refused
+	// (EvBlocked).
+	Hosts []string `json:"hosts,omitempty"`
+
 	// Answer and By are an answered event's answer and who gave it
 	// (both untrusted text); Until is when an input wait ends.
 	Answer string     `json:"answer,omitempty"`

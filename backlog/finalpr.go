@@ -105,6 +105,7 @@ func FinalPRBody(in FinalPRInput) string {
 		line("")
 	}
 	writeOutside(&b, r)
+	writeSandbox(&b, r)
 	writeSpend(&b, in)
 	if in.BaseConflict != "" {
 		line("Merging `%s` into the wave branch conflicted in %s; resolve it in this PR.", r.Info.Base, oneLineText(in.BaseConflict))
@@ -189,6 +190,29 @@ func writeOutside(b *strings.Builder, r *Run) {
 			how = "parked, not in this PR"
 		}
 		fmt.Fprintf(b, "- #%d (%s): %s\n", is.Number, how, codeList(is.Outside))
+	}
+	fmt.Fprintf(b, "\n")
+}
+
+// writeSandbox says when workers of the run ran without a sandbox, and
+// lists the hosts the sandbox refused (a worker that tried one may have
+// been told to by the issue's text).
+func writeSandbox(b *strings.Builder, r *Run) {
+	if st := r.Sandbox; st != nil && st.Unconfined != "" {
+		fmt.Fprintf(b, "## Sandbox\n\nWorkers of this run ran without a sandbox (%s): they could read the home directory of the "+
+			"user who ran them and reach any host. Review their changes with that in mind.\n\n", oneLineText(st.Unconfined))
+	}
+	blocked := r.BlockedHosts()
+	if len(blocked) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## Blocked hosts\n\nThe sandbox refused these connections (not in `backlog.sandbox.allowHosts`):\n\n")
+	for _, h := range blocked {
+		refs := make([]string, len(h.Issues))
+		for i, n := range h.Issues {
+			refs[i] = fmt.Sprintf("#%d", n)
+		}
+		fmt.Fprintf(b, "- %s — %s\n", oneLineText(h.Host), strings.Join(refs, ", "))
 	}
 	fmt.Fprintf(b, "\n")
 }

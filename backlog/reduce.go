@@ -58,8 +58,11 @@ type Run struct {
 	// FinalChecks is the checks gate's last look at the final PR's head
 	// (backlog.checks), nil when it was not watched.
 	FinalChecks *ChecksState `json:"finalChecks,omitempty"`
-	backoffs    map[string]int
-	applied     int
+	// Sandbox is whether the run's workers are sandboxed (nil: a run
+	// recorded before sandboxes were).
+	Sandbox  *SandboxState `json:"sandbox,omitempty"`
+	backoffs map[string]int
+	applied  int
 }
 
 // WaveState is where cutting the wave branch is: the candidate name
@@ -177,6 +180,9 @@ type IssueRun struct {
 	// Checks is the checks gate's last look at the worker's head
 	// (backlog.checks), nil before its first.
 	Checks *ChecksState `json:"checks,omitempty"`
+	// Blocked are the hosts the sandbox refused its worker, reviewer or
+	// verify step, each once.
+	Blocked []string `json:"blockedHosts,omitempty"`
 }
 
 // WaitingForAnswers is the open wait for answers, nil when none.
@@ -345,6 +351,9 @@ func (r *Run) apply(i int, ev Event) {
 	case EvInputWait:
 		r.inputWait(ev)
 		return
+	case EvSandbox:
+		r.sandbox(ev)
+		return
 	case EvUsageLimit:
 		r.usageLimit(ev)
 		return
@@ -474,6 +483,12 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.Released = true
 	case EvSurfaceOverlap:
 		is.Detail = ev.Detail
+	case EvBlocked:
+		for _, h := range ev.Hosts {
+			if !slices.Contains(is.Blocked, h) {
+				is.Blocked = append(is.Blocked, h)
+			}
+		}
 	case EvDropped:
 		r.dequeue(is.Number)
 		delete(r.Issues, is.Number)

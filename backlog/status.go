@@ -49,6 +49,12 @@ type StatusView struct {
 	// Paused are the executors whose account is out, each with the line
 	// status shows ("paused: claude usage limit until 15:00 …").
 	Paused []PauseView `json:"paused"`
+	// Sandbox is whether the run's workers are sandboxed (null: not
+	// recorded, a run from before sandboxes, or workers in pods).
+	Sandbox *SandboxState `json:"sandbox"`
+	// BlockedHosts are the hosts the sandbox refused, with the issues
+	// whose worker, reviewer or verify step tried them.
+	BlockedHosts []BlockedHost `json:"blockedHosts"`
 }
 
 // PauseView is an open usage-limit pause and how status says it.
@@ -128,6 +134,8 @@ type IssueView struct {
 	// Checks is the required checks of its head as the merge gate last
 	// saw them (backlog.checks), null before the gate looked.
 	Checks *ChecksState `json:"checks"`
+	// BlockedHosts are the hosts the sandbox refused this issue's runs.
+	BlockedHosts []string `json:"blockedHosts"`
 }
 
 // ViewStopped is the state status shows for an issue whose worker
@@ -170,7 +178,10 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 	v := StatusView{SchemaVersion: StatusSchemaVersion, Run: r.Info, Tally: r.Tally(), Queue: append([]int{}, r.Queue...),
 		Dropped: append([]Skip{}, r.Dropped...), FinalPR: r.FinalPR, FinalPRChecks: r.FinalChecks, ExitCode: r.ExitCode, APICalls: r.APICalls,
 		BadEvents: append([]string{}, in.BadEvents...), Issues: []IssueView{}, NeedsInput: []Question{}, Probes: []ProbeWait{},
-		Usage: in.Usage, Paused: []PauseView{}}
+		Usage: in.Usage, Paused: []PauseView{}, Sandbox: r.Sandbox, BlockedHosts: r.BlockedHosts()}
+	if v.BlockedHosts == nil {
+		v.BlockedHosts = []BlockedHost{}
+	}
 	if !r.Finished {
 		for _, p := range r.OpenPauses() {
 			v.Paused = append(v.Paused, PauseView{Pause: p, Line: PauseLine(p, in.Now)})
@@ -206,6 +217,7 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 			iv.Files = []string{}
 		}
 		iv.Outside = append([]string{}, is.Outside...)
+		iv.BlockedHosts = append([]string{}, is.Blocked...)
 		iv.Usage = in.IssueUsage[is.Number]
 		if i := slices.Index(r.Queue, is.Number); i >= 0 {
 			iv.QueuePosition = i + 1
@@ -275,6 +287,24 @@ func ReworkLabel(rounds int, from string) string {
 func WaitingLine(w *Waiting) string {
 	return fmt.Sprintf("waiting: %s since %s (try %d, gives up at %s; workers keep running, nothing is dispatched or merged): %s",
 		OneLine(w.Cause), w.Since.UTC().Format(time.RFC3339), w.Tries, w.GiveUpAt.UTC().Format(time.RFC3339), OneLine(w.Detail))
+}
+
+// SandboxLine is how status (text and dashboard) shows a run whose
+// workers are not sandboxed; "" when they are (or it is not recorded).
+func SandboxLine(st *SandboxState) string {
+	if st == nil || st.On {
+		return ""
+	}
+	return "sandbox: off (" + OneLine(st.Why) + "): workers can read your home directory and reach any host"
+}
+
+// BlockedLine is how status shows one host the sandbox refused.
+func BlockedLine(b BlockedHost) string {
+	refs := make([]string, len(b.Issues))
+	for i, n := range b.Issues {
+		refs[i] = "#" + strconv.Itoa(n)
+	}
+	return "blocked host: " + OneLine(b.Host) + " (" + strings.Join(refs, " ") + ")"
 }
 
 // ProbeLine is how status shows a salvage held by the probe.

@@ -181,6 +181,8 @@ type Runtime struct {
 	// unanswered, exit 43); 0, the default, waits for ever.
 	InputTimeoutMinutes int `json:"inputTimeoutMinutes" yaml:"inputTimeoutMinutes"`
 	InputTimeoutSeconds int `json:"inputTimeoutSeconds" yaml:"inputTimeoutSeconds"`
+	// Sandbox confines wave agents (runtime.sandbox; off unless set).
+	Sandbox Sandbox `json:"sandbox,omitzero" yaml:"sandbox,omitempty"`
 }
 
 // InputTimeout is how long a blocking question is waited for (0: for
@@ -370,6 +372,9 @@ type Backlog struct {
 	// Budget caps what one issue (its every worker run) and the whole
 	// backlog run may spend (backlog.budget.perIssue|run).
 	Budget BacklogBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
+	// Sandbox confines workers, reviewers and verify (backlog.sandbox;
+	// auto unless set).
+	Sandbox Sandbox `json:"sandbox,omitzero" yaml:"sandbox,omitempty"`
 }
 
 // Probe is backlog.probe: a connectivity check run before a salvage

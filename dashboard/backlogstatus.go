@@ -30,6 +30,9 @@ func RenderBacklogStatus(w io.Writer, v backlog.StatusView) {
 		fmt.Fprintf(w, " · %d API calls", v.APICalls)
 	}
 	fmt.Fprintln(w)
+	if line := backlog.SandboxLine(v.Sandbox); line != "" {
+		fmt.Fprintf(w, "%s\n", line)
+	}
 	if v.Waiting != nil {
 		fmt.Fprintf(w, "%s\n", backlog.WaitingLine(v.Waiting))
 	}
@@ -57,6 +60,9 @@ func RenderBacklogStatus(w io.Writer, v backlog.StatusView) {
 	}
 	for _, d := range v.Dropped {
 		fmt.Fprintf(w, "  #%-5d dropped     %s %s\n", d.Issue, d.Reason, backlog.OneLine(d.Detail))
+	}
+	for _, b := range v.BlockedHosts {
+		fmt.Fprintf(w, "%s\n", backlog.BlockedLine(b))
 	}
 	if v.FinalPR != nil {
 		line := "final PR: " + v.FinalPR.URL

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -198,10 +197,17 @@ func (s *Supervisor) verifierWith(n int, reviewed bool) func(ctx context.Context
 			return err
 		}
 		defer out.Close()
-		cmd := command(ctx, argv, dir)
+		cmd, done, err := s.verifyCommand(ctx, n, argv, dir, commit)
+		if err != nil {
+			fmt.Fprintln(out, err)
+			return err
+		}
 		cmd.Stdout, cmd.Stderr = out, out
-		cmd.Env = append(os.Environ(), "WAVE_ISSUE_NUMBER="+strconv.Itoa(n), "WAVE_MERGE_COMMIT="+commit)
-		if err := cmd.Run(); err != nil {
+		err = cmd.Run()
+		if berr := s.noteBlocked(ctx, n, "verify", done()); berr != nil {
+			return berr
+		}
+		if err != nil {
 			return &verifyFailure{err: fmt.Errorf("%s: %w (output in %s)", strings.Join(argv, " "), err, path), log: path}
 		}
 		if reviewed {

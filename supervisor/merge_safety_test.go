@@ -29,6 +29,7 @@ import (
 // merge), RUNS (this lane's backlog runs) and WORKTREES (worker trees).
 func (f *fixture) verifyGate(body string) {
 	f.t.Helper()
+	f.actsOutside()
 	script := filepath.Join(filepath.Dir(f.root), "gate.sh")
 	pre := "#!/bin/sh\nRUNS=" + shellQuote(runlog.Root(f.layout().StateDir)) + "\nWORKTREES=" + shellQuote(filepath.Join(filepath.Dir(f.root), "worktrees")) + "\n"
 	if err := os.WriteFile(script, []byte(pre+body), 0o755); err != nil {
@@ -80,6 +81,7 @@ func mergedOrder(evs []backlog.Event) []int {
 // directory the test's verify gate and the workers share.
 func (f *fixture) shellWorkers(body string) string {
 	f.t.Helper()
+	f.actsOutside()
 	dir := filepath.Dir(f.root)
 	gate := filepath.Join(dir, "gate")
 	if err := os.MkdirAll(gate, 0o755); err != nil {

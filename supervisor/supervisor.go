@@ -31,6 +31,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 	"github.com/wave-orchestrator/wave-orchestrator/telemetry"
 )
 
@@ -123,6 +124,11 @@ type Supervisor struct {
 	checks checksGate
 	// starts coalesces the jobs' run starts (starts.go).
 	starts starts
+	// sandbox is whether workers, reviewers and verify are sandboxed
+	// (decided once, at Run).
+	sandbox sandbox.Decision
+	// began is when Run started, by the real clock (stopAskedOfUs).
+	began time.Time
 	// worker0 is the workers' executor as backlog.executor (and
 	// --executor) resolve it; a usage limit may move a start onto one of
 	// its fallbacks (pause.go).
@@ -205,8 +211,12 @@ func (s *Supervisor) emit(ev backlog.Event) error {
 
 // Run opens (or resumes) the lane's backlog run and drives it to its end.
 func (s *Supervisor) Run(ctx context.Context) (Result, error) {
+	s.began = time.Now()
 	// Checked before anything is claimed or pushed.
 	if err := s.checkExecutors(); err != nil {
+		return Result{}, err
+	}
+	if err := s.decideSandbox(ctx); err != nil {
 		return Result{}, err
 	}
 	resumed, err := s.open(ctx)
@@ -223,6 +233,9 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 	defer tf.Stop(telemetry.DefaultFlush)
 	if err != nil {
 		return res, err // stopped or given up while opening: which run it was
+	}
+	if err := s.noteSandbox(ctx); err != nil {
+		return res, err
 	}
 	if err := s.loop(ctx, resumed); err != nil {
 		return res, err

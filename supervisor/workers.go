@@ -221,6 +221,11 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		outcome = outcomeEnvironment
 	}
 	if prior == "" || prior == outcomeStopped {
+		if r := obs.Record; r != nil {
+			if err := s.noteBlocked(ctx, n, "worker", r.BlockedHosts); err != nil {
+				return err
+			}
+		}
 		if err := s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: n, Attempt: is.Attempts, Outcome: outcome,
 			ExitCode: v.ExitCode, Detail: detail, Question: res.Question, Commits: commits}); err != nil {
 			return err

@@ -157,7 +157,10 @@ func TestBacklogKill9DuringVerifyLeavesNoScratchWorktree(t *testing.T) {
 	tmp := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	l := &e2etest.Lives{R: r, Args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"}, Env: []string{"TMPDIR=" + tmp}}
+	// The verify step is the test's hand that kills the supervisor, which
+	// a sandboxed verify cannot see (e2e/sandbox proves it): unconfined.
+	l := &e2etest.Lives{R: r, Args: []string{"backlog", "run", "--issues", "1", "--no-dashboard"},
+		Env: []string{"TMPDIR=" + tmp, "WAVE_BACKLOG_SANDBOX_MODE=off"}}
 	defer l.Dump(t)
 	first := l.Start(ctx, "")
 	_ = first.Wait()
