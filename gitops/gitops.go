@@ -37,9 +37,13 @@ const DefaultTimeout = 2 * time.Minute
 
 // Options configure a Repo.
 type Options struct {
-	Remote  string       // default "origin"
-	Logger  *slog.Logger // default slog.Default()
-	Env     []string     // extra KEY=VALUE for every git call (after the clean locale env)
+	Remote string       // default "origin"
+	Logger *slog.Logger // default slog.Default()
+	Env    []string     // extra KEY=VALUE for every git call (after the clean locale env)
+	// Secrets names variables holding credentials besides the GitHub
+	// token ones (secretEnv), e.g. github.tokenEnv: like those, they
+	// reach only the calls that talk to the remote.
+	Secrets []string
 	Timeout time.Duration
 	// ScratchDir holds the temporary verify worktrees (default os.TempDir()).
 	ScratchDir string
@@ -48,15 +52,15 @@ type Options struct {
 // Repo is a clone. Safe for concurrent use.
 type Repo struct {
 	Dir        string // top level of the clone
+	common     string // its common git directory (absolute)
 	Remote     string
 	scratchDir string
 	log        *slog.Logger
 	rn         runner
 	calls      atomic.Int64
 
-	mu        sync.Mutex // guards emptyTree, identity and hooksDir
+	mu        sync.Mutex // guards emptyTree and identity
 	emptyTree string
-	hooksDir  string   // where the clone's hooks are; "?" unknown, "" not asked yet
 	identity  []string // merge commit identity env; nil until looked up
 	// fetchMu serialises fetches into our private ref namespaces: two
 	// fetches updating one local ref fail on its lock file.
@@ -95,15 +99,30 @@ func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	if r.log == nil {
 		r.log = slog.Default()
 	}
-	r.rn = runner{env: cleanEnv(o.Env), timeout: o.Timeout}
-	if r.rn.timeout <= 0 {
-		r.rn.timeout = DefaultTimeout
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
 	}
-	top, err := r.git(ctx, dir, "rev-parse", "--show-toplevel")
+	entries, err := userConfig(ctx, dir, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
 	}
-	r.Dir = strings.TrimSpace(top)
+	r.calls.Add(2)
+	out, err := bootstrapRunner(o.Env, entries, timeout).run(ctx, call{dir: dir,
+		args: []string{"rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"}})
+	if err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		return nil, fmt.Errorf("open git repository %s: rev-parse said %q", dir, firstLine(out))
+	}
+	r.Dir, r.common = strings.TrimSpace(lines[0]), strings.TrimSpace(lines[1])
+	h, err := makeHome(r.common, entries)
+	if err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+	}
+	r.rn = homeRunner(h, o.Env, append(append([]string(nil), secretEnv...), o.Secrets...), timeout)
 	return r, nil
 }
 
@@ -127,6 +146,7 @@ func (r *Repo) do(ctx context.Context, c call) (string, error) {
 		defer r.wtMu.RUnlock()
 	}
 	r.calls.Add(1)
+	c.net = c.net || reachesRemote(c.args, r.Remote)
 	start := time.Now()
 	out, err := r.rn.run(ctx, c)
 	r.log.Debug("git", "dir", c.dir, "args", c.args, "took", time.Since(start), "err", err)
@@ -147,8 +167,7 @@ func firstLine(s string) string {
 // Version is the installed git's major and minor version (doctor needs
 // >= 2.38 for merge-tree --write-tree).
 func Version(ctx context.Context) (major, minor int, err error) {
-	rn := runner{env: cleanEnv(nil), timeout: 30 * time.Second}
-	out, err := rn.run(ctx, call{dir: os.TempDir(), args: []string{"version"}})
+	out, err := bootstrapRunner(nil, nil, 30*time.Second).run(ctx, call{dir: os.TempDir(), args: []string{"version"}})
 	if err != nil {
 		return 0, 0, fmt.Errorf("git version: %w", err)
 	}

@@ -10,7 +10,12 @@ import (
 // worktree (a real agent runs git itself), and what backlog mode asks of
 // a clone before it starts.
 
-func worktreeRunner() runner { return runner{env: cleanEnv(nil), timeout: DefaultTimeout} }
+// worktreeRunner runs git as the worker does in its own checkout (the
+// built-in simulated worker): the worker's environment and configuration.
+func worktreeRunner() runner {
+	env, _ := cleanEnv(nil, nil)
+	return runner{env: env, timeout: DefaultTimeout}
+}
 
 // identity returns the tool's identity when the worktree has none
 // configured (a CI host), so a commit never fails for want of a name.

@@ -171,10 +171,13 @@ func (s *Supervisor) undelivered() []backlog.Skip {
 // since the branch was cut; a conflict leaves the wave branch as it was
 // and is said in the PR.
 func (s *Supervisor) mergeBase(ctx context.Context) (string, error) {
-	if s.run().Tally().Merged == 0 || s.run().BaseMerges > 0 {
+	if s.run().Tally().Merged == 0 || s.run().BaseMerges > 0 || s.run().Foreign != nil {
 		return "", nil
 	}
-	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base, s.verifierWith(0, false))
+	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base, s.run().WaveTip, s.verifierWith(0, false))
+	if fe, ok := gitops.IsForeignCommit(err); ok {
+		return "", s.foreignCommit(ctx, fe)
+	}
 	if errors.Is(err, gitops.ErrVerifyFailed) {
 		s.printf("merging %s into %s failed verify: %v", s.run().Info.Base, s.run().Info.WaveBranch, err)
 		return "(the merge of " + s.run().Info.Base + " failed verify; see " + s.verifyLog(0) + ")", nil
@@ -189,7 +192,7 @@ func (s *Supervisor) mergeBase(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	s.printf("%s moved during the run; merged it into %s once (%s)", s.run().Info.Base, s.run().Info.WaveBranch, short(res.Commit))
-	return "", s.emit(backlog.Event{Kind: backlog.EvBaseMerged, Commit: res.Commit})
+	return "", s.emit(backlog.Event{Kind: backlog.EvBaseMerged, Commit: res.Commit, Tip: mergedTip(res)})
 }
 
 func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {

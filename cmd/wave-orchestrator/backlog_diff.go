@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -25,8 +26,8 @@ func newBacklogDiffCmd(g *globals) *cobra.Command {
 		Short: "Print issue N's change: its worker branch against the wave branch (a merged issue: what its merge brought)",
 		Long: `Print issue N's committed change in a backlog run, as git diff --stat --patch prints it:
 the worker branch against where it left the wave branch (git diff <wave>...<worker>), or, for
-an issue already merged, what its merge commit brought. Uncommitted work in the worker's
-worktree is not in it. The change is the worker's text: control characters are shown
+an issue already merged, what its merge commit brought. A worker whose checkout is still there
+is read from it (its branch as it is now). Uncommitted work in the checkout is not in it. The change is the worker's text: control characters are shown
 escaped (\x1b), never sent to the terminal.`,
 		Example: `  wave-orchestrator backlog diff 12
   wave-orchestrator backlog diff 12 --run 20261201T090000Z-backlog-3f9a1c`,
@@ -48,7 +49,7 @@ escaped (\x1b), never sent to the terminal.`,
 			if !ok {
 				return usageError{fmt.Errorf("backlog diff: no issue #%d in backlog run %s", n, r.Info.ID)}
 			}
-			repo, err := gitops.Open(c.Context(), e.lane.RepoRoot, gitops.Options{})
+			repo, err := gitops.Open(c.Context(), e.lane.RepoRoot, e.gitOptions(nil))
 			if err != nil {
 				return err
 			}
@@ -75,13 +76,19 @@ func issueDiff(ctx context.Context, repo *gitops.Repo, wave string, is *backlog.
 	if is.Branch == "" {
 		return "", fmt.Errorf("no worker branch yet (state %s)", is.State)
 	}
-	worker, err := firstRef(ctx, repo, "refs/heads/"+is.Branch, "refs/remotes/origin/"+is.Branch)
-	if err != nil {
-		return "", fmt.Errorf("worker branch %s: %w", is.Branch, err)
-	}
 	base, err := firstRef(ctx, repo, "refs/remotes/origin/"+wave, "refs/heads/"+wave)
 	if err != nil {
 		return "", fmt.Errorf("wave branch %s: %w", wave, err)
+	}
+	if is.Worktree != "" {
+		// The worker's own clone: its branch as it is there now.
+		if _, err := os.Stat(is.Worktree); err == nil {
+			return repo.DiffCheckout(ctx, is.Worktree, is.Branch, base, maxDiff)
+		}
+	}
+	worker, err := firstRef(ctx, repo, "refs/heads/"+is.Branch, "refs/remotes/origin/"+is.Branch)
+	if err != nil {
+		return "", fmt.Errorf("worker branch %s: %w", is.Branch, err)
 	}
 	return repo.DiffText(ctx, base, worker, maxDiff)
 }
