@@ -48,12 +48,10 @@ func Clone(ctx context.Context, url, dir string, o CloneOptions) (*Repo, error) 
 	if err := emptyDir(dir); err != nil {
 		return nil, fmt.Errorf("clone into %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, fmt.Errorf("clone into %s: %w", dir, err)
-	}
 	// The clone's own home does not exist yet: this call gets one of its
 	// own, as hardened, removed after.
-	entries, err := userConfig(ctx, filepath.Dir(dir), timeout)
+	secrets := secretNames(o.Secrets)
+	entries, err := userConfig(ctx, filepath.Dir(dir), secrets, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("clone into %s: %w", dir, err)
 	}
@@ -66,7 +64,7 @@ func Clone(ctx context.Context, url, dir string, o CloneOptions) (*Repo, error) 
 	if err != nil {
 		return nil, fmt.Errorf("clone into %s: %w", dir, err)
 	}
-	rn := homeRunner(h, o.Env, append(append([]string(nil), secretEnv...), o.Secrets...), timeout)
+	rn := homeRunner(h, o.Env, secrets, timeout)
 	if _, err := rn.run(ctx, call{dir: filepath.Dir(dir), args: append(args, "--", url, dir), net: true}); err != nil {
 		var ge *Error
 		if errors.As(err, &ge) {

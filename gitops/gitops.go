@@ -103,12 +103,13 @@ func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	entries, err := userConfig(ctx, dir, timeout)
+	secrets := secretNames(o.Secrets)
+	entries, err := userConfig(ctx, dir, secrets, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
 	}
 	r.calls.Add(2)
-	out, err := bootstrapRunner(o.Env, entries, timeout).run(ctx, call{dir: dir,
+	out, err := bootstrapRunner(o.Env, secrets, entries, timeout).run(ctx, call{dir: dir,
 		args: []string{"rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"}})
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
@@ -122,7 +123,7 @@ func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
 	}
-	r.rn = homeRunner(h, o.Env, append(append([]string(nil), secretEnv...), o.Secrets...), timeout)
+	r.rn = homeRunner(h, o.Env, secrets, timeout)
 	return r, nil
 }
 
@@ -167,7 +168,7 @@ func firstLine(s string) string {
 // Version is the installed git's major and minor version (doctor needs
 // >= 2.38 for merge-tree --write-tree).
 func Version(ctx context.Context) (major, minor int, err error) {
-	out, err := bootstrapRunner(nil, nil, 30*time.Second).run(ctx, call{dir: os.TempDir(), args: []string{"version"}})
+	out, err := bootstrapRunner(nil, secretEnv, nil, 30*time.Second).run(ctx, call{dir: os.TempDir(), args: []string{"version"}})
 	if err != nil {
 		return 0, 0, fmt.Errorf("git version: %w", err)
 	}

@@ -154,8 +154,8 @@ func quoteConfig(s string, value bool) string {
 // no secrets; safe.directory entries of the user's are given on the
 // command line (the one place besides the protected files git honours
 // them).
-func bootstrapRunner(extra []string, entries []configEntry, timeout time.Duration) runner {
-	env, _ := cleanEnv(append([]string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull}, extra...), secretEnv)
+func bootstrapRunner(extra, secrets []string, entries []configEntry, timeout time.Duration) runner {
+	env, _ := cleanEnv(append([]string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull}, extra...), secrets)
 	rn := runner{env: env, config: hardConfig(os.DevNull), timeout: timeout}
 	for _, e := range entries {
 		if e.key == "safe.directory" {
@@ -169,8 +169,15 @@ func bootstrapRunner(extra []string, entries []configEntry, timeout time.Duratio
 // configuration as git reads them from dir (includes resolved, an
 // includeIf of a gitdir the repository matches too). Only reading:
 // `git config --list` runs no hook or program.
-func userConfig(ctx context.Context, dir string, timeout time.Duration) ([]configEntry, error) {
-	env, _ := cleanEnv(nil, secretEnv)
+func userConfig(ctx context.Context, dir string, secrets []string, timeout time.Duration) ([]configEntry, error) {
+	// Where the user keeps their configuration is theirs to say.
+	var files []string
+	for _, k := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM"} {
+		if v, ok := os.LookupEnv(k); ok {
+			files = append(files, k+"="+v)
+		}
+	}
+	env, _ := cleanEnv(files, secrets)
 	rn := runner{env: env, config: hardConfig(os.DevNull), timeout: timeout}
 	out, err := rn.run(ctx, call{dir: dir, args: []string{"config", "--list", "-z", "--includes", "--show-scope"}})
 	if err != nil {
@@ -217,6 +224,10 @@ func makeHome(common string, entries []configEntry) (home, error) {
 	}
 	return h, nil
 }
+
+// secretNames are the variables held back: the GitHub token ones and
+// more.
+func secretNames(more []string) []string { return append(append([]string(nil), secretEnv...), more...) }
 
 // homeRunner is the runner of a Repo whose home is h.
 func homeRunner(h home, extra, secrets []string, timeout time.Duration) runner {

@@ -246,29 +246,68 @@ func (r *Repo) SnapshotCheckout(ctx context.Context, dir, ref, message string) (
 }
 
 // lensTree writes the tree of the checkout's whole state into this
-// clone: its files added over a copy of its index. An index entry whose
-// object only the worker's store has (staged, never committed) fails
-// write-tree; the tree is then built over head's tree, every file hashed
-// here.
+// clone: its files added over a copy of its index. An entry whose object
+// only the worker's store has (staged, never committed) fails
+// write-tree: those files are hashed again here from the checkout, and
+// the tree written again.
 func (r *Repo) lensTree(ctx context.Context, l lens, head string) (string, error) {
-	var err error
-	for _, fromHead := range []bool{false, true} {
-		index, done, ierr := r.lensIndex(ctx, l, head, fromHead, false)
-		if ierr != nil {
-			return "", ierr
-		}
-		env := []string{"GIT_INDEX_FILE=" + index}
-		var tree string
-		if _, err = r.do(ctx, call{dir: r.Dir, args: r.treeArgs(l, "add", "-A"), env: env}); err == nil {
-			tree, err = r.do(ctx, call{dir: r.Dir, args: r.treeArgs(l, "write-tree"), env: env})
-		}
-		done()
-		if err == nil {
-			return firstLine(tree), nil
-		}
-		r.log.Debug("snapshot: the worker's index names objects only it has; building over HEAD", "dir", l.dir, "err", err)
+	index, done, err := r.lensIndex(ctx, l, head, false, false)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("snapshot %s: %w", l.dir, err)
+	defer done()
+	env := []string{"GIT_INDEX_FILE=" + index, "GIT_LITERAL_PATHSPECS=1"}
+	if _, err := r.do(ctx, call{dir: r.Dir, args: r.treeArgs(l, "add", "-A"), env: env}); err != nil {
+		return "", fmt.Errorf("snapshot %s: add: %w", l.dir, err)
+	}
+	tree, err := r.do(ctx, call{dir: r.Dir, args: r.treeArgs(l, "write-tree"), env: env})
+	if err == nil {
+		return firstLine(tree), nil
+	}
+	missing, merr := r.missingBlobs(ctx, env)
+	if merr != nil || len(missing) == 0 {
+		return "", fmt.Errorf("snapshot %s: write-tree: %w", l.dir, errors.Join(err, merr))
+	}
+	stdin := strings.Join(missing, "\x00") + "\x00"
+	if _, err := r.do(ctx, call{dir: r.Dir, args: r.treeArgs(l, "add", "--renormalize", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"),
+		env: env, stdin: stdin}); err != nil {
+		return "", fmt.Errorf("snapshot %s: add what only the worker's store has: %w", l.dir, err)
+	}
+	if tree, err = r.do(ctx, call{dir: r.Dir, args: r.treeArgs(l, "write-tree"), env: env}); err != nil {
+		return "", fmt.Errorf("snapshot %s: write-tree: %w", l.dir, err)
+	}
+	return firstLine(tree), nil
+}
+
+// missingBlobs are the paths of the index env names whose blobs this
+// clone lacks.
+func (r *Repo) missingBlobs(ctx context.Context, env []string) ([]string, error) {
+	out, err := r.do(ctx, call{dir: r.Dir, args: []string{"ls-files", "--stage", "-z"}, env: env})
+	if err != nil {
+		return nil, err
+	}
+	var ids, paths []string
+	for _, e := range splitNUL(out) {
+		meta, p, ok := strings.Cut(e, "\t")
+		f := strings.Fields(meta)
+		if ok && len(f) == 3 && f[0] != "160000" {
+			ids, paths = append(ids, f[1]), append(paths, p)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	check, err := r.do(ctx, call{dir: r.Dir, args: []string{"cat-file", "--batch-check"}, stdin: strings.Join(ids, "\n") + "\n"})
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for i, l := range strings.Split(strings.TrimSuffix(check, "\n"), "\n") {
+		if i < len(paths) && strings.HasSuffix(l, " missing") {
+			missing = append(missing, paths[i])
+		}
+	}
+	return missing, nil
 }
 
 // CheckoutRemoval is one checkout RemoveCheckouts may remove: only when

@@ -91,11 +91,11 @@ type Supervisor struct {
 	baseConflict bool
 	// halted: the run found a foreign commit on the wave branch and its
 	// unmerged work was parked (haltForeign).
-	halted bool
-	probeWait    time.Duration
-	claimsAt     time.Time // last look at every held claim on origin
-	plannedAt    time.Time // last unbounded plan
-	replan       bool      // something ended since that plan
+	halted    bool
+	probeWait time.Duration
+	claimsAt  time.Time // last look at every held claim on origin
+	plannedAt time.Time // last unbounded plan
+	replan    bool      // something ended since that plan
 	// waiting is the transient failure being waited out (nil: none);
 	// waitFor the pause before the next sweep. The windows lived through
 	// are in the run's log (Run.Waits), as are the environment relaunches.
