@@ -43,6 +43,9 @@ type StatusView struct {
 	// WaitingForAnswers is set while a running supervisor has nothing
 	// left but its workers' questions and waits for their answers.
 	WaitingForAnswers *AnswerWait `json:"waitingForAnswers"`
+	// ForeignCommit is the commit the run did not make found on origin's
+	// wave branch (merges stopped there), null when none.
+	ForeignCommit *Foreign `json:"foreignCommit"`
 }
 
 // Waiting is a transient failure a supervisor is waiting out: its sweeps
@@ -148,7 +151,7 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 	v := StatusView{SchemaVersion: StatusSchemaVersion, Run: r.Info, Tally: r.Tally(), Queue: append([]int{}, r.Queue...),
 		Dropped: append([]Skip{}, r.Dropped...), FinalPR: r.FinalPR, ExitCode: r.ExitCode, APICalls: r.APICalls,
 		BadEvents: append([]string{}, in.BadEvents...), Issues: []IssueView{}, NeedsInput: []Question{}, Probes: []ProbeWait{},
-		Usage: in.Usage}
+		Usage: in.Usage, ForeignCommit: r.Foreign}
 	if v.Run.Bounded == nil {
 		v.Run.Bounded = []int{}
 	}
@@ -262,4 +265,13 @@ func InputWaitLine(a AnswerWait) string {
 	}
 	return fmt.Sprintf("waiting for answers to %s since %s (%s): nothing else is left to do",
 		strings.Join(refs, " "), a.Since.UTC().Format(time.RFC3339), until)
+}
+
+// ForeignLine is the status line of a foreign commit on the wave branch.
+func ForeignLine(f Foreign) string {
+	if f.Found == "" {
+		return fmt.Sprintf("foreign change: the wave branch was deleted on origin (the run last pushed %s); merges stopped", shortSHA(f.Expected))
+	}
+	return fmt.Sprintf("foreign commit: origin's wave branch is at %s, not %s (the run's last push); merges stopped, nothing built on it",
+		shortSHA(f.Found), shortSHA(f.Expected))
 }

@@ -27,6 +27,9 @@ func RenderBacklogStatus(w io.Writer, v backlog.StatusView) {
 		fmt.Fprintf(w, " · %d API calls", v.APICalls)
 	}
 	fmt.Fprintln(w)
+	if f := v.ForeignCommit; f != nil {
+		fmt.Fprintf(w, "%s\n", backlog.ForeignLine(*f))
+	}
 	if v.Waiting != nil {
 		fmt.Fprintf(w, "%s\n", backlog.WaitingLine(v.Waiting))
 	}

@@ -312,10 +312,12 @@ func (r *Repo) missingBlobs(ctx context.Context, env []string) ([]string, error)
 
 // CheckoutRemoval is one checkout RemoveCheckouts may remove: only when
 // nothing is uncommitted in it and its HEAD is in one of Keep (refs or
-// commits of this clone).
+// commits of this clone). Branch, when set, is fetched from it first
+// (FetchFromCheckout), so its commits since the last fetch are kept.
 type CheckoutRemoval struct {
-	Dir  string
-	Keep []string
+	Dir    string
+	Keep   []string
+	Branch string
 }
 
 // RemoveCheckouts removes worker checkouts whose work is safe in this
@@ -326,7 +328,18 @@ func (r *Repo) RemoveCheckouts(ctx context.Context, list []CheckoutRemoval, widt
 	errs := map[string]error{}
 	var mu sync.Mutex
 	fanout.Each(len(list), width, func(i int) {
-		if err := r.RemoveCheckout(ctx, list[i].Dir, list[i].Keep...); err != nil {
+		c := list[i]
+		if c.Branch != "" {
+			if kind, _ := inspectCheckout(c.Dir); kind == kindClone {
+				if _, _, err := r.FetchFromCheckout(ctx, c.Dir, c.Branch); err != nil {
+					mu.Lock()
+					errs[c.Dir] = err
+					mu.Unlock()
+					return
+				}
+			}
+		}
+		if err := r.RemoveCheckout(ctx, c.Dir, c.Keep...); err != nil {
 			mu.Lock()
 			errs[list[i].Dir] = err
 			mu.Unlock()

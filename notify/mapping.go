@@ -121,6 +121,9 @@ func FromBacklog(lane, run string, ev backlog.Event) (Notice, bool) {
 		}
 		n.Event, n.URL = FinalPROpened, ev.URL
 		n.Summary = fmt.Sprintf("%s: final pull request #%d opened: %s", where, ev.Number, ev.URL)
+	case backlog.EvForeignCommit:
+		n.Event, n.Detail = ForeignCommit, ev.Detail
+		n.Summary = fmt.Sprintf("%s: a commit it did not make is on its wave branch (%s); merges stopped", where, clip(ev.Commit, 12))
 	case backlog.EvAnswered:
 		n.Event, n.Question, n.Answer, n.Operator = QuestionAnswered, ev.Question, ev.Answer, ev.By
 		n.Summary = fmt.Sprintf("%s: issue %s answered", where, issue)
@@ -131,7 +134,7 @@ func FromBacklog(lane, run string, ev backlog.Event) (Notice, bool) {
 		return Notice{}, false
 	}
 	n.ID = fmt.Sprintf("backlog-%s-%s-%d", run, n.Event, ev.Issue)
-	if n.Event != IssueMerged && n.Event != FinalPROpened {
+	if n.Event != IssueMerged && n.Event != FinalPROpened && n.Event != ForeignCommit {
 		n.ID += "-" + strconv.FormatInt(ev.At.UnixNano(), 36)
 	}
 	return n, true

@@ -18,6 +18,9 @@ const (
 	IssueNeedsInput  = "issue-needs-input"
 	IssueParked      = "issue-parked"
 	FinalPROpened    = "final-pr-opened"
+	// ForeignCommit: a backlog run found a commit it did not make on its
+	// wave branch and stopped merging.
+	ForeignCommit = "foreign-commit"
 )
 
 // Notice is one event people are told about: the JSON a command reads on

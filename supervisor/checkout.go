@@ -153,10 +153,23 @@ func (c *localCheckout) Payload(*worker, *runtime.Payload, workerStart) error { 
 
 // Progress implements checkout by looking at the clone (gitops'
 // CheckoutState and CheckoutAhead); a count git could not give is 0,
-// with the error.
+// with the error. A HEAD with commits the clone's copy of the worker
+// branch lacks is fetched: what a clone holds alone is lost with it.
 func (c *localCheckout) Progress(ctx context.Context, w *worker, _ runtime.Observation) (int, int, error) {
-	commits, dirty, err := checkoutFacts(ctx, c.git, w.is.Worktree, c.base())
-	return deref(commits), deref(dirty), err
+	head, dirty, err := c.git.CheckoutState(ctx, w.is.Worktree)
+	if err != nil {
+		return 0, 0, err
+	}
+	commits, err := c.git.CheckoutAhead(ctx, w.is.Worktree, head, c.base())
+	if err != nil {
+		return 0, dirty, err
+	}
+	if commits > 0 {
+		if mine, err := c.git.RevParse(ctx, "refs/heads/"+w.is.Branch); err != nil || mine != head {
+			_ = c.Fetch(ctx, w) // a try: the run's end fetches anyway
+		}
+	}
+	return commits, dirty, nil
 }
 
 // Lost implements checkout: the clone's directory is gone.
@@ -207,12 +220,14 @@ func (c *localCheckout) keep(w *worker) []string {
 }
 
 // RemoveAll implements checkout: the clones go side by side, up to width
-// at once, each as Remove.
+// at once, each as Remove, after its branch is fetched once more (a
+// commit made there after the merge then keeps the branch, and the clone
+// goes: it is on the branch).
 func (c *localCheckout) RemoveAll(ctx context.Context, ws []*worker, width int) map[int]error {
 	list := make([]gitops.CheckoutRemoval, 0, len(ws))
 	for _, w := range ws {
 		if w.is.Worktree != "" {
-			list = append(list, gitops.CheckoutRemoval{Dir: w.is.Worktree, Keep: c.keep(w)})
+			list = append(list, gitops.CheckoutRemoval{Dir: w.is.Worktree, Keep: c.keep(w), Branch: w.is.Branch})
 		}
 	}
 	errs := c.git.RemoveCheckouts(ctx, list, width)

@@ -66,6 +66,9 @@ func (s *Supervisor) haltForeign(ctx context.Context) error {
 	s.settle() // no start or merge under way behind the halt
 	grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
 	f := s.run().Foreign
+	if err := s.dropUntaken("foreign-commit", "a foreign commit on the wave branch stopped the run before it was taken"); err != nil {
+		return err
+	}
 	for _, is := range s.run().List() {
 		n := is.Number
 		switch {
@@ -140,6 +143,30 @@ func (s *Supervisor) proveMerged(ctx context.Context) error {
 		if err := s.park(ctx, is.Number, detail, fmt.Sprintf("Nothing of #%d is on the wave branch %s although the run's log said it merged. Run it again?",
 			is.Number, r.Info.WaveBranch), nil); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// dropUntaken drops the bounded plan's issues that never entered the
+// run, each with why: a run that takes no more work says what it left.
+func (s *Supervisor) dropUntaken(reason, detail string) error {
+	r := s.run()
+	if len(r.Info.Bounded) == 0 || r.LastPlan == nil {
+		return nil
+	}
+	dropped := map[int]bool{}
+	for _, d := range r.Dropped {
+		dropped[d.Issue] = true
+	}
+	for _, g := range r.LastPlan.Groups {
+		for _, n := range g.Issues {
+			if _, in := r.Issues[n]; in || dropped[n] {
+				continue
+			}
+			if err := s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: reason, Detail: detail}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

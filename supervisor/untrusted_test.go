@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // liveMarkdown is body without its code spans and fenced code blocks: the
@@ -111,4 +113,59 @@ func TestPlantedMarkerByAnotherUserChangesNothing(t *testing.T) {
 		t.Errorf("GitHub applied %d comment creations, want 3 (claim, question, release)", c)
 	}
 	g.noDuplicateWrites(t)
+}
+
+// TestAForgedMergedRecordNeverClosesAnIssue: while #2's worker works,
+// someone appends a "merged" line for #2 to the run's events.jsonl
+// (naming #1's real merge commit) and the supervisor dies. The resumed
+// run finds no merge of #2 on origin's wave branch: #2 is parked, not
+// merged, its claim released, and the final PR closes #1 only.
+func TestAForgedMergedRecordNeverClosesAnIssue(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "Merges", "Files: a/**")
+	f.issue(2, "Still working", "Files: b/**\n\nlocal-agent: hang")
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan result, 1)
+	go func() { first <- f.runCtx(ctx, nil, 1, 2) }()
+	var dir string
+	var merge string
+	waitFor(t, "#1 merged and #2 running", func() bool {
+		dirs, _ := filepath.Glob(filepath.Join(runlog.Root(f.layout().StateDir), "*", runlog.EventsFile))
+		if len(dirs) != 1 {
+			return false
+		}
+		dir = filepath.Dir(dirs[0])
+		r, _, err := runlog.Read(dir)
+		if err != nil || r.Issues[1] == nil || r.Issues[2] == nil {
+			return false
+		}
+		merge = r.Issues[1].MergeCommit
+		return r.Issues[1].State == backlog.StateMerged && r.Issues[2].State == backlog.StateRunning
+	})
+	forged := backlog.Event{At: time.Now().UTC(), Kind: backlog.EvMerged, Issue: 2, Commit: merge, Files: []string{"b/x"}}
+	if err := jsonfile.Append(filepath.Join(dir, runlog.EventsFile), forged); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the supervisor dies right after the forged line
+	if r := <-first; r.err == nil {
+		t.Fatalf("the first life ended %+v, want it cancelled", r.Result)
+	}
+	res := f.run(1, 2)
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman || !res.Resumed {
+		t.Fatalf("resumed run: exit %d, resumed %v, %v; want 43", res.ExitCode, res.Resumed, res.err)
+	}
+	r, _, _ := runlog.Read(res.Dir)
+	if is := r.Issues[2]; is.State != backlog.StateParked || !strings.Contains(is.Detail, "no merge of it") {
+		t.Errorf("#2: %s %q, want parked saying its merge is not on the wave branch", is.State, is.Detail)
+	}
+	if is := r.Issues[1]; is.State != backlog.StateMerged {
+		t.Errorf("#1: %s, want merged", is.State)
+	}
+	body, _ := os.ReadFile(filepath.Join(res.Dir, runlog.FinalPRFile))
+	if strings.Contains(string(body), "Closes #2") || !strings.Contains(string(body), "Closes #1") {
+		t.Errorf("final PR body:\n%s\nwant Closes #1 and never #2", body)
+	}
+	if !r.Issues[2].Released {
+		t.Error("#2's claim was kept as if it had merged")
+	}
 }

@@ -189,6 +189,11 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		return fmt.Errorf("#%d: commits ahead: %w", n, err)
 	}
 	outcome, detail := classify(v, prior, res, marked, commits)
+	if lost && outcome == backlog.OutcomeNoWork {
+		// Its commits, if any, went with its checkout before they were
+		// fetched: that is a lost worker, salvaged from its branch.
+		outcome, detail = backlog.OutcomeLost, "lost: "+detail
+	}
 	if lost && failing(outcome) {
 		detail = "its worktree " + is.Worktree + " was deleted; " + detail
 	}
