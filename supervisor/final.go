@@ -334,7 +334,7 @@ func (s *Supervisor) report() {
 			case is.Worktree != "":
 				where = " (work kept in " + is.Worktree + ")"
 			case s.pods() && is.Branch != "":
-				where = " (work kept on origin: " + is.Branch + ", snapshots under refs/wave/salvage/" + strconv.Itoa(is.Number) + "/)"
+				where = " (work kept on origin: " + gitops.CandidateRef(is.Branch) + ", snapshots under refs/wave/salvage/" + strconv.Itoa(is.Number) + "/)"
 			}
 			qs = append(qs, "  #"+strconv.Itoa(is.Number)+" ["+is.State+"] "+oneLine(q)+where)
 		}
