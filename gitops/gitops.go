@@ -1,12 +1,16 @@
 // Package gitops is the only code in wave-orchestrator that runs git. It owns
 // the backlog's git protocol: claims as compare-and-swap refs on the remote,
-// the wave branch and worker worktrees, snapshots that leave a worktree
-// untouched, and the serialized merge engine that moves the wave branch on
-// the remote only under a lease and proves ancestry before reporting success.
+// the wave branch and the workers' own clones (read without running git in
+// them), snapshots that leave a checkout untouched, and the serialized merge
+// engine that moves the wave branch on the remote only under a lease, only
+// from the tip its caller last recorded, and proves ancestry before
+// reporting success.
 //
 // Every call is an argv (never a shell) with -C <dir>, a C locale, terminal
-// prompts off and a timeout; untrusted text (commit messages built from issue
-// text) travels on stdin, never in argv.
+// prompts off, a timeout and the hardening of harden.go (no hook, no
+// fsmonitor, only an allowlist of the user's global configuration, the
+// GitHub token only where origin is reached); untrusted text (commit
+// messages built from issue text) travels on stdin, never in argv.
 package gitops
 
 import (
@@ -121,7 +125,12 @@ func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	r.Dir, r.common = strings.TrimSpace(lines[0]), strings.TrimSpace(lines[1])
 	h, err := makeHome(r.common, entries)
 	if err != nil {
-		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+		// A clone we may not write (a read-only checkout looked at by
+		// status): no hook and no configuration of the user's at all.
+		r.log.Debug("git home not made; running git with none", "dir", r.common, "err", err)
+		r.rn = bootstrapRunner(o.Env, secrets, entries, timeout)
+		r.rn.env, r.rn.secrets = cleanEnv(append([]string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull}, o.Env...), secrets)
+		return r, nil
 	}
 	r.rn = homeRunner(h, o.Env, secrets, timeout)
 	return r, nil

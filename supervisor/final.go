@@ -55,6 +55,11 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 			return exitcode.Failed, err
 		}
 	}
+	// A foreign commit pushed after the last merge is found here: the
+	// final PR must say so.
+	if err := s.checkWaveTip(ctx); err != nil {
+		return exitcode.Failed, err
+	}
 	baseConflict, err := s.mergeBase(ctx)
 	if err != nil {
 		return exitcode.Failed, err
@@ -119,8 +124,8 @@ func exitOf(r *backlog.Run) int {
 	return exitcode.Failed
 }
 
-// exitCode: 43 when a person is needed (parked, needs-input), 1 when
-// something failed, else 0.
+// exitCode: 43 when a person is needed (parked, needs-input, a foreign
+// commit on the wave branch), 1 when something failed, else 0.
 func (s *Supervisor) exitCode() int {
 	t := s.run().Tally()
 	failed := false
@@ -134,7 +139,7 @@ func (s *Supervisor) exitCode() int {
 		}
 	}
 	switch {
-	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "":
+	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "" || s.run().Foreign != nil:
 		// A spent backlog.budget.run needs a person too: nothing more
 		// starts until the cap is raised.
 		return exitcode.NeedsHuman

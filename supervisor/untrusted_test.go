@@ -13,6 +13,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
@@ -272,5 +273,53 @@ func TestAWorkerThatSetsFsmonitorNeverHasItRun(t *testing.T) {
 	<-done
 	if b, err := os.ReadFile(log); err == nil {
 		t.Fatalf("what the worker planted ran:\n%s", b)
+	}
+}
+
+// TestAResumedRunStopsAtAForeignCommitPushedWhileItWasDown: the
+// supervisor dies after #1 merged; meanwhile someone pushes a commit to
+// origin's wave branch. The resumed run finds it before it does anything
+// more: #2 (still at work) is parked, not merged on top, and the final PR
+// says so; the run asks a person.
+func TestAResumedRunStopsAtAForeignCommitPushedWhileItWasDown(t *testing.T) {
+	f := newFixture(t)
+	f.issue(1, "Merges", "Files: a/**")
+	f.issue(2, "Still working", "Files: b/**\n\nlocal-agent: hang")
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan result, 1)
+	go func() { first <- f.runCtx(ctx, nil, 1, 2) }()
+	var wave string
+	waitFor(t, "#1 merged and #2 running", func() bool {
+		dirs, _ := filepath.Glob(filepath.Join(runlog.Root(f.layout().StateDir), "*", runlog.EventsFile))
+		if len(dirs) != 1 {
+			return false
+		}
+		r, _, err := runlog.Read(filepath.Dir(dirs[0]))
+		if err != nil || r.Issues[1] == nil || r.Issues[2] == nil {
+			return false
+		}
+		wave = r.Info.WaveBranch
+		return r.Issues[1].State == backlog.StateMerged && r.Issues[2].State == backlog.StateRunning
+	})
+	cancel()
+	<-first
+	foreign := gittest.CommitOn(t, f.origin, wave, "", map[string]string{"foreign.txt": "pushed by someone\n"})
+	res := f.run(1, 2)
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
+		t.Fatalf("resumed run: exit %d, %v; want 43", res.ExitCode, res.err)
+	}
+	r, _, _ := runlog.Read(res.Dir)
+	if r.Foreign == nil || r.Foreign.Found != foreign {
+		t.Fatalf("foreign record %+v, want %s", r.Foreign, foreign)
+	}
+	if r.Issues[2].State != backlog.StateParked {
+		t.Errorf("#2: %s, want parked", r.Issues[2].State)
+	}
+	if got := gittest.Ref(f.origin, "refs/heads/"+wave); got != foreign {
+		t.Errorf("origin's wave branch moved past the foreign commit to %s", got)
+	}
+	body, _ := os.ReadFile(filepath.Join(res.Dir, runlog.FinalPRFile))
+	if !strings.Contains(string(body), "A commit this run did not make is on the wave branch") {
+		t.Errorf("final PR body:\n%s", body)
 	}
 }
