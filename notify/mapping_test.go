@@ -58,6 +58,7 @@ func TestBacklogEventsMapToNoticesWithStableIDs(t *testing.T) {
 		{backlog.Event{Kind: backlog.EvNeedsInput, Issue: 5, Question: "which db?", At: at}, IssueNeedsInput, ""},
 		{backlog.Event{Kind: backlog.EvParked, Issue: 6, Detail: "verify failed", At: at}, IssueParked, ""},
 		{backlog.Event{Kind: backlog.EvClaimed, Issue: 6, At: at}, "", ""},
+		{backlog.Event{Kind: backlog.EvForeignCommit, Commit: "abc123", Ref: "def456", At: at}, ForeignCommit, "backlog-r1-foreign-commit-0"},
 	} {
 		n, ok := FromBacklog("main", "r1", tc.ev)
 		if got := map[bool]string{true: n.Event}[ok]; got != tc.want {
