@@ -38,7 +38,7 @@ const (
 	// round). Issue, Attempt (the attempt sent back), Outcome (a Rework*
 	// source), Detail (one line), Feedback, Reviews (PR reviews answered).
 	EvRework = "rework"
-	// A transient failure waited out (BACKLOG.md: transient failures):
+	// A transient failure waited out (an outage of origin or GitHub):
 	// recorded so a supervisor restarted mid-outage keeps its window
 	// (the give-up time, which worker failures were the environment's).
 	EvWaitStarted = "wait_started" // At = since, Cause, Detail; again while one is open: the cause changed
@@ -61,6 +61,16 @@ const (
 	// EvIssuesClosed: the merged issues' files were marked closed on the
 	// wave branch (local source) in Commit; Tip is the branch's tip after.
 	EvIssuesClosed = "issues_closed"
+	// EvUsageLimit: an executor's account is out (Outcome paused: no
+	// worker of Executor starts until Until, the CLI's reset or a capped
+	// backoff; Issue is the worker that hit it, Detail the CLI's words),
+	// or the pause ended (Outcome resumed). backlog/pause.go.
+	EvUsageLimit = "usage_limit"
+	// EvProgress: a worker's checkout changed (a commit or a changed
+	// tree) as the supervisor last looked: Issue, Attempt, Ref (what it
+	// saw), At. The no-progress and silence timers run from it, across
+	// restarts.
+	EvProgress = "progress"
 )
 
 // Outcomes of EvInputWait.
@@ -103,6 +113,14 @@ const (
 	OutcomeConflict   = "conflict" // its merge conflicted: the worker is sent back
 	OutcomeRework     = "rework"   // verify or a review asked for changes: the worker is sent back
 	OutcomeAnswered   = "answered" // its question was answered: the worker is sent back
+	// OutcomeUsageLimited: its executor's account was out (a usage
+	// limit, credits): not a failure; the worker goes on in its worktree
+	// once the limit resets, without spending the salvage.
+	OutcomeUsageLimited = "usage-limited"
+	// OutcomeNoProgress: it kept printing but its checkout had neither a
+	// new commit nor a changed tree for backlog.noProgressMinutes; it was
+	// stopped (salvaged once, then parked).
+	OutcomeNoProgress = "no-progress"
 	// OutcomeEnvironment: it failed because of the supervisor's
 	// environment (origin unreachable, the disk full): relaunched without
 	// spending the salvage.
@@ -144,7 +162,8 @@ type Event struct {
 	// Tip is the wave branch's tip on origin after this event's push
 	// (the cut, a merge, a base merge, the issue files closed): what
 	// origin must hold until the run's next push (Run.WaveTip).
-	Tip string `json:"tip,omitempty"`
+	Tip      string `json:"tip,omitempty"`
+	Executor string `json:"executor,omitempty"` // usage_limit: the executor whose account is out
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`

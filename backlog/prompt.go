@@ -19,6 +19,9 @@ type PromptInput struct {
 	// previous attempt's work, snapshotted at SalvageRef.
 	Salvage    bool
 	SalvageRef string
+	// Stopped says why the previous attempt was stopped (a usage limit,
+	// no progress), for the salvage section; "" when it failed by itself.
+	Stopped string
 	// Conflict lists files that conflicted with the wave branch: the
 	// worker is asked to merge the wave branch and resolve them.
 	Conflict []string
@@ -79,6 +82,9 @@ func WorkerPrompt(in PromptInput) string {
 			line("as it was. Review `git status`, `git diff` and `git log` first; continue")
 		}
 		line("from there, do not start over; check for comments or pull requests you already made before making new ones.\n")
+		if in.Stopped != "" {
+			line("The previous attempt was stopped by the supervisor: %s.\n", OneLine(in.Stopped))
+		}
 	}
 	if len(in.Conflict) > 0 {
 		line("## Merge the wave branch first\n")

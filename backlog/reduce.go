@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Issue states in a run (BACKLOG.md §8).
+// Issue states in a run (docs/backlog-status-schema.md).
 const (
 	StatePlanned    = "planned"
 	StateClaimed    = "claimed"
@@ -57,7 +57,11 @@ type Run struct {
 	// InputWait is the last wait for answers (backlog.inputWaitMinutes);
 	// open (Ended nil) while the run has nothing left but questions.
 	InputWait *InputWait `json:"inputWait,omitempty"`
-	applied   int
+	// Pauses are the executors whose account is out, by executor id
+	// (pause.go).
+	Pauses   map[string]*Pause `json:"pauses,omitempty"`
+	backoffs map[string]int
+	applied  int
 }
 
 // WaveState is where cutting the wave branch is: the candidate name
@@ -171,6 +175,12 @@ type IssueRun struct {
 	// (merged under backlog.surfacePolicy warn, or why it parked).
 	Outside []string `json:"outside,omitempty"`
 
+	// ProgressMark is what the supervisor last saw of the current
+	// worker's checkout (its head and tree), ProgressAt when it saw it
+	// change; empty and nil until its first look (EvProgress).
+	ProgressMark string     `json:"progressMark,omitempty"`
+	ProgressAt   *time.Time `json:"progressAt,omitempty"`
+
 	// Answers counts the questions of this run answered so far (each
 	// question's comment and label are written once per round); Answer
 	// is the last one, given to every later start of its worker.
@@ -186,7 +196,7 @@ func (r *Run) WaitingForAnswers() *InputWait {
 	return nil
 }
 
-// Tally is the count the seed's supervisor reports at every checkpoint.
+// Tally is the count the supervisor reports at every checkpoint.
 type Tally struct {
 	Merged     int `json:"merged"`
 	InFlight   int `json:"inFlight"`
@@ -343,6 +353,9 @@ func (r *Run) apply(i int, ev Event) {
 	case EvInputWait:
 		r.inputWait(ev)
 		return
+	case EvUsageLimit:
+		r.usageLimit(ev)
+		return
 	case EvRunFinished:
 		r.Finished, r.Outcome, r.ExitCode, r.Detail = true, ev.Outcome, ev.ExitCode, ev.Detail
 		at := ev.At
@@ -382,10 +395,11 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		}
 		is.Branch, is.Worktree, is.RunDir, is.Session = ev.Branch, ev.Worktree, ev.RunDir, ev.Session
 		is.ExitCode, is.Outcome = nil, ""
+		is.ProgressMark, is.ProgressAt = "", nil
 	case EvWorkerFinished:
 		is.Outcome, is.ExitCode, is.Commits = ev.Outcome, ev.ExitCode, ev.Commits
 		switch ev.Outcome {
-		case OutcomeStopped:
+		case OutcomeStopped, OutcomeUsageLimited:
 			is.State = StateClaimed // no worker now; the claim and worktree stay
 		case OutcomeEnvironment:
 			is.EnvRelaunches++
@@ -397,6 +411,11 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.SalvageRefs = append(is.SalvageRefs, ev.Ref)
 	case EvClaimRenewed:
 		is.ClaimRef = ev.Ref
+	case EvProgress:
+		if ev.Attempt == is.Attempts {
+			at := ev.At
+			is.ProgressMark, is.ProgressAt = ev.Ref, &at
+		}
 	case EvReady:
 		is.State, is.Commits, is.ReadyAt = StateReady, ev.Commits, i
 		is.InRework = false

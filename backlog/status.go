@@ -46,6 +46,15 @@ type StatusView struct {
 	// ForeignCommit is the commit the run did not make found on origin's
 	// wave branch (merges stopped there), null when none.
 	ForeignCommit *Foreign `json:"foreignCommit"`
+	// Paused are the executors whose account is out, each with the line
+	// status shows ("paused: claude usage limit until 15:00 …").
+	Paused []PauseView `json:"paused"`
+}
+
+// PauseView is an open usage-limit pause and how status says it.
+type PauseView struct {
+	Pause
+	Line string `json:"line"`
 }
 
 // Waiting is a transient failure a supervisor is waiting out: its sweeps
@@ -123,6 +132,10 @@ type IssueView struct {
 // (not "claimed" with an output age, as if one were about to start).
 const ViewStopped = "stopped"
 
+// ViewPaused is the state status shows for an issue whose worker stopped
+// at its executor's usage limit and waits for the reset in its worktree.
+const ViewPaused = "paused"
+
 // LiveFacts are what the caller saw of an unfinished issue's worktree
 // and output; nil fields were not observed.
 type LiveFacts struct {
@@ -151,7 +164,12 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 	v := StatusView{SchemaVersion: StatusSchemaVersion, Run: r.Info, Tally: r.Tally(), Queue: append([]int{}, r.Queue...),
 		Dropped: append([]Skip{}, r.Dropped...), FinalPR: r.FinalPR, ExitCode: r.ExitCode, APICalls: r.APICalls,
 		BadEvents: append([]string{}, in.BadEvents...), Issues: []IssueView{}, NeedsInput: []Question{}, Probes: []ProbeWait{},
-		Usage: in.Usage, ForeignCommit: r.Foreign}
+		Usage: in.Usage, ForeignCommit: r.Foreign, Paused: []PauseView{}}
+	if !r.Finished {
+		for _, p := range r.OpenPauses() {
+			v.Paused = append(v.Paused, PauseView{Pause: p, Line: PauseLine(p, in.Now)})
+		}
+	}
 	if v.Run.Bounded == nil {
 		v.Run.Bounded = []int{}
 	}
@@ -188,6 +206,9 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 		}
 		if is.State == StateClaimed && is.Outcome == OutcomeStopped {
 			iv.State, iv.LastOutputSec = ViewStopped, nil
+		}
+		if is.State == StateClaimed && is.Outcome == OutcomeUsageLimited {
+			iv.State, iv.LastOutputSec = ViewPaused, nil
 		}
 		v.Issues = append(v.Issues, iv)
 		if is.State == StateNeedsInput {

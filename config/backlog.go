@@ -26,6 +26,9 @@ func (c *Config) validateBacklog(p *problems) {
 	p.atLeast("backlog.maxMinutes", b.MaxMinutes, 0)
 	p.atLeast("backlog.silenceMinutes", b.SilenceMinutes, 0)
 	p.atLeast("backlog.silenceSeconds", b.SilenceSeconds, 0)
+	p.atLeast("backlog.noProgressMinutes", b.NoProgressMinutes, 0)
+	p.atLeast("backlog.noProgressSeconds", b.NoProgressSeconds, 0)
+	p.atLeast("backlog.maxRunsPerIssue", b.MaxRunsPerIssue, 0)
 	p.atLeast("backlog.transientRetryMinutes", b.TransientRetryMinutes, 0)
 	p.atLeast("backlog.transientRetrySeconds", b.TransientRetrySeconds, 0)
 	p.atLeast("backlog.verifyTimeoutMinutes", b.VerifyTimeoutMin, 1)
@@ -36,7 +39,9 @@ func (c *Config) validateBacklog(p *problems) {
 	p.atLeast("backlog.claim.leaseMinutes", b.Claim.LeaseMinutes, 1)
 	p.oneOf("backlog.undeclaredSurface", b.UndeclaredSurface, "serial", "parallel")
 	p.oneOf("backlog.surfacePolicy", b.SurfacePolicy, "warn", "park")
-	p.spendBudget("backlog.budget", b.Budget)
+	p.capOf("backlog.budget.perIssue", b.Budget.PerIssue)
+	p.capOf("backlog.budget.run", b.Budget.Run)
+	p.budgetPolicy("backlog.budget", b.Budget.BudgetPolicy)
 	for _, k := range []struct {
 		key string
 		v   string
@@ -78,6 +83,15 @@ func (b Backlog) Silence() time.Duration {
 		return time.Duration(b.SilenceSeconds) * time.Second
 	}
 	return time.Duration(b.SilenceMinutes) * time.Minute
+}
+
+// NoProgress is how long a worker may go on with neither a new commit
+// nor a changed file before it is stopped as no-progress; 0 disables.
+func (b Backlog) NoProgress() time.Duration {
+	if b.NoProgressSeconds > 0 {
+		return time.Duration(b.NoProgressSeconds) * time.Second
+	}
+	return time.Duration(b.NoProgressMinutes) * time.Minute
 }
 
 // TransientRetry is how long a transient failure is waited out before

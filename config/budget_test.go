@@ -54,3 +54,25 @@ func TestBadBudgetsAreNamed(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// Each budget section takes only its own caps: a lane cap under
+// backlog.budget or a per-issue cap under runtime.budget is an unknown
+// key at its line, naming where it belongs, never a cap silently ignored.
+func TestABudgetCapInTheWrongSectionIsAnErrorAtItsLine(t *testing.T) {
+	dir := yamlRepo(t, "runtime:\n  budget:\n    perIssue: {costUsd: 1}\n    wave: {tokens: 10}\nbacklog:\n  budget:\n    lane: {costUsd: 2.5}\n    run: {tokens: 10}\n")
+	_, err := Load(dir, mapEnv(nil))
+	if err == nil {
+		t.Fatal("misplaced budget caps loaded")
+	}
+	for _, want := range []string{
+		"wave.config.yaml:3: runtime.budget.perIssue: unknown key here: this section takes lane, onExceeded, warnAtPercent, wave; did you mean backlog.budget.perIssue?",
+		"wave.config.yaml:7: backlog.budget.lane: unknown key here: this section takes onExceeded, perIssue, run, warnAtPercent; did you mean runtime.budget.lane?",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if n := strings.Count(err.Error(), "\n") + 1; n != 2 {
+		t.Errorf("%d problems, want 2 (the sections' own keys are fine):\n%v", n, err)
+	}
+}

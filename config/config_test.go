@@ -98,7 +98,7 @@ func TestDefaultsWithoutConfigFile(t *testing.T) {
 		{"gate modes", l.Validation.GateModeThresholds, Modes{0, 4, 10}},
 		{"closure modes", l.Validation.ClosureModeThresholds, Modes{0, 4, 10}},
 		{"auto closure", l.Validation.AutoClosure, AutoClosure{}},
-		{"runtime", l.Runtime, Runtime{2000, 5000, 240, 50000, 2, 20, 180, 0, 0, 64 << 20, "", Kubernetes{}, SpendBudget{}, 0, 0}},
+		{"runtime", l.Runtime, Runtime{2000, 5000, 240, 50000, 2, 20, 180, 0, 0, 0, 0, 64 << 20, "", Kubernetes{}, RuntimeBudget{}, 0, 0}},
 	} {
 		if !reflect.DeepEqual(tc.got, tc.want) {
 			t.Errorf("%s = %#v, want %#v", tc.name, tc.got, tc.want)

@@ -102,7 +102,7 @@ func Default() *Config {
 		Backlog: Backlog{ClaimLabel: "wave:claimed", NeedsInputLabel: "needs-input", LocalDir: "docs/backlog",
 			UndeclaredSurface: "serial", SurfacePolicy: "warn", SilenceMinutes: 60, VerifyTimeoutMin: 30, SnapshotMinutes: 10, Claim: Claim{LeaseMinutes: 120},
 			Probe: Probe{TimeoutSeconds: 60}, TransientRetryMinutes: 30, ReworkRounds: 2,
-			InputWaitMinutes: 60},
+			InputWaitMinutes: 60, NoProgressMinutes: 90, MaxRunsPerIssue: 8},
 	}
 }
 

@@ -14,6 +14,7 @@ var runEnv = []string{
 	"WAVE_REPO_ROOT",
 	"WAVE_LANE", "WAVE_NUMBER", "WAVE_AGENT_ID", "WAVE_ATTEMPT", "WAVE_RUN_DIR",
 	"WAVE_ORCHESTRATOR_ID", "WAVE_EXECUTOR", "WAVE_EXECUTOR_MODE", "WAVE_PROMPT_FILE",
+	"WAVE_ANSWERED", "WAVE_ANSWERS_FILE",
 }
 
 // KnownEnv lists every WAVE_* variable wave-orchestrator reads.

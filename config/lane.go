@@ -57,6 +57,7 @@ func (c *Config) Lane(repoRoot, name string) (*Lane, error) {
 		Runtime:       c.Runtime,
 		Notify:        c.Notify,
 		Pricing:       c.Pricing.Merged(),
+		SecretEnv:     c.ConfiguredSecretEnv(),
 	}
 	if l.Project == "" {
 		l.Project = filepath.Base(abs)

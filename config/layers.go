@@ -5,27 +5,43 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/sagikazarmark/locafero"
 	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
 )
 
-// Layering: key by key, a flag the user set wins, else a WAVE_* variable,
-// else the file, else the built-in default. The file is decoded over the
-// defaults by our own decoder (schema.go checks it against the Go types,
-// reporting unknown keys at any depth with file:line, keeping the case of
-// map keys and a YAML null that disables a threshold); then, for every
-// settable key (envVars), a set flag or a variable the environment we are
-// handed reports overrides it, parsed with errors that name the variable
-// or flag. (This once went through viper, holding markers for the sources;
-// it decided nothing a four-way precedence needs and cost every command
-// 2–3 ms of start-up. Viper also could not be the decoder of record: it
-// lower-cases keys and drops nulls.)
+// Layering. viper finds the config file and decides, key by key, which
+// source wins: a flag the user set, else a WAVE_* variable, else the file,
+// else the built-in default. What viper holds are markers naming the
+// source, not values; the values live in the Config struct, because viper
+// cannot be the decoder of record for what we promise (each point is
+// pinned by a test in viper_limits_test.go):
+//
+//   - it lower-cases every key: a typo is kept as a new key, not reported,
+//     and case-sensitive map keys (executors.claude.env.IS_SANDBOX, lane
+//     names) change; our checker (schema.go) walks the YAML nodes against
+//     the Go types and reports unknown keys and duplicate keys at any
+//     depth with file:line;
+//   - a YAML null falls through to the default, so a threshold could not
+//     be disabled; an empty section (`ops: {}`) vanishes;
+//   - its environment layer calls os.LookupEnv itself, so tests could not
+//     hand Load an environment; and its key replacer sees the key already
+//     lower-cased, so runtime.heartbeatIntervalMs would be
+//     WAVE_RUNTIME_HEARTBEATINTERVALMS rather than the documented
+//     WAVE_RUNTIME_HEARTBEAT_INTERVAL_MS (env.go keeps the names);
+//   - GetInt("abc") is 0 and its decoder's errors name neither the
+//     variable nor the file line; setValue's are typed and named.
+//
+// So the file is decoded by our decoder, registered as viper's decoder for
+// the three formats, which hands viper's config layer a marker for each
+// settable key the file sets; the WAVE_* values Load is handed are merged
+// over those markers (MergeConfigMap: env beats file); bound flags are
+// viper's pflag layer, above both; defaults are its default layer. A new
+// settable key needs nothing here: every key of envVars takes part.
 
 // Flag binds a command-line flag to the config key it sets, so that a flag
 // the user gives beats WAVE_* and the file through the same precedence.
@@ -35,87 +51,171 @@ type Flag struct {
 	Flag *pflag.Flag
 }
 
-// fileNames are the names looked for, in order: the first that exists
-// wins, so a repo migrating from the reference can keep its
-// wave.config.json next to a new wave.config.yaml.
+// The markers viper holds; Get returns the winner's. A bound flag's value
+// is the one thing that is not a marker: viper returns it typed.
+type (
+	fromDefault struct{}
+	fromFile    struct{}
+	fromEnv     struct{ name, raw string }
+)
+
+// fileNames are the names the finder looks for, in order: the first that
+// exists wins, so a repo migrating from the reference can keep its
+// wave.config.json next to a new wave.config.yaml. (viper's own search
+// tries .json before .yaml, hence our finder.)
 var fileNames = []string{"wave.config.yaml", "wave.config.yml", "wave.config.json"}
 
-// readFile decodes the first <repoRoot>/wave.config.* that exists over c.
-// No file is not an error: c keeps its defaults. Anything by that name
-// that is not a readable file (a directory, say) is an error, not skipped.
-func (c *Config) readFile(repoRoot string) error {
-	for _, name := range fileNames {
-		path := filepath.Join(repoRoot, name)
-		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-			continue
-		} else if err != nil {
-			return fmt.Errorf("find config in %s: %w", repoRoot, err)
+// readFile finds <repoRoot>/wave.config.* with viper and decodes it over c
+// with our decoder (registered as viper's decoder for the three formats).
+// No file is not an error: c keeps its defaults.
+func (c *Config) readFile(repoRoot string) (*viper.Viper, error) {
+	var v *viper.Viper
+	v = viper.NewWithOptions(
+		viper.WithFinder(locafero.Finder{Paths: []string{repoRoot}, Names: fileNames,
+			// Any type: a directory named wave.config.yaml is an error
+			// when read, not silently skipped.
+			Type: locafero.FileTypeAny}),
+		viper.WithDecoderRegistry(fileDecoders{c: c, path: func() string { return v.ConfigFileUsed() }}),
+	)
+	err := v.ReadInConfig()
+	var notFound viper.ConfigFileNotFoundError
+	var parse viper.ConfigParseError
+	switch {
+	case err == nil, errors.As(err, &notFound):
+		return v, nil
+	case errors.As(err, &parse):
+		return nil, parse.Unwrap() // our *Error list, with lines
+	case v.ConfigFileUsed() == "":
+		return nil, fmt.Errorf("find config in %s: %w", repoRoot, err)
+	}
+	return nil, fmt.Errorf("read config %s: %w", v.ConfigFileUsed(), err)
+}
+
+// fileDecoders is viper's decoder registry for our formats.
+type fileDecoders struct {
+	c    *Config
+	path func() string
+}
+
+func (d fileDecoders) Decoder(format string) (viper.Decoder, error) {
+	switch format {
+	case "yaml", "yml", "json":
+		return fileDecoder(d), nil
+	}
+	return nil, fmt.Errorf("config format %q is not supported (want yaml or json)", format)
+}
+
+// fileDecoder decodes the file over the Config and gives viper, for its
+// config layer, a marker for each settable key the file sets.
+type fileDecoder fileDecoders
+
+func (d fileDecoder) Decode(data []byte, layer map[string]any) error {
+	if err := decode(data, d.path(), d.c); err != nil {
+		return err
+	}
+	for _, ev := range envVars() {
+		if _, ok := d.c.src.lines[ev.Key]; ok {
+			nest(layer, ev.Key, fromFile{})
 		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("read config %s: %w", path, err)
-		}
-		return decode(data, path, c) // our *Error list, with lines
 	}
 	return nil
 }
 
-// override applies, for every settable key, the flag the user set or else
-// the WAVE_* variable env reports; the file's value or the default stays
-// otherwise (already in c).
-func (c *Config) override(env func(string) (string, bool), flags []Flag) error {
+// override asks v for the winner of every settable key and applies the
+// winners that are not already in c (a bound flag, a WAVE_* variable).
+func (c *Config) override(v *viper.Viper, env func(string) (string, bool), flags []Flag) error {
 	vars := envVars()
-	bound, err := boundFlags(vars, flags)
+	for _, ev := range vars {
+		v.SetDefault(ev.Key, fromDefault{})
+	}
+	flagName, err := bindFlags(v, vars, flags)
 	if err != nil {
 		return err
+	}
+	if err := v.MergeConfigMap(envLayer(vars, env)); err != nil {
+		return fmt.Errorf("environment: %w", err)
 	}
 	var errs []error
 	root := reflect.ValueOf(c).Elem()
 	for _, ev := range vars {
 		field := root.FieldByIndex(ev.index)
-		if f := bound[ev.Key]; f != nil && f.Changed {
-			if err := setFlag(field, f); err != nil {
-				errs = append(errs, &Error{Flag: "--" + f.Name, Key: ev.Key, Msg: err.Error()})
+		switch x := v.Get(ev.Key).(type) {
+		case fromDefault, fromFile, nil:
+			// Already in c: decoded from the file over the defaults.
+		case fromEnv:
+			if err := setValue(field, x.raw); err != nil {
+				errs = append(errs, &Error{Env: x.name, Key: ev.Key, Msg: err.Error()})
 				continue
 			}
-			c.src.set(&c.src.flag, ev.Key, "--"+f.Name)
-			continue
-		}
-		if env == nil {
-			continue
-		}
-		if raw, ok := env(ev.Name); ok {
-			if err := setValue(field, raw); err != nil {
-				errs = append(errs, &Error{Env: ev.Name, Key: ev.Key, Msg: err.Error()})
+			c.src.set(&c.src.env, ev.Key, x.name)
+		default:
+			if err := setAny(field, x); err != nil {
+				errs = append(errs, &Error{Flag: flagName[ev.Key], Key: ev.Key, Msg: err.Error()})
 				continue
 			}
-			c.src.set(&c.src.env, ev.Key, ev.Name)
+			c.src.set(&c.src.flag, ev.Key, flagName[ev.Key])
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// boundFlags returns key → flag, refusing a flag bound to a key no
-// variable sets.
-func boundFlags(vars []envVar, flags []Flag) (map[string]*pflag.Flag, error) {
-	bound := map[string]*pflag.Flag{}
+// bindFlags makes flags viper's pflag layer and returns key → "--name".
+func bindFlags(v *viper.Viper, vars []envVar, flags []Flag) (map[string]string, error) {
+	names := map[string]string{}
 	for _, f := range flags {
 		if !slices.ContainsFunc(vars, func(ev envVar) bool { return ev.Key == f.Key }) {
 			return nil, fmt.Errorf("flag --%s: %q is not a setting a flag can bind", f.Flag.Name, f.Key)
 		}
-		bound[f.Key] = f.Flag
+		if err := v.BindPFlag(f.Key, f.Flag); err != nil {
+			return nil, fmt.Errorf("flag --%s: %w", f.Flag.Name, err)
+		}
+		names[f.Key] = "--" + f.Flag.Name
 	}
-	return bound, nil
+	return names, nil
 }
 
-// setFlag sets a flag's value through the same parsing as an environment
-// value; a list flag gives its items, not its printed form.
-func setFlag(v reflect.Value, f *pflag.Flag) error {
-	if sv, ok := f.Value.(pflag.SliceValue); ok && v.Kind() == reflect.Slice {
-		v.Set(reflect.ValueOf(slices.Clone(sv.GetSlice())))
+// envLayer is the WAVE_* variables env reports, as markers by key path:
+// the environment we are handed, where viper's env layer would read the
+// process's own.
+func envLayer(vars []envVar, env func(string) (string, bool)) map[string]any {
+	layer := map[string]any{}
+	if env == nil {
+		return layer
+	}
+	for _, ev := range vars {
+		if raw, ok := env(ev.Name); ok {
+			nest(layer, ev.Key, fromEnv{name: ev.Name, raw: raw})
+		}
+	}
+	return layer
+}
+
+// setAny sets a flag's value as viper returns it (typed by the flag's
+// type) through the same parsing as an environment value; a list flag
+// gives its items, not its printed form.
+func setAny(v reflect.Value, x any) error {
+	if s, ok := x.([]string); ok && v.Kind() == reflect.Slice {
+		v.Set(reflect.ValueOf(slices.Clone(s)))
 		return nil
 	}
-	return setValue(v, f.Value.String())
+	return setValue(v, fmt.Sprint(x))
+}
+
+// nest sets m[a][b]...[z] = val for key "a.b....z".
+func nest(m map[string]any, key string, val any) {
+	for {
+		head, rest, more := strings.Cut(key, ".")
+		if !more {
+			m[head] = val
+			return
+		}
+		sub, ok := m[head].(map[string]any)
+		if !ok {
+			sub = map[string]any{}
+			m[head] = sub
+		}
+		m, key = sub, rest
+	}
 }
 
 // maskLanes removes from every lane section the keys a WAVE_* variable or

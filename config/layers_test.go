@@ -305,3 +305,16 @@ func TestConfigFileFoundInOrder(t *testing.T) {
 		}
 	}
 }
+
+// Every key a flag or variable sets must stay distinct once viper
+// lower-cases it, or two keys would share one precedence slot.
+func TestSettableKeysDistinctIgnoringCase(t *testing.T) {
+	seen := map[string]string{}
+	for _, ev := range envVars() {
+		k := strings.ToLower(ev.Key)
+		if prev, ok := seen[k]; ok {
+			t.Errorf("%s and %s are the same key to viper", prev, ev.Key)
+		}
+		seen[k] = ev.Key
+	}
+}

@@ -20,10 +20,11 @@ import (
 // are returned at once, joined; each is an *Error.
 func Load(repoRoot string, env func(string) (string, bool), flags ...Flag) (*Config, error) {
 	cfg := Default()
-	if err := cfg.readFile(repoRoot); err != nil {
+	v, err := cfg.readFile(repoRoot)
+	if err != nil {
 		return nil, err
 	}
-	if err := cfg.override(env, flags); err != nil {
+	if err := cfg.override(v, env, flags); err != nil {
 		return nil, err
 	}
 	cfg.normalize()

@@ -87,6 +87,16 @@ var renamedKeys = map[string]string{
 	"roles.evaluatorRolePromptPath": "roles.contQaRolePromptPath",
 }
 
+// misplacedKeys are keys of one section that exist in another, with the
+// key meant: a wave-mode cap under backlog.budget, or a backlog cap under
+// runtime.budget, is named with where it belongs.
+var misplacedKeys = map[string]string{
+	"runtime.budget.perIssue": "backlog.budget.perIssue",
+	"runtime.budget.run":      "backlog.budget.run",
+	"backlog.budget.wave":     "runtime.budget.wave",
+	"backlog.budget.lane":     "runtime.budget.lane",
+}
+
 // csvKeys are list keys whose scalar form is a comma-separated list, as
 // in the reference (a scalar elsewhere is a one-element list).
 var csvKeys = map[string]bool{"fallbacks": true, "fallbackExecutorOrder": true}
@@ -193,9 +203,13 @@ func (c *checker) walk(n *yaml.Node, t reflect.Type, path string) {
 			c.fail(n, path, "want a mapping")
 			return
 		}
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			kp := join(path, k.Value)
+			if c.duplicate(k, kp, seen) {
+				continue
+			}
 			c.lines[kp] = k.Line
 			if c.checkMapKey(k, path, kp) {
 				c.walk(v, t.Elem(), kp)
@@ -214,9 +228,13 @@ func (c *checker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 		return
 	}
 	fields := fieldsByName(t)
+	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		kp := join(path, k.Value)
+		if c.duplicate(k, kp, seen) {
+			continue
+		}
 		c.lines[kp] = k.Line
 		if f, ok := fields[k.Value]; ok {
 			c.walk(v, f.Type, kp)
@@ -225,12 +243,27 @@ func (c *checker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 		switch {
 		case renamedKeys[kp] != "":
 			c.fail(k, kp, "renamed to %s", renamedKeys[kp])
+		case misplacedKeys[kp] != "":
+			c.fail(k, kp, "unknown key here: this section takes %s; did you mean %s?",
+				strings.Join(slices.Sorted(maps.Keys(fields)), ", "), misplacedKeys[kp])
 		case isReferenceOnly(kp):
 			// A reference feature we do not port; accepted, ignored.
 		default:
 			c.fail(k, kp, "unknown key%s", suggest.Hint(k.Value, slices.Sorted(maps.Keys(fields))))
 		}
 	}
+}
+
+// duplicate reports a key its mapping already holds (seen: key → line),
+// naming both lines. YAML parsers keep the last and JSON.parse does too,
+// so a key set twice would change a setting with no word about the other.
+func (c *checker) duplicate(k *yaml.Node, kp string, seen map[string]int) bool {
+	if first, dup := seen[k.Value]; dup {
+		c.fail(k, kp, "duplicate key: also set at %s:%d; keep one", c.file, first)
+		return true
+	}
+	seen[k.Value] = k.Line
+	return false
 }
 
 // argvKeys are commands given as argv lists: a string there would be run

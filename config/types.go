@@ -110,6 +110,10 @@ type EnvPolicy struct {
 	// list (`scrub: []`) removes nothing, so the tag keeps an empty slice
 	// through the lane merge's JSON round trip.
 	Scrub []string `json:"scrub" yaml:"scrub,omitempty"`
+	// Keep lists secret variables (config.SecretEnvNames) every agent
+	// keeps besides the ones its executor needs; backlog workers never
+	// keep the GitHub token or a notify sink's URL.
+	Keep []string `json:"keep,omitempty" yaml:"keep,omitempty"`
 }
 
 // Validation holds thresholds: a rule applies to waves >= its value; nil
@@ -156,6 +160,12 @@ type Runtime struct {
 	// tests.
 	SilenceMinutes int `json:"silenceMinutes" yaml:"silenceMinutes"`
 	SilenceSeconds int `json:"silenceSeconds" yaml:"silenceSeconds"`
+	// NoProgressMinutes and NoProgressSeconds add up to the no-progress
+	// window of wave agents: one that keeps printing while its owned
+	// files do not change for that long is stopped as no-progress and
+	// retried like a stall. 0 (the default) disables.
+	NoProgressMinutes int `json:"noProgressMinutes" yaml:"noProgressMinutes"`
+	NoProgressSeconds int `json:"noProgressSeconds" yaml:"noProgressSeconds"`
 	// MaxLogBytes caps each run's agent.log and its rotated segments
 	// (default 64 MiB; 0: no cap; else at least 1 MiB).
 	MaxLogBytes int `json:"maxLogBytes" yaml:"maxLogBytes"`
@@ -164,7 +174,7 @@ type Runtime struct {
 	Backend    string     `json:"backend" yaml:"backend"`
 	Kubernetes Kubernetes `json:"kubernetes,omitzero" yaml:"kubernetes,omitempty"`
 	// Budget caps what a wave and the lane may spend (runtime.budget).
-	Budget SpendBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
+	Budget RuntimeBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
 	// InputTimeoutMinutes (+ InputTimeoutSeconds, for fine tuning and
 	// tests) is how long a live launcher waits for a person to answer a
 	// blocking question before it gives up (the question becomes
@@ -179,21 +189,35 @@ func (r Runtime) InputTimeout() time.Duration {
 	return time.Duration(r.InputTimeoutMinutes)*time.Minute + time.Duration(r.InputTimeoutSeconds)*time.Second
 }
 
-// SpendBudget is runtime.budget and backlog.budget: caps on tokens and
-// cost for a scope, the share of a cap at which a warning is given
-// (default 80) and what running agents do once a cap is reached: finish
-// (the default; nothing new starts) or stop.
-type SpendBudget struct {
-	Wave          usage.Cap `json:"wave,omitzero" yaml:"wave,omitempty"`
-	Lane          usage.Cap `json:"lane,omitzero" yaml:"lane,omitempty"`
-	PerIssue      usage.Cap `json:"perIssue,omitzero" yaml:"perIssue,omitempty"`
-	Run           usage.Cap `json:"run,omitzero" yaml:"run,omitempty"`
-	WarnAtPercent int       `json:"warnAtPercent,omitempty" yaml:"warnAtPercent,omitempty"`
-	OnExceeded    string    `json:"onExceeded,omitempty" yaml:"onExceeded,omitempty"` // finish|stop
+// RuntimeBudget is runtime.budget: caps on what a wave and the lane may
+// spend. Its keys are its own: a backlog cap (perIssue, run) here is an
+// unknown key, not a cap silently ignored.
+type RuntimeBudget struct {
+	Wave         usage.Cap `json:"wave,omitzero" yaml:"wave,omitempty"`
+	Lane         usage.Cap `json:"lane,omitzero" yaml:"lane,omitempty"`
+	BudgetPolicy `yaml:",inline"`
+}
+
+// BacklogBudget is backlog.budget: caps on what one issue (its every
+// worker run) and the whole backlog run may spend. A wave-mode cap (wave,
+// lane) here is an unknown key.
+type BacklogBudget struct {
+	PerIssue     usage.Cap `json:"perIssue,omitzero" yaml:"perIssue,omitempty"`
+	Run          usage.Cap `json:"run,omitzero" yaml:"run,omitempty"`
+	BudgetPolicy `yaml:",inline"`
+}
+
+// BudgetPolicy is what both budget sections say besides their caps: the
+// share of a cap at which a warning is given (default 80) and what
+// running agents do once a cap is reached: finish (the default; nothing
+// new starts) or stop.
+type BudgetPolicy struct {
+	WarnAtPercent int    `json:"warnAtPercent,omitempty" yaml:"warnAtPercent,omitempty"`
+	OnExceeded    string `json:"onExceeded,omitempty" yaml:"onExceeded,omitempty"` // finish|stop
 }
 
 // Warn is WarnAtPercent or its default.
-func (b SpendBudget) Warn() int {
+func (b BudgetPolicy) Warn() int {
 	if b.WarnAtPercent > 0 {
 		return b.WarnAtPercent
 	}
@@ -201,7 +225,7 @@ func (b SpendBudget) Warn() int {
 }
 
 // Stops reports whether running agents are stopped at the cap.
-func (b SpendBudget) Stops() bool { return b.OnExceeded == "stop" }
+func (b BudgetPolicy) Stops() bool { return b.OnExceeded == "stop" }
 
 // Backends of runtime.backend.
 const (
@@ -262,6 +286,11 @@ func (r Runtime) Silence() time.Duration {
 	return time.Duration(r.SilenceMinutes)*time.Minute + time.Duration(r.SilenceSeconds)*time.Second
 }
 
+// NoProgress is the no-progress window of wave agents (0: off).
+func (r Runtime) NoProgress() time.Duration {
+	return time.Duration(r.NoProgressMinutes)*time.Minute + time.Duration(r.NoProgressSeconds)*time.Second
+}
+
 // GitHub configures backlog mode's API access.
 type GitHub struct {
 	Owner      string `json:"owner" yaml:"owner"`
@@ -274,7 +303,7 @@ type GitHub struct {
 	Login string `json:"login" yaml:"login"`
 }
 
-// Backlog configures backlog mode (BACKLOG.md). Commands (probe, verify,
+// Backlog configures backlog mode (README, "Backlog mode"). Commands (probe, verify,
 // claim hooks) are argv lists, never shell strings.
 type Backlog struct {
 	Source            string   `json:"source" yaml:"source"`     // github|local; default github when github.owner is set
@@ -289,9 +318,19 @@ type Backlog struct {
 	WorktreeRoot      string   `json:"worktreeRoot" yaml:"worktreeRoot"`
 	SilenceMinutes    int      `json:"silenceMinutes" yaml:"silenceMinutes"` // default 60; 0 = off
 	SilenceSeconds    int      `json:"silenceSeconds" yaml:"silenceSeconds"` // finer; wins when > 0
-	WorkerPRs         *bool    `json:"workerPRs" yaml:"workerPRs"`           // default true (github only)
-	Verify            []string `json:"verify" yaml:"verify"`                 // argv run at the would-be merge
-	VerifyTimeoutMin  int      `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
+	// NoProgressMinutes is how long a worker may keep printing with
+	// neither a new commit nor a changed file in its checkout before it
+	// is stopped as no-progress (default 90; 0 = off);
+	// NoProgressSeconds is finer and wins when > 0.
+	NoProgressMinutes int `json:"noProgressMinutes" yaml:"noProgressMinutes"`
+	NoProgressSeconds int `json:"noProgressSeconds" yaml:"noProgressSeconds"`
+	// MaxRunsPerIssue caps an issue's worker runs of every kind (first
+	// run, salvage, rework, answer, conflict), across the lane's backlog
+	// runs (default 8; 0 = no cap): reached, the issue parks.
+	MaxRunsPerIssue  int      `json:"maxRunsPerIssue" yaml:"maxRunsPerIssue"`
+	WorkerPRs        *bool    `json:"workerPRs" yaml:"workerPRs"` // default true (github only)
+	Verify           []string `json:"verify" yaml:"verify"`       // argv run at the would-be merge
+	VerifyTimeoutMin int      `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
 	// SnapshotMinutes is how often a worker in a pod pushes a snapshot of
 	// its uncommitted work to origin (default 10; 0: only when stopped
 	// and at exit).
@@ -321,7 +360,7 @@ type Backlog struct {
 	InputWaitMinutes int `json:"inputWaitMinutes" yaml:"inputWaitMinutes"`
 	// Budget caps what one issue (its every worker run) and the whole
 	// backlog run may spend (backlog.budget.perIssue|run).
-	Budget SpendBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
+	Budget BacklogBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
 }
 
 // Probe is backlog.probe: a connectivity check run before a salvage
@@ -421,4 +460,7 @@ type Lane struct {
 	Context7BundleIndexPath string
 	// Notify is the config's notify sinks (not overridable per lane).
 	Notify []NotifySink
+	// SecretEnv are the variables the configuration names as credentials
+	// (see SecretEnvNames): agents never get them unless kept.
+	SecretEnv []string
 }

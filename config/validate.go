@@ -58,14 +58,10 @@ func (p *problems) capOf(key string, c usage.Cap) {
 	}
 }
 
-// spendBudget checks runtime.budget or backlog.budget.
-func (p *problems) spendBudget(key string, b SpendBudget) {
-	for _, c := range []struct {
-		k string
-		c usage.Cap
-	}{{"wave", b.Wave}, {"lane", b.Lane}, {"perIssue", b.PerIssue}, {"run", b.Run}} {
-		p.capOf(key+"."+c.k, c.c)
-	}
+// budgetPolicy checks the keys both budget sections share (key is
+// runtime.budget or backlog.budget); each section's caps are checked by
+// capOf.
+func (p *problems) budgetPolicy(key string, b BudgetPolicy) {
 	if b.WarnAtPercent < 0 || b.WarnAtPercent > 100 {
 		p.add(key+".warnAtPercent", "must be between 1 and 100, got %d", b.WarnAtPercent)
 	}
@@ -127,8 +123,12 @@ func (c *Config) validate() []error {
 	c.validateNotify(p)
 	validateKube(p, r)
 	p.atLeast("runtime.silenceMinutes", r.SilenceMinutes, 0)
-	p.spendBudget("runtime.budget", r.Budget)
+	p.capOf("runtime.budget.wave", r.Budget.Wave)
+	p.capOf("runtime.budget.lane", r.Budget.Lane)
+	p.budgetPolicy("runtime.budget", r.Budget.BudgetPolicy)
 	p.atLeast("runtime.silenceSeconds", r.SilenceSeconds, 0)
+	p.atLeast("runtime.noProgressMinutes", r.NoProgressMinutes, 0)
+	p.atLeast("runtime.noProgressSeconds", r.NoProgressSeconds, 0)
 	p.atLeast("runtime.inputTimeoutMinutes", r.InputTimeoutMinutes, 0)
 	p.atLeast("runtime.inputTimeoutSeconds", r.InputTimeoutSeconds, 0)
 	if r.MaxLogBytes != 0 && r.MaxLogBytes < MinLogBytes {
@@ -189,6 +189,11 @@ func (p *problems) executors(e Executors) {
 	for i, name := range e.Env.Scrub {
 		if !envNameRe.MatchString(name) {
 			p.add(fmt.Sprintf("executors.env.scrub[%d]", i), "%q is not an environment variable name", name)
+		}
+	}
+	for i, name := range e.Env.Keep {
+		if !envNameRe.MatchString(name) {
+			p.add(fmt.Sprintf("executors.env.keep[%d]", i), "%q is not an environment variable name", name)
 		}
 	}
 	p.envNames("executors.codex.env", e.Codex.Env)

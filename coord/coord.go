@@ -15,7 +15,8 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
-// Record is one coordination record (reference §4.5 shape).
+// Record is one coordination record, in the shape wave files and agents
+// written for the reference npm package use (docs/wave-files.md).
 type Record struct {
 	RecordVersion   int       `json:"recordVersion"`
 	ID              string    `json:"id"`
@@ -44,7 +45,7 @@ type Record struct {
 	AnsweredAt *time.Time `json:"answeredAt,omitempty"`
 }
 
-// Enums (reference §4.5).
+// The values each enumerated field of a Record accepts.
 var (
 	Kinds = []string{"request", "ack", "claim", "evidence", "decision", "blocker", "handoff",
 		"clarification-request", "orchestrator-guidance", "resolved-by-policy", "human-escalation",
@@ -208,7 +209,7 @@ func Materialize(recs []Record) []Record {
 // clarification request or human escalation/feedback that is open,
 // acknowledged or in progress, blocking, and not stale/advisory. Plain
 // requests between agents do not hold closure (as in the reference, where
-// the launcher's own seed requests never block completion).
+// the launcher's own opening requests never block completion).
 func Blocks(r Record) bool {
 	switch r.Kind {
 	case "blocker", "clarification-request", "human-escalation", "human-feedback":

@@ -63,6 +63,9 @@ func (v backlogView) head(width int) []string {
 	if v.st.Waiting != nil {
 		b.WriteString(fit(p.warn.Render(backlog.WaitingLine(v.st.Waiting)), width) + "\n")
 	}
+	for _, pz := range v.st.Paused {
+		b.WriteString(fit(p.warn.Render(clean(pz.Line)), width) + "\n")
+	}
 	if a := v.st.WaitingForAnswers; a != nil {
 		b.WriteString(fit(p.warn.Render(backlog.InputWaitLine(*a)), width) + "\n")
 	}

@@ -33,6 +33,9 @@ func RenderBacklogStatus(w io.Writer, v backlog.StatusView) {
 	if v.Waiting != nil {
 		fmt.Fprintf(w, "%s\n", backlog.WaitingLine(v.Waiting))
 	}
+	for _, p := range v.Paused {
+		fmt.Fprintf(w, "%s\n", p.Line)
+	}
 	for _, p := range v.Probes {
 		fmt.Fprintf(w, "%s\n", backlog.ProbeLine(p))
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -45,13 +45,18 @@ type WorkerInfo struct {
 	Review bool
 }
 
-// Spec is what the runner starts: Argv exactly (no shell), with Scrub
-// removed from and Env added to its environment, and Stdin (a file) as
-// standard input when set.
+// Spec is what the runner starts: Argv exactly (no shell), with what the
+// EnvFilter drops removed from and Env added to its environment, and Stdin
+// (a file) as standard input when set.
 type Spec struct {
-	Argv            []string          `json:"argv"`
-	Env             map[string]string `json:"env"`
-	Scrub           []string          `json:"scrub"`
+	Argv []string          `json:"argv"`
+	Env  map[string]string `json:"env"`
+	runtime.EnvFilter
+	// PrivateEnv and PrivateFiles are runtime.Payload's: env values
+	// secret whatever their names, and generated files removed when the
+	// run ends.
+	PrivateEnv      []string          `json:"privateEnv,omitempty"`
+	PrivateFiles    []string          `json:"privateFiles,omitempty"`
 	Stdin           string            `json:"stdin,omitempty"`
 	RateLimit       runtime.RateLimit `json:"rateLimit"`
 	DeadlineMinutes int               `json:"deadlineMinutes"` // min(lane timeout, budget.minutes)
@@ -91,7 +96,7 @@ func Build(in BuildInput) (Spec, error) {
 			"WAVE_RUN_DIR":     in.RunDir,
 			"WAVE_PROMPT_FILE": in.PromptPath,
 		},
-		Scrub:           scrubList(in.Lane),
+		EnvFilter:       envFilter(in.Lane, r.ID, workerTokenEnv(in.Worker)),
 		DeadlineMinutes: deadline(in.Lane, r.Budget),
 		Files:           []string{},
 	}
@@ -112,9 +117,6 @@ func Build(in BuildInput) (Spec, error) {
 		s.Env["WAVE_TARGET_BRANCH"] = w.Target
 		s.Env["WAVE_WORKTREE"] = w.Worktree
 		delete(s.Env, "WAVE_NUMBER")
-		if w.TokenEnv != "" {
-			s.Scrub = append(s.Scrub, w.TokenEnv)
-		}
 		placeholders["{issue}"] = strconv.Itoa(w.Issue)
 		placeholders["{branch}"] = w.Branch
 		placeholders["{worktree}"] = w.Worktree
@@ -137,8 +139,8 @@ func Build(in BuildInput) (Spec, error) {
 	if err != nil {
 		return Spec{}, fmt.Errorf("agent %s: executor %s: %w", in.Agent.ID, r.ID, err)
 	}
-	// Configured env goes under ours: WAVE_* and OPENCODE_CONFIG are what
-	// the run depends on. Secret-looking values are redacted in
+	// Configured env goes under ours (WAVE_* and OPENCODE_CONFIG are what
+	// the run depends on) and under a claude settingsJson's env. Secret-looking values are redacted in
 	// launch.json like any other env entry (runtime.Redacted).
 	for k, v := range Env(r) {
 		if _, ours := s.Env[k]; !ours {
@@ -150,6 +152,15 @@ func Build(in BuildInput) (Spec, error) {
 		s.Env[StickyKeyEnv] = StickyKey(in.Lane.Name, in.Wave.Number, in.Attempt, in.Agent.ID)
 	}
 	return s, nil
+}
+
+// workerTokenEnv is the GitHub token variable of a backlog run (a
+// worker's or a reviewer's), "" for a wave agent.
+func workerTokenEnv(w *WorkerInfo) string {
+	if w == nil {
+		return ""
+	}
+	return cmp(w.TokenEnv, "GITHUB_TOKEN")
 }
 
 // StickyKeyEnv is the variable credential brokers (LPM and the like) read
@@ -197,7 +208,7 @@ func rateLimit(rt config.Runtime) runtime.RateLimit {
 	return runtime.RateLimit{Retries: max(rt.RateLimitRetries, 0), BaseDelayMs: base * 1000, MaxDelayMs: max(maxS, base) * 1000}
 }
 
-// codexArgv is the reference's codex exec line (§7.2) as argv; the prompt
+// codexArgv is the codex exec command line as argv; the prompt
 // comes on stdin ("-"). search is honoured through the config override
 // `tools.web_search=true`: `codex exec` rejects the TUI's --search flag.
 // --dangerously-bypass-approvals-and-sandbox goes only with the default
@@ -289,29 +300,14 @@ func repeated(a []string, flag string, vs []string) []string {
 }
 
 func writeOverlay(s *Spec, path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := jsonfile.MkdirAll(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("overlay dir: %w", err)
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := jsonfile.WriteFile(path, data); err != nil {
 		return fmt.Errorf("write overlay: %w", err)
 	}
 	s.Files = append(s.Files, path)
 	return nil
-}
-
-var secretKey = lazyregexp.New(`(?i)token|secret|key|password`)
-
-// Redact returns a copy of env in which the value of every variable whose
-// name mentions token, secret, key or password is "<redacted>", for
-// previews and launch.json.
-func Redact(env map[string]string) map[string]string {
-	out := maps.Clone(env)
-	for k := range out {
-		if secretKey.MatchString(k) {
-			out[k] = "<redacted>"
-		}
-	}
-	return out
 }
 
 // harnessPrompt is the system prompt overlay for claude and opencode.
@@ -340,32 +336,26 @@ func ProbeArgv(r Resolved) []string {
 }
 
 // ProbeSpec is how a probe of r's executor runs: argv, with the
-// environment changes an agent of r gets on lane (its configured env, the
-// scrub list, the GitHub token variable removed for a backlog worker), so
-// the probe sees the endpoint and credentials a worker would.
+// environment changes a backlog worker of r gets on lane (its configured
+// env, the scrub list, every secret but its executor's credentials, the
+// GitHub token variable tokenEnv), so the probe sees the endpoint and
+// credentials a worker would.
 func ProbeSpec(r Resolved, lane *config.Lane, argv []string, tokenEnv string) Spec {
-	s := Spec{Argv: argv, Env: Env(r), Scrub: scrubList(lane), Files: []string{}}
+	s := Spec{Argv: argv, Env: Env(r), EnvFilter: envFilter(lane, r.ID, cmp(tokenEnv, "GITHUB_TOKEN")), Files: []string{}}
 	if s.Env == nil {
 		s.Env = map[string]string{}
-	}
-	if tokenEnv != "" {
-		s.Scrub = append(s.Scrub, tokenEnv)
 	}
 	return s
 }
 
-// Environ is base (KEY=VALUE entries) as s's process sees it: TMUX,
-// TMUX_PANE and s.Scrub removed, s.Env set over it — what the runner does
-// to an agent's environment.
+// Environ is base (KEY=VALUE entries) as s's process sees it: what the
+// EnvFilter drops removed, s.Env set over it — what the runner does to an
+// agent's environment.
 func (s Spec) Environ(base []string) []string {
-	drop := map[string]bool{"TMUX": true, "TMUX_PANE": true}
-	for _, k := range s.Scrub {
-		drop[k] = true
-	}
 	out := make([]string, 0, len(base)+len(s.Env))
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, set := s.Env[k]; !drop[k] && !set {
+		if _, set := s.Env[k]; !s.Drops(k) && !set {
 			out = append(out, kv)
 		}
 	}

@@ -38,7 +38,7 @@ func Chain(r Resolved) []string {
 }
 
 // Fallback picks the executor for retry attempt attempt of an agent that
-// failed with statusCode (reference-spec §7.3). available reports whether a
+// failed with statusCode (docs/wave-files.md, fallbacks). available reports whether a
 // command is on PATH; it is called with Command of each candidate and of
 // the current executor, never with "" (local needs nothing).
 //
@@ -120,4 +120,19 @@ func switchTo(r Resolved, id string, attempt int, statusCode string) Resolved {
 	n.Fallbacks = slices.Clone(r.Fallbacks)
 	n.Tags = slices.Clone(r.Tags)
 	return n
+}
+
+// UsageFallback is r moved onto executor id for attempt because r's own
+// executor's account is out (a usage limit): the backlog's
+// backlog.executor.fallbacks take the work until the limit resets,
+// whatever the retry policy (a usage limit is no failed attempt).
+func UsageFallback(r Resolved, id string, attempt int) Resolved {
+	return switchTo(r, id, attempt, "usage-limited")
+}
+
+// Available reports whether executor id of r's chain can run here: its
+// command on PATH (available says), or local.
+func Available(r Resolved, id string, available func(cmd string) bool) bool {
+	c := commandFor(r, id)
+	return c == "" && id == Local || c != "" && available(c)
 }

@@ -48,7 +48,7 @@ func mustJSON(t *testing.T, v any) []byte {
 	return append(b, '\n')
 }
 
-// testWave is the reference's §2.9 example wave, reduced to what the
+// testWave is a small example wave, reduced to what the
 // executor reads.
 func testWave() *wave.Wave {
 	return &wave.Wave{

@@ -46,7 +46,7 @@ const (
 )
 
 // Prompt builds the prompt file text for one agent, in the reference's
-// section order (reference-spec §5.7): run facts and role bindings, the
+// section order (docs/wave-files.md, "Prompt"): run facts and role bindings, the
 // wave-mode rules with the coordination command, role requirements, exit
 // contract, promotions, eval targets, owned components, deliverables,
 // owned files, proof artifacts, skills, Context7 scope, and last the
@@ -241,7 +241,7 @@ func writeAgentLists(s *section, a *wave.Agent, implOwning bool) {
 	}
 }
 
-// PromptHash is the agent's fingerprint (reference-spec §6.5): sha256 hex
+// PromptHash is the agent's fingerprint (docs/run-records.md): sha256 hex
 // of canonical JSON of what the agent was asked to do and the executor the
 // user configured for it. The executor part is the initial executor id and
 // model plus the profile, so a retry that switched to a fallback keeps the

@@ -7,8 +7,8 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
-// roleRequirements are the role-specific obligations of §5.7, each naming
-// the exact marker line the gates parse (reference-spec §7.6).
+// roleRequirements are the role-specific obligations of the prompt, each
+// naming the exact marker line the gates parse (docs/wave-files.md).
 func roleRequirements(a *wave.Agent, b roles.Bindings, role string, implOwning bool) []string {
 	report := ReportPath(a, b)
 	var out []string
@@ -53,11 +53,11 @@ func roleRequirements(a *wave.Agent, b roles.Bindings, role string, implOwning b
 	}
 	if implOwning {
 		out = append(out,
-			"Print one final proof marker: `[wave-proof] completion=<contract|integrated|authoritative|live> durability=<none|ephemeral|durable> proof=<unit|integration|live> state=<met|complete|gap> detail=<note>` at the levels of your exit contract.",
+			"Print one final proof marker: `[wave-proof] completion=<contract|integrated|authoritative|live> durability=<none|ephemeral|durable> proof=<unit|integration|live> state=<met|gap> detail=<note>` at the levels of your exit contract.",
 			"Print one final documentation marker: `[wave-doc-delta] state=<none|owned|shared-plan> paths=<csv> detail=<note>`.",
 		)
 		if len(a.Components) > 0 {
-			out = append(out, "Print one final marker per owned component: `[wave-component] component=<id> level=<level> state=<met|complete|gap> detail=<note>`.")
+			out = append(out, "Print one final marker per owned component: `[wave-component] component=<id> level=<level> state=<met|gap> detail=<note>`.")
 		}
 		out = append(out, "Unfinished work keeps its markers with state=gap; raise open architecture, integration, durability, ops or docs issues through the coordination log, not with `[wave-gap]` lines after your final markers.")
 	}

@@ -1,10 +1,13 @@
 package executor
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/wave-orchestrator/wave-orchestrator/gate"
+	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -94,5 +97,42 @@ func TestPromptHash(t *testing.T) {
 		if PromptHash(&a2, r2) == h {
 			t.Errorf("changing the %s kept the fingerprint", name)
 		}
+	}
+}
+
+// Every marker a prompt tells an agent to print offers exactly the values
+// its gate accepts: an enumeration in a template (`key=<a|b>`) is the
+// gate's list for that key, so the prompt and docs/wave-files.md say the
+// same (state=<met|gap>; "complete" is only read, as met).
+func TestMarkerTemplatesOfferWhatTheGatesAccept(t *testing.T) {
+	kinds := map[string]string{"proof": gate.KindProof, "doc-delta": gate.KindDocDelta, "doc-closure": gate.KindDocClosure,
+		"integration": gate.KindIntegration, "eval": gate.KindEval, "security": gate.KindSecurity, "design": gate.KindDesign,
+		"gate": gate.KindGate, "gap": gate.KindGap, "component": gate.KindComponent, "verdict": gate.KindVerdict}
+	template := regexp.MustCompile("`(\\[wave-([a-z-]+)\\][^`]*)`")
+	enum := regexp.MustCompile(`([a-z_]+)=<([^>|]+(?:\|[^>|]+)+)>`)
+	a := implAgent()
+	w := testWave()
+	b := bindings(w)
+	checked := 0
+	for _, role := range []string{roles.RoleContQa, roles.RoleContEval, roles.RoleIntegration, roles.RoleDocumentation,
+		roles.RoleSecurity, roles.RoleDesign, roles.RoleImplementation} {
+		for _, line := range roleRequirements(&a, b, role, role == roles.RoleImplementation) {
+			for _, m := range template.FindAllStringSubmatch(line, -1) {
+				kind, ok := kinds[m[2]]
+				if !ok {
+					t.Errorf("%s: template of an unknown marker: %s", role, m[1])
+					continue
+				}
+				for _, e := range enum.FindAllStringSubmatch(m[1], -1) {
+					checked++
+					if offered, accepted := strings.Split(e[2], "|"), gate.Values(kind, e[1]); !slices.Equal(offered, accepted) {
+						t.Errorf("%s: %s offers %s=%v; the gate accepts %v", role, m[1], e[1], offered, accepted)
+					}
+				}
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("checked %d enumerations; the templates were not found", checked)
 	}
 }

@@ -111,7 +111,7 @@ type Resolved struct {
 	keys sectionKeys
 }
 
-// Resolve applies reference-spec §7.1 to agent a holding runtime role role
+// Resolve picks the executor of agent a holding runtime role role
 // in lane: the executor id comes from the agent's id, then its profile's
 // id, then the lane's default for the role, then cliExecutor (--executor,
 // which defaults to the lane default). Vendor sections merge lane ←

@@ -67,7 +67,7 @@ func TestVendorsThroughRunner(t *testing.T) {
 					t.Fatal(err)
 				}
 				p := runtime.Payload{SchemaVersion: runtime.SchemaVersion, RunID: "w0-A1-a1", Lane: "main", Attempt: 1, AgentID: "A1",
-					ExecutorID: id, Argv: spec.Argv, Env: spec.Env, Scrub: spec.Scrub, Stdin: spec.Stdin, Cwd: root,
+					ExecutorID: id, Argv: spec.Argv, Env: spec.Env, EnvFilter: spec.EnvFilter, Stdin: spec.Stdin, Cwd: root,
 					RunDir: runDir, PromptPath: promptPath, HeartbeatIntervalMs: 50, RateLimit: spec.RateLimit}
 				payloadPath := filepath.Join(runDir, "launch.json")
 				if err := runtime.WriteJSON(payloadPath, p); err != nil {

@@ -3,8 +3,10 @@ package executor
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,7 +14,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
-// buildClaude is the reference's claude line (§7.2) as argv: headless
+// buildClaude is the claude command line as argv: headless
 // (-p), permission mode bypassPermissions unless configured, model
 // pinned, system prompt overlay, prompt as the last argument.
 func buildClaude(in BuildInput, s *Spec) error {
@@ -39,6 +41,12 @@ func buildClaude(in BuildInput, s *Spec) error {
 	a = single(a, "--effort", deref(c.Effort))
 	if t := turnLimit(c.MaxTurns, r.Budget); t != nil {
 		a = append(a, "--max-turns", strconv.Itoa(*t))
+	}
+	if b := r.Budget; b != nil && b.CostUSD != nil && *b.CostUSD > 0 {
+		// The CLI's own spending cap, a second wall behind the runner's
+		// stop at the same figure (which also counts what the CLI does
+		// not, and stops agents that ignore theirs).
+		a = append(a, "--max-budget-usd", strconv.FormatFloat(*b.CostUSD, 'f', -1, 64))
 	}
 	a = repeated(a, "--mcp-config", c.McpConfig)
 	a = single(a, "--settings", settings)
@@ -83,12 +91,40 @@ func claudeSettings(in BuildInput, s *Spec) (string, error) {
 	if len(c.AllowedHTTPHookURLs) > 0 {
 		merged = deepMerge(merged, map[string]any{"allowedHttpHookUrls": c.AllowedHTTPHookURLs})
 	}
+	settingsEnv(merged, s)
 	path := filepath.Join(in.RunDir, "claude-settings.json")
 	b, err := json.MarshalIndent(merged, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("claude settings: %w", err)
 	}
+	s.PrivateFiles = append(s.PrivateFiles, path)
 	return path, writeOverlay(s, path, append(b, '\n'))
+}
+
+// settingsEnv moves the settings' env (Claude Code's documented place
+// for keys) into the agent's environment, which Claude Code's process
+// starts with anyway: the keys then travel in the run's env file, read
+// and deleted by the runner before the agent starts, are redacted in
+// launch.json and previews, and never rest in the settings file. WAVE_*
+// stays ours.
+func settingsEnv(settings map[string]any, s *Spec) {
+	env, ok := settings["env"].(map[string]any)
+	if !ok {
+		return
+	}
+	delete(settings, "env")
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if _, ours := s.Env[k]; ours {
+			continue
+		}
+		v, isString := env[k].(string)
+		if !isString {
+			b, _ := json.Marshal(env[k])
+			v = string(b)
+		}
+		s.Env[k] = v
+		s.PrivateEnv = append(s.PrivateEnv, k)
+	}
 }
 
 var nonAgentName = lazyregexp.New(`[^a-z0-9_-]+`)
@@ -101,7 +137,7 @@ func OpencodeAgentName(agent *string, agentID string) string {
 	return cmp(name, "wave-"+strings.ToLower(agentID))
 }
 
-// buildOpencode is the reference's opencode line (§7.2) as argv, with the
+// buildOpencode is the opencode command line as argv, with the
 // agent defined in a generated config that OPENCODE_CONFIG points to.
 func buildOpencode(in BuildInput, s *Spec) error {
 	r := in.Resolved
@@ -150,6 +186,8 @@ func buildOpencode(in BuildInput, s *Spec) error {
 	if err := writeOverlay(s, cfgPath, append(b, '\n')); err != nil {
 		return err
 	}
+	// It may hold a provider's key (provider.<id>.options.apiKey).
+	s.PrivateFiles = append(s.PrivateFiles, cfgPath)
 	s.Env["OPENCODE_CONFIG"] = cfgPath
 
 	a := []string{Command(r), "run", "--agent", name}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -191,11 +193,7 @@ func (l *Local) read(n int, path string) (backlog.Issue, error) {
 }
 
 func (l *Local) readFile(path string) (issueFile, fs.FileInfo, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return issueFile{}, nil, BadIssueFile{Path: path, Err: err}
-	}
-	fi, err := os.Stat(path)
+	data, fi, err := readRegular(path)
 	if err != nil {
 		return issueFile{}, nil, BadIssueFile{Path: path, Err: err}
 	}
@@ -208,6 +206,35 @@ func (l *Local) readFile(path string) (issueFile, fs.FileInfo, error) {
 		return issueFile{}, nil, BadIssueFile{Path: path, Err: err}
 	}
 	return f, fi, nil
+}
+
+// errIssueLink is an issue file that is a symbolic link.
+var errIssueLink = errors.New("is a symbolic link, and issue files are read only as regular files: " +
+	"a link could make any file you can read (~/.ssh, another project) a worker's prompt; " +
+	"replace the link with a copy of the file it points to")
+
+// readRegular reads path and its file info without following a symbolic
+// link at its end (the check and the read are one open, so the file
+// cannot be swapped for a link in between), refusing anything but a
+// regular file (a fifo would block the read).
+func readRegular(path string) ([]byte, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, nil, errIssueLink
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("is not a regular file (%s); an issue file must be a plain Markdown file", fi.Mode().Type())
+	}
+	data, err := io.ReadAll(f)
+	return data, fi, err
 }
 
 func (l *Local) overlayPath(n int) string { return filepath.Join(l.state, fmt.Sprintf("%d.json", n)) }
@@ -262,7 +289,7 @@ func (l *Local) comments(n int) ([]backlog.Comment, error) {
 func (l *Local) locked(ctx context.Context, fn func() error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := os.MkdirAll(l.state, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(l.state); err != nil {
 		return fmt.Errorf("local backlog: state dir: %w", err)
 	}
 	fl := flock.New(filepath.Join(l.state, ".lock"))

@@ -144,7 +144,7 @@ func (l *Local) EnsurePR(ctx context.Context, head, base, title, body string) (P
 		if err != nil {
 			return fmt.Errorf("local backlog: encode PR %s: %w", path, err)
 		}
-		if err := os.MkdirAll(l.prDir(), 0o755); err != nil {
+		if err := jsonfile.MkdirAll(l.prDir()); err != nil {
 			return fmt.Errorf("local backlog: %w", err)
 		}
 		if err := jsonfile.WriteFileAtomic(path, data, localFileMode); err != nil {

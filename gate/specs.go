@@ -25,14 +25,24 @@ var (
 	// ComponentLevels is the component maturity order.
 	ComponentLevels = []string{"inventoried", "contract-frozen", "repo-landed", "baseline-proved",
 		"pilot-live", "qa-proved", "fleet-ready", "cutover-ready", "deprecation-ready"}
+	// MetStates are the states of a proof and a component marker;
+	// "complete" is read as "met" (the reference's spelling), so a
+	// prompt offers only these.
+	MetStates     = []string{"met", "gap"}
 	gateValues    = []string{"pass", "concerns", "blocked", "gap"}
 	verdictValues = []string{"pass", "concerns", "blocked", "hold", "fail"}
 )
 
+// Values are the values key of a kind's marker accepts, nil when any
+// is (a count, a note, an id).
+func Values(kind, key string) []string {
+	return slices.Clone(specs[kind].enums[key])
+}
+
 var specs = map[string]spec{
 	KindProof: {
 		keys: []string{"completion", "durability", "proof", "state", "detail"}, required: []string{"completion", "durability", "proof", "state"},
-		enums: map[string][]string{"completion": CompletionLevels, "durability": DurabilityLevels, "proof": ProofLevels, "state": {"met", "gap"}},
+		enums: map[string][]string{"completion": CompletionLevels, "durability": DurabilityLevels, "proof": ProofLevels, "state": MetStates},
 	},
 	KindDocDelta: {
 		keys: []string{"state", "paths", "detail"}, required: []string{"state"},
@@ -72,7 +82,7 @@ var specs = map[string]spec{
 	},
 	KindComponent: {
 		keys: []string{"component", "level", "state", "detail"}, required: []string{"component", "level", "state"},
-		enums: map[string][]string{"state": {"met", "gap"}},
+		enums: map[string][]string{"state": MetStates},
 	},
 	KindVerdict: {
 		keys: []string{"verdict", "detail"}, required: []string{"verdict"},

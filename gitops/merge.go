@@ -54,12 +54,12 @@ type mergeState struct {
 // only fast-forwards it when that strands no working tree and drops no commit.
 func pendingRef(wave string) string { return "refs/wave/merge/" + wave }
 
-// Merge merges req.Worker into the remote wave branch (BACKLOG §7):
+// Merge merges req.Worker into the remote wave branch:
 // fetch; the remote's tip not req.Expect (nor this clone's own prepared
 // merge on it) → ForeignCommitError, nothing merged; worker already in
 // it → Already; merge-tree precheck (conflict →
 // Conflicts, nothing moved, no worktree touched); commit-tree with parents
-// (wave, worker); Verify in a scratch worktree; update-ref the intent ref
+// (wave, worker); Verify in a scratch checkout; update-ref the intent ref
 // (pendingRef) from its old value; push under --force-with-lease=<wave>:<old>;
 // a rejection fetches and starts over (up to MaxPushRetries); success only
 // after a fresh fetch shows the worker tip in the remote wave branch. Then

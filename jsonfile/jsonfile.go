@@ -55,10 +55,10 @@ func write(path string, v any, durable bool) error {
 // writeData replaces path with data through a temp file under TmpDir.
 func writeData(path string, data []byte, durable bool) error {
 	tdir := filepath.Join(filepath.Dir(path), TmpDir)
-	if err := os.MkdirAll(tdir, 0o755); err != nil {
+	if err := MkdirAll(tdir); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return replace(path, data, 0o600, durable, tdir, filepath.Base(path)+".*")
+	return replace(path, data, FileMode, durable, tdir, filepath.Base(path)+".*")
 }
 
 // WriteFileAtomic replaces path with data as Write does (the whole new
@@ -124,10 +124,10 @@ func Append(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode line for %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := MkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, FileMode)
 	if err != nil {
 		return fmt.Errorf("append %s: %w", path, err)
 	}

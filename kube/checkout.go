@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
@@ -121,10 +122,10 @@ func (c *podCheckout) writeRunFiles() error {
 		if err != nil {
 			return fmt.Errorf("run file %s: %w", name, err)
 		}
-		if err := os.MkdirAll(c.p.RunDir, 0o755); err != nil {
+		if err := jsonfile.MkdirAll(c.p.RunDir); err != nil {
 			return fmt.Errorf("run dir: %w", err)
 		}
-		if err := os.WriteFile(filepath.Join(c.p.RunDir, name), b, 0o644); err != nil {
+		if err := jsonfile.WriteFile(filepath.Join(c.p.RunDir, name), b); err != nil {
 			return fmt.Errorf("run file %s: %w", name, err)
 		}
 	}

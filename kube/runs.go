@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -74,7 +75,7 @@ func (b *Backend) prepare(p *runtime.Payload) error {
 	name := ObjectName(b.o.instance(), p.RunID)
 	p.SocketName, p.SessionName = "", ""
 	p.Kubernetes = &runtime.KubeRun{Namespace: b.o.Namespace, Name: name, LeaseDurationSeconds: leaseSeconds(p)}
-	if err := os.MkdirAll(p.RunDir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(p.RunDir); err != nil {
 		return fmt.Errorf("run %s: %w", p.RunID, err)
 	}
 	if err := runtime.WriteJSON(filepath.Join(p.RunDir, "launch.json"), runtime.Redacted(*p)); err != nil {

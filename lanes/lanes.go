@@ -13,7 +13,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 )
 
-// Layout is the on-disk and tmux naming of one lane (DESIGN §4, §5).
+// Layout is the on-disk and tmux naming of one lane (docs/state.md).
 type Layout struct {
 	RepoRoot string // absolute
 	Project  string // sanitised project token
@@ -151,4 +151,7 @@ const (
 	StatusFile  = "status.json"
 	LogFile     = "agent.log"
 	SummaryFile = "summary.json"
+	// AnswersFile holds what people answered the agent's questions, for
+	// a run started with answers ($WAVE_ANSWERS_FILE names it).
+	AnswersFile = "answers.json"
 )

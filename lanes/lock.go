@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // ErrLocked is returned (wrapped in *LockedError) when another live
@@ -82,7 +84,7 @@ func AcquireLockQuiet(path string) (*Lock, error) { return acquire(path, true, n
 // runs between taking the flocks and checking the file's identity (tests
 // replace the file there).
 func acquire(path string, quiet bool, afterLock func()) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := jsonfile.MkdirAll(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("lane lock %s: %w", path, err)
 	}
 	deadline := time.Now().Add(lockPatience)
@@ -111,7 +113,7 @@ func tryAcquire(path string, afterLock func()) (*Lock, error) {
 	if err != nil || !ok {
 		return nil, errors.Join(errBusy, err)
 	}
-	file := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDONLY), flock.SetPermissions(0o644))
+	file := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDONLY), flock.SetPermissions(jsonfile.FileMode))
 	ok, err = file.TryLock()
 	if err != nil || !ok {
 		dir.Unlock()
@@ -139,7 +141,7 @@ func (l *Lock) writeBody() error {
 	host, _ := os.Hostname()
 	info := LockInfo{Pid: os.Getpid(), StartedAt: time.Now().UTC(), Host: host, Argv: os.Args}
 	body, _ := json.Marshal(info)
-	if err := os.WriteFile(l.path, append(body, '\n'), 0o644); err != nil {
+	if err := jsonfile.WriteFile(l.path, append(body, '\n')); err != nil {
 		l.Release()
 		return fmt.Errorf("lane lock %s: write holder: %w", l.path, err)
 	}

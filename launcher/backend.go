@@ -16,7 +16,10 @@ func (l *Launcher) outcome(ctx context.Context, runDir string, now time.Time) Ou
 
 func outcomeOf(obs runtime.Observation) Outcome {
 	v := obs.Verdict
-	o := Outcome{Done: v.Done, State: string(v.State), ExitCode: v.ExitCode, Signal: v.Signal, Terminate: v.Terminate}
+	o := Outcome{Done: v.Done, State: string(v.State), ExitCode: v.ExitCode, Signal: v.Signal, Terminate: v.Terminate, Limit: v.UsageLimit}
+	if obs.Record != nil {
+		o.Executor = obs.Record.ExecutorID
+	}
 	var detail []string
 	if v.Reason != "" {
 		detail = append(detail, v.Reason)

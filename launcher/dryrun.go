@@ -1,12 +1,14 @@
 package launcher
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/redact"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
@@ -54,12 +56,15 @@ func (l *Launcher) DryRun() (manifest.Manifest, error) {
 			if err != nil {
 				return manifest.Manifest{}, err
 			}
+			if err := redactFiles(pl.PrivateFiles); err != nil {
+				return manifest.Manifest{}, err
+			}
 			prev := Preview{Payload: runtime.Redacted(*pl), ExecutorResolved: p.Agents[id].Resolved}
 			if pl.DeadlineAt != nil {
 				prev.DeadlineMinutes = int(time.Until(*pl.DeadlineAt).Round(60e9).Minutes())
 			}
 			prev.DeadlineAt = nil
-			if err := jsonfile.Write(filepath.Join(pl.RunDir, lanes.LaunchFile), prev); err != nil {
+			if err := writeRedacted(filepath.Join(pl.RunDir, lanes.LaunchFile), prev); err != nil {
 				return manifest.Manifest{}, err
 			}
 			fmt.Fprintln(l.opt.Out, termtext.EscapeLines(fmt.Sprintf("[dry-run] wave %d %s: %s %v", w.Number, id, pl.ExecutorID, pl.Argv)))
@@ -74,4 +79,37 @@ func (l *Launcher) DryRun() (manifest.Manifest, error) {
 		m.Docs = docs
 	}
 	return m, nil
+}
+
+// writeRedacted writes v as indented JSON with every secret in it
+// redacted (redact.JSON): a dry-run preview holds the resolved executor,
+// whose settings and env may carry keys.
+func writeRedacted(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	if b, err = redact.JSON(append(b, '\n')); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return jsonfile.WriteFileAtomic(path, b, jsonfile.FileMode)
+}
+
+// redactFiles redacts the generated private files of a dry run (an
+// opencode config may hold a provider's key): they are previews, which no
+// agent reads.
+func redactFiles(paths []string) error {
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if b, err = redact.JSON(b); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if err := jsonfile.WriteFileAtomic(p, b, jsonfile.FileMode); err != nil {
+			return err
+		}
+	}
+	return nil
 }

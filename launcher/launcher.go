@@ -83,6 +83,9 @@ type Outcome struct {
 	// Terminate asks for the run to be terminated before anything else
 	// (e.g. an agent that outlived its runner must not race a retry).
 	Terminate bool
+	// Limit is a usage-limited run's limit, Executor the run's executor.
+	Limit    *runtime.UsageLimit
+	Executor string
 }
 
 // Result is the verdict of a launch.
@@ -107,6 +110,8 @@ type Launcher struct {
 	// deferRefresh); stale holds the waves whose refresh is owed.
 	deferring int
 	stale     map[int]bool
+	// pauses are the executors paused by a usage limit (usagelimit.go).
+	pauses usagePauses
 }
 
 // New returns a launcher over runs.

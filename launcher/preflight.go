@@ -52,7 +52,7 @@ func ExecutorNeed(r executor.Resolved, scrub []string) (preflight.Executor, bool
 	if cmd == "" {
 		return preflight.Executor{}, false
 	}
-	e := preflight.Executor{ID: r.ID, Command: cmd, Env: executor.Env(r), Scrub: scrub}
+	e := preflight.Executor{ID: r.ID, Command: cmd, Env: executor.Env(r), Scrub: scrub, Chosen: chosen(r.SelectedBy)}
 	if r.ID == executor.Claude {
 		mode := executor.DefaultPermissionMode
 		if m := r.Claude.PermissionMode; m != nil {
@@ -61,4 +61,17 @@ func ExecutorNeed(r executor.Resolved, scrub []string) (preflight.Executor, bool
 		e.ClaudeBypass = mode == executor.DefaultPermissionMode
 	}
 	return e, true
+}
+
+// chosen is preflight's name for what selected an executor.
+func chosen(by string) preflight.Chosen {
+	switch by {
+	case executor.ByAgentID:
+		return preflight.ChosenByAgent
+	case executor.ByAgentProfile:
+		return preflight.ChosenByProfile
+	case executor.ByLaneRole:
+		return preflight.ChosenByRole
+	}
+	return preflight.ChosenByDefault
 }

@@ -87,7 +87,7 @@ func plan(w *wave.Wave, lane *config.Lane, cliExecutor, coordBase string) (*wave
 
 // implementationAgents are the agents that run in the implementation
 // phase: everything that is not a closure role and not a docs-only design
-// steward (design stewards without implementation run first, §6.5).
+// steward (design stewards without implementation run first).
 func (p *wavePlan) implementationAgents() []string {
 	var out []string
 	for _, id := range p.Order {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -177,10 +178,28 @@ func (r *waveRun) giveUp(qs []questions.Question) {
 	}
 }
 
-// answersFor is the "Answers from people" block of agent id's prompt.
-func (r *waveRun) answersFor(id string) string {
+// answersFor is what people answered agent id's questions: the "Answers
+// from people" block of its prompt, and its run's answers file.
+func (r *waveRun) answersFor(id string) []questions.Question {
 	qs, _, _ := questions.WaveQuestions(r.l.opt.Layout, r.n, nil)
-	return questions.PromptBlock(questions.ForAgent(qs, id))
+	return questions.AnsweredOf(questions.ForAgent(qs, id))
+}
+
+// tellAnswered gives a run started with answers a signal no prompt text
+// can fake or hide: every prompt's rules mention the answers heading, so
+// an agent that is no model (a script) reads $WAVE_ANSWERED=1 and the
+// answers, as `questions --json` shows them, in $WAVE_ANSWERS_FILE.
+func tellAnswered(p *runtime.Payload, answered []questions.Question) error {
+	if len(answered) == 0 {
+		return nil
+	}
+	path := filepath.Join(p.RunDir, lanes.AnswersFile)
+	if err := jsonfile.Write(path, answered); err != nil {
+		return fmt.Errorf("answers file: %w", err)
+	}
+	p.Env["WAVE_ANSWERED"] = "1"
+	p.Env["WAVE_ANSWERS_FILE"] = path
+	return nil
 }
 
 // pendingBlock is every question of the wave still waiting for a person,

@@ -17,6 +17,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -161,6 +162,13 @@ func (r *waveRun) start(ctx context.Context, ps []*runtime.Payload, attempt int)
 	if stopRequested(r.l.opt.Layout.ControlPath()) {
 		return ErrStopped
 	}
+	var execs []string
+	for _, p := range ps {
+		execs = append(execs, p.ExecutorID)
+	}
+	if err := r.holdForPause(ctx, attempt, execs); err != nil {
+		return err
+	}
 	batch := [][]*runtime.Payload{ps}
 	if r.l.opt.StaggerMs > 0 {
 		batch = nil
@@ -206,7 +214,11 @@ func (r *waveRun) startedEvent(id string, attempt int, dir string, adopted bool)
 	d := state.Data(state.AgentRunData{AgentID: id, SessionName: sessionFor(r.n, id), Executor: r.p.Agents[id].Resolved.ID,
 		RunDir: dir, LogPath: filepath.Join(dir, lanes.LogFile)})
 	d["adopted"] = adopted
-	if r.ask.relaunch[id] && !adopted {
+	if r.limitRelaunch[id] && !adopted {
+		// After a usage limit: not a failed attempt either.
+		delete(r.limitRelaunch, id)
+		d["relaunchedFor"] = "usage-limit"
+	} else if r.ask.relaunch[id] && !adopted {
 		// A relaunch with answers is not a failed attempt: counted apart.
 		delete(r.ask.relaunch, id)
 		r.ask.relaunches[id]++
@@ -225,16 +237,17 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	k++
 	pruneRuns(l.opt.Layout, r.n, id, k-keptRuns)
 	dir := l.opt.Layout.RunDir(r.n, id, k)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("run dir %s: %w", dir, err)
 	}
 	agentCmd := func(sub string) string {
 		return fmt.Sprintf("%s %s --repo-root %s --lane %s --wave %d --agent %s",
 			shellWord(l.opt.Self), sub, shellWord(l.opt.Lane.RepoRoot), l.opt.Lane.Name, r.n, shellWord(id))
 	}
+	answered := r.answersFor(id)
 	prompt := executor.Prompt(executor.PromptInput{Wave: r.p.Wave, Agent: ap.Agent, Bindings: r.p.Bindings,
 		Resolved: ap.Resolved, RepoRoot: l.opt.Lane.RepoRoot, Lane: l.opt.Lane.Name, Attempt: k,
-		CoordCommand: agentCmd("coord post"), AskCommand: agentCmd("ask"), Answers: r.answersFor(id)})
+		CoordCommand: agentCmd("coord post"), AskCommand: agentCmd("ask"), Answers: questions.PromptBlock(answered)})
 	lim := executor.ResolveLimits(ap.Resolved, l.opt.TimeoutMinutes, l.opt.TimeoutSource)
 	p, minutes, err := runs.Payload(runs.Spec{What: fmt.Sprintf("wave %d agent %s", r.n, id), Lane: l.opt.Lane, Layout: l.opt.Layout,
 		RunID: lanes.RunID(r.n, id, k), RunDir: dir, Cwd: l.opt.Lane.RepoRoot, Session: sessionFor(r.n, id), Prompt: prompt + "\n",
@@ -245,6 +258,9 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 		return nil, err
 	}
 	lim.DeadlineMinutes = minutes
+	if err := tellAnswered(p, answered); err != nil {
+		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
+	}
 	if err := writePreview(p, ap.Resolved, lim); err != nil {
 		return nil, fmt.Errorf("wave %d agent %s: %w", r.n, id, err)
 	}
@@ -268,6 +284,8 @@ func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case StateNoProgress:
+		code = StateNoProgress
 	case state.AgentBudgetExceeded:
 		code = codeBudgetExceeded
 	}

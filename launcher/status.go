@@ -137,7 +137,7 @@ func runFacts(obs runtime.Observation) state.RunFacts {
 	case runtime.StateLost:
 		f.Lost = obs.Verdict.Done
 		f.Reason = obs.Verdict.Reason
-	case runtime.StateStalled, runtime.StateBudgetExceeded:
+	case runtime.StateStalled, runtime.StateBudgetExceeded, runtime.StateUsageLimited:
 		f.Disposition = string(obs.Verdict.State)
 	case runtime.StateRunning:
 		f.Warnings = obs.Verdict.Warnings

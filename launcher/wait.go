@@ -23,7 +23,8 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 	l := r.l
 	pending := map[string]string{} // run dir → agent
 	deadlines := map[string]time.Time{}
-	waiting := map[string]string{} // agent → its finished run, waiting for a person
+	waiting := map[string]string{}    // agent → its finished run, waiting for a person
+	limited := map[string]time.Time{} // agent → when its usage limit lets it run again
 	track := func(id, d string) {
 		pending[d] = id
 		if p, err := runtime.ReadPayload(filepath.Join(d, lanes.LaunchFile)); err == nil && p.DeadlineAt != nil {
@@ -34,8 +35,13 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 		track(id, d)
 	}
 	relaunch := func(id string) error {
-		delete(waiting, id)
-		r.ask.relaunch[id] = true
+		if _, ok := limited[id]; ok {
+			delete(limited, id)
+			r.limitRelaunch[id] = true
+		} else {
+			delete(waiting, id)
+			r.ask.relaunch[id] = true
+		}
 		p, err := r.payload(id, attempt)
 		if err != nil {
 			return err
@@ -59,7 +65,7 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 	}
 	check := func(d string, expired bool) error {
 		id := pending[d]
-		o := l.outcome(ctx, d, l.now())
+		o := r.noProgressOutcome(d, l.outcome(ctx, d, l.now()))
 		if o.Terminate && o.Done {
 			// The runner is gone but its agent is not: stop the agent
 			// before its result is used or a retry starts next to it.
@@ -80,6 +86,10 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 		delete(pending, d)
 		r.finalize(id, d, attempt, o)
 		if stopRequested(l.opt.Layout.ControlPath()) {
+			return nil
+		}
+		if o.State == state.AgentUsageLimited && o.Limit != nil {
+			limited[id] = r.pauseFor(id, attempt, o)
 			return nil
 		}
 		return after(id, d)
@@ -132,7 +142,7 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 		}
 		return nil
 	}
-	for n := 1; len(pending) > 0 || len(waiting) > 0; {
+	for n := 1; len(pending) > 0 || len(waiting) > 0 || len(limited) > 0; {
 		l.flush()
 		var err error
 		select {
@@ -153,11 +163,18 @@ func (r *waveRun) wait(ctx context.Context, attempt int, dirs map[string]string)
 			}
 			n++
 			r.budgetWhileWaiting(ctx, attempt, pending)
+			r.brakeNoProgress(ctx, pending)
 			for d := range pending {
 				if e := expired(d); e || n%sweepEvery == 0 {
 					if err = check(d, e); err != nil {
 						break
 					}
+				}
+			}
+			for id, at := range limited {
+				if err == nil && !l.now().Before(at) {
+					r.resumed(r.p.Agents[id].Resolved.ID, attempt)
+					err = relaunch(id)
 				}
 			}
 			for id := range waiting {

@@ -45,6 +45,11 @@ type waveRun struct {
 	budgetSeen map[string]bool
 	budgetOver string
 	budgetLog  *spendLog // the lane's log as the budget check last read it
+	// limitRelaunch: the agent's next start follows its usage limit
+	// (usagelimit.go), not a failure.
+	limitRelaunch map[string]bool
+	// progress is the no-progress brake's view of each run (noprogress.go).
+	progress map[string]*ownedProgress
 }
 
 type agentResult struct {
@@ -67,7 +72,7 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 	if err != nil {
 		return waveOutcome{ExitCode: exitcode.Failed}, err
 	}
-	r := &waveRun{l: l, p: p, n: w.Number, results: map[string]*agentResult{}}
+	r := &waveRun{l: l, p: p, n: w.Number, results: map[string]*agentResult{}, limitRelaunch: map[string]bool{}}
 	r.prior = interruptedRuns(l.opt.Layout.EventsPath(), w.Number)
 	if err := r.takeOverride(); err != nil {
 		return waveOutcome{ExitCode: exitcode.Failed}, err
@@ -310,6 +315,8 @@ func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
 		code = "runtime-lost"
 	case state.AgentStalled:
 		code = "stalled"
+	case StateNoProgress:
+		code = StateNoProgress
 	case state.AgentBudgetExceeded:
 		code = codeBudgetExceeded
 	default:

@@ -5,20 +5,16 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 )
 
-// answersHeading is the prompt section the launcher writes the answers
-// of people under (questions.HeadAnswers).
-const answersHeading = "Answers from people:"
-
-// askPerson is --ask: a prompt with answers goes on to the work; one
-// without asks the question through this binary's `ask` (as a real agent
-// would, with the WAVE_* environment the runner set) and reports that
-// the run ends here.
-func askPerson(prompt, root, question string, stdout io.Writer, getenv func(string) string) (answered bool, err error) {
-	if strings.Contains(prompt, "\n"+answersHeading+"\n") {
-		fmt.Fprintln(stdout, "[local-agent] the prompt holds answers from people; carrying on")
+// askPerson is --ask: a run started with answers ($WAVE_ANSWERED, as any
+// agent that is no model reads it) goes on to the work; one without asks
+// the question through this binary's `ask` (as a real agent would, with
+// the WAVE_* environment the runner set) and reports that the run ends
+// here.
+func askPerson(root, question string, stdout io.Writer, getenv func(string) string) (answered bool, err error) {
+	if getenv("WAVE_ANSWERED") == "1" {
+		fmt.Fprintf(stdout, "[local-agent] people answered (%s); carrying on\n", getenv("WAVE_ANSWERS_FILE"))
 		return true, nil
 	}
 	self, err := os.Executable()

@@ -44,7 +44,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.failAttempts, "fail-attempts", 0, "fail without markers while WAVE_ATTEMPT <= N")
 	fs.StringVar(&o.verdict, "verdict", "PASS", "cont-QA verdict: PASS|CONCERNS|BLOCKED|HOLD|FAIL")
 	fs.StringVar(&o.security, "security", "clear", "security review state: clear|concerns|blocked")
-	fs.StringVar(&o.ask, "ask", "", "until the prompt holds an answer, ask a person this blocking question (`ask`) and finish without markers")
+	fs.StringVar(&o.ask, "ask", "", "until a run is started with answers ($WAVE_ANSWERED), ask a person this blocking question (`ask`) and finish without markers")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -108,7 +108,7 @@ func Main(args []string, stdout io.Writer, getenv func(string) string) int {
 		return 1
 	}
 	if o.ask != "" {
-		answered, err := askPerson(string(raw), root, o.ask, stdout, getenv)
+		answered, err := askPerson(root, o.ask, stdout, getenv)
 		if err != nil {
 			fmt.Fprintf(stdout, "local agent: %v\n", err)
 			return 1
@@ -129,7 +129,8 @@ func Main(args []string, stdout io.Writer, getenv func(string) string) int {
 	return o.exitCode
 }
 
-// markers are the final marker lines the agent's role needs (§7.6).
+// markers are the final marker lines the agent's role needs
+// (docs/wave-files.md, "Markers").
 func markers(t task, o options) []string {
 	var out []string
 	switch t.facts["role"] {

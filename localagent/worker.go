@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +18,8 @@ import (
 )
 
 // directivePrefix starts a line of an issue that tells the simulated
-// worker what to do, the way a real issue tells a real agent:
+// worker what to do, the way a real issue tells a real agent
+// (docs/local-agent.md is the user's reference):
 //
 //	local-agent: commit=src/x.go result=needs-input question="Which API?"
 //
@@ -35,10 +37,20 @@ import (
 // Sent back for rework (the prompt's
 // "## Rework requested" section), the worker commits the fix file on top
 // of its earlier work, so a verify or a reviewer that looks for it passes.
+// usage-limit=claude|claude-json|claude-stream-json|codex|api-key|opencode
+// prints that CLI's usage-limit message and exits 1 while WAVE_ATTEMPT <=
+// limit-attempts (default 1), the reset reset-in (default 3s) from now;
+// busy-attempts=N keeps printing without changing anything while
+// WAVE_ATTEMPT <= N.
 // A needs-input issue whose comments hold an answer (`backlog answer`),
 // or whose prompt has the "## Answers from people" block, is worked as
 // done: the simulated person answered.
 const directivePrefix = "local-agent:"
+
+// directiveKeys are the keys a directive line may set (docs/local-agent.md
+// lists each).
+var directiveKeys = []string{"commit", "result", "question", "detail", "exit", "fail-attempts", "delay", "hang",
+	"dirty", "wait", "review", "fix", "usage-limit", "limit-attempts", "reset-in", "busy-attempts"}
 
 type workerKnobs struct {
 	commit, result, question, detail, dirty, review, wait string
@@ -46,6 +58,13 @@ type workerKnobs struct {
 	exit, failAttempts                                    int
 	hang                                                  bool
 	delay                                                 time.Duration
+	// usageLimit is the CLI whose usage-limit message the worker prints
+	// (limits.go) while its attempt <= limitAttempts, naming a reset
+	// resetIn from now; busyAttempts: it prints for ever, changing
+	// nothing, while its attempt <= busyAttempts.
+	usageLimit                  string
+	limitAttempts, busyAttempts int
+	resetIn                     time.Duration
 }
 
 // WorkerMain runs the simulated backlog worker in its worktree (the
@@ -130,6 +149,13 @@ func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target stri
 		}
 		fmt.Fprintln(out, "[local-worker] hanging (local-agent: hang)")
 		select {}
+	}
+	if k.usageLimit != "" && attempt <= max(k.limitAttempts, 1) {
+		printUsageLimit(out, k.usageLimit, time.Now().Add(resetIn(k.resetIn)))
+		return 1
+	}
+	if attempt <= k.busyAttempts {
+		busy(out, issue)
 	}
 	if k.result == "needs-input" && (strings.Contains(prompt, backlog.AnswerHeading) || strings.Contains(prompt, backlog.AnswersSection)) {
 		// A person answered the question (in the issue's comments): go on.
@@ -296,8 +322,19 @@ func (k *workerKnobs) set(key, v string) error {
 		k.wait = v
 	case "delay":
 		k.delay, err = time.ParseDuration(v)
+	case "usage-limit":
+		if !slices.Contains(limitKinds, v) {
+			return fmt.Errorf("usage-limit=%q: want one of %s", v, strings.Join(limitKinds, ", "))
+		}
+		k.usageLimit = v
+	case "limit-attempts":
+		k.limitAttempts, err = strconv.Atoi(v)
+	case "reset-in":
+		k.resetIn, err = time.ParseDuration(v)
+	case "busy-attempts":
+		k.busyAttempts, err = strconv.Atoi(v)
 	default:
-		return fmt.Errorf("unknown local-agent key %q", key)
+		return fmt.Errorf("unknown local-agent key %q: want one of %s (docs/local-agent.md)", key, strings.Join(directiveKeys, ", "))
 	}
 	if err != nil {
 		return fmt.Errorf("%s=%q: %w", key, v, err)

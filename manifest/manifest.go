@@ -14,6 +14,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/redact"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -241,7 +242,7 @@ func Docs(fsys fs.FS, docsDir string) ([]Doc, error) {
 func Source(docsDir string) string { return path.Clean(docsDir) + "/**/*" }
 
 // Encode writes the manifest as indented JSON without HTML escaping, the
-// way the reference writes it.
+// way the reference writes it, with its secrets redacted (redact.JSON).
 func (m Manifest) Encode() ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -250,5 +251,7 @@ func (m Manifest) Encode() ([]byte, error) {
 	if err := enc.Encode(m); err != nil {
 		return nil, fmt.Errorf("encode manifest: %w", err)
 	}
-	return b.Bytes(), nil
+	// An agent's executor config and its resolution may carry keys
+	// (env.NAME, settingsJson.env, a provider's apiKey).
+	return redact.JSON(b.Bytes())
 }

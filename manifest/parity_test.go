@@ -10,6 +10,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/paritytest"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/redact"
 	"github.com/wave-orchestrator/wave-orchestrator/manifest"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
@@ -22,7 +23,9 @@ import (
 // wrote for the same repository: want.json (scripts/regen-parity-goldens.mjs),
 // stripped of generatedAt, docs and the executor/skills/Context7
 // resolutions. A case the reference rejects has ref-error.txt (its message)
-// and rules.txt (the rules we must report) instead.
+// and rules.txt (the rules we must report) instead. A case it accepts where
+// we are stricter on purpose (wave/PARITY.md) keeps want.json and has
+// stricter.txt: the rules we report.
 func TestReferenceParity(t *testing.T) {
 	cases, err := os.ReadDir("testdata/parity")
 	if err != nil {
@@ -36,18 +39,24 @@ func TestReferenceParity(t *testing.T) {
 			dir := filepath.Join("testdata/parity", c.Name())
 			root := t.TempDir()
 			for _, src := range []string{"testdata/parity/base", dir} { // a case's own metadata stays out
-				paritytest.CopyTree(t, src, root, "want.json", "ref-error.txt", "rules.txt")
+				paritytest.CopyTree(t, src, root, "want.json", "ref-error.txt", "rules.txt", "stricter.txt")
 			}
 			got, err := buildManifest(root)
-			if rules, rerr := os.ReadFile(filepath.Join(dir, "rules.txt")); rerr == nil {
-				checkRejected(t, err, strings.Fields(string(rules)))
-				return
+			for _, name := range []string{"rules.txt", "stricter.txt"} {
+				if rules, rerr := os.ReadFile(filepath.Join(dir, name)); rerr == nil {
+					checkRejected(t, err, strings.Fields(string(rules)))
+					return
+				}
 			}
 			if err != nil {
 				t.Fatalf("the reference accepts this repo; we reject it:\n%v", err)
 			}
 			want, err := os.ReadFile(filepath.Join(dir, "want.json"))
 			if err != nil {
+				t.Fatal(err)
+			}
+			// We redact secrets the reference printed (settingsJson.env, keys).
+			if want, err = redact.JSON(want); err != nil {
 				t.Fatal(err)
 			}
 			compareJSON(t, want, got)

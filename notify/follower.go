@@ -11,7 +11,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Delivery bounds (issue 20): each try has tryTimeout; a failing sink is
+// Delivery bounds: each try has tryTimeout; a failing sink is
 // retried retries times, waiting backoff(try) before each.
 const (
 	tryTimeout = 5 * time.Second

@@ -3,6 +3,7 @@ package notify
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -14,8 +15,8 @@ const (
 	ModeBacklog = "backlog"
 )
 
-// EntityQuestion is the lane log's question events (contracts §2: the
-// launcher appends one per question and transition).
+// EntityQuestion is the lane log's question events (the launcher appends
+// one per question and transition; docs/state.md).
 const EntityQuestion = "question"
 
 // FromLane maps one event of the lane's log to the notice people get, if
@@ -62,8 +63,16 @@ func FromLane(ev state.Event) (Notice, bool) {
 		if n.Detail != "" {
 			n.Summary += ": " + n.Detail
 		}
+	case state.EntityUsageLimit:
+		if opened, _ := ev.Data["opened"].(bool); ev.Action != state.UsagePaused || !opened {
+			return Notice{}, false // an extension or the end: told once, at the start
+		}
+		until, _ := time.Parse(time.RFC3339, str("until"))
+		n.Event, n.AgentID, n.Detail = UsageLimited, str("agentId"), str("detail")
+		n.Summary = fmt.Sprintf("%s: paused: %s usage limit%s (agent %s hit it): %s", where, clip(str("executor"), 40),
+			untilText(&until), clip(n.AgentID, 40), clip(n.Detail, 300))
 	case state.EntityAgentRun:
-		if ev.Action != state.AgentStalled && ev.Action != state.AgentTimedOut {
+		if ev.Action != state.AgentStalled && ev.Action != state.AgentTimedOut && ev.Action != "no-progress" {
 			return Notice{}, false
 		}
 		n.Event, n.AgentID, n.Detail = AgentStalled, str("agentId"), ev.Action
@@ -72,6 +81,14 @@ func FromLane(ev state.Event) (Notice, bool) {
 		return Notice{}, false
 	}
 	return n, true
+}
+
+// untilText is " until <time>" for a pause's end, "" when unknown.
+func untilText(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return " until " + t.UTC().Format(time.RFC3339)
 }
 
 // failuresLine names a finished wave's failures in one line.
@@ -124,6 +141,12 @@ func FromBacklog(lane, run string, ev backlog.Event) (Notice, bool) {
 	case backlog.EvForeignCommit:
 		n.Event, n.Detail = ForeignCommit, ev.Detail
 		n.Summary = fmt.Sprintf("%s: a commit it did not make is on its wave branch (%s); merges stopped", where, clip(ev.Commit, 12))
+	case backlog.EvUsageLimit:
+		if ev.Outcome != backlog.UsagePaused {
+			return Notice{}, false // an extension or the end: told once, at the start
+		}
+		n.Event, n.Detail = UsageLimited, ev.Detail
+		n.Summary = fmt.Sprintf("%s: paused: %s usage limit%s (issue %s hit it): %s", where, clip(ev.Executor, 40), untilText(ev.Until), issue, clip(ev.Detail, 300))
 	case backlog.EvAnswered:
 		n.Event, n.Question, n.Answer, n.Operator = QuestionAnswered, ev.Question, ev.Answer, ev.By
 		n.Summary = fmt.Sprintf("%s: issue %s answered", where, issue)

@@ -26,6 +26,10 @@ func TestLaneEventsMapToTheEventsPeopleSubscribeTo(t *testing.T) {
 		{state.EntityAgentRun, state.AgentTimedOut, map[string]any{"agentId": "A2"}, AgentStalled},
 		{state.EntityAgentRun, state.AgentCompleted, nil, ""},
 		{state.EntityNotification, state.NotifyDelivered, nil, ""},
+		// A usage limit is told once, when its pause opens.
+		{state.EntityUsageLimit, state.UsagePaused, map[string]any{"executor": "claude", "until": "2026-12-06T15:00:00Z", "agentId": "A1", "opened": true}, UsageLimited},
+		{state.EntityUsageLimit, state.UsagePaused, map[string]any{"executor": "claude", "agentId": "A2", "opened": false}, ""},
+		{state.EntityUsageLimit, state.UsageResumed, map[string]any{"executor": "claude"}, ""},
 	} {
 		ev := state.NewEvent("main", 3, tc.entity, "x-1", tc.action, 1, tc.data)
 		n, ok := FromLane(ev)
@@ -59,6 +63,9 @@ func TestBacklogEventsMapToNoticesWithStableIDs(t *testing.T) {
 		{backlog.Event{Kind: backlog.EvParked, Issue: 6, Detail: "verify failed", At: at}, IssueParked, ""},
 		{backlog.Event{Kind: backlog.EvClaimed, Issue: 6, At: at}, "", ""},
 		{backlog.Event{Kind: backlog.EvForeignCommit, Commit: "abc123", Ref: "def456", At: at}, ForeignCommit, "backlog-r1-foreign-commit-0"},
+		{backlog.Event{Kind: backlog.EvUsageLimit, Outcome: backlog.UsagePaused, Executor: "claude", Issue: 3, Until: &at, At: at}, UsageLimited, ""},
+		{backlog.Event{Kind: backlog.EvUsageLimit, Outcome: backlog.UsageExtended, Executor: "claude", Issue: 5, Until: &at, At: at}, "", ""},
+		{backlog.Event{Kind: backlog.EvUsageLimit, Outcome: backlog.UsageResumed, Executor: "claude", At: at}, "", ""},
 	} {
 		n, ok := FromBacklog("main", "r1", tc.ev)
 		if got := map[bool]string{true: n.Event}[ok]; got != tc.want {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 // Event names people subscribe to (config.NotifyEvents).
@@ -21,6 +23,9 @@ const (
 	// ForeignCommit: a backlog run found a commit it did not make on its
 	// wave branch and stopped merging.
 	ForeignCommit = "foreign-commit"
+	// UsageLimited: an executor's account is out; its runs wait for the
+	// reset (once per pause, backlog and wave mode).
+	UsageLimited = "usage-limited"
 )
 
 // Notice is one event people are told about: the JSON a command reads on
@@ -48,10 +53,27 @@ type Notice struct {
 	Summary string `json:"summary"`
 }
 
-// JSON is the notice as a command reads it.
+// JSON is the notice as a command reads it, its text made safe (Safe).
 func (n Notice) JSON() []byte {
-	b, _ := json.Marshal(n)
+	b, _ := json.Marshal(n.Safe())
 	return b
+}
+
+// Safe is the notice with every text field an agent, a worker or an
+// issue's author could have written passed through the terminal rule
+// (internal/termtext): no control character, bidirectional override or
+// isolate, or other invisible format character reaches a chat, a command
+// or a desktop raw; each is written as a visible escape (\u202e), so
+// what people read is what the text holds. One-line fields also lose
+// colour sequences and line breaks.
+func (n Notice) Safe() Notice {
+	for _, f := range []*string{&n.AgentID, &n.QuestionID, &n.Operator, &n.Title, &n.URL, &n.RunID, &n.Lane, &n.Summary} {
+		*f = termtext.Line(*f)
+	}
+	for _, f := range []*string{&n.Question, &n.Answer, &n.Detail} {
+		*f = termtext.EscapeLines(*f)
+	}
+	return n
 }
 
 // webhookBody is the notice with the fields chat webhooks read: text
@@ -64,6 +86,7 @@ func (n Notice) webhookBody() []byte {
 		Content         string         `json:"content"`
 		AllowedMentions map[string]any `json:"allowed_mentions"`
 	}
+	n = n.Safe()
 	t := chatText(n.Summary)
 	b, _ := json.Marshal(body{Notice: n, Text: t, Content: t, AllowedMentions: map[string]any{"parse": []string{}}})
 	return b

@@ -69,7 +69,7 @@ func (s *commandSink) Send(ctx context.Context, n Notice) error {
 			return errors.New("notify-send is not installed (desktop sink)")
 		}
 		// notify-send reads a little markup in the body: escaped like chat text.
-		argv = []string{bin, "--app-name=wave-orchestrator", "wave-orchestrator: " + n.Event, chatText(n.Summary)}
+		argv = []string{bin, "--app-name=wave-orchestrator", "wave-orchestrator: " + n.Event, chatText(n.Safe().Summary)}
 	} else {
 		stdin = append(n.JSON(), '\n')
 	}

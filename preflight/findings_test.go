@@ -48,7 +48,7 @@ func TestExecutorsAreFoundOrTheLaunchsProblem(t *testing.T) {
 	n.Add(claude(), "wave 0 A2")
 	n.Add(Executor{ID: "codex", Command: "codex"}, "wave 1 A3")
 	h := host([]string{"claude"}, 1000, nil, "tmux 3.4", nil)
-	want := "error executor codex | executor codex: not on PATH (needed by wave 1 A3); install it, put it on PATH, or give those agents another executor (`### Executor` id, or --executor)\n" +
+	want := "error executor codex | executor codex: not on PATH (needed by wave 1 A3); install it, put it on PATH, or run those agents on another executor with --executor ID (or executors.default in wave.config.yaml)\n" +
 		"ok executor claude | executor claude: found\n"
 	if got := msgs(h.Executors(context.Background(), n)); got != want {
 		t.Errorf("executors:\n%s\nwant\n%s", got, want)

@@ -41,7 +41,7 @@ const (
 	KindKubernetes Kind = "kubernetes"
 )
 
-// Minimum tmux version (DESIGN §5: remain-on-exit per server, user options
+// Minimum tmux version (we rely on remain-on-exit per server, user options
 // on sessions, -e on new-session).
 const (
 	TmuxMajor = 3
@@ -84,6 +84,37 @@ type Executor struct {
 	// Scrub is what it loses.
 	Env   map[string]string
 	Scrub []string
+	// Chosen is what picked this executor for its agents: the fix for a
+	// missing one names that, since --executor moves only agents that
+	// name none.
+	Chosen Chosen
+}
+
+// Chosen is what picked an agent's executor.
+type Chosen int
+
+// What picks an agent's executor. The first that is set wins: the
+// agent's id, its profile's, the lane's default for its role, and only
+// then --executor or executors.default.
+const (
+	ChosenByDefault Chosen = iota // --executor, else executors.default
+	ChosenByAgent                 // the agent's `### Executor` id
+	ChosenByProfile               // the id of the agent's executor profile
+	ChosenByRole                  // runtimePolicy.defaultExecutorByRole
+)
+
+// missingFix is the fix for an executor not on PATH, by what chose it.
+func (c Chosen) missingFix() string {
+	const install = "install it, put it on PATH, or "
+	switch c {
+	case ChosenByAgent:
+		return install + "change the `- id:` under those agents' `### Executor` in their wave file (--executor changes only agents that name no executor)"
+	case ChosenByProfile:
+		return install + "change the id of their executor profile (executors.profiles.<name>.id in wave.config.yaml; --executor changes only agents that name no executor)"
+	case ChosenByRole:
+		return install + "change runtimePolicy.defaultExecutorByRole in wave.config.yaml (it wins over --executor)"
+	}
+	return install + "run those agents on another executor with --executor ID (or executors.default in wave.config.yaml)"
 }
 
 // Subject names the executor in problems: "executor claude", or
@@ -106,7 +137,7 @@ type Needs struct {
 func (n *Needs) Add(e Executor, agent string) {
 	for i := range n.Executors {
 		x := &n.Executors[i]
-		if x.ID == e.ID && x.Command == e.Command && x.ClaudeBypass == e.ClaudeBypass &&
+		if x.ID == e.ID && x.Command == e.Command && x.ClaudeBypass == e.ClaudeBypass && x.Chosen == e.Chosen &&
 			mapsEqual(x.Env, e.Env) && slices.Equal(x.Scrub, e.Scrub) {
 			if !slices.Contains(x.Agents, agent) {
 				x.Agents = append(x.Agents, agent)
@@ -228,8 +259,7 @@ func (h Host) executor(e Executor) []Problem {
 func (h Host) executorFor(e Executor, who string) []Problem {
 	subject := e.Subject()
 	if _, err := h.LookPath(e.Command); err != nil {
-		return []Problem{{Kind: KindExecutor, Subject: subject, Msg: "not on PATH (needed by " + who + ")",
-			Fix: "install it, put it on PATH, or give those agents another executor (`### Executor` id, or --executor)"}}
+		return []Problem{{Kind: KindExecutor, Subject: subject, Msg: "not on PATH (needed by " + who + ")", Fix: e.Chosen.missingFix()}}
 	}
 	if e.ID == "claude" && e.ClaudeBypass && h.Euid() == 0 && !h.sandboxed(e) {
 		return []Problem{{Kind: KindExecutor, Subject: subject,

@@ -172,3 +172,28 @@ func TestUnseenNamesShellVariablesTheAgentsLose(t *testing.T) {
 		}
 	}
 }
+
+// A missing executor's fix names what chose it: --executor moves only
+// the agents that name none, so the others are told where theirs is set,
+// and agents chosen differently are named on lines of their own.
+func TestAMissingExecutorsFixNamesWhatChoseIt(t *testing.T) {
+	var n Needs
+	for i, c := range []Chosen{ChosenByDefault, ChosenByAgent, ChosenByProfile, ChosenByRole} {
+		n.Add(Executor{ID: "codex", Command: "codex", Chosen: c}, "wave 0 A"+string(rune('1'+i)))
+	}
+	ps := host(nil, 1000, nil, "tmux 3.4", nil).Check(context.Background(), n)
+	want := []string{
+		"run those agents on another executor with --executor ID (or executors.default in wave.config.yaml)",
+		"change the `- id:` under those agents' `### Executor` in their wave file (--executor changes only agents that name no executor)",
+		"change the id of their executor profile (executors.profiles.<name>.id in wave.config.yaml; --executor changes only agents that name no executor)",
+		"change runtimePolicy.defaultExecutorByRole in wave.config.yaml (it wins over --executor)",
+	}
+	if len(ps) != len(want) {
+		t.Fatalf("%d problems, want one per way of choosing: %v", len(ps), ps)
+	}
+	for i, p := range ps {
+		if p.Fix != "install it, put it on PATH, or "+want[i] || !strings.HasSuffix(p.Msg, "(needed by wave 0 A"+string(rune('1'+i))+")") {
+			t.Errorf("problem %d: %s", i, p)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 )
 
@@ -64,7 +64,7 @@ func Post(layout lanes.Layout, a Ask, now time.Time) (Question, error) {
 // not exist yet; an overflow counts as a write.
 func WatchWave(ctx context.Context, layout lanes.Layout, n int) (<-chan struct{}, error) {
 	dir := layout.WaveDir(n)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(dir); err != nil {
 		return nil, err
 	}
 	w, err := fsnotify.NewWatcher()

@@ -78,7 +78,13 @@ func backlogQuestions(layout lanes.Layout) ([]Question, []string) {
 			}
 			if is.State != backlog.StateNeedsInput && is.Answer != nil {
 				// Answered while its run was open (the run's answered event).
-				latest[is.Number] = answeredInRun(layout, r.Info.ID, r.Info.StartedAt, is)
+				q := answeredInRun(layout, r.Info.ID, r.Info.StartedAt, is)
+				if a, ok := answered[q.ID]; ok && strings.TrimSpace(a.Operator) != "" {
+					// Who answered, as recorded; the event has the
+					// comment's author, the issue source's account.
+					q.Operator = a.Operator
+				}
+				latest[is.Number] = q
 				continue
 			}
 			if is.State != backlog.StateNeedsInput {

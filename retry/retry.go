@@ -51,7 +51,8 @@ type ClosureGap struct {
 	Resolved bool     `json:"resolved"`
 }
 
-// ResumePlan is the reference's resume plan (§6.6).
+// ResumePlan is what a resume of a wave re-runs, in the reference npm
+// package's shape (docs/submitted-runs.md).
 type ResumePlan struct {
 	ResumePlanVersion    int          `json:"resumePlanVersion"`
 	Wave                 int          `json:"wave"`
@@ -217,7 +218,7 @@ func resumeFrom(in PlanInput, p ResumePlan) string {
 	return best
 }
 
-// Targets selects the agents to relaunch on retry (§6.5), implementation
+// Targets selects the agents to relaunch on retry, implementation
 // agents first and closure agents in stage order. The first non-empty of
 // these wins: authors/targets of open blockers, shared-component
 // siblings awaited, the resume plan (the resume phase and every later

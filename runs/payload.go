@@ -2,12 +2,12 @@ package runs
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
@@ -48,11 +48,11 @@ type Spec struct {
 // is counted from the real clock, never a loop's own (test) clock: the
 // runner, another process, reads it on the real one.
 func Payload(s Spec) (p *runtime.Payload, minutes int, err error) {
-	if err := os.MkdirAll(s.RunDir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(s.RunDir); err != nil {
 		return nil, 0, fmt.Errorf("%s: run dir %s: %w", s.What, s.RunDir, err)
 	}
 	promptPath := filepath.Join(s.RunDir, lanes.PromptFile)
-	if err := os.WriteFile(promptPath, []byte(s.Prompt), 0o644); err != nil {
+	if err := jsonfile.WriteFile(promptPath, []byte(s.Prompt)); err != nil {
 		return nil, 0, fmt.Errorf("%s: prompt %s: %w", s.What, promptPath, err)
 	}
 	logPath := filepath.Join(s.RunDir, lanes.LogFile)
@@ -75,7 +75,8 @@ func Payload(s Spec) (p *runtime.Payload, minutes int, err error) {
 	return &runtime.Payload{
 		SchemaVersion: runtime.SchemaVersion, RunID: s.RunID, Lane: s.Lane.Name, WaveNumber: s.WaveNumber,
 		Attempt: in.Attempt, AgentID: in.Agent.ID, ExecutorID: in.Resolved.ID, OrchestratorID: s.OrchestratorID,
-		PromptHash: s.PromptHash, Argv: spec.Argv, Env: spec.Env, Scrub: spec.Scrub, Stdin: spec.Stdin,
+		PromptHash: s.PromptHash, Argv: spec.Argv, Env: spec.Env, EnvFilter: spec.EnvFilter,
+		PrivateEnv: spec.PrivateEnv, PrivateFiles: spec.PrivateFiles, Stdin: spec.Stdin,
 		Cwd: s.Cwd, RunDir: s.RunDir, PromptPath: promptPath, LogPath: logPath,
 		StatusPath: filepath.Join(s.RunDir, lanes.StatusFile), RuntimePath: filepath.Join(s.RunDir, lanes.RuntimeFile),
 		SocketName: s.Layout.Socket(), SessionName: s.Session,

@@ -85,6 +85,9 @@ func (r *Runner) startOnce(ctx context.Context, p *Payload, env []string, rw *re
 		res.code = ws.ExitStatus()
 	}
 	res.rateLimited = scan.matched()
+	if res.code != 0 && res.received == "" {
+		res.usageLimit = scan.usageLimit(r.Now())
+	}
 	return res
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/fanout"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -127,7 +128,7 @@ func writeRunFiles(payloads []*Payload, now time.Time) error {
 }
 
 func writeRun(p *Payload, environ []string, now time.Time) error {
-	if err := os.MkdirAll(p.RunDir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(p.RunDir); err != nil {
 		return err
 	}
 	if err := WriteJSON(filepath.Join(p.RunDir, launchFile), Redacted(*p)); err != nil {

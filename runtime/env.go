@@ -11,13 +11,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/redact"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // RedactedValue stands in launch.json for a secret env value; the runner
 // takes the real value from the run's env file (see writeEnvFile).
-const RedactedValue = "<redacted>"
+const RedactedValue = redact.Value
 
 // launchEnv is a run's env file: the launching process's environment,
 // which the agent starts from (the tmux server's own environment is
@@ -79,35 +79,31 @@ func takeEnv(p *Payload, own []string) ([]string, error) {
 	return env, nil
 }
 
-var secretName = lazyregexp.New(`(?i)token|secret|key|password`)
-
-// Redacted returns a copy of p whose secret-looking env values are
-// RedactedValue, for writing to disk.
+// Redacted returns a copy of p whose secret env values (named like one,
+// see redact.Name, or listed in PrivateEnv) are RedactedValue, for
+// writing to disk.
 func Redacted(p Payload) Payload {
 	p.Env = maps.Clone(p.Env)
 	for k := range p.Env {
-		if secretName.MatchString(k) {
+		if redact.Name(k) || slices.Contains(p.PrivateEnv, k) {
 			p.Env[k] = RedactedValue
 		}
 	}
 	return p
 }
 
-// agentEnv builds the agent's environment from base: TMUX,
-// TMUX_PANE and p.Scrub are removed (a child agent inside our pane must not
-// drive the user's tmux, and some variables break agents), PWD is set to
-// the agent's working directory, p.Env is applied, then the WAVE_*
-// identity of the run.
+// agentEnv builds the agent's environment from base: what p.EnvFilter
+// drops is removed (TMUX and TMUX_PANE, the scrub list, secrets its
+// executor does not need) unless p.Env gives the variable itself, PWD is
+// set to the agent's working directory, p.Env is applied, then the
+// WAVE_* identity of the run. A p.Env value still redacted (no env file
+// restored it: a pod, whose Secret put it in base) keeps base's.
 func agentEnv(base []string, p *Payload) []string {
-	drop := map[string]bool{"TMUX": true, "TMUX_PANE": true}
-	for _, k := range p.Scrub {
-		drop[k] = true
-	}
 	env := map[string]string{}
 	var order []string
 	for _, kv := range base {
 		k, v, _ := strings.Cut(kv, "=")
-		if drop[k] {
+		if _, given := p.Env[k]; p.Drops(k) && !given {
 			continue
 		}
 		if _, ok := env[k]; !ok {

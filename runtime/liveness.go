@@ -12,8 +12,8 @@ import (
 // State is the launcher's view of a run.
 type State string
 
-// States of a run. Completed, Failed, Terminated, TimedOut, Stalled, BudgetExceeded and
-// Lost are final.
+// States of a run. Completed, Failed, Terminated, TimedOut, Stalled,
+// BudgetExceeded, UsageLimited and Lost are final.
 const (
 	StateUnknown    State = "unknown"
 	StateLaunching  State = "launching"
@@ -29,6 +29,10 @@ const (
 	// StateBudgetExceeded is a run the runner stopped because its usage
 	// reached its budget; it is not retried on the same budget.
 	StateBudgetExceeded State = "budget-exceeded"
+	// StateUsageLimited is a run whose agent CLI said its account is out
+	// (Verdict.UsageLimit says until when): it waits for the reset, and
+	// is neither a failure nor a retry.
+	StateUsageLimited State = "usage-limited"
 )
 
 // SessionFacts is what tmux said about the run's session. Known is false
@@ -74,6 +78,8 @@ type Verdict struct {
 	// Terminate asks the caller to terminate the run (deadline passed, or
 	// an agent outlived its runner).
 	Terminate bool `json:"terminate,omitempty"`
+	// UsageLimit is a usage-limited run's limit.
+	UsageLimit *UsageLimit `json:"usageLimit,omitempty"`
 }
 
 // Classify decides a run's state, in this order: terminal record, status
@@ -90,6 +96,8 @@ func Classify(f Facts) Verdict {
 			v.State = StateBudgetExceeded
 		case rec.TerminalDisposition == Failed && rec.Lost:
 			v.State = StateLost
+		case rec.TerminalDisposition == Failed && rec.UsageLimit != nil:
+			v.State, v.UsageLimit = StateUsageLimited, rec.UsageLimit
 		case rec.TerminalDisposition == Terminated && f.Deadline != nil && rec.FinishedAt != nil && !rec.FinishedAt.Before(*f.Deadline):
 			v.State = StateTimedOut
 		}

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // agent.log is the record of an agent's output. With a cap (Payload.
@@ -38,7 +40,7 @@ type cappedLog struct {
 // openLog opens (appending to) agent.log at path; limit is the cap, 0
 // for none, otherwise raised to MinLogCap.
 func openLog(path string, limit int64) (*cappedLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := jsonfile.OpenAppend(path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("log %s: %w", path, err)
 	}
@@ -92,7 +94,7 @@ func (l *cappedLog) rotate() error {
 	if err := os.Rename(l.path, to); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
+	f, err := jsonfile.OpenAppend(l.path, os.O_TRUNC)
 	if err != nil {
 		// Carry on in the renamed file: losing output is worse.
 		return err

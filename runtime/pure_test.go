@@ -16,9 +16,9 @@ func slogDiscard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 func TestAgentEnv(t *testing.T) {
 	p := &Payload{Lane: "main", WaveNumber: 2, AgentID: "A1", Attempt: 3, RunDir: "/r", OrchestratorID: "o", ExecutorID: "codex",
-		Cwd:   "/repo",
-		Scrub: []string{"ANTHROPIC_BASE_URL"},
-		Env:   map[string]string{"API_TOKEN": RedactedValue, "NEW_TOKEN": RedactedValue, "MODE": "x"}}
+		Cwd:       "/repo",
+		EnvFilter: EnvFilter{Scrub: []string{"ANTHROPIC_BASE_URL"}},
+		Env:       map[string]string{"API_TOKEN": RedactedValue, "NEW_TOKEN": RedactedValue, "MODE": "x"}}
 	base := []string{"PATH=/bin", "PWD=/elsewhere", "TMUX=/tmp/x,1,0", "TMUX_PANE=%1", "ANTHROPIC_BASE_URL=http://bad", "API_TOKEN=real", "MODE=old"}
 	env := map[string]string{}
 	for _, kv := range agentEnv(base, p) {

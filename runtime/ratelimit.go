@@ -24,9 +24,10 @@ type rateLimitScanner struct {
 
 func (s *rateLimitScanner) Write(p []byte) {
 	s.tail = append(s.tail, p...)
-	// Trim in amortised steps, not on every write.
-	if len(s.tail) > 2*rateLimitTailBytes {
-		s.tail = append(s.tail[:0], s.tail[len(s.tail)-rateLimitTailBytes:]...)
+	// Trim in amortised steps, not on every write; the usage-limit
+	// search reads the longest tail.
+	if len(s.tail) > 2*usageTailBytes {
+		s.tail = append(s.tail[:0], s.tail[len(s.tail)-usageTailBytes:]...)
 	}
 }
 
@@ -34,6 +35,15 @@ func (s *rateLimitScanner) Write(p []byte) {
 // rateLimitTailBytes) of the output name a rate limit.
 func (s *rateLimitScanner) matched() bool {
 	return rateLimitRe.Match(lastLines(s.tail, rateLimitTailBytes, rateLimitTailLines))
+}
+
+// usageLimit reports the usage limit the end of the output names (see
+// DetectUsageLimit), nil when none; at is when the agent exited.
+func (s *rateLimitScanner) usageLimit(at time.Time) *UsageLimit {
+	if u, ok := DetectUsageLimit(s.tail, at, time.Local); ok {
+		return &u
+	}
+	return nil
 }
 
 // lastLines returns the last n lines of b, ignoring trailing blank space,

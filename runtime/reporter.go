@@ -78,6 +78,9 @@ func relocate(p *Payload, from, to string) {
 	for i, a := range p.Argv {
 		p.Argv[i] = move(a)
 	}
+	for i, f := range p.PrivateFiles {
+		p.PrivateFiles[i] = move(f)
+	}
 	for k, v := range p.Env {
 		p.Env[k] = move(v)
 	}

@@ -62,7 +62,9 @@ type outcome struct {
 	stalled     bool   // the runner stopped a silent agent
 	overBudget  bool   // the runner stopped an agent at its budget
 	rateLimited bool
-	startErr    error
+	// usageLimit: the CLI said its account is out (not retried here).
+	usageLimit *UsageLimit
+	startErr   error
 }
 
 // Run is RunAgent with this runner's clock.
@@ -160,7 +162,7 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 			mt.restart()
 		}
 		res = r.startOnce(ctx, p, env, rw, out, in, sigs, mt)
-		if res.received != "" || res.startErr != nil || res.code == 0 || !res.rateLimited || k >= p.RateLimit.Retries {
+		if res.received != "" || res.startErr != nil || res.code == 0 || res.usageLimit != nil || !res.rateLimited || k >= p.RateLimit.Retries {
 			break
 		}
 		d := rateLimitDelay(p.RateLimit, k+1, r.Jitter())
@@ -216,7 +218,11 @@ func fmtSeconds(d time.Duration) string {
 // succeed, the runner's exit code, which is the agent's, reaches the
 // launcher as the pane's exit status.
 func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome, ck *keptCheckout) int {
+	if u := res.usageLimit; u != nil {
+		out.logLine(usageLimitNotice(p.ExecutorID, *u))
+	}
 	out.logLine(fmt.Sprintf("[wave] %s finished with code %d", p.RunID, res.code))
+	removePrivateFiles(p, out)
 	var git *GitFacts
 	if ck != nil {
 		// The work goes to origin before the record says the run ended:
@@ -243,6 +249,7 @@ func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome, ck
 			rec.ExitReason = reason
 			rec.Stalled = res.stalled
 			rec.BudgetExceeded = res.overBudget
+			rec.UsageLimit = res.usageLimit
 			if rw.usage != nil {
 				rec.Usage = rw.usage()
 			}
@@ -328,6 +335,8 @@ func disposition(res outcome) (string, string) {
 		return Terminated, "killed by " + res.signal
 	case res.code == 0:
 		return Completed, "exit code 0"
+	case res.usageLimit != nil:
+		return Failed, "usage limit: " + res.usageLimit.Line
 	default:
 		return Failed, fmt.Sprintf("exit code %d", res.code)
 	}

@@ -41,10 +41,17 @@ type Payload struct {
 
 	// Argv is the agent command; never passed through a shell by us.
 	Argv []string `json:"argv"`
-	// Env is added to the agent environment (after Scrub).
+	// Env is added to the agent environment (after the filter).
 	Env map[string]string `json:"env"`
-	// Scrub lists variables removed from the agent environment.
-	Scrub []string `json:"scrub"`
+	// EnvFilter says which inherited variables the agent loses.
+	EnvFilter
+	// PrivateEnv names Env entries whose values are secret whatever their
+	// names (a claude settingsJson's env): redacted like a secret-looking
+	// one.
+	PrivateEnv []string `json:"privateEnv,omitempty"`
+	// PrivateFiles are generated files the agent reads at start (claude
+	// settings, opencode config): mode 0600, removed when the run ends.
+	PrivateFiles []string `json:"privateFiles,omitempty"`
 	// Stdin, when set, is a file fed to the agent's stdin (codex reads its
 	// prompt there); otherwise stdin is the pty.
 	Stdin string `json:"stdin,omitempty"`
@@ -159,6 +166,10 @@ type Record struct {
 	// BudgetExceeded marks a run the runner stopped because its metered
 	// usage reached Payload.Usage.Cap; ExitReason names the cap.
 	BudgetExceeded bool `json:"budgetExceeded,omitempty"`
+	// UsageLimit is set on a failed run whose agent CLI said its account
+	// is out (a session or weekly limit, credits, a monthly cap): the run
+	// is usage-limited, not failed at its work.
+	UsageLimit *UsageLimit `json:"usageLimit,omitempty"`
 	// BudgetWarning is set once the usage passed warnAtPercent of a cap.
 	BudgetWarning string `json:"budgetWarning,omitempty"`
 	// Usage is what the agent spent so far as its output reported it:

@@ -2,6 +2,7 @@ package scaffold
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -212,5 +213,39 @@ func TestProjectNameIsQuoted(t *testing.T) {
 	}
 	if cfg.ProjectName != `odd: "name" #1` {
 		t.Errorf("ProjectName = %q", cfg.ProjectName)
+	}
+}
+
+// The demo wave, copied as a later wave (as a user grows the repository),
+// still validates under init's config: the config leaves on no rule its
+// own demo breaks from some wave on.
+func TestTheDemoWaveValidatesAtEveryWaveNumberUnderInitsConfig(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	demo, err := os.ReadFile(filepath.Join(dir, "docs/plans/waves/wave-0.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lane, err := cfg.Lane(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := wave.Options{Roles: lane.Roles, ReadFile: func(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, rel)) }}
+	for _, n := range []int{1, 6, 12} {
+		text := strings.NewReplacer("wave-0", fmt.Sprintf("wave-%d", n), "Wave 0", fmt.Sprintf("Wave %d", n), "wave 0", fmt.Sprintf("wave %d", n)).Replace(string(demo))
+		name := fmt.Sprintf("docs/plans/waves/wave-%d.md", n)
+		w, err := wave.Parse(name, []byte(text), opts)
+		if err != nil {
+			t.Fatalf("wave %d: %v", n, err)
+		}
+		if err := wave.Validate([]*wave.Wave{w}, lane, opts); err != nil {
+			t.Errorf("the demo as wave %d breaks init's config:\n%v", n, err)
+		}
 	}
 }

@@ -13,7 +13,9 @@
 //   manifest/testdata/parity/<case>/want.json      the manifest, less
 //       generatedAt, docs and the per-agent executorResolved, skillsResolved
 //       and context7Resolved; or, for a case with rules.txt (one the
-//       reference rejects), ref-error.txt with its message
+//       reference rejects), ref-error.txt with its message (a case with
+//       stricter.txt, one we reject on purpose, keeps the reference's
+//       manifest)
 //   executor/testdata/parity/<case>/want.json      each agent's executorResolved
 //       (args.txt holds extra launch flags, e.g. `--executor claude`)
 //   manifest/testdata/example.golden.json          the example repo's manifest
@@ -31,7 +33,7 @@ const repo = path.resolve(here, "..");
 const manifestCases = path.join(repo, "manifest/testdata/parity");
 const executorCases = path.join(repo, "executor/testdata/parity");
 const base = path.join(manifestCases, "base");
-const caseMeta = new Set(["want.json", "ref-error.txt", "rules.txt", "args.txt"]);
+const caseMeta = new Set(["want.json", "ref-error.txt", "rules.txt", "stricter.txt", "args.txt"]);
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "wave-parity-"));
 process.on("exit", () => fs.rmSync(work, { recursive: true, force: true }));

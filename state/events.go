@@ -14,7 +14,8 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
-// Entity types of events (reference control-plane shape, §4.4).
+// Entity types of events, in the reference npm package's control-plane
+// shape (docs/state.md).
 const (
 	EntityWaveRun  = "wave_run"
 	EntityAttempt  = "attempt"
@@ -28,6 +29,16 @@ const (
 	// EntityQuestion events are a question to a person (package
 	// questions): asked, answered, unanswered, once each.
 	EntityQuestion = "question"
+	// EntityUsageLimit events: an executor's account is out (paused:
+	// data.executor, data.until, data.detail, data.agentId; its agents
+	// relaunch at until) or the pause ended (resumed).
+	EntityUsageLimit = "usage_limit"
+)
+
+// Actions of usage-limit events.
+const (
+	UsagePaused  = "paused"
+	UsageResumed = "resumed"
 )
 
 // Actions of question events.

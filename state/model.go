@@ -26,6 +26,10 @@ const (
 	// AgentBudgetExceeded: the runner stopped the agent when its metered
 	// usage reached its budget; not retried on the same budget.
 	AgentBudgetExceeded = "budget-exceeded"
+	// AgentUsageLimited: the agent's CLI said its account is out; the
+	// launcher relaunches it once the limit resets, without spending an
+	// attempt.
+	AgentUsageLimited = "usage-limited"
 )
 
 // Wave statuses.
@@ -107,6 +111,17 @@ type Wave struct {
 	LastEvents []EventRef `json:"lastEvents"`
 	// Usage is what the wave's runs spent, retries included.
 	Usage *usage.Usage `json:"usage"`
+	// Paused are the executors paused by a usage limit while the wave
+	// runs: their agents relaunch at Until.
+	Paused []UsagePause `json:"paused,omitempty"`
+}
+
+// UsagePause is an executor whose account is out, until when.
+type UsagePause struct {
+	Executor string    `json:"executor"`
+	Until    time.Time `json:"until"`
+	Detail   string    `json:"detail"` // the CLI's words (untrusted)
+	Agents   []string  `json:"agents"`
 }
 
 // Question is a question an agent of the wave asked a person (the data

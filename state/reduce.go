@@ -130,6 +130,8 @@ func apply(w *Wave, ev Event) {
 		w.Failures = d.Failures
 	case EntityQuestion:
 		applyQuestion(w, ev)
+	case EntityUsageLimit:
+		applyUsageLimit(w, ev)
 	}
 	w.SetWaiting()
 	w.LastEvents = append(w.LastEvents, EventRef{At: at, Wave: ev.Wave, Message: Describe(ev)})
@@ -161,6 +163,7 @@ func applyWaveRun(w *Wave, ev Event) {
 	case WaveCompleted, WaveFailed, WaveBlocked, WaveStopped:
 		w.Status = ev.Action
 		w.FinishedAt = &at
+		w.Paused = nil
 		if ev.Action == WaveCompleted {
 			w.Phase = "completed"
 		}
@@ -258,7 +261,7 @@ func overlay(a *Agent, runs map[string]RunFacts, now time.Time) {
 	switch f.Disposition {
 	case "running":
 		a.State = AgentRunning
-	case AgentCompleted, AgentFailed, AgentTerminated, AgentStalled, AgentBudgetExceeded:
+	case AgentCompleted, AgentFailed, AgentTerminated, AgentStalled, AgentBudgetExceeded, AgentUsageLimited:
 		a.State = f.Disposition
 		a.ExitCode, a.Signal, a.FinishedAt = f.ExitCode, f.Signal, f.FinishedAt
 	}
@@ -312,6 +315,13 @@ func Describe(ev Event) string {
 	case EntityQuestion:
 		id, _ := ev.Data["agentId"].(string)
 		return fmt.Sprintf("question %s of %s %s", ev.EntityID, id, ev.Action)
+	case EntityUsageLimit:
+		exec, _ := ev.Data["executor"].(string)
+		if ev.Action == UsageResumed {
+			return fmt.Sprintf("%s usage limit passed; its agents go on", exec)
+		}
+		until, _ := ev.Data["until"].(string)
+		return fmt.Sprintf("paused: %s usage limit until %s", exec, until)
 	case EntityRetry:
 		if ev.Action == CodeFallbackBlocked {
 			id, _ := ev.Data["agentId"].(string)
@@ -339,4 +349,31 @@ func agentRunFields(m map[string]any) AgentRunData {
 		d.ExitCode = &n
 	}
 	return d
+}
+
+// applyUsageLimit opens, extends or ends an executor's pause.
+func applyUsageLimit(w *Wave, ev Event) {
+	str := func(k string) string { s, _ := ev.Data[k].(string); return s }
+	exec := str("executor")
+	i := slices.IndexFunc(w.Paused, func(p UsagePause) bool { return p.Executor == exec })
+	if ev.Action == UsageResumed {
+		if i >= 0 {
+			w.Paused = slices.Delete(w.Paused, i, i+1)
+		}
+		return
+	}
+	if i < 0 {
+		w.Paused = append(w.Paused, UsagePause{Executor: exec})
+		i = len(w.Paused) - 1
+	}
+	p := &w.Paused[i]
+	if t, err := time.Parse(time.RFC3339, str("until")); err == nil && t.After(p.Until) {
+		p.Until = t
+	}
+	if d := str("detail"); d != "" {
+		p.Detail = d
+	}
+	if a := str("agentId"); a != "" && !slices.Contains(p.Agents, a) {
+		p.Agents = append(p.Agents, a)
+	}
 }

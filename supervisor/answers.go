@@ -81,57 +81,106 @@ func (s *Supervisor) ask(ctx context.Context, n int, q string) error {
 	return err
 }
 
+// answersJob is the job key of the look for answers (not an issue).
+const answersJob = -1
+
 // takeAnswers looks for the answers to the run's open questions (every
 // sweep on the local source, every answerPoll on GitHub) and sends each
-// answered issue back to its worker. The answer is recorded before
-// anything acts on it, and an issue once answered is no longer asked
-// about, so a supervisor killed at any point records it once.
+// answered issue back to its worker. The look is a job of its own: a
+// GitHub rate-limit wait in it never holds the loop (exits, merges and
+// starts go on). The answer is recorded before anything acts on it, and
+// an issue once answered is no longer asked about, so a supervisor
+// killed at any point records it once.
 func (s *Supervisor) takeAnswers(ctx context.Context) error {
 	asked := s.asked()
-	if len(asked) == 0 || s.run().Finishing {
+	if len(asked) == 0 || s.run().Finishing || s.busyJob(answersJob) {
 		return nil
 	}
 	if p := s.answerPoll(); p > 0 && s.o.Now().Sub(s.answersAt) < p {
 		return nil
 	}
 	s.answersAt = s.o.Now()
+	type ask struct {
+		n, answers int
+		question   string
+	}
+	var look []ask
+	for _, is := range asked {
+		look = append(look, ask{is.Number, is.Answers, is.Question})
+	}
+	actx, cancel := context.WithCancel(ctx)
+	s.stopAnswers = cancel
+	lookAll := func(ctx context.Context) error {
+		defer cancel()
+		var took bool
+		for _, a := range look {
+			ok, err := s.lookForAnswer(ctx, a.n, a.answers, a.question)
+			if err != nil && actx.Err() != nil {
+				return nil // a stop cut the look short: the next run looks again
+			}
+			if err != nil {
+				return err
+			}
+			took = took || ok
+		}
+		if took {
+			s.onLoop(ctx, func() { s.checkpoint("answered") })
+		}
+		return nil
+	}
+	if s.o.Source.Kind() != forge.KindGitHub {
+		return lookAll(actx) // a file read: no rate limit to wait out
+	}
+	return s.spawn(actx, answersJob, lookAll)
+}
+
+// cancelAnswers ends a look for answers under way, if any.
+func (s *Supervisor) cancelAnswers() {
+	if s.stopAnswers != nil {
+		s.stopAnswers()
+	}
+}
+
+// lookForAnswer reads issue n and records the answer to its question
+// (asked after answers earlier ones), if it has one; off the loop.
+func (s *Supervisor) lookForAnswer(ctx context.Context, n, answers int, question string) (bool, error) {
 	self := ""
 	if sl, ok := s.o.Source.(selfLogin); ok {
 		login, err := sl.Self(ctx)
 		if err != nil {
-			return fmt.Errorf("look for answers: %w", err)
+			return false, fmt.Errorf("look for answers: %w", err)
 		}
 		self = login
 	}
-	took := false
-	for _, is := range asked {
-		n := is.Number
-		fresh, err := s.o.Source.Get(ctx, n)
-		if errors.Is(err, forge.ErrNotFound) {
-			continue // gone from the source: the run's end releases it
-		}
-		if err != nil {
-			return fmt.Errorf("#%d: look for an answer: %w", n, err)
-		}
-		if fresh.State != "" && fresh.State != "open" {
-			continue
-		}
-		a, ok := backlog.FindAnswer(fresh, s.askMarker(n, is.Answers), self, s.o.Config.Backlog.NeedsInputLabel)
-		if !ok {
-			continue
+	fresh, err := s.o.Source.Get(ctx, n)
+	if errors.Is(err, forge.ErrNotFound) {
+		return false, nil // gone from the source: the run's end releases it
+	}
+	if err != nil {
+		return false, fmt.Errorf("#%d: look for an answer: %w", n, err)
+	}
+	if fresh.State != "" && fresh.State != "open" {
+		return false, nil
+	}
+	a, ok := backlog.FindAnswer(fresh, s.askMarker(n, answers), self, s.o.Config.Backlog.NeedsInputLabel)
+	if !ok {
+		return false, nil
+	}
+	var took bool
+	s.onLoop(ctx, func() {
+		is := s.run().Issues[n]
+		if is == nil || is.State != backlog.StateNeedsInput || is.Answers != answers {
+			return // answered (or gone) since the look began
 		}
 		s.issues[n] = fresh // the worker's prompt quotes the issue as it is now
-		if err := s.emit(backlog.Event{Kind: backlog.EvAnswered, Issue: n, Question: is.Question, Answer: a.Text,
+		if err = s.emit(backlog.Event{Kind: backlog.EvAnswered, Issue: n, Question: question, Answer: a.Text,
 			By: a.By, Outcome: a.Via}); err != nil {
-			return err
+			return
 		}
 		s.printf("#%d answered %s; its worker goes on in %s", n, answeredHow(a), firstNonEmpty(is.Worktree, "its worktree"))
 		took = true
-	}
-	if took {
-		s.checkpoint("answered")
-	}
-	return nil
+	})
+	return took, err
 }
 
 // answeredHow says who answered and how, for the supervisor's output.

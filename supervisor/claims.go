@@ -34,7 +34,8 @@ func (s *Supervisor) dispatch(ctx context.Context, is *backlog.IssueRun) error {
 		return err
 	}
 	// Re-read right before dispatch: orientation data is stale by
-	// definition (the seed's rule).
+	// definition: a person may have closed, relabelled or reworded it
+	// since the plan was made.
 	fresh, err := s.o.Source.Get(ctx, n)
 	if err != nil {
 		return fmt.Errorf("issue #%d: %w", n, err)
@@ -57,7 +58,10 @@ func (s *Supervisor) dispatch(ctx context.Context, is *backlog.IssueRun) error {
 	}
 	// A worker stopped by `backlog stop` continues where it was; one whose
 	// merge conflicted is sent back to merge the wave branch.
-	why := workerStart{salvage: is.Outcome == backlog.OutcomeStopped}
+	why := workerStart{salvage: is.Outcome == backlog.OutcomeStopped || is.Outcome == backlog.OutcomeUsageLimited}
+	if is.Outcome == backlog.OutcomeUsageLimited {
+		why.stopped = "its executor's usage limit (" + oneLine(is.Detail) + "); the limit has passed or another executor took over"
+	}
 	if is.Outcome == backlog.OutcomeConflict {
 		why.conflict = is.Files
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/spend"
 )
@@ -209,7 +209,7 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 		Spend: spend.ByIssue(runs), Total: spend.Total(runs).Ptr()})
 	title := backlog.FinalPRTitle(r)
 	path := filepath.Join(s.log.dir, runlog.FinalPRFile)
-	if err := os.WriteFile(path, []byte("# "+title+"\n\n"+body), 0o644); err != nil {
+	if err := jsonfile.WriteFile(path, []byte("# "+title+"\n\n"+body)); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if r.Tally().Merged == 0 {

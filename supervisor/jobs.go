@@ -94,15 +94,22 @@ func (s *Supervisor) spawn(ctx context.Context, n int, body func(ctx context.Con
 	return nil
 }
 
-// sendBack starts the worker of an issue a merge sent back (its state is
-// claimed again, with the conflict or the rework recorded). From the
-// merge's job it is left to the loop's refill, which starts it as its own
-// job from that record: the train goes on to the next merge meanwhile.
-func (s *Supervisor) sendBack(ctx context.Context, n int, why workerStart) error {
+// sendBack leaves the worker of an issue a merge sent back (its state is
+// claimed again, with the conflict or the rework recorded) to the loop's
+// refill, which starts it from that record as its own job once a slot of
+// the width is free and its group's surface is its own: the train goes
+// on to the next merge meanwhile.
+func (s *Supervisor) sendBack(context.Context, int, workerStart) error { return nil }
+
+// offLoop runs f, which writes to the issue tracker, as issue n's job
+// when called on the loop, so that a GitHub rate-limit wait in it never
+// holds the loop; inside a job it runs at once. n has no job (the loop
+// leaves issues with one alone).
+func (s *Supervisor) offLoop(ctx context.Context, n int, f func(context.Context) error) error {
 	if inJob(ctx) {
-		return nil
+		return f(ctx)
 	}
-	return s.startWorker(ctx, n, why)
+	return s.spawn(ctx, n, f)
 }
 
 // busyJob: issue n has a job; the loop leaves it alone.

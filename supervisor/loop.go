@@ -55,6 +55,7 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 	}()
 	for {
 		if s.stopRequested() {
+			s.cancelAnswers()
 			s.settle() // a start under way finishes before the stop
 			return s.stop(ctx)
 		}
@@ -130,13 +131,20 @@ func (s *Supervisor) step(ctx context.Context) error {
 	if err := s.takeAnswers(ctx); err != nil {
 		return err
 	}
+	if err := s.endPauses(); err != nil {
+		return err
+	}
 	return s.refill(ctx)
 }
 
-// complete: nothing in flight and nothing more to take.
+// complete: nothing in flight and nothing more to take. A look for
+// answers under way is not work in flight: the run's end cuts it short
+// (an answer it missed is the next run's).
 func (s *Supervisor) complete() bool {
-	if len(s.jobs.active) > 0 {
-		return false
+	for n := range s.jobs.active {
+		if n != answersJob {
+			return false
+		}
 	}
 	for _, is := range s.run().Issues {
 		if !backlog.Terminal(is.State) {
@@ -146,11 +154,27 @@ func (s *Supervisor) complete() bool {
 	return len(s.run().Info.Bounded) > 0 || s.drained || s.capped || s.run().Finishing
 }
 
-// busy counts workers holding a slot (claimed, running or starting).
+// busy counts workers holding a slot or waiting for one (claimed,
+// running or starting): a planned issue starts only below the width.
 func (s *Supervisor) busy() int {
 	n := 0
 	for _, is := range s.run().Issues {
 		if is.State == backlog.StateClaimed || is.State == backlog.StateRunning || s.busyJob(is.Number) {
+			n++
+		}
+	}
+	return n
+}
+
+// working counts the workers that run or are being started: the
+// width's bound. A claimed issue (sent back by an answer, a rework or a
+// conflict, paused by a usage limit, cut short by a kill) holds no slot
+// while it waits; it starts when working is below the width.
+func (s *Supervisor) working() int {
+	n := 0
+	for _, is := range s.run().Issues {
+		starting := s.busyJob(is.Number) && (is.State == backlog.StatePlanned || is.State == backlog.StateClaimed)
+		if is.State == backlog.StateRunning || starting {
 			n++
 		}
 	}
@@ -178,16 +202,21 @@ func (s *Supervisor) refill(ctx context.Context) error {
 		if (is.State != backlog.StatePlanned && is.State != backlog.StateClaimed) || s.busyJob(is.Number) || !s.turnOf(is) {
 			continue
 		}
-		// A claimed issue holds its slot already (a start cut short by a
-		// kill, a worker sent back): it is started whatever the count.
-		if is.State == backlog.StatePlanned && s.busy() >= s.o.Width {
+		// A claimed issue goes before planned ones (busy counts it), but
+		// only into a free slot: never more workers than the width.
+		if is.State == backlog.StatePlanned && s.busy() >= s.o.Width || s.working() >= s.o.Width {
 			continue
+		}
+		on, ok := s.startsOn()
+		if !ok {
+			continue // every executor is paused by a usage limit
 		}
 		if is.State == backlog.StatePlanned {
 			if dropped, err := s.dropForBudget(is.Number); dropped || err != nil {
 				return err
 			}
 		}
+		s.worker(is.Number).executor = on
 		if err := s.spawn(ctx, is.Number, func(ctx context.Context) error { return s.dispatch(ctx, is) }); err != nil {
 			return err
 		}
@@ -227,20 +256,42 @@ func (s *Supervisor) wantMore() bool {
 	return true
 }
 
-// turnOf: every issue of is's group that entered the run before it is final.
+// turnOf: a group's surface is one worker's at a time. Every issue of
+// is's group that entered the run before it is final, and no other
+// issue of the group holds the surface (runs, starts, or waits with its
+// change to be merged) — a later one that started while is waited for
+// an answer included.
 func (s *Supervisor) turnOf(is *backlog.IssueRun) bool {
+	if is.Group == 0 {
+		return true
+	}
+	before := true
 	for _, o := range s.run().List() {
 		if o.Number == is.Number {
-			return true
+			before = false
+			continue
 		}
-		if o.Group == is.Group && is.Group != 0 && !backlog.Terminal(o.State) {
+		if o.Group != is.Group {
+			continue
+		}
+		if before && !backlog.Terminal(o.State) || s.holdsSurface(o) {
 			return false
 		}
 	}
 	return true
 }
 
-// checkpoint prints the tally line the seed's supervisor reports.
+// holdsSurface: o's worker runs or starts, or its change waits to merge.
+func (s *Supervisor) holdsSurface(o *backlog.IssueRun) bool {
+	switch o.State {
+	case backlog.StateRunning, backlog.StateReady, backlog.StateMerging:
+		return true
+	}
+	return s.busyJob(o.Number)
+}
+
+// checkpoint prints the run's tally line (merged, in flight, blocked,
+// needs-input) when something changed it.
 func (s *Supervisor) checkpoint(why string) {
 	t := s.run().Tally()
 	line := fmt.Sprintf("tally (%s): merged %d / in flight %d / blocked %d / needs-input %d", why, t.Merged, t.InFlight, t.Blocked, t.NeedsInput)
@@ -285,6 +336,7 @@ func (s *Supervisor) stop(ctx context.Context) error {
 // stopped (not failed: resuming it costs no salvage) and terminated. It
 // reports whether the request asked to finish the run.
 func (s *Supervisor) halt(ctx context.Context) (bool, error) {
+	s.cancelAnswers()
 	s.settle() // no worker starts behind the stop
 	var req struct {
 		Finish bool `json:"finish"`

@@ -13,6 +13,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // mergeReady merges the queue in FIFO order of readiness, one entry at a
@@ -211,10 +212,10 @@ func (s *Supervisor) verifierWith(n int, reviewed bool) func(ctx context.Context
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		path := s.verifyLog(n)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := jsonfile.MkdirAll(filepath.Dir(path)); err != nil {
 			return err
 		}
-		out, err := os.Create(path)
+		out, err := jsonfile.Create(path)
 		if err != nil {
 			return err
 		}

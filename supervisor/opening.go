@@ -22,7 +22,7 @@ const stagingPrefix = ".new-"
 // Leftovers of a creation killed halfway are removed first (the caller
 // holds the lane, so none is in progress).
 func createRunDir(root, id string, now time.Time, evs []backlog.Event) (string, error) {
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(root); err != nil {
 		return "", fmt.Errorf("backlog runs dir: %w", err)
 	}
 	stale, _ := filepath.Glob(filepath.Join(root, stagingPrefix+"*"))

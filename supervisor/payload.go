@@ -72,7 +72,7 @@ func (s *Supervisor) checkExecutors() error {
 		}
 		var err error
 		if c.key == "backlog.executor" {
-			_, err = ResolveWorker(s.o.Config, s.o.Lane, s.o.Executor)
+			s.worker0, err = ResolveWorker(s.o.Config, s.o.Lane, s.o.Executor)
 		} else {
 			var agent *wave.Agent
 			if agent, err = WorkerAgent(c.cfg, 0, "check"); err == nil {
@@ -128,6 +128,7 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 	if err != nil {
 		return nil, fmt.Errorf("#%d: %w", n, err)
 	}
+	res = onExecutor(res, why.executor, attempt)
 	role, err := os.ReadFile(filepath.Join(s.o.Lane.RepoRoot, firstNonEmpty(s.o.Config.Backlog.WorkerRolePrompt, WorkerRolePrompt)))
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("worker role prompt: %w", err)
@@ -136,7 +137,7 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 	s.onLoop(ctx, func() { answer = s.run().Issues[n].Answer })
 	prompt := backlog.WorkerPrompt(backlog.PromptInput{RolePrompt: string(role), Issue: issue, Branch: branch,
 		WaveBranch: s.run().Info.WaveBranch, Worktree: wt, Attempt: attempt, Salvage: why.salvage,
-		SalvageRef: why.salvageRef, Conflict: why.conflict, Rework: why.rework, Answer: answer})
+		SalvageRef: why.salvageRef, Stopped: why.stopped, Conflict: why.conflict, Rework: why.rework, Answer: answer})
 	return s.runPayload(agentRun{what: fmt.Sprintf("#%d", n), agent: agent, res: res, dir: s.runDir(n, attempt), cwd: wt, prompt: prompt,
 		attempt: attempt, session: SessionName(n), issue: n, branch: branch})
 }

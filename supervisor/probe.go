@@ -19,7 +19,7 @@ import (
 )
 
 // probe checks, before a salvage relaunch, that the executor can answer
-// at all (the seed's one-token `claude -p "reply ok"` with a timeout,
+// at all (a one-token `claude -p "reply ok"` with a timeout,
 // since a probe can hang rather than fail): backlog.probe when set, the
 // claude probe when workers run claude, else nothing. It runs as a
 // worker would: the worker's resolved command and model, its configured

@@ -222,7 +222,7 @@ func (c *remoteCheckout) collect(ctx context.Context, n, attempt int, runDir str
 		if !ok {
 			continue
 		}
-		if err := jsonfile.WriteFileAtomic(filepath.Join(runDir, f), data, 0o644); err != nil {
+		if err := jsonfile.WriteFileAtomic(filepath.Join(runDir, f), data, jsonfile.FileMode); err != nil {
 			return fmt.Errorf("#%d: %w", n, err)
 		}
 	}

@@ -1,4 +1,4 @@
-// Package supervisor owns the backlog loop (BACKLOG.md): it plans a slice
+// Package supervisor owns the backlog loop (README, "Backlog mode"): it plans a slice
 // of the backlog, claims each issue with a compare-and-swap ref on origin,
 // cuts the wave branch, runs one worker per issue in its own git worktree
 // as an agent run on the lane's tmux server, supervises and salvages the
@@ -23,11 +23,13 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
 // Options configure one `backlog run`.
@@ -62,6 +64,10 @@ type Options struct {
 	// AnswerPoll is how often the source is asked whether questions were
 	// answered (default: every sweep locally, 30 s on GitHub).
 	AnswerPoll time.Duration
+	// UsageBackoff is the pause after an executor's k-th (0-based) usage
+	// limit that named no reset (default: 5 minutes doubling, capped at
+	// an hour).
+	UsageBackoff func(k int) time.Duration
 }
 
 // Result is how a run ended.
@@ -105,10 +111,17 @@ type Supervisor struct {
 	// said once, then merges go on without looking at them.
 	threadsDenied bool
 	answersAt     time.Time // last look for answers to the run's questions
+	// stopAnswers cuts the look for answers short (a stop does not wait
+	// for a rate-limit wait in it).
+	stopAnswers context.CancelFunc
 	// jobs are the worker starts and the merge under way (jobs.go).
 	jobs jobs
 	// starts coalesces the jobs' run starts (starts.go).
 	starts starts
+	// worker0 is the workers' executor as backlog.executor (and
+	// --executor) resolve it; a usage limit may move a start onto one of
+	// its fallbacks (pause.go).
+	worker0 executor.Resolved
 }
 
 // New checks the options.
@@ -137,6 +150,9 @@ func New(o Options) (*Supervisor, error) {
 	}
 	if o.Backoff == nil {
 		o.Backoff = defaultBackoff
+	}
+	if o.UsageBackoff == nil {
+		o.UsageBackoff = runtime.UsageBackoff
 	}
 	if o.Width <= 0 {
 		o.Width = o.Config.Backlog.Width

@@ -263,6 +263,10 @@ echo "[backlog-result] state=done detail=continued"
 	if !strings.Contains(res.out, "was deleted") {
 		t.Errorf("output does not say the worktree was deleted:\n%s", res.out)
 	}
+	// Said in words a person reads, not "worker its worktree … was deleted".
+	if !strings.Contains(res.out, "#1: worker lost its worktree ") || strings.Contains(res.out, "worker its worktree") {
+		t.Errorf("output garbles the lost worktree:\n%s", res.out)
+	}
 }
 
 // TestWorktreeLostTwiceParksTheIssue: a second loss parks the issue with

@@ -34,6 +34,9 @@ type worker struct {
 	// claimWarned: it merged, and another run took its claim since;
 	// said once.
 	claimWarned bool
+	// executor is the fallback its next start runs on while the
+	// workers' executor is paused by a usage limit ("": none).
+	executor string
 }
 
 // worker is issue n's worker, made when first asked for. On the loop only.

@@ -20,6 +20,12 @@ type workerStart struct {
 	salvageRef string
 	conflict   []string
 	rework     *backlog.Rework // sent back with feedback (a rework round)
+	// executor is a fallback the run starts on while the workers' own
+	// executor is paused by a usage limit ("": backlog.executor).
+	executor string
+	// stopped says why the previous run was stopped, for the salvage
+	// relaunch's prompt ("": it failed, or nothing to say).
+	stopped string
 }
 
 func (s *Supervisor) branchOf(n int) string { return s.run().Info.WaveBranch + "-i" + strconv.Itoa(n) }
@@ -63,7 +69,7 @@ func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) er
 // launch is startWorker's work; it touches the run's state through onLoop.
 func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	var w *worker
-	s.onLoop(ctx, func() { w = s.worker(n) })
+	s.onLoop(ctx, func() { w = s.worker(n); why.executor = w.executor })
 	is := w.is
 	// The branch needs no check-ref-format of its own: the wave branch
 	// passed it when the run opened, and "-i<n>" appended to a valid
@@ -77,6 +83,9 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 		s.printf("#%d: resuming the existing branch %s", n, branch)
 	}
 	if parked, err := s.overBudget(ctx, n); parked || err != nil {
+		return err
+	}
+	if parked, err := s.overRuns(ctx, n); parked || err != nil {
 		return err
 	}
 	attempt := is.Attempts + 1
@@ -108,7 +117,7 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if err := s.startRun(ctx, p); err != nil {
 		return fmt.Errorf("#%d: start worker: %w", n, err)
 	}
-	s.onLoop(ctx, func() { w.progress = progress{changeAt: s.o.Now()} })
+	s.onLoop(ctx, func() { w.progress = progress{} })
 	if p.Checkout != nil {
 		s.printf("#%d: worker started (%s, attempt %d) in a pod, cloning %s", n, p.ExecutorID, attempt, p.Checkout.Origin)
 		return nil
@@ -137,7 +146,7 @@ func (s *Supervisor) observe(ctx context.Context) error {
 			continue
 		}
 		if !v.Done {
-			if v.Terminate || s.silent(ctx, w, obs, now) {
+			if v.Terminate || s.stuck(ctx, w, obs, now) {
 				grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
 				if err := s.o.Runs.Terminate(ctx, is.RunDir, grace, false); err != nil {
 					s.printf("warning: terminate #%d: %v", is.Number, err)
@@ -170,13 +179,17 @@ func neverStarted(w *worker, obs runtime.Observation) bool {
 	return v.Done && v.State == runtime.StateLost && v.Reason == "session never started"
 }
 
-// finished decides what a finished worker run means (BACKLOG.md §6).
+// finished decides what a finished worker run means: merge, rework,
+// salvage or park (docs/state.md, the backlog run directory).
 func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observation) error {
 	is := w.is
 	n, v, prior := is.Number, obs.Verdict, is.Outcome
 	// First: a pod's run brings its log's tail back with its branch.
 	if err := s.co.Fetch(ctx, w); err != nil {
 		return fmt.Errorf("#%d: fetch its branch: %w", n, err)
+	}
+	if v.State == runtime.StateUsageLimited && v.UsageLimit != nil {
+		return s.usageLimited(ctx, w, obs)
 	}
 	text, _ := runtime.ReadLogTail(filepath.Join(is.RunDir, lanes.LogFile), 256<<10)
 	text = gate.StripANSI(text)
@@ -195,7 +208,7 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		outcome, detail = backlog.OutcomeLost, "lost: "+detail
 	}
 	if lost && failing(outcome) {
-		detail = "its worktree " + is.Worktree + " was deleted; " + detail
+		detail = "lost its worktree " + is.Worktree + ": it was deleted while the worker ran (" + detail + ")"
 	}
 	if prior == "" && failing(outcome) && !lost {
 		// Before a failure is recorded and a salvage spent: was it the
@@ -220,7 +233,9 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	}
 	if v.State == runtime.StateBudgetExceeded {
 		// A relaunch on the same budget would spend as much again.
-		return s.park(ctx, n, "worker stopped at its budget ("+v.Reason+"); not retried on the same budget", "", nil)
+		return s.offLoop(ctx, n, func(ctx context.Context) error {
+			return s.park(ctx, n, "worker stopped at its budget ("+v.Reason+"); not retried on the same budget", "", nil)
+		})
 	}
 	switch outcome {
 	case backlog.OutcomeReady:
@@ -230,9 +245,12 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		s.printf("#%d: ready to merge (%d commit(s) on %s)", n, commits, is.Branch)
 		return nil
 	case backlog.OutcomeNeedsInput:
-		return s.needsInput(ctx, n, firstNonEmpty(res.Question, "The worker needs input to go on."))
+		q := firstNonEmpty(res.Question, "The worker needs input to go on.")
+		return s.offLoop(ctx, n, func(ctx context.Context) error { return s.needsInput(ctx, n, q) })
 	case backlog.OutcomeBlocked:
-		return s.park(ctx, n, "worker reported blocked: "+detail, firstNonEmpty(res.Question, detail), nil)
+		return s.offLoop(ctx, n, func(ctx context.Context) error {
+			return s.park(ctx, n, "worker reported blocked: "+detail, firstNonEmpty(res.Question, detail), nil)
+		})
 	case backlog.OutcomeNoWork:
 		s.printf("#%d: failed: the worker finished without a commit", n)
 		if err := s.emit(backlog.Event{Kind: backlog.EvFailed, Issue: n, Detail: "no work: the worker exited 0 without a commit"}); err != nil {
@@ -309,6 +327,9 @@ func classify(v runtime.Verdict, prior string, res backlog.Result, marked bool, 
 	if prior == backlog.OutcomeStalled {
 		return backlog.OutcomeStalled, "stalled: no output and no worktree change"
 	}
+	if prior == backlog.OutcomeNoProgress {
+		return backlog.OutcomeNoProgress, "no progress: neither a new commit nor a changed file"
+	}
 	code := -1
 	if v.ExitCode != nil {
 		code = *v.ExitCode
@@ -345,7 +366,9 @@ func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) erro
 	is, n := w.is, w.n
 	if is.Salvages >= 1 {
 		q := fmt.Sprintf("The worker for #%d failed twice (%s). What should change before another try?", n, detail)
-		return s.park(ctx, n, "failed after one salvage relaunch: "+detail, q, nil)
+		return s.offLoop(ctx, n, func(ctx context.Context) error {
+			return s.park(ctx, n, "failed after one salvage relaunch: "+detail, q, nil)
+		})
 	}
 	if s.o.Now().Before(w.probeAt) {
 		return nil
@@ -381,7 +404,15 @@ func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) erro
 	} else {
 		s.printf("#%d: snapshot %s; relaunching once in the same worktree", n, ref)
 	}
-	return s.startWorker(ctx, n, workerStart{salvage: true, salvageRef: ref})
+	why := workerStart{salvage: true, salvageRef: ref}
+	switch is.Outcome {
+	case backlog.OutcomeNoProgress:
+		why.stopped = oneLine(is.Detail) + "; this time commit each real step as you make it, and end with state=blocked or " +
+			"state=needs-input and your question when you cannot move the issue forward"
+	case backlog.OutcomeStalled:
+		why.stopped = oneLine(is.Detail)
+	}
+	return s.startWorker(ctx, n, why)
 }
 
 // needsInput puts issue n in the bucket: question kept, a comment posted,

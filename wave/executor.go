@@ -3,12 +3,14 @@ package wave
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/suggest"
 )
 
 // ExecutorIDs are the executor ids a wave file may name.
@@ -333,7 +335,8 @@ func setExecutorKey(c *ExecutorConfig, key, val string) *badValue {
 	set, ok := executorKeys[key]
 	switch {
 	case !ok:
-		return &badValue{"unknown-executor-key", fmt.Sprintf("unknown executor key %q", key)}
+		return &badValue{"unknown-executor-key", fmt.Sprintf("unknown executor key %q%s", key,
+			suggest.Hint(key, slices.Sorted(maps.Keys(executorKeys))))}
 	case val == "":
 		return &badValue{"empty-executor-value", fmt.Sprintf("executor key %q has an empty value", key)}
 	}

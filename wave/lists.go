@@ -1,11 +1,13 @@
 package wave
 
 import (
+	"maps"
 	"path"
 	"slices"
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/suggest"
 )
 
 var (
@@ -220,17 +222,39 @@ var (
 	DocImpactLevels  = []string{"none", "owned", "shared-plan"}
 )
 
+// exitContractKeys are the keys of an exit contract and their values;
+// docImpact is the reference's other spelling of doc-impact.
+var exitContractKeys = map[string][]string{
+	"completion": CompletionLevels, "durability": DurabilityLevels, "proof": ProofLevels,
+	"doc-impact": DocImpactLevels, "docImpact": DocImpactLevels,
+}
+
+// parseExitContract reads an exit contract. Its keys and values are
+// checked here, in every wave: a typo would otherwise pass doctor and the
+// dry run and fail the gate only after the agent ran. Whether a wave must
+// have a complete contract is the validator's (requireExitContractsFromWave).
 func parseExitContract(d *doc, b *block, ps *problems, agent string) *ExitContract {
-	vals, _ := parseSettings(d, b, ps, agent, "Exit contract")
+	vals, lines := parseSettings(d, b, ps, agent, "Exit contract")
 	if vals == nil {
 		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		want, known := exitContractKeys[k]
+		v := jsTrim(vals[k])
+		switch {
+		case !known:
+			keys := []string{"completion", "durability", "proof", "doc-impact"}
+			ps.add(lines[k], agent, "unknown-exit-contract-key", "unknown exit contract key %q%s; want %s",
+				k, suggest.Hint(k, keys), strings.Join(keys, ", "))
+		case !slices.Contains(want, v):
+			ps.add(lines[k], agent, "bad-exit-contract", "exit contract %s %q: want one of %s%s",
+				k, v, strings.Join(want, ", "), suggest.Hint(v, want))
+		}
 	}
 	docKey := "doc-impact"
 	if vals["docImpact"] != "" {
 		docKey = "docImpact"
 	}
-	// Values are kept as written; like the reference, they are checked
-	// only where exit contracts are required (see validator.agent).
 	ec := &ExitContract{
 		Completion: jsTrim(vals["completion"]),
 		Durability: jsTrim(vals["durability"]),

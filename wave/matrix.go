@@ -101,7 +101,8 @@ func (v *validator) components() {
 	}
 	implementing := slices.ContainsFunc(w.Agents, func(a Agent) bool { return !isClosureLike(&a, r) })
 	if promoRule && len(promoted) == 0 && implementing {
-		v.ps.add(1, "", "missing-component-promotions", "waves %d and later need a \"## Component promotions\" section", *val.RequireComponentPromotionsFromWave)
+		v.ps.add(1, "", "missing-component-promotions", "waves %d and later need a \"## Component promotions\" section%s",
+			*val.RequireComponentPromotionsFromWave, threshold("requireComponentPromotionsFromWave", val.RequireComponentPromotionsFromWave))
 	}
 	if m != nil {
 		for _, p := range w.ComponentPromotions {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
@@ -333,8 +334,15 @@ func LoadDir(repoRoot, wavesDir string, opts Options) ([]*Wave, error) {
 		n    int
 	}
 	var files []file
+	var all []Problem
 	for _, e := range entries {
-		if e.Type()&fs.ModeType&^fs.ModeSymlink != 0 || !waveFileRe.MatchString(e.Name()) {
+		if e.Type()&fs.ModeType&^fs.ModeSymlink != 0 {
+			continue
+		}
+		if !waveFileRe.MatchString(e.Name()) {
+			if looksLikeWaveFile(e.Name()) {
+				all = append(all, misnamed(wavesDir, e.Name()))
+			}
 			continue
 		}
 		n, err := Number(e.Name())
@@ -343,12 +351,11 @@ func LoadDir(repoRoot, wavesDir string, opts Options) ([]*Wave, error) {
 		}
 		files = append(files, file{e.Name(), n})
 	}
-	if len(files) == 0 {
+	if len(files) == 0 && len(all) == 0 {
 		return nil, fmt.Errorf("no wave-<n>.md files in %s", wavesDir)
 	}
 	slices.SortFunc(files, func(a, b file) int { return a.n - b.n })
 	var waves []*Wave
-	var all []Problem
 	for i, f := range files {
 		rel := path.Join(filepath.ToSlash(wavesDir), f.name)
 		if i > 0 && files[i-1].n == f.n {
@@ -369,6 +376,44 @@ func LoadDir(repoRoot, wavesDir string, opts Options) ([]*Wave, error) {
 		return nil, &Error{Problems: all}
 	}
 	return waves, nil
+}
+
+// looksLikeWaveFile reports a markdown file named like a wave (wave…,
+// any case) that the wave-<n>.md rule does not match: it would never
+// run, and the user who wrote it believes it will.
+func looksLikeWaveFile(name string) bool {
+	lower := strings.ToLower(name)
+	return strings.HasPrefix(lower, "wave") && strings.HasSuffix(lower, ".md")
+}
+
+// numberWords are the spelt-out wave numbers a misnamed file is most
+// likely to carry (wave-one.md).
+var numberWords = []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
+
+// misnamed is the problem of a file that looks like a wave file but is
+// not named wave-<n>.md, with the name it probably meant when its own
+// name holds a number, in digits or a word.
+func misnamed(wavesDir, name string) Problem {
+	want := "wave-<n>.md"
+	stem := strings.ToLower(name[:len(name)-len(".md")]) // looksLikeWaveFile saw the suffix
+	words := strings.FieldsFunc(stem, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	for _, w := range words {
+		w = strings.TrimPrefix(w, "wave")
+		if n, err := strconv.Atoi(w); err == nil {
+			want = fmt.Sprintf("wave-%d.md", n)
+			break
+		}
+		if n := slices.Index(numberWords, w); n >= 0 {
+			want = fmt.Sprintf("wave-%d.md", n)
+			break
+		}
+	}
+	dir := filepath.ToSlash(wavesDir)
+	return Problem{File: path.Join(dir, name), Rule: "misnamed-wave-file",
+		Msg: fmt.Sprintf("%q looks like a wave file but only files named wave-<n>.md are waves, so it would never run: rename it %s, or move it out of %s",
+			name, want, dir)}
 }
 
 // Roles is config.Roles; the alias lets callers write wave.Roles(lane.Roles).

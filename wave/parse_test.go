@@ -280,3 +280,44 @@ func TestShellCommandKeepsEdgeQuotes(t *testing.T) {
 		}
 	}
 }
+
+// A file in the waves directory named like a wave but not wave-<n>.md
+// would never run: it is a problem with the name it probably meant, not
+// skipped without a word. Other files stay ignored.
+func TestAMisnamedWaveFileIsReportedWithTheNameItMeant(t *testing.T) {
+	root := t.TempDir()
+	dir := root + "/docs/plans/waves"
+	if err := os.MkdirAll(dir+"/reviews", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ok := "## Agent A1: W\n\n### Prompt\n```\nFile ownership:\n- a.go\n```\n"
+	for name, body := range map[string]string{
+		"wave-0.md": ok, "wave-one.md": ok, "Wave_2.md": ok, "wave3.MD": ok, "wave-plan.md": "notes",
+		"notes.md": "ignored", "wave-0.md.bak": "ignored", "reviews/wave-0-cont-qa.md": "ignored",
+	} {
+		if err := os.WriteFile(dir+"/"+name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := LoadDir(root, "docs/plans/waves", Options{})
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err = %v, want the misnamed files", err)
+	}
+	want := map[string]string{
+		"docs/plans/waves/wave-one.md":  "rename it wave-1.md",
+		"docs/plans/waves/Wave_2.md":    "rename it wave-2.md",
+		"docs/plans/waves/wave3.MD":     "rename it wave-3.md",
+		"docs/plans/waves/wave-plan.md": "rename it wave-<n>.md",
+	}
+	for _, p := range e.Problems {
+		hint, ok := want[p.File]
+		if !ok || p.Rule != "misnamed-wave-file" || !strings.Contains(p.Msg, hint+", or move it out of docs/plans/waves") {
+			t.Errorf("unexpected problem %s", p)
+		}
+		delete(want, p.File)
+	}
+	if len(want) > 0 {
+		t.Errorf("not reported: %v\n%v", want, err)
+	}
+}

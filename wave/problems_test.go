@@ -63,6 +63,8 @@ func TestParseProblems(t *testing.T) {
 		{"empty executor value", base + agent("A2", "### Executor\n- model: \"\"\n", "b/"), wantProblem{"empty-executor-value", 17, "A2"}},
 		{"bad executor id", base + agent("A2", "### Executor\n- id: gpt\n", "b/"), wantProblem{"bad-enum", 17, "A2"}},
 		{"bad local exit code", base + agent("A2", "### Executor\n- id: local\n- local.exit-code: 300\n", "b/"), wantProblem{"bad-value", 18, "A2"}},
+		{"bad exit contract value", base + agent("A2", "### Exit contract\n- completion: done\n- durability: none\n- proof: unit\n- doc-impact: none\n", "b/"), wantProblem{"bad-exit-contract", 17, "A2"}},
+		{"unknown exit contract key", base + agent("A2", "### Exit contract\n- completion: live\n- prooof: unit\n", "b/"), wantProblem{"unknown-exit-contract-key", 18, "A2"}},
 		{"bad local delay", base + agent("A2", "### Executor\n- local.delay: soon\n", "b/"), wantProblem{"bad-value", 17, "A2"}},
 		{"bad budget", base + agent("A2", "### Executor\n- budget.minutes: 0\n", "b/"), wantProblem{"bad-value", 17, "A2"}},
 		{"bad json", base + agent("A2", "### Executor\n- claude.settings_json: [1]\n", "b/"), wantProblem{"bad-value", 17, "A2"}},
@@ -140,8 +142,6 @@ func TestValidateProblems(t *testing.T) {
 		{"component not promoted", base + agent("A2", "### Components\n- api\n", "b/"), nil, wantProblem{"component-not-promoted", 16, "A2"}},
 		{"promoted component unowned", "## Component promotions\n- api: repo-landed\n" + base, nil, wantProblem{"promoted-component-unowned", 1, ""}},
 		{"exit contract threshold", base, func(l *config.Lane) { l.Validation.RequireExitContractsFromWave = intp(1) }, wantProblem{"missing-exit-contract", 9, "A1"}},
-		// Like the reference, exit contract values are checked only where exit contracts are required.
-		{"bad exit contract enum", base + agent("A2", "### Exit contract\n- completion: done\n- durability: none\n- proof: unit\n- doc-impact: none\n", "b/"), func(l *config.Lane) { l.Validation.RequireExitContractsFromWave = intp(0) }, wantProblem{"bad-exit-contract", 16, "A2"}},
 		{"incomplete exit contract", base + agent("A2", "### Exit contract\n- completion: live\n", "b/"), func(l *config.Lane) { l.Validation.RequireExitContractsFromWave = intp(0) }, wantProblem{"bad-exit-contract", 16, "A2"}},
 		{"proof-centric needs artifacts", "## Component promotions\n- api: pilot-live\n" + base + agent("A2", "### Components\n- api\n", "b/"), nil, wantProblem{"missing-proof-artifacts", 17, "A2"}},
 		{"proof-centric local", base + agent("A2", "### Executor\n- id: local\n### Proof artifacts\n- b/p.json\n", "b/"), nil, wantProblem{"proof-centric-local", 16, "A2"}},
@@ -197,5 +197,36 @@ func TestValidateExampleUnderDefaults(t *testing.T) {
 	}
 	if err := Validate([]*Wave{ok}, &config.Lane{}, Options{}); err != nil {
 		t.Errorf("minimal wave: %v", err)
+	}
+}
+
+// A mistyped exit contract value or key stops the parse in every wave, with
+// the value it probably meant: the validation.* thresholds decide which
+// waves need a contract, not whether a typo in one is read.
+func TestExitContractTyposFailTheParseInEveryWave(t *testing.T) {
+	content := base + agent("A2", "### Exit contract\n- completion: contractt\n- durability: none\n- proof: unitt\n- doc-impact: `owned`\n- durabilty: none\n", "b/")
+	_, err := Parse("docs/plans/waves/wave-0.md", []byte(content), Options{ReadFile: roleDocs(nil)})
+	if err == nil {
+		t.Fatal("wave 0 with mistyped exit contract values parsed")
+	}
+	for _, want := range []string{
+		`wave-0.md:17: agent A2: bad-exit-contract: exit contract completion "contractt": want one of contract, integrated, authoritative, live (did you mean "contract"?)`,
+		`wave-0.md:19: agent A2: bad-exit-contract: exit contract proof "unitt": want one of unit, integration, live (did you mean "unit"?)`,
+		`wave-0.md:20: agent A2: bad-exit-contract: exit contract doc-impact "` + "`owned`" + `": want one of none, owned, shared-plan (did you mean "owned"?)`,
+		`wave-0.md:21: agent A2: unknown-exit-contract-key: unknown exit contract key "durabilty" (did you mean "durability"?)`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+// A misspelt executor key names the key it probably meant.
+func TestAMisspeltExecutorKeySuggestsTheKnownOne(t *testing.T) {
+	content := base + agent("A2", "### Executor\n- id: local\n- local.dealy: 3s\n", "b/")
+	_, err := Parse("docs/plans/waves/wave-1.md", []byte(content), Options{ReadFile: roleDocs(nil)})
+	want := `wave-1.md:18: agent A2: unknown-executor-key: unknown executor key "local.dealy" (did you mean "local.delay"?)`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err %v\nwant %q", err, want)
 	}
 }

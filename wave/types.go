@@ -96,8 +96,8 @@ type Context7 struct {
 	Query  *string `json:"query"`
 }
 
-// ExecutorConfig is the `### Executor` section: every key of
-// reference-spec §2.4 plus our own `local.*` and `shell.*` knobs. Unset
+// ExecutorConfig is the `### Executor` section: every key wave files
+// written for the reference npm package use, plus our own `local.*` and `shell.*` knobs. Unset
 // fields are nil so precedence (agent → profile → lane) can tell "not set"
 // from a zero value.
 type ExecutorConfig struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 )
 
-// Validate applies the reference's wave rules (reference-spec §2.8) under
+// Validate applies the wave rules (docs/wave-files.md) under
 // the lane's config and returns every problem of every wave in one *Error.
 // Rules tied to the reference's scaffold (prompt references, component
 // matrix, Context7, exit contracts, stewards) apply only when configured.
@@ -40,6 +40,12 @@ type validator struct {
 // active reports whether a threshold rule applies to this wave.
 func (v *validator) active(t *int) bool { return t != nil && v.w.Number >= *t }
 
+// threshold names the config key behind a threshold rule and how to turn
+// it off, so a problem it raises says which setting asked for it.
+func threshold(key string, t *int) string {
+	return fmt.Sprintf(" (validation.%s is %d; set it to null in wave.config.yaml to turn this rule off)", key, *t)
+}
+
 // topLine is the line of a top-level section, or 1.
 func (v *validator) topLine(h string) int {
 	if l := v.w.lines[h]; l > 0 {
@@ -69,7 +75,7 @@ func (v *validator) run() {
 			a := &w.Agents[i]
 			for _, ref := range refs {
 				if !strings.Contains(a.Prompt, ref) {
-					v.ps.add(subLine(a, "Prompt"), a.ID, "required-prompt-reference", "prompt must mention %s", ref)
+					v.ps.add(subLine(a, "Prompt"), a.ID, "required-prompt-reference", "prompt must mention %s (validation.requiredPromptReferences)", ref)
 				}
 			}
 		}
@@ -77,7 +83,8 @@ func (v *validator) run() {
 	v.closureRoles()
 	v.context7Bundles()
 	if v.active(val.RequireContext7DeclarationsFromWave) && w.Context7Defaults == nil {
-		v.ps.add(1, "", "missing-context7-defaults", "waves %d and later need a \"## Context7 defaults\" section", *val.RequireContext7DeclarationsFromWave)
+		v.ps.add(1, "", "missing-context7-defaults", "waves %d and later need a \"## Context7 defaults\" section%s",
+			*val.RequireContext7DeclarationsFromWave, threshold("requireContext7DeclarationsFromWave", val.RequireContext7DeclarationsFromWave))
 	}
 	v.runtimeMix()
 }
@@ -111,7 +118,8 @@ func (v *validator) agent(a *Agent) {
 		}
 	}
 	if v.active(val.RequireContext7DeclarationsFromWave) && a.Context7 == nil {
-		v.ps.add(a.Line, id, "missing-context7", "waves %d and later need a \"### Context7\" section", *val.RequireContext7DeclarationsFromWave)
+		v.ps.add(a.Line, id, "missing-context7", "waves %d and later need a \"### Context7\" section%s",
+			*val.RequireContext7DeclarationsFromWave, threshold("requireContext7DeclarationsFromWave", val.RequireContext7DeclarationsFromWave))
 	}
 	closureLike := isClosureLike(a, r)
 	if closureLike {
@@ -119,13 +127,16 @@ func (v *validator) agent(a *Agent) {
 			v.ps.add(subLine(a, "Components"), id, "closure-agent-components", "closure, report-only, docs-only design and security agents must not declare \"### Components\"")
 		}
 	} else if v.active(val.RequireAgentComponentsFromWave) && len(a.Components) == 0 {
-		v.ps.add(a.Line, id, "missing-components", "waves %d and later need a \"### Components\" section", *val.RequireAgentComponentsFromWave)
+		v.ps.add(a.Line, id, "missing-components", "waves %d and later need a \"### Components\" section%s",
+			*val.RequireAgentComponentsFromWave, threshold("requireAgentComponentsFromWave", val.RequireAgentComponentsFromWave))
 	}
 	if !closureLike && v.active(val.RequireExitContractsFromWave) {
 		if a.ExitContract == nil {
-			v.ps.add(a.Line, id, "missing-exit-contract", "waves %d and later need a \"### Exit contract\" section", *val.RequireExitContractsFromWave)
+			v.ps.add(a.Line, id, "missing-exit-contract", "waves %d and later need a \"### Exit contract\" section%s",
+				*val.RequireExitContractsFromWave, threshold("requireExitContractsFromWave", val.RequireExitContractsFromWave))
 		} else if missing := exitContractGaps(a.ExitContract); len(missing) > 0 {
-			v.ps.add(subLine(a, "Exit contract"), id, "bad-exit-contract", "exit contract needs a valid %s", strings.Join(missing, ", "))
+			v.ps.add(subLine(a, "Exit contract"), id, "bad-exit-contract", "exit contract needs a valid %s%s",
+				strings.Join(missing, ", "), threshold("requireExitContractsFromWave", val.RequireExitContractsFromWave))
 		}
 	}
 	if proofCentric(a) {
@@ -291,13 +302,15 @@ func (v *validator) closureRoles() {
 	}
 	if v.active(val.RequireIntegrationStewardFromWave) {
 		if n := v.importers(r.IntegrationRolePromptPath); len(n) != 1 {
-			v.ps.add(1, "", "integration-steward", "wave must have exactly one agent importing %s (found %d)", r.IntegrationRolePromptPath, len(n))
+			v.ps.add(1, "", "integration-steward", "wave must have exactly one agent importing %s (found %d)%s",
+				r.IntegrationRolePromptPath, len(n), threshold("requireIntegrationStewardFromWave", val.RequireIntegrationStewardFromWave))
 		}
 	}
 	if v.active(val.RequireDocumentationStewardFromWave) {
 		stewards := v.importers(r.DocumentationRolePromptPath)
 		if len(stewards) != 1 {
-			v.ps.add(1, "", "documentation-steward", "wave must have exactly one agent importing %s (found %d)", r.DocumentationRolePromptPath, len(stewards))
+			v.ps.add(1, "", "documentation-steward", "wave must have exactly one agent importing %s (found %d)%s",
+				r.DocumentationRolePromptPath, len(stewards), threshold("requireDocumentationStewardFromWave", val.RequireDocumentationStewardFromWave))
 			return
 		}
 		s := stewards[0]

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // cookieName carries the token for the page: a browser cannot put a
@@ -40,16 +42,45 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if r.Method == http.MethodPost && r.URL.Path == "/login" {
+		login := r.Method == http.MethodPost && r.URL.Path == "/login"
+		tries := login || presentsToken(r)
+		if tries {
+			if ok, wait := s.logins.allow(clientOf(r.RemoteAddr)); !ok {
+				tooManyTries(w, wait)
+				return
+			}
+		}
+		if login {
 			next.ServeHTTP(w, r)
 			return
 		}
 		if !s.authorized(r) {
+			if tries {
+				s.logins.failed(clientOf(r.RemoteAddr))
+			}
 			s.unauthorized(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// presentsToken: the request carries a Bearer header or the login
+// cookie, right or wrong: a try at the token.
+func presentsToken(r *http.Request) bool {
+	if r.Header.Get("Authorization") != "" {
+		return true
+	}
+	_, err := r.Cookie(cookieName)
+	return err == nil
+}
+
+// tooManyTries is 429 for a client over its failed-login budget; the
+// connection is closed, so waiting costs the server nothing.
+func tooManyTries(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+	httpError(w, http.StatusTooManyRequests, "too many wrong tokens from this address; try again later")
 }
 
 // authorized: the request's Bearer header holds the token, or (the
@@ -86,8 +117,11 @@ func equal(a, b string) bool {
 }
 
 // unauthorized is 401; a browser asking for the page gets the login form.
+// The connection is closed after it: a client without the token holds no
+// connection (nor file) of ours longer than one answer.
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="wave-orchestrator"`)
+	w.Header().Set("Connection", "close")
 	if (r.Method == http.MethodGet && r.URL.Path == "/") || r.URL.Path == "/login" {
 		b, err := pageFS.ReadFile("page/login.html")
 		if err == nil {
@@ -110,6 +144,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	t := r.PostFormValue("token")
 	if !s.tokenOK(t) {
+		s.logins.failed(clientOf(r.RemoteAddr))
 		s.unauthorized(w, r)
 		return
 	}

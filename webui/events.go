@@ -19,6 +19,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 )
 
@@ -55,8 +56,9 @@ type hub struct {
 	done   chan struct{} // closed when run ends: streams finish
 	ready  chan struct{} // closed once the first walk of the tree is done
 
-	mu   sync.Mutex
-	subs map[*subscriber]struct{}
+	mu      sync.Mutex
+	subs    map[*subscriber]struct{}
+	maxSubs int // 0: no cap
 
 	// follow state, touched by run's goroutine only
 	offsets map[string]int64
@@ -68,11 +70,15 @@ func newHub(l lanes.Layout, log *slog.Logger) *hub {
 		offsets: map[string]int64{}, partial: map[string][]byte{}}
 }
 
+// subscribe adds a stream; nil when maxSubs are open already.
 func (h *hub) subscribe() *subscriber {
 	s := &subscriber{ch: make(chan message, 256)}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.maxSubs > 0 && len(h.subs) >= h.maxSubs {
+		return nil
+	}
 	h.subs[s] = struct{}{}
-	h.mu.Unlock()
 	return s
 }
 
@@ -106,7 +112,7 @@ func (h *hub) run(ctx context.Context) error {
 		return fmt.Errorf("watch %s: %w", h.layout.StateDir, err)
 	}
 	defer w.Close()
-	if err := os.MkdirAll(h.layout.StateDir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(h.layout.StateDir); err != nil {
 		return fmt.Errorf("watch %s: %w", h.layout.StateDir, err)
 	}
 	h.addTree(w, h.layout.StateDir, true)

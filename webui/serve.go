@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"golang.org/x/net/netutil"
 )
 
 // CheckAddr refuses an address off loopback without a token: the API
@@ -32,16 +34,29 @@ func CheckAddr(addr, token string) error {
 // gracefully (open event streams end, requests in flight finish within
 // five seconds). ready, when set, gets the address bound (addr may say
 // port 0).
+//
+// A request must arrive and be answered within the server's limits (the
+// event stream excepted), an idle connection is closed, and only so many
+// connections are open at once (see limits).
 func ListenAndServe(ctx context.Context, addr string, o Options, ready func(net.Addr)) error {
 	if err := CheckAddr(addr, o.Token); err != nil {
 		return err
+	}
+	if len(o.Token) > 0 && len(o.Token) < MinTokenBytes {
+		return fmt.Errorf("serve: the token is %d bytes, a token needs at least %d", len(o.Token), MinTokenBytes)
 	}
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve: listen on %s: %w", addr, err)
 	}
-	s := New(o)
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	return New(o).serve(ctx, ln, ready)
+}
+
+// serve serves on ln, capped at s.lim.conns connections, until ctx ends.
+func (s *Server) serve(ctx context.Context, ln net.Listener, ready func(net.Addr)) (err error) {
+	ln = netutil.LimitListener(ln, s.lim.conns)
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: s.lim.readHeader, ReadTimeout: s.lim.read,
+		WriteTimeout: s.lim.write, IdleTimeout: s.lim.idle, ErrorLog: nil}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	watchErr := make(chan error, 1)

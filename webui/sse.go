@@ -6,10 +6,6 @@ import (
 	"time"
 )
 
-// sseHeartbeat keeps idle streams open through proxies and lets a
-// closed client be noticed.
-const sseHeartbeat = 15 * time.Second
-
 // handleEvents is the Server-Sent Events stream: a "hello" first (the
 // page loads everything then), every new line of the lane's logs as it is
 // appended, "change" when other state moved, "resync" when this client
@@ -17,7 +13,17 @@ const sseHeartbeat = 15 * time.Second
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	sub := s.hub.subscribe()
+	if sub == nil {
+		w.Header().Set("Retry-After", "10")
+		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("%d event streams are open already; close a page", s.lim.streams))
+		return
+	}
 	defer s.hub.unsubscribe(sub)
+	// A stream lasts as long as the page: the server's read and write
+	// deadlines are for requests, not for it. (A recorder in tests has
+	// no deadlines to lift.)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
@@ -36,7 +42,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !send(message{event: "hello", data: []byte("{}")}) {
 		return
 	}
-	tick := time.NewTicker(sseHeartbeat)
+	// The heartbeat keeps idle streams open through proxies and lets a
+	// closed client be noticed.
+	tick := time.NewTicker(s.lim.heartbeat)
 	defer tick.Stop()
 	for {
 		select {

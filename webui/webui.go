@@ -49,9 +49,11 @@ type Options struct {
 
 // Server is the HTTP side of `serve`; Watch feeds its event stream.
 type Server struct {
-	opt Options
-	hub *hub
-	mux *http.ServeMux
+	opt    Options
+	hub    *hub
+	mux    *http.ServeMux
+	logins *loginLimiter
+	lim    limits
 }
 
 // New builds a server; call Watch to start its event stream.
@@ -65,7 +67,8 @@ func New(o Options) *Server {
 	if o.Operator == "" {
 		o.Operator = "web"
 	}
-	s := &Server{opt: o, hub: newHub(o.Layout, o.Logger)}
+	s := &Server{opt: o, hub: newHub(o.Layout, o.Logger), logins: newLoginLimiter(o.Now), lim: defaultLimits()}
+	s.hub.maxSubs = s.lim.streams
 	s.routes()
 	return s
 }

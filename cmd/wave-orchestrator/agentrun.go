@@ -11,7 +11,8 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
-// newAgentRunCmd is the runner inside each agent's tmux pane (DESIGN §5).
+// newAgentRunCmd is the runner inside each agent's tmux pane
+// (docs/run-records.md).
 func newAgentRunCmd() *cobra.Command {
 	var payload string
 	c := &cobra.Command{

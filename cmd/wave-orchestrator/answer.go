@@ -40,7 +40,12 @@ the pending ones.`,
   wave-orchestrator answer q-1a2b3c4d --file answer.md --operator ana
   echo "Use eu-west-1" | wave-orchestrator answer q-1a2b3c4d --resume
   wave-orchestrator answer '#12' "Yes, drop the flag"`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("answer: give the question's ID and the answer (TEXT, --file or stdin); `wave-orchestrator questions --pending` lists the IDs")
+			}
+			return cobra.RangeArgs(1, 2)(c, args)
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			text, err := answerText(args[1:], f.file, c.InOrStdin())
 			if err != nil {
@@ -50,7 +55,7 @@ the pending ones.`,
 		},
 	}
 	c.Flags().StringVar(&f.file, "file", "", "read the answer from this file (- = stdin)")
-	c.Flags().StringVar(&f.operator, "operator", "", "who answers (default $USER)")
+	c.Flags().StringVar(&f.operator, "operator", "", "who answers (default $USER, else the account name)")
 	c.Flags().BoolVar(&f.force, "force", false, "answer a question that is already answered")
 	c.Flags().BoolVar(&f.resume, "resume", false, "with no launcher running: start `resume` of the question's wave detached")
 	return c
@@ -63,7 +68,7 @@ func runAnswer(c *cobra.Command, g *globals, id, text string, f *answerFlags) er
 	}
 	operator := f.operator
 	if operator == "" {
-		operator = os.Getenv("USER")
+		operator = defaultOperator()
 	}
 	ctx := c.Context()
 	q, _, err := questions.Find(e.layout, id)

@@ -138,7 +138,7 @@ func openSource(ctx context.Context, e *laneEnv, repo *gitops.Repo, logger *slog
 	if err != nil {
 		return nil, err
 	}
-	base, err := repo.DefaultBranch(ctx)
+	base, err := localBase(ctx, repo, cfg.GitHub.BaseBranch)
 	if err != nil {
 		return nil, err
 	}
@@ -155,8 +155,9 @@ func newBacklogRunCmd(g *globals) *cobra.Command {
 its own worktree and tmux session (backlog-i<N> on the lane socket), merge each
 finished worker into the wave branch one at a time and end with one pull
 request. Before anything is claimed or pushed, tmux >= 3.2, git >= 2.38 and the
-worker executor (backlog.executor, or --executor) are checked: exit 1, or 43
-when the executor is unusable. The lane's dashboard session shows the backlog
+worker executor (backlog.executor, or --executor) are checked — on a kubernetes
+lane git and the cluster (permissions included) instead: exit 1, or 43 when the
+executor is unusable. The lane's dashboard session shows the backlog
 view (tmux -L <socket> attach -t dashboard) unless --no-dashboard. A run that
 was interrupted or stopped is resumed by running this again; a run paused by
 ` + "`backlog stop`" + ` exits 0. --issues naming an issue the source does not have is
@@ -293,8 +294,12 @@ func preflightBacklog(ctx context.Context, e *laneEnv, cliExecutor string) error
 	}
 	if e.lane.Runtime.UsesKubernetes() {
 		// The workers run in pods: tmux and their executor are the
-		// image's, not this machine's (doctor checks the cluster).
-		if ps := preflight.System().Check(ctx, preflight.Needs{Git: true}); len(ps) > 0 {
+		// image's, not this machine's; the cluster is checked instead,
+		// as a launch checks it (a missing permission would otherwise
+		// surface mid-run, e.g. payload Secrets left behind).
+		ps := preflight.System().Check(ctx, preflight.Needs{Git: true})
+		ps = append(ps, preflight.ClusterProblems(preflight.Cluster(ctx, e.lane, runs.KubeOptions))...)
+		if len(ps) > 0 {
 			return withCode(exitcode.Failed, &preflight.Error{What: "backlog run lane " + e.lane.Name, Problems: ps})
 		}
 		return nil

@@ -16,10 +16,11 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/mdfence"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 )
 
 func newBacklogAnswerCmd(g *globals) *cobra.Command {
-	var file string
+	var file, operator string
 	c := &cobra.Command{
 		Use:   "answer N [TEXT]",
 		Short: "Answer a needs-input issue: the answer becomes a comment, the needs-input label goes, the open run (or the next `backlog run`) takes it again",
@@ -53,12 +54,8 @@ func newBacklogAnswerCmd(g *globals) *cobra.Command {
 			for _, l := range is.Labels {
 				waiting = waiting || strings.EqualFold(l, label)
 			}
-			body, marker := backlog.AnswerComment(text)
-			if _, err := be.src.EnsureComment(ctx, n, marker, body); err != nil {
-				return fmt.Errorf("answer #%d: %w", n, err)
-			}
-			if err := be.src.RemoveLabel(ctx, n, label); err != nil {
-				return fmt.Errorf("answer #%d: remove the %s label: %w", n, label, err)
+			if err := commentAnswer(ctx, be, n, text, operator); err != nil {
+				return err
 			}
 			out := c.OutOrStdout()
 			if err := freeAnswered(ctx, be, n, out); err != nil {
@@ -76,7 +73,32 @@ func newBacklogAnswerCmd(g *globals) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&file, "file", "", "read the answer from this file (- = stdin)")
+	c.Flags().StringVar(&operator, "operator", "", "who answers (default $USER, else the account name)")
 	return c
+}
+
+// commentAnswer puts the answer on issue n and takes its needs-input
+// label off. The lane's question for n, when it has one, is answered as
+// `answer` answers it, which records who answered (the comment's author
+// is the source's account, not the person).
+func commentAnswer(ctx context.Context, be *backlogEnv, n int, text, operator string) error {
+	if operator == "" {
+		operator = defaultOperator()
+	}
+	label := be.cfg.Backlog.NeedsInputLabel
+	if q, _, err := questions.Find(be.layout, "#"+strconv.Itoa(n)); err == nil && q.State != questions.Answered {
+		_, err := questions.Answer(ctx, be.layout, q.ID, text, operator, false,
+			questions.AnswerOptions{Issues: be.src, NeedsInputLabel: label})
+		return err
+	}
+	body, marker := backlog.AnswerComment(text)
+	if _, err := be.src.EnsureComment(ctx, n, marker, body); err != nil {
+		return fmt.Errorf("answer #%d: %w", n, err)
+	}
+	if err := be.src.RemoveLabel(ctx, n, label); err != nil {
+		return fmt.Errorf("answer #%d: remove the %s label: %w", n, label, err)
+	}
+	return nil
 }
 
 // answerText is the answer from the argument, --file, or stdin.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
 // Checks `backlog` makes before it changes anything, so a mistake is a
@@ -44,6 +46,56 @@ func checkOrigin(ctx context.Context, repo *gitops.Repo) error {
 		return errors.New(errNoOrigin)
 	}
 	return err
+}
+
+// localBase is the branch a run over the local issue source is cut from
+// and its final pull request targets: configured (github.baseBranch or
+// --base) when set, which must be on origin; else origin's default
+// branch (its HEAD); else, when origin's HEAD names no branch, the one
+// branch origin has, or its main or master. An origin with no branch
+// at all is an error naming the push that fixes it.
+func localBase(ctx context.Context, repo *gitops.Repo, configured string) (string, error) {
+	if configured != "" {
+		_, ok, err := repo.RemoteHead(ctx, configured)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", fmt.Errorf("the base branch %s (github.baseBranch, or --base) is not on origin: push it first (`git push -u origin %s`)",
+				termtext.Escape(configured), termtext.Escape(configured))
+		}
+		return configured, nil
+	}
+	def, err := repo.DefaultBranch(ctx)
+	if err == nil {
+		return def, nil
+	}
+	heads, err := repo.RemoteRefs(ctx, "refs/heads/")
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for ref := range heads {
+		names = append(names, strings.TrimPrefix(ref, "refs/heads/"))
+	}
+	slices.Sort(names)
+	switch {
+	case len(names) == 1:
+		return names[0], nil
+	case slices.Contains(names, "main"):
+		return "main", nil
+	case slices.Contains(names, "master"):
+		return "master", nil
+	case len(names) == 0:
+		branch, _ := repo.CurrentBranch(ctx)
+		if branch == "" {
+			branch = "main"
+		}
+		return "", fmt.Errorf("origin has no branch yet, and backlog runs start from origin's base branch: push yours first (`git push -u origin %s`), or name another one that is on origin in github.baseBranch",
+			termtext.Escape(branch))
+	}
+	return "", fmt.Errorf("origin's HEAD names no branch and origin has %d (%s): set github.baseBranch in wave.config.yaml (or pass --base) to the one runs start from",
+		len(names), termtext.Escape(strings.Join(names, ", ")))
 }
 
 // localIssueDir is the local source's issue directory, or an error saying

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -60,6 +62,7 @@ branches stay: a later run recreates a worktree from its branch.`,
 						kept++
 					}
 				}
+				pruneRunDir(r, dry, c.OutOrStdout())
 			}
 			verb := "removed"
 			if dry {
@@ -115,4 +118,27 @@ func pruneWorktree(ctx context.Context, repo *gitops.Repo, is *backlog.IssueRun,
 	}
 	fmt.Fprintf(w, "#%d: removed %s (work safe in %s)\n", is.Number, where, termtext.Escape(safeIn))
 	return true
+}
+
+// pruneRunDir removes run r's worktree directory (<worktreeRoot>/
+// <project>-<run>) once no worktree is left in it: a run whose
+// worktrees have all gone leaves nothing behind.
+func pruneRunDir(r *backlog.Run, dry bool, w io.Writer) {
+	seen := map[string]bool{}
+	for _, is := range r.List() {
+		dir := filepath.Dir(is.Worktree)
+		if is.Worktree == "" || seen[dir] || !strings.HasSuffix(filepath.Base(dir), "-"+r.Info.ID) {
+			continue
+		}
+		seen[dir] = true
+		entries, err := os.ReadDir(dir)
+		if err != nil || len(entries) > 0 {
+			continue
+		}
+		if dry {
+			fmt.Fprintf(w, "would remove the empty directory %s of run %s\n", termtext.Escape(dir), r.Info.ID)
+		} else if os.Remove(dir) == nil {
+			fmt.Fprintf(w, "removed the empty directory %s of run %s\n", termtext.Escape(dir), r.Info.ID)
+		}
+	}
 }

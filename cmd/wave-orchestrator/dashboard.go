@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -285,7 +284,7 @@ func answerFromDashboard(ctx context.Context, g *globals, id, text string) (stri
 		return "", err
 	}
 	// Nothing onto the dashboard's screen.
-	q, err := newAnswerer(e, io.Discard)(ctx, id, text, cmp.Or(os.Getenv("USER"), "dashboard"))
+	q, err := newAnswerer(e, io.Discard)(ctx, id, text, defaultOperator())
 	if err != nil {
 		return "", err
 	}

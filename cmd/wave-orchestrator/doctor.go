@@ -26,14 +26,17 @@ func newDoctorCmd(g *globals) *cobra.Command {
 the backlog source is github (set or not; never its value), every
 executor the lane's waves use (on PATH; claude usable as this user), the
 config and every wave file, the lane lock and leftover tmux sessions. In a
-repository with a backlog: origin present, the workers' executor as the
-workers resolve it, every local issue file readable (file:line), and each
-shell variable the workers will not see (scrubbed) as a warning; no waves
-directory is fine there.
-On a lane with runtime.backend kubernetes: the cluster reachable, the
-namespace, every permission the launcher needs there (each missing one
-named, e.g. "cannot create jobs.batch"), the image set, the pods'
-ServiceAccount and its right to renew Leases (docs/kubernetes.md).
+repository with a backlog: origin present and the branch runs start from
+(an origin with no branch names the push that fixes it), the workers'
+executor as the workers resolve it, every local issue file readable
+(file:line), and each shell variable the workers will not see (scrubbed)
+as a warning; no waves directory is fine there.
+On a lane with runtime.backend kubernetes, for its waves and its backlog
+alike: the cluster reachable, the namespace, every permission the launcher
+needs there (each missing one named, e.g. "cannot create jobs.batch"), the
+image set, the pods' ServiceAccount and its right to renew Leases, the git
+credentials Secret (docs/kubernetes.md); the executors are the image's and
+are not looked for here.
 A finding is ok, warn, skip (could not be checked with this user's
 rights) or error; exits 1 when any is an error.`,
 		Example: `  wave-orchestrator doctor
@@ -96,6 +99,7 @@ func doctor(ctx context.Context, g *globals) []preflight.Finding {
 	fs = append(fs, notifyFindings(e)...)
 	if noWavesIsFine(e) {
 		add(preflight.LevelOK, "waves", "waves: none (no %s; a backlog-only repository needs none)", e.lane.WavesDir)
+		fs = append(fs, clusterFindings(ctx, e)...)
 		return append(fs, preflight.Lane(ctx, e.layout, e.lane.Name)...)
 	}
 	ws, err := e.loadWaves()
@@ -120,8 +124,17 @@ func doctor(ctx context.Context, g *globals) []preflight.Finding {
 	} else {
 		fs = append(fs, host.Executors(ctx, needs)...)
 	}
-	if e.lane.Runtime.UsesKubernetes() {
-		fs = append(fs, preflight.ClusterFindings(preflight.Cluster(ctx, e.lane, runs.KubeOptions))...)
-	}
+	fs = append(fs, clusterFindings(ctx, e)...)
 	return append(fs, preflight.Lane(ctx, e.layout, e.lane.Name)...)
+}
+
+// clusterFindings are the cluster's checks of a kubernetes lane —
+// reachable, namespace, every permission, the pods' ServiceAccount, the
+// git credentials Secret — for its waves and its backlog workers alike;
+// none for a tmux lane.
+func clusterFindings(ctx context.Context, e *laneEnv) []preflight.Finding {
+	if !e.lane.Runtime.UsesKubernetes() {
+		return nil
+	}
+	return preflight.ClusterFindings(preflight.Cluster(ctx, e.lane, runs.KubeOptions))
 }

@@ -41,6 +41,9 @@ func backlogModeFindings(ctx context.Context, e *laneEnv, host preflight.Host) [
 	if e.cfg.SourceKind() == config.SourceLocal {
 		fs = append(fs, issueFileFindings(ctx, e)...)
 	}
+	for _, w := range supervisor.CapFindings(e.layout.StateDir, e.cfg.Backlog) {
+		fs = append(fs, preflight.Finding{Level: preflight.LevelWarn, Msg: "backlog: " + w})
+	}
 	return fs
 }
 
@@ -52,7 +55,17 @@ func originFinding(ctx context.Context, e *laneEnv) preflight.Finding {
 	if err := checkOrigin(ctx, repo); err != nil {
 		return preflight.Finding{Level: preflight.LevelError, Msg: "backlog: " + preflight.Flat(err.Error())}
 	}
-	return preflight.Finding{Level: preflight.LevelOK, Msg: "backlog: origin present (claims and the wave branch live there)"}
+	msg := "backlog: origin present (claims and the wave branch live there)"
+	if e.cfg.SourceKind() == config.SourceLocal {
+		// A run's base, found as the run finds it (GitHub's comes from
+		// its API).
+		base, err := localBase(ctx, repo, e.cfg.GitHub.BaseBranch)
+		if err != nil {
+			return preflight.Finding{Level: preflight.LevelError, Msg: "backlog: " + preflight.Flat(err.Error())}
+		}
+		msg += ", runs start from its " + base
+	}
+	return preflight.Finding{Level: preflight.LevelOK, Msg: msg}
 }
 
 // workerFindings checks the workers' executor as backlog run's preflight
@@ -61,6 +74,12 @@ func workerFindings(ctx context.Context, e *laneEnv, host preflight.Host) []pref
 	res, err := supervisor.ResolveWorker(e.cfg, e.lane, "")
 	if err != nil {
 		return []preflight.Finding{{Level: preflight.LevelError, Msg: "backlog workers: " + preflight.Flat(err.Error())}}
+	}
+	if e.lane.Runtime.UsesKubernetes() {
+		// The workers run in pods: their command and environment are the
+		// image's (the cluster's checks follow the waves').
+		return []preflight.Finding{{Level: preflight.LevelOK, Msg: fmt.Sprintf("backlog workers: executor %s runs in the image %s (not checked on this machine)",
+			res.ID, preflight.Flat(e.lane.Runtime.Kubernetes.Image))}}
 	}
 	need, ok := launcher.ExecutorNeed(res, executor.ScrubList(e.lane))
 	if !ok {

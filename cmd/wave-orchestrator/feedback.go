@@ -12,6 +12,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 // newFeedbackCmd is the reference's feedback queue spelled as it was:
@@ -71,7 +72,7 @@ func newFeedbackRespondCmd(g *globals) *cobra.Command {
 	c.Flags().StringVar(&id, "id", "", "the question `ID`")
 	c.Flags().StringVar(&response, "response", "", "the answer (else --file or stdin)")
 	c.Flags().StringVar(&f.file, "file", "", "read the answer from this file (- = stdin)")
-	c.Flags().StringVar(&f.operator, "operator", "", "who answers (default $USER)")
+	c.Flags().StringVar(&f.operator, "operator", "", "who answers (default $USER, else the account name)")
 	c.Flags().BoolVar(&f.force, "force", false, "answer a question that is already answered")
 	c.Flags().BoolVar(&f.resume, "resume", false, "with no launcher running: start `resume` of the question's wave detached")
 	return c
@@ -167,7 +168,7 @@ func newFeedbackWatchCmd(g *globals) *cobra.Command {
 					printQuestions(c.OutOrStdout(), p, time.Now())
 					return nil
 				}
-				if _, _, err := waitLaneChange(ctx, e.layout, func() {}); err != nil {
+				if _, _, err := waitLaneChange(ctx, e.layout, func(state.Lane) bool { return true }); err != nil {
 					return err
 				}
 				if ctx.Err() != nil {

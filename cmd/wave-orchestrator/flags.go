@@ -44,8 +44,9 @@ func waveVar(c *cobra.Command, p *int, name, short string, def int, usage string
 // configKey is the flag annotation naming the config key a flag sets.
 const configKey = "wave-orchestrator/config-key"
 
-// bindConfig makes flag name of c set config key: the flag, when given,
-// beats the key's WAVE_* variable and the file (config.Load decides), and so does any lane section. The help names key and variable.
+// bindConfig makes flag name of c set config key: config.Load binds it as
+// viper's flag layer, so the flag, when given, beats the key's WAVE_*
+// variable, the file and any lane section. The help names key and variable.
 func bindConfig(c *cobra.Command, name, key string) {
 	f := c.Flags().Lookup(name)
 	env, ok := config.EnvName(key)

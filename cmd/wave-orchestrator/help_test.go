@@ -11,14 +11,6 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
 
-// walk visits c and every command under it, hidden ones included.
-func walk(c *cobra.Command, visit func(*cobra.Command)) {
-	visit(c)
-	for _, sub := range c.Commands() {
-		walk(sub, visit)
-	}
-}
-
 func TestEveryCommandHasExamplesAndNoSentinelDefaults(t *testing.T) {
 	root := newRootCmd()
 	n := 0

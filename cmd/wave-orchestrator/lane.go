@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
@@ -35,6 +36,10 @@ func openLane(g *globals) (*laneEnv, error) {
 	}
 	cfg, err := config.Load(root, os.LookupEnv, configFlags(g.flags)...)
 	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) && ce.Flag != "" {
+			return nil, usageError{err} // a bad flag value
+		}
 		return nil, err
 	}
 	lane, err := cfg.Lane(root, g.lane)
@@ -47,6 +52,15 @@ func openLane(g *globals) (*laneEnv, error) {
 	project := lane.Project
 	if project == "" {
 		project = cfg.ProjectName
+	}
+	// A state root an older version made 0755 is closed to other users:
+	// agent logs, prompts and records beneath it are the user's alone.
+	// Only one inside the repository, never the repository itself.
+	stateRoot := filepath.Join(root, lane.StateRoot)
+	if rel, err := filepath.Rel(root, stateRoot); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		if err := jsonfile.Tighten(stateRoot); err != nil {
+			return nil, fmt.Errorf("state root %s: %w", stateRoot, err)
+		}
 	}
 	return &laneEnv{cfg: cfg, lane: lane, layout: lanes.New(root, lane.StateRoot, project, lane.Name)}, nil
 }

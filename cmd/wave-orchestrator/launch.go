@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/retry"
@@ -57,6 +58,7 @@ func (f *launchFlags) register(c *cobra.Command, resume bool) {
 		f.ref.register(c, true)
 		return
 	}
+	flagHint(c, "wave", "--start-wave N --end-wave N runs wave N alone (resume --wave N picks a wave up again)")
 	waveVar(c, &f.start, "start-wave", "", 0, "first wave `N` to run")
 	waveVar(c, &f.end, "end-wave", "", -1, "last wave `N` to run (default: the last wave)")
 	fl.BoolVar(&f.autoNext, "auto-next", false, "start at the first wave not yet completed")
@@ -275,10 +277,10 @@ func dryRun(c *cobra.Command, e *laneEnv, opt launcher.Options, manifestOut stri
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(manifestOut), 0o755); err != nil {
+	if err := jsonfile.MkdirAll(filepath.Dir(manifestOut)); err != nil {
 		return err
 	}
-	if err := os.WriteFile(manifestOut, b, 0o644); err != nil {
+	if err := jsonfile.WriteFile(manifestOut, b); err != nil {
 		return fmt.Errorf("manifest %s: %w", manifestOut, err)
 	}
 	fmt.Fprintf(c.OutOrStdout(), "[dry-run] manifest: %s\n", manifestOut)

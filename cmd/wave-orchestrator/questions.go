@@ -30,7 +30,7 @@ its state (pending, answered, unanswered) and its text. Answer one with
   wave-orchestrator questions --json | jq '.[] | select(.state == "pending") | .id'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			e, err := openLane(g)
+			e, err := openWaveRepo(g)
 			if err != nil {
 				return err
 			}

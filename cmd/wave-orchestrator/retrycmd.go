@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -103,10 +104,15 @@ func newRetryApplyCmd(g *globals) *cobra.Command {
 	return c
 }
 
-// defaultOperator names the person running the command.
+// defaultOperator names the person running the command: $USER, else
+// the account's name (cron, a container or `env -i` leave $USER unset),
+// else "human-operator".
 func defaultOperator() string {
 	if u := os.Getenv("USER"); u != "" {
 		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
 	}
 	return "human-operator"
 }

@@ -66,16 +66,17 @@ func newRootCmd(args ...string) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.repoRoot, "repo-root", "", "repository root (default: $WAVE_REPO_ROOT, else the nearest directory up from here with wave.config.*, else the git top level, else here)")
 	root.PersistentFlags().StringVarP(&g.lane, "lane", "l", "", "lane name (default: config defaultLane, main)")
 	_ = root.RegisterFlagCompletionFunc("lane", completeLanes)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	cmds := subcommands(g)
 	if make, ok := cmds[namedCommand(args)]; ok {
 		root.AddCommand(make())
+		refuseMistypes(root)
 		return root
 	}
 	for _, name := range commandOrder {
 		root.AddCommand(cmds[name]())
 	}
 	addBuiltinExamples(root)
+	refuseMistypes(root)
 	return root
 }
 

@@ -44,6 +44,9 @@ environment variable holding the token every request must carry.`,
 				if token == "" {
 					return usageError{fmt.Errorf("--token-env %s: the variable is unset or empty", tokenEnv)}
 				}
+				if err := webui.CheckToken(token, tokenEnv); err != nil {
+					return usageError{err}
+				}
 			}
 			if err := webui.CheckAddr(addr, token); err != nil {
 				return usageError{err}

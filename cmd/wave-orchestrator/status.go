@@ -30,7 +30,8 @@ in docs/status-schema.md.
 
 --wait-change blocks until the lane's state changes (a wave, phase, agent,
 marker, blocker or failure; not the clocks), or --timeout-seconds pass, and
-then prints it. --exit-code makes the exit code say what the state is:
+then prints it; it returns at once when a question already waits for a
+person (only the answer would change the lane). --exit-code makes the exit code say what the state is:
 0 completed, 10 running or waiting, 20 input required (an open
 human-feedback, human-escalation or clarification request), 30 changed
 (with --wait-change, a change that is none of those), 40 failed.`,
@@ -55,17 +56,21 @@ human-feedback, human-escalation or clarification request), 30 changed
 			if timeoutS < 0 {
 				return usageError{fmt.Errorf("--timeout-seconds %d: must be 0 (no limit) or more", timeoutS)}
 			}
+			e, err := openWaveRepo(g)
+			if err != nil {
+				return err
+			}
 			var l state.Lane
-			var err error
 			changed := false
 			if waitChange {
-				l, changed, err = waitForChange(c.Context(), g, timeoutS, func() {
-					fmt.Fprintln(c.ErrOrStderr(), "status: waiting for the lane's state to change")
-				})
+				l, changed, err = waitForChange(c.Context(), e, timeoutS, c.ErrOrStderr())
 			} else {
-				l, _, err = loadLaneState(c.Context(), g)
+				l, err = launcher.Status(c.Context(), e.layout)
 			}
 			if err != nil {
+				return err
+			}
+			if err := e.knownWave(l, wave); err != nil {
 				return err
 			}
 			out := c.OutOrStdout()
@@ -129,18 +134,25 @@ func showRun(c *cobra.Command, g *globals, id string) error {
 }
 
 // waitForChange is --wait-change: the lane once it changed, or as it is
-// when the timeout passes.
-func waitForChange(ctx context.Context, g *globals, timeoutS int, ready func()) (state.Lane, bool, error) {
-	e, err := openLane(g)
-	if err != nil {
-		return state.Lane{}, false, err
-	}
+// when the timeout passes; at once when a question already waits for a
+// person (nothing but the person's answer would change it).
+func waitForChange(ctx context.Context, e *laneEnv, timeoutS int, stderr io.Writer) (state.Lane, bool, error) {
 	if timeoutS > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(timeoutS)*time.Second)
 		defer cancel()
 	}
-	l, changed, err := waitLaneChange(ctx, e.layout, ready)
+	l, changed, err := waitLaneChange(ctx, e.layout, func(l state.Lane) bool {
+		if laneCode(l) == exitcode.StatusInputRequired {
+			fmt.Fprintln(stderr, "status: input is required already (`questions --pending`); not waiting")
+			return false
+		}
+		fmt.Fprintln(stderr, "status: waiting for the lane's state to change")
+		return true
+	})
+	if err != nil || changed || laneCode(l) == exitcode.StatusInputRequired {
+		return l, changed, err
+	}
 	if err == nil && !changed {
 		// Read once more with a live context: the watch's may have ended.
 		l, err = launcher.Status(context.WithoutCancel(ctx), e.layout)

@@ -14,6 +14,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -88,14 +89,16 @@ func laneFingerprint(l state.Lane) string {
 // waitLaneChange blocks until the lane's fingerprint differs from the one
 // it started with, watching the state directory tree with fsnotify (new
 // directories are added as they appear). It returns the lane as last read
-// and whether it changed; ctx's end is not an error.
-func waitLaneChange(ctx context.Context, layout lanes.Layout, ready func()) (state.Lane, bool, error) {
+// and whether it changed; ctx's end is not an error. wait is handed the
+// lane as it starts, once the watch is set: false returns that lane at
+// once, unchanged.
+func waitLaneChange(ctx context.Context, layout lanes.Layout, wait func(state.Lane) bool) (state.Lane, bool, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return state.Lane{}, false, fmt.Errorf("watch %s: %w", layout.StateDir, err)
 	}
 	defer w.Close()
-	if err := os.MkdirAll(layout.StateDir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(layout.StateDir); err != nil {
 		return state.Lane{}, false, err
 	}
 	addTree(w, layout, layout.StateDir)
@@ -104,7 +107,9 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, ready func()) (sta
 		return l, false, err
 	}
 	start := laneFingerprint(l)
-	ready()
+	if !wait(l) {
+		return l, false, nil
+	}
 	// Writers touch several files per step: read once they pause.
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()

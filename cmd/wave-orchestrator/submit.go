@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
@@ -37,7 +38,7 @@ func submittedOf(e *laneEnv) submitted {
 
 // lockQueue takes the queue lock, waiting at most until ctx ends.
 func (s submitted) lockQueue(ctx context.Context) (unlock func(), err error) {
-	if err := os.MkdirAll(s.store.dir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(s.store.dir); err != nil {
 		return nil, fmt.Errorf("submitted runs %s: %w", s.store.dir, err)
 	}
 	fl := flock.New(s.queue)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
 // newSubmitWatchCmd is the watcher `submit` starts in the launcher
@@ -47,7 +47,7 @@ func newSubmitWatchCmd(g *globals) *cobra.Command {
 // left. It gives the lock up under the queue lock, so a submit either
 // sees it held (and its run is picked here) or starts a new watcher.
 func watchSubmitted(ctx context.Context, s submitted, bin, root, lane string, out io.Writer) error {
-	if err := os.MkdirAll(s.store.dir, 0o755); err != nil {
+	if err := jsonfile.MkdirAll(s.store.dir); err != nil {
 		return err
 	}
 	wl := flock.New(s.watcher)

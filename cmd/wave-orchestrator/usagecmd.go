@@ -40,7 +40,7 @@ func newUsageCmd(g *globals) *cobra.Command {
   wave-orchestrator usage --since 7d --by issue --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			e, err := openLane(g)
+			e, err := openWaveRepo(g)
 			if err != nil {
 				return err
 			}

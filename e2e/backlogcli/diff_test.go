@@ -68,3 +68,29 @@ func TestBacklogDiffPrintsTheWorkersChangeEscaped(t *testing.T) {
 		t.Errorf("diff 99: exit %d %s; want 2 naming the missing issue", d.Code, d.Stderr)
 	}
 }
+
+// A worker that has committed nothing has no diff: `backlog diff N`
+// says so (on stderr, so a pipe into git apply reads nothing) and names
+// the uncommitted work its worktree holds, instead of printing nothing.
+func TestBacklogDiffOfAWorkerWithNoCommitSaysSo(t *testing.T) {
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Asks before committing", "Files: a/**\n\nlocal-agent: commit=none dirty=a/wip.md result=needs-input question=\"Which API?\"")
+	r.Issue(2, "Merges", "Files: b/**")
+	r.CommitIssues(t)
+	ctx := context.Background()
+	if res := r.RunEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard"); res.Code != e2etest.ExitNeedsHuman {
+		t.Fatalf("run: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	is := r.LiveIssues(t)
+	if len(is) != 2 || is[0].Number != 1 || is[0].Worktree == "" {
+		t.Fatalf("issues %+v", is)
+	}
+	d := r.RunEnv(ctx, "backlog", "diff", "1")
+	want := "backlog diff: #1 has no committed change: its branch " + is[0].Branch + " has no commit beyond "
+	if d.Code != 0 || d.Stdout != "" || !strings.HasPrefix(d.Stderr, want) {
+		t.Fatalf("diff 1: exit %d\nstdout %q\nstderr %q\nwant a line starting %q", d.Code, d.Stdout, d.Stderr, want)
+	}
+	if tail := "; its worktree " + is[0].Worktree + " has 1 uncommitted change(s), which no diff shows (git -C " + is[0].Worktree + " status)\n"; !strings.HasSuffix(d.Stderr, tail) {
+		t.Errorf("diff 1 does not name the uncommitted work:\n%s", d.Stderr)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 )
 
 // doctor on a backlog repository checks what `backlog run` will need:
@@ -22,7 +23,7 @@ func TestDoctorChecksWhatBacklogWorkersNeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Write("wave.config.yaml", string(cfg)+"backlog:\n  executor:\n    id: claude\n")
+	r.Write("wave.config.yaml", strings.Replace(string(cfg), "  executor:\n    id: local", "  executor:\n    id: claude", 1))
 	waves := filepath.Join(r.Root, "docs", "plans", "waves")
 	if err := os.RemoveAll(waves); err != nil {
 		t.Fatal(err)
@@ -70,4 +71,58 @@ func TestDoctorSaysBacklogModeNeedsOrigin(t *testing.T) {
 	if doc.Code != 1 || !strings.Contains(doc.Stdout, "error backlog: backlog mode needs a remote named origin") || strings.Contains(doc.Stdout, "fatal:") {
 		t.Errorf("doctor: exit %d\n%s", doc.Code, doc.Stdout)
 	}
+}
+
+// An origin with no branch yet: doctor and `backlog run` both name the
+// push that fixes it, and the run claims nothing. Once a branch is on
+// origin, that is enough even when origin's HEAD names none (a bare
+// repository made with another default branch), and so is a base given
+// in the config.
+func TestBacklogWithAnOriginWithoutBranchNamesThePushAndABaseOnOriginIsEnough(t *testing.T) {
+	origin := gittest.EmptyOrigin(t)
+	r := &e2etest.BacklogRepo{Repo: &e2etest.Repo{T: t, Root: gittest.CloneOf(t, origin)}, Origin: origin}
+	t.Cleanup(r.CleanupTmux)
+	ctx := context.Background()
+	if res := r.Run(ctx, "init"); res.Code != 0 {
+		t.Fatalf("init: %d %s", res.Code, res.Stderr)
+	}
+	r.Issue(1, "Fine", "Files: a/**")
+	e2etest.GitIn(t, r.Root, "add", "-A")
+	e2etest.GitIn(t, r.Root, "commit", "-q", "-m", "project")
+	const fix = "origin has no branch yet, and backlog runs start from origin's base branch: push yours first (`git push -u origin main`), or name another one that is on origin in github.baseBranch"
+	if doc := r.RunEnv(ctx, "doctor"); doc.Code != 1 || !strings.Contains(doc.Stdout, "error backlog: "+fix+"\n") {
+		t.Errorf("doctor: exit %d, want 1 naming the push\n%s", doc.Code, doc.Stdout)
+	}
+	run := r.RunEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
+	if run.Code != 1 || run.Stderr != "wave-orchestrator: "+fix+"\n" {
+		t.Fatalf("backlog run: exit %d, want 1 naming the push\n%s%s", run.Code, run.Stdout, run.Stderr)
+	}
+	r.NothingClaimed(t)
+
+	// Pushed, with origin's HEAD naming a branch it does not have: the one
+	// branch origin has is the base.
+	e2etest.GitIn(t, r.Root, "push", "-q", "-u", "origin", "main")
+	e2etest.GitIn(t, origin, "symbolic-ref", "HEAD", "refs/heads/master")
+	if doc := r.RunEnv(ctx, "doctor"); !strings.Contains(doc.Stdout, "ok    backlog: origin present (claims and the wave branch live there), runs start from its main\n") {
+		t.Errorf("doctor after the push: exit %d\n%s", doc.Code, doc.Stdout)
+	}
+	// A base in the config is the base, once it is on origin.
+	e2etest.GitIn(t, r.Root, "push", "-q", "origin", "main:release")
+	r.Write("wave.config.yaml", strings.Replace(readFile(t, filepath.Join(r.Root, "wave.config.yaml")), "\nbacklog:\n", "\ngithub:\n  baseBranch: release\nbacklog:\n", 1))
+	if doc := r.RunEnv(ctx, "doctor"); !strings.Contains(doc.Stdout, "runs start from its release\n") {
+		t.Errorf("doctor with github.baseBranch: exit %d\n%s", doc.Code, doc.Stdout)
+	}
+	run = r.RunEnv(ctx, "backlog", "run", "--issues", "1", "--no-dashboard")
+	if run.Code != 0 || !strings.Contains(run.Stdout, "#1 merged into") || !strings.Contains(run.Stdout, "→ release") {
+		t.Fatalf("backlog run with a base on origin: exit %d\n%s%s", run.Code, run.Stdout, run.Stderr)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -181,3 +181,63 @@ func realClaudeBacklog(t *testing.T, bin, format string, bodies ...string) (*e2e
 	}
 	return r, model, dirs[0]
 }
+
+// The real claude CLI, signed in with a subscription, at its session
+// limit: the fake API answers 429 with the limit's headers for ten
+// seconds. Both workers end on claude's own message (stream-json, the
+// exact reset), the run pauses once, spends no salvage, starts nothing
+// before the reset, and then the same two workers go on in their
+// worktrees and merge, each once.
+func TestRealClaudeAtItsUsageLimitPausesTheRunUntilTheReset(t *testing.T) {
+	bin := claudeBin(t)
+	model := e2etest.NewFakeModel(t)
+	until := time.Now().Add(10 * time.Second)
+	model.LimitUntil(until)
+	r := e2etest.NewBacklogRepo(t)
+	r.UseClaudeSubscriberWorkers(bin, model, "stream-json")
+	r.Issue(1, "Issue 1", "Files: src/i1/**")
+	r.Issue(2, "Issue 2", "Files: src/i2/**")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("model requests:\n%s", model.Requests())
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	run := r.RunEnv(ctx, "backlog", "run", "--issues", "1,2", "--no-dashboard")
+	if run.Code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", run.Code, run.Stdout, run.Stderr)
+	}
+	if !strings.Contains(model.Requests(), "→ usage limit") {
+		t.Fatalf("no request met the limit:\n%s", model.Requests())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "lanes", "main", "backlog", "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("%d backlog runs, want 1", len(dirs))
+	}
+	evs := e2etest.RunEvents(t, dirs[0])
+	run2 := backlog.Reduce(evs)
+	var pauses, resumes int
+	var pauseUntil time.Time
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == backlog.EvUsageLimit && ev.Outcome == backlog.UsagePaused:
+			pauses++
+			pauseUntil = *ev.Until
+		case ev.Kind == backlog.EvUsageLimit && ev.Outcome == backlog.UsageResumed:
+			resumes++
+		case ev.Kind == backlog.EvWorkerStarted && ev.Attempt == 2 && ev.At.Before(pauseUntil):
+			t.Errorf("#%d started again at %s, before the reset %s", ev.Issue, ev.At, pauseUntil)
+		}
+	}
+	if pauses != 1 || resumes != 1 || pauseUntil.Before(until) {
+		t.Errorf("%d pauses (until %s), %d ends; want one pause until the API's reset %s", pauses, pauseUntil, resumes, until)
+	}
+	for n := 1; n <= 2; n++ {
+		is := run2.Issues[n]
+		if is.Salvages != 0 || is.Attempts != 2 {
+			t.Errorf("#%d: %d attempts, %d salvages; want the limited run and one after the reset, no salvage", n, is.Attempts, is.Salvages)
+		}
+	}
+	r.MergedWithFinalPR(dirs[0], 2)
+}

@@ -23,13 +23,16 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
-// The "overnight" run of issue 17: six issues through the real binary
-// against the fake GitHub, while origin disappears, GitHub answers 500, a
-// worker's worktree is deleted and the supervisor is killed -9 twice. The
-// only commands are the restarts a user's cron would make. Every fault is
-// set off at a point the test sees (an event of the run, a worker's log),
-// and each outage lasts until the supervisor is seen waiting it out.
-func TestBacklogOvernightRunSurvivesOutagesALostWorktreeAndTwoKills(t *testing.T) {
+// The "overnight" run: eight issues through the real binary against the
+// fake GitHub, while origin disappears, GitHub answers 500, a worker's
+// worktree is deleted, a worker's account runs out (its CLI's usage
+// limit, a pause the supervisor is killed in), a worker keeps printing
+// without changing anything, and the supervisor is killed -9 three times.
+// The only commands are the restarts a user's cron would make. Every
+// fault is set off at a point the test sees (an event of the run, a
+// worker's log), and each outage lasts until the supervisor is seen
+// waiting it out.
+func TestBacklogOvernightRunSurvivesOutagesALostWorktreeAUsageLimitABusyWorkerAndKills(t *testing.T) {
 	for trial := range overnightTrials() {
 		t.Run(fmt.Sprint("trial", trial), overnightTrial)
 	}
@@ -84,10 +87,15 @@ func overnightTrial(t *testing.T) {
 	if err := os.MkdirAll(gate, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for n := 1; n <= 6; n++ {
+	for n := 1; n <= 8; n++ {
 		knobs := "wait=" + filepath.Join(gate, fmt.Sprint("go", n))
-		if n == 3 {
+		switch n {
+		case 3:
 			knobs += " fail-attempts=1" // its worktree is deleted under it: the first attempt fails
+		case 7:
+			knobs += " usage-limit=claude-stream-json reset-in=4s" // its account is out, for 4 s
+		case 8:
+			knobs += " busy-attempts=1" // prints and prints, changes nothing
 		}
 		gh.AddIssue(backlog.Issue{Number: n, Title: fmt.Sprintf("Issue %d", n), Body: fmt.Sprintf("Files: part%d/**\n\nlocal-agent: %s", n, knobs)})
 	}
@@ -101,8 +109,8 @@ func overnightTrial(t *testing.T) {
 	r.Write("wave.config.yaml", string(cfg)+fmt.Sprintf("github:\n  owner: acme\n  repo: widgets\n  apiUrl: %s\n", flaky.srv.URL))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	l := &e2etest.Lives{R: r, Args: []string{"backlog", "run", "--issues", "1,2,3,4,5,6", "--no-dashboard", "--width", "3"},
-		Env: []string{"GITHUB_TOKEN=" + forgetest.Token}}
+	l := &e2etest.Lives{R: r, Args: []string{"backlog", "run", "--issues", "1,2,3,4,5,6,7,8", "--no-dashboard", "--width", "3"},
+		Env: []string{"GITHUB_TOKEN=" + forgetest.Token, "WAVE_BACKLOG_NO_PROGRESS_SECONDS=3"}}
 	defer l.Dump(t)
 	defer func() {
 		if t.Failed() {
@@ -169,17 +177,34 @@ func overnightTrial(t *testing.T) {
 	open(4)
 	life3.WaitFor(t, "the wait for GitHub recorded", long, func() bool { return r.HasEvent(waitStarted("GitHub")) })
 	flaky.down.Store(false)
+	life3.WaitFor(t, "#4 merged", long, func() bool { return r.HasEvent(e2etest.Merged(4)) })
+
+	// A usage-limit window: #7's worker finds its account out, the run
+	// pauses, and the supervisor is killed -9 during the pause. Life 4
+	// takes the pause up from the log; at the reset #7 goes on and merges.
+	open(7)
+	life3.WaitFor(t, "the pause recorded", long, func() bool { return r.HasEvent(usagePaused) })
+	life3.Kill(t)
+	life4 := e2etest.StartLife(l.Start(ctx, ""))
+	life4.WaitFor(t, "#7 merged after the reset", long, func() bool { return r.HasEvent(e2etest.Merged(7)) })
+	// #8 keeps printing without a change: stopped as no-progress,
+	// relaunched once, merged.
+	open(8)
 	open(5)
 	open(6)
 	select {
-	case <-life3.Done:
-		if life3.Err != nil {
-			t.Fatalf("life 3 ended with %v, want exit 0", life3.Err)
+	case <-life4.Done:
+		if life4.Err != nil {
+			t.Fatalf("life 4 ended with %v, want exit 0", life4.Err)
 		}
 	case <-ctx.Done():
-		t.Fatal("life 3 did not finish")
+		t.Fatal("life 4 did not finish")
 	}
 	overnightChecks(t, r, gh)
+}
+
+func usagePaused(ev backlog.Event) bool {
+	return ev.Kind == backlog.EvUsageLimit && ev.Outcome == backlog.UsagePaused
 }
 
 // overnightChecks: one run, every issue merged exactly once (events, merge
@@ -188,8 +213,8 @@ func overnightTrial(t *testing.T) {
 func overnightChecks(t *testing.T, r *e2etest.BacklogRepo, gh *forgetest.Server) {
 	t.Helper()
 	run, evs := e2etest.BacklogEvents(t, r)
-	if !run.Finished || run.Tally().Merged != 6 || exitOf(run) != 0 {
-		t.Fatalf("run finished=%v tally %+v exit %d, want all 6 merged, exit 0", run.Finished, run.Tally(), exitOf(run))
+	if !run.Finished || run.Tally().Merged != 8 || exitOf(run) != 0 {
+		t.Fatalf("run finished=%v tally %+v exit %d, want all 8 merged, exit 0", run.Finished, run.Tally(), exitOf(run))
 	}
 	count := map[int]int{}
 	for _, ev := range evs {
@@ -198,7 +223,7 @@ func overnightChecks(t *testing.T, r *e2etest.BacklogRepo, gh *forgetest.Server)
 		}
 	}
 	log := e2etest.GitIn(t, r.Origin, "log", "--merges", "--format=%s", run.Info.WaveBranch)
-	for n := 1; n <= 6; n++ {
+	for n := 1; n <= 8; n++ {
 		if count[n] != 1 {
 			t.Errorf("#%d merged %d times, want once", n, count[n])
 		}
@@ -212,9 +237,10 @@ func overnightChecks(t *testing.T, r *e2etest.BacklogRepo, gh *forgetest.Server)
 	if is := run.Issues[3]; is.Attempts != 2 || is.Salvages != 1 {
 		t.Errorf("#3 (worktree deleted): %d attempts, %d salvages; want its one relaunch", is.Attempts, is.Salvages)
 	}
+	overnightLimitChecks(t, run, evs)
 	// The fake's ordered log: no comment marker twice, one PR per head.
 	marker := regexp.MustCompile(`<!-- wave-orchestrator:[^>]*-->`)
-	for n := 1; n <= 6; n++ {
+	for n := 1; n <= 8; n++ {
 		seen := map[string]int{}
 		for _, c := range gh.Comments(n) {
 			for _, m := range marker.FindAllString(c.Body, -1) {
@@ -251,6 +277,37 @@ func overnightChecks(t *testing.T, r *e2etest.BacklogRepo, gh *forgetest.Server)
 	}
 	if !causes[gitops.CauseUnreachable] || !causes[forge.CauseGitHubServer+" (HTTP 500)"] {
 		t.Errorf("recorded waits %+v, want origin's outage and GitHub's 500s", run.Waits)
+	}
+}
+
+// overnightLimitChecks: the usage limit paused the run once and cost #7
+// nothing (no salvage, no relaunch before the reset); the busy worker #8
+// was stopped as no-progress once and merged on its salvage relaunch.
+func overnightLimitChecks(t *testing.T, run *backlog.Run, evs []backlog.Event) {
+	t.Helper()
+	var pauses, resumes, stops int
+	var until time.Time
+	for _, ev := range evs {
+		switch {
+		case usagePaused(ev):
+			pauses++
+			until = *ev.Until
+		case ev.Kind == backlog.EvUsageLimit && ev.Outcome == backlog.UsageResumed:
+			resumes++
+		case ev.Kind == backlog.EvWorkerStarted && ev.Issue == 7 && ev.Attempt == 2 && ev.At.Before(until):
+			t.Errorf("#7 started again at %s, before the reset %s", ev.At, until)
+		case ev.Kind == backlog.EvWorkerFinished && ev.Outcome == backlog.OutcomeNoProgress:
+			stops++
+		}
+	}
+	if pauses != 1 || resumes != 1 {
+		t.Errorf("%d pauses, %d ends; want the one usage-limit window", pauses, resumes)
+	}
+	if is := run.Issues[7]; is.Attempts != 2 || is.Salvages != 0 {
+		t.Errorf("#7 (usage limit): %d attempts, %d salvages; want the limited run and one after the reset, no salvage", is.Attempts, is.Salvages)
+	}
+	if is := run.Issues[8]; stops != 1 || is.Attempts != 2 || is.Salvages != 1 {
+		t.Errorf("#8 (busy, no progress): %d no-progress stops, %d attempts, %d salvages; want one stop and its salvage relaunch", stops, is.Attempts, is.Salvages)
 	}
 }
 

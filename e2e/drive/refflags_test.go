@@ -64,7 +64,7 @@ func TestReferenceLaunchFlagsParseAsStated(t *testing.T) {
 	}{
 		{"another project", append(slices.Clone(dry), "--project", "elsewhere"), e2etest.ExitUsage, "multi-project workspaces are unsupported"},
 		{"bad terminal surface", append(slices.Clone(dry), "--terminal-surface", "iterm"), e2etest.ExitUsage, "--terminal-surface"},
-		{"bad codex sandbox", append(slices.Clone(dry), "--codex-sandbox", "open-door"), e2etest.ExitFailed, "executors.codex.sandbox"},
+		{"bad codex sandbox", append(slices.Clone(dry), "--codex-sandbox", "open-door"), e2etest.ExitUsage, "executors.codex.sandbox"}, // a bad flag value
 		{"resume control state with a phase", []string{"resume", "-w", "0", "--resume-control-state", "--phase", "implementation"}, e2etest.ExitUsage, "--phase"},
 	}
 	for _, tc := range refused {

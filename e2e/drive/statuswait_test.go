@@ -2,10 +2,12 @@ package drive
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 )
@@ -60,5 +62,30 @@ func TestStatusWaitChangeExitsTwentyWhenAnAgentAsksAQuestion(t *testing.T) {
 	}
 	if code := <-done; code != e2etest.StatusInputRequired {
 		t.Fatalf("status --wait-change --exit-code: %d, want 20", code)
+	}
+}
+
+// The README's human loop, line 2, when the agent asked before it ran:
+// `status --wait-change --exit-code` returns 20 at once instead of
+// waiting for a change that only the answer would bring. The deadline is
+// the test's: without the fix the command waits until it is killed.
+func TestStatusWaitChangeReturnsAtOnceWhenInputIsAlreadyRequired(t *testing.T) {
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
+	if res := e2etest.Launch(t, r); res.Code != 0 {
+		t.Fatalf("launch: %d %s", res.Code, res.Stderr)
+	}
+	e2etest.PostRecord(t, r, "--agent", "A1", "--kind", "human-feedback", "--summary", "which database should A1 target?")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res := r.Run(ctx, "status", "--wait-change", "--exit-code")
+	if ctx.Err() != nil {
+		t.Fatal("status --wait-change --exit-code waited although input was already required")
+	}
+	if res.Code != e2etest.StatusInputRequired {
+		t.Fatalf("status --wait-change --exit-code: exit %d, want 20\n%s", res.Code, res.Stderr)
+	}
+	if !strings.Contains(res.Stderr, "status: input is required already (`questions --pending`); not waiting") {
+		t.Errorf("status does not say why it did not wait:\n%s", res.Stderr)
 	}
 }

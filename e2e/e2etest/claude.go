@@ -23,6 +23,19 @@ var WorkerExecutor = regexp.MustCompile(`(?m)^  executor:\n    id: local.*$`)
 // directory, no telemetry or update checks, as root only in a sandbox.
 func (r *BacklogRepo) UseClaudeWorkers(bin string, model *FakeModel, format string) {
 	r.T.Helper()
+	r.useClaude(bin, model, format, [2]string{"env.ANTHROPIC_API_KEY", "test"})
+}
+
+// UseClaudeSubscriberWorkers is UseClaudeWorkers signed in with a
+// subscription's token (CLAUDE_CODE_OAUTH_TOKEN) instead of an API key:
+// the CLI then reports a usage limit in a subscriber's words.
+func (r *BacklogRepo) UseClaudeSubscriberWorkers(bin string, model *FakeModel, format string) {
+	r.T.Helper()
+	r.useClaude(bin, model, format, [2]string{"env.CLAUDE_CODE_OAUTH_TOKEN", "test-subscription"})
+}
+
+func (r *BacklogRepo) useClaude(bin string, model *FakeModel, format string, auth [2]string) {
+	r.T.Helper()
 	cfg, err := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
 	if err != nil {
 		r.T.Fatal(err)
@@ -34,7 +47,7 @@ func (r *BacklogRepo) UseClaudeWorkers(bin string, model *FakeModel, format stri
 		// Through the generated --settings file, which the real binary must accept.
 		{"claude.settings_json", `{"permissions":{"defaultMode":"bypassPermissions"}}`},
 		{"env.ANTHROPIC_BASE_URL", model.URL},
-		{"env.ANTHROPIC_API_KEY", "test"},
+		auth,
 		{"env.IS_SANDBOX", "1"},
 		{"env.CLAUDE_CONFIG_DIR", filepath.Join(filepath.Dir(r.Root), "claude-config")},
 		{"env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"},

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The binary's exit codes as its users see them (DESIGN §2, docs): the
+// The binary's exit codes as its users see them (docs/exit-codes.md): the
 // tests hold the binary to these numbers rather than to package main's
 // constants, so a renumbering fails a test.
 const (

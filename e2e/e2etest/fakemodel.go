@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // FakeModel is a small Anthropic Messages API on 127.0.0.1 that scripts a
@@ -23,6 +25,45 @@ type FakeModel struct {
 	*httptest.Server
 	mu  sync.Mutex
 	log []string // one line per request, for the failure report
+	// limitUntil, while in the future, makes every Messages request
+	// answer as the API does for a subscription whose session limit is
+	// reached (see LimitUntil).
+	limitUntil time.Time
+}
+
+// LimitUntil makes the model answer every Messages request until t as
+// Anthropic's API does for a subscriber whose five-hour limit is reached:
+// 429, with the unified rate-limit headers naming t as the reset. The
+// claude CLI signed in with a subscription token then prints "You've hit
+// your session limit · resets …" (in stream-json, a rate_limit_event
+// with the exact reset) and exits 1 without retrying.
+func (f *FakeModel) LimitUntil(t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.limitUntil = t
+}
+
+// limited answers r as a usage limit when the window is open.
+func (f *FakeModel) limited(w http.ResponseWriter, r *http.Request) bool {
+	f.mu.Lock()
+	until := f.limitUntil
+	f.mu.Unlock()
+	if !time.Now().Before(until) {
+		return false
+	}
+	f.note(r, "→ usage limit")
+	reset := until.Unix()
+	if until.Nanosecond() > 0 {
+		reset++
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("anthropic-ratelimit-unified-status", "rejected")
+	h.Set("anthropic-ratelimit-unified-reset", strconv.FormatInt(reset, 10))
+	h.Set("anthropic-ratelimit-unified-representative-claim", "five_hour")
+	w.WriteHeader(http.StatusTooManyRequests)
+	fmt.Fprint(w, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}`)
+	return true
 }
 
 // NewFakeModel starts the fake model on 127.0.0.1 until the test ends.
@@ -102,6 +143,9 @@ const ForgetMarker = "fake-model: forget the marker once"
 var issueFact = regexp.MustCompile(`(?m)^- issue: #(\d+)$`)
 
 func (f *FakeModel) messages(w http.ResponseWriter, r *http.Request) {
+	if f.limited(w, r) {
+		return
+	}
 	var req msgRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)

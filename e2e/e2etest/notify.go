@@ -53,7 +53,7 @@ func (r *Repo) WithNotify(sinks string) {
 }
 
 // AskQuestion appends a question-asked event to the lane's log, as the
-// launcher does when an agent asks (contracts §2), and returns its id.
+// launcher does when an agent asks (docs/state.md), and returns its id.
 func (r *Repo) AskQuestion(wave int, id, agent, text string) string {
 	r.T.Helper()
 	ev := state.NewEvent("main", wave, "question", id, "asked", 1,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,8 +192,24 @@ func (r *Repo) Serve(t *testing.T, args ...string) string {
 // ServeEnv is serve with env added to the binary's environment.
 func (r *Repo) ServeEnv(t *testing.T, env []string, args ...string) string {
 	t.Helper()
+	return r.serve(t, 0, env, args...)
+}
+
+// ServeUnderFileLimit is ServeEnv with serve's open-file limit (ulimit
+// -n) set to nofile.
+func (r *Repo) ServeUnderFileLimit(t *testing.T, nofile int, env []string, args ...string) string {
+	t.Helper()
+	return r.serve(t, nofile, env, args...)
+}
+
+func (r *Repo) serve(t *testing.T, nofile int, env []string, args ...string) string {
+	t.Helper()
 	cmd := r.Command(Context(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
+	if nofile > 0 {
+		cmd.Args = append([]string{"sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$@"`, nofile), "sh"}, cmd.Args...)
+		cmd.Path = "/bin/sh"
+	}
 	bg := startCmd(t, cmd)
 	t.Cleanup(func() {
 		_ = bg.Cmd.Process.Signal(os.Interrupt)

@@ -1,12 +1,16 @@
 package kubernetes
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
@@ -104,4 +108,70 @@ func TestDoctorOnAnUnreachableClusterFailsNamingTheServer(t *testing.T) {
 	if strings.Contains(res.Stdout, "kubernetes permission") {
 		t.Errorf("doctor went on checking permissions against an unreachable server:\n%s", res.Stdout)
 	}
+}
+
+// A backlog-only repository on a kubernetes lane: doctor does not look
+// for the workers' command on this machine (it runs in the image) and
+// checks the cluster as for waves; with `delete secrets` missing from
+// the launcher's Role, doctor fails naming it, and `backlog run` stops
+// before it claims anything instead of leaving payload Secrets behind.
+func TestABacklogOnAKubernetesLaneIsCheckedAgainstTheCluster(t *testing.T) {
+	kc := kubeCluster.Get(t)
+	ns := kc.Namespace(t, "backlog-doctor")
+	kc.ApplyManifest(t, filepath.Join("..", "..", "docs", "kubernetes", "rbac.yaml"), ns,
+		rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "launcher", Namespace: ns}, func(role *rbacv1.Role) {
+			for i, rule := range role.Rules {
+				if slices.Contains(rule.Resources, "secrets") {
+					role.Rules[i].Verbs = slices.DeleteFunc(slices.Clone(rule.Verbs), func(v string) bool { return v == "delete" })
+				}
+			}
+		})
+	kubeconfig, err := kc.ServiceAccountKubeconfig(context.Background(), ns, "launcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Work", "Files: a/**")
+	r.CommitIssues(t)
+	if err := os.RemoveAll(filepath.Join(r.Root, "docs", "plans", "waves")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := readConfig(t, r.Root)
+	kube := "runtime:\n  backend: kubernetes\n  kubernetes:\n" +
+		"    kubeconfig: " + strconv.Quote(kubeconfig) + "\n    namespace: " + ns + "\n    image: registry.example.com/agents:1\n" +
+		"    serviceAccount: wave\n    gitURL: https://git.example.com/project.git\n"
+	cfg = strings.Replace(cfg, "  executor:\n    id: local", "  executor:\n    id: claude", 1)
+	r.Write("wave.config.yaml", strings.Replace(cfg, "runtime:\n", kube, 1))
+	// Neither claude nor the workers' environment is this machine's.
+	path := "PATH=" + e2etest.PathOf(t, []string{"git", "tmux"}, nil)
+	doc := r.RunWith(e2etest.Context(t), append(r.Env(), path), "doctor")
+	deleteSecrets := `kubernetes permission: user "system:serviceaccount:` + ns + `:launcher" cannot delete secrets in namespace ` + ns
+	for _, want := range []string{
+		"ok    backlog workers: executor claude runs in the image registry.example.com/agents:1 (not checked on this machine)\n",
+		"ok    waves: none",
+		"ok    kubernetes cluster: ",
+		"error " + deleteSecrets,
+	} {
+		if !strings.Contains(doc.Stdout, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, doc.Stdout)
+		}
+	}
+	if doc.Code != 1 || strings.Contains(doc.Stdout, "not on PATH") {
+		t.Errorf("doctor: exit %d, want 1 for the permission alone\n%s", doc.Code, doc.Stdout)
+	}
+	run := r.RunWith(e2etest.Context(t), append(r.Env(), path), "backlog", "run", "--issues", "1", "--no-dashboard")
+	if run.Code != 1 || !strings.Contains(run.Stderr, "wave-orchestrator: cannot backlog run lane main, nothing was started:\n") ||
+		!strings.Contains(run.Stderr, "  - "+deleteSecrets) {
+		t.Fatalf("backlog run: exit %d, want 1 naming the missing verb\n%s%s", run.Code, run.Stdout, run.Stderr)
+	}
+	r.NothingClaimed(t)
+}
+
+func readConfig(t *testing.T, root string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "wave.config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

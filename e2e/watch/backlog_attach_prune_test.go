@@ -107,3 +107,39 @@ func TestBacklogPruneRemovesOnlyWorktreesWhoseWorkIsSafe(t *testing.T) {
 		t.Errorf("#1's branch went with its worktree")
 	}
 }
+
+// Once prune has removed the last worktree of a run, the run's directory
+// under the worktree root (<project>-<run>) goes too: nothing empty is
+// left behind per run.
+func TestBacklogPruneLeavesNoEmptyRunDirectory(t *testing.T) {
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Fails, committed", "Files: a/**\n\nlocal-agent: fail-attempts=9")
+	r.Issue(2, "Merges", "Files: c/**")
+	run := r.RunEnv(context.Background(), "backlog", "run", "--issues", "1,2", "--no-dashboard")
+	if !strings.Contains(run.Stdout, "#2 merged into") {
+		t.Fatalf("run: exit %d\n%s\n%s", run.Code, run.Stdout, run.Stderr)
+	}
+	var wt string
+	for _, is := range r.LiveIssues(t) {
+		if is.Number == 1 {
+			wt = is.Worktree
+		}
+	}
+	runDir := filepath.Dir(wt)
+	if _, err := os.Stat(wt); err != nil {
+		t.Fatalf("#1's worktree %s was not kept: %v", wt, err)
+	}
+	res := r.RunEnv(context.Background(), "backlog", "prune")
+	if res.Code != 0 || !strings.Contains(res.Stdout, "#1: removed") || !strings.Contains(res.Stdout, "removed the empty directory "+runDir) {
+		t.Fatalf("prune: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(runDir)
+		t.Fatalf("the run's directory %s is still there (%v, %d entries)", runDir, err, len(entries))
+	}
+	if root := filepath.Dir(runDir); !strings.HasSuffix(root, "worktrees") {
+		t.Fatalf("the run directory's parent %s is not the worktree root", root)
+	} else if _, err := os.Stat(root); err != nil {
+		t.Errorf("prune removed the worktree root %s itself: %v", root, err)
+	}
+}

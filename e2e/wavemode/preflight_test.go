@@ -2,6 +2,7 @@ package wavemode
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,29 +35,43 @@ func TestLaunchWithoutTmuxFailsBeforeStarting(t *testing.T) {
 	}
 }
 
-func TestLaunchWithMissingExecutorsExits43NamingAgents(t *testing.T) {
+// A missing executor fails the launch before anything starts, naming the
+// agents and the fix that moves them: --executor only for agents that
+// name no executor of their own, their wave file for those that do.
+func TestLaunchWithMissingExecutorsExits43NamingAgentsAndTheFix(t *testing.T) {
 	r := e2etest.NewRepo(t)
-	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: claude"), e2etest.ImplAgent("A2", "id: codex")}, e2etest.ClosureAgents()...)...)
+	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "default: local", "default: codex", 1))
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: claude"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
+	// A2 names no executor: the lane's default (codex) is its.
+	file := filepath.Join(r.Root, "docs", "plans", "waves", "wave-0.md")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, a2, _ := strings.Cut(string(b), "## Agent A2")
+	r.Write("docs/plans/waves/wave-0.md", head+"## Agent A2"+strings.Replace(a2, "- id: local\n", "", 1))
 	path := "PATH=" + e2etest.PathOf(t, []string{"git", "tmux"}, nil)
 	res := r.RunWith(e2etest.Context(t), []string{path}, "launch", "--lane", "main", "--no-dashboard")
 	if res.Code != 43 {
 		t.Fatalf("launch without claude and codex: exit %d, want 43\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	got := e2etest.Lines(res.Stderr)
+	named := "  - executor claude: not on PATH (needed by wave 0 A1); install it, put it on PATH, or change the `- id:` under those agents' `### Executor` in their wave file (--executor changes only agents that name no executor)"
 	want := []string{
 		"wave-orchestrator: cannot launch lane main, nothing was started:",
-		"  - executor claude: not on PATH (needed by wave 0 A1); install it, put it on PATH, or give those agents another executor (`### Executor` id, or --executor)",
-		"  - executor codex: not on PATH (needed by wave 0 A2); install it, put it on PATH, or give those agents another executor (`### Executor` id, or --executor)",
+		named,
+		"  - executor codex: not on PATH (needed by wave 0 A2); install it, put it on PATH, or run those agents on another executor with --executor ID (or executors.default in wave.config.yaml)",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := e2etest.Lines(res.Stderr); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("stderr:\n%s\nwant:\n%s", res.Stderr, strings.Join(want, "\n"))
 	}
 	e2etest.NothingStarted(t, r)
-	// --executor replaces the missing ones: the same wave then launches.
-	res = r.RunWith(e2etest.Context(t), []string{path}, "launch", "--lane", "main", "--no-dashboard", "--executor", "local", "--dry-run")
-	if res.Code != 0 {
-		t.Fatalf("dry run: exit %d\n%s", res.Code, res.Stderr)
+	// --executor moves A2, as its fix says, and not A1, as A1's says.
+	res = r.RunWith(e2etest.Context(t), []string{path}, "launch", "--lane", "main", "--no-dashboard", "--executor", "local")
+	want = []string{"wave-orchestrator: cannot launch lane main, nothing was started:", named}
+	if got := e2etest.Lines(res.Stderr); res.Code != 43 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("launch --executor local: exit %d, want 43 and A1 alone\n%s", res.Code, res.Stderr)
 	}
+	e2etest.NothingStarted(t, r)
 }
 
 func TestClaudeAsRootWithoutSandboxIsCaughtByPreflightAndDoctor(t *testing.T) {

@@ -8,6 +8,32 @@ const api = "/api/v1/";
 let about = { allowAnswer: false };
 let refreshing = false, again = false;
 
+// unsafeChar is internal/termtext's rule for what never reaches people
+// raw (Unsafe), for the page: a Go test holds the two to one rule.
+// Control characters (C0 but tab, newline and carriage return; DEL; C1),
+// the line and paragraph separators and the invisible format characters
+// (bidirectional overrides and isolates, zero-width spaces, tags), but
+// keptFormat: the zero-width non-joiner and joiner scripts and emoji need.
+const unsafeChar = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/gu;
+const keptFormat = "\u200c\u200d";
+
+// sequences are the well-formed escape sequences agents colour their
+// output with (CSI; OSC, DCS, SOS, PM, APC ended by BEL or ST; short
+// ones), dropped from log tails as internal/termtext.Line drops them.
+const sequences = /\x1b(?:\[[\x20-\x3f]*[\x40-\x7e]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)|[\x20-\x2f]*[\x30-\x7e])/g;
+
+// safe writes every character unsafeChar matches as a visible escape
+// (\u202e), as the terminal views do: a bidirectional override in an
+// agent's words cannot make the page show them in another order.
+function safe(s) {
+  return String(s).replace(unsafeChar, c => {
+    if (keptFormat.includes(c)) return c;
+    const n = c.codePointAt(0), hex = n.toString(16);
+    if (n < 0x20 || n === 0x7f) return "\\x" + hex.padStart(2, "0");
+    return n > 0xffff ? "\\U" + hex.padStart(8, "0") : "\\u" + hex.padStart(4, "0");
+  });
+}
+
 // el builds an element; strings among the children become text nodes.
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -16,12 +42,12 @@ function el(tag, attrs, ...children) {
   }
   for (const c of children) {
     if (c === undefined || c === null) continue;
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    e.append(c instanceof Node ? c : document.createTextNode(safe(c)));
   }
   return e;
 }
 
-function setText(id, text) { document.getElementById(id).textContent = text; }
+function setText(id, text) { document.getElementById(id).textContent = safe(text); }
 
 async function getJSON(path) {
   const r = await fetch(api + path, { credentials: "same-origin", cache: "no-store" });
@@ -41,7 +67,7 @@ function age(iso) {
 function showError(err) {
   const e = document.getElementById("error");
   e.hidden = !err;
-  e.textContent = err ? String(err) : "";
+  e.textContent = err ? safe(err) : "";
 }
 
 // refresh reloads every document; calls during a refresh fold into one
@@ -110,7 +136,7 @@ async function renderTails(st) {
         .then(r => r.ok ? r.text() : "")
         .then(text => {
           const pre = document.querySelector('pre[data-tail="' + CSS.escape(key) + '"]');
-          if (pre) { pre.textContent = text; pre.scrollTop = pre.scrollHeight; }
+          if (pre) { pre.textContent = safe(text.replace(sequences, "")); pre.scrollTop = pre.scrollHeight; }
         }).catch(() => {}));
     }
   }
@@ -123,6 +149,7 @@ function renderBacklog(bl) {
   if (!bl) { root.append(el("p", { class: "muted" }, "no backlog run in this lane yet")); return; }
   const t = bl.tally;
   root.append(el("p", {}, "run ", bl.run.id || "", " · ", el("span", { class: "state", "data-state": bl.state }, bl.state)));
+  for (const p of bl.paused || []) root.append(el("p", { class: "paused", "data-executor": p.executor }, p.line));
   root.append(el("p", { class: "tally", id: "tally" },
     el("span", {}, "merged " + t.merged), el("span", {}, "in flight " + t.inFlight),
     el("span", {}, "blocked " + t.blocked), el("span", {}, "needs input " + t.needsInput), el("span", {}, "planned " + t.planned)));
@@ -153,7 +180,7 @@ function renderQuestions(qs) {
   const boxes = order.map(q => {
     const box = old.get(q.id);
     if (box && box.dataset.state === q.state) {
-      box.querySelector(".asked").textContent = askedLine(q);
+      box.querySelector(".asked").textContent = safe(askedLine(q));
       return box;
     }
     return questionBox(q);
@@ -210,7 +237,7 @@ async function answer(id, ta, btn, msg) {
     msg.textContent = "answered";
     refresh();
   } catch (err) {
-    msg.textContent = "not answered: " + err.message;
+    msg.textContent = safe("not answered: " + err.message);
     btn.disabled = false;
   }
 }
