@@ -50,7 +50,7 @@ func Clone(ctx context.Context, url, dir string, o CloneOptions) (*Repo, error) 
 	}
 	// The clone's own home does not exist yet: this call gets one of its
 	// own, as hardened, removed after.
-	secrets := secretNames(o.Secrets)
+	secrets := secretNames(o.Options)
 	entries, err := userConfig(ctx, filepath.Dir(dir), secrets, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("clone into %s: %w", dir, err)
@@ -65,6 +65,7 @@ func Clone(ctx context.Context, url, dir string, o CloneOptions) (*Repo, error) 
 		return nil, fmt.Errorf("clone into %s: %w", dir, err)
 	}
 	rn := homeRunner(h, o.Env, secrets, timeout)
+	rn.secrets = credentials(rn.secrets, o.Options)
 	if _, err := rn.run(ctx, call{dir: filepath.Dir(dir), args: append(args, "--", url, dir), net: true}); err != nil {
 		var ge *Error
 		if errors.As(err, &ge) {

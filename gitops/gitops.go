@@ -44,9 +44,12 @@ type Options struct {
 	Remote string       // default "origin"
 	Logger *slog.Logger // default slog.Default()
 	Env    []string     // extra KEY=VALUE for every git call (after the clean locale env)
-	// Secrets names variables holding credentials besides the GitHub
-	// token ones (secretEnv), e.g. github.tokenEnv: like those, they
-	// reach only the calls that talk to the remote.
+	// Credentials names variables holding a credential for the remote
+	// besides the GitHub token ones (secretEnv), e.g. github.tokenEnv:
+	// like those, they reach only the calls that talk to the remote.
+	Credentials []string
+	// Secrets names more variables no git call gets at all (a webhook
+	// URL, a model's API key).
 	Secrets []string
 	Timeout time.Duration
 	// ScratchDir holds the temporary verify worktrees (default os.TempDir()).
@@ -107,7 +110,7 @@ func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	secrets := secretNames(o.Secrets)
+	secrets := secretNames(o)
 	entries, err := userConfig(ctx, dir, secrets, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
@@ -129,10 +132,12 @@ func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 		// status): no hook and no configuration of the user's at all.
 		r.log.Debug("git home not made; running git with none", "dir", r.common, "err", err)
 		r.rn = bootstrapRunner(o.Env, secrets, entries, timeout)
-		r.rn.env, r.rn.secrets = cleanEnv(append([]string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull}, o.Env...), secrets)
+		env, held := cleanEnv(append([]string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull}, o.Env...), secrets)
+		r.rn.env, r.rn.secrets = env, credentials(held, o)
 		return r, nil
 	}
 	r.rn = homeRunner(h, o.Env, secrets, timeout)
+	r.rn.secrets = credentials(r.rn.secrets, o)
 	return r, nil
 }
 

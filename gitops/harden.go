@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -27,9 +28,10 @@ import (
 //     committing need (copiedKey): identity, credential helpers, URL
 //     rewrites, ssh, http proxies and certificates, safe.directory, and
 //     Git LFS's filter.
-//   - The GitHub token variables are in no call's environment but the
-//     fetches, pushes and ls-remotes of the remote, where a credential
-//     helper of the user's may read them.
+//   - The GitHub token variables (and Options.Credentials) are in no
+//     call's environment but the fetches, pushes and ls-remotes of the
+//     remote, where a credential helper of the user's may read them;
+//     Options.Secrets are in none.
 
 // secretEnv are the variables git calls never see unless they reach the
 // remote: GitHub tokens a credential helper (gh's) may read.
@@ -225,9 +227,25 @@ func makeHome(common string, entries []configEntry) (home, error) {
 	return h, nil
 }
 
-// secretNames are the variables held back: the GitHub token ones and
-// more.
-func secretNames(more []string) []string { return append(append([]string(nil), secretEnv...), more...) }
+// secretNames are the variables held back from git calls: the GitHub
+// token ones and the options' credentials and secrets.
+func secretNames(o Options) []string {
+	return append(append(append([]string(nil), secretEnv...), o.Credentials...), o.Secrets...)
+}
+
+// credentials keeps of held (KEY=VALUE) the credentials a call to the
+// remote is handed: the GitHub token ones and o.Credentials (also when
+// o.Secrets names them too); the rest of o.Secrets never.
+func credentials(held []string, o Options) []string {
+	var out []string
+	for _, kv := range held {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(secretEnv, k) || slices.Contains(o.Credentials, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
 
 // homeRunner is the runner of a Repo whose home is h.
 func homeRunner(h home, extra, secrets []string, timeout time.Duration) runner {

@@ -107,7 +107,8 @@ func TestSupervisorGitRunsWithoutTheToken(t *testing.T) {
 
 	ctx := context.Background()
 	record(true)
-	r, err := Open(ctx, user, Options{ScratchDir: t.TempDir(), Secrets: []string{"MY_BACKLOG_TOKEN"}})
+	t.Setenv("HOOK_URL", "https://hooks.example/secret")
+	r, err := Open(ctx, user, Options{ScratchDir: t.TempDir(), Credentials: []string{"MY_BACKLOG_TOKEN"}, Secrets: []string{"HOOK_URL"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +168,9 @@ func TestSupervisorGitRunsWithoutTheToken(t *testing.T) {
 			if entries, err := os.ReadDir(hp); err != nil || len(entries) > 0 {
 				t.Errorf("git %v: hooks path %s is not an empty directory: %v %v", c.args, hp, entries, err)
 			}
+		}
+		if c.env["HOOK_URL"] != "" {
+			t.Errorf("git %v holds a secret no git call needs", c.args)
 		}
 		secret := c.env["GITHUB_TOKEN"] != "" || c.env["GH_TOKEN"] != "" || c.env["MY_BACKLOG_TOKEN"] != ""
 		if c.reachesOrigin() {

@@ -425,3 +425,35 @@ func (r *Repo) DiffCheckout(ctx context.Context, dir, branch, base string, max i
 	}
 	return diff, nil
 }
+
+// CheckoutMark names a worker checkout's whole state in one string: its
+// HEAD and the tree of its files (staged, unstaged and untracked, not
+// ignored), read through the lens with its objects as an extra store.
+// Equal marks, no commit and no changed file in between. The tree's new
+// blobs are written into this clone (or freshened in the worker's
+// store); nothing of the checkout is touched. head is its HEAD.
+func (r *Repo) CheckoutMark(ctx context.Context, dir string) (head, mark string, err error) {
+	l, err := r.lensOf(dir)
+	if err != nil {
+		return "", "", err
+	}
+	if head, err = r.CheckoutHead(ctx, dir); err != nil {
+		return "", "", err
+	}
+	for _, fromHead := range []bool{false, true} {
+		index, done, ierr := r.lensIndex(ctx, l, head, fromHead, true)
+		if ierr != nil {
+			return head, "", ierr
+		}
+		env := append(l.readEnv(), "GIT_INDEX_FILE="+index)
+		var tree string
+		if _, err = r.do(ctx, call{dir: r.Dir, args: r.treeArgs(l, "add", "-A"), env: env}); err == nil {
+			tree, err = r.do(ctx, call{dir: r.Dir, args: r.treeArgs(l, "write-tree"), env: env})
+		}
+		done()
+		if err == nil {
+			return head, head + " " + firstLine(tree), nil
+		}
+	}
+	return head, "", fmt.Errorf("state of %s: %w", dir, err)
+}

@@ -153,23 +153,10 @@ func (c *localCheckout) Payload(*worker, *runtime.Payload, workerStart) error { 
 
 // Progress implements checkout by looking at the clone (gitops'
 // CheckoutState and CheckoutAhead); a count git could not give is 0,
-// with the error. A HEAD with commits the clone's copy of the worker
-// branch lacks is fetched: what a clone holds alone is lost with it.
+// with the error.
 func (c *localCheckout) Progress(ctx context.Context, w *worker, _ runtime.Observation) (int, int, error) {
-	head, dirty, err := c.git.CheckoutState(ctx, w.is.Worktree)
-	if err != nil {
-		return 0, 0, err
-	}
-	commits, err := c.git.CheckoutAhead(ctx, w.is.Worktree, head, c.base())
-	if err != nil {
-		return 0, dirty, err
-	}
-	if commits > 0 {
-		if mine, err := c.git.RevParse(ctx, "refs/heads/"+w.is.Branch); err != nil || mine != head {
-			_ = c.Fetch(ctx, w) // a try: the run's end fetches anyway
-		}
-	}
-	return commits, dirty, nil
+	commits, dirty, err := checkoutFacts(ctx, c.git, w.is.Worktree, c.base())
+	return deref(commits), deref(dirty), err
 }
 
 // Lost implements checkout: the clone's directory is gone.
