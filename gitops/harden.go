@@ -47,9 +47,12 @@ type home struct {
 	config string // GIT_CONFIG_GLOBAL
 }
 
-// hardConfig is the -c list every call of a Repo gets.
+// hardConfig is the -c list every call of a Repo gets. maintenance.auto
+// off spares a `git maintenance run --auto` after most commands (its
+// pre-auto-gc hook would not run anyway): the user's own git keeps the
+// clone tidy.
 func hardConfig(hooks string) []string {
-	return []string{"core.hooksPath=" + hooks, "core.fsmonitor=false"}
+	return []string{"core.hooksPath=" + hooks, "core.fsmonitor=false", "maintenance.auto=false"}
 }
 
 // copiedKey reports whether a key of the user's system or global
@@ -110,16 +113,28 @@ func parseConfigList(out string) []configEntry {
 func formatConfig(entries []configEntry) []byte {
 	var b bytes.Buffer
 	b.WriteString("# Written by wave-orchestrator: the keys of your system and global git\n# configuration its own git calls use (docs/security-model.md). Rewritten at every start.\n")
+	b.Write(formatEntries(entries))
+	return b.Bytes()
+}
+
+// formatEntries is entries as configuration file text (formatConfig):
+// one section header for each run of entries of one section.
+func formatEntries(entries []configEntry) []byte {
+	var b bytes.Buffer
+	last := ""
 	for _, e := range entries {
 		section, rest, _ := strings.Cut(e.key, ".")
 		sub, name := "", rest
 		if i := strings.LastIndex(rest, "."); i >= 0 {
 			sub, name = rest[:i], rest[i+1:]
 		}
-		if sub == "" {
-			fmt.Fprintf(&b, "[%s]\n", section)
-		} else {
-			fmt.Fprintf(&b, "[%s %s]\n", section, quoteConfig(sub, false))
+		header := "[" + section + "]\n"
+		if sub != "" {
+			header = "[" + section + " " + quoteConfig(sub, false) + "]\n"
+		}
+		if header != last {
+			b.WriteString(header)
+			last = header
 		}
 		fmt.Fprintf(&b, "\t%s = %s\n", name, quoteConfig(e.value, true))
 	}

@@ -135,33 +135,50 @@ func (r *Repo) EnsureWorkerClone(ctx context.Context, wc WorkerCheckout) (bool, 
 	if err != nil {
 		return false, err
 	}
-	if err := r.cloneFor(ctx, wc.Branch, wc.Dir); err != nil {
+	// Made beside and renamed into place: a kill halfway leaves no half
+	// checkout where a worker would work (the clone names this clone's
+	// objects by absolute path, so it moves as it is). It is checked out
+	// as it is cloned: no hook runs (core.hooksPath), and it has none.
+	beside := wc.Dir + ".wave-new"
+	if err := os.RemoveAll(beside); err != nil {
+		return false, fmt.Errorf("worker clone %s: %w", wc.Dir, err)
+	}
+	if err := r.cloneFor(ctx, wc.Branch, beside, true); err != nil {
 		return false, err
 	}
-	r.setWorkerRefs(wc)
-	// A fresh clone no worker has touched yet: ours to check out. No
-	// hook runs (core.hooksPath), and the clone has none anyway.
-	if _, err := r.git(ctx, wc.Dir, "reset", "--hard", "--quiet", "--no-recurse-submodules"); err != nil {
-		return false, fmt.Errorf("check out the worker clone %s: %w", wc.Dir, err)
+	if err := os.Remove(wc.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("worker clone %s: %w", wc.Dir, err)
 	}
+	if err := os.Rename(beside, wc.Dir); err != nil {
+		return false, fmt.Errorf("worker clone %s: %w", wc.Dir, err)
+	}
+	r.setWorkerRefs(wc)
 	return resumed, nil
 }
 
 // ensureLocalBranch creates refs/heads/<branch> at start unless it
-// exists; existed reports that it did.
+// exists; existed reports that it did. start is a commit (a sha spares a
+// look-up).
 func (r *Repo) ensureLocalBranch(ctx context.Context, branch, start string) (bool, error) {
 	ref := "refs/heads/" + branch
-	if _, ok, err := r.localRef(ctx, ref); err != nil || ok {
-		return ok, err
-	}
 	if start == "" || strings.HasPrefix(start, "-") {
+		if _, ok, err := r.localRef(ctx, ref); err != nil || ok {
+			return ok, err
+		}
 		return false, fmt.Errorf("worker branch %s: invalid start %q", sanitize(branch), start)
 	}
-	sha, err := r.revParse(ctx, r.Dir, start+"^{commit}")
-	if err != nil {
-		return false, fmt.Errorf("worker branch %s: %w", sanitize(branch), err)
+	sha := start
+	if !isHex(start) {
+		var err error
+		if sha, err = r.revParse(ctx, r.Dir, start+"^{commit}"); err != nil {
+			if _, ok, lerr := r.localRef(ctx, ref); lerr == nil && ok {
+				return true, nil
+			}
+			return false, fmt.Errorf("worker branch %s: %w", sanitize(branch), err)
+		}
 	}
-	// Created only if still absent: another start may have made it.
+	// Created only if absent; an existing branch (an earlier run's, or
+	// another start's) fails the update and is taken as it is.
 	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator: worker branch", ref, sha, ""); err != nil {
 		if _, ok, lerr := r.localRef(ctx, ref); lerr == nil && ok {
 			return true, nil
@@ -171,17 +188,52 @@ func (r *Repo) ensureLocalBranch(ctx context.Context, branch, start string) (boo
 	return false, nil
 }
 
-// cloneFor clones this clone's branch into dir (empty or missing), its
-// objects borrowed, not copied; no template (no sample hooks), no tags,
-// origin's push URL one that cannot be pushed to.
-func (r *Repo) cloneFor(ctx context.Context, branch, dir string) error {
+// cloneFor makes dir (empty or missing) a clone of this clone's branch
+// as `git clone --shared --single-branch --no-tags` would, without its
+// transport (a shell and upload-pack per clone): an empty repository with
+// no template (no sample hooks), this clone's objects as its alternates,
+// origin this clone with a push URL that cannot be pushed to, the branch
+// at this clone's tip of it; checked out or not.
+func (r *Repo) cloneFor(ctx context.Context, branch, dir string, checkout bool) error {
+	sha, ok, err := r.localRef(ctx, "refs/heads/"+branch)
+	if err != nil || !ok {
+		return fmt.Errorf("worker clone of %s: the branch is not in this clone: %v", sanitize(branch), err)
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fmt.Errorf("worker clone %s: %w", dir, err)
 	}
-	args := []string{"clone", "--quiet", "--shared", "--no-checkout", "--no-tags", "--single-branch",
-		"--branch", branch, "--template=", "-c", "remote.origin.pushurl=" + workerPushURL, "--", r.common, dir}
-	if _, err := r.git(ctx, filepath.Dir(dir), args...); err != nil {
+	if _, err := r.git(ctx, filepath.Dir(dir), "init", "--quiet", "--template=", "--initial-branch="+branch, "--", dir); err != nil {
 		return fmt.Errorf("worker clone of %s at %s: %w", sanitize(branch), dir, err)
+	}
+	g := filepath.Join(dir, ".git")
+	alt := filepath.Join(g, "objects", "info", "alternates")
+	cfg, err := os.OpenFile(filepath.Join(g, "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = cfg.Write(formatEntries([]configEntry{
+			{"remote.origin.url", r.common}, {"remote.origin.pushurl", workerPushURL},
+			{"remote.origin.fetch", "+refs/heads/" + branch + ":refs/remotes/origin/" + branch},
+			{"remote.origin.tagopt", "--no-tags"},
+			{"branch." + branch + ".remote", "origin"}, {"branch." + branch + ".merge", "refs/heads/" + branch},
+		}))
+		err = errors.Join(err, cfg.Close())
+	}
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(alt), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(alt, []byte(filepath.Join(r.common, "objects")+"\n"), 0o644)
+	}
+	if err == nil {
+		err = writeLooseRefs(dir, map[string]string{"refs/heads/" + branch: sha, "refs/remotes/origin/" + branch: sha})
+	}
+	if err != nil {
+		return fmt.Errorf("worker clone of %s at %s: %w", sanitize(branch), dir, err)
+	}
+	if !checkout {
+		return nil
+	}
+	if _, err := r.git(ctx, dir, "reset", "--hard", "--quiet", "--no-recurse-submodules"); err != nil {
+		return fmt.Errorf("check out the worker clone %s: %w", dir, err)
 	}
 	return nil
 }
@@ -250,14 +302,14 @@ func (r *Repo) convertWorktree(ctx context.Context, wc WorkerCheckout, gitdir st
 	if filepath.Dir(gitdir) != filepath.Join(r.common, "worktrees") {
 		return fmt.Errorf("worker clone for %s: %s is a worktree of another repository; not touching it", sanitize(wc.Branch), wc.Dir)
 	}
-	beside := wc.Dir + ".wave-clone"
+	beside := wc.Dir + ".wave-new"
 	if err := os.RemoveAll(beside); err != nil {
 		return fmt.Errorf("convert the worktree %s: %w", wc.Dir, err)
 	}
 	if _, err := r.ensureLocalBranch(ctx, wc.Branch, wc.Start); err != nil {
 		return err
 	}
-	if err := r.cloneFor(ctx, wc.Branch, beside); err != nil {
+	if err := r.cloneFor(ctx, wc.Branch, beside, false); err != nil {
 		return err
 	}
 	indexed := false

@@ -60,11 +60,18 @@ func (r *Repo) treeArgs(l lens, args ...string) []string {
 	return append([]string{"--git-dir=" + r.common, "--work-tree=" + l.dir}, args...)
 }
 
-// CheckoutHead is the sha of the checkout's HEAD, as upload-pack there
-// tells it.
+// CheckoutHead is the sha of the checkout's HEAD: read from its files
+// (HEAD, the loose ref it names, else packed-refs; inside the checkout
+// only), else as upload-pack there tells it.
 func (r *Repo) CheckoutHead(ctx context.Context, dir string) (string, error) {
-	if _, err := r.lensOf(dir); err != nil {
+	l, err := r.lensOf(dir)
+	if err != nil {
 		return "", err
+	}
+	if l.objects != "" {
+		if sha, ok := readHead(dir); ok {
+			return sha, nil
+		}
 	}
 	out, err := r.git(ctx, r.Dir, "ls-remote", "--", dir, "HEAD")
 	if err != nil {
@@ -76,6 +83,57 @@ func (r *Repo) CheckoutHead(ctx context.Context, dir string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("HEAD of %s: none (an unborn branch?)", dir)
+}
+
+// readHead resolves a clone's HEAD from its files as git's files
+// backend keeps them: HEAD holds a sha or "ref: <name>"; the name is a
+// loose ref file, else a line of packed-refs. Only files inside dir are
+// read (os.Root); anything unexpected is not ok (the caller asks git).
+func readHead(dir string) (string, bool) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", false
+	}
+	defer root.Close()
+	read := func(name string) string {
+		f, err := root.Open(name)
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		b := make([]byte, 512)
+		n, _ := f.Read(b)
+		return strings.TrimSpace(string(b[:n]))
+	}
+	head := read(".git/HEAD")
+	for range 3 { // HEAD → a branch (a symbolic ref to another, rarely)
+		name, sym := strings.CutPrefix(head, "ref: ")
+		if !sym {
+			return head, isHex(head)
+		}
+		if !strings.HasPrefix(name, "refs/") || preCheckName(name) != nil {
+			return "", false
+		}
+		if head = read(filepath.Join(".git", filepath.FromSlash(name))); head != "" {
+			continue
+		}
+		return packedRef(read, name)
+	}
+	return "", false
+}
+
+// packedRef is name's sha in the clone's packed-refs.
+func packedRef(read func(string) string, name string) (string, bool) {
+	f := read(".git/packed-refs")
+	if len(f) >= 511 { // more than read takes: let git say
+		return "", false
+	}
+	for _, l := range strings.Split(f, "\n") {
+		if sha, ref, ok := strings.Cut(l, " "); ok && ref == name && isHex(sha) {
+			return sha, true
+		}
+	}
+	return "", false
 }
 
 // CheckoutAhead counts the commits of head (the checkout's HEAD, as
@@ -188,7 +246,7 @@ func (r *Repo) FetchFromCheckout(ctx context.Context, dir, branch string) (sha s
 	ref := "refs/heads/" + branch
 	if l.objects != "" {
 		_, ferr := r.git(ctx, r.Dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-			"--", dir, "+"+ref+":"+ref)
+			"--no-show-forced-updates", "--", dir, "+"+ref+":"+ref)
 		if ferr != nil {
 			out, err := r.git(ctx, r.Dir, "ls-remote", "--", dir, ref)
 			switch {
@@ -312,8 +370,9 @@ func (r *Repo) missingBlobs(ctx context.Context, env []string) ([]string, error)
 
 // CheckoutRemoval is one checkout RemoveCheckouts may remove: only when
 // nothing is uncommitted in it and its HEAD is in one of Keep (refs or
-// commits of this clone). Branch, when set, is fetched from it first
-// (FetchFromCheckout), so its commits since the last fetch are kept.
+// commits of this clone). Branch, when set: a HEAD at this clone's copy
+// of it is safe, and one elsewhere has Branch fetched from the checkout
+// first (FetchFromCheckout), so commits made there since are kept.
 type CheckoutRemoval struct {
 	Dir    string
 	Keep   []string
@@ -328,18 +387,7 @@ func (r *Repo) RemoveCheckouts(ctx context.Context, list []CheckoutRemoval, widt
 	errs := map[string]error{}
 	var mu sync.Mutex
 	fanout.Each(len(list), width, func(i int) {
-		c := list[i]
-		if c.Branch != "" {
-			if kind, _ := inspectCheckout(c.Dir); kind == kindClone {
-				if _, _, err := r.FetchFromCheckout(ctx, c.Dir, c.Branch); err != nil {
-					mu.Lock()
-					errs[c.Dir] = err
-					mu.Unlock()
-					return
-				}
-			}
-		}
-		if err := r.RemoveCheckout(ctx, c.Dir, c.Keep...); err != nil {
+		if err := r.removeCheckout(ctx, list[i]); err != nil {
 			mu.Lock()
 			errs[list[i].Dir] = err
 			mu.Unlock()
@@ -348,47 +396,59 @@ func (r *Repo) RemoveCheckouts(ctx context.Context, list []CheckoutRemoval, widt
 	return errs
 }
 
-// RemoveCheckout is RemoveCheckouts for one.
+// RemoveCheckout is RemoveCheckouts for one, keep its Keep.
 func (r *Repo) RemoveCheckout(ctx context.Context, dir string, keep ...string) error {
-	kind, _ := inspectCheckout(dir)
+	return r.removeCheckout(ctx, CheckoutRemoval{Dir: dir, Keep: keep})
+}
+
+func (r *Repo) removeCheckout(ctx context.Context, c CheckoutRemoval) error {
+	kind, _ := inspectCheckout(c.Dir)
 	switch kind {
 	case kindNone:
 		return nil
 	case kindWorktree:
-		return r.RemoveWorktree(ctx, dir)
+		return r.RemoveWorktree(ctx, c.Dir)
 	case kindOther:
-		return fmt.Errorf("remove %s: not a worker checkout", dir)
-	}
-	if kind == kindClone {
-		if err := r.safeToRemove(ctx, dir, keep); err != nil {
+		return fmt.Errorf("remove %s: not a worker checkout", c.Dir)
+	case kindClone:
+		if err := r.safeToRemove(ctx, c); err != nil {
 			return err
 		}
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("remove %s: %w", dir, err)
+	if err := os.RemoveAll(c.Dir); err != nil {
+		return fmt.Errorf("remove %s: %w", c.Dir, err)
 	}
 	return nil
 }
 
 // safeToRemove: nothing uncommitted in the checkout, and its HEAD in one
-// of keep.
-func (r *Repo) safeToRemove(ctx context.Context, dir string, keep []string) error {
-	head, dirty, err := r.CheckoutState(ctx, dir)
+// of c.Keep — after its branch, when it moved, is fetched.
+func (r *Repo) safeToRemove(ctx context.Context, c CheckoutRemoval) error {
+	head, dirty, err := r.CheckoutState(ctx, c.Dir)
 	if err != nil {
-		return fmt.Errorf("remove %s: %w", dir, err)
+		return fmt.Errorf("remove %s: %w", c.Dir, err)
 	}
 	if dirty > 0 {
-		return fmt.Errorf("remove %s: %w: %d uncommitted file(s)", dir, ErrNotSafe, dirty)
+		return fmt.Errorf("remove %s: %w: %d uncommitted file(s)", c.Dir, ErrNotSafe, dirty)
 	}
-	for _, k := range keep {
+	if c.Branch != "" {
+		mine, _, err := r.localRef(ctx, "refs/heads/"+c.Branch)
+		if err == nil && mine == head {
+			return nil // its HEAD is the branch this clone has
+		}
+		if _, _, err := r.FetchFromCheckout(ctx, c.Dir, c.Branch); err != nil {
+			return fmt.Errorf("remove %s: %w", c.Dir, err)
+		}
+	}
+	for _, k := range c.Keep {
 		if _, ok, err := r.localRef(ctx, k); err != nil || !ok {
 			continue
 		}
-		if n, err := r.CheckoutAhead(ctx, dir, head, k); err == nil && n == 0 {
+		if n, err := r.CheckoutAhead(ctx, c.Dir, head, k); err == nil && n == 0 {
 			return nil
 		}
 	}
-	return fmt.Errorf("remove %s: %w: its HEAD %s is in none of %s", dir, ErrNotSafe, short(head), sanitize(strings.Join(keep, ", ")))
+	return fmt.Errorf("remove %s: %w: its HEAD %s is in none of %s", c.Dir, ErrNotSafe, short(head), sanitize(strings.Join(c.Keep, ", ")))
 }
 
 // DiffCheckout is DiffText from base to the checkout's branch as the

@@ -154,3 +154,33 @@ func TestFetchFromCheckoutFollowsTheWorkersBranch(t *testing.T) {
 		t.Fatalf("the clone's copy moved to %s", got)
 	}
 }
+
+// The checkout's HEAD read from its files is git's: on a branch, a
+// packed branch, detached; a HEAD naming something outside refs/ or a
+// link out of the checkout is not followed.
+func TestCheckoutHeadReadsTheCheckoutsOwnFiles(t *testing.T) {
+	r := newClone(t, newOrigin(t))
+	dir := filepath.Join(t.TempDir(), "w")
+	workerClone(t, r, dir, "wave/hd-i1", "origin/main", nil)
+	writeFile(t, filepath.Join(dir, "a.txt"), "a\n")
+	gitT(t, dir, "add", "a.txt")
+	gitT(t, dir, "commit", "-q", "-m", "a")
+	want := gitT(t, dir, "rev-parse", "HEAD")
+	for _, step := range []func(){
+		func() {},
+		func() { gitT(t, dir, "pack-refs", "--all") },
+		func() { gitT(t, dir, "checkout", "-q", "--detach") },
+	} {
+		step()
+		if got, ok := readHead(dir); !ok || got != want {
+			t.Errorf("readHead = %q %v, want %s", got, ok, want)
+		}
+		if got, err := r.CheckoutHead(ctxT(t), dir); err != nil || got != want {
+			t.Errorf("CheckoutHead = %q %v, want %s", got, err, want)
+		}
+	}
+	writeFile(t, filepath.Join(dir, ".git", "HEAD"), "ref: ../../../etc/passwd\n")
+	if _, ok := readHead(dir); ok {
+		t.Error("a HEAD naming a path out of refs/ was followed")
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
@@ -75,11 +77,12 @@ func (s *Supervisor) newCheckout() checkout {
 		return s.newRemoteCheckout()
 	}
 	return &localCheckout{
-		git:  s.o.Git,
-		wave: func() string { return s.run().Info.WaveBranch },
-		tip:  func() string { return s.run().WaveTip },
-		kept: s.keptCheckout,
-		say:  s.printf,
+		git:     s.o.Git,
+		wave:    func() string { return s.run().Info.WaveBranch },
+		tip:     func() string { return s.run().WaveTip },
+		kept:    s.keptCheckout,
+		say:     s.printf,
+		fetched: map[int]int{},
 	}
 }
 
@@ -99,6 +102,11 @@ type localCheckout struct {
 	// on branch, "" when none (kept.go).
 	kept func(n int, branch string) string
 	say  func(format string, args ...any)
+
+	mu sync.Mutex
+	// fetched is, per issue, the attempt whose ended run's branch was
+	// fetched (Fetch): a merge retried fetches no more.
+	fetched map[int]int
 }
 
 // waveRef is the wave branch as the clone last fetched it from origin.
@@ -140,9 +148,12 @@ func (c *localCheckout) Prepare(ctx context.Context, w *worker, branch, dir stri
 }
 
 func (c *localCheckout) ensure(ctx context.Context, branch, dir string) (bool, error) {
-	tip, err := c.git.RevParse(ctx, c.base()+"^{commit}")
-	if err != nil {
-		return false, err
+	tip := c.tip()
+	if tip == "" { // a run whose log predates the record
+		var err error
+		if tip, err = c.git.RevParse(ctx, c.waveRef()+"^{commit}"); err != nil {
+			return false, err
+		}
 	}
 	return c.git.EnsureWorkerClone(ctx, gitops.WorkerCheckout{Dir: dir, Branch: branch, Start: tip,
 		Refs: map[string]string{"refs/heads/" + c.wave(): tip, c.waveRef(): tip}})
@@ -170,8 +181,31 @@ func (c *localCheckout) Lost(w *worker) bool {
 
 // Fetch implements checkout: the worker branch, as the clone has it,
 // becomes this clone's refs/heads/<branch> (upload-pack in the worker's
-// clone sends it). A lost clone leaves the branch as it was.
+// clone sends it), once per ended run: when a merge (or anything after
+// the run) needs it. While the run is still recorded running (its end
+// being read) nothing is fetched: Ahead counts in the clone itself. A
+// lost clone leaves the branch as it was.
 func (c *localCheckout) Fetch(ctx context.Context, w *worker) error {
+	if w.is.State == backlog.StateRunning {
+		return nil
+	}
+	c.mu.Lock()
+	done := c.fetched[w.n] == w.is.Attempts
+	c.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := c.fetch(ctx, w); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.fetched[w.n] = w.is.Attempts
+	c.mu.Unlock()
+	return nil
+}
+
+// fetch brings the worker branch from its clone now.
+func (c *localCheckout) fetch(ctx context.Context, w *worker) error {
 	if w.is.Worktree == "" || c.Lost(w) {
 		return nil
 	}
@@ -179,10 +213,19 @@ func (c *localCheckout) Fetch(ctx context.Context, w *worker) error {
 	return err
 }
 
-// Ahead implements checkout: counted on the fetched branch in the clone.
+// Ahead implements checkout: the commits of the clone's HEAD not on the
+// wave tip, counted without fetching them; of a lost clone, those of the
+// branch as last fetched.
 func (c *localCheckout) Ahead(ctx context.Context, w *worker) (int, error) {
-	n, _, err := c.git.BranchAhead(ctx, w.is.Branch, c.base())
-	return n, err
+	if w.is.Worktree == "" || c.Lost(w) {
+		n, _, err := c.git.BranchAhead(ctx, w.is.Branch, c.base())
+		return n, err
+	}
+	head, err := c.git.CheckoutHead(ctx, w.is.Worktree)
+	if err != nil {
+		return 0, err
+	}
+	return c.git.CheckoutAhead(ctx, w.is.Worktree, head, c.base())
 }
 
 // Snapshot implements checkout: the clone's state, or, when that is

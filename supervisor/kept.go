@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
@@ -34,24 +35,45 @@ func (c *localCheckout) takeOverKept(ctx context.Context, n int, branch, dir str
 
 // keptCheckout is the checkout a finished run of this lane other than
 // this one kept of issue n on branch (not merged, still there), "" when
-// none.
+// none. Finished runs do not change: they are read once per process
+// (keptIndex), and only when a worker starts without a checkout.
 func (s *Supervisor) keptCheckout(n int, branch string) string {
-	dirs, err := runlog.List(s.o.Layout.StateDir)
-	if err != nil {
-		return ""
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		r, _, err := runlog.Read(dirs[i])
-		if err != nil || !r.Finished || r.Info.ID == s.run().Info.ID {
+	s.keptOnce.Do(func() { s.kept = s.keptIndex() })
+	for _, k := range s.kept[n] {
+		if k.branch != branch {
 			continue
 		}
-		is, ok := r.Issues[n]
-		if !ok || is.Worktree == "" || is.Branch != branch || is.State == backlog.StateMerged {
-			continue
-		}
-		if _, err := os.Stat(is.Worktree); err == nil {
-			return is.Worktree
+		if _, err := os.Stat(k.path); err == nil {
+			return k.path
 		}
 	}
 	return ""
+}
+
+// keptWork is a checkout a finished run kept of an issue it did not merge.
+type keptWork struct{ branch, path string }
+
+// keptIndex lists, by issue, the checkouts the lane's finished runs kept,
+// newest run first.
+func (s *Supervisor) keptIndex() map[int][]keptWork {
+	out := map[int][]keptWork{}
+	dirs, err := runlog.List(s.o.Layout.StateDir)
+	if err != nil {
+		return out
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if filepath.Base(dirs[i]) == s.run().Info.ID {
+			continue // this run: not finished, and its own checkouts are its
+		}
+		r, _, err := runlog.Read(dirs[i])
+		if err != nil || !r.Finished {
+			continue
+		}
+		for _, is := range r.List() {
+			if is.Worktree != "" && is.State != backlog.StateMerged {
+				out[is.Number] = append(out[is.Number], keptWork{branch: is.Branch, path: is.Worktree})
+			}
+		}
+	}
+	return out
 }

@@ -53,7 +53,7 @@ func (c *localCheckout) Mark(ctx context.Context, w *worker, _ runtime.Observati
 		return "", err
 	}
 	if mine, err := c.git.RevParse(ctx, "refs/heads/"+w.is.Branch); err != nil || mine != head {
-		_ = c.Fetch(ctx, w) // a try: the run's end fetches anyway
+		_ = c.fetch(ctx, w) // a try: a merge fetches anyway
 	}
 	return mark, nil
 }

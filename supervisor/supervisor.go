@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
@@ -97,7 +98,11 @@ type Supervisor struct {
 	baseConflict bool
 	// halted: the run found a foreign commit on the wave branch and its
 	// unmerged work was parked (haltForeign).
-	halted    bool
+	halted bool
+	// kept are the checkouts finished runs kept, by issue, read once
+	// (keptCheckout).
+	keptOnce  sync.Once
+	kept      map[int][]keptWork
 	probeWait time.Duration
 	claimsAt  time.Time // last look at every held claim on origin
 	plannedAt time.Time // last unbounded plan
