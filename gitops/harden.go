@@ -187,20 +187,26 @@ func bootstrapRunner(extra, secrets []string, entries []configEntry, timeout tim
 // includeIf of a gitdir the repository matches too). Only reading:
 // `git config --list` runs no hook or program.
 func userConfig(ctx context.Context, dir string, secrets []string, timeout time.Duration) ([]configEntry, error) {
-	// Where the user keeps their configuration is theirs to say.
-	var files []string
-	for _, k := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM"} {
-		if v, ok := os.LookupEnv(k); ok {
-			files = append(files, k+"="+v)
-		}
-	}
-	env, _ := cleanEnv(files, secrets)
+	env, _ := cleanEnv(configFilesEnv(), secrets)
 	rn := runner{env: env, config: hardConfig(os.DevNull), timeout: timeout}
 	out, err := rn.run(ctx, call{dir: dir, args: []string{"config", "--list", "-z", "--includes", "--show-scope"}})
 	if err != nil {
 		return nil, fmt.Errorf("read your git configuration: %w", err)
 	}
 	return parseConfigList(out), nil
+}
+
+// configFilesEnv is where the environment says the user's configuration
+// files are (GIT_CONFIG_GLOBAL, …): theirs to say when their own
+// configuration is read, as a worker's git reads it.
+func configFilesEnv() []string {
+	var files []string
+	for _, k := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM"} {
+		if v, ok := os.LookupEnv(k); ok {
+			files = append(files, k+"="+v)
+		}
+	}
+	return files
 }
 
 // makeHome makes the clone's home under its common git directory: the

@@ -14,7 +14,7 @@ import (
 // worktreeRunner runs git as the worker does in its own checkout (the
 // built-in simulated worker): the worker's environment and configuration.
 func worktreeRunner() runner {
-	env, _ := cleanEnv(nil, nil)
+	env, _ := cleanEnv(configFilesEnv(), nil)
 	return runner{env: env, timeout: DefaultTimeout}
 }
 
