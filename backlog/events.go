@@ -71,6 +71,11 @@ const (
 	// saw), At. The no-progress and silence timers run from it, across
 	// restarts.
 	EvProgress = "progress"
+	// EvRunPaused: `backlog stop` paused the run (its workers stopped,
+	// worktrees and claims kept); EvRunResumed: a `backlog run` took the
+	// paused run up again. Detail says who.
+	EvRunPaused  = "run_paused"
+	EvRunResumed = "run_resumed"
 )
 
 // Outcomes of EvInputWait.

@@ -30,6 +30,10 @@ type BuildInput struct {
 	Self string
 	// Worker is set for a backlog worker run.
 	Worker *WorkerInfo
+	// LaunchEnv looks a variable up in the environment the launch runs
+	// in (nil: none is looked at): a wave agent's StickyKeyEnv set there
+	// is the user's and wins over the default.
+	LaunchEnv func(name string) (string, bool)
 }
 
 // WorkerInfo describes a backlog worker run: the issue, its branch, the
@@ -148,8 +152,17 @@ func Build(in BuildInput) (Spec, error) {
 		}
 	}
 	if _, set := s.Env[StickyKeyEnv]; !set && in.Worker == nil {
-		// After the configured env: a value the user set is theirs to keep.
-		s.Env[StickyKeyEnv] = StickyKey(in.Lane.Name, in.Wave.Number, in.Attempt, in.Agent.ID)
+		// After the configured env: a value the user set is theirs to
+		// keep, for the agent or for the whole launch. Given here, not
+		// inherited: its name looks secret, so the inherited one is
+		// scrubbed.
+		key := StickyKey(in.Lane.Name, in.Wave.Number, in.Attempt, in.Agent.ID)
+		if in.LaunchEnv != nil {
+			if v, ok := in.LaunchEnv(StickyKeyEnv); ok && v != "" {
+				key = v
+			}
+		}
+		s.Env[StickyKeyEnv] = key
 	}
 	return s, nil
 }

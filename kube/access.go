@@ -7,6 +7,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // CheckStatus is how one cluster check came out.
@@ -71,8 +77,8 @@ func (p Permission) String() string {
 	return p.Verb + " " + r
 }
 
-func (p Permission) attributes(ns string) *ResourceAttributes {
-	return &ResourceAttributes{Namespace: ns, Verb: p.Verb, Group: p.Group,
+func (p Permission) attributes(ns string) *authzv1.ResourceAttributes {
+	return &authzv1.ResourceAttributes{Namespace: ns, Verb: p.Verb, Group: p.Group,
 		Resource: p.Resource, Subresource: p.Subresource}
 }
 
@@ -139,10 +145,10 @@ func reachable(ctx context.Context, c *Client, timeout time.Duration) Check {
 	switch {
 	case err == nil:
 		ck.Status, ck.Msg = CheckOK, fmt.Sprintf("%s answers, Kubernetes %s", c.where(), v.GitVersion)
-	case IsUnauthorized(err):
+	case apierrors.IsUnauthorized(err):
 		ck.Msg = fmt.Sprintf("%s refused this client's credentials (401 Unauthorized)", c.where())
 		ck.Fix = "renew the kubeconfig's credentials, or pick another context (runtime.kubernetes.context)"
-	case IsForbidden(err):
+	case apierrors.IsForbidden(err):
 		// /version is normally public; a server that hides it still
 		// answered.
 		ck.Status, ck.Msg = CheckOK, fmt.Sprintf("%s answers (its version is not readable)", c.where())
@@ -157,18 +163,18 @@ func reachable(ctx context.Context, c *Client, timeout time.Duration) Check {
 }
 
 func namespaceCheck(ctx context.Context, c *Client, ns string) Check {
-	n, err := c.namespaces().get(ctx, ns)
+	n, err := c.namespaces().Get(ctx, ns, metav1.GetOptions{})
 	ck := Check{Name: "namespace", Status: CheckFailed}
 	switch {
-	case err == nil && n.Status.Phase == namespaceTerminating:
+	case err == nil && n.Status.Phase == corev1.NamespaceTerminating:
 		ck.Msg = fmt.Sprintf("namespace %s is being deleted", ns)
 		ck.Fix = "wait until it is gone and create it again, or set runtime.kubernetes.namespace"
 	case err == nil:
 		ck.Status, ck.Msg = CheckOK, fmt.Sprintf("namespace %s exists", ns)
-	case IsNotFound(err):
+	case apierrors.IsNotFound(err):
 		ck.Msg = fmt.Sprintf("namespace %s does not exist", ns)
 		ck.Fix = fmt.Sprintf("create it (kubectl create namespace %s) or set runtime.kubernetes.namespace", ns)
-	case IsForbidden(err):
+	case apierrors.IsForbidden(err):
 		// A namespaced Role cannot grant reading the namespace itself.
 		ck.Status = CheckSkipped
 		ck.Msg = fmt.Sprintf("namespace %s cannot be checked: this user may not get namespaces (a Role in the namespace cannot grant it; the permission checks below still tell)", ns)
@@ -179,15 +185,13 @@ func namespaceCheck(ctx context.Context, c *Client, ns string) Check {
 }
 
 // selfReview asks whether this user may do what a names.
-func selfReview(a *ResourceAttributes) *SelfSubjectAccessReview {
-	r := &SelfSubjectAccessReview{}
-	r.Spec.ResourceAttributes = a
-	return r
+func selfReview(a *authzv1.ResourceAttributes) *authzv1.SelfSubjectAccessReview {
+	return &authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: a}}
 }
 
 // canI asks the API server whether this user may do p in ns.
 func canI(ctx context.Context, c *Client, ns string, p Permission) (bool, error) {
-	r, err := c.selfSubjectAccessReviews().create(ctx, selfReview(p.attributes(ns)))
+	r, err := c.selfSubjectAccessReviews().Create(ctx, selfReview(p.attributes(ns)), metav1.CreateOptions{})
 	if err != nil {
 		return false, fmt.Errorf("access review %s in namespace %s: %w", p, ns, err)
 	}
@@ -197,7 +201,7 @@ func canI(ctx context.Context, c *Client, ns string, p Permission) (bool, error)
 // whoAmI names this client's user for messages ("" when the server
 // will not say).
 func whoAmI(ctx context.Context, c *Client) string {
-	r, err := c.selfSubjectReviews().create(ctx, &SelfSubjectReview{})
+	r, err := c.selfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err != nil {
 		return ""
 	}
@@ -255,15 +259,15 @@ func (o Options) serviceAccount() string {
 
 func serviceAccountCheck(ctx context.Context, c *Client, o Options) Check {
 	ns, sa := o.Namespace, o.serviceAccount()
-	_, err := c.serviceAccounts(ns).get(ctx, sa)
+	_, err := c.serviceAccounts(ns).Get(ctx, sa, metav1.GetOptions{})
 	ck := Check{Name: "service account", Status: CheckFailed}
 	switch {
 	case err == nil:
 		ck.Status, ck.Msg = CheckOK, fmt.Sprintf("%s/%s exists (the pods run as it)", ns, sa)
-	case IsNotFound(err):
+	case apierrors.IsNotFound(err):
 		ck.Msg = fmt.Sprintf("%s/%s does not exist: admission refuses every pod of the lane, so no agent would start", ns, sa)
 		ck.Fix = fmt.Sprintf("create it (%s has one, with the runner's Role) or set runtime.kubernetes.serviceAccount", RBACManifest)
-	case IsForbidden(err):
+	case apierrors.IsForbidden(err):
 		ck.Status = CheckSkipped
 		ck.Msg = fmt.Sprintf("%s/%s cannot be checked: this user may not get serviceaccounts in namespace %s", ns, sa, ns)
 	default:
@@ -310,21 +314,21 @@ func runnerChecks(ctx context.Context, c *Client, o Options) []Check {
 // saCan asks whether ServiceAccount ns/sa may do p, as the API server
 // would authorize its token (user and groups).
 func saCan(ctx context.Context, c *Client, local bool, ns, sa string, p Permission) (bool, error) {
-	spec := SubjectAccessReviewSpec{
+	spec := authzv1.SubjectAccessReviewSpec{
 		ResourceAttributes: p.attributes(ns),
 		User:               "system:serviceaccount:" + ns + ":" + sa,
 		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
 	}
-	var st AccessReviewStatus
+	var st authzv1.SubjectAccessReviewStatus
 	if local {
-		r, err := c.localSubjectAccessReviews(ns).create(ctx,
-			&LocalSubjectAccessReview{ObjectMeta: ObjectMeta{Namespace: ns}, Spec: spec})
+		r, err := c.localSubjectAccessReviews(ns).Create(ctx,
+			&authzv1.LocalSubjectAccessReview{ObjectMeta: metav1.ObjectMeta{Namespace: ns}, Spec: spec}, metav1.CreateOptions{})
 		if err != nil {
 			return false, fmt.Errorf("access review of service account %s/%s: %w", ns, sa, err)
 		}
 		st = r.Status
 	} else {
-		r, err := c.subjectAccessReviews().create(ctx, &SubjectAccessReview{Spec: spec})
+		r, err := c.subjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
 		if err != nil {
 			return false, fmt.Errorf("access review of service account %s/%s: %w", ns, sa, err)
 		}

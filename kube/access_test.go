@@ -27,7 +27,7 @@ import (
 
 func testClient(t *testing.T, cfg *rest.Config) *Client {
 	t.Helper()
-	c, err := NewClientFromConfig(configOf(cfg), "")
+	c, err := NewClientFromConfig(cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,232 +1,256 @@
 package kube
 
-// The backend talks to a handful of resources of five API groups, over
-// its own small REST client (rest.go: JSON over net/http, the API's
-// refusals as *StatusError, apierror.go), its own list+watch cache
-// (cache.go), kubeconfig reader (kubeconfig.go, exec credential plugins
-// in exec.go), WebSocket attach (attach.go, websocket.go) and API types
-// (apimeta.go, apicore.go, apigroups.go: only the fields it uses). The
-// binary links no k8s.io or sigs.k8s.io package at all: client-go, and
-// after it k8s.io/api and apimachinery (scheme registration, validation
-// regexps, json-iterator), initialised dozens of packages before main in
-// every process of the binary — `version`, `status`, each `agent-run`
-// runner — whether it touched a cluster or not.
-// cmd/wave-orchestrator's TestBinaryLinksNoClientGo keeps them out; the
-// tests may use them (manifest_golden_test.go holds the manifests to
-// what k8s.io/api's types sent).
+// The backend talks to a handful of resources of five API groups through
+// client-go's REST clients, one per group-version over a scheme of just
+// those five groups, each resource behind a typed client with the methods
+// (and signatures) of client-go's generated ones (typed, below). Neither
+// the generated typed clients nor the generic ones they wrap (gentype)
+// are linked, for what they would bring into every process of the
+// binary — `version`, `status`, each `agent-run` runner — whether it
+// touches a cluster or not (measured on a loaded 2-core machine):
+//   - k8s.io/client-go/kubernetes/typed/...: their scheme package, whose
+//     init registers every API group of Kubernetes (57 group-versions):
+//     57 more package inits, about 2 ms more before main, 12 MB more;
+//   - gentype: client-go's fakes (client-go/testing) and with them 81
+//     packages (protobuf, OpenAPI models, structured-merge-diff, which
+//     parses a YAML schema at init): 36 more inits, about 2 ms, 3.7 MB.
+// cmd/wave-orchestrator's TestBinaryLinksClientGoButNotTheAllGroupsClientset
+// keeps both out.
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
-	"strconv"
+	"io"
+	"net/http"
 	"strings"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	coordv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 )
+
+// newScheme knows the five groups' types, and the options types
+// (ListOptions, DeleteOptions…) as the API server reads them.
+func newScheme() (*kruntime.Scheme, error) {
+	s := kruntime.NewScheme()
+	for _, add := range []func(*kruntime.Scheme) error{corev1.AddToScheme, batchv1.AddToScheme,
+		coordv1.AddToScheme, authzv1.AddToScheme, authnv1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, fmt.Errorf("kubernetes client scheme: %w", err)
+		}
+	}
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return s, nil
+}
+
+// groupClients are the REST clients of the group-versions the backend
+// uses, sharing one HTTP client and one rate limiter.
+type groupClients struct {
+	core, batch, coord, authz, authn rest.Interface
+	params                           kruntime.ParameterCodec
+}
+
+func newGroupClients(cfg *rest.Config) (*groupClients, error) {
+	s, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
+	codecs := rest.CodecFactoryForGeneratedClient(s, serializer.NewCodecFactory(s)).WithoutConversion()
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return htmlElided{rt} })
+	if cfg.RateLimiter == nil && cfg.QPS > 0 {
+		// One limiter for all groups, as a clientset has it.
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	g := &groupClients{params: kruntime.NewParameterCodec(s)}
+	for _, c := range []struct {
+		to   *rest.Interface
+		gv   schema.GroupVersion
+		path string
+	}{
+		{&g.core, corev1.SchemeGroupVersion, "/api"},
+		{&g.batch, batchv1.SchemeGroupVersion, "/apis"},
+		{&g.coord, coordv1.SchemeGroupVersion, "/apis"},
+		{&g.authz, authzv1.SchemeGroupVersion, "/apis"},
+		{&g.authn, authnv1.SchemeGroupVersion, "/apis"},
+	} {
+		if *c.to, err = restClient(cfg, hc, c.gv, c.path, codecs); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// htmlElided keeps the HTML page a proxy answers an error with (a 502
+// from a load balancer) out of the error client-go makes of it, which
+// would quote it: the error says the status and that a page came.
+type htmlElided struct{ next http.RoundTripper }
+
+func (h htmlElided) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := h.next.RoundTrip(req)
+	if err != nil || resp.StatusCode < 400 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		return resp, err
+	}
+	resp.Body.Close()
+	resp.Header.Set("Content-Type", "text/plain")
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+	resp.Body = io.NopCloser(strings.NewReader("(an HTML page)"))
+	return resp, nil
+}
+
+func restClient(cfg *rest.Config, hc *http.Client, gv schema.GroupVersion, path string, codecs kruntime.NegotiatedSerializer) (*rest.RESTClient, error) {
+	c := *cfg
+	c.GroupVersion, c.APIPath, c.NegotiatedSerializer = &gv, path, codecs
+	rc, err := rest.RESTClientForConfigAndClient(&c, hc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client for %s: %w", gv, err)
+	}
+	return rc, nil
+}
+
+// object is what a typed client sends and reads: an API type's pointer.
+type object[E any] interface {
+	*E
+	kruntime.Object
+	metav1.Object
+}
+
+// typed is the typed client of one resource in a namespace ("" for a
+// cluster-scoped one): client-go's REST client with the object and list
+// types fixed, the methods (and their signatures) of a generated typed
+// client that the backend uses.
+type typed[T object[E], L kruntime.Object, E any] struct {
+	rc       rest.Interface
+	params   kruntime.ParameterCodec
+	resource string
+	ns       string
+	newList  func() L
+}
+
+func newTyped[T object[E], L kruntime.Object, E any](rc rest.Interface, params kruntime.ParameterCodec, resource, ns string, newList func() L) typed[T, L, E] {
+	return typed[T, L, E]{rc: rc, params: params, resource: resource, ns: ns, newList: newList}
+}
+
+func (r typed[T, L, E]) on(q *rest.Request) *rest.Request {
+	return q.NamespaceIfScoped(r.ns, r.ns != "").Resource(r.resource)
+}
+
+func timeout(secs *int64) time.Duration {
+	if secs == nil {
+		return 0
+	}
+	return time.Duration(*secs) * time.Second
+}
+
+func (r typed[T, L, E]) Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error) {
+	out := T(new(E))
+	err := r.on(r.rc.Get()).Name(name).VersionedParams(&opts, r.params).Do(ctx).Into(out)
+	return out, err
+}
+
+func (r typed[T, L, E]) Create(ctx context.Context, o T, opts metav1.CreateOptions) (T, error) {
+	out := T(new(E))
+	err := r.on(r.rc.Post()).VersionedParams(&opts, r.params).Body(o).Do(ctx).Into(out)
+	return out, err
+}
+
+func (r typed[T, L, E]) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions) (T, error) {
+	out := T(new(E))
+	err := r.on(r.rc.Patch(pt)).Name(name).VersionedParams(&opts, r.params).Body(data).Do(ctx).Into(out)
+	return out, err
+}
+
+func (r typed[T, L, E]) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	return r.on(r.rc.Delete()).Name(name).Body(&opts).Do(ctx).Error()
+}
+
+func (r typed[T, L, E]) List(ctx context.Context, opts metav1.ListOptions) (L, error) {
+	out := r.newList()
+	err := r.on(r.rc.Get()).VersionedParams(&opts, r.params).Timeout(timeout(opts.TimeoutSeconds)).Do(ctx).Into(out)
+	return out, err
+}
+
+func (r typed[T, L, E]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	opts.Watch = true
+	return r.on(r.rc.Get()).VersionedParams(&opts, r.params).Timeout(timeout(opts.TimeoutSeconds)).Watch(ctx)
+}
+
+func (r typed[T, L, E]) DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, lo metav1.ListOptions) error {
+	return r.on(r.rc.Delete()).VersionedParams(&lo, r.params).Timeout(timeout(lo.TimeoutSeconds)).Body(&opts).Do(ctx).Error()
+}
 
 // The resources the package uses, by where they live.
 
-func (c *Client) pods(ns string) listable[Pod] {
-	return listable[Pod]{newObjects[Pod](c, "v1", "Pod", ns, "pods")}
+func (c *Client) pods(ns string) typed[*corev1.Pod, *corev1.PodList, corev1.Pod] {
+	return newTyped[*corev1.Pod](c.api.core, c.api.params, "pods", ns, func() *corev1.PodList { return new(corev1.PodList) })
 }
 
-func (c *Client) jobs(ns string) listable[Job] {
-	return listable[Job]{newObjects[Job](c, "batch/v1", "Job", ns, "jobs")}
+func (c *Client) jobs(ns string) typed[*batchv1.Job, *batchv1.JobList, batchv1.Job] {
+	return newTyped[*batchv1.Job](c.api.batch, c.api.params, "jobs", ns, func() *batchv1.JobList { return new(batchv1.JobList) })
 }
 
-func (c *Client) leases(ns string) listable[Lease] {
-	return listable[Lease]{newObjects[Lease](c, "coordination.k8s.io/v1", "Lease", ns, "leases")}
+func (c *Client) leases(ns string) typed[*coordv1.Lease, *coordv1.LeaseList, coordv1.Lease] {
+	return newTyped[*coordv1.Lease](c.api.coord, c.api.params, "leases", ns, func() *coordv1.LeaseList { return new(coordv1.LeaseList) })
 }
 
-func (c *Client) secrets(ns string) objects[Secret] {
-	return newObjects[Secret](c, "v1", "Secret", ns, "secrets")
+func (c *Client) secrets(ns string) typed[*corev1.Secret, *corev1.SecretList, corev1.Secret] {
+	return newTyped[*corev1.Secret](c.api.core, c.api.params, "secrets", ns, func() *corev1.SecretList { return new(corev1.SecretList) })
 }
 
-func (c *Client) namespaces() objects[Namespace] {
-	return newObjects[Namespace](c, "v1", "Namespace", "", "namespaces")
+func (c *Client) namespaces() typed[*corev1.Namespace, *corev1.NamespaceList, corev1.Namespace] {
+	return newTyped[*corev1.Namespace](c.api.core, c.api.params, "namespaces", "", func() *corev1.NamespaceList { return new(corev1.NamespaceList) })
 }
 
-func (c *Client) serviceAccounts(ns string) objects[ServiceAccount] {
-	return newObjects[ServiceAccount](c, "v1", "ServiceAccount", ns, "serviceaccounts")
+func (c *Client) serviceAccounts(ns string) typed[*corev1.ServiceAccount, *corev1.ServiceAccountList, corev1.ServiceAccount] {
+	return newTyped[*corev1.ServiceAccount](c.api.core, c.api.params, "serviceaccounts", ns, func() *corev1.ServiceAccountList { return new(corev1.ServiceAccountList) })
 }
 
-const authz, authn = "authorization.k8s.io/v1", "authentication.k8s.io/v1"
+// review is the typed client of an access review (created only).
+type review[T object[E], E any] = typed[T, *metav1.Status, E]
 
-func (c *Client) selfSubjectAccessReviews() objects[SelfSubjectAccessReview] {
-	return newObjects[SelfSubjectAccessReview](c, authz, "SelfSubjectAccessReview", "", "selfsubjectaccessreviews")
+func (c *Client) selfSubjectAccessReviews() review[*authzv1.SelfSubjectAccessReview, authzv1.SelfSubjectAccessReview] {
+	return newTyped[*authzv1.SelfSubjectAccessReview, *metav1.Status](c.api.authz, c.api.params, "selfsubjectaccessreviews", "", nil)
 }
 
-func (c *Client) localSubjectAccessReviews(ns string) objects[LocalSubjectAccessReview] {
-	return newObjects[LocalSubjectAccessReview](c, authz, "LocalSubjectAccessReview", ns, "localsubjectaccessreviews")
+func (c *Client) localSubjectAccessReviews(ns string) review[*authzv1.LocalSubjectAccessReview, authzv1.LocalSubjectAccessReview] {
+	return newTyped[*authzv1.LocalSubjectAccessReview, *metav1.Status](c.api.authz, c.api.params, "localsubjectaccessreviews", ns, nil)
 }
 
-func (c *Client) subjectAccessReviews() objects[SubjectAccessReview] {
-	return newObjects[SubjectAccessReview](c, authz, "SubjectAccessReview", "", "subjectaccessreviews")
+func (c *Client) subjectAccessReviews() review[*authzv1.SubjectAccessReview, authzv1.SubjectAccessReview] {
+	return newTyped[*authzv1.SubjectAccessReview, *metav1.Status](c.api.authz, c.api.params, "subjectaccessreviews", "", nil)
 }
 
-func (c *Client) selfSubjectReviews() objects[SelfSubjectReview] {
-	return newObjects[SelfSubjectReview](c, authn, "SelfSubjectReview", "", "selfsubjectreviews")
+func (c *Client) selfSubjectReviews() review[*authnv1.SelfSubjectReview, authnv1.SelfSubjectReview] {
+	return newTyped[*authnv1.SelfSubjectReview, *metav1.Status](c.api.authn, c.api.params, "selfsubjectreviews", "", nil)
 }
 
-// newObjects is the resource name (plural, as in the URL) of kind, in
-// group-version gv ("v1" for the core group).
-func newObjects[T any](c *Client, gv, kind, ns, name string) objects[T] {
-	group, version, ok := strings.Cut(gv, "/")
-	if !ok {
-		group, version = "", gv
-	}
-	return objects[T]{rc: c.api, group: group, version: version, kind: kind, ns: ns, name: name}
-}
-
-// serverVersion is the API server's /version.
-func (c *Client) serverVersion(ctx context.Context) (*versionInfo, error) {
-	var v versionInfo
-	if err := c.api.do(ctx, apiRequest{method: "GET", path: "/version"}, &v); err != nil {
+// serverVersion is the API server's /version, as discovery reads it.
+func (c *Client) serverVersion(ctx context.Context) (*version.Info, error) {
+	body, err := c.api.core.Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
 		return nil, err
+	}
+	var v version.Info
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, fmt.Errorf("unexpected /version answer: %w", err)
 	}
 	return &v, nil
-}
-
-// objects are the objects (of type T, an API type of apimeta.go's
-// kind) of one resource of a group-version in a namespace (""
-// for a cluster-scoped one).
-type objects[T any] struct {
-	rc                   *restClient
-	group, version, kind string
-	ns                   string
-	name                 string // plural, as in the URL: "pods"
-}
-
-func (r objects[T]) apiVersion() string {
-	if r.group == "" {
-		return r.version
-	}
-	return r.group + "/" + r.version
-}
-
-// path is the URL path (unescaped: url.URL escapes it) of the resource, of its object name when set,
-// and of that object's subresource sub.
-func (r objects[T]) path(name, sub string) string {
-	p := "/apis/" + r.group + "/" + r.version
-	if r.group == "" {
-		p = "/api/" + r.version
-	}
-	if r.ns != "" {
-		p += "/namespaces/" + r.ns
-	}
-	p += "/" + r.name
-	if name != "" {
-		p += "/" + name
-	}
-	if sub != "" {
-		p += "/" + sub
-	}
-	return p
-}
-
-func (r objects[T]) request(method, name string) apiRequest {
-	q := apiRequest{method: method, path: r.path(name, ""), resource: groupResource{Group: r.group, Resource: r.name}, name: name}
-	for _, seg := range []string{r.ns, name} {
-		if seg == "." || seg == ".." || strings.ContainsAny(seg, "/%") {
-			q.invalid = fmt.Errorf("invalid %s name %q: it may not be '.' or '..' nor contain '/' or '%%'", r.name, seg)
-		}
-	}
-	return q
-}
-
-// encode is o as JSON with its apiVersion and kind set.
-func (r objects[T]) encode(o *T) ([]byte, error) {
-	cp := *o
-	*any(&cp).(apiObject).types() = typeMeta{APIVersion: r.apiVersion(), Kind: r.kind}
-	return json.Marshal(&cp)
-}
-
-func (r objects[T]) get(ctx context.Context, name string) (*T, error) {
-	out := new(T)
-	return out, r.rc.do(ctx, r.request("GET", name), out)
-}
-
-func (r objects[T]) create(ctx context.Context, o *T) (*T, error) {
-	q := r.request("POST", "")
-	var err error
-	if q.body, err = r.encode(o); err != nil {
-		return nil, err
-	}
-	out := new(T)
-	return out, r.rc.do(ctx, q, out)
-}
-
-func (r objects[T]) patch(ctx context.Context, name string, contentType string, data []byte) (*T, error) {
-	q := r.request("PATCH", name)
-	q.body, q.contentType = data, contentType
-	out := new(T)
-	return out, r.rc.do(ctx, q, out)
-}
-
-func (r objects[T]) delete(ctx context.Context, name string, opts deleteOptions) error {
-	q := r.request("DELETE", name)
-	var err error
-	if q.body, err = deleteBody(opts); err != nil {
-		return err
-	}
-	return r.rc.do(ctx, q, nil)
-}
-
-func deleteBody(opts deleteOptions) ([]byte, error) {
-	opts.typeMeta = typeMeta{APIVersion: "v1", Kind: "DeleteOptions"}
-	return json.Marshal(&opts)
-}
-
-// listable are objects that are listed and watched.
-type listable[T any] struct{ objects[T] }
-
-// list is the answer to a list: the items and the resourceVersion to
-// watch from.
-type list[T any] struct {
-	Metadata listMeta `json:"metadata"`
-	Items    []T      `json:"items"`
-}
-
-func (r listable[T]) list(ctx context.Context, opts listOptions) (*list[T], error) {
-	q := r.request("GET", "")
-	q.query = listQuery(opts)
-	out := new(list[T])
-	return out, r.rc.do(ctx, q, out)
-}
-
-func (r listable[T]) deleteCollection(ctx context.Context, opts deleteOptions, lo listOptions) error {
-	q := r.request("DELETE", "")
-	q.query = listQuery(lo)
-	var err error
-	if q.body, err = deleteBody(opts); err != nil {
-		return err
-	}
-	return r.rc.do(ctx, q, nil)
-}
-
-// listQuery is opts as URL parameters (the ones this package sets).
-func listQuery(opts listOptions) url.Values {
-	v := url.Values{}
-	set := func(k, s string) {
-		if s != "" {
-			v.Set(k, s)
-		}
-	}
-	set("labelSelector", opts.LabelSelector)
-	set("fieldSelector", opts.FieldSelector)
-	set("resourceVersion", opts.ResourceVersion)
-	set("continue", opts.Continue)
-	if opts.Watch {
-		v.Set("watch", "true")
-	}
-	if opts.AllowWatchBookmarks {
-		v.Set("allowWatchBookmarks", "true")
-	}
-	if opts.TimeoutSeconds != nil {
-		v.Set("timeoutSeconds", strconv.FormatInt(*opts.TimeoutSeconds, 10))
-	}
-	if opts.Limit > 0 {
-		v.Set("limit", strconv.FormatInt(opts.Limit, 10))
-	}
-	return v
 }

@@ -5,15 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
 // TerminalSize is a terminal's size in character cells.
-type TerminalSize struct{ Width, Height uint16 }
+type TerminalSize = remotecommand.TerminalSize
 
 // AttachStreams is the terminal an attach connects to the agent's
 // container. With a tty there is no separate stderr: the agent's
@@ -65,12 +73,12 @@ func (c *Client) RunPod(ctx context.Context, rec *runtime.Record) (namespace, po
 	if ref.Pod != "" {
 		return ref.Namespace, ref.Pod, nil
 	}
-	sel := selectLabels(map[string]string{LabelRun: LabelValue(rec.RunID)})
-	pods, err := c.pods(ref.Namespace).list(ctx, listOptions{LabelSelector: sel})
+	sel := labels.SelectorFromSet(labels.Set{LabelRun: LabelValue(rec.RunID)}).String()
+	pods, err := c.pods(ref.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return "", "", fmt.Errorf("agent %s: list the pods of job %s/%s: %w", rec.AgentID, ref.Namespace, ref.Job, err)
 	}
-	var newest *Pod
+	var newest *corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if p.Annotations[AnnotationRunID] == rec.RunID && (newest == nil || p.CreationTimestamp.After(newest.CreationTimestamp.Time)) {
@@ -81,9 +89,9 @@ func (c *Client) RunPod(ctx context.Context, rec *runtime.Record) (namespace, po
 		return ref.Namespace, newest.Name, nil
 	}
 	e := &NotAttachableError{Agent: rec.AgentID, Namespace: ref.Namespace}
-	_, jerr := c.jobs(ref.Namespace).get(ctx, ref.Job)
+	_, jerr := c.jobs(ref.Namespace).Get(ctx, ref.Job, metav1.GetOptions{})
 	switch {
-	case IsNotFound(jerr):
+	case apierrors.IsNotFound(jerr):
 		e.Reason, e.Gone = fmt.Sprintf("job %s and its pod are gone", ref.Job), true
 	case jerr != nil:
 		return "", "", fmt.Errorf("agent %s: get job %s/%s: %w", rec.AgentID, ref.Namespace, ref.Job, jerr)
@@ -100,9 +108,9 @@ func (c *Client) Attachable(ctx context.Context, namespace, pod string) error {
 	return err
 }
 
-func (c *Client) attachable(ctx context.Context, namespace, pod string) (*Pod, error) {
-	p, err := c.pods(namespace).get(ctx, pod)
-	if IsNotFound(err) {
+func (c *Client) attachable(ctx context.Context, namespace, pod string) (*corev1.Pod, error) {
+	p, err := c.pods(namespace).Get(ctx, pod, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
 		return nil, &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the pod is gone", Gone: true, Err: err}
 	}
 	if err != nil {
@@ -116,19 +124,19 @@ func (c *Client) attachable(ctx context.Context, namespace, pod string) (*Pod, e
 
 // notAttachable says why p's agent container cannot be attached to now,
 // or "" when it can.
-func notAttachable(p *Pod) string {
+func notAttachable(p *corev1.Pod) string {
 	cs := agentStatus(p)
 	if cs != nil && cs.State.Terminated != nil {
 		t := cs.State.Terminated
 		return fmt.Sprintf("container %s has ended with exit code %d%s", Container, t.ExitCode, detail(t.Reason, t.Message))
 	}
-	if p.Status.Phase == PodSucceeded || p.Status.Phase == PodFailed {
+	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		return fmt.Sprintf("the pod has finished (phase %s%s)", p.Status.Phase, detail(p.Status.Reason, p.Status.Message))
 	}
 	if p.Spec.NodeName == "" {
 		why := "the pod is not scheduled to a node yet"
 		for _, c := range p.Status.Conditions {
-			if c.Type == podScheduled && c.Status == conditionFalse {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 				why += detail(c.Reason, c.Message)
 			}
 		}
@@ -138,15 +146,15 @@ func notAttachable(p *Pod) string {
 		w := cs.State.Waiting
 		return fmt.Sprintf("the pod is %s on node %s; container %s is waiting%s", phase(p), p.Spec.NodeName, Container, detail(w.Reason, w.Message))
 	}
-	if p.Status.Phase == PodPending || p.Status.Phase == "" {
+	if p.Status.Phase == corev1.PodPending || p.Status.Phase == "" {
 		return fmt.Sprintf("the pod is %s on node %s; container %s has not started", phase(p), p.Spec.NodeName, Container)
 	}
 	return ""
 }
 
-func phase(p *Pod) string {
+func phase(p *corev1.Pod) corev1.PodPhase {
 	if p.Status.Phase == "" {
-		return PodPending
+		return corev1.PodPending
 	}
 	return p.Status.Phase
 }
@@ -177,7 +185,7 @@ func (c *Client) Attach(ctx context.Context, namespace, pod string, s AttachStre
 	if !errors.As(err, &na) {
 		return err
 	}
-	if st := serverStatus(na.Err); st != nil && st.Reason == ReasonNotFound &&
+	if st := serverStatus(na.Err); st != nil && st.Reason == metav1.StatusReasonNotFound &&
 		st.Details != nil && st.Details.Name == p.Spec.NodeName {
 		// The API server reports a node it has no object for as a
 		// missing pod named after the node.
@@ -189,49 +197,72 @@ func (c *Client) Attach(ctx context.Context, namespace, pod string, s AttachStre
 // attachURL is the pod's attach subresource for the agent container, with
 // a tty.
 func (c *Client) attachURL(namespace, pod string) *url.URL {
-	q := url.Values{"container": {Container}, "stdin": {"true"}, "stdout": {"true"}, "tty": {"true"}}
-	return c.api.url(apiRequest{path: c.pods(namespace).path(pod, "attach"), query: q})
+	return c.api.core.Post().Namespace(namespace).Resource("pods").Name(pod).SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: Container, Stdin: true, Stdout: true, TTY: true}, c.api.params).
+		URL()
 }
 
-// channelProtocol is the attach's WebSocket protocol: API servers from
-// 1.30 speak it and relay it to the kubelet (over SPDY where the kubelet
-// needs it). Older servers are not supported (docs/kubernetes.md).
-const channelProtocol = "v5.channel.k8s.io"
-
-// stream runs the attach itself, over WebSocket.
+// stream runs the attach itself, as kubectl does: over WebSocket (API
+// servers from 1.30 speak it and relay it to the kubelet), else over
+// SPDY when the WebSocket upgrade is refused (an older server, a proxy
+// that does not pass WebSockets).
 func (c *Client) stream(ctx context.Context, namespace, pod string, s AttachStreams) error {
-	if err := c.api.limit.wait(ctx); err != nil {
-		return err
-	}
-	conn, proto, err := dialWebSocket(ctx, c.tr.rt, c.attachURL(namespace, pod), channelProtocol)
-	var he *wsHandshakeError
-	switch {
-	case errors.As(err, &he):
-		serr := decodeError(he.code, he.contentType, he.body, apiRequest{method: "GET", name: pod,
-			resource: groupResource{Resource: "pods"}}, 0)
-		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the API server did not open the attach: " + serverMessage(serr), Err: serr}
-	case err != nil && ctx.Err() != nil:
-		return ctx.Err()
-	case err != nil:
+	u := c.attachURL(namespace, pod)
+	ws, err := remotecommand.NewWebSocketExecutor(c.Config, "GET", u.String())
+	if err != nil {
 		return fmt.Errorf("pod %s/%s: attach: %w", namespace, pod, err)
-	case proto != channelProtocol:
-		conn.close()
-		return &NotAttachableError{Namespace: namespace, Pod: pod,
-			Reason: fmt.Sprintf("the API server answered the attach with protocol %q, not %s: attach needs Kubernetes 1.30 or later", proto, channelProtocol)}
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(c.Config, "POST", u)
+	if err != nil {
+		return fmt.Errorf("pod %s/%s: attach: %w", namespace, pod, err)
+	}
+	var wsErr error
+	exec, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		if httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err) {
+			wsErr = err
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return fmt.Errorf("pod %s/%s: attach: %w", namespace, pod, err)
 	}
 	out := &seenWriter{w: s.Stdout}
-	err = runChannels(ctx, conn, s, out)
+	opts := remotecommand.StreamOptions{Stdin: s.Stdin, Stdout: out, Tty: true}
+	if s.Sizes != nil {
+		opts.TerminalSizeQueue = sizeQueue{ctx: ctx, sizes: s.Sizes}
+	}
+	err = exec.StreamWithContext(quietly(ctx, slog.Default()), opts)
 	switch {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case refused(err):
+		return refusal(namespace, pod, err, wsErr)
 	case !out.seen.Load():
 		// Opened, then failed before the agent's terminal sent a byte:
 		// the API server relays a kubelet it cannot reach this way.
 		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the attach failed before the agent's terminal sent anything: " + err.Error(), Err: err}
 	}
 	return fmt.Errorf("pod %s/%s: attach: %w", namespace, pod, err)
+}
+
+// refusal says why the API server opened no attach: err is the last
+// protocol's refusal, wsErr the WebSocket's when SPDY was tried after
+// it. The WebSocket's answer carries the API's Status; the SPDY one is
+// the last word when the WebSocket's was only a Role without get on
+// pods/attach, and then both are said.
+func refusal(namespace, pod string, err, wsErr error) error {
+	if wsErr == nil {
+		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the API server did not open the attach: " + serverMessage(err), Err: err}
+	}
+	last, ws := strings.TrimPrefix(serverMessage(err), "unable to upgrade connection: "), serverMessage(wsErr)
+	if st := serverStatus(wsErr); st == nil || st.Reason != metav1.StatusReasonForbidden || ws == last {
+		return &NotAttachableError{Namespace: namespace, Pod: pod, Reason: "the API server did not open the attach: " + ws, Err: wsErr}
+	}
+	return &NotAttachableError{Namespace: namespace, Pod: pod, Err: err,
+		Reason: "the API server did not open the attach: " + last + " (over WebSocket: " + ws + ")"}
 }
 
 // seenWriter notes that output came back.
@@ -247,10 +278,52 @@ func (s *seenWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
+// refused reports whether err is the server declining the upgrade
+// (client-go gives the SPDY one no type of its own).
+func refused(err error) bool {
+	return httpstream.IsUpgradeFailure(err) || strings.HasPrefix(err.Error(), "unable to upgrade connection")
+}
+
+// serverStatus is the API server's Status in err, if any (an
+// UpgradeFailureError does not unwrap to its cause).
+func serverStatus(err error) *metav1.Status {
+	var se *apierrors.StatusError
+	var uf *httpstream.UpgradeFailureError
+	switch {
+	case errors.As(err, &se):
+		return &se.ErrStatus
+	case errors.As(err, &uf) && errors.As(uf.Cause, &se):
+		return &se.ErrStatus
+	}
+	return nil
+}
+
 // serverMessage is the API server's message in a refused attach.
 func serverMessage(err error) string {
 	if st := serverStatus(err); st != nil && st.Message != "" {
 		return st.Message
 	}
+	var uf *httpstream.UpgradeFailureError
+	if errors.As(err, &uf) && uf.Cause != nil {
+		return uf.Cause.Error()
+	}
 	return err.Error()
+}
+
+// sizeQueue hands the user's terminal sizes to the executor.
+type sizeQueue struct {
+	ctx   context.Context
+	sizes <-chan TerminalSize
+}
+
+func (q sizeQueue) Next() *remotecommand.TerminalSize {
+	select {
+	case s, ok := <-q.sizes:
+		if !ok {
+			return nil
+		}
+		return &s
+	case <-q.ctx.Done():
+		return nil
+	}
 }

@@ -50,9 +50,9 @@ func testCtx(t *testing.T) context.Context {
 }
 
 // The attach asks for the agent container's terminal (stdin, stdout, a
-// tty, no stderr) on the pod's attach subresource, over a v5 WebSocket
-// (no SPDY fallback: API servers from 1.30 translate for the kubelet).
-func TestAttachRequestTargetsAgentTerminalOverWebSocket(t *testing.T) {
+// tty, no stderr) on the pod's attach subresource: over WebSocket first,
+// then over SPDY when the WebSocket upgrade is refused.
+func TestAttachRequestTargetsAgentTerminalWebSocketThenSPDY(t *testing.T) {
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
@@ -65,8 +65,8 @@ func TestAttachRequestTargetsAgentTerminalOverWebSocket(t *testing.T) {
 	if !strings.Contains(err.Error(), "pod agents/wave-w0-a1-a1-1a2b3c4d-x7k2p") || !strings.Contains(na.Reason, "refused by the test server") {
 		t.Errorf("error %q does not name the pod and give the server's message", err)
 	}
-	if len(rec.reqs) != 1 {
-		t.Fatalf("%d requests, want 1 (WebSocket): %+v", len(rec.reqs), rec.reqs)
+	if len(rec.reqs) != 2 {
+		t.Fatalf("%d requests, want 2 (WebSocket, then SPDY): %+v", len(rec.reqs), rec.reqs)
 	}
 	for i, r := range rec.reqs {
 		if r.path != "/api/v1/namespaces/agents/pods/wave-w0-a1-a1-1a2b3c4d-x7k2p/attach" {
@@ -82,9 +82,12 @@ func TestAttachRequestTargetsAgentTerminalOverWebSocket(t *testing.T) {
 			t.Errorf("request %d asks for stderr with a tty", i)
 		}
 	}
-	ws := rec.reqs[0]
+	ws, spdy := rec.reqs[0], rec.reqs[1]
 	if ws.method != http.MethodGet || !strings.EqualFold(ws.header.Get("Upgrade"), "websocket") || !strings.Contains(ws.header.Get("Sec-Websocket-Protocol"), "v5.channel.k8s.io") {
-		t.Errorf("the request is not a v5 WebSocket upgrade: %s %v", ws.method, ws.header)
+		t.Errorf("first request is not a v5 WebSocket upgrade: %s %v", ws.method, ws.header)
+	}
+	if spdy.method != http.MethodPost || !strings.EqualFold(spdy.header.Get("Upgrade"), "SPDY/3.1") || len(spdy.header.Values("X-Stream-Protocol-Version")) == 0 {
+		t.Errorf("second request is not an SPDY upgrade: %s %v", spdy.method, spdy.header)
 	}
 }
 

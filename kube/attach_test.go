@@ -33,7 +33,7 @@ func newAttachEnv(t *testing.T) *attachEnv {
 	t.Helper()
 	k := cluster.Get(t)
 	ns := k.Namespace(t, "attach")
-	c, err := NewClientFromConfig(configOf(launcherConfig(t, k, ns)), "")
+	c, err := NewClientFromConfig(launcherConfig(t, k, ns), "")
 	if err != nil {
 		t.Fatal(err)
 	}

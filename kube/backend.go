@@ -11,6 +11,14 @@ import (
 	"sync"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	coordv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -27,9 +35,9 @@ type Backend struct {
 	now    func() time.Time
 
 	// The lane's Jobs, pods (indexed by run) and Leases, as watched.
-	jobs   *watched[Job]
-	pods   *watched[Pod]
-	leases *watched[Lease]
+	jobs   *watched[*batchv1.Job, batchv1.Job]
+	pods   *watched[*corev1.Pod, corev1.Pod]
+	leases *watched[*coordv1.Lease, coordv1.Lease]
 
 	mu      sync.Mutex
 	runs    map[string]*tracked // by object name
@@ -45,9 +53,9 @@ type Backend struct {
 type tracked struct {
 	dir       string
 	runID     string
-	lastPod   *Pod
+	lastPod   *corev1.Pod
 	podGone   bool
-	lastLease *Lease
+	lastLease *coordv1.Lease
 	renew     time.Time // the Lease's renewTime as last seen
 	renewSeen time.Time // when this process saw it change
 	stopped   bool
@@ -81,10 +89,10 @@ func NewBackend(ctx context.Context, c *Client, o Options, self string, logger *
 	}
 	b := &Backend{c: c, o: o, self: self, logger: logger, now: time.Now,
 		runs: map[string]*tracked{}, dirs: map[string]string{}, changed: make(chan struct{})}
-	sel := selectLabels(map[string]string{LabelInstance: o.instance()})
-	b.jobs = newWatched(c.jobs(o.Namespace), sel, nil, func(j *Job, d bool) { b.event(j, d) }, logger)
-	b.pods = newWatched(c.pods(o.Namespace), sel, podRun, func(p *Pod, d bool) { b.event(p, d) }, logger)
-	b.leases = newWatched(c.leases(o.Namespace), sel, nil, func(l *Lease, d bool) { b.event(l, d) }, logger)
+	sel := labels.SelectorFromSet(labels.Set{LabelInstance: o.instance()}).String()
+	b.jobs = newWatched(c.jobs(o.Namespace), sel, nil, func(j *batchv1.Job, d bool) { b.event(j, d) }, logger)
+	b.pods = newWatched(c.pods(o.Namespace), sel, podRun, func(p *corev1.Pod, d bool) { b.event(p, d) }, logger)
+	b.leases = newWatched(c.leases(o.Namespace), sel, nil, func(l *coordv1.Lease, d bool) { b.event(l, d) }, logger)
 	go b.jobs.run(ctx)
 	go b.pods.run(ctx)
 	go b.leases.run(ctx)
@@ -102,7 +110,7 @@ func NewBackend(ctx context.Context, c *Client, o Options, self string, logger *
 }
 
 // podRun indexes the watched pods by their run's label.
-func podRun(p *Pod) string { return p.Labels[LabelRun] }
+func podRun(p *corev1.Pod) string { return p.Labels[LabelRun] }
 
 func (o Options) check() error {
 	switch {
@@ -112,7 +120,7 @@ func (o Options) check() error {
 		return errors.New("kubernetes backend: runtime.kubernetes.image is not set")
 	}
 	for key, q := range map[string]string{"cpu": o.CPU, "memory": o.Memory} {
-		if err := checkQuantity(q); q != "" && err != nil {
+		if _, err := resource.ParseQuantity(q); q != "" && err != nil {
 			return fmt.Errorf("runtime.kubernetes.%s: %q: %w", key, q, err)
 		}
 	}
@@ -124,17 +132,17 @@ func (b *Backend) event(obj any, deleted bool) {
 	var name string
 	b.mu.Lock()
 	switch o := obj.(type) {
-	case *Pod:
+	case *corev1.Pod:
 		name = ObjectName(b.o.instance(), o.Annotations[AnnotationRunID])
 		if t := b.runs[name]; t != nil {
 			t.lastPod, t.podGone = o, deleted
 		}
-	case *Lease:
+	case *coordv1.Lease:
 		name = o.Name
 		if t := b.runs[name]; t != nil {
 			b.sawLease(t, o)
 		}
-	case *Job:
+	case *batchv1.Job:
 		name = o.Name
 	}
 	close(b.changed)
@@ -147,7 +155,7 @@ func (b *Backend) event(obj any, deleted bool) {
 }
 
 // sawLease keeps a Lease and times its renewals by this machine's clock.
-func (b *Backend) sawLease(t *tracked, l *Lease) {
+func (b *Backend) sawLease(t *tracked, l *coordv1.Lease) {
 	t.lastLease = l
 	var rt time.Time
 	if l.Spec.RenewTime != nil {
@@ -259,8 +267,8 @@ func (b *Backend) sync(name string) runFacts {
 func (b *Backend) deleteSecret(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := b.c.secrets(b.o.Namespace).delete(ctx, name, deleteOptions{})
-	if err != nil && !IsNotFound(err) {
+	err := b.c.secrets(b.o.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
 		b.logger.Warn("kube_delete_secret", "secret", name, "err", err)
 	}
 }

@@ -269,7 +269,7 @@ func TestJobWithoutItsSecretFailsAfterTheLaunchGrace(t *testing.T) {
 	if err := b.prepare(p); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.c.jobs(e.ns).create(context.Background(), jobFor(p, b.o, p.Kubernetes.Name, time.Now())); err != nil {
+	if _, err := b.c.jobs(e.ns).Create(context.Background(), jobFor(p, b.o, p.Kubernetes.Name, time.Now()), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	restarted := e.backend(t.Context())

@@ -2,193 +2,105 @@ package kube
 
 import (
 	"context"
-	"errors"
-	"io"
 	"log/slog"
-	"math/rand/v2"
-	"sync"
-	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 )
 
 // watched keeps the objects of a resource that match a label selector,
-// as the API server last said them: it lists them, then watches from
-// the list's resourceVersion, and lists again when the server says that
-// version is gone (410). Each change is handed to onEvent after the
-// cache holds it.
-type watched[T any] struct {
-	r       listable[T]
-	sel     string
-	index   func(*T) string // the key byIndex finds an object by ("" for none)
-	onEvent func(o *T, deleted bool)
-	logger  *slog.Logger
-
-	mu      sync.RWMutex
-	items   map[string]*T // by namespace/name
-	synced  chan struct{} // closed after the first list
-	didSync bool
+// as the API server last said them: a client-go informer (list, then
+// watch from the list's resourceVersion with bookmarks, list again when
+// that version is gone), without the informer factory, whose generated
+// informers link every API group. Each change is handed to onEvent after
+// the cache holds it.
+type watched[T object[E], E any] struct {
+	inf    cache.SharedIndexInformer
+	logger *slog.Logger
 }
 
-func newWatched[T any](r listable[T], sel string, index func(*T) string, onEvent func(*T, bool), logger *slog.Logger) *watched[T] {
-	if onEvent == nil {
-		onEvent = func(*T, bool) {}
-	}
+// byKey is the name of the index newWatched's index function keeps.
+const byKey = "key"
+
+func newWatched[T object[E], L kruntime.Object, E any](r typed[T, L, E], sel string, index func(T) string, onEvent func(T, bool), logger *slog.Logger) *watched[T, E] {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &watched[T]{r: r, sel: sel, index: index, onEvent: onEvent, logger: logger,
-		items: map[string]*T{}, synced: make(chan struct{})}
-}
-
-// get is the object ns/name as last seen.
-func (w *watched[T]) get(ns, name string) (*T, bool) {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	o, ok := w.items[ns+"/"+name]
-	return o, ok
-}
-
-// byIndex are the objects whose index key is k.
-func (w *watched[T]) byIndex(k string) []*T {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	var out []*T
-	for _, o := range w.items {
-		if w.index != nil && w.index(o) == k {
-			out = append(out, o)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (kruntime.Object, error) {
+			opts.LabelSelector = sel
+			return r.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.LabelSelector = sel
+			return r.Watch(ctx, opts)
+		},
+	}
+	indexers := cache.Indexers{}
+	if index != nil {
+		indexers[byKey] = func(obj any) ([]string, error) {
+			if o, ok := obj.(T); ok {
+				if k := index(o); k != "" {
+					return []string{k}, nil
+				}
+			}
+			return nil, nil
 		}
 	}
-	return out
+	inf := cache.NewSharedIndexInformer(lw, T(new(E)), 0, indexers)
+	if onEvent != nil {
+		hear := func(obj any, deleted bool) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj, deleted = d.Obj, true
+			}
+			if o, ok := obj.(T); ok {
+				onEvent(o, deleted)
+			}
+		}
+		// Registered before the informer runs, so no error is possible.
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { hear(obj, false) },
+			UpdateFunc: func(_, obj any) { hear(obj, false) },
+			DeleteFunc: func(obj any) { hear(obj, true) },
+		})
+	}
+	return &watched[T, E]{inf: inf, logger: logger}
+}
+
+// run lists and watches until ctx ends. client-go's logs (a list or a
+// watch that failed, and is tried again) go to the backend's logger.
+func (w *watched[T, E]) run(ctx context.Context) {
+	w.inf.RunWithContext(quietly(ctx, w.logger))
 }
 
 // waitSynced reports whether the first list arrived before ctx ended.
-func (w *watched[T]) waitSynced(ctx context.Context) bool {
-	select {
-	case <-w.synced:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+func (w *watched[T, E]) waitSynced(ctx context.Context) bool {
+	return cache.WaitForCacheSync(ctx.Done(), w.inf.HasSynced)
 }
 
-// run lists and watches until ctx ends.
-func (w *watched[T]) run(ctx context.Context) {
-	b := backoff{min: 200 * time.Millisecond, max: 5 * time.Second}
-	for ctx.Err() == nil {
-		rv, err := w.relist(ctx)
-		if err != nil {
-			w.logger.Debug("kube_list", "resource", w.r.name, "err", err)
-			b.wait(ctx)
-			continue
-		}
-		b.reset()
-		for ctx.Err() == nil {
-			start := time.Now()
-			next, got, err := w.watchFrom(ctx, rv)
-			rv = next
-			if isGone(err) {
-				break // the version is compacted away: list again
-			}
-			if err != nil && ctx.Err() == nil {
-				w.logger.Debug("kube_watch", "resource", w.r.name, "err", err)
-			}
-			if err != nil || (!got && time.Since(start) < time.Second) {
-				b.wait(ctx)
-			} else {
-				b.reset()
-			}
-		}
+// get is the object ns/name as last seen.
+func (w *watched[T, E]) get(ns, name string) (T, bool) {
+	o, ok, err := w.inf.GetIndexer().GetByKey(ns + "/" + name)
+	if err != nil || !ok {
+		return nil, false
 	}
+	t, ok := o.(T)
+	return t, ok
 }
 
-// relist replaces the cache with a fresh list: what is listed is added
-// or updated, what is not is deleted.
-func (w *watched[T]) relist(ctx context.Context) (string, error) {
-	l, err := w.r.list(ctx, listOptions{LabelSelector: w.sel})
+// byIndex are the objects whose index key is k.
+func (w *watched[T, E]) byIndex(k string) []T {
+	objs, err := w.inf.GetIndexer().ByIndex(byKey, k)
 	if err != nil {
-		return "", err
+		return nil
 	}
-	fresh := make(map[string]*T, len(l.Items))
-	for i := range l.Items {
-		fresh[key(metaOf(&l.Items[i]))] = &l.Items[i]
-	}
-	w.mu.Lock()
-	old := w.items
-	w.items = fresh
-	if !w.didSync {
-		w.didSync = true
-		close(w.synced)
-	}
-	w.mu.Unlock()
-	for k, o := range old {
-		if _, ok := fresh[k]; !ok {
-			w.onEvent(o, true)
+	out := make([]T, 0, len(objs))
+	for _, o := range objs {
+		if t, ok := o.(T); ok {
+			out = append(out, t)
 		}
 	}
-	for _, o := range fresh {
-		w.onEvent(o, false)
-	}
-	return l.Metadata.ResourceVersion, nil
-}
-
-// watchFrom watches from rv until the watch ends; it returns the
-// resourceVersion reached and whether any event came.
-func (w *watched[T]) watchFrom(ctx context.Context, rv string) (string, bool, error) {
-	secs := int64(300 + rand.IntN(300))
-	s, err := w.r.watch(ctx, listOptions{LabelSelector: w.sel, ResourceVersion: rv,
-		AllowWatchBookmarks: true, TimeoutSeconds: &secs})
-	if err != nil {
-		return rv, false, err
-	}
-	defer s.close()
-	got := false
-	for {
-		ev, err := s.next()
-		if errors.Is(err, io.EOF) || (errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
-			// The server ended the watch, or the client's request
-			// timeout did: watch again from where it got.
-			return rv, got, nil
-		}
-		if err != nil {
-			return rv, got, err
-		}
-		got = true
-		m := metaOf(ev.Object)
-		if v := m.ResourceVersion; v != "" {
-			rv = v
-		}
-		switch ev.Type {
-		case eventAdded, eventModified:
-			w.mu.Lock()
-			w.items[key(m)] = ev.Object
-			w.mu.Unlock()
-			w.onEvent(ev.Object, false)
-		case eventDeleted:
-			w.mu.Lock()
-			delete(w.items, key(m))
-			w.mu.Unlock()
-			w.onEvent(ev.Object, true)
-		}
-	}
-}
-
-// backoff is a growing wait between failed attempts, with jitter.
-type backoff struct {
-	min, max, cur time.Duration
-}
-
-func (b *backoff) reset() { b.cur = 0 }
-
-func (b *backoff) wait(ctx context.Context) {
-	if b.cur == 0 {
-		b.cur = b.min
-	} else {
-		b.cur = min(2*b.cur, b.max)
-	}
-	d := b.cur/2 + rand.N(b.cur/2+1)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
+	return out
 }

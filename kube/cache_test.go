@@ -32,7 +32,7 @@ func TestWatchedCacheFollowsTheServer(t *testing.T) {
 	mk("before", map[string]string{"app": "x"})
 	var mu sync.Mutex
 	deleted := map[string]bool{}
-	w := newWatched(c.leases(ns), "app=x", nil, func(l *Lease, gone bool) {
+	w := newWatched(c.leases(ns), "app=x", nil, func(l *coordv1.Lease, gone bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		deleted[l.Name] = gone
@@ -63,13 +63,22 @@ func TestWatchedCacheFollowsTheServer(t *testing.T) {
 
 // When a watch says its version is gone (410), the cache lists again and
 // replaces what it held: what the new list lacks is heard as deleted.
-// (A stand-in server: a real one says 410 only after etcd compacts.)
+// (A stand-in server, without streaming lists: a real one says 410 only
+// after etcd compacts.)
 func TestWatchedCacheListsAgainWhenTheVersionIsGone(t *testing.T) {
 	var mu sync.Mutex
 	lists, watches := 0, 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
 		mu.Lock()
 		q := r.URL.Query()
+		if q.Get("sendInitialEvents") == "true" {
+			// A server without streaming lists: the cache lists instead.
+			mu.Unlock()
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid","code":422,"message":"sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"}`)
+			return
+		}
 		if q.Get("watch") == "true" {
 			watches++
 			n := watches
@@ -88,12 +97,12 @@ func TestWatchedCacheListsAgainWhenTheVersionIsGone(t *testing.T) {
 			name, rv = "b", "41"
 		}
 		mu.Unlock()
-		_, _ = io.WriteString(w, `{"metadata":{"resourceVersion":"`+rv+`"},"items":[{"metadata":{"name":"`+name+`","namespace":"ns"}}]}`)
+		_, _ = io.WriteString(w, `{"kind":"LeaseList","apiVersion":"coordination.k8s.io/v1","metadata":{"resourceVersion":"`+rv+`"},"items":[{"metadata":{"name":"`+name+`","namespace":"ns"}}]}`)
 	}))
 	defer srv.Close()
 	c := testClient(t, &rest.Config{Host: srv.URL})
 	heard := make(chan string, 10)
-	w := newWatched(c.leases("ns"), "", nil, func(l *Lease, gone bool) {
+	w := newWatched(c.leases("ns"), "", nil, func(l *coordv1.Lease, gone bool) {
 		heard <- fmt.Sprintf("%s gone=%v", l.Name, gone)
 	}, nil)
 	ctx, cancel := context.WithCancel(context.Background())

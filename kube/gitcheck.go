@@ -3,6 +3,10 @@ package kube
 import (
 	"context"
 	"fmt"
+
+	authzv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // gitCredentialsCheck says whether the git credentials Secret backlog
@@ -14,8 +18,8 @@ import (
 func gitCredentialsCheck(ctx context.Context, c *Client, o Options) Check {
 	ns, name := o.Namespace, o.GitCredentialsSecret
 	ck := Check{Name: "git credentials", Status: CheckFailed}
-	r, err := c.selfSubjectAccessReviews().create(ctx, selfReview(&ResourceAttributes{
-		Namespace: ns, Verb: "get", Resource: "secrets", Name: name}))
+	r, err := c.selfSubjectAccessReviews().Create(ctx, selfReview(&authzv1.ResourceAttributes{
+		Namespace: ns, Verb: "get", Resource: "secrets", Name: name}), metav1.CreateOptions{})
 	if err != nil {
 		ck.Msg = fmt.Sprintf("secret %s/%s cannot be checked: %s", ns, name, oneLine(err.Error()))
 		return ck
@@ -26,9 +30,9 @@ func gitCredentialsCheck(ctx context.Context, c *Client, o Options) Check {
 		ck.Fix = fmt.Sprintf("check it with kubectl get secret -n %s %s -o jsonpath='{.data}' (keys username and password), or grant get on it by resourceNames (docs/kubernetes.md)", ns, name)
 		return ck
 	}
-	s, err := c.secrets(ns).get(ctx, name)
+	s, err := c.secrets(ns).Get(ctx, name, metav1.GetOptions{})
 	switch {
-	case IsNotFound(err):
+	case apierrors.IsNotFound(err):
 		ck.Msg = fmt.Sprintf("secret %s/%s (runtime.kubernetes.gitCredentialsSecret) does not exist: no backlog worker's pod could start", ns, name)
 		ck.Fix = fmt.Sprintf("kubectl create secret generic -n %s %s --type=kubernetes.io/basic-auth --from-literal=username=<user> --from-file=password=<token file>", ns, name)
 	case err != nil:

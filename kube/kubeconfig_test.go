@@ -1,14 +1,36 @@
 package kube
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
-const testCAPEM = "-----BEGIN CERTIFICATE-----\nnot really\n-----END CERTIFICATE-----\n"
+// testCAPEM is a CA certificate (the client loads it as it is made).
+var testCAPEM = func() string {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubetest-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		panic(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}()
 
 // kubeconfigDir is a directory of files named as given.
 func kubeconfigDir(t *testing.T, files map[string]string) string {
@@ -26,8 +48,16 @@ func kubeconfigDir(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-func envOf(vars map[string]string, home, saDir string) configEnv {
-	return configEnv{getenv: func(k string) string { return vars[k] }, home: home, saDir: saDir}
+// noClusterEnv clears where else a client config could come from: the
+// test's own files are all there is ($KUBECONFIG names a file that does
+// not exist, so not even the user's ~/.kube/config is read).
+func noClusterEnv(t *testing.T) {
+	t.Helper()
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "no-kubeconfig"))
+	for _, v := range []string{"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "KUBERNETES_MASTER", "POD_NAMESPACE"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
 }
 
 const oneContext = `
@@ -57,49 +87,52 @@ contexts:
 // CA (a file next to the kubeconfig), server name, token and namespace;
 // a context given instead; and errors that name the file and the key.
 func TestKubeconfigIsReadAsKubectlReadsIt(t *testing.T) {
+	noClusterEnv(t)
 	dir := kubeconfigDir(t, map[string]string{"config": oneContext, "ca.pem": testCAPEM})
 	path := filepath.Join(dir, "config")
-	cfg, ns, name, err := loadConfig(envOf(nil, "", ""), path, "")
+	c, err := NewClient(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Host != "https://dev.example.com:6443" || string(cfg.CAData) != testCAPEM || cfg.ServerName != "api.dev" ||
-		cfg.BearerToken != "s3cret-token" || ns != "agents" || name != "dev" {
-		t.Errorf("got %+v ns %q context %q", cfg, ns, name)
+	cfg := c.Config
+	if cfg.Host != "https://dev.example.com:6443" || cfg.CAFile != filepath.Join(dir, "ca.pem") || cfg.ServerName != "api.dev" ||
+		cfg.BearerToken != "s3cret-token" || c.Namespace != "agents" || c.Context != "dev" {
+		t.Errorf("got %+v ns %q context %q", cfg, c.Namespace, c.Context)
 	}
-	if _, ns, _, err := loadConfig(envOf(nil, "", ""), path, "nons"); err != nil || ns != "default" {
-		t.Errorf("a context without a namespace: %q %v, want default", ns, err)
+	if c, err := NewClient(path, "nons"); err != nil || c.Namespace != "default" {
+		t.Errorf("a context without a namespace: %v, want default", err)
 	}
 	for _, c := range []struct{ context, want string }{
-		{"missing", `kubeconfig ` + path + `: context "missing" does not exist (contexts: dev, nons, other)`},
-		{"other", `kubeconfig ` + path + `: context "other": user "nobody" does not exist`},
+		{"missing", `context "missing" does not exist`},
+		{"other", `user "nobody" was not found for context "other"`},
 	} {
-		_, _, _, err := loadConfig(envOf(nil, "", ""), path, c.context)
-		if err == nil || err.Error() != c.want {
-			t.Errorf("context %s: %v, want %s", c.context, err, c.want)
+		_, err := NewClient(path, c.context)
+		if err == nil || !strings.Contains(err.Error(), "kubeconfig "+path) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("context %s: %v, want the file and %s", c.context, err, c.want)
 		}
 	}
 }
 
 func TestKubeconfigErrorsNameTheFileAndTheKey(t *testing.T) {
+	noClusterEnv(t)
 	b64 := base64.StdEncoding.EncodeToString([]byte(testCAPEM))
 	for _, c := range []struct {
 		name, cluster, user, want string
 	}{
-		{"no server", `{}`, `{token: t0ken}`, `cluster "c": server is not set`},
-		{"missing CA file", `{server: https://x, certificate-authority: nowhere.pem}`, `{token: t0ken}`, `cluster "c": certificate-authority: open `},
-		{"CA data not base64", `{server: https://x, certificate-authority-data: "!!"}`, `{token: t0ken}`, `cluster "c": certificate-authority-data is not base64`},
-		{"cert without key", `{server: https://x, certificate-authority-data: ` + b64 + `}`, `{client-certificate-data: ` + b64 + `}`, `user "u": client-certificate and client-key go together`},
-		{"auth provider", `{server: https://x}`, `{auth-provider: {name: gcp}}`, `user "u": auth-provider "gcp" is not supported`},
-		{"exec without command", `{server: https://x}`, `{exec: {apiVersion: client.authentication.k8s.io/v1}}`, `user "u": exec: command is not set`},
+		{"no server", `{}`, `{token: t0ken}`, `no server found for cluster "c"`},
+		{"missing CA file", `{server: https://x, certificate-authority: nowhere.pem}`, `{token: t0ken}`, `unable to read certificate-authority`},
+		{"CA data not base64", `{server: https://x, certificate-authority-data: "!!"}`, `{token: t0ken}`, `illegal base64 data`},
+		{"cert without key", `{server: https://x, certificate-authority-data: ` + b64 + `}`, `{client-certificate-data: ` + b64 + `}`, `client-key-data or client-key must be specified for u`},
+		{"auth provider", `{server: https://x}`, `{auth-provider: {name: gcp}}`, `no Auth Provider found for name "gcp"`},
+		{"exec without command", `{server: https://x}`, `{exec: {apiVersion: client.authentication.k8s.io/v1}}`, `command must be specified for u to use exec authentication plugin`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			body := "current-context: x\nclusters: [{name: c, cluster: " + c.cluster + "}]\nusers: [{name: u, user: " + c.user +
 				"}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
 			dir := kubeconfigDir(t, map[string]string{"kc": body})
 			path := filepath.Join(dir, "kc")
-			_, _, _, err := loadConfig(envOf(nil, "", ""), path, "")
-			if err == nil || !strings.Contains(err.Error(), "kubeconfig "+path+": ") || !strings.Contains(err.Error(), c.want) {
+			_, err := NewClient(path, "")
+			if err == nil || !strings.Contains(err.Error(), "kubeconfig "+path) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err %v, want the file and %q", err, c.want)
 			}
 			if strings.Contains(err.Error(), "t0ken") {
@@ -114,70 +147,37 @@ func TestKubeconfigErrorsNameTheFileAndTheKey(t *testing.T) {
 // listed file that does not exist is skipped; relative paths are the
 // defining file's.
 func TestKubeconfigListMergesFirstWins(t *testing.T) {
+	noClusterEnv(t)
 	dir := kubeconfigDir(t, map[string]string{
 		"a/config": "current-context: a\nclusters: [{name: shared, cluster: {server: https://from-a}}]\n" +
 			"contexts: [{name: a, context: {cluster: shared, user: only-b}}]\n",
 		"b/config": "current-context: b\nclusters: [{name: shared, cluster: {server: https://from-b}}]\n" +
 			"users: [{name: only-b, user: {tokenFile: token, exec: null}}]\n" +
 			"contexts: [{name: a, context: {cluster: other}}, {name: b, context: {cluster: shared}}]\n",
+		"b/token": "t0ken\n",
 	})
 	list := strings.Join([]string{filepath.Join(dir, "missing"), filepath.Join(dir, "a/config"), filepath.Join(dir, "b/config")}, string(os.PathListSeparator))
-	cfg, _, name, err := loadConfig(envOf(map[string]string{"KUBECONFIG": list}, "/nonexistent-home", ""), "", "")
+	t.Setenv("KUBECONFIG", list)
+	c, err := NewClient("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name != "a" || cfg.Host != "https://from-a" || cfg.TokenFile != filepath.Join(dir, "b", "token") {
-		t.Errorf("context %q host %q token file %q", name, cfg.Host, cfg.TokenFile)
+	if c.Context != "a" || c.Config.Host != "https://from-a" || c.Config.BearerTokenFile != filepath.Join(dir, "b", "token") {
+		t.Errorf("context %q host %q token file %q", c.Context, c.Config.Host, c.Config.BearerTokenFile)
 	}
 }
 
-// ~/.kube/config when $KUBECONFIG is unset; with neither, the pod's
-// service account; with none of them an error that says where it looked.
-func TestClientConfigFallsBackToHomeThenInCluster(t *testing.T) {
-	home := kubeconfigDir(t, map[string]string{".kube/config": oneContext, ".kube/ca.pem": testCAPEM})
-	if cfg, _, _, err := loadConfig(envOf(nil, home, ""), "", ""); err != nil || cfg.Host != "https://dev.example.com:6443" {
-		t.Errorf("home kubeconfig: %+v %v", cfg, err)
-	}
-	sa := kubeconfigDir(t, map[string]string{"token": "pod-token\n", "ca.crt": testCAPEM, "namespace": "agents\n"})
-	env := envOf(map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}, t.TempDir(), sa)
-	cfg, ns, name, err := loadConfig(env, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Host != "https://10.0.0.1:443" || cfg.TokenFile != filepath.Join(sa, "token") || string(cfg.CAData) != testCAPEM || ns != "agents" || name != "" {
-		t.Errorf("in-cluster: %+v ns %q context %q", cfg, ns, name)
-	}
-	_, _, _, err = loadConfig(envOf(nil, t.TempDir(), sa), "", "")
-	if err == nil || !strings.Contains(err.Error(), ".kube/config") || !strings.Contains(err.Error(), "KUBERNETES_SERVICE_HOST") {
+// With no kubeconfig where $KUBECONFIG (else ~/.kube/config) says and
+// no pod's service account, the error says where it looked; an explicit
+// kubeconfig must exist.
+func TestClientConfigWithoutAnySaysWhereItLooked(t *testing.T) {
+	noClusterEnv(t)
+	_, err := NewClient("", "")
+	if err == nil || !strings.Contains(err.Error(), os.Getenv("KUBECONFIG")) || !strings.Contains(err.Error(), "KUBERNETES_SERVICE_HOST") {
 		t.Errorf("no config anywhere: %v", err)
 	}
-	if _, _, _, err := loadConfig(envOf(nil, "", ""), filepath.Join(home, "nope"), ""); err == nil {
+	dir := kubeconfigDir(t, map[string]string{"config": oneContext, "ca.pem": testCAPEM})
+	if _, err := NewClient(filepath.Join(dir, "nope"), ""); err == nil {
 		t.Error("an explicit kubeconfig that does not exist is no error")
-	}
-}
-
-// A token file is read again as it rotates, and an unreadable moment
-// keeps the last token.
-func TestTokenFileIsReadAgainAsItRotates(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "token")
-	if err := os.WriteFile(p, []byte("one\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f := &tokenFile{path: p}
-	if tok, err := f.get(); err != nil || tok != "one" {
-		t.Fatalf("%q %v", tok, err)
-	}
-	if err := os.WriteFile(p, []byte("two"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.read = f.read.Add(-2 * 60e9) // a minute and more later
-	if tok, _ := f.get(); tok != "two" {
-		t.Errorf("after rotation %q, want two", tok)
-	}
-	os.Remove(p)
-	f.read = f.read.Add(-2 * 60e9)
-	if tok, err := f.get(); err != nil || tok != "two" {
-		t.Errorf("while the file is replaced: %q %v, want the last token", tok, err)
 	}
 }

@@ -81,7 +81,7 @@ func newEnvCounting(t testing.TB, n *atomic.Int64) *env {
 	e := newEnv(t)
 	cfg := guarded(t, Launcher, e.launcher)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return counting{rt, n} })
-	c, err := NewClientFromConfig(configOf(cfg), e.ns)
+	c, err := NewClientFromConfig(cfg, e.ns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func launcherConfig(t testing.TB, c *kubetest.Cluster, ns string) *rest.Config {
 // stops with ctx.
 func (e *env) backend(ctx context.Context) *Backend {
 	e.t.Helper()
-	c, err := NewClientFromConfig(configOf(guarded(e.t, Launcher, e.launcher)), e.ns)
+	c, err := NewClientFromConfig(guarded(e.t, Launcher, e.launcher), e.ns)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -10,13 +10,16 @@ import (
 	"testing"
 	"time"
 
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
 // updateGolden rewrites testdata/manifests from the code under test.
-// The files were first written by the code that built the manifests
-// from k8s.io/api's types, so this test holds kube's own types to the
-// same wire meaning.
+// The files hold the manifests' wire meaning as released: a change of
+// what a run's Job, Secret or Lease say is a change of this test's
+// files, reviewed as one.
 var updateGolden = flag.Bool("update-golden", false, "rewrite kube/testdata/manifests")
 
 // goldenCase is one run whose Job, Secret and Lease are compared.
@@ -71,11 +74,10 @@ func goldenCases() []goldenCase {
 // same fields and values, with nulls and empty objects (which the old
 // types sent for unset structs) read as absent.
 func TestManifestsMeanWhatTheyMeant(t *testing.T) {
-	c := &Client{}
 	for _, gc := range goldenCases() {
 		name := ObjectName(gc.o.instance(), gc.p.RunID)
 		job := jobFor(gc.p, gc.o, name, t0)
-		jb, err := c.jobs(gc.o.Namespace).encode(job)
+		jb, err := encode(job)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,11 +86,11 @@ func TestManifestsMeanWhatTheyMeant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sb, err := c.secrets(gc.o.Namespace).encode(sec)
+		sb, err := encode(sec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		lb, err := c.leases(gc.o.Namespace).encode(leaseFor(gc.p, gc.o, job))
+		lb, err := encode(leaseFor(gc.p, gc.o, job))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,6 +115,16 @@ func TestManifestsMeanWhatTheyMeant(t *testing.T) {
 			}
 		}
 	}
+}
+
+// encode is o as the client sends it: JSON, with its apiVersion and kind.
+func encode(o kruntime.Object) ([]byte, error) {
+	s, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
+	gvs := s.PrioritizedVersionsAllGroups()
+	return kruntime.Encode(serializer.NewCodecFactory(s).LegacyCodec(gvs...), o)
 }
 
 // wireMeaning is b decoded, without the nulls and empty objects an API

@@ -59,7 +59,7 @@ func TestLauncherDeathBetweenSecretAndLeaseRunsTheAgentOnceWithoutARetry(t *test
 	if err := b.prepare(p); err != nil {
 		t.Fatal(err)
 	}
-	job, err := b.c.jobs(e.ns).create(context.Background(), jobFor(p, b.o, p.Kubernetes.Name, time.Now()))
+	job, err := b.c.jobs(e.ns).Create(context.Background(), jobFor(p, b.o, p.Kubernetes.Name, time.Now()), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestLauncherDeathBetweenSecretAndLeaseRunsTheAgentOnceWithoutARetry(t *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.c.secrets(e.ns).create(context.Background(), sec); err != nil {
+	if _, err := b.c.secrets(e.ns).Create(context.Background(), sec, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	die()

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	coordv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -13,9 +17,9 @@ import (
 // or Lease deleted since is kept as its last state, since a pod's final
 // status often arrives just before it goes.
 type runFacts struct {
-	Job   *Job
-	Pod   *Pod
-	Lease *Lease
+	Job   *batchv1.Job
+	Pod   *corev1.Pod
+	Lease *coordv1.Lease
 	// PodGone and JobGone: seen deleted, or absent from a synced cache.
 	PodGone, JobGone bool
 	// RenewSeenAt is when this process saw the Lease's renewTime change
@@ -36,7 +40,7 @@ type runFacts struct {
 }
 
 // agentStatus is the agent container's status, if the pod has one.
-func agentStatus(pod *Pod) *ContainerStatus {
+func agentStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 	if pod == nil {
 		return nil
 	}
@@ -49,7 +53,7 @@ func agentStatus(pod *Pod) *ContainerStatus {
 }
 
 // agentRunning is the agent container's running state, if it runs.
-func agentRunning(pod *Pod) *ContainerRunning {
+func agentRunning(pod *corev1.Pod) *corev1.ContainerStateRunning {
 	if cs := agentStatus(pod); cs != nil {
 		return cs.State.Running
 	}
@@ -57,7 +61,7 @@ func agentRunning(pod *Pod) *ContainerRunning {
 }
 
 // leaseRecord is the runner's record from the Lease annotation.
-func leaseRecord(l *Lease, runID string) (*runtime.Record, bool) {
+func leaseRecord(l *coordv1.Lease, runID string) (*runtime.Record, bool) {
 	if l == nil || l.Annotations[AnnotationRecord] == "" {
 		return nil, false
 	}
@@ -131,7 +135,7 @@ func merge(cur runtime.Record, f runFacts) (runtime.Record, *runtime.Status) {
 		st := runtime.Status{Code: code, Signal: r.Signal, PromptHash: r.PromptHash, Attempt: r.Attempt, CompletedAt: finishedAt(r)}
 		return r, &st
 	}
-	if c := jobFailed(f.Job); c != nil && c.Reason == jobDeadlineExceeded {
+	if c := jobFailed(f.Job); c != nil && c.Reason == batchv1.JobReasonDeadlineExceeded {
 		at := c.LastTransitionTime.Time
 		rec.TerminalDisposition, rec.ExitReason, rec.FinishedAt = runtime.Terminated, "job deadline exceeded: "+c.Message, &at
 		return rec, nil
@@ -174,13 +178,13 @@ func finishedAt(r runtime.Record) time.Time {
 	return r.LastHeartbeatAt
 }
 
-func jobFailed(j *Job) *JobCondition {
+func jobFailed(j *batchv1.Job) *batchv1.JobCondition {
 	if j == nil {
 		return nil
 	}
 	for i := range j.Status.Conditions {
 		c := &j.Status.Conditions[i]
-		if c.Type == jobConditionFailed && c.Status == conditionTrue {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
 			return c
 		}
 	}
@@ -264,7 +268,7 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-func leaseDuration(l *Lease) time.Duration {
+func leaseDuration(l *coordv1.Lease) time.Duration {
 	if l == nil || l.Spec.LeaseDurationSeconds == nil {
 		return 6 * time.Second
 	}

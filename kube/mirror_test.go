@@ -5,6 +5,11 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	coordv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -17,20 +22,20 @@ func launching() runtime.Record {
 		Kubernetes: &runtime.KubeRef{Namespace: "agents", Job: "wave-x"}}
 }
 
-func leaseWith(rec *runtime.Record, renew time.Time) *Lease {
-	l := &Lease{ObjectMeta: ObjectMeta{Name: "wave-x", Annotations: map[string]string{}},
-		Spec: LeaseSpec{LeaseDurationSeconds: new(int32(3))}}
+func leaseWith(rec *runtime.Record, renew time.Time) *coordv1.Lease {
+	l := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "wave-x", Annotations: map[string]string{}},
+		Spec: coordv1.LeaseSpec{LeaseDurationSeconds: new(int32(3))}}
 	if rec != nil {
 		b, _ := json.Marshal(rec)
 		l.Annotations[AnnotationRecord] = string(b)
-		l.Spec.RenewTime = &MicroTime{renew}
+		l.Spec.RenewTime = &metav1.MicroTime{Time: renew}
 	}
 	return l
 }
 
-func podWith(state ContainerState) *Pod {
-	return &Pod{ObjectMeta: ObjectMeta{Name: "wave-x-abcde"}, Spec: PodSpec{NodeName: "n1"},
-		Status: PodStatus{Phase: PodRunning, ContainerStatuses: []ContainerStatus{{Name: Container, State: state}}}}
+func podWith(state corev1.ContainerState) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "wave-x-abcde"}, Spec: corev1.PodSpec{NodeName: "n1"},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: Container, State: state}}}}
 }
 
 func runnerRecord(disp string, code *int) *runtime.Record {
@@ -65,31 +70,31 @@ func TestMerge(t *testing.T) {
 		{name: "nothing seen yet", f: runFacts{}, disp: runtime.Launching},
 		{name: "runner renewed its lease", f: runFacts{Lease: leaseWith(runnerRecord(runtime.Running, nil), t0)}, disp: runtime.Running},
 		{name: "termination message is the final record", disp: runtime.Failed, code: &three, wantStatus: true,
-			f: runFacts{Pod: podWith(ContainerState{Terminated: &ContainerTerminated{ExitCode: 3, Message: ""}})}},
+			f: runFacts{Pod: podWith(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Message: ""}})}},
 		{name: "no message: the exit code from the pod status", disp: runtime.Failed, code: &three, wantStatus: true,
-			f: runFacts{Pod: podWith(ContainerState{Terminated: &ContainerTerminated{ExitCode: 3, Reason: "Error"}})}},
+			f: runFacts{Pod: podWith(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}})}},
 		{name: "killed without a message stays open (a lost verdict)", disp: runtime.Running,
 			f: runFacts{Lease: leaseWith(runnerRecord(runtime.Running, nil), t0),
-				Pod: podWith(ContainerState{Terminated: &ContainerTerminated{ExitCode: 137, Reason: "Error"}})}},
+				Pod: podWith(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"}})}},
 		{name: "OOM killed stays open", disp: runtime.Launching,
-			f: runFacts{Pod: podWith(ContainerState{Terminated: &ContainerTerminated{ExitCode: 1, Reason: "OOMKilled"}})}},
+			f: runFacts{Pod: podWith(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "OOMKilled"}})}},
 		{name: "pod gone after the runner's final lease record", disp: runtime.Failed, code: &three, wantStatus: true,
-			f: runFacts{PodGone: true, Pod: podWith(ContainerState{}), Lease: leaseWith(runnerRecord(runtime.Failed, &three), t0)}},
-		{name: "job deadline exceeded", disp: runtime.Terminated, f: runFacts{JobGone: false, PodGone: true, Pod: podWith(ContainerState{}),
-			Job: &Job{Status: JobStatus{Conditions: []JobCondition{{Type: jobConditionFailed, Status: conditionTrue,
-				Reason: jobDeadlineExceeded, LastTransitionTime: Time{t0.Add(time.Hour)}}}}}}},
-		{name: "stopped and deleted before reporting", disp: runtime.Terminated, f: runFacts{Stopped: true, PodGone: true, Pod: podWith(ContainerState{})}},
+			f: runFacts{PodGone: true, Pod: podWith(corev1.ContainerState{}), Lease: leaseWith(runnerRecord(runtime.Failed, &three), t0)}},
+		{name: "job deadline exceeded", disp: runtime.Terminated, f: runFacts{JobGone: false, PodGone: true, Pod: podWith(corev1.ContainerState{}),
+			Job: &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
+				Reason: batchv1.JobReasonDeadlineExceeded, LastTransitionTime: metav1.Time{Time: t0.Add(time.Hour)}}}}}}},
+		{name: "stopped and deleted before reporting", disp: runtime.Terminated, f: runFacts{Stopped: true, PodGone: true, Pod: podWith(corev1.ContainerState{})}},
 		{name: "deleted by someone else: a lost verdict, no record", disp: runtime.Running,
-			f: runFacts{PodGone: true, Pod: podWith(ContainerState{}), Lease: leaseWith(runnerRecord(runtime.Running, nil), t0)}},
+			f: runFacts{PodGone: true, Pod: podWith(corev1.ContainerState{}), Lease: leaseWith(runnerRecord(runtime.Running, nil), t0)}},
 		// The runner's report in the run directory outlives the Job:
 		// nothing of the run left in the cluster, the outcome is known.
 		{name: "final report in the run directory, Job gone", disp: runtime.Failed, code: &three, wantStatus: true,
 			f: runFacts{JobGone: true, Final: &finalReport{Record: *runnerRecord(runtime.Failed, &three), Status: runtime.Status{Code: 3}}}},
 		// A verdict the launcher reached becomes the record once the pod
 		// is gone, not "stopped on request".
-		{name: "judged and deleted", disp: runtime.Failed, f: runFacts{Stopped: true, PodGone: true, Pod: podWith(ContainerState{}),
+		{name: "judged and deleted", disp: runtime.Failed, f: runFacts{Stopped: true, PodGone: true, Pod: podWith(corev1.ContainerState{}),
 			Judged: &runtime.Verdict{State: runtime.StateFailed, Done: true, Reason: "pod could not start: ErrImagePull: x"}}},
-		{name: "judged lost, killed", disp: runtime.Failed, code: new(137), f: runFacts{Pod: podWith(ContainerState{Terminated: &ContainerTerminated{ExitCode: 137}}),
+		{name: "judged lost, killed", disp: runtime.Failed, code: new(137), f: runFacts{Pod: podWith(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}),
 			Judged: &runtime.Verdict{State: runtime.StateLost, Done: true, ExitCode: new(137), Reason: "runner lost"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,7 +133,7 @@ func TestMergeNeverChangesAFinalRecord(t *testing.T) {
 	cur.TerminalDisposition = runtime.Completed
 	zero := 0
 	cur.ExitCode = &zero
-	got, st := merge(cur, runFacts{Pod: podWith(ContainerState{Terminated: &ContainerTerminated{ExitCode: 3}})})
+	got, st := merge(cur, runFacts{Pod: podWith(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3}})})
 	if got.TerminalDisposition != runtime.Completed || st != nil {
 		t.Fatalf("final record rewritten: %+v", got)
 	}
@@ -147,16 +152,16 @@ func TestFacts(t *testing.T) {
 		startFail bool
 		code      *int
 	}{
-		{name: "renewed within the duration", f: runFacts{Lease: renewed, RenewSeenAt: t0, Pod: podWith(ContainerState{})}, now: t0.Add(2 * time.Second), alive: true},
+		{name: "renewed within the duration", f: runFacts{Lease: renewed, RenewSeenAt: t0, Pod: podWith(corev1.ContainerState{})}, now: t0.Add(2 * time.Second), alive: true},
 		// Liveness is timed by when we saw the renewal, not by the
 		// runner's clock: a node clock far behind does not make it lost.
 		{name: "skewed node clock", f: runFacts{Lease: leaseWith(runnerRecord(runtime.Running, nil), t0.Add(-time.Hour)), RenewSeenAt: t0}, now: t0.Add(time.Second), alive: true},
-		{name: "lease expired", f: runFacts{Lease: renewed, RenewSeenAt: t0, Pod: podWith(ContainerState{})}, now: t0.Add(4 * time.Second), detail: "lease not renewed for 4s (duration 3s); pod wave-x-abcde Running on node \"n1\""},
-		{name: "killed container", f: runFacts{Lease: renewed, RenewSeenAt: t0, Pod: podWith(ContainerState{Terminated: &ContainerTerminated{ExitCode: 137, Reason: "Error"}})},
+		{name: "lease expired", f: runFacts{Lease: renewed, RenewSeenAt: t0, Pod: podWith(corev1.ContainerState{})}, now: t0.Add(4 * time.Second), detail: "lease not renewed for 4s (duration 3s); pod wave-x-abcde Running on node \"n1\""},
+		{name: "killed container", f: runFacts{Lease: renewed, RenewSeenAt: t0, Pod: podWith(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"}})},
 			now: t0.Add(time.Second), detail: "container ended with exit code 137 (Error) and left no record", code: new(137)},
-		{name: "runner never renews", f: runFacts{Lease: leaseWith(nil, t0), Pod: podWith(ContainerState{Running: &ContainerRunning{StartedAt: Time{t0.Add(-10 * time.Second)}}})},
+		{name: "runner never renews", f: runFacts{Lease: leaseWith(nil, t0), Pod: podWith(corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Time{Time: t0.Add(-10 * time.Second)}}})},
 			now: t0, startFail: true},
-		{name: "bad image", f: runFacts{Pod: podWith(ContainerState{Waiting: &ContainerWaiting{Reason: "ErrImagePull", Message: "not found"}})}, now: t0, startFail: true},
+		{name: "bad image", f: runFacts{Pod: podWith(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}})}, now: t0, startFail: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := facts(&running, tc.f, tc.now)

@@ -94,7 +94,7 @@ func TestLauncherCutOffFromTheClusterLosesNoRun(t *testing.T) {
 	cfg := guarded(t, Launcher, e.launcher)
 	cfg.Host = "https://" + proxy.ln.Addr().String()
 	cfg.Timeout = 2 * time.Second
-	c, err := NewClientFromConfig(configOf(cfg), e.ns)
+	c, err := NewClientFromConfig(cfg, e.ns)
 	if err != nil {
 		t.Fatal(err)
 	}

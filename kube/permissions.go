@@ -71,9 +71,11 @@ func Needs() []Need {
 		l(Required, "list", "", "pods", "", "watch runs"),
 		l(Required, "watch", "", "pods", "", "watch runs"),
 		l(Required, "deletecollection", "", "pods", "", "stop runs"),
-		// The WebSocket attach is a GET, authorized as get (there is no
-		// SPDY fallback, the POST authorized as create).
+		// The WebSocket attach is a GET, authorized as get (API servers
+		// from 1.35 ask create too); the SPDY fallback is a POST,
+		// authorized as create.
 		l(Required, "get", "", "pods", "attach", "attach to an agent's terminal"),
+		l(Required, "create", "", "pods", "attach", "attach to an agent's terminal"),
 		l(Required, "get", "", "pods", "log", "follow an agent's log"),
 		l(Optional, "get", "", "serviceaccounts", "", "check that the pods' ServiceAccount exists"),
 		l(Optional, "create", authz, "localsubjectaccessreviews", "", "check the runner's rights"),

@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -101,7 +105,7 @@ func (r *Reporter) firstRenewal(deadline *time.Time) error {
 		ctx, cancel := context.WithTimeout(context.Background(), runtime.ReportTimeout)
 		err := r.renew(ctx, nil)
 		cancel()
-		if err == nil || !IsNotFound(err) {
+		if err == nil || !apierrors.IsNotFound(err) {
 			return err
 		}
 		if !r.now().Before(until) {
@@ -174,7 +178,7 @@ func (r *Reporter) Final(ctx context.Context, rec runtime.Record, st runtime.Sta
 
 // renew renews the Lease, with rec as its record unless nil.
 func (r *Reporter) renew(ctx context.Context, rec *runtime.Record) error {
-	now := MicroTime{r.now()}
+	now := metav1.NewMicroTime(r.now())
 	patch := map[string]any{
 		"spec": map[string]any{"holderIdentity": r.holder, "renewTime": now,
 			"leaseDurationSeconds": r.duration},
@@ -190,7 +194,7 @@ func (r *Reporter) renew(ctx context.Context, rec *runtime.Record) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.c.leases(r.namespace).patch(ctx, r.name, mergePatch, body)
+	_, err = r.c.leases(r.namespace).Patch(ctx, r.name, types.MergePatchType, body, metav1.PatchOptions{})
 	if err != nil {
 		return fmt.Errorf("renew lease %s/%s: %w", r.namespace, r.name, err)
 	}

@@ -11,6 +11,11 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
@@ -94,9 +99,9 @@ func (b *Backend) prepare(p *runtime.Payload) error {
 func (b *Backend) create(ctx context.Context, p *runtime.Payload) error {
 	name := p.Kubernetes.Name
 	jobs := b.c.jobs(b.o.Namespace)
-	job, err := jobs.create(ctx, jobFor(p, b.o, name, b.now()))
-	if IsAlreadyExists(err) {
-		job, err = jobs.get(ctx, name)
+	job, err := jobs.Create(ctx, jobFor(p, b.o, name, b.now()), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		job, err = jobs.Get(ctx, name, metav1.GetOptions{})
 		if err == nil && job.Annotations[AnnotationRunID] != p.RunID {
 			return fmt.Errorf("run %s: job %s/%s exists and belongs to run %q", p.RunID, b.o.Namespace, name, job.Annotations[AnnotationRunID])
 		}
@@ -108,11 +113,11 @@ func (b *Backend) create(ctx context.Context, p *runtime.Payload) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.c.secrets(b.o.Namespace).create(ctx, sec); err != nil && !IsAlreadyExists(err) {
+	if _, err := b.c.secrets(b.o.Namespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		b.deleteJob(context.WithoutCancel(ctx), name, 0)
 		return fmt.Errorf("run %s: create secret %s/%s: %w", p.RunID, b.o.Namespace, name, err)
 	}
-	if _, err := b.c.leases(b.o.Namespace).create(ctx, leaseFor(p, b.o, job)); err != nil && !IsAlreadyExists(err) {
+	if _, err := b.c.leases(b.o.Namespace).Create(ctx, leaseFor(p, b.o, job), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		b.deleteJob(context.WithoutCancel(ctx), name, 0)
 		return fmt.Errorf("run %s: create lease %s/%s: %w", p.RunID, b.o.Namespace, name, err)
 	}
@@ -240,8 +245,8 @@ func (b *Backend) leaseMissing(ctx context.Context, name, runDir string, f runFa
 		b.logger.Warn("kube_lease_repair", "run", name, "err", err)
 		return false
 	}
-	_, err = b.c.leases(b.o.Namespace).create(ctx, leaseFor(p, b.o, f.Job))
-	if err != nil && !IsAlreadyExists(err) {
+	_, err = b.c.leases(b.o.Namespace).Create(ctx, leaseFor(p, b.o, f.Job), metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		b.logger.Warn("kube_lease_repair", "run", name, "err", err)
 		return false
 	}
@@ -257,9 +262,9 @@ func (b *Backend) leaseMissing(ctx context.Context, name, runDir string, f runFa
 func (b *Backend) confirmExpiry(ctx context.Context, name string, k *runtime.KubeFacts, now time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
 	defer cancel()
-	l, err := b.c.leases(b.o.Namespace).get(ctx, name)
+	l, err := b.c.leases(b.o.Namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
-	case IsNotFound(err):
+	case apierrors.IsNotFound(err):
 		return
 	case err != nil:
 		k.Unreachable = err.Error()
@@ -305,9 +310,9 @@ func (b *Backend) Terminate(ctx context.Context, runDir string, grace time.Durat
 	if err := b.deleteJob(ctx, name, secs); err != nil {
 		return fmt.Errorf("terminate %s: %w", runID, err)
 	}
-	sel := selectLabels(map[string]string{LabelInstance: b.o.instance(), LabelRun: LabelValue(runID)})
-	err = b.c.pods(b.o.Namespace).deleteCollection(ctx, deleteOptions{GracePeriodSeconds: &secs}, listOptions{LabelSelector: sel})
-	if err != nil && !IsNotFound(err) {
+	sel := labels.SelectorFromSet(labels.Set{LabelInstance: b.o.instance(), LabelRun: LabelValue(runID)}).String()
+	err = b.c.pods(b.o.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &secs}, metav1.ListOptions{LabelSelector: sel})
+	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("terminate %s: delete pods: %w", runID, err)
 	}
 	wait, cancel := context.WithTimeout(ctx, grace+30*time.Second)
@@ -366,16 +371,16 @@ func (b *Backend) closeStopped(name, runDir string) {
 // stopped, not lost.
 func (b *Backend) markStopped(ctx context.Context, name string) {
 	patch := []byte(`{"metadata":{"annotations":{"` + AnnotationStopped + `":"true"}}}`)
-	_, err := b.c.leases(b.o.Namespace).patch(ctx, name, mergePatch, patch)
-	if err != nil && !IsNotFound(err) {
+	_, err := b.c.leases(b.o.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
 		b.logger.Warn("kube_mark_stopped", "lease", name, "err", err)
 	}
 }
 
 func (b *Backend) deleteJob(ctx context.Context, name string, graceSeconds int64) error {
-	err := b.c.jobs(b.o.Namespace).delete(ctx, name, deleteOptions{
-		GracePeriodSeconds: &graceSeconds, PropagationPolicy: new(propagateInBackground)})
-	if err != nil && !IsNotFound(err) {
+	err := b.c.jobs(b.o.Namespace).Delete(ctx, name, metav1.DeleteOptions{
+		GracePeriodSeconds: &graceSeconds, PropagationPolicy: new(metav1.DeletePropagationBackground)})
+	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete job %s/%s: %w", b.o.Namespace, name, err)
 	}
 	return nil

@@ -8,6 +8,12 @@ import (
 	"strconv"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	coordv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
@@ -142,26 +148,26 @@ func runAnnotations(p *runtime.Payload) map[string]string {
 // jobFor builds a run's Job. now is when it is created: the Job's own
 // deadline is a backstop past the runner's (which stops the agent and
 // records a timeout itself), for a runner that cannot.
-func jobFor(p *runtime.Payload, o Options, name string, now time.Time) *Job {
+func jobFor(p *runtime.Payload, o Options, name string, now time.Time) *batchv1.Job {
 	labels := runLabels(o, p)
 	grace := int64(p.TerminateGraceMs/1000) + 10
-	job := &Job{
-		ObjectMeta: ObjectMeta{Name: name, Namespace: o.Namespace, Labels: labels, Annotations: runAnnotations(p)},
-		Spec: JobSpec{
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: labels, Annotations: runAnnotations(p)},
+		Spec: batchv1.JobSpec{
 			BackoffLimit: new(int32(0)), // retries are the launcher's
 			// A finished run's objects stay a while for kubectl, then go.
 			TTLSecondsAfterFinished: new(o.finishedTTL()),
 			Parallelism:             new(int32(1)),
 			Completions:             new(int32(1)),
-			Template: PodTemplateSpec{
-				ObjectMeta: ObjectMeta{Labels: maps.Clone(labels), Annotations: runAnnotations(p)},
-				Spec: PodSpec{
-					RestartPolicy:                 restartNever,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: runAnnotations(p)},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                 corev1.RestartPolicyNever,
 					ServiceAccountName:            o.ServiceAccount,
 					TerminationGracePeriodSeconds: &grace,
 					EnableServiceLinks:            new(false),
 					NodeSelector:                  o.NodeSelector,
-					Containers:                    []PodContainer{container(p, o)},
+					Containers:                    []corev1.Container{container(p, o)},
 					Volumes:                       volumes(p, o, name),
 				},
 			},
@@ -174,21 +180,21 @@ func jobFor(p *runtime.Payload, o Options, name string, now time.Time) *Job {
 	return job
 }
 
-func container(p *runtime.Payload, o Options) PodContainer {
-	c := PodContainer{
+func container(p *runtime.Payload, o Options) corev1.Container {
+	c := corev1.Container{
 		Name:                     Container,
 		Image:                    o.Image,
-		ImagePullPolicy:          o.ImagePullPolicy,
+		ImagePullPolicy:          corev1.PullPolicy(o.ImagePullPolicy),
 		Command:                  []string{o.binary()},
 		Args:                     []string{"agent-run", "--payload", inDir + "/" + payloadKey},
 		WorkingDir:               workingDir(p),
 		TTY:                      true,
 		Stdin:                    true,
 		TerminationMessagePath:   terminationLog,
-		TerminationMessagePolicy: terminationMessageFile,
-		Env: []EnvVar{
-			{Name: "WAVE_POD_NAME", ValueFrom: &EnvSource{FieldRef: &FieldRef{FieldPath: "metadata.name"}}},
-			{Name: "WAVE_POD_NAMESPACE", ValueFrom: &EnvSource{FieldRef: &FieldRef{FieldPath: "metadata.namespace"}}},
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		Env: []corev1.EnvVar{
+			{Name: "WAVE_POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+			{Name: "WAVE_POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
 			{Name: "WAVE_POD_DIR", Value: podDir},
 			{Name: "WAVE_TERMINATION_LOG", Value: terminationLog},
 			{Name: envInDir, Value: inDir},
@@ -201,70 +207,70 @@ func container(p *runtime.Payload, o Options) PodContainer {
 		VolumeMounts: mounts(p, o),
 	}
 	if p.Checkout != nil {
-		c.Env = append(c.Env, EnvVar{Name: runtime.EnvRunDir, Value: p.RunDir},
-			EnvVar{Name: runtime.EnvCheckoutDir, Value: p.Checkout.Dir})
+		c.Env = append(c.Env, corev1.EnvVar{Name: runtime.EnvRunDir, Value: p.RunDir},
+			corev1.EnvVar{Name: runtime.EnvCheckoutDir, Value: p.Checkout.Dir})
 		if o.GitCredentialsSecret != "" {
-			c.Env = append(c.Env, EnvVar{Name: envGitCredentials, Value: gitCredentialsDir})
+			c.Env = append(c.Env, corev1.EnvVar{Name: envGitCredentials, Value: gitCredentialsDir})
 		}
 	}
 	for _, s := range o.EnvFrom {
-		c.EnvFrom = append(c.EnvFrom, EnvFromSource{SecretRef: &NameRef{Name: s}})
+		c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: s}}})
 	}
 	if o.CPU != "" || o.Memory != "" {
-		rl := map[string]string{}
+		rl := corev1.ResourceList{}
 		if o.CPU != "" {
-			rl["cpu"] = o.CPU
+			rl[corev1.ResourceCPU] = resource.MustParse(o.CPU)
 		}
 		if o.Memory != "" {
-			rl["memory"] = o.Memory
+			rl[corev1.ResourceMemory] = resource.MustParse(o.Memory)
 		}
-		c.Resources = Resources{Requests: rl, Limits: maps.Clone(rl)}
+		c.Resources = corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}
 	}
 	return c
 }
 
-func volumes(p *runtime.Payload, o Options, name string) []Volume {
-	vs := []Volume{
-		{Name: "wave-in", Secret: &SecretVolume{SecretName: name, DefaultMode: new(int32(0o400))}},
-		{Name: "wave-pod", EmptyDir: &EmptyDirVolume{}},
+func volumes(p *runtime.Payload, o Options, name string) []corev1.Volume {
+	vs := []corev1.Volume{
+		{Name: "wave-in", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name, DefaultMode: new(int32(0o400))}}},
+		{Name: "wave-pod", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
 	if p.Checkout != nil {
 		// No shared disk: the run dir and the clone are the pod's own.
 		vs = append(vs,
-			Volume{Name: "wave-run", EmptyDir: &EmptyDirVolume{}},
-			Volume{Name: "wave-checkout", EmptyDir: &EmptyDirVolume{}})
+			corev1.Volume{Name: "wave-run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			corev1.Volume{Name: "wave-checkout", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 		if o.GitCredentialsSecret != "" {
-			vs = append(vs, Volume{Name: "git-credentials", Secret: &SecretVolume{
-				SecretName: o.GitCredentialsSecret, DefaultMode: new(int32(0o400))}})
+			vs = append(vs, corev1.Volume{Name: "git-credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: o.GitCredentialsSecret, DefaultMode: new(int32(0o400))}}})
 		}
 		return vs
 	}
-	ws := Volume{Name: "workspace"}
+	ws := corev1.VolumeSource{}
 	if o.WorkspaceClaim != "" {
-		ws.PersistentVolumeClaim = &PersistentVolumeClaim{ClaimName: o.WorkspaceClaim}
+		ws.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.WorkspaceClaim}
 	} else {
-		ws.HostPath = &HostPathVolume{Path: o.WorkspaceHostPath, Type: new(hostPathDirectory)}
+		ws.HostPath = &corev1.HostPathVolumeSource{Path: o.WorkspaceHostPath, Type: new(corev1.HostPathDirectory)}
 	}
-	return append(vs, ws)
+	return append(vs, corev1.Volume{Name: "workspace", VolumeSource: ws})
 }
 
 // mounts are the agent container's mounts of volumes.
-func mounts(p *runtime.Payload, o Options) []VolumeMount {
-	ms := []VolumeMount{
+func mounts(p *runtime.Payload, o Options) []corev1.VolumeMount {
+	ms := []corev1.VolumeMount{
 		{Name: "wave-in", MountPath: inDir, ReadOnly: true},
 		{Name: "wave-pod", MountPath: podDir},
 	}
 	if co := p.Checkout; co != nil {
-		ms = append(ms, VolumeMount{Name: "wave-run", MountPath: p.RunDir})
+		ms = append(ms, corev1.VolumeMount{Name: "wave-run", MountPath: p.RunDir})
 		if co.Dir != p.RunDir {
-			ms = append(ms, VolumeMount{Name: "wave-checkout", MountPath: co.Dir})
+			ms = append(ms, corev1.VolumeMount{Name: "wave-checkout", MountPath: co.Dir})
 		}
 		if o.GitCredentialsSecret != "" {
-			ms = append(ms, VolumeMount{Name: "git-credentials", MountPath: gitCredentialsDir, ReadOnly: true})
+			ms = append(ms, corev1.VolumeMount{Name: "git-credentials", MountPath: gitCredentialsDir, ReadOnly: true})
 		}
 		return ms
 	}
-	return append(ms, VolumeMount{Name: "workspace", MountPath: o.RepoRoot})
+	return append(ms, corev1.VolumeMount{Name: "workspace", MountPath: o.RepoRoot})
 }
 
 // workingDir is the container's: the agent's for a run on the shared
@@ -279,11 +285,11 @@ func workingDir(p *runtime.Payload) string {
 
 // ownedBy makes job the owner of a run's other objects, so deleting the
 // Job deletes them.
-func ownedBy(job *Job) []OwnerReference {
-	return []OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}}
+func ownedBy(job *batchv1.Job) []metav1.OwnerReference {
+	return []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}}
 }
 
-func secretFor(p *runtime.Payload, o Options, self string, job *Job) (*Secret, error) {
+func secretFor(p *runtime.Payload, o Options, self string, job *batchv1.Job) (*corev1.Secret, error) {
 	pp := podPayload(p, o, self, job.Name)
 	b, err := json.Marshal(pp)
 	if err != nil {
@@ -295,18 +301,18 @@ func secretFor(p *runtime.Payload, o Options, self string, job *Job) (*Secret, e
 			return nil, fmt.Errorf("run %s: %w", p.RunID, err)
 		}
 	}
-	return &Secret{
-		ObjectMeta: ObjectMeta{Name: job.Name, Namespace: o.Namespace, Labels: runLabels(o, p),
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name, Namespace: o.Namespace, Labels: runLabels(o, p),
 			Annotations: runAnnotations(p), OwnerReferences: ownedBy(job)},
-		Type: secretOpaque,
+		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}, nil
 }
 
-func leaseFor(p *runtime.Payload, o Options, job *Job) *Lease {
-	return &Lease{
-		ObjectMeta: ObjectMeta{Name: job.Name, Namespace: o.Namespace, Labels: runLabels(o, p),
+func leaseFor(p *runtime.Payload, o Options, job *batchv1.Job) *coordv1.Lease {
+	return &coordv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name, Namespace: o.Namespace, Labels: runLabels(o, p),
 			Annotations: runAnnotations(p), OwnerReferences: ownedBy(job)},
-		Spec: LeaseSpec{LeaseDurationSeconds: new(int32(leaseSeconds(p)))},
+		Spec: coordv1.LeaseSpec{LeaseDurationSeconds: new(int32(leaseSeconds(p)))},
 	}
 }

@@ -61,6 +61,7 @@ type cachedAgent struct {
 	StatusCode     string       `json:"sc,omitempty"`
 	Detail         string       `json:"de,omitempty"`
 	Usage          *usage.Usage `json:"us,omitempty"`
+	ran            string       // set on views only, never in a fold: never cached
 }
 
 func toCached(as []Agent, p paths) []cachedAgent {

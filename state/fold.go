@@ -50,6 +50,8 @@ type LoggedRun struct {
 type noticeFold struct {
 	State    map[string]string     `json:"state"`
 	Failures []NotificationFailure `json:"failures"`
+	// Sinks is each sink's tally, from the outcomes in log order.
+	Sinks map[string]*SinkNotifications `json:"sinks,omitempty"`
 }
 
 // FoldEvents folds evs from the start.
@@ -150,6 +152,7 @@ func (f *Fold) Waves(runs map[string]RunFacts, blockers map[int][]Blocker, now t
 		for i := range w.Agents {
 			overlay(&w.Agents[i], runs, now)
 		}
+		w.markAsking()
 		w.Blockers = blockers[w.Wave]
 		if w.Failures == nil {
 			w.Failures = []Failure{}

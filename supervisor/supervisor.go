@@ -83,6 +83,7 @@ type Result struct {
 
 // Supervisor runs one backlog run.
 type Supervisor struct {
+	outMu  sync.Mutex // one printf line at a time
 	o      Options
 	log    *runLog
 	issues map[int]backlog.Issue // latest copy fetched from the source
@@ -110,7 +111,7 @@ type Supervisor struct {
 	// waiting is the transient failure being waited out (nil: none);
 	// waitFor the pause before the next sweep. The windows lived through
 	// are in the run's log (Run.Waits), as are the environment relaunches.
-	waiting *Waiting
+	waiting *waitOut
 	waitFor time.Duration
 	// threadsDenied: the token may not read worker PR review threads;
 	// said once, then merges go on without looking at them.
@@ -184,6 +185,9 @@ func New(o Options) (*Supervisor, error) {
 // issue titles, questions, file names and git's words, so it is escaped
 // here (newlines kept for the questions block).
 func (s *Supervisor) printf(format string, args ...any) {
+	// The notifier prints from its own goroutines too.
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
 	fmt.Fprintln(s.o.Out, "backlog: "+termtext.EscapeLines(fmt.Sprintf(format, args...)))
 }
 
@@ -208,7 +212,7 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{RunID: s.run().Info.ID, Dir: s.log.dir, Resumed: resumed}
-	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger})
+	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger, Say: func(m string) { s.printf("%s", m) }})
 	if nerr != nil {
 		s.o.Logger.Warn("notify: not following the run's events", "err", nerr)
 	}
@@ -258,6 +262,11 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 		l.calls = s.o.Source.Calls
 		s.start = l.run.Info.StartedAt
 		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
+		if l.run.StopPaused {
+			if err := s.emit(backlog.Event{Kind: backlog.EvRunResumed, Detail: "backlog run"}); err != nil {
+				return true, err
+			}
+		}
 		s.restoreWait()
 		if err := s.retry(ctx, s.reopen); err != nil {
 			return true, err

@@ -8,36 +8,39 @@ import (
 	"testing"
 )
 
-// heavyClientGo are packages the binary must not link: nothing of
-// k8s.io or sigs.k8s.io at all. client-go's REST client, kubeconfig
-// loader, informers and remotecommand, and after them k8s.io/api's and
-// apimachinery's types (scheme registration, validation regexps,
-// json-iterator), initialise dozens of packages before main in every
-// process of the binary — `version`, `status --json` and each
-// `agent-run` runner included — whether it touches a cluster or not.
-// Package kube talks to the API server through its own REST client,
-// kubeconfig reader, list+watch cache, WebSocket attach and API types
-// instead (kube/api.go). Tests may still use client-go and k8s.io/api
-// (kube/kubetest, e2e/kubernetes, kube's tests): test imports are not
-// linked. The rest are what those brought: SPDY, protobuf, OpenAPI
-// models, OAuth2, json-iterator and its reflection, CBOR, inf.v0 and
-// YAML v2.
-var heavyClientGo = []string{
-	"k8s.io",
-	"sigs.k8s.io",
-	"github.com/moby/spdystream",
-	"google.golang.org/protobuf",
-	"github.com/google/gnostic-models",
-	"golang.org/x/oauth2",
-	"github.com/json-iterator/go",
-	"github.com/modern-go",
-	"github.com/fxamacker/cbor",
-	"github.com/x448/float16",
-	"gopkg.in/inf.v0",
-	"go.yaml.in/yaml/v2",
+// clientGoNarrow are client-go's packages the kubernetes backend is built
+// on (package kube): REST clients, the kubeconfig loader (exec credential
+// plugins, in-cluster service accounts), informers for its list+watch
+// caches and the attach over WebSocket or SPDY. The binary links them:
+// kube is a client-go client like any other, not one of its own.
+var clientGoNarrow = []string{
+	"k8s.io/client-go/rest",
+	"k8s.io/client-go/tools/clientcmd",
+	"k8s.io/client-go/tools/cache",
+	"k8s.io/client-go/tools/remotecommand",
 }
 
-func TestBinaryLinksNoClientGo(t *testing.T) {
+// clientGoAllGroups are packages the binary must not link: the
+// all-groups clientset (k8s.io/client-go/kubernetes) and everything
+// under it — its scheme, whose init registers every API group of
+// Kubernetes, and the generated typed clients, which import that scheme
+// — the generated informers, listers and apply configurations of every
+// group, and client-go's fakes (client-go/testing, which the generic
+// typed clients of gentype link), which bring protobuf, OpenAPI models
+// and structured-merge-diff. Each process of the binary (`version`,
+// `status`, each `agent-run` runner) would pay their init before main
+// whether it talks to a cluster or not (kube/api.go has the figures).
+// Tests may use them (kube/kubetest, e2e/kubernetes, kube's tests): test
+// imports are not linked.
+var clientGoAllGroups = []string{
+	"k8s.io/client-go/kubernetes",
+	"k8s.io/client-go/informers",
+	"k8s.io/client-go/listers",
+	"k8s.io/client-go/applyconfigurations",
+	"k8s.io/client-go/testing",
+}
+
+func TestBinaryLinksClientGoButNotTheAllGroupsClientset(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to list the binary's packages:", err)
@@ -46,25 +49,35 @@ func TestBinaryLinksNoClientGo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, stderrOf(err))
 	}
-	importers := map[string][]string{} // heavy package -> who imports it
+	linked := map[string]bool{}
+	importers := map[string][]string{} // all-groups package -> who imports it
 	for line := range strings.Lines(string(out)) {
 		f := strings.Fields(line)
-		if len(f) == 0 || heavy(f[0]) {
+		if len(f) == 0 {
+			continue
+		}
+		linked[f[0]] = true
+		if allGroups(f[0]) {
 			continue
 		}
 		for _, imp := range f[1:] {
-			if heavy(imp) {
+			if allGroups(imp) {
 				importers[imp] = append(importers[imp], f[0])
 			}
 		}
 	}
 	for _, pkg := range slices.Sorted(maps.Keys(importers)) {
-		t.Errorf("the binary links %s (imported by %s): it initialises before main in every process", pkg, strings.Join(importers[pkg], ", "))
+		t.Errorf("the binary links %s (imported by %s): it registers or carries every API group, before main in every process", pkg, strings.Join(importers[pkg], ", "))
+	}
+	for _, pkg := range clientGoNarrow {
+		if !linked[pkg] {
+			t.Errorf("the binary does not link %s: the kubernetes backend talks to the cluster through client-go", pkg)
+		}
 	}
 }
 
-func heavy(pkg string) bool {
-	for _, h := range heavyClientGo {
+func allGroups(pkg string) bool {
+	for _, h := range clientGoAllGroups {
 		if pkg == h || strings.HasPrefix(pkg, h+"/") {
 			return true
 		}
