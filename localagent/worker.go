@@ -50,7 +50,7 @@ const directivePrefix = "local-agent:"
 // directiveKeys are the keys a directive line may set (docs/local-agent.md
 // lists each).
 var directiveKeys = []string{"commit", "result", "question", "detail", "exit", "fail-attempts", "delay", "hang",
-	"dirty", "wait", "review", "fix", "usage-limit", "limit-attempts", "reset-in", "busy-attempts"}
+	"dirty", "wait", "review", "fix", "usage-limit", "limit-attempts", "reset-in", "busy-attempts", "plant", "plant-log"}
 
 type workerKnobs struct {
 	commit, result, question, detail, dirty, review, wait string
