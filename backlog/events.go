@@ -10,7 +10,7 @@ const (
 	EvRunStarted     = "run_started"     // Run
 	EvWaveBranch     = "wave_branch"     // Branch, Ref, Attempt, Outcome (cutting|cut): the wave branch's name before it is pushed, and once it is on origin
 	EvPlanned        = "planned"         // Plan; Issue 0
-	EvIssue          = "issue"           // Issue, Title, Surface: an issue entered the run
+	EvIssue          = "issue"           // Issue, Title, Surface, Labels: an issue entered the run
 	EvClaimed        = "claimed"         // Issue, Ref (claim commit)
 	EvClaimLost      = "claim_lost"      // Issue, Detail (holder)
 	EvClaimRenewed   = "claim_renewed"   // Issue, Ref (the renewed claim commit)
@@ -76,6 +76,12 @@ const (
 	// paused run up again. Detail says who.
 	EvRunPaused  = "run_paused"
 	EvRunResumed = "run_resumed"
+	// EvChecks: the checks gate looked at the required checks
+	// (backlog.checks) of a head: Issue (0 = the final PR), Commit (the
+	// head), Outcome (a Checks* outcome), Detail (one line), URL (the
+	// first red check's). Recorded when the outcome or the head changes,
+	// not at every look; the first look at a head starts its timeout.
+	EvChecks = "checks"
 )
 
 // Outcomes of EvInputWait.
@@ -90,6 +96,7 @@ const (
 	ReworkReview   = "review"     // the backlog.review agent's fail verdict
 	ReworkPRReview = "pr-review"  // a review on the worker PR asked for changes
 	ReworkPRThread = "pr-threads" // unresolved review threads on the worker PR
+	ReworkChecks   = "checks"     // a required check (backlog.checks) is red on the worker's head
 )
 
 // Outcomes of EvWaitEnded.
@@ -172,6 +179,13 @@ type Event struct {
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`
+	// RateWaits is how many GitHub rate limits the supervisor waited
+	// out since its previous event.
+	RateWaits int64 `json:"rateLimitWaits,omitempty"`
+
+	// Labels are an issue event's issue labels as it entered the run
+	// (the outcome ledger groups by them).
+	Labels []string `json:"labels,omitempty"`
 
 	// Notice is a notification event's notice and sink.
 	Notice *NoticeRecord `json:"notice,omitempty"`

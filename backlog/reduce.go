@@ -61,9 +61,12 @@ type Run struct {
 	InputWait *InputWait `json:"inputWait,omitempty"`
 	// Pauses are the executors whose account is out, by executor id
 	// (pause.go).
-	Pauses   map[string]*Pause `json:"pauses,omitempty"`
-	backoffs map[string]int
-	applied  int
+	Pauses map[string]*Pause `json:"pauses,omitempty"`
+	// FinalChecks is the checks gate's last look at the final PR's head
+	// (backlog.checks), nil when it was not watched.
+	FinalChecks *ChecksState `json:"finalChecks,omitempty"`
+	backoffs    map[string]int
+	applied     int
 }
 
 // WaveState is where cutting the wave branch is: the candidate name
@@ -188,6 +191,10 @@ type IssueRun struct {
 	// is the last one, given to every later start of its worker.
 	Answers int     `json:"answers,omitempty"`
 	Answer  *Answer `json:"answer,omitempty"`
+
+	// Checks is the checks gate's last look at the worker's head
+	// (backlog.checks), nil before its first.
+	Checks *ChecksState `json:"checks,omitempty"`
 }
 
 // WaitingForAnswers is the open wait for answers, nil when none.
@@ -380,6 +387,11 @@ func (r *Run) apply(i int, ev Event) {
 			r.FinalPR = &PRRef{Number: ev.Number, URL: ev.URL}
 			return
 		}
+	case EvChecks:
+		if ev.Issue == 0 {
+			r.FinalChecks = applyChecks(r.FinalChecks, ev)
+			return
+		}
 	}
 	if ev.Issue == 0 {
 		return
@@ -485,6 +497,8 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		r.dequeue(is.Number)
 	case EvPR:
 		is.PR = &PRRef{Number: ev.Number, URL: ev.URL}
+	case EvChecks:
+		is.Checks = applyChecks(is.Checks, ev)
 	case EvReleased:
 		is.Released = true
 	case EvSurfaceOverlap:

@@ -27,10 +27,13 @@ type StatusView struct {
 	NeedsInput    []Question  `json:"needsInput"`
 	Dropped       []Skip      `json:"dropped"`
 	FinalPR       *PRRef      `json:"finalPr"`
-	ExitCode      *int        `json:"exitCode"`
-	ElapsedSec    int64       `json:"elapsedSeconds"`
-	APICalls      int64       `json:"apiCalls"`
-	BadEvents     []string    `json:"badEvents"`
+	// FinalPRChecks is the final PR's required checks as last seen
+	// (backlog.checks), null when they were not watched.
+	FinalPRChecks *ChecksState `json:"finalPrChecks"`
+	ExitCode      *int         `json:"exitCode"`
+	ElapsedSec    int64        `json:"elapsedSeconds"`
+	APICalls      int64        `json:"apiCalls"`
+	BadEvents     []string     `json:"badEvents"`
 	// Waiting is the transient failure a running supervisor is waiting
 	// out (origin unreachable, disk full…), null when none.
 	Waiting *Waiting `json:"waiting"`
@@ -125,6 +128,9 @@ type IssueView struct {
 	// Usage is what the issue's runs spent: every attempt, salvage
 	// relaunch, rework round and review.
 	Usage *usage.Usage `json:"usage"`
+	// Checks is the required checks of its head as the merge gate last
+	// saw them (backlog.checks), null before the gate looked.
+	Checks *ChecksState `json:"checks"`
 }
 
 // ViewStopped is the state status shows for an issue whose worker
@@ -165,7 +171,7 @@ type StatusInput struct {
 // NewStatusView builds the snapshot of reduced run r.
 func NewStatusView(r *Run, in StatusInput) StatusView {
 	v := StatusView{SchemaVersion: StatusSchemaVersion, Run: r.Info, Tally: r.Tally(), Queue: append([]int{}, r.Queue...),
-		Dropped: append([]Skip{}, r.Dropped...), FinalPR: r.FinalPR, ExitCode: r.ExitCode, APICalls: r.APICalls,
+		Dropped: append([]Skip{}, r.Dropped...), FinalPR: r.FinalPR, FinalPRChecks: r.FinalChecks, ExitCode: r.ExitCode, APICalls: r.APICalls,
 		BadEvents: append([]string{}, in.BadEvents...), Issues: []IssueView{}, NeedsInput: []Question{}, Probes: []ProbeWait{},
 		Usage: in.Usage, ForeignCommit: r.Foreign, Paused: []PauseView{}}
 	if !r.Finished {
@@ -197,7 +203,8 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 		iv := IssueView{Number: is.Number, Title: is.Title, State: is.State, Branch: is.Branch, Worktree: is.Worktree,
 			Session: is.Session, RunDir: is.RunDir, Attempts: is.Attempts, Verify: is.Verify, Conflicts: is.Conflicts, Files: is.Files,
 			PR: is.PR, Question: is.Question, Detail: is.Detail, MergeCommit: is.MergeCommit,
-			Reworks: is.Reworks, ReworkFrom: is.ReworkFrom, Feedback: is.Feedback, Answer: is.Answer, Answers: is.Answers}
+			Reworks: is.Reworks, ReworkFrom: is.ReworkFrom, Feedback: is.Feedback, Answer: is.Answer, Answers: is.Answers,
+			Checks: is.Checks}
 		if iv.Files == nil {
 			iv.Files = []string{}
 		}

@@ -331,6 +331,15 @@ type Backlog struct {
 	WorkerPRs        *bool    `json:"workerPRs" yaml:"workerPRs"` // default true (github only)
 	Verify           []string `json:"verify" yaml:"verify"`       // argv run at the would-be merge
 	VerifyTimeoutMin int      `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
+	// Checks names the CI checks (check runs and commit statuses, by
+	// name) a worker's head must pass before its merge, and the final
+	// PR's; "branch-protection" stands for the branch's own required
+	// checks (GitHub only).
+	Checks []string `json:"checks" yaml:"checks"`
+	// ChecksTimeoutMinutes is how long a required check may stay missing
+	// or pending on a head before the issue parks with a question
+	// (default 60).
+	ChecksTimeoutMinutes int `json:"checksTimeoutMinutes" yaml:"checksTimeoutMinutes"`
 	// SnapshotMinutes is how often a worker in a pod pushes a snapshot of
 	// its uncommitted work to origin (default 10; 0: only when stopped
 	// and at exit).

@@ -91,7 +91,7 @@ func columnGap(width int) string {
 }
 
 // issueColumns lays out the table for width: the live facts always, the
-// queue and verify columns once some issue has them, branch and PR on
+// queue, verify and CI checks columns once some issue has them, branch and PR on
 // wide terminals; title and note share what is left.
 func (v backlogView) issueColumns(width int) []issueColumn {
 	issues := v.st.Issues
@@ -135,6 +135,14 @@ func (v backlogView) issueColumns(width int) []issueColumn {
 	}
 	if some(func(is backlog.IssueView) bool { return is.Verify != "" }) {
 		cols = append(cols, issueColumn{"VERIFY", 7, func(is backlog.IssueView) string { return orDash(is.Verify) }})
+	}
+	if some(func(is backlog.IssueView) bool { return is.Checks != nil }) {
+		cols = append(cols, issueColumn{"CHECKS", 9, func(is backlog.IssueView) string {
+			if is.Checks == nil || backlog.Terminal(is.State) {
+				return "-"
+			}
+			return is.Checks.Outcome
+		}})
 	}
 	prCol := width >= 120 && some(func(is backlog.IssueView) bool { return is.PR != nil })
 	if prCol {

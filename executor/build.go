@@ -47,6 +47,8 @@ type WorkerInfo struct {
 	TokenEnv string
 	// Review marks the run of a reviewer over the worker's change.
 	Review bool
+	// RunID is the backlog run's id (WAVE_BACKLOG_RUN_ID).
+	RunID string
 }
 
 // Spec is what the runner starts: Argv exactly (no shell), with what the
@@ -120,6 +122,9 @@ func Build(in BuildInput) (Spec, error) {
 		s.Env["WAVE_WORKER_BRANCH"] = w.Branch
 		s.Env["WAVE_TARGET_BRANCH"] = w.Target
 		s.Env["WAVE_WORKTREE"] = w.Worktree
+		if w.RunID != "" {
+			s.Env["WAVE_BACKLOG_RUN_ID"] = w.RunID
+		}
 		delete(s.Env, "WAVE_NUMBER")
 		placeholders["{issue}"] = strconv.Itoa(w.Issue)
 		placeholders["{branch}"] = w.Branch

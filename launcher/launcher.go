@@ -38,6 +38,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/telemetry"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -168,6 +169,8 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 		l.log.Warn("notify: not following the lane's events", "err", err)
 	}
 	defer nf.Stop(notify.DefaultFlush)
+	tf := telemetry.FollowLane(l.opt.Layout, l.opt.Lane.Name, telemetry.Options{Logger: l.log})
+	defer tf.Stop(telemetry.DefaultFlush)
 	var res Result
 	for _, w := range sel {
 		out, err := l.runWave(ctx, w)

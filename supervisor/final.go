@@ -94,6 +94,11 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 	}
 	s.cleanup(ctx)
 	s.freeWaveName(ctx)
+	if prErr == nil {
+		if err := s.watchFinalChecks(ctx); err != nil {
+			return exitcode.Failed, err
+		}
+	}
 	if prErr != nil {
 		// Everything else of the end is done; the run stays open (not
 		// finished), so the next `backlog run` resumes into this end
@@ -124,8 +129,9 @@ func exitOf(r *backlog.Run) int {
 	return exitcode.Failed
 }
 
-// exitCode: 43 when a person is needed (parked, needs-input, a foreign
-// commit on the wave branch), 1 when something failed, else 0.
+// exitCode: 43 when a person is needed (parked, needs-input, the final
+// PR's required checks red or unfinished, a foreign commit on the wave
+// branch), 1 when something failed, else 0.
 func (s *Supervisor) exitCode() int {
 	t := s.run().Tally()
 	failed := false
@@ -139,7 +145,7 @@ func (s *Supervisor) exitCode() int {
 		}
 	}
 	switch {
-	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "" || s.run().Foreign != nil:
+	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "" || s.finalChecksNeedHuman() || s.run().Foreign != nil:
 		// A spent backlog.budget.run needs a person too: nothing more
 		// starts until the cap is raised.
 		return exitcode.NeedsHuman
@@ -206,7 +212,7 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 	m := fmt.Sprintf("<!-- wave-orchestrator:final-pr run=%s -->", r.Info.ID)
 	body := backlog.FinalPRBody(backlog.FinalPRInput{Run: r, DefaultBase: r.Info.Base == r.Info.Default || r.Info.Default == "",
 		CloseCommand: "wave-orchestrator backlog close --run " + r.Info.ID, Marker: m, BaseConflict: baseConflict,
-		Spend: spend.ByIssue(runs), Total: spend.Total(runs).Ptr()})
+		Spend: spend.ByIssue(runs), Total: spend.Total(runs).Ptr(), Outcomes: s.outcomesLine(ctx)})
 	title := backlog.FinalPRTitle(r)
 	path := filepath.Join(s.log.dir, runlog.FinalPRFile)
 	if err := jsonfile.WriteFile(path, []byte("# "+title+"\n\n"+body)); err != nil {
@@ -329,6 +335,9 @@ func (s *Supervisor) cleanup(ctx context.Context) {
 // a person must answer, batched in one block.
 func (s *Supervisor) report() {
 	s.checkpoint("end")
+	if line := s.finalChecksLine(); line != "" {
+		s.printf("%s", line)
+	}
 	var qs []string
 	for _, is := range s.run().List() {
 		switch is.State {

@@ -125,6 +125,9 @@ func (s *Supervisor) step(ctx context.Context) error {
 		return err
 	}
 	s.stopForBudget(ctx)
+	if err := s.pollChecks(ctx); err != nil {
+		return err
+	}
 	if err := s.mergeNext(ctx); err != nil {
 		return err
 	}

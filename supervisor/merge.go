@@ -20,15 +20,15 @@ import (
 // time. An entry that conflicts or fails leaves the queue, so the next
 // one is never starved behind it.
 func (s *Supervisor) mergeReady(ctx context.Context) error {
-	for len(s.run().Queue) > 0 && s.run().Foreign == nil {
-		if s.stopRequested() {
+	for {
+		n, ok := s.trainNext()
+		if !ok || s.stopRequested() || s.run().Foreign != nil {
 			return nil
 		}
-		if err := s.mergeOne(ctx, s.run().Queue[0]); err != nil {
+		if err := s.mergeOne(ctx, n); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
 // mergeNext merges the head of the queue, one entry per sweep: the loop
@@ -38,7 +38,7 @@ func (s *Supervisor) mergeNext(ctx context.Context) error {
 	if !s.mergeable() || s.stopRequested() {
 		return nil
 	}
-	n := s.run().Queue[0]
+	n, _ := s.trainNext()
 	s.jobs.merge = n
 	err := s.spawn(ctx, n, func(ctx context.Context) error { return s.mergeOne(ctx, n) })
 	if !s.busyJob(n) {
@@ -47,10 +47,12 @@ func (s *Supervisor) mergeNext(ctx context.Context) error {
 	return err
 }
 
-// mergeable: the queue has an entry to merge and no merge is under way
-// (the train is one merge at a time).
+// mergeable: the queue has an entry to merge (trainNext: its checks are
+// not being waited for) and no merge is under way (the train is one merge
+// at a time).
 func (s *Supervisor) mergeable() bool {
-	return len(s.run().Queue) > 0 && s.jobs.merge == 0 && !s.busyJob(s.run().Queue[0]) && s.run().Foreign == nil
+	_, ok := s.trainNext()
+	return ok && s.jobs.merge == 0 && s.run().Foreign == nil
 }
 
 // mergeOne merges issue n, as its job when the loop's sweep asks for it
@@ -77,6 +79,9 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 	}
 	if err := s.workerPR(ctx, is); err != nil {
 		return err
+	}
+	if green, err := s.gateChecks(ctx, is); err != nil || !green {
+		return err // sent back, parked, or waiting for its checks out of the train's way
 	}
 	if sent, err := s.prReviewRework(ctx, is); err != nil || sent {
 		return err

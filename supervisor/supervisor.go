@@ -31,6 +31,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/telemetry"
 )
 
 // Options configure one `backlog run`.
@@ -65,6 +66,9 @@ type Options struct {
 	// AnswerPoll is how often the source is asked whether questions were
 	// answered (default: every sweep locally, 30 s on GitHub).
 	AnswerPoll time.Duration
+	// ChecksPoll is how often the required CI checks of a head that
+	// waits for them are looked at (default 10 s; backlog.checks).
+	ChecksPoll time.Duration
 	// UsageBackoff is the pause after an executor's k-th (0-based) usage
 	// limit that named no reset (default: 5 minutes doubling, capped at
 	// an hour).
@@ -122,6 +126,8 @@ type Supervisor struct {
 	stopAnswers context.CancelFunc
 	// jobs are the worker starts and the merge under way (jobs.go).
 	jobs jobs
+	// checks is the merge gate on CI checks (checks.go).
+	checks checksGate
 	// starts coalesces the jobs' run starts (starts.go).
 	starts starts
 	// worker0 is the workers' executor as backlog.executor (and
@@ -156,6 +162,9 @@ func New(o Options) (*Supervisor, error) {
 	}
 	if o.Backoff == nil {
 		o.Backoff = defaultBackoff
+	}
+	if o.ChecksPoll <= 0 {
+		o.ChecksPoll = defaultChecksPoll
 	}
 	if o.UsageBackoff == nil {
 		o.UsageBackoff = runtime.UsageBackoff
@@ -217,6 +226,8 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		s.o.Logger.Warn("notify: not following the run's events", "err", nerr)
 	}
 	defer nf.Stop(notify.DefaultFlush)
+	tf := telemetry.FollowRun(s.log.dir, s.o.Lane.Name, telemetry.Options{Logger: s.o.Logger})
+	defer tf.Stop(telemetry.DefaultFlush)
 	if err != nil {
 		return res, err // stopped or given up while opening: which run it was
 	}
@@ -259,7 +270,7 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 			s.printf("warning: skipped a corrupt event line at %s", b)
 		}
 		s.log = l
-		l.calls = s.o.Source.Calls
+		l.count(s.o.Source)
 		s.start = l.run.Info.StartedAt
 		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
 		if l.run.StopPaused {
@@ -330,7 +341,7 @@ func (s *Supervisor) create(ctx context.Context, dir *string) error {
 	if err != nil {
 		return err
 	}
-	l.calls = s.o.Source.Calls
+	l.count(s.o.Source)
 	s.log, s.start = l, l.run.Info.StartedAt
 	return nil
 }
