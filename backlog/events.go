@@ -53,6 +53,14 @@ const (
 	// waiting, nil = no limit), or stopped waiting (Outcome gave-up).
 	// An answer ends the wait too.
 	EvInputWait = "input_wait"
+	// EvForeignCommit: origin's wave branch is not where the run last put
+	// it (Ref, the recorded tip) but at Commit ("" when the branch is
+	// gone), a commit the run did not make: merging stops, the run ends
+	// with the foreign commit reported. Detail says it in words.
+	EvForeignCommit = "foreign_commit"
+	// EvIssuesClosed: the merged issues' files were marked closed on the
+	// wave branch (local source) in Commit; Tip is the branch's tip after.
+	EvIssuesClosed = "issues_closed"
 	// EvUsageLimit: an executor's account is out (Outcome paused: no
 	// worker of Executor starts until Until, the CLI's reset or a capped
 	// backoff; Issue is the worker that hit it, Detail the CLI's words),
@@ -163,7 +171,11 @@ type Event struct {
 	Reviews  []int64   `json:"reviews,omitempty"`  // rework: the worker PR reviews it answers
 	Threads  []string  `json:"threads,omitempty"`  // rework: the worker PR review threads it answers (node ids)
 	Cause    string    `json:"cause,omitempty"`    // a wait's transient cause, in words
-	Executor string    `json:"executor,omitempty"` // usage_limit: the executor whose account is out
+	// Tip is the wave branch's tip on origin after this event's push
+	// (the cut, a merge, a base merge, the issue files closed): what
+	// origin must hold until the run's next push (Run.WaveTip).
+	Tip      string `json:"tip,omitempty"`
+	Executor string `json:"executor,omitempty"` // usage_limit: the executor whose account is out
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`

@@ -47,6 +47,7 @@ func FinalPRBody(in FinalPRInput) string {
 		line("Spent: %s.", in.Total.String())
 		line("")
 	}
+	writeForeign(line, r)
 	var merged, parked, asking []*IssueRun
 	for _, is := range r.List() {
 		switch is.State {
@@ -119,6 +120,40 @@ func FinalPRBody(in FinalPRInput) string {
 		line("%s", in.Marker)
 	}
 	return b.String()
+}
+
+// writeForeign says, first thing, that origin's wave branch holds a
+// commit the run did not make: it is in this PR, attributed to no issue
+// and never verified.
+func writeForeign(line func(string, ...any), r *Run) {
+	f := r.Foreign
+	if f == nil {
+		return
+	}
+	line("## A commit this run did not make is on the wave branch")
+	line("")
+	if f.Found == "" {
+		line("`%s` was deleted on origin after this run last pushed it (at `%s`). Merges stopped there.", r.Info.WaveBranch, shortSHA(f.Expected))
+	} else {
+		line("`%s` on origin is at `%s`, not at `%s`, the tip this run pushed last. That commit (and any before it that the run did not make)",
+			r.Info.WaveBranch, shortSHA(f.Found), shortSHA(f.Expected))
+		line("is in this pull request, attributed to no issue and never verified. Merges stopped when it was found; review it before merging.")
+	}
+	line("")
+}
+
+// shortSHA is a commit id cut to twelve characters, hex digits only.
+func shortSHA(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if (r >= '0' && r <= '9') || (r >= 'a' && r <= 'f') {
+			return r
+		}
+		return -1
+	}, s)
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
 }
 
 // spentNote is " · spent 12.3k tok $0.42" for an issue that reported usage.

@@ -152,3 +152,29 @@ func TestFinalPRBodyNamesAnUnsandboxedRunAndTheBlockedHosts(t *testing.T) {
 		t.Errorf("a sandboxed run with nothing refused says something about it:\n%s", plain)
 	}
 }
+
+// A run that found a commit it did not make on its wave branch says so
+// first thing in its final PR, with both commits and nothing raw of the
+// event's text; the run's WaveTip follows its own pushes only.
+func TestFinalPRBodySaysAForeignCommitFirst(t *testing.T) {
+	tip, found := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	r := Reduce([]Event{
+		{Kind: EvRunStarted, Run: &RunInfo{ID: "r1", WaveBranch: "wave/x", Base: "main", Default: "main"}},
+		{Kind: EvWaveBranch, Outcome: WaveCut, Tip: strings.Repeat("c", 40)},
+		{Kind: EvIssue, Issue: 1, Title: "One"},
+		{Kind: EvMerged, Issue: 1, Commit: tip, Tip: tip},
+		{Kind: EvForeignCommit, Commit: found, Ref: tip, Detail: "`Closes #5` <!-- x -->"},
+		{Kind: EvForeignCommit, Commit: "later", Ref: tip},
+	})
+	if r.WaveTip != tip || r.Wave.CutAt != strings.Repeat("c", 40) || r.Foreign == nil || r.Foreign.Found != found {
+		t.Fatalf("reduced: tip %s cut %+v foreign %+v", r.WaveTip, r.Wave, r.Foreign)
+	}
+	body := FinalPRBody(FinalPRInput{Run: r, DefaultBase: true})
+	i, j := strings.Index(body, "## A commit this run did not make is on the wave branch"), strings.Index(body, "## Merged")
+	if i < 0 || j < 0 || i > j {
+		t.Fatalf("the foreign commit is not said before the merges:\n%s", body)
+	}
+	if !strings.Contains(body, found[:12]) || !strings.Contains(body, tip[:12]) || strings.Contains(body, "Closes #5") {
+		t.Errorf("body:\n%s", body)
+	}
+}

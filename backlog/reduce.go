@@ -45,6 +45,13 @@ type Run struct {
 	// Wave is the cut of the wave branch (runs older than the
 	// wave_branch event have none: their branch was cut before start).
 	Wave *WaveState `json:"-"`
+	// WaveTip is the wave branch's tip on origin as the run last pushed
+	// it ("" for runs whose log predates the record): anything else on
+	// origin's wave branch is a foreign commit.
+	WaveTip string `json:"waveTip,omitempty"`
+	// Foreign is the foreign commit found on origin's wave branch; merges
+	// stopped there. nil: none found.
+	Foreign *Foreign `json:"foreignCommit,omitempty"`
 	// Waits are the transient failures waited out, oldest first; the
 	// last is open (Until nil) while a supervisor waits, or was killed
 	// waiting.
@@ -72,6 +79,8 @@ type WaveState struct {
 	Reservation string `json:"reservation"`
 	Attempt     int    `json:"attempt"`
 	Cut         bool   `json:"cut"`
+	// CutAt is the commit the branch was cut at ("" in older logs).
+	CutAt string `json:"cutAt,omitempty"`
 }
 
 // Wait is one transient window: from Since (the first failed sweep)
@@ -90,6 +99,15 @@ func (r *Run) OpenWait() *Wait {
 		return &r.Waits[n-1]
 	}
 	return nil
+}
+
+// Foreign is a commit the run did not make, found on origin's wave
+// branch.
+type Foreign struct {
+	Found    string    `json:"found"`    // origin's tip ("" = the branch is gone)
+	Expected string    `json:"expected"` // the tip the run last pushed
+	Detail   string    `json:"detail"`
+	At       time.Time `json:"at"`
 }
 
 // PRRef is a pull request the run opened (or the local source's file).
@@ -294,7 +312,15 @@ func (r *Run) issue(n int) *IssueRun {
 
 func (r *Run) apply(i int, ev Event) {
 	r.APICalls += ev.Calls
+	if ev.Tip != "" {
+		r.WaveTip = ev.Tip
+	}
 	switch ev.Kind {
+	case EvForeignCommit:
+		if r.Foreign == nil {
+			r.Foreign = &Foreign{Found: ev.Commit, Expected: ev.Ref, Detail: ev.Detail, At: ev.At}
+		}
+		return
 	case EvRunStarted:
 		if ev.Run != nil {
 			r.Info = *ev.Run
@@ -314,6 +340,9 @@ func (r *Run) apply(i int, ev Event) {
 			r.Wave.Reservation, r.Wave.Attempt = ev.Ref, ev.Attempt
 		}
 		r.Wave.Cut = ev.Outcome == WaveCut
+		if r.Wave.Cut && ev.Tip != "" {
+			r.Wave.CutAt = ev.Tip
+		}
 		return
 	case EvIntent:
 		if ev.Intent != nil {

@@ -46,6 +46,9 @@ type StatusView struct {
 	// WaitingForAnswers is set while a running supervisor has nothing
 	// left but its workers' questions and waits for their answers.
 	WaitingForAnswers *AnswerWait `json:"waitingForAnswers"`
+	// ForeignCommit is the commit the run did not make found on origin's
+	// wave branch (merges stopped there), null when none.
+	ForeignCommit *Foreign `json:"foreignCommit"`
 	// Paused are the executors whose account is out, each with the line
 	// status shows ("paused: claude usage limit until 15:00 …").
 	Paused []PauseView `json:"paused"`
@@ -178,7 +181,7 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 	v := StatusView{SchemaVersion: StatusSchemaVersion, Run: r.Info, Tally: r.Tally(), Queue: append([]int{}, r.Queue...),
 		Dropped: append([]Skip{}, r.Dropped...), FinalPR: r.FinalPR, FinalPRChecks: r.FinalChecks, ExitCode: r.ExitCode, APICalls: r.APICalls,
 		BadEvents: append([]string{}, in.BadEvents...), Issues: []IssueView{}, NeedsInput: []Question{}, Probes: []ProbeWait{},
-		Usage: in.Usage, Paused: []PauseView{}, Sandbox: r.Sandbox, BlockedHosts: r.BlockedHosts()}
+		Usage: in.Usage, ForeignCommit: r.Foreign, Paused: []PauseView{}, Sandbox: r.Sandbox, BlockedHosts: r.BlockedHosts()}
 	if v.BlockedHosts == nil {
 		v.BlockedHosts = []BlockedHost{}
 	}
@@ -326,4 +329,13 @@ func InputWaitLine(a AnswerWait) string {
 	}
 	return fmt.Sprintf("waiting for answers to %s since %s (%s): nothing else is left to do",
 		strings.Join(refs, " "), a.Since.UTC().Format(time.RFC3339), until)
+}
+
+// ForeignLine is the status line of a foreign commit on the wave branch.
+func ForeignLine(f Foreign) string {
+	if f.Found == "" {
+		return fmt.Sprintf("foreign change: the wave branch was deleted on origin (the run last pushed %s); merges stopped", shortSHA(f.Expected))
+	}
+	return fmt.Sprintf("foreign commit: origin's wave branch is at %s, not %s (the run's last push); merges stopped, nothing built on it",
+		shortSHA(f.Found), shortSHA(f.Expected))
 }

@@ -53,6 +53,9 @@ func (v backlogView) head(width int) []string {
 	}
 	writeParts(&b, parts, width)
 	b.WriteString(fit(tallyLine(v.st.Tally, p), width) + "\n")
+	if f := v.st.ForeignCommit; f != nil {
+		b.WriteString(fit(p.bad.Render(backlog.ForeignLine(*f)), width) + "\n")
+	}
 	if line := backlog.SandboxLine(v.st.Sandbox); line != "" {
 		b.WriteString(fit(p.warn.Render(line), width) + "\n")
 	}

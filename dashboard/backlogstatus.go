@@ -30,6 +30,9 @@ func RenderBacklogStatus(w io.Writer, v backlog.StatusView) {
 		fmt.Fprintf(w, " · %d API calls", v.APICalls)
 	}
 	fmt.Fprintln(w)
+	if f := v.ForeignCommit; f != nil {
+		fmt.Fprintf(w, "%s\n", backlog.ForeignLine(*f))
+	}
 	if line := backlog.SandboxLine(v.Sandbox); line != "" {
 		fmt.Fprintf(w, "%s\n", line)
 	}

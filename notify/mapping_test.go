@@ -67,6 +67,7 @@ func TestBacklogEventsMapToNoticesWithStableIDs(t *testing.T) {
 		{backlog.Event{Kind: backlog.EvNeedsInput, Issue: 5, Question: "which db?", At: at}, IssueNeedsInput, ""},
 		{backlog.Event{Kind: backlog.EvParked, Issue: 6, Detail: "verify failed", At: at}, IssueParked, ""},
 		{backlog.Event{Kind: backlog.EvClaimed, Issue: 6, At: at}, "", ""},
+		{backlog.Event{Kind: backlog.EvForeignCommit, Commit: "abc123", Ref: "def456", At: at}, ForeignCommit, "backlog-r1-foreign-commit-0"},
 		{backlog.Event{Kind: backlog.EvUsageLimit, Outcome: backlog.UsagePaused, Executor: "claude", Issue: 3, Until: &at, At: at}, UsageLimited, ""},
 		{backlog.Event{Kind: backlog.EvUsageLimit, Outcome: backlog.UsageExtended, Executor: "claude", Issue: 5, Until: &at, At: at}, "", ""},
 		{backlog.Event{Kind: backlog.EvUsageLimit, Outcome: backlog.UsageResumed, Executor: "claude", At: at}, "", ""},

@@ -20,6 +20,9 @@ const (
 	IssueNeedsInput  = "issue-needs-input"
 	IssueParked      = "issue-parked"
 	FinalPROpened    = "final-pr-opened"
+	// ForeignCommit: a backlog run found a commit it did not make on its
+	// wave branch and stopped merging.
+	ForeignCommit = "foreign-commit"
 	// FinalPRChecks: the final PR's required checks concluded (passed,
 	// failed) or did not within backlog.checksTimeoutMinutes.
 	FinalPRChecks = "final-pr-checks"

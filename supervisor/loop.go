@@ -65,6 +65,11 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 			s.settle() // a start under way finishes before the stop
 			return s.stop(ctx)
 		}
+		if s.run().Foreign != nil && !s.halted {
+			if err := s.haltForeign(ctx); err != nil {
+				return err
+			}
+		}
 		began := s.o.Now()
 		err := s.takeJobErr()
 		if err == nil {
@@ -189,6 +194,9 @@ func (s *Supervisor) working() int {
 // run whose group predecessors are final, then (once) the bounded plan or
 // (unbounded) a fresh plan against the work in flight.
 func (s *Supervisor) refill(ctx context.Context) error {
+	if s.halted {
+		return nil
+	}
 	bounded := len(s.run().Info.Bounded) > 0
 	if s.run().LastPlan == nil || (!bounded && s.wantMore()) {
 		if err := s.plan(ctx); err != nil {

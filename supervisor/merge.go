@@ -21,7 +21,7 @@ import (
 func (s *Supervisor) mergeReady(ctx context.Context) error {
 	for {
 		n, ok := s.trainNext()
-		if !ok || s.stopRequested() {
+		if !ok || s.stopRequested() || s.run().Foreign != nil {
 			return nil
 		}
 		if err := s.mergeOne(ctx, n); err != nil {
@@ -51,7 +51,7 @@ func (s *Supervisor) mergeNext(ctx context.Context) error {
 // at a time).
 func (s *Supervisor) mergeable() bool {
 	_, ok := s.trainNext()
-	return ok && s.jobs.merge == 0
+	return ok && s.jobs.merge == 0 && s.run().Foreign == nil
 }
 
 // mergeOne merges issue n, as its job when the loop's sweep asks for it
@@ -85,15 +85,16 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 	if sent, err := s.prReviewRework(ctx, is); err != nil || sent {
 		return err
 	}
-	// No issue text in the message: GitHub closes the issues that closing
-	// keywords in a commit message name once it reaches the default
-	// branch, so a title saying "Fixes #8" would close #8.
 	res, err := s.o.Git.Merge(ctx, gitops.MergeRequest{
 		Wave:    s.run().Info.WaveBranch,
 		Worker:  "refs/heads/" + is.Branch,
-		Message: fmt.Sprintf("Merge #%d: worker branch %s\n\nBacklog run %s.", n, is.Branch, s.run().Info.ID),
+		Message: mergeMessage(n, is.Branch, s.run().Info.ID),
 		Verify:  s.verifier(n),
+		Expect:  s.run().WaveTip,
 	})
+	if fe, ok := gitops.IsForeignCommit(err); ok {
+		return s.foreignCommit(ctx, fe)
+	}
 	switch {
 	case errors.Is(err, gitops.ErrVerifyFailed) && ctx.Err() == nil: // a stop is no verdict on the change
 		if err := s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "failed", Detail: err.Error()}); err != nil {
@@ -111,7 +112,8 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 		return s.conflict(ctx, is, res.Conflicts)
 	}
 	outside := backlog.Outside(is.Surface, res.Files)
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files, Outside: outside}); err != nil {
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files, Outside: outside,
+		Tip: mergedTip(res)}); err != nil {
 		return err
 	}
 	s.printf("#%d merged into %s (%s)", n, s.run().Info.WaveBranch, short(res.Commit))
@@ -120,6 +122,31 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 		s.checkpoint("merged")
 	})
 	return nil
+}
+
+// mergeMessage is the merge commit's message. No issue text in it:
+// GitHub closes the issues that closing keywords in a commit message name
+// once it reaches the default branch, so a title saying "Fixes #8" would
+// close #8. Its subject names the issue: a merged record is believed
+// only when a commit with that subject is on origin's wave branch
+// (proveMerged).
+func mergeMessage(n int, branch, run string) string {
+	return fmt.Sprintf("%s%s\n\nBacklog run %s.", mergeSubject(n), branch, run)
+}
+
+// mergeSubject begins the subject of issue n's merge commit.
+func mergeSubject(n int) string { return fmt.Sprintf("Merge #%d: worker branch ", n) }
+
+// mergedTip is the wave tip a merge left: the merge commit it pushed, or,
+// when the worker was in already (pushed before a restart), the tip it
+// found, which the merge engine checked is the run's own. Never the tip
+// fetched after the push: a commit someone pushed on top meanwhile is not
+// the run's.
+func mergedTip(res gitops.MergeResult) string {
+	if !res.Already && res.Commit != "" {
+		return res.Commit
+	}
+	return res.WaveAfter
 }
 
 // conflict sends the worker back once to merge the wave branch and

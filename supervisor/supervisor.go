@@ -102,10 +102,17 @@ type Supervisor struct {
 	budget  budgetState
 	// baseConflict: merging a moved base into the wave branch conflicted.
 	baseConflict bool
-	probeWait    time.Duration
-	claimsAt     time.Time // last look at every held claim on origin
-	plannedAt    time.Time // last unbounded plan
-	replan       bool      // something ended since that plan
+	// halted: the run found a foreign commit on the wave branch and its
+	// unmerged work was parked (haltForeign).
+	halted bool
+	// kept are the checkouts finished runs kept, by issue, read once
+	// (keptCheckout).
+	keptOnce  sync.Once
+	kept      map[int][]keptWork
+	probeWait time.Duration
+	claimsAt  time.Time // last look at every held claim on origin
+	plannedAt time.Time // last unbounded plan
+	replan    bool      // something ended since that plan
 	// waiting is the transient failure being waited out (nil: none);
 	// waitFor the pause before the next sweep. The windows lived through
 	// are in the run's log (Run.Waits), as are the environment relaunches.
@@ -302,12 +309,21 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// reopen puts a resumed run's wave branch back where the run left it.
+// reopen puts a resumed run's wave branch back where the run left it:
+// cut, if the run was stopped before; else checked against the tip the
+// run last pushed (a foreign commit is recorded, and the run halts), and
+// every merged record proven on it.
 func (s *Supervisor) reopen(ctx context.Context) error {
 	if w := s.run().Wave; w != nil && !w.Cut {
 		return s.cutWaveBranch(ctx)
 	}
-	return s.ensureWaveBranch(ctx)
+	if s.run().WaveTip == "" { // a log from before the tip was recorded
+		return s.ensureWaveBranch(ctx)
+	}
+	if err := s.checkWaveTip(ctx); err != nil {
+		return err
+	}
+	return s.proveMerged(ctx)
 }
 
 // create makes a new run's directory with its first events (once: its
