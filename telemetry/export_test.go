@@ -62,6 +62,7 @@ func testSpanExporter(t *testing.T, getenv func(string) string) sdktrace.SpanExp
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) }) // a second shutdown is harmless
 	return exp
 }
 
@@ -75,6 +76,7 @@ func testMetricExporter(t *testing.T, getenv func(string) string) sdkmetric.Expo
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
 	return exp
 }
 

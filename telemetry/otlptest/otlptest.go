@@ -52,9 +52,9 @@ type Receiver struct {
 	// Status, when set, answers every request (a receiver refusing).
 	Status int
 
-	mu      sync.Mutex
-	spans   []Span
-	points  []Point
+	mu        sync.Mutex
+	spans     []Span
+	points    []Point
 	headers   []http.Header
 	deadlines []time.Duration
 	bad       []string
