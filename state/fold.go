@@ -33,6 +33,10 @@ type Fold struct {
 
 	index    map[int]int    // wave number → WaveStates index, rebuilt on demand
 	runIndex map[string]int // run directory → Logged index, rebuilt on demand
+	// agentIndex is, per WaveStates index, agent id → index in its
+	// Agents, rebuilt on demand: a lane of thousands of runs is not a
+	// scan of every agent for each of their events.
+	agentIndex map[int]map[string]int
 }
 
 // LoggedRun is a run directory the event log names and the usage its
@@ -84,7 +88,33 @@ func (f *Fold) Apply(ev Event) {
 		i = len(f.WaveStates) - 1
 		f.index[ev.Wave] = i
 	}
-	apply(&f.WaveStates[i], ev)
+	var agents map[string]int
+	if ev.EntityType == EntityAgentRun {
+		agents = f.agentsOf(i)
+	}
+	apply(&f.WaveStates[i], ev, agents)
+	if ev.EntityType == EntityWaveRun {
+		delete(f.agentIndex, i) // a new run of the wave lists its agents afresh
+	}
+}
+
+// agentsOf is the agent index of WaveStates[i]: each id's first agent.
+func (f *Fold) agentsOf(i int) map[string]int {
+	if f.agentIndex == nil {
+		f.agentIndex = map[int]map[string]int{}
+	}
+	m, ok := f.agentIndex[i]
+	if !ok {
+		as := f.WaveStates[i].Agents
+		m = make(map[string]int, len(as))
+		for j, a := range as {
+			if _, dup := m[a.ID]; !dup {
+				m[a.ID] = j
+			}
+		}
+		f.agentIndex[i] = m
+	}
+	return m
 }
 
 // noteRun records the run directory of an agent_run event.

@@ -95,7 +95,9 @@ func Reduce(events []Event, runs map[string]RunFacts, blockers map[int][]Blocker
 
 const lastEventsKept = 12
 
-func apply(w *Wave, ev Event) {
+// apply takes ev into its wave w; agents is w's agent index (Fold.agentsOf)
+// for an agent_run event.
+func apply(w *Wave, ev Event, agents map[string]int) {
 	at := ev.RecordedAt
 	w.UpdatedAt = &at
 	switch ev.EntityType {
@@ -109,7 +111,7 @@ func apply(w *Wave, ev Event) {
 			}
 		}
 	case EntityAgentRun:
-		applyAgentRun(w, ev)
+		applyAgentRun(w, agents, ev)
 	case EntityClosure:
 		phase, _ := ev.Data["phase"].(string)
 		detail, _ := ev.Data["detail"].(string)
@@ -208,12 +210,13 @@ func (w *Wave) SetWaiting() {
 	}
 }
 
-func applyAgentRun(w *Wave, ev Event) {
+func applyAgentRun(w *Wave, agents map[string]int, ev Event) {
 	d := agentRunFields(ev.Data)
-	i := slices.IndexFunc(w.Agents, func(a Agent) bool { return a.ID == d.AgentID })
-	if i < 0 {
+	i, ok := agents[d.AgentID]
+	if !ok {
 		w.Agents = append(w.Agents, Agent{ID: d.AgentID})
 		i = len(w.Agents) - 1
+		agents[d.AgentID] = i
 	}
 	a := &w.Agents[i]
 	at := ev.RecordedAt
