@@ -96,13 +96,6 @@ func (l Layout) LockPath() string { return filepath.Join(l.StateDir, "lock") }
 // EventsPath is the lane's append-only event log.
 func (l Layout) EventsPath() string { return filepath.Join(l.StateDir, "events.jsonl") }
 
-// StatusCachePath is where `status` keeps what the lane's event log and
-// finished runs reduce to (package state's Cache): an optimisation only,
-// safe to delete at any time.
-func (l Layout) StatusCachePath() string {
-	return filepath.Join(l.StateDir, "cache", "status.v1.json")
-}
-
 // LedgerPath is the completed-wave ledger used by --auto-next.
 func (l Layout) LedgerPath() string { return filepath.Join(l.StateDir, "ledger.json") }
 

@@ -67,10 +67,10 @@ func ReduceNotifications(evs []Event) *Notifications {
 
 // applyNotice takes a notification event.
 func (f *Fold) applyNotice(ev Event) {
-	if f.Notices == nil {
-		f.Notices = &noticeFold{State: map[string]string{}, Failures: []NotificationFailure{}}
+	if f.notices == nil {
+		f.notices = &noticeFold{State: map[string]string{}, Failures: []NotificationFailure{}}
 	}
-	n := f.Notices
+	n := f.notices
 	switch ev.Action {
 	case NotifyIntent, NotifyDelivered, NotifyFailed:
 		if n.State[ev.EntityID] == NotifyDelivered || n.State[ev.EntityID] == NotifyFailed {
@@ -92,11 +92,11 @@ func (f *Fold) applyNotice(ev Event) {
 // Notifications is the tally of the notification events folded; nil when
 // there were none.
 func (f *Fold) Notifications() *Notifications {
-	if f.Notices == nil {
+	if f.notices == nil {
 		return nil
 	}
-	out := &Notifications{Failures: slices.Clone(f.Notices.Failures)}
-	for _, s := range f.Notices.State {
+	out := &Notifications{Failures: slices.Clone(f.notices.Failures)}
+	for _, s := range f.notices.State {
 		switch s {
 		case NotifyDelivered:
 			out.Delivered++
