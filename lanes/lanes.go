@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
 // Layout is the on-disk and tmux naming of one lane (docs/state.md).
@@ -22,9 +22,9 @@ type Layout struct {
 }
 
 var (
-	nonToken   = lazyregexp.New(`[^a-z0-9_-]+`)
-	nonSession = lazyregexp.New(`[^A-Za-z0-9_-]+`)
-	laneRe     = lazyregexp.New(`^[a-z0-9][a-z0-9_-]*$`)
+	nonToken   = regexp.MustCompile(`[^a-z0-9_-]+`)
+	nonSession = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+	laneRe     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 )
 
 // ValidateLane checks a lane name the way the reference does.

@@ -14,7 +14,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
 // Value stands in for a secret value.
@@ -25,7 +25,7 @@ const Value = "<redacted>"
 // GOOGLE_APPLICATION_CREDENTIALS, apiKey. Matched anywhere in the name,
 // case-insensitively: a name wrongly taken for a secret is only kept from
 // agents and shown redacted, while one missed is handed to every worker.
-var secretWords = lazyregexp.New(`(?i)token|secret|key|passw(or)?d|credential`)
+var secretWords = regexp.MustCompile(`(?i)token|secret|key|passw(or)?d|credential`)
 
 // Name reports whether a variable's (or a JSON member's) name says it
 // holds a secret.
