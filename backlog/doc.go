@@ -35,7 +35,7 @@
 //   - empty and "." segments are ignored ("a//./b" is "a/b").
 //
 // Paths are non-empty sequences of non-empty segments. Two globs
-// intersect when some such path matches both; GlobsIntersect decides this
-// exactly, by a product of the two patterns' automata, and never by
-// comparing the strings.
+// intersect when some such path matches both; Collide decides this for
+// each pair of globs exactly, by a product of the two patterns' automata,
+// and never by comparing the strings.
 package backlog

@@ -10,7 +10,7 @@ const (
 	EvRunStarted     = "run_started"     // Run
 	EvWaveBranch     = "wave_branch"     // Branch, Ref, Attempt, Outcome (cutting|cut): the wave branch's name before it is pushed, and once it is on origin
 	EvPlanned        = "planned"         // Plan; Issue 0
-	EvIssue          = "issue"           // Issue, Title, Surface: an issue entered the run
+	EvIssue          = "issue"           // Issue, Title, Surface, Labels: an issue entered the run
 	EvClaimed        = "claimed"         // Issue, Ref (claim commit)
 	EvClaimLost      = "claim_lost"      // Issue, Detail (holder)
 	EvClaimRenewed   = "claim_renewed"   // Issue, Ref (the renewed claim commit)
@@ -63,6 +63,11 @@ const (
 	// saw), At. The no-progress and silence timers run from it, across
 	// restarts.
 	EvProgress = "progress"
+	// EvRunPaused: `backlog stop` paused the run (its workers stopped,
+	// worktrees and claims kept); EvRunResumed: a `backlog run` took the
+	// paused run up again. Detail says who.
+	EvRunPaused  = "run_paused"
+	EvRunResumed = "run_resumed"
 )
 
 // Outcomes of EvInputWait.
@@ -155,6 +160,13 @@ type Event struct {
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`
+	// RateWaits is how many GitHub rate limits the supervisor waited
+	// out since its previous event.
+	RateWaits int64 `json:"rateLimitWaits,omitempty"`
+
+	// Labels are an issue event's issue labels as it entered the run
+	// (the outcome ledger groups by them).
+	Labels []string `json:"labels,omitempty"`
 
 	// Notice is a notification event's notice and sink.
 	Notice *NoticeRecord `json:"notice,omitempty"`

@@ -20,6 +20,9 @@ type FinalPRInput struct {
 	// the whole run's (nil: nothing reported usage).
 	Spend map[int]usage.Usage
 	Total *usage.Usage
+	// Outcomes is the lane's outcome ledger in one line (every backlog
+	// run of the lane, this one included), "" when unknown.
+	Outcomes string
 }
 
 // FinalPRTitle is the final PR's title.
@@ -105,6 +108,10 @@ func FinalPRBody(in FinalPRInput) string {
 	writeSpend(&b, in)
 	if in.BaseConflict != "" {
 		line("Merging `%s` into the wave branch conflicted in %s; resolve it in this PR.", r.Info.Base, oneLineText(in.BaseConflict))
+		line("")
+	}
+	if in.Outcomes != "" {
+		line("Outcomes of this lane's backlog runs so far: %s.", in.Outcomes)
 		line("")
 	}
 	if in.Marker != "" {

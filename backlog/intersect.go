@@ -5,32 +5,6 @@ import (
 	"strings"
 )
 
-// GlobsIntersect reports whether some path matches both patterns (see the
-// package doc for the glob language): "internal/**" and "internal/x/*.go"
-// intersect, "a/*.go" and "a/*.md" do not. A pattern that does not
-// compile (an unclosed '[', a reversed range) is treated as intersecting
-// everything: a conflict surface that cannot be read must not let two
-// workers run side by side. ParseSurface rejects such patterns, so a
-// surface never holds one.
-func GlobsIntersect(a, b string) bool {
-	_, ok := globWitness(a, b)
-	return ok
-}
-
-// globWitness is GlobsIntersect with a path matching both (empty when a
-// pattern does not compile).
-func globWitness(a, b string) (string, bool) {
-	ga, err := compileGlob(a)
-	if err != nil {
-		return "", true
-	}
-	gb, err := compileGlob(b)
-	if err != nil {
-		return "", true
-	}
-	return ga.intersect(gb)
-}
-
 // product is the bookkeeping of a breadth-first search over the product
 // of two automata with n1 and n2 positions: a state is a position in each
 // and whether something has been consumed yet (paths and segments are

@@ -94,6 +94,26 @@ func TestGlobsIntersect(t *testing.T) {
 	}
 }
 
+// GlobsIntersect is the rule Collide applies to a pair of globs.
+func GlobsIntersect(a, b string) bool {
+	m := newMatcher()
+	return m.intersects(m.compile(a), m.compile(b))
+}
+
+// globWitness is GlobsIntersect with a path matching both (empty when a
+// pattern does not compile).
+func globWitness(a, b string) (string, bool) {
+	ga, err := compileGlob(a)
+	if err != nil {
+		return "", true
+	}
+	gb, err := compileGlob(b)
+	if err != nil {
+		return "", true
+	}
+	return ga.intersect(gb)
+}
+
 func TestGlobWitnessMatchesBoth(t *testing.T) {
 	for _, c := range [][2]string{
 		{"internal/**", "internal/x/*.go"},
@@ -196,6 +216,9 @@ func patternFrom(picks []byte) string {
 func checkAgainstOracle(t *testing.T, a, b string, paths []string) {
 	t.Helper()
 	w, got := globWitness(a, b)
+	if live := GlobsIntersect(a, b); live != got {
+		t.Fatalf("GlobsIntersect(%q, %q) = %v, its witness search says %v", a, b, live, got)
+	}
 	if a == "" || b == "" { // does not compile: collides with everything
 		if !got {
 			t.Fatalf("GlobsIntersect(%q, %q) = false for an empty pattern", a, b)

@@ -39,7 +39,9 @@ type Run struct {
 	BaseMerges int               `json:"baseMerges,omitempty"`
 	Dropped    []Skip            `json:"dropped,omitempty"`   // left the run before dispatch, with why
 	Finishing  bool              `json:"finishing,omitempty"` // ending: no more work is taken
-	APICalls   int64             `json:"apiCalls,omitempty"`  // sum of the events' Calls
+	// StopPaused: `backlog stop` paused it; `backlog run` resumes it.
+	StopPaused bool  `json:"stopPaused,omitempty"`
+	APICalls   int64 `json:"apiCalls,omitempty"` // sum of the events' Calls
 	// Wave is the cut of the wave branch (runs older than the
 	// wave_branch event have none: their branch was cut before start).
 	Wave *WaveState `json:"-"`
@@ -185,6 +187,9 @@ type Tally struct {
 	Blocked    int `json:"blocked"`
 	NeedsInput int `json:"needsInput"`
 	Planned    int `json:"planned"`
+	// Stopped are claimed issues whose worker `backlog stop` ended:
+	// nothing works on them until `backlog run` resumes the run.
+	Stopped int `json:"stopped"`
 }
 
 // Terminal reports whether an issue's state is final for this run.
@@ -225,6 +230,12 @@ func (r *Run) Tally() Tally {
 			t.NeedsInput++
 		case StatePlanned:
 			t.Planned++
+		case StateClaimed:
+			if is.Outcome == OutcomeStopped {
+				t.Stopped++
+			} else {
+				t.InFlight++
+			}
 		default:
 			t.InFlight++
 		}
@@ -307,6 +318,9 @@ func (r *Run) apply(i int, ev Event) {
 		return
 	case EvFinishing:
 		r.Finishing = true
+		return
+	case EvRunPaused, EvRunResumed:
+		r.StopPaused = ev.Kind == EvRunPaused
 		return
 	case EvWaitStarted:
 		if w := r.OpenWait(); w != nil {

@@ -38,7 +38,7 @@ func TestReduceStatesAndTally(t *testing.T) {
 		{"salvage relaunch", []Event{ev(EvSalvaged, 1), ev(EvWorkerStarted, 1, started(true, "refs/wave/salvage/1/a1"))}, StateRunning, 1, nil, Tally{InFlight: 1}},
 		// Resuming a stopped worker shows the salvage header but is no salvage.
 		{"resume after stop is free", []Event{ev(EvWorkerStarted, 1, started(true, ""))}, StateRunning, 0, nil, Tally{InFlight: 1}},
-		{"stopped worker holds its claim", []Event{ev(EvWorkerStarted, 1), ev(EvWorkerFinished, 1, outcome(OutcomeStopped))}, StateClaimed, 0, nil, Tally{InFlight: 1}},
+		{"stopped worker holds its claim, not in flight", []Event{ev(EvWorkerStarted, 1), ev(EvWorkerFinished, 1, outcome(OutcomeStopped))}, StateClaimed, 0, nil, Tally{Stopped: 1}},
 		{"needs input", []Event{ev(EvWorkerStarted, 1), ev(EvNeedsInput, 1)}, StateNeedsInput, 0, nil, Tally{NeedsInput: 1}},
 		{"parked is blocked", []Event{ev(EvReady, 1), ev(EvParked, 1)}, StateParked, 0, nil, Tally{Blocked: 1}},
 		{"claim lost", []Event{ev(EvReady, 1), ev(EvClaimLost, 1)}, StateFailed, 0, nil, Tally{Blocked: 1}},

@@ -20,7 +20,7 @@ const StatusSchemaVersion = 1
 type StatusView struct {
 	SchemaVersion int         `json:"schemaVersion"`
 	Run           RunInfo     `json:"run"`
-	State         string      `json:"state"` // running|finished|interrupted
+	State         string      `json:"state"` // running|finished|paused|interrupted
 	Tally         Tally       `json:"tally"`
 	Queue         []int       `json:"queue"`
 	Issues        []IssueView `json:"issues"`
@@ -56,7 +56,7 @@ type PauseView struct {
 
 // Waiting is a transient failure a supervisor is waiting out: its sweeps
 // fail, so nothing is dispatched or merged, while the workers keep
-// running.
+// running. The supervisor keeps it in its run's waiting.json meanwhile.
 type Waiting struct {
 	Cause    string    `json:"cause"`  // in words: "origin unreachable", "no space left on device"
 	Detail   string    `json:"detail"` // the last failure, one line
@@ -147,7 +147,10 @@ type LiveFacts struct {
 type StatusInput struct {
 	BadEvents []string // corrupt event lines skipped while reducing
 	LockHeld  bool     // a supervisor holds the lane
-	Now       time.Time
+	// StopPending: a `backlog stop` (not --finish) waits in the run for
+	// the next supervisor, none being alive when it was asked.
+	StopPending bool
+	Now         time.Time
 	// Waiting and Probes are shown only while a supervisor holds the lane.
 	Waiting    *Waiting
 	Probes     []ProbeWait
@@ -180,6 +183,9 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 		v.Waiting = in.Waiting
 		v.Probes = append(v.Probes, in.Probes...)
 		v.WaitingForAnswers = NewAnswerWait(r)
+	case r.StopPaused || in.StopPending:
+		v.State = "paused"
+		v.ElapsedSec = int64(in.Now.Sub(r.Info.StartedAt).Seconds())
 	default:
 		v.State = "interrupted"
 		v.ElapsedSec = int64(in.Now.Sub(r.Info.StartedAt).Seconds())

@@ -257,17 +257,28 @@ func newMatcher() *matcher {
 func (m *matcher) surface(s Surface) compiledSurface {
 	cs := compiledSurface{Surface: s}
 	for _, text := range s.Globs {
-		c, ok := m.globs[text]
-		if !ok {
-			g, err := compileGlob(text)
-			c = &compiled{text: text, id: len(m.globs), glob: g, bad: err != nil}
-			m.globs[text] = c
-		}
-		cs.globs = append(cs.globs, c)
+		cs.globs = append(cs.globs, m.compile(text))
 	}
 	return cs
 }
 
+// compile is glob text compiled, once per matcher.
+func (m *matcher) compile(text string) *compiled {
+	c, ok := m.globs[text]
+	if !ok {
+		g, err := compileGlob(text)
+		c = &compiled{text: text, id: len(m.globs), glob: g, bad: err != nil}
+		m.globs[text] = c
+	}
+	return c
+}
+
+// intersects reports whether some path matches both globs (see the
+// package doc for the glob language): "internal/**" and "internal/x/*.go"
+// intersect, "a/*.go" and "a/*.md" do not. A glob that does not compile
+// (an unclosed '[', a reversed range) intersects everything: a conflict
+// surface that cannot be read must not let two workers run side by side.
+// ParseSurface rejects such globs, so a surface never holds one.
 func (m *matcher) intersects(x, y *compiled) bool {
 	if x.bad || y.bad {
 		return true

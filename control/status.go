@@ -247,6 +247,9 @@ func logical(w *state.Wave, a state.Agent) LogicalAgent {
 		la.State, la.ExecutionState = AgentSatisfied, ExecSettled
 	case state.AgentTerminated:
 		la.State, la.ExecutionState = AgentStopped, ExecSettled
+	case state.AgentWaitingForInput:
+		// Its run ended; a person's answer relaunches it.
+		la.State, la.ExecutionState, la.Reason = AgentBlocked, ExecSettled, state.AgentWaitingForInput
 	default: // failed, timed-out, stalled, lost
 		la.State, la.ExecutionState = AgentRerun, ExecSettled
 	}

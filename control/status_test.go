@@ -54,6 +54,10 @@ func TestControlStatusMapsTheReducedWave(t *testing.T) {
 		{"waiting for input", wave(state.WaveWaitingForInput, func(w *state.Wave) {
 			w.Questions = []state.Question{{ID: "q-9", AgentID: "A1", Blocking: true, State: "pending"}}
 		}), ExecActive, ClosureBlocked, CtrlWaitingUser, EdgeHuman + " q-9", []string{AgentWorking, AgentPlanned}},
+		{"the asking agent's run ended", wave(state.WaveWaitingForInput, func(w *state.Wave) {
+			w.Questions = []state.Question{{ID: "q-9", AgentID: "A1", Blocking: true, State: "pending"}}
+			w.Agents[0].State = state.AgentWaitingForInput
+		}), ExecActive, ClosureBlocked, CtrlWaitingUser, EdgeHuman + " q-9", []string{AgentBlocked, AgentPlanned}},
 		{"stopped", wave(state.WaveStopped, func(w *state.Wave) { w.Agents[0].State = state.AgentTerminated }),
 			ExecSettled, ClosurePending, CtrlIdle, "", []string{AgentStopped, AgentPlanned}},
 	}

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"slices"
 	"time"
 
@@ -29,32 +30,29 @@ type sessionGoneMsg struct{ view, agent, session string }
 // AttachArgv is the argv of the last attach command the view ran.
 func (v waveView) AttachArgv() []string { return v.attach }
 
+// attachTo shows a's tmux session, or its pod for a kubernetes agent,
+// or says which command does when the hook for it is missing.
 func (v waveView) attachTo(a state.Agent) (waveView, tea.Cmd) {
-	if a.Backend == state.BackendKubernetes {
-		return v.attachPod(a)
-	}
-	if a.SessionName == "" {
+	var cmd tea.Cmd
+	switch {
+	case a.Backend == state.BackendKubernetes && v.cfg.AttachAgent != nil:
+		v.attach, cmd = attachPod(v.Name(), a.ID, v.cfg.AttachAgent(a.ID))
+		return v, cmd
+	case a.Backend != state.BackendKubernetes && a.SessionName == "":
 		return v, Note("agent %s has no tmux session yet", a.ID)
-	}
-	if v.cfg.Attach == nil {
+	case a.Backend == state.BackendKubernetes || v.cfg.Attach == nil:
 		return v, Note("attach is not available here; run: wave-orchestrator attach --lane %s --agent %s", clean(v.lane.Lane), clean(a.ID))
 	}
-	var cmd tea.Cmd
 	v.attach, cmd = attachSession(v.cfg, v.Name(), a.ID, a.SessionName)
 	return v, cmd
 }
 
-// attachPod attaches to a kubernetes agent's pod with `attach --agent`,
-// run in this terminal: the API, not tmux, reaches the pod.
-func (v waveView) attachPod(a state.Agent) (waveView, tea.Cmd) {
-	if v.cfg.AttachAgent == nil {
-		return v, Note("attach is not available here; run: wave-orchestrator attach --lane %s --agent %s", clean(v.lane.Lane), clean(a.ID))
-	}
-	cmd := v.cfg.AttachAgent(a.ID)
-	v.attach = cmd.Args
-	view, who := v.Name(), "pod of "+a.ID
-	return v, tea.ExecProcess(cmd, func(err error) tea.Msg {
-		return attachedMsg{view: view, session: who, err: err}
+// attachPod is the attach of who's pod for the view named view: cmd
+// (`attach --agent`, `attach --issue`) runs in this terminal, as the
+// API, not tmux, reaches the pod. It returns the argv it runs.
+func attachPod(view, who string, cmd *exec.Cmd) ([]string, tea.Cmd) {
+	return cmd.Args, tea.ExecProcess(cmd, func(err error) tea.Msg {
+		return attachedMsg{view: view, session: "pod of " + who, err: err}
 	})
 }
 

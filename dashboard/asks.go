@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
@@ -43,6 +42,10 @@ const maxAnswerInput = 2000
 
 // asksShown is how many waiting questions a view lists before "+N more".
 const asksShown = 3
+
+// contextShown is how many lines of the selected question's context the
+// answer line shows above it.
+const contextShown = 4
 
 // asks is a view's list of the questions that wait for a person and the
 // answer line: a opens it on the selected question, ↑/↓ choose another,
@@ -160,21 +163,28 @@ func (a asks) lines(width int, p palette, now time.Time) []string {
 		out = append(out, fit(p.dim.Render(fmt.Sprintf("  +%d more (↑/↓ while answering)", more)), width))
 	}
 	if a.typing {
+		out = append(out, contextLines(a.waiting[a.sel], width, p)...)
 		out = append(out, fit("answer "+clean(a.waiting[a.sel].ID)+": "+clean(a.input.Value())+"█", width))
 	}
 	return out
 }
 
-// hint puts the a key first in a help list while a question waits (the
-// one thing then that needs the person), and leaves it out otherwise.
-func (a asks) hint(k waveKeys, keys ...key.Binding) []key.Binding {
-	if len(a.waiting) == 0 {
-		return keys
+// contextLines are the first lines of what the asker gave as the
+// question's context (`ask --context`, why an issue was parked): what a
+// person needs to answer, shown while they type.
+func contextLines(q questions.Question, width int, p palette) []string {
+	text := strings.TrimSpace(q.Context)
+	if text == "" {
+		return nil
 	}
-	return append([]key.Binding{short(k.Answer, "answer")}, keys...)
-}
-
-// answerKey is the a key of the wave and backlog views.
-func answerKey() key.Binding {
-	return key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer the selected question"))
+	lines := strings.Split(text, "\n")
+	var out []string
+	for i, l := range lines {
+		if i == contextShown {
+			out = append(out, fit(p.dim.Render(fmt.Sprintf("  │ … %d more lines of context (questions --json has them all)", len(lines)-i)), width))
+			break
+		}
+		out = append(out, fit(p.dim.Render("  │ "+clean(l)), width))
+	}
+	return out
 }

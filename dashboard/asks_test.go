@@ -152,3 +152,28 @@ func TestBacklogViewAnswersAnIssueQuestion(t *testing.T) {
 		t.Fatalf("after the answer:\n%s", v)
 	}
 }
+
+// While a person types an answer, the question's context (`ask
+// --context`) is shown above the answer line, escaped and cut to a few
+// lines.
+func TestTheAnswerLineShowsTheQuestionsContext(t *testing.T) {
+	layout := lanes.New(t.TempDir(), ".wave", "p", "main")
+	ctx := "The API has two versions.\nv1 is frozen \x1b[2J since May.\nv2 needs a migration.\nline four\nline five\nline six"
+	if _, err := questions.Post(layout, questions.Ask{Wave: 3, AgentID: "A1", Text: "Which API?", Context: ctx, Blocking: true}, clock.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	m := newTestModel(t, questionHooks(layout), runningLane(), 120, 40)
+	m = drive(t, m, runCmd(loadQuestions(m.cfg))[0])
+	if strings.Contains(m.View(), "two versions") {
+		t.Fatalf("the context shows before the answer line opens:\n%s", m.View())
+	}
+	view := press(t, m, "a").View()
+	for _, want := range []string{"│ The API has two versions.", "│ v1 is frozen", "│ v2 needs a migration.", "│ line four", "2 more lines of context"} {
+		if !strings.Contains(view, want) {
+			t.Fatalf("the answer line lacks %q of the context:\n%s", want, view)
+		}
+	}
+	if strings.Contains(view, "\x1b[2J") || strings.Contains(view, "line five") {
+		t.Fatalf("the context is not escaped or not cut:\n%s", view)
+	}
+}

@@ -16,11 +16,7 @@ import (
 // goes through clean before it reaches a cell.
 
 // issueColumn is one column of the issue table.
-type issueColumn struct {
-	name  string
-	width int
-	cell  func(is backlog.IssueView) string
-}
+type issueColumn = column[backlog.IssueView]
 
 // since is how much older the read's ages are at the view's clock while
 // the run is live; a finished run's numbers are final.
@@ -75,6 +71,9 @@ func tallyLine(t backlog.Tally, p palette) string {
 		p.good.Render(itoa(t.Merged)), p.live.Render(itoa(t.InFlight)), p.bad.Render(itoa(t.Blocked)), p.warn.Render(itoa(t.NeedsInput)))
 	if t.Planned > 0 {
 		s += " / waiting " + itoa(t.Planned)
+	}
+	if t.Stopped > 0 {
+		s += " / stopped " + itoa(t.Stopped)
 	}
 	return s
 }
@@ -215,55 +214,25 @@ func short7(sha string) string {
 // failed — with a placeholder for each run of hidden rows.
 func (v backlogView) table(width, budget int) []string {
 	p := newPalette(v.cfg.Color)
-	issues := v.st.Issues
-	if len(issues) == 0 {
+	if len(v.list.all) == 0 {
 		return []string{p.dim.Render("no issue taken yet")}
 	}
+	if line, none := v.list.noMatch(p); none {
+		return []string{line}
+	}
 	cols := v.issueColumns(width)
-	head := make([]string, len(cols))
-	for i, c := range cols {
-		head[i] = pad(c.name, c.width)
-	}
 	gap := columnGap(width)
-	out := []string{p.bold.Render(strings.TrimRight("  "+strings.Join(head, gap), " "))}
-	rows := v.visibleIssues(budget)
-	next := 0
-	for k, i := range rows {
-		if i > next {
-			where := "above"
-			if k > 0 {
-				where = ""
-			}
-			out = append(out, fit(p.dim.Render(hiddenIssues(issues[next:i], where)), width))
+	out := []string{headLine(cols, gap, p)}
+	issues := v.list.rows
+	style := func(c string, is backlog.IssueView, cell string) string {
+		if c == "STATE" {
+			return p.issueStyle(is.State).Render(cell)
 		}
-		out = append(out, fit(v.issueRow(issues[i], i == v.selIdx, cols, gap, p), width))
-		next = i + 1
+		return cell
 	}
-	if next < len(issues) {
-		out = append(out, fit(p.dim.Render(hiddenIssues(issues[next:], "below")), width))
-	}
-	return out
-}
-
-func (v backlogView) visibleIssues(budget int) []int {
-	issues := v.st.Issues
-	return pickRows(len(issues), v.selIdx, budget, func(i int) bool { return urgentIssue(issues[i]) })
-}
-
-func (v backlogView) issueRow(is backlog.IssueView, selected bool, cols []issueColumn, gap string, p palette) string {
-	cells := make([]string, len(cols))
-	for j, c := range cols {
-		cells[j] = pad(c.cell(is), c.width)
-		if c.name == "STATE" {
-			cells[j] = p.issueStyle(is.State).Render(cells[j])
-		}
-	}
-	mark := "  "
-	if selected && !v.frameOnly() {
-		mark = "› "
-		cells[0] = p.sel.Render(cells[0])
-	}
-	return strings.TrimRight(mark+strings.Join(cells, gap), " ")
+	row := func(i int) string { return fit(rowLine(issues[i], cols, gap, i == v.list.sel, style, p), width) }
+	hidden := func(from, to int, where string) string { return hiddenIssues(issues[from:to], where) }
+	return append(out, tableLines(len(issues), v.list.sel, budget, v.list.urgent, row, hidden, p, width)...)
 }
 
 // hiddenIssues is the placeholder for a run of hidden rows.
@@ -379,7 +348,7 @@ func (v backlogView) tail(width int) []string {
 	if n := len(v.st.BadEvents); n > 0 {
 		out = append(out, fit(p.warn.Render(fmt.Sprintf("%d corrupt event line(s) skipped: ", n))+clean(strings.Join(v.st.BadEvents, ", ")), width))
 	}
-	out = append(out, v.asks.lines(width, p, v.now)...)
+	out = append(out, v.list.lines(width, p, v.now)...)
 	if r := v.resultLine(p); v.found && r != "" {
 		out = append(out, fit(r, width))
 		if v.st.State == "finished" && v.st.FinalPR != nil && v.st.FinalPR.URL != "" {

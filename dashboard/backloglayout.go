@@ -35,26 +35,15 @@ func (v backlogView) sections(level, width int) []string {
 
 // layout chooses the plan for the view's box.
 func (v backlogView) layout() viewPlan {
-	if v.zoom {
-		return viewPlan{preview: max(2, v.height-len(v.tail(v.width)))}
-	}
-	beside, width := splitBeside(v.width)
-	if v.height <= 0 {
-		return viewPlan{preview: previewFallback, beside: beside}
-	}
-	issues := v.st.Issues
-	t := tableFit{n: len(issues), sel: v.selIdx, urgent: func(i int) bool { return urgentIssue(issues[i]) },
-		visible: v.visibleIssues}
-	head, tail := len(v.head(width)), len(v.tail(width))
 	steps := shrinkSteps{smallPreview: blSmallPreview, cutTable: blCutTable, noPreview: blNoPreview, urgentWindow: blUrgentWindow}
-	return fitPlan(steps, v.height, beside, t, func(level int) int {
-		return head + len(v.sections(level, width)) + tail
-	})
+	return v.list.plan(v.width, v.height, steps, func(level, width int) int {
+		return len(v.head(width)) + len(v.sections(level, width))
+	}, func(width int) int { return len(v.tail(width)) })
 }
 
 // sized fits the preview's viewport to the plan.
 func (v backlogView) sized() backlogView {
-	v.out = v.out.sizedFor(v.width, v.plan)
+	v.list.out = v.list.out.sizedFor(v.width, v.plan)
 	return v
 }
 
@@ -64,17 +53,17 @@ func (v backlogView) sized() backlogView {
 func (v backlogView) View() string {
 	pl := v.plan
 	pal := newPalette(v.cfg.Color)
-	if v.zoom {
-		return v.out.zoomed(v.width, pl, pal, v.tail(v.width))
+	if v.list.zoom {
+		return v.list.out.zoomed(v.width, pl, pal, v.tail(v.width))
 	}
 	width := pl.tableWidth(v.width)
 	left := v.head(width)
 	if !v.found {
-		return v.out.frame(left, v.tail(width), viewPlan{}, width, v.height, pal)
+		return v.list.out.frame(left, v.tail(width), viewPlan{}, width, v.height, pal)
 	}
 	left = append(left, v.table(width, pl.rows)...)
 	left = append(left, v.sections(pl.level, width)...)
-	return v.out.frame(left, v.tail(width), pl, width, v.height, pal)
+	return v.list.out.frame(left, v.tail(width), pl, width, v.height, pal)
 }
 
 // BacklogFrame is the one-frame mode of the backlog view (`dashboard
@@ -83,7 +72,8 @@ func (v backlogView) View() string {
 // backlog run.
 func BacklogFrame(st backlog.StatusView, ok bool, width int, color bool, now time.Time) string {
 	v := backlogView{cfg: Config{Color: color, Now: func() time.Time { return now }}, st: st, found: ok, loaded: true,
-		readAt: now, now: now, width: width, height: -1, selIdx: -1}
+		readAt: now, now: now, width: width, height: -1, list: newList(issueRows(), "").setRows(st.Issues)}
+	v.list.sel = -1 // nothing selected
 	lines := v.head(width)
 	if ok {
 		lines = append(lines, v.table(width, 0)...)

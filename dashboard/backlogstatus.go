@@ -19,6 +19,9 @@ func RenderBacklogStatus(w io.Writer, v backlog.StatusView) {
 	if t.Planned > 0 {
 		fmt.Fprintf(w, " / waiting %d", t.Planned)
 	}
+	if t.Stopped > 0 {
+		fmt.Fprintf(w, " / stopped %d", t.Stopped)
+	}
 	fmt.Fprintf(w, " · elapsed %s", (time.Duration(v.ElapsedSec) * time.Second).String())
 	if v.Usage != nil {
 		fmt.Fprintf(w, " · spent %s", v.Usage.String())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -38,11 +39,11 @@ type backlogMsg struct {
 // backlogView shows one backlog run: header, tally, one row per issue,
 // the needs-input questions and a preview of the selected worker's
 // output. It draws the backlog.StatusView its loader returns and reduces
-// nothing.
+// nothing; its list owns the table's selection, filter, preview and
+// answer line.
 type backlogView struct {
 	cfg  Config
 	load BacklogLoader
-	keys waveKeys
 
 	st      backlog.StatusView
 	found   bool      // the lane has a backlog run
@@ -55,16 +56,27 @@ type backlogView struct {
 	again   bool      // something changed during it: read once more
 	askedAt time.Time // when the last read started
 
-	selNum int // selected issue, kept across reads
-	selIdx int // its row, the fallback when it goes
-
-	out    preview
-	zoom   bool
+	list   list[backlog.IssueView]
 	attach []string // argv of the last attach command
-	asks   asks     // the issues' questions that wait, the answer line
 
 	width, height int
 	plan          viewPlan
+}
+
+// issueRows is what the backlog view's list knows of an issue. Before
+// the user chose one, the first issue a user would want to look at is
+// selected: running, else parked or failed, else the first.
+func issueRows() rowSpec[backlog.IssueView] {
+	return rowSpec[backlog.IssueView]{
+		words: listWords{noun: "issue", fields: "#, title, state, branch", attach: "the worker's tmux session"},
+		id:    func(is backlog.IssueView) string { return issueID(is.Number) },
+		log:   logPath,
+		text: func(is backlog.IssueView) string {
+			return strings.Join([]string{issueID(is.Number), is.Title, is.State, is.Branch}, " ")
+		},
+		urgent: urgentIssue,
+		first:  firstUrgent,
+	}
 }
 
 // NewBacklogView returns the backlog view for cfg (its clock, colour and
@@ -73,27 +85,15 @@ func NewBacklogView(cfg Config, load BacklogLoader) View {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	v := backlogView{cfg: cfg, load: load, keys: newBacklogKeys(cfg.Back), now: cfg.Now(), out: newPreview(), width: 100}
-	v.out.none = "no issue selected"
-	v.asks.backlog = true
+	v := backlogView{cfg: cfg, load: load, now: cfg.Now(), width: 100,
+		list: newList(issueRows(), cfg.Back, actAttach)}
+	v.list.asks.backlog = true
 	v.plan = v.layout()
 	return v.sized()
 }
 
-func newBacklogKeys(back string) waveKeys {
-	k := newWaveKeys(back)
-	k.Up.SetHelp("↑/k", "select previous issue")
-	k.Down.SetHelp("↓/j", "select next issue")
-	k.Clear.SetHelp("esc", "leave full screen")
-	if back == "" {
-		k.Attach.SetHelp("enter", "attach to the worker's tmux session")
-	}
-	k.Zoom.SetHelp("l", "worker output full screen")
-	return k
-}
-
 func (v backlogView) Name() string    { return BacklogViewName }
-func (v backlogView) Capturing() bool { return v.asks.typing }
+func (v backlogView) Capturing() bool { return v.list.capturing() }
 
 // Init reads the run.
 func (v backlogView) Init() tea.Cmd { return loadBacklog(v.load) }
@@ -110,18 +110,11 @@ func loadBacklog(load BacklogLoader) tea.Cmd {
 
 // ShortHelp is the footer's hint line.
 func (v backlogView) ShortHelp() []key.Binding {
-	k := v.keys
-	return v.asks.hint(k, short(k.Up, "select"), short(k.Attach, "attach"), short(k.Zoom, "output"), short(k.PageUp, "scroll"))
+	return v.list.shortHelp(actUp, actAttach, actZoom, actPageUp)
 }
 
 // FullHelp lists every key of the view.
-func (v backlogView) FullHelp() [][]key.Binding {
-	k := v.keys
-	return [][]key.Binding{
-		v.asks.hint(k, k.Up, k.Down, k.Attach, k.Zoom, k.Clear),
-		{k.PageUp, k.PageDown, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
-	}
-}
+func (v backlogView) FullHelp() [][]key.Binding { return v.list.fullHelp() }
 
 // read starts a read of the run unless one is under way, in which case
 // it asks for another once that one returns.
@@ -137,10 +130,11 @@ func (v backlogView) read() (backlogView, tea.Cmd) {
 	return v, loadBacklog(v.load)
 }
 
-// Update handles reads, state changes, the clock, size and keys.
+// Update handles reads, state changes, the clock, size and keys; after
+// each the preview follows the selection.
 func (v backlogView) Update(msg tea.Msg) (View, tea.Cmd) {
-	before := v.selectedKey()
 	var cmd tea.Cmd
+	read := false // the run was read: read the selected log again
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		v.width, v.height = msg.Width, msg.Height
@@ -154,31 +148,16 @@ func (v backlogView) Update(msg tea.Msg) (View, tea.Cmd) {
 		}
 	case backlogMsg:
 		v, cmd = v.receive(msg)
-	case logMsg:
-		v.out = v.out.receive(msg)
-	case questionsMsg:
-		v.asks = v.asks.receive(msg)
-	case attachedMsg, sessionGoneMsg:
-		sel := ""
-		if is, ok := v.Selected(); ok {
-			sel = issueID(is.Number)
-		}
-		var zoom bool
-		cmd, zoom = attachDone(v.cfg, v.Name(), sel, msg)
-		v.zoom = v.zoom || zoom
+		read = true
 	case tea.KeyMsg:
 		v, cmd = v.key(msg)
+	default:
+		v.list, cmd = v.list.update(v.cfg, v.Name(), msg)
 	}
-	if v.selectedKey() != before {
-		who, path := "", ""
-		if is, ok := v.Selected(); ok {
-			who, path = issueID(is.Number), logPath(is)
-		}
-		v.out = v.out.forLog(who, path)
-		cmd = tea.Batch(cmd, v.readSelected())
-	}
+	var follow tea.Cmd
+	v.list, follow = v.list.follow(read)
 	v.plan = v.layout()
-	return v.sized(), cmd
+	return v.sized(), tea.Batch(cmd, follow)
 }
 
 func (v backlogView) receive(m backlogMsg) (backlogView, tea.Cmd) {
@@ -187,44 +166,24 @@ func (v backlogView) receive(m backlogMsg) (backlogView, tea.Cmd) {
 	v.loadErr = m.err
 	if m.err == nil {
 		v.st, v.found, v.loaded, v.readAt = m.v, m.ok, true, v.now
-		v = v.reselect()
+		v.list = v.list.setRows(v.st.Issues)
 	}
-	cmd := v.readSelected()
 	if v.again {
-		var again tea.Cmd
-		v, again = v.read()
-		cmd = tea.Batch(cmd, again)
-	}
-	return v, cmd
-}
-
-func (v backlogView) key(k tea.KeyMsg) (backlogView, tea.Cmd) {
-	keys := v.keys
-	var cmd tea.Cmd
-	switch {
-	case v.asks.typing:
-		v.asks, cmd = v.asks.key(v.cfg, k)
-		return v, cmd
-	case key.Matches(k, keys.Answer):
-		v.asks, cmd = v.asks.open(v.cfg)
-		return v, cmd
-	case key.Matches(k, keys.Up):
-		v = v.move(-1)
-	case key.Matches(k, keys.Down):
-		v = v.move(1)
-	case key.Matches(k, keys.Attach):
-		if is, ok := v.Selected(); ok {
-			return v.attachTo(is)
-		}
-		return v, Note("no issue selected")
-	case key.Matches(k, keys.Zoom):
-		v.zoom = !v.zoom
-	case key.Matches(k, keys.Clear):
-		v.zoom = false
-	default:
-		v.out = v.out.scroll(k, keys)
+		return v.read()
 	}
 	return v, nil
+}
+
+// key hands k to the list and does the view's own action, attach.
+func (v backlogView) key(k tea.KeyMsg) (backlogView, tea.Cmd) {
+	var act action
+	var cmd tea.Cmd
+	v.list, act, cmd = v.list.key(v.cfg, k)
+	if act == actAttach {
+		is, _ := v.list.selected()
+		return v.attachTo(is)
+	}
+	return v, cmd
 }
 
 // attachTo shows the worker's tmux session: attach-session, or
@@ -236,11 +195,15 @@ func (v backlogView) attachTo(is backlog.IssueView) (backlogView, tea.Cmd) {
 		return v, Note("%s has no worker session yet (%s)", id, is.State)
 	case backlog.Terminal(is.State):
 		if is.RunDir != "" {
-			v.zoom = true
+			v.list.zoom = true
 		}
 		return v, Note("%s is %s; its worker has ended, showing its output", id, is.State)
+	case is.Pod != "" && v.cfg.AttachIssue == nil:
+		return v, Note("attach is not available here; run: wave-orchestrator attach --issue %d", is.Number)
 	case is.Pod != "":
-		return v.attachPod(is)
+		var cmd tea.Cmd
+		v.attach, cmd = attachPod(v.Name(), id, v.cfg.AttachIssue(is.Number))
+		return v, cmd
 	case v.cfg.Attach == nil:
 		return v, Note("attach is not available here; run: tmux -L <socket> attach -t %s", clean(is.Session))
 	}
@@ -249,67 +212,8 @@ func (v backlogView) attachTo(is backlog.IssueView) (backlogView, tea.Cmd) {
 	return v, cmd
 }
 
-// attachPod attaches to a worker's pod with `attach --issue`, run in this
-// terminal: the API, not tmux, reaches the pod.
-func (v backlogView) attachPod(is backlog.IssueView) (backlogView, tea.Cmd) {
-	if v.cfg.AttachIssue == nil {
-		return v, Note("attach is not available here; run: wave-orchestrator attach --issue %d", is.Number)
-	}
-	cmd := v.cfg.AttachIssue(is.Number)
-	v.attach = cmd.Args
-	view, who := v.Name(), "pod of "+issueID(is.Number)
-	return v, tea.ExecProcess(cmd, func(err error) tea.Msg {
-		return attachedMsg{view: view, session: who, err: err}
-	})
-}
-
 // Selected returns the selected issue.
-func (v backlogView) Selected() (backlog.IssueView, bool) {
-	if v.selIdx < 0 || v.selIdx >= len(v.st.Issues) {
-		return backlog.IssueView{}, false
-	}
-	return v.st.Issues[v.selIdx], true
-}
-
-// selectedKey identifies what the preview shows: the issue and its
-// current run's log (a relaunch writes a new one).
-func (v backlogView) selectedKey() string {
-	is, ok := v.Selected()
-	if !ok {
-		return ""
-	}
-	return issueID(is.Number) + " " + logPath(is)
-}
-
-func (v backlogView) move(d int) backlogView {
-	if len(v.st.Issues) == 0 {
-		return v
-	}
-	v.selIdx = max(0, min(v.selIdx+d, len(v.st.Issues)-1))
-	v.selNum = v.st.Issues[v.selIdx].Number
-	return v
-}
-
-// reselect keeps the selection on its issue after a read, or on the
-// nearest row; the first read selects the first issue a user would want
-// to look at (running, else parked or failed, else the first).
-func (v backlogView) reselect() backlogView {
-	for i, is := range v.st.Issues {
-		if is.Number == v.selNum {
-			v.selIdx = i
-			return v
-		}
-	}
-	if v.selNum == 0 {
-		v.selIdx = firstUrgent(v.st.Issues)
-	}
-	v.selIdx = max(0, min(v.selIdx, len(v.st.Issues)-1))
-	v.selNum = 0
-	if len(v.st.Issues) > 0 {
-		v.selNum = v.st.Issues[v.selIdx].Number
-	}
-	return v
-}
+func (v backlogView) Selected() (backlog.IssueView, bool) { return v.list.selected() }
 
 func firstUrgent(issues []backlog.IssueView) int {
 	for i, is := range issues {
@@ -323,15 +227,6 @@ func firstUrgent(issues []backlog.IssueView) int {
 		}
 	}
 	return 0
-}
-
-// readSelected refreshes the preview of the selected worker.
-func (v backlogView) readSelected() tea.Cmd {
-	is, ok := v.Selected()
-	if !ok || is.RunDir == "" {
-		return nil
-	}
-	return readLog(issueID(is.Number), logPath(is))
 }
 
 // AttachArgv is the argv of the last attach command the view ran.

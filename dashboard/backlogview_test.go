@@ -150,6 +150,22 @@ func TestBacklogViewUpdate(t *testing.T) {
 					t.Fatalf("selection ran off the end: #%d", is.Number)
 				}
 			}},
+		{"/ filters the issues as it filters the agents; esc clears it", withLogsRun, nil, []string{"/", "c", "a", "r", "t"},
+			func(t *testing.T, m Model, l *loader) {
+				v := m.View()
+				if !issueRow("27", "parked").MatchString(v) || issueRow("15", "running").MatchString(v) || !strings.Contains(v, "/cart█  1 of 8 issues") {
+					t.Fatalf("/cart should show #27 only:\n%s", v)
+				}
+				if is, _ := backlogOf(m).Selected(); is.Number != 27 || !strings.Contains(v, "worker 27 line 12") {
+					t.Fatalf("selected #%d; the preview should follow it:\n%s", is.Number, v)
+				}
+				if v = press(t, m, "x").View(); !strings.Contains(v, "no issue matches /cartx") {
+					t.Fatalf("a filter that hides every issue:\n%s", v)
+				}
+				if v = press(t, m, "backspace", "enter", "esc").View(); !issueRow("15", "running").MatchString(v) || strings.Contains(v, "of 8 issues") {
+					t.Fatalf("esc did not clear the filter:\n%s", v)
+				}
+			}},
 		{"a new read keeps the selection on its issue", func(*testing.T) *loader {
 			return &loader{views: []backlog.StatusView{runningBacklog(), moved()}}
 		}, nil, nil,

@@ -16,7 +16,7 @@ func TestDashboardShowsCostPerAgentAndTheLaneTotal(t *testing.T) {
 	l.Waves[0].Agents[0].Usage = &usage.Usage{InputTokens: &in, CostUSD: &cost}
 	out := int64(800)
 	l.Waves[0].Agents[1].Usage = &usage.Usage{OutputTokens: &out}
-	total := usage.Sum(l.Waves[0].Agents[0].Usage, l.Waves[0].Agents[1].Usage)
+	total := usage.Usage{InputTokens: &in, OutputTokens: &out, CostUSD: &cost}
 	l.Waves[0].Usage, l.Usage = &total, &total
 	got := Render(l, Options{Width: 160, Now: clock, Wave: -1, Selected: -1})
 	for _, want := range []string{"COST", "$0.420", "800t", "spent 12.8k tok $0.420"} {
@@ -44,5 +44,16 @@ func TestStatusUsageSumsEveryRun(t *testing.T) {
 	}
 	if l.Waves[0].Agents[1].Usage != nil {
 		t.Errorf("an agent without runs has usage %+v", l.Waves[0].Agents[1].Usage)
+	}
+}
+
+// The STATE column is as wide as its widest state: an agent stopped at
+// its budget reads budget-exceeded in full.
+func TestTheStateColumnShowsBudgetExceededInFull(t *testing.T) {
+	l := runningLane()
+	l.Waves[0].Agents[0].State = "budget-exceeded"
+	got := Render(l, Options{Width: 160, Now: clock, Wave: -1, Selected: -1})
+	if !strings.Contains(got, "budget-exceeded ") {
+		t.Fatalf("frame cuts the state:\n%s", got)
 	}
 }

@@ -42,6 +42,7 @@ var specialKeys = map[string]tea.KeyType{
 	"down": tea.KeyDown, "up": tea.KeyUp, "enter": tea.KeyEnter, "esc": tea.KeyEsc,
 	"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "ctrl+c": tea.KeyCtrlC, "tab": tea.KeyTab,
 	"backspace": tea.KeyBackspace, "ctrl+u": tea.KeyCtrlU, "ctrl+d": tea.KeyCtrlD,
+	"home": tea.KeyHome, "end": tea.KeyEnd,
 }
 
 func keyMsg(s string) tea.KeyMsg {
@@ -195,8 +196,8 @@ func TestModelKeys(t *testing.T) {
 			}},
 		{"the filter prompt takes q and ? as text", runningLane, []string{"/", "q", "?"},
 			func(t *testing.T, m Model, h *hooks) {
-				if m.UserQuit() || m.showHelp || m.waves().filter.Value() != "q?" {
-					t.Fatalf("quit %v help %v filter %q", m.UserQuit(), m.showHelp, m.waves().filter.Value())
+				if m.UserQuit() || m.showHelp || m.waves().list.filter.Value() != "q?" {
+					t.Fatalf("quit %v help %v filter %q", m.UserQuit(), m.showHelp, m.waves().list.filter.Value())
 				}
 				if v := m.View(); !strings.Contains(v, "no agent matches /q?") {
 					t.Fatalf("empty filter result not said:\n%s", v)
@@ -204,8 +205,8 @@ func TestModelKeys(t *testing.T) {
 			}},
 		{"backspace edits the filter", runningLane, []string{"/", "a", "4", "x", "backspace"},
 			func(t *testing.T, m Model, h *hooks) {
-				if m.waves().filter.Value() != "a4" || selectedID(m) != "A4" {
-					t.Fatalf("filter %q selection %q", m.waves().filter.Value(), selectedID(m))
+				if m.waves().list.filter.Value() != "a4" || selectedID(m) != "A4" {
+					t.Fatalf("filter %q selection %q", m.waves().list.filter.Value(), selectedID(m))
 				}
 			}},
 		{"[ and ] switch waves; the last follows the latest", waves, []string{"["},

@@ -6,11 +6,8 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 // PreviewLines is how much of an agent's log the preview holds.
@@ -37,12 +34,9 @@ type logMsg struct {
 
 func newPreview() preview {
 	vp := viewport.New(0, 0)
-	vp.KeyMap = viewport.KeyMap{} // the wave view maps the keys
+	vp.KeyMap = viewport.KeyMap{} // the list maps the keys
 	return preview{follow: true, vp: vp}
 }
-
-// forAgent points the preview at a's log, following its tail.
-func (p preview) forAgent(a state.Agent) preview { return p.forLog(a.ID, a.LogPath) }
 
 // forLog points the preview at the log at path of who (an agent id, an
 // issue's "#n"), following its tail.
@@ -62,15 +56,6 @@ func readLog(agent, path string) tea.Cmd {
 		lines, err := LogTail(path, PreviewLines)
 		return logMsg{agent: agent, path: path, lines: lines, err: err}
 	}
-}
-
-// readSelected refreshes the preview of the selected agent.
-func (v waveView) readSelected() tea.Cmd {
-	a, ok := v.Selected()
-	if !ok || a.LogPath == "" {
-		return nil
-	}
-	return readLog(a.ID, a.LogPath)
 }
 
 // receive takes a log read; one for another agent (the selection moved
@@ -99,21 +84,21 @@ func (p preview) resize(w, h int) preview {
 	return p
 }
 
-// scroll moves the viewport for a scroll key; scrolling to the end
+// scroll moves the viewport for a scroll action; scrolling to the end
 // follows the tail again.
-func (p preview) scroll(k tea.KeyMsg, keys waveKeys) preview {
-	switch {
-	case key.Matches(k, keys.PageUp):
+func (p preview) scroll(act action) preview {
+	switch act {
+	case actPageUp:
 		p.vp.PageUp()
-	case key.Matches(k, keys.PageDown):
+	case actPageDown:
 		p.vp.PageDown()
-	case key.Matches(k, keys.HalfUp):
+	case actHalfUp:
 		p.vp.HalfPageUp()
-	case key.Matches(k, keys.HalfDown):
+	case actHalfDown:
 		p.vp.HalfPageDown()
-	case key.Matches(k, keys.Top):
+	case actTop:
 		p.vp.GotoTop()
-	case key.Matches(k, keys.Bottom):
+	case actBottom:
 		p.vp.GotoBottom()
 	default:
 		return p
@@ -138,10 +123,8 @@ func (p preview) title(width int, pal palette) string {
 func (p preview) body(h int) string {
 	var msg string
 	switch {
-	case p.agent == "" && p.none != "":
-		msg = p.none
 	case p.agent == "":
-		msg = "no agent selected"
+		msg = p.none
 	case p.path == "":
 		msg = p.agent + " has not started; no output yet"
 	case errors.Is(p.err, fs.ErrNotExist):

@@ -6,10 +6,13 @@
 // the selected agent's output) and the backlog view (a backlog run's
 // tally, issues, questions and the selected worker's output) — and owns
 // what they share: footer, help overlay, confirmations, quitting or
-// detaching. It never reduces state itself: the wave view draws a
-// state.Lane produced by the one loader, the backlog view a
-// backlog.StatusView (built by backlog.NewStatusView), the read model
-// `backlog status` renders too (RenderBacklogStatus).
+// detaching. The two views are lists built on one component (list), which
+// owns selection, the / filter, the output preview and the keys of one key
+// table; each view supplies its rows and its own actions. Nothing here
+// reduces state: the wave view draws a state.Lane produced by the one
+// loader, the backlog view a backlog.StatusView (built by
+// backlog.NewStatusView), the read model `backlog status` renders too
+// (RenderBacklogStatus).
 package dashboard
 
 import (
@@ -239,7 +242,7 @@ func writeWaveSummary(b *strings.Builder, w state.Wave, p palette, o Options) {
 }
 
 // tally counts agents by how far they got.
-type tally struct{ total, ok, failed, running, pending int }
+type tally struct{ total, ok, failed, running, pending, waiting int }
 
 func countAgents(agents []state.Agent) tally {
 	var t tally
@@ -252,6 +255,8 @@ func countAgents(agents []state.Agent) tally {
 			t.failed++
 		case state.AgentRunning, state.AgentLaunching:
 			t.running++
+		case state.AgentWaitingForInput:
+			t.waiting++
 		default:
 			t.pending++
 		}
@@ -263,6 +268,9 @@ func writeProgress(b *strings.Builder, agents []state.Agent, p palette, o Option
 	t := countAgents(agents)
 	label := fmt.Sprintf(" %d/%d agents done · %d ok · %d failed · %d running · %d pending",
 		t.ok+t.failed, t.total, t.ok, t.failed, t.running, t.pending)
+	if t.waiting > 0 {
+		label += fmt.Sprintf(" · %d waiting for input", t.waiting)
+	}
 	width := min(40, o.Width-ansi.StringWidth(label)-2)
 	if width < 10 {
 		width = 10
@@ -347,7 +355,7 @@ func (p palette) agentStyle(s string) style {
 		return p.bad
 	case state.AgentRunning, state.AgentLaunching:
 		return p.live
-	case state.StageSkipped:
+	case state.StageSkipped, state.AgentWaitingForInput:
 		return p.warn
 	}
 	return p.dim

@@ -10,14 +10,72 @@ import (
 )
 
 // urgent reports whether an agent's row must stay visible when the table
-// is cut: it is in flight or it failed, which is what a user watches for.
+// is cut: it is in flight, waits for a person or failed, which is what a
+// user watches for.
 func urgent(a state.Agent) bool {
 	switch a.State {
-	case state.AgentRunning, state.AgentLaunching,
+	case state.AgentRunning, state.AgentLaunching, state.AgentWaitingForInput,
 		state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated:
 		return true
 	}
 	return false
+}
+
+// column is one column of a list view's table.
+type column[R any] struct {
+	name  string
+	width int
+	cell  func(r R) string
+}
+
+// headLine is a table's header: the columns' names, after room for the
+// selection marker.
+func headLine[R any](cols []column[R], gap string, p palette) string {
+	head := make([]string, len(cols))
+	for i, c := range cols {
+		head[i] = pad(c.name, c.width)
+	}
+	return p.bold.Render(strings.TrimRight("  "+strings.Join(head, gap), " "))
+}
+
+// rowLine is r's row: each cell padded to its column and styled by
+// style (column name, row, cell), the first marked when selected.
+func rowLine[R any](r R, cols []column[R], gap string, selected bool, style func(col string, r R, cell string) string, p palette) string {
+	cells := make([]string, len(cols))
+	for j, c := range cols {
+		cells[j] = style(c.name, r, pad(c.cell(r), c.width))
+	}
+	mark := "  "
+	if selected {
+		mark = "› "
+		cells[0] = p.sel.Render(cells[0])
+	}
+	return strings.TrimRight(mark+strings.Join(cells, gap), " ")
+}
+
+// tableLines are the rows of a table of n within budget lines (0: all),
+// those pickRows keeps, drawn by row; each run of hidden rows is stood
+// for by the placeholder hidden writes for it (rows from:to, where they
+// are: "above", "below", or "" between two shown rows).
+func tableLines(n, sel, budget int, must func(int) bool, row func(i int) string,
+	hidden func(from, to int, where string) string, p palette, width int) []string {
+	var out []string
+	next := 0 // first row not yet drawn or accounted for
+	for k, i := range pickRows(n, sel, budget, must) {
+		if i > next {
+			where := "above"
+			if k > 0 {
+				where = ""
+			}
+			out = append(out, fit(p.dim.Render(hidden(next, i, where)), width))
+		}
+		out = append(out, row(i))
+		next = i + 1
+	}
+	if next < n {
+		out = append(out, fit(p.dim.Render(hidden(next, n, "below")), width))
+	}
+	return out
 }
 
 // visibleRows chooses which of agents' rows a table of budget lines shows
@@ -95,6 +153,9 @@ func hiddenLine(agents []state.Agent, from, to int, where string) string {
 	}
 	if t.failed > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed", t.failed))
+	}
+	if t.waiting > 0 {
+		parts = append(parts, fmt.Sprintf("%d waiting for input", t.waiting))
 	}
 	s := fmt.Sprintf("  … %d more", to-from)
 	if where != "" {

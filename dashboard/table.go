@@ -12,17 +12,13 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
-// column is one column of the agent table.
-type column struct {
-	name  string
-	width int
-	cell  func(a state.Agent) string
-}
+// agentColumn is one column of the agent table.
+type agentColumn = column[state.Agent]
 
 // agentColumns lays out the table for the width: role and executor are
 // dropped on narrow terminals, and the title and last-line columns share
 // whatever is left.
-func agentColumns(agents []state.Agent, o Options) []column {
+func agentColumns(agents []state.Agent, o Options) []agentColumn {
 	widest := func(min int, f func(state.Agent) string) int {
 		for _, a := range agents {
 			min = max(min, ansi.StringWidth(f(a)))
@@ -33,21 +29,22 @@ func agentColumns(agents []state.Agent, o Options) []column {
 	role := func(a state.Agent) string { return orDash(clean(a.Role)) }
 	exe := func(a state.Agent) string { return orDash(clean(a.Executor)) }
 	exit := func(a state.Agent) string { return exitCell(a) }
-	cols := []column{
+	st := func(a state.Agent) string { return a.State }
+	cols := []agentColumn{
 		{"ID", widest(2, id), id},
-		{"STATE", 10, func(a state.Agent) string { return a.State }},
+		{"STATE", widest(10, st), st},
 	}
 	if o.Width >= 110 {
-		cols = append(cols, column{"ROLE", widest(4, role), role}, column{"EXEC", widest(4, exe), exe})
+		cols = append(cols, agentColumn{"ROLE", widest(4, role), role}, agentColumn{"EXEC", widest(4, exe), exe})
 	}
 	cols = append(cols,
-		column{"ATT", 3, func(a state.Agent) string { return fmt.Sprint(a.Attempt) }},
-		column{"ELAPSED", 7, func(a state.Agent) string { return span(a.StartedAt, a.FinishedAt, o.Now) }},
-		column{"HB", 5, func(a state.Agent) string { return heartbeat(a, o) }},
-		column{"EXIT", widest(4, exit), exit},
+		agentColumn{"ATT", 3, func(a state.Agent) string { return fmt.Sprint(a.Attempt) }},
+		agentColumn{"ELAPSED", 7, func(a state.Agent) string { return span(a.StartedAt, a.FinishedAt, o.Now) }},
+		agentColumn{"HB", 5, func(a state.Agent) string { return heartbeat(a, o) }},
+		agentColumn{"EXIT", widest(4, exit), exit},
 	)
 	if anyUsage(agents) {
-		cols = append(cols, column{"COST", widest(4, costCell), costCell})
+		cols = append(cols, agentColumn{"COST", widest(4, costCell), costCell})
 	}
 	used := 2 // selection marker
 	for _, c := range cols {
@@ -59,9 +56,9 @@ func agentColumns(agents []state.Agent, o Options) []column {
 	switch {
 	case rem >= 32:
 		tw := min(widest(5, title), max(12, rem/3))
-		cols = append(cols, column{"TITLE", tw, title}, column{"LAST", rem - tw - 2, last})
+		cols = append(cols, agentColumn{"TITLE", tw, title}, agentColumn{"LAST", rem - tw - 2, last})
 	case rem >= 8:
-		cols = append(cols, column{"LAST", rem, last})
+		cols = append(cols, agentColumn{"LAST", rem, last})
 	}
 	return cols
 }
@@ -95,48 +92,22 @@ func writeAgents(b *strings.Builder, w state.Wave, p palette, o Options) {
 		return
 	}
 	cols := agentColumns(w.Agents, o)
-	head := make([]string, len(cols))
-	for i, c := range cols {
-		head[i] = pad(c.name, c.width)
-	}
-	fmt.Fprintln(b, p.bold.Render(strings.TrimRight("  "+strings.Join(head, "  "), " ")))
-	rows := visibleRows(w.Agents, o.Selected, o.MaxAgentRows)
-	next := 0 // first row not yet drawn or accounted for
-	for k, i := range rows {
-		if i > next {
-			where := "above"
-			if k > 0 {
-				where = ""
-			}
-			fmt.Fprintln(b, fit(p.dim.Render(hiddenLine(w.Agents, next, i, where)), o.Width))
+	fmt.Fprintln(b, headLine(cols, "  ", p))
+	style := func(c string, a state.Agent, cell string) string {
+		switch {
+		case c == "STATE":
+			return p.agentStyle(a.State).Render(cell)
+		case c == "HB" && hbStale(a, o):
+			return p.warn.Render(cell)
 		}
-		writeAgentRow(b, w.Agents[i], i == o.Selected, cols, p, o)
-		next = i + 1
+		return cell
 	}
-	if next < len(w.Agents) {
-		fmt.Fprintln(b, fit(p.dim.Render(hiddenLine(w.Agents, next, len(w.Agents), "below")), o.Width))
+	row := func(i int) string { return rowLine(w.Agents[i], cols, "  ", i == o.Selected, style, p) }
+	hidden := func(from, to int, where string) string { return hiddenLine(w.Agents, from, to, where) }
+	for _, l := range tableLines(len(w.Agents), o.Selected, o.MaxAgentRows, func(i int) bool { return urgent(w.Agents[i]) },
+		row, hidden, p, o.Width) {
+		fmt.Fprintln(b, l)
 	}
-}
-
-func writeAgentRow(b *strings.Builder, a state.Agent, selected bool, cols []column, p palette, o Options) {
-	cells := make([]string, len(cols))
-	for j, c := range cols {
-		cells[j] = pad(c.cell(a), c.width)
-		switch c.name {
-		case "STATE":
-			cells[j] = p.agentStyle(a.State).Render(cells[j])
-		case "HB":
-			if hbStale(a, o) {
-				cells[j] = p.warn.Render(cells[j])
-			}
-		}
-	}
-	mark := "  "
-	if selected {
-		mark = "› "
-		cells[0] = p.sel.Render(cells[0])
-	}
-	fmt.Fprintln(b, strings.TrimRight(mark+strings.Join(cells, "  "), " "))
 }
 
 func writeClosure(b *strings.Builder, stages []state.Stage, p palette, o Options) {

@@ -4,7 +4,7 @@ import "strings"
 
 // sized fits the preview's viewport to the plan.
 func (v waveView) sized() waveView {
-	v.out = v.out.sizedFor(v.width, v.plan)
+	v.list.out = v.list.out.sizedFor(v.width, v.plan)
 	return v
 }
 
@@ -13,8 +13,8 @@ func (v waveView) sized() waveView {
 func (v waveView) View() string {
 	pl := v.plan
 	pal := newPalette(v.cfg.Color)
-	if v.zoom {
-		return v.out.zoomed(v.width, pl, pal, v.tail(v.options(v.width)))
+	if v.list.zoom {
+		return v.list.out.zoomed(v.width, pl, pal, v.tail(v.options(v.width)))
 	}
 	width := pl.tableWidth(v.width)
 	o := v.options(width)
@@ -22,18 +22,16 @@ func (v waveView) View() string {
 	var b strings.Builder
 	b.WriteString(strings.Join(v.head(pl.level, o), "\n") + "\n")
 	if w := v.shown(); w != nil {
-		agents, sel := v.visibleAgents()
-		if len(agents) == 0 && len(w.Agents) > 0 {
-			b.WriteString(pal.dim.Render("no agent matches /"+clean(v.filter.Value())) + "\n")
+		if line, none := v.list.noMatch(pal); none {
+			b.WriteString(line + "\n")
 		} else {
 			shown := *w
-			shown.Agents = agents
-			o.Selected = sel
+			shown.Agents = v.list.rows
 			writeAgents(&b, shown, pal, o)
 		}
 	}
 	if s := v.sections(pl.level, o); len(s) > 0 {
 		b.WriteString(strings.Join(s, "\n") + "\n")
 	}
-	return v.out.frame(splitLines(b.String()), v.tail(o), pl, width, v.height, pal)
+	return v.list.out.frame(splitLines(b.String()), v.tail(o), pl, width, v.height, pal)
 }

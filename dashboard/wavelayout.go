@@ -94,20 +94,9 @@ func (v waveView) events() []state.EventRef {
 
 // layout chooses the plan for the view's box.
 func (v waveView) layout() viewPlan {
-	if v.zoom {
-		return viewPlan{preview: max(2, v.height-len(v.tail(Options{Width: v.width})))}
-	}
-	beside, width := splitBeside(v.width)
-	if v.height <= 0 {
-		return viewPlan{preview: previewFallback, beside: beside}
-	}
-	o := v.options(width)
-	agents, sel := v.visibleAgents()
-	t := tableFit{n: len(agents), sel: sel, urgent: func(i int) bool { return urgent(agents[i]) },
-		visible: func(budget int) []int { return visibleRows(agents, sel, budget) }}
-	tail := len(v.tail(o))
 	steps := shrinkSteps{smallPreview: lvSmallPreview, cutTable: lvCutTable, noPreview: lvNoPreview, urgentWindow: lvUrgentWindow}
-	return fitPlan(steps, v.height, beside, t, func(level int) int {
-		return len(v.head(level, o)) + len(v.sections(level, o)) + tail
-	})
+	return v.list.plan(v.width, v.height, steps, func(level, width int) int {
+		o := v.options(width)
+		return len(v.head(level, o)) + len(v.sections(level, o))
+	}, func(width int) int { return len(v.tail(v.options(width))) })
 }

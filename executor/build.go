@@ -30,6 +30,10 @@ type BuildInput struct {
 	Self string
 	// Worker is set for a backlog worker run.
 	Worker *WorkerInfo
+	// LaunchEnv looks a variable up in the environment the launch runs
+	// in (nil: none is looked at): a wave agent's StickyKeyEnv set there
+	// is the user's and wins over the default.
+	LaunchEnv func(name string) (string, bool)
 }
 
 // WorkerInfo describes a backlog worker run: the issue, its branch, the
@@ -43,6 +47,8 @@ type WorkerInfo struct {
 	TokenEnv string
 	// Review marks the run of a reviewer over the worker's change.
 	Review bool
+	// RunID is the backlog run's id (WAVE_BACKLOG_RUN_ID).
+	RunID string
 }
 
 // Spec is what the runner starts: Argv exactly (no shell), with what the
@@ -116,6 +122,9 @@ func Build(in BuildInput) (Spec, error) {
 		s.Env["WAVE_WORKER_BRANCH"] = w.Branch
 		s.Env["WAVE_TARGET_BRANCH"] = w.Target
 		s.Env["WAVE_WORKTREE"] = w.Worktree
+		if w.RunID != "" {
+			s.Env["WAVE_BACKLOG_RUN_ID"] = w.RunID
+		}
 		delete(s.Env, "WAVE_NUMBER")
 		placeholders["{issue}"] = strconv.Itoa(w.Issue)
 		placeholders["{branch}"] = w.Branch
@@ -148,8 +157,17 @@ func Build(in BuildInput) (Spec, error) {
 		}
 	}
 	if _, set := s.Env[StickyKeyEnv]; !set && in.Worker == nil {
-		// After the configured env: a value the user set is theirs to keep.
-		s.Env[StickyKeyEnv] = StickyKey(in.Lane.Name, in.Wave.Number, in.Attempt, in.Agent.ID)
+		// After the configured env: a value the user set is theirs to
+		// keep, for the agent or for the whole launch. Given here, not
+		// inherited: its name looks secret, so the inherited one is
+		// scrubbed.
+		key := StickyKey(in.Lane.Name, in.Wave.Number, in.Attempt, in.Agent.ID)
+		if in.LaunchEnv != nil {
+			if v, ok := in.LaunchEnv(StickyKeyEnv); ok && v != "" {
+				key = v
+			}
+		}
+		s.Env[StickyKeyEnv] = key
 	}
 	return s, nil
 }

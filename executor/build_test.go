@@ -96,7 +96,7 @@ func TestBuildGolden(t *testing.T) {
 			}
 			if tc.fallback != nil {
 				var blocked bool
-				r, blocked = Fallback(r, 2, "proof-gap", func(c string) bool { return slices.Contains(tc.fallback, c) })
+				r, blocked = fallback(r, 2, "proof-gap", func(c string) bool { return slices.Contains(tc.fallback, c) })
 				if blocked {
 					t.Fatal("blocked")
 				}

@@ -43,7 +43,7 @@ func TestBuildEnvMergesVendorThenAgent(t *testing.T) {
 			t.Errorf("codex %s = %q, want %q", k, env[k], want)
 		}
 	}
-	fb, _ := Fallback(r, 2, "failed", func(string) bool { return true })
+	fb, _ := fallback(r, 2, "failed", func(string) bool { return true })
 	if fb.ID != Claude {
 		t.Fatalf("fallback to %s", fb.ID)
 	}
@@ -68,8 +68,8 @@ func TestScrubNilIsDefaultEmptyIsOff(t *testing.T) {
 
 // Every wave agent run gets LPM_AUTH_STICKY_KEY naming its lane, wave,
 // attempt and agent, so a credential broker keeps one lease per run; a
-// value the user configured for the agent wins, and backlog workers (no
-// wave) get none.
+// value the user configured for the agent wins, then one set in the
+// environment the launch runs in, and backlog workers (no wave) get none.
 func TestBuildSetsStickyKeyUnlessConfigured(t *testing.T) {
 	root, run := t.TempDir(), t.TempDir()
 	promptPath := filepath.Join(run, "prompt.md")
@@ -77,7 +77,7 @@ func TestBuildSetsStickyKeyUnlessConfigured(t *testing.T) {
 		t.Fatal(err)
 	}
 	lane := testLane(root)
-	build := func(a wave.Agent, attempt int, worker *WorkerInfo) map[string]string {
+	build := func(a wave.Agent, attempt int, worker *WorkerInfo, launchEnv map[string]string) map[string]string {
 		t.Helper()
 		r, err := Resolve(&a, "implementation", lane, "", false)
 		if err != nil {
@@ -85,33 +85,41 @@ func TestBuildSetsStickyKeyUnlessConfigured(t *testing.T) {
 		}
 		w := testWave()
 		w.Number = 3
-		spec, err := Build(BuildInput{Agent: &a, Wave: w, Resolved: r, Lane: lane, RunDir: run, PromptPath: promptPath, Attempt: attempt, Worker: worker})
+		lookup := func(k string) (string, bool) { v, ok := launchEnv[k]; return v, ok }
+		spec, err := Build(BuildInput{Agent: &a, Wave: w, Resolved: r, Lane: lane, RunDir: run, PromptPath: promptPath, Attempt: attempt,
+			Worker: worker, LaunchEnv: lookup})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return spec.Env
 	}
 	a := implAgent()
+	configured := func() wave.Agent {
+		c := a
+		ec := *a.Executor
+		ec.Env = map[string]string{StickyKeyEnv: "mine"}
+		c.Executor = &ec
+		return c
+	}()
+	fromLaunch := map[string]string{StickyKeyEnv: "from-the-launch"}
 	tests := []struct {
-		name    string
-		agent   wave.Agent
-		attempt int
-		worker  *WorkerInfo
-		want    string
+		name      string
+		agent     wave.Agent
+		attempt   int
+		worker    *WorkerInfo
+		launchEnv map[string]string
+		want      string
 	}{
-		{"default", a, 2, nil, "wave:main:3:2:A1"},
-		{"configured value wins", func() wave.Agent {
-			c := a
-			ec := *a.Executor
-			ec.Env = map[string]string{StickyKeyEnv: "mine"}
-			c.Executor = &ec
-			return c
-		}(), 2, nil, "mine"},
-		{"backlog worker gets none", a, 1, &WorkerInfo{Issue: 7, Branch: "b", Target: "t", Worktree: root}, ""},
+		{"default", a, 2, nil, nil, "wave:main:3:2:A1"},
+		{"configured value wins", configured, 2, nil, nil, "mine"},
+		{"the launch environment's wins over the default", a, 2, nil, fromLaunch, "from-the-launch"},
+		{"an empty one in the launch environment does not", a, 2, nil, map[string]string{StickyKeyEnv: ""}, "wave:main:3:2:A1"},
+		{"configured value wins over the launch environment's", configured, 2, nil, fromLaunch, "mine"},
+		{"backlog worker gets none", a, 1, &WorkerInfo{Issue: 7, Branch: "b", Target: "t", Worktree: root}, fromLaunch, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := build(tc.agent, tc.attempt, tc.worker)[StickyKeyEnv]; got != tc.want {
+			if got := build(tc.agent, tc.attempt, tc.worker, tc.launchEnv)[StickyKeyEnv]; got != tc.want {
 				t.Fatalf("%s = %q, want %q", StickyKeyEnv, got, tc.want)
 			}
 		})

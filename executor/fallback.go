@@ -37,7 +37,7 @@ func Chain(r Resolved) []string {
 	return slices.DeleteFunc(slices.Clone(r.Fallbacks), func(s string) bool { return s == "" })
 }
 
-// Fallback picks the executor for retry attempt attempt of an agent that
+// FallbackWithin picks the executor for retry attempt attempt of an agent that
 // failed with statusCode (docs/wave-files.md, fallbacks). available reports whether a
 // command is on PATH; it is called with Command of each candidate and of
 // the current executor, never with "" (local needs nothing).
@@ -49,16 +49,11 @@ func Chain(r Resolved) []string {
 // that second case even though nothing prevents a plain retry, which we
 // treat as a bug. blocked is true only when the chain is non-empty, no
 // candidate is usable and the current executor is unavailable too.
-func Fallback(r Resolved, attempt int, statusCode string, available func(id string) bool) (next Resolved, blocked bool) {
-	next, blocked, _ = FallbackWithin(r, attempt, statusCode, available, nil)
-	return next, blocked
-}
-
-// FallbackWithin is Fallback under the lane's runtime mix: fits reports
-// whether moving this agent onto executor id keeps runtimeMixTargets (nil:
-// no targets). A candidate that would exceed a target is blocked
-// (retry-fallback-blocked, listed in mixBlocked) and the next one tried,
-// as the reference does.
+//
+// Under the lane's runtime mix, fits reports whether moving this agent
+// onto executor id keeps runtimeMixTargets (nil: no targets). A candidate
+// that would exceed a target is blocked (retry-fallback-blocked, listed
+// in mixBlocked) and the next one tried, as the reference does.
 func FallbackWithin(r Resolved, attempt int, statusCode string, available, fits func(id string) bool) (next Resolved, blocked bool, mixBlocked []string) {
 	ok := func(id string) bool {
 		c := commandFor(r, id)

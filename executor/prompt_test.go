@@ -66,7 +66,7 @@ func TestPromptHash(t *testing.T) {
 	if len(h) != 64 || h != PromptHash(&a, r) {
 		t.Fatalf("hash %q not a stable sha256 hex", h)
 	}
-	fb, _ := Fallback(r, 2, "x", func(string) bool { return true })
+	fb, _ := fallback(r, 2, "x", func(string) bool { return true })
 	if fb.ID == r.ID || PromptHash(&a, fb) != h {
 		t.Error("a fallback switch changed the fingerprint")
 	}

@@ -156,7 +156,7 @@ func TestFallback(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			next, blocked := Fallback(tc.r, 2, "", tc.avail)
+			next, blocked := fallback(tc.r, 2, "", tc.avail)
 			if next.ID != tc.wantID || blocked != tc.wantBlocked {
 				t.Fatalf("got %s blocked=%v, want %s blocked=%v", next.ID, blocked, tc.wantID, tc.wantBlocked)
 			}
@@ -172,7 +172,7 @@ func TestFallback(t *testing.T) {
 		})
 	}
 	// A fallback to claude takes claude's model, never codex's.
-	next, _ := Fallback(base, 2, "proof-gap", on("claude"))
+	next, _ := fallback(base, 2, "proof-gap", on("claude"))
 	if deref(next.Model) != "claude-sonnet-4" || deref(next.FallbackReason) != "retry:proof-gap" {
 		t.Errorf("model=%q reason=%q", deref(next.Model), deref(next.FallbackReason))
 	}
@@ -266,4 +266,10 @@ func TestFallbackWithinRuntimeMix(t *testing.T) {
 	if !MixFits(targets, map[string]int{}, "local") || MixFits(map[string]int{"local": 0}, nil, "local") {
 		t.Fatal("MixFits: untargeted must fit, a zero target must not")
 	}
+}
+
+// fallback is FallbackWithin with no runtime mix targets.
+func fallback(r Resolved, attempt int, statusCode string, available func(string) bool) (Resolved, bool) {
+	next, blocked, _ := FallbackWithin(r, attempt, statusCode, available, nil)
+	return next, blocked
 }

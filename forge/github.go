@@ -55,6 +55,7 @@ type GitHub struct {
 	maxWait     time.Duration
 	retries     int
 	calls       atomic.Int64
+	rateWaits   atomic.Int64
 
 	// writeMu makes writes one at a time, each with its re-check: two
 	// goroutines ensuring the same comment post it once.
@@ -134,6 +135,9 @@ func (g *GitHub) Kind() string { return KindGitHub }
 
 // Calls is the number of HTTP requests made so far.
 func (g *GitHub) Calls() int64 { return g.calls.Load() }
+
+// RateLimitWaits is how many times a rate limit was waited out so far.
+func (g *GitHub) RateLimitWaits() int64 { return g.rateWaits.Load() }
 
 // ListOpen returns the open issues carrying every label in labels, oldest
 // first, pull requests dropped, all pages.

@@ -70,6 +70,7 @@ func (g *GitHub) attempt(ctx context.Context, what string, retry bool, fn func(c
 			if lerr != nil {
 				return false, g.fail(what, fmt.Errorf("%w: %w", lerr, err))
 			}
+			g.rateWaits.Add(1)
 			if serr := g.sleep(ctx, d); serr != nil {
 				return false, g.fail(what, serr)
 			}

@@ -8,8 +8,9 @@ import (
 // A marker line can be mangled on its way into the log without its
 // content being wrong: a chat front end escapes `_` and `-`, an agent
 // quotes or bolds a value or ends it with a comma, a JSON transport
-// leaves a literal `\n` behind. Such a line is rejected by the grammar,
-// yet every value it must carry is there. The reference adjudicates
+// leaves a literal `\n` behind, a stray word trails the last value. Such
+// a line is rejected by the grammar, yet every value it must carry is
+// there. The reference adjudicates
 // these instead of failing the wave; we do the same, deterministically:
 // a rejected implementation-contract marker whose required values are all
 // present and valid once that noise is stripped is accepted, with a
@@ -47,8 +48,11 @@ func repairKey(kind string, vals map[string]string) string {
 }
 
 // repair returns vals with transport noise stripped from every value but
-// detail when that makes the marker valid, else nil.
-func repair(kind string, sp spec, vals map[string]string) map[string]string {
+// detail when that makes the marker valid, else nil. last is the key
+// whose value ends the marker: when that value must be one word (an
+// enumeration, a count, a component id or level), words after its first
+// are stray ("state=met extra") and dropped.
+func repair(kind string, sp spec, vals map[string]string, last string) map[string]string {
 	if !slices.Contains(adjudicable, kind) {
 		return nil
 	}
@@ -57,6 +61,9 @@ func repair(kind string, sp spec, vals map[string]string) map[string]string {
 	for k, v := range vals {
 		if k != "detail" {
 			r := stripNoise(v)
+			if f := strings.Fields(r); k == last && len(f) > 1 && oneWord(sp, k) {
+				r = stripNoise(f[0])
+			}
 			changed = changed || r != v
 			v = r
 		}
@@ -66,6 +73,12 @@ func repair(kind string, sp spec, vals map[string]string) map[string]string {
 		return nil
 	}
 	return out
+}
+
+// oneWord reports whether key's value is a single word in sp's grammar.
+func oneWord(sp spec, key string) bool {
+	_, enum := sp.enums[key]
+	return enum || slices.Contains(sp.counts, key) || key == "component" || key == "level"
 }
 
 var markdownEscapes = strings.NewReplacer(`\_`, "_", `\-`, "-", `\*`, "*", "\\`", "`")

@@ -376,20 +376,3 @@ func ContQaOnly(f []Failure) bool {
 	}
 	return true
 }
-
-var recoverableCodes = []string{"timeout-no-status", "timed_out", "timed-out", "missing-status"}
-
-// Recoverable reports whether a failure is worth an automatic rerun with
-// nothing changed: a timeout, a missing status, max turns or a rate limit.
-func Recoverable(f Failure) bool {
-	if slices.Contains(recoverableCodes, f.StatusCode) {
-		return true
-	}
-	d := strings.ToLower(f.Detail)
-	for _, s := range []string{"reached max turns", "timed out", "rate limit", "429 too many requests"} {
-		if strings.Contains(d, s) {
-			return true
-		}
-	}
-	return false
-}

@@ -125,7 +125,7 @@ func TestImplementationGateMissingSummaryAndStatus(t *testing.T) {
 	}
 	s := Summarize(SummaryInput{Agent: &w.Agents[1], Bindings: bindings(w), Log: implOK, FS: fullFS})
 	got = Implementation(w, bindings(w), map[string]Summary{"A1": s}, []string{"A1"})
-	if len(got) != 1 || got[0].StatusCode != "missing-status" || !Recoverable(got[0]) {
+	if len(got) != 1 || got[0].StatusCode != "missing-status" {
 		t.Fatalf("no exit status: got %v", got)
 	}
 }
@@ -286,28 +286,11 @@ func TestStagePlan(t *testing.T) {
 	}
 }
 
-func TestContQaOnlyAndRecoverable(t *testing.T) {
+func TestContQaOnly(t *testing.T) {
 	qa := Failure{AgentID: "A0", Gate: GateContQa, StatusCode: "cont-qa-fail"}
 	impl := Failure{AgentID: "A1", Gate: GateImplementation, StatusCode: "missing-wave-proof"}
 	if !ContQaOnly([]Failure{qa}) || ContQaOnly([]Failure{qa, impl}) || ContQaOnly(nil) {
 		t.Fatal("ContQaOnly wrong")
-	}
-	for _, tc := range []struct {
-		f    Failure
-		want bool
-	}{
-		{Failure{StatusCode: "timeout-no-status"}, true},
-		{Failure{StatusCode: "missing-status"}, true},
-		{Failure{StatusCode: "1", Detail: "A1 exited with code 1. Termination: Reached max turns (30)"}, true},
-		{Failure{StatusCode: "1", Detail: "A1 exited with code 1. Termination: exit code 1 after rate limit"}, true},
-		{Failure{StatusCode: "1", Detail: "HTTP 429 Too Many Requests"}, true},
-		{Failure{StatusCode: "3", Detail: "A1 exited with code 3."}, false},
-		{impl, false},
-		{Failure{StatusCode: "runtime-lost", Detail: "runner pid 42 gone"}, false},
-	} {
-		if got := Recoverable(tc.f); got != tc.want {
-			t.Errorf("Recoverable(%+v) = %v", tc.f, got)
-		}
 	}
 }
 
@@ -374,10 +357,15 @@ func TestTransportOnlyMarkerFailureIsAdjudicated(t *testing.T) {
 		{"markdown escapes", withComp(`[wave-component] component=api level=repo\-landed state=**met**`), 0, fullFS, "", 1, ""},
 		{"literal newline escape from a JSON transport", withComp(`[wave-component] component=api level=repo-landed state=met\n`), 0, fullFS, "", 1, ""},
 		{"proof and doc delta too", strings.Replace(strings.Replace(implOK, "state=met\n", "state=met.\n", 1), "state=owned", "state=`owned`", 1), 0, fullFS, "", 2, ""},
+		{"a stray token after the last value", withComp("[wave-component] component=api level=repo-landed state=met extra"), 0, fullFS, "", 1, ""},
+		{"a stray token after a mangled value", withComp("[wave-component] component=api, level=repo-landed, state=met, extra"), 0, fullFS, "", 1, ""},
 		{"a well-formed marker needs no adjudication", implOK, 0, fullFS, "", 0, ""},
 		{"an accepted marker wins over a mangled one", implOK + "[wave-component] component=api, level=baseline-proved, state=met,\n", 0, fullFS, "", 0, ""},
 		{"wrong value is not transport", withComp("[wave-component] component=api level=repo-landed state=done"), 0, fullFS, "invalid-wave-component-format", 0, ""},
 		{"missing value is not transport", withComp("[wave-component] component=api, state=met,"), 0, fullFS, "invalid-wave-component-format", 0, ""},
+		{"a stray token does not make a wrong value right", withComp("[wave-component] component=api level=repo-landed state=done extra"), 0, fullFS, "invalid-wave-component-format", 0, ""},
+		{"a second word inside a value is not a stray token", withComp("[wave-component] component=api level=repo landed state=met"), 0, fullFS, "invalid-wave-component-format", 0, ""},
+		{"not adjudicated with a stray token and a deliverable missing", withComp("[wave-component] component=api level=repo-landed state=met extra"), 0, without(fullFS, "src/api.go"), "invalid-wave-component-format", 0, "accepted on adjudication once every declared deliverable"},
 		{"not adjudicated with a deliverable missing", withComp("[wave-component] component=api, level=repo-landed, state=met,"), 0, without(fullFS, "src/api.go"), "invalid-wave-component-format", 0, "accepted on adjudication once every declared deliverable"},
 		{"not adjudicated after a failed exit", withComp("[wave-component] component=api, level=repo-landed, state=met,"), 2, fullFS, "2", 0, ""},
 		{"adjudicated values still meet the contract", withComp("[wave-component] component=api, level=baseline-proved, state=met,"), 0, fullFS, "component-level-mismatch", 1, ""},

@@ -93,11 +93,11 @@ var specs = map[string]spec{
 // keyValues splits `a=1 b=two words detail=x=y z` into values. A value
 // runs to the next ` key=`. Once detail= has started, later `k=` tokens
 // belong to the detail unless k is a required key still missing, so a
-// detail may itself contain `=`.
-func keyValues(body string, sp spec) (map[string]string, []string) {
+// detail may itself contain `=`. last is the key whose value runs to the
+// end of the body.
+func keyValues(body string, sp spec) (vals map[string]string, unknown []string, last string) {
 	idx := keyStartRe.FindAllStringSubmatchIndex(body, -1)
-	vals := map[string]string{}
-	var unknown []string
+	vals = map[string]string{}
 	var keys []keyPos
 	inDetail := false
 	for _, m := range idx {
@@ -120,8 +120,9 @@ func keyValues(body string, sp spec) (map[string]string, []string) {
 			unknown = append(unknown, k.name)
 		}
 		vals[k.name] = v
+		last = k.name
 	}
-	return vals, unknown
+	return vals, unknown, last
 }
 
 // keyPos is where a key starts in a marker body and where its value starts.
@@ -179,13 +180,14 @@ func (p *parser) accept(kind, line, body string) {
 	sp := specs[kind]
 	var vals map[string]string
 	var unknown []string
+	var last string
 	if kind == KindVerdict && !strings.Contains(strings.SplitN(body, " ", 2)[0], "=") {
 		// `[wave-verdict] pass detail=…` names the verdict without a key.
 		first, rest, _ := strings.Cut(body, " ")
-		vals, unknown = keyValues(rest, sp)
+		vals, unknown, last = keyValues(rest, sp)
 		vals["verdict"] = first
 	} else {
-		vals, unknown = keyValues(body, sp)
+		vals, unknown, last = keyValues(body, sp)
 	}
 	d := p.sig.Diagnostics[kind]
 	d.RawCount++
@@ -203,7 +205,7 @@ func (p *parser) accept(kind, line, body string) {
 		slices.Sort(d.SeenComponentIDs)
 	}
 	if reason := normalize(kind, sp, vals); reason != "" {
-		if rv := repair(kind, sp, vals); rv != nil {
+		if rv := repair(kind, sp, vals, last); rv != nil {
 			if p.sig.repairable == nil {
 				p.sig.repairable = map[string]repaired{}
 			}

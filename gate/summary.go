@@ -188,8 +188,7 @@ var (
 	rateLimitRe = regexp.MustCompile(`(?i)rate limit|429 too many requests`)
 )
 
-// termination explains how a run ended, for failure details and the
-// recoverable-failure rule.
+// termination explains how a run ended, for failure details.
 func termination(log string, code *int, signal string) (reason, hint string, turns *int) {
 	if m := maxTurnsRe.FindStringSubmatch(log); m != nil {
 		n, _ := strconv.Atoi(m[1])

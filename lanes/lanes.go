@@ -81,6 +81,12 @@ func SessionName(n int, agent string) string {
 // DashboardSession is the dashboard's session name.
 const DashboardSession = "dashboard"
 
+// LauncherSession is the session a lane's submitted runs run in: their
+// watcher, with each run's launcher writing to its pane (`tmux attach`
+// shows the launcher's console). Like the dashboard's, it outlives its
+// runs: its last pane stays for inspection.
+const LauncherSession = "launcher"
+
 // SanitizeSession maps s onto the characters tmux keeps in session names.
 func SanitizeSession(s string) string {
 	s = nonSession.ReplaceAllString(s, "_")
@@ -98,6 +104,10 @@ func (l Layout) EventsPath() string { return filepath.Join(l.StateDir, "events.j
 
 // LedgerPath is the completed-wave ledger used by --auto-next.
 func (l Layout) LedgerPath() string { return filepath.Join(l.StateDir, "ledger.json") }
+
+// SubmittedDir holds the lane's submitted runs: one record per run and
+// the queue's locks.
+func (l Layout) SubmittedDir() string { return filepath.Join(l.StateDir, "submitted") }
 
 // ControlPath is the file `stop` writes to ask a live launcher to stop.
 func (l Layout) ControlPath() string { return filepath.Join(l.StateDir, "control.json") }

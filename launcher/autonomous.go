@@ -153,14 +153,15 @@ func autoWave(ctx context.Context, opt AutonomousOptions, sub WaveSubmitter, n i
 	return aw, nil
 }
 
-// needsPerson says what holds wave n for a person: a question of the
-// lane still waiting, or an open blocking record of the wave.
+// needsPerson says what holds wave n for a person: a blocking question
+// of this wave or an earlier one still waiting, or an open blocking
+// record of the wave. A later wave's question waits for its own wave.
 func needsPerson(layout lanes.Layout, n int) string {
 	esc := termtext.Escape
 	if qs, _, err := questions.List(layout); err == nil {
 		var ids []string
 		for _, q := range questions.PendingOf(qs) {
-			if q.Blocking && q.Wave != nil {
+			if q.Blocking && q.Wave != nil && *q.Wave <= n {
 				ids = append(ids, fmt.Sprintf("%s (%s: %q)", esc(q.ID), esc(q.Where()), esc(q.Text)))
 			}
 		}

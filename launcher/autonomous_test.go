@@ -135,6 +135,22 @@ func TestAutonomousStopsForAPersonBeforeAWaveAndAfterExit43(t *testing.T) {
 	}
 }
 
+// An escalation filed against a later wave holds that wave, not the
+// ones before it: autonomous runs them and stops before the wave it
+// holds, naming it.
+func TestAutonomousRunsTheWavesBeforeTheOneAnEscalationHolds(t *testing.T) {
+	opt, sub, _ := autonomousLane(t, 0, 1, 2)
+	rec, err := coord.Post(opt.Layout.CoordinationPath(2), coord.Record{Kind: "human-escalation", Wave: 2, AgentID: "C1", Summary: "which region?"}, nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Autonomous(context.Background(), opt, sub)
+	if err != nil || res.Result != LaneNeedsHuman || res.StoppedAt == nil || *res.StoppedAt != 2 || fmt.Sprint(sub.submitted) != "[0 1]" ||
+		!strings.Contains(res.Why, rec.ID) || !strings.Contains(res.Why, "wave 2") {
+		t.Fatalf("with an escalation against wave 2: %+v %v, submitted %v", res, err, sub.submitted)
+	}
+}
+
 func TestAutonomousRefusesToRerunAWaveThatPassedButIsNotRecorded(t *testing.T) {
 	opt, sub, _ := autonomousLane(t, 0)
 	sub.noLedger = true

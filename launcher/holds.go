@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/coord"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
@@ -58,6 +59,24 @@ func (r *waveRun) barrier() []gate.Failure {
 			Detail: fmt.Sprintf("%s %s: %s (%s)", rec.Kind, rec.ID, rec.Summary, r.resolveHint(rec))})
 	}
 	return f
+}
+
+// openBlockerAgents are the agents open blocking coordination records
+// name, as author or target: a retry runs them again, so the author can
+// see its blocker's cause gone and resolve it.
+func (r *waveRun) openBlockerAgents() []string {
+	recs, _, err := coord.Read(r.l.opt.Layout.CoordinationPath(r.n))
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for _, rec := range coord.Open(recs) {
+		ids = append(ids, rec.AgentID)
+		for _, t := range rec.Targets {
+			ids = append(ids, strings.TrimPrefix(t, "agent:"))
+		}
+	}
+	return ids
 }
 
 // resolveHint says how to clear an open record: a question to a person is

@@ -1,9 +1,21 @@
-// Package launcher runs the wave loop: for each selected wave it plans
-// agents, reuses proven ones, launches the rest in tmux through the
-// runtime backend, waits on watcher events, summarises and gates, sweeps
-// closure one stage at a time, retries the implicated agents, and records
-// every step in the lane's event log. It adopts live runs of a launcher
+// Package launcher runs wave mode's loop. For each selected wave it plans
+// the agents (executor, prompt, fingerprint), reuses proven ones, starts
+// the rest through its Runs (package runs, on the lane's tmux or
+// Kubernetes backend), waits on their changes, summarises and gates each
+// result, sweeps closure one stage at a time, and runs again what
+// retry.Next picks (on a fallback executor where policy allows) until the
+// wave passes or its attempts are spent, recording every step in the
+// lane's event log and state.json. Meanwhile it relaunches an agent a
+// person answered or whose usage limit passed, stops runs past their
+// deadline, budget or progress brake, and holds closure while a blocking
+// coordination record is open. A launch adopts the runs of a launcher
 // that died, so no result is lost.
+//
+// It also writes dry-run previews, says what a launch needs of the
+// machine, loads a lane's wave state for `status`, and runs
+// `autonomous`'s waves one submitted run each. What passes and what runs
+// again are the decision packages' (gate, retry); the launcher reads and
+// writes what they decide from.
 package launcher
 
 import (
@@ -14,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
@@ -25,6 +38,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/telemetry"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -110,6 +124,7 @@ type Launcher struct {
 	// deferRefresh); stale holds the waves whose refresh is owed.
 	deferring int
 	stale     map[int]bool
+	outMu     sync.Mutex // one printf line at a time
 	// pauses are the executors paused by a usage limit (usagelimit.go).
 	pauses usagePauses
 }
@@ -149,11 +164,13 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 		fmt.Fprintln(l.opt.Out, "all waves are completed; nothing to run")
 		return Result{}, nil
 	}
-	nf, err := notify.FollowLane(l.opt.Layout, l.opt.Lane, notify.Options{Logger: l.log})
+	nf, err := notify.FollowLane(l.opt.Layout, l.opt.Lane, notify.Options{Logger: l.log, Say: func(s string) { l.printf("%s", s) }})
 	if err != nil {
 		l.log.Warn("notify: not following the lane's events", "err", err)
 	}
 	defer nf.Stop(notify.DefaultFlush)
+	tf := telemetry.FollowLane(l.opt.Layout, l.opt.Lane.Name, telemetry.Options{Logger: l.log})
+	defer tf.Stop(telemetry.DefaultFlush)
 	var res Result
 	for _, w := range sel {
 		out, err := l.runWave(ctx, w)
@@ -316,5 +333,8 @@ func (l *Launcher) printf(format string, args ...any) {
 	// Agent ids, paths, details and coordination text are not ours to
 	// trust on a terminal.
 	msg := termtext.EscapeLines(fmt.Sprintf(format, args...))
+	// The notifier prints from its own goroutines too.
+	l.outMu.Lock()
+	defer l.outMu.Unlock()
 	fmt.Fprintf(l.opt.Out, "[%s] %s\n", l.now().Format("15:04:05"), msg)
 }

@@ -35,15 +35,6 @@ func Needs(ws []*wave.Wave, lane *config.Lane, cliExecutor string) (preflight.Ne
 	return n, nil
 }
 
-// Needs is what the waves this launcher selected need from the machine.
-func (l *Launcher) Needs() (preflight.Needs, error) {
-	sel, err := l.selectWaves()
-	if err != nil {
-		return preflight.Needs{}, err
-	}
-	return Needs(sel, l.opt.Lane, l.opt.Executor)
-}
-
 // ExecutorNeed is what running r needs from the machine: its command on
 // PATH and, for claude in bypassPermissions, a sandbox when root. ok is
 // false for an executor that runs in-process (local).

@@ -85,6 +85,9 @@ func (r *waveRun) syncQuestions() []questions.Question {
 
 func (r *waveRun) tell(q questions.Question, action string) {
 	d := state.QuestionData{AgentID: q.AgentID, Attempt: q.Attempt, Text: q.Text, Blocking: q.Blocking}
+	if action == state.QuestionAsked {
+		d.Context = q.Context // for the notify sinks
+	}
 	if action == state.QuestionAnswered {
 		d.Answer, d.Operator = q.Answer, q.Operator
 	}

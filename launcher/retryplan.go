@@ -1,11 +1,12 @@
 package launcher
 
-// What the next attempt of a failed wave runs: the failed agents (on a
-// fallback executor where policy allows) and closure from where it broke.
+// What the next attempt of a failed wave runs: what retry.Next picks
+// (the failed agents, the agents open blockers name, closure from where
+// it broke), the failed agents on a fallback executor where policy
+// allows.
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
@@ -15,43 +16,32 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
-// retryPlan selects what the next attempt runs: failed implementation
-// agents (with executor fallback when policy allows) and closure from the
-// cont-eval stage, or — when implementation passed — closure from the
-// failed stage on.
+// retryPlan selects what the next attempt runs — retry.Next's choice
+// over the wave's results and open coordination blockers — and moves
+// each failed agent to the executor it runs on next (fallback, when
+// policy allows).
 //
 // blocked means some failed agent has no executor left to run on; blocks
 // are the failures saying so (retry-fallback-blocked, naming the mix
 // targets that held its fallbacks back), unless its own
 // executor-unavailable failure already says it all.
 func (r *waveRun) retryPlan(next int, failures []gate.Failure) (impl []string, from string, blocked bool, blocks []gate.Failure) {
-	from = roles.PhaseContEval
 	for _, f := range failures {
-		if f.AgentID == "" {
-			continue
-		}
-		ap := r.p.Agents[f.AgentID]
-		if ap == nil {
-			continue
-		}
-		if stage := r.p.Bindings.StageOf(f.AgentID); stage != "" && slices.Contains(roles.ClosurePhases, gate.GatePhase(f.Gate)) {
-			if len(impl) == 0 {
-				from = stage
-			}
+		if ap := r.p.Agents[f.AgentID]; ap != nil {
 			blocked = r.fallback(ap, next, f.StatusCode, &blocks) || blocked
-			continue
-		}
-		if !slices.Contains(impl, f.AgentID) {
-			impl = append(impl, f.AgentID)
-		}
-		blocked = r.fallback(ap, next, f.StatusCode, &blocks) || blocked
-	}
-	for _, f := range failures {
-		if p := gate.GatePhase(f.Gate); f.AgentID == "" && slices.Contains(roles.ClosurePhases, p) && len(impl) == 0 {
-			from = p
 		}
 	}
-	return impl, from, blocked, blocks
+	sel := retry.Next(retry.PlanInput{Wave: r.p.Wave, Bindings: r.p.Bindings, Lane: r.l.opt.Lane.Name, Attempt: next - 1,
+		Summaries: r.summaries(), Failures: failures, PromptHashes: r.promptHashes(), OpenBlockers: r.openBlockerAgents()})
+	return sel.Agents, sel.ClosureFrom, blocked, blocks
+}
+
+func (r *waveRun) promptHashes() map[string]string {
+	m := make(map[string]string, len(r.p.Agents))
+	for id, ap := range r.p.Agents {
+		m[id] = ap.Hash
+	}
+	return m
 }
 
 // fallback moves ap to the executor its next attempt runs on, or reports

@@ -251,7 +251,8 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 	lim := executor.ResolveLimits(ap.Resolved, l.opt.TimeoutMinutes, l.opt.TimeoutSource)
 	p, minutes, err := runs.Payload(runs.Spec{What: fmt.Sprintf("wave %d agent %s", r.n, id), Lane: l.opt.Lane, Layout: l.opt.Layout,
 		RunID: lanes.RunID(r.n, id, k), RunDir: dir, Cwd: l.opt.Lane.RepoRoot, Session: sessionFor(r.n, id), Prompt: prompt + "\n",
-		Build:      executor.BuildInput{Agent: ap.Agent, Wave: r.p.Wave, Resolved: ap.Resolved, Attempt: k, Self: l.opt.Self},
+		Build: executor.BuildInput{Agent: ap.Agent, Wave: r.p.Wave, Resolved: ap.Resolved, Attempt: k, Self: l.opt.Self,
+			LaunchEnv: os.LookupEnv},
 		WaveNumber: r.n, PromptHash: ap.Hash, OrchestratorID: l.opt.OrchestratorID, Minutes: lim.DeadlineMinutes,
 		SilenceMs: int(l.opt.Lane.Runtime.Silence().Milliseconds())})
 	if err != nil {
@@ -273,21 +274,9 @@ func (r *waveRun) finalize(id, dir string, attempt int, o Outcome) {
 	sum := r.summarize(id, dir, o, k)
 	_ = jsonfile.Write(filepath.Join(dir, lanes.SummaryFile), sum)
 	r.results[id] = &agentResult{RunDir: dir, Outcome: o, Summary: sum}
-	code := ""
-	if o.ExitCode != nil {
+	code := runCode(o.State)
+	if code == "" && o.ExitCode != nil {
 		code = strconv.Itoa(*o.ExitCode)
-	}
-	switch o.State {
-	case state.AgentTimedOut:
-		code = "timeout-no-status"
-	case state.AgentLost:
-		code = "runtime-lost"
-	case state.AgentStalled:
-		code = "stalled"
-	case StateNoProgress:
-		code = StateNoProgress
-	case state.AgentBudgetExceeded:
-		code = codeBudgetExceeded
 	}
 	r.l.emit(r.n, state.EntityAgentRun, fmt.Sprintf("wave-%d-attempt-%d-agent-%s", r.n, attempt, id), o.State, attempt,
 		state.AgentRunData{AgentID: id, RunDir: dir, ExitCode: o.ExitCode, Signal: o.Signal, StatusCode: code, Detail: o.Detail, Usage: sum.Usage})

@@ -145,6 +145,12 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 			return r.finish(ctx, attempt, state.WaveCompleted, nil), nil
 		}
 		failures = append(failures, r.humanHolds(failures)...)
+		if over := r.checkBudget(attempt); over != "" && !hasCode(failures, codeBudgetExceeded) {
+			// Spent: nothing new may start, so no retry is announced or
+			// counted (runtime.budget.onExceeded: stop ended this one).
+			r.budgetOver = over
+			failures = append(failures, budgetFailure(over))
+		}
 		l.emit(r.n, state.EntityAttempt, fmt.Sprintf("wave-%d-attempt-%d", r.n, attempt), "failed", attempt,
 			map[string]any{"failures": failures})
 		if needsHuman(failures) || attempt == maxAttempts {
@@ -189,6 +195,13 @@ func (l *Launcher) runWave(ctx context.Context, w *wave.Wave) (waveOutcome, erro
 // usable executor left.
 func needsHuman(fs []gate.Failure) bool {
 	return hasCode(fs, codeBlockerOpen) || hasCode(fs, codeFallbackBlock) || hasCode(fs, codeBudgetExceeded)
+}
+
+// agentBudgetDetail is an agent's budget stop with the next step, as a
+// lane cap's stop names one (budgetFailure).
+func agentBudgetDetail(detail, id string, n int) string {
+	return fmt.Sprintf("%s; not retried on the same budget: raise budget.tokens or budget.costUsd in %s's ### Executor block (or its profile), then `wave-orchestrator resume -w %d`",
+		strings.TrimSuffix(detail, "."), id, n)
 }
 
 // codeBudgetExceeded is the failure of an agent stopped at its budget, or
@@ -305,28 +318,39 @@ func (r *waveRun) implementationGate() []gate.Failure {
 	return f
 }
 
+// runCode is the status code of a run that ended without a result of
+// its own — timed out, lost, stalled, stopped for no progress or at its
+// budget — and "" for any other state (its exit code says it).
+func runCode(st string) string {
+	switch st {
+	case state.AgentTimedOut:
+		return "timeout-no-status"
+	case state.AgentLost:
+		return "runtime-lost"
+	case state.AgentStalled:
+		return "stalled"
+	case StateNoProgress:
+		return StateNoProgress
+	case state.AgentBudgetExceeded:
+		return codeBudgetExceeded
+	}
+	return ""
+}
+
 // runFailure turns a run that never produced a result into a failure.
 func (r *waveRun) runFailure(id string, res *agentResult) *gate.Failure {
-	code := ""
-	switch res.Outcome.State {
-	case state.AgentTimedOut:
-		code = "timeout-no-status"
-	case state.AgentLost:
-		code = "runtime-lost"
-	case state.AgentStalled:
-		code = "stalled"
-	case StateNoProgress:
-		code = StateNoProgress
-	case state.AgentBudgetExceeded:
-		code = codeBudgetExceeded
-	default:
-		if reason, ok := r.noExecutor(id, res); ok {
-			f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, codeNoExecutor, reason, res.Summary.LogPath)
-			return &f
+	code, detail := runCode(res.Outcome.State), res.Outcome.Detail
+	switch {
+	case code == codeBudgetExceeded:
+		detail = agentBudgetDetail(detail, id, r.n)
+	case code == "":
+		reason, ok := r.noExecutor(id, res)
+		if !ok {
+			return nil
 		}
-		return nil
+		code, detail = codeNoExecutor, reason
 	}
-	f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, code, res.Outcome.Detail, res.Summary.LogPath)
+	f := gate.RunFailure(r.p.Wave, r.p.Bindings, id, code, detail, res.Summary.LogPath)
 	return &f
 }
 

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -22,8 +23,8 @@ const (
 )
 
 // DefaultFlush bounds how long a follower's Stop waits for deliveries in
-// flight at exit: every try and backoff of a sink that fails at once fit
-// in it; a sink that hangs is cut off and its delivery left owed.
+// flight at exit (a try each: no retry waits out a backoff then); a sink
+// that hangs is cut off and its delivery left owed.
 const DefaultFlush = 10 * time.Second
 
 func defaultBackoff(try int) time.Duration { return 500 * time.Millisecond << try }
@@ -33,6 +34,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Backoff is the wait before the try-th retry (0-based).
 	Backoff func(try int) time.Duration
+	// Say prints one line among the owning process's own (the launch's
+	// "[15:04:05] …", the backlog run's "backlog: …"): a sink that cannot
+	// deliver, and each delivery that fails, show there as they happen.
+	// Nil: they go to Logger.
+	Say func(line string)
 }
 
 // entry is what one log line means to a follower.
@@ -76,7 +82,8 @@ type Follower struct {
 	tail  tailer
 
 	mu       sync.Mutex
-	done     map[string]bool // outcome recorded
+	down     map[string]string // sink → why its last delivery failed every try
+	done     map[string]bool   // outcome recorded
 	intended map[string]bool
 	queued   map[string]bool
 	queues   map[string]chan record
@@ -85,8 +92,11 @@ type Follower struct {
 
 	sendCtx    context.Context
 	cancelSend context.CancelFunc
-	stopWatch  chan struct{}
-	watchDone  chan struct{}
+	// flushing is closed when Stop begins: no retry waits out its backoff
+	// after it, and a sink that is down is not tried again.
+	flushing  chan struct{}
+	stopWatch chan struct{}
+	watchDone chan struct{}
 }
 
 func newFollower(j journal, sinks []Sink, o Options) *Follower {
@@ -97,7 +107,19 @@ func newFollower(j journal, sinks []Sink, o Options) *Follower {
 		o.Backoff = defaultBackoff
 	}
 	return &Follower{j: j, sinks: sinks, o: o, log: o.Logger, tail: tailer{path: j.path(), rotates: j.rotates()},
-		done: map[string]bool{}, intended: map[string]bool{}, queued: map[string]bool{}, queues: map[string]chan record{}}
+		down: map[string]string{}, done: map[string]bool{}, intended: map[string]bool{}, queued: map[string]bool{},
+		queues: map[string]chan record{}, flushing: make(chan struct{})}
+}
+
+// say tells the person running the process, in its own line style when
+// it has one.
+func (f *Follower) say(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if f.o.Say != nil {
+		f.o.Say(msg)
+		return
+	}
+	f.log.Warn(msg)
 }
 
 // start reads the log so far, takes on what is owed, and follows the log
@@ -249,9 +271,19 @@ func (f *Follower) work(s Sink, q chan record) {
 func (f *Follower) deliver(s Sink, r record) {
 	f.mu.Lock()
 	intended := f.intended[r.key()]
+	why, down := f.down[r.Sink]
 	f.mu.Unlock()
 	if f.sendCtx.Err() != nil {
 		return // past the flush bound: owed to the next follower
+	}
+	if down && f.isFlushing() {
+		// The process is ending: a sink whose last delivery failed every
+		// try is not waited on again. Recorded, so status and doctor
+		// show it.
+		r.Action, r.Err = failedAction, "not sent at exit: the sink's previous delivery failed ("+why+")"
+		f.say("notify: sink %s: %s not sent at exit (its previous delivery failed)", r.Sink, r.Notice.Event)
+		f.outcome(r)
+		return
 	}
 	if !intended {
 		r.Action = intentAction
@@ -262,15 +294,35 @@ func (f *Follower) deliver(s Sink, r record) {
 			return
 		}
 	}
-	tries, err := send(f.sendCtx, s, r.Notice, f.o.Backoff)
+	retrying := func(try int, err error) {
+		if try == 0 && !down {
+			f.say("notify: sink %s could not deliver %s: %v; trying again, up to %d times", r.Sink, r.Notice.Event, err, retries)
+		}
+	}
+	tries, err := send(f.sendCtx, f.flushing, s, r.Notice, f.o.Backoff, retrying)
 	if f.sendCtx.Err() != nil {
 		return // cut short by the flush bound: the intent stays open
 	}
 	r.Action, r.Tries = deliveredAction, tries
+	f.mu.Lock()
 	if err != nil {
-		r.Action, r.Err = failedAction, err.Error()
-		f.log.Warn("notify: delivery failed", "sink", r.Sink, "event", r.Notice.Event, "tries", tries, "err", err)
+		f.down[r.Sink] = err.Error()
+	} else {
+		delete(f.down, r.Sink)
 	}
+	f.mu.Unlock()
+	switch {
+	case err != nil:
+		r.Action, r.Err = failedAction, err.Error()
+		f.say("notify: sink %s did not get %s (%s): %v; status and doctor list it", r.Sink, r.Notice.Event, triesWord(tries), err)
+	case down:
+		f.say("notify: sink %s delivers again (%s)", r.Sink, r.Notice.Event)
+	}
+	f.outcome(r)
+}
+
+// outcome records a delivery's outcome and notes it.
+func (f *Follower) outcome(r record) {
 	if err := f.j.record(r); err != nil {
 		f.log.Error("notify: record outcome", "sink", r.Sink, "event", r.Notice.Event, "err", err)
 		return
@@ -278,9 +330,28 @@ func (f *Follower) deliver(s Sink, r record) {
 	f.note(r)
 }
 
+func triesWord(n int) string {
+	if n == 1 {
+		return "1 try"
+	}
+	return fmt.Sprintf("%d tries", n)
+}
+
+func (f *Follower) isFlushing() bool {
+	select {
+	case <-f.flushing:
+		return true
+	default:
+		return false
+	}
+}
+
 // send tries a sink once and retries times more, each try within
-// tryTimeout.
-func send(ctx context.Context, s Sink, n Notice, backoff func(int) time.Duration) (int, error) {
+// tryTimeout, calling retrying (with the failed try, 0-based) before each
+// retry. Once flushing is
+// closed (the process is ending) it retries no more: the failure so far
+// is the outcome.
+func send(ctx context.Context, flushing <-chan struct{}, s Sink, n Notice, backoff func(int) time.Duration, retrying func(int, error)) (int, error) {
 	var err error
 	for try := 0; ; try++ {
 		tctx, cancel := context.WithTimeout(ctx, tryTimeout)
@@ -289,9 +360,18 @@ func send(ctx context.Context, s Sink, n Notice, backoff func(int) time.Duration
 		if err == nil || try == retries || ctx.Err() != nil {
 			return try + 1, err
 		}
+		select {
+		case <-flushing:
+			return try + 1, err
+		default:
+		}
+		retrying(try, err)
 		t := time.NewTimer(backoff(try))
 		select {
 		case <-ctx.Done():
+			t.Stop()
+			return try + 1, err
+		case <-flushing:
 			t.Stop()
 			return try + 1, err
 		case <-t.C:
@@ -300,12 +380,16 @@ func send(ctx context.Context, s Sink, n Notice, backoff func(int) time.Duration
 }
 
 // Stop reads the log a last time, waits up to bound for the deliveries in
-// flight, and stops. What is not delivered by then stays owed: the next
+// flight, and stops. It waits on no dead sink longer than it must: a
+// failed try is not retried any more (its failure is recorded), and a
+// sink whose last delivery failed every try is not tried again (recorded
+// as not sent). What is not delivered by bound stays owed: the next
 // follower of the log delivers it. Safe to call on a nil follower.
 func (f *Follower) Stop(bound time.Duration) {
 	if f == nil {
 		return
 	}
+	close(f.flushing)
 	close(f.stopWatch)
 	<-f.watchDone
 	f.readNew()
@@ -318,7 +402,7 @@ func (f *Follower) Stop(bound time.Duration) {
 	case <-flushed:
 	case <-t.C:
 		clean = false
-		f.log.Warn("notify: deliveries still in flight at exit; the next run delivers them")
+		f.say("notify: deliveries still in flight at exit; the next run delivers them")
 	}
 	f.cancelSend()
 	for _, q := range f.queues {

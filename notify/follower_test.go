@@ -95,6 +95,18 @@ func (f *laneFixture) actions() []string {
 	return out
 }
 
+// waitAction waits until the lane log holds a notification record of action.
+func (f *laneFixture) waitAction(action string) {
+	f.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !slices.Contains(f.actions(), action) {
+		if time.Now().After(deadline) {
+			f.t.Fatalf("no %s record within 30s: %v", action, f.actions())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestLaneFollowerTellsOnlyWhatHappensWhileItFollows(t *testing.T) {
 	rc := newReceiver(t, 200)
 	f := newLane(t, rc)
@@ -190,6 +202,7 @@ func TestAFailingSinkIsTriedFourTimesThenRecordedFailed(t *testing.T) {
 	f := newLane(t, rc)
 	fl := f.follow()
 	id := f.append(state.EntityWaveRun, state.WaveFailed)
+	f.waitAction(state.NotifyFailed) // the retries happen while the process runs
 	fl.Stop(DefaultFlush)
 	if got := rc.got(); len(got) != 4 {
 		t.Fatalf("%d tries, want 4 (1 + 3 retries)", len(got))

@@ -3,6 +3,7 @@ package notify
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
@@ -29,10 +30,11 @@ func FollowLane(l lanes.Layout, lane *config.Lane, o Options) (*Follower, error)
 	if len(sinks) == 0 {
 		return nil, nil
 	}
-	f := newFollower(&laneJournal{file: l.EventsPath(), lane: lane.Name}, sinks, o)
+	f := newFollower(&laneJournal{file: l.EventsPath(), lane: lane.Name, project: lane.Project}, sinks, o)
 	if err := f.start(); err != nil {
 		return nil, fmt.Errorf("notify: lane %s: %w", lane.Name, err)
 	}
+	f.checkSinks(lane.Notify)
 	return f, nil
 }
 
@@ -44,16 +46,28 @@ func FollowRun(runDir string, lane *config.Lane, o Options) (*Follower, error) {
 	if len(sinks) == 0 {
 		return nil, nil
 	}
-	f := newFollower(&runJournal{file: filepath.Join(runDir, "events.jsonl"), lane: lane.Name, run: filepath.Base(runDir)}, sinks, o)
+	f := newFollower(&runJournal{file: filepath.Join(runDir, "events.jsonl"), lane: lane.Name, project: lane.Project, run: filepath.Base(runDir)}, sinks, o)
 	if err := f.start(); err != nil {
 		return nil, fmt.Errorf("notify: backlog run %s: %w", runDir, err)
 	}
+	f.checkSinks(lane.Notify)
 	return f, nil
+}
+
+// checkSinks says at the start which sinks cannot deliver (doctor's
+// check: a webhook's variable unset, a command not on PATH), rather than
+// leave it to the first failed delivery.
+func (f *Follower) checkSinks(cfg []config.NotifySink) {
+	for _, s := range cfg {
+		if why := Check(s, os.LookupEnv); why != "" {
+			f.say("notify: sink %s (%s) cannot deliver: %s", s.Name, s.Kind, why)
+		}
+	}
 }
 
 // laneJournal is the lane's events.jsonl: notification events.
 type laneJournal struct {
-	file, lane string
+	file, lane, project string
 }
 
 func (j *laneJournal) path() string   { return j.file }
@@ -75,7 +89,7 @@ func (j *laneJournal) decode(line []byte) entry {
 		_ = json.Unmarshal(b, &d)
 		return entry{rec: &record{Action: ev.Action, Notice: Notice{ID: d.NoticeID, Event: d.Event}, Sink: d.Sink, Tries: d.Tries, Err: d.Error}}
 	}
-	if n, ok := FromLane(ev); ok {
+	if n, ok := FromLane(j.project, ev); ok {
 		return entry{notice: &n}
 	}
 	return entry{}
@@ -106,7 +120,7 @@ func (j *laneJournal) append(wave int, id, action string, data any) error {
 
 // runJournal is a backlog run's events.jsonl: notify_* events.
 type runJournal struct {
-	file, lane, run string
+	file, lane, project, run string
 }
 
 func (j *runJournal) path() string   { return j.file }
@@ -133,7 +147,7 @@ func (j *runJournal) decode(line []byte) entry {
 		return entry{rec: &record{Action: action, Notice: Notice{ID: ev.Notice.ID, Event: ev.Notice.Event},
 			Sink: ev.Notice.Sink, Tries: ev.Notice.Tries, Err: ev.Notice.Error}}
 	}
-	if n, ok := FromBacklog(j.lane, j.run, ev); ok {
+	if n, ok := FromBacklog(j.project, j.lane, j.run, ev); ok {
 		return entry{notice: &n}
 	}
 	return entry{}

@@ -19,24 +19,38 @@ const (
 // one per question and transition; docs/state.md).
 const EntityQuestion = "question"
 
+// scope names the project and lane a notice is about, the start of every
+// summary: "shop, lane main".
+func scope(project, lane string) string {
+	if project == "" {
+		return "lane " + lane
+	}
+	return clip(project, 60) + ", lane " + lane
+}
+
 // FromLane maps one event of the lane's log to the notice people get, if
-// any. Pure: the notice id is derived from the event's own id.
-func FromLane(ev state.Event) (Notice, bool) {
+// any; project is the lane's project. Pure: the notice id is derived from
+// the event's own id.
+func FromLane(project string, ev state.Event) (Notice, bool) {
 	wave := ev.Wave
-	n := Notice{ID: "lane-" + ev.Lane + "-" + ev.ID, Lane: ev.Lane, Mode: ModeWave, Wave: &wave, RunID: ev.RunID, At: ev.RecordedAt}
+	n := Notice{ID: "lane-" + ev.Lane + "-" + ev.ID, Project: project, Lane: ev.Lane, Mode: ModeWave, Wave: &wave, RunID: ev.RunID, At: ev.RecordedAt}
 	str := func(k string) string { s, _ := ev.Data[k].(string); return s }
-	where := fmt.Sprintf("lane %s: wave %d", ev.Lane, ev.Wave)
+	where := fmt.Sprintf("%s: wave %d", scope(project, ev.Lane), ev.Wave)
 	switch ev.EntityType {
 	case EntityQuestion:
 		n.QuestionID, n.AgentID, n.Question = ev.EntityID, str("agentId"), str("text")
 		switch ev.Action {
 		case "asked":
-			n.Event = QuestionAsked
+			n.Event, n.Context = QuestionAsked, str("context")
 			kind := "asks"
 			if b, _ := ev.Data["blocking"].(bool); b {
 				kind = "asks (blocking)"
 			}
-			n.Summary = fmt.Sprintf("%s: agent %s %s: %s [answer %s]", where, clip(n.AgentID, 40), kind, clip(n.Question, 300), n.QuestionID)
+			about := ""
+			if n.Context != "" {
+				about = " (context: " + clip(n.Context, 200) + ")"
+			}
+			n.Summary = fmt.Sprintf("%s: agent %s %s: %s%s [answer %s]", where, clip(n.AgentID, 40), kind, clip(n.Question, 300), about, n.QuestionID)
 		case "answered":
 			n.Event = QuestionAnswered
 			n.Answer, n.Operator = str("answer"), str("operator")
@@ -115,12 +129,13 @@ func failuresLine(data map[string]any) string {
 }
 
 // FromBacklog maps one event of a backlog run's log to a notice, if any.
-// run is the run's id, lane its lane. An issue is merged once per run and
-// the run has one final PR, so those ids name the issue (a repeated event
-// is the same notice); the others carry the event's time.
-func FromBacklog(lane, run string, ev backlog.Event) (Notice, bool) {
-	n := Notice{Lane: lane, Mode: ModeBacklog, RunID: run, Issue: ev.Issue, At: ev.At}
-	where := fmt.Sprintf("lane %s: backlog run %s", lane, run)
+// run is the run's id, lane its lane, project the lane's project. An
+// issue is merged once per run and the run has one final PR, so those ids
+// name the issue (a repeated event is the same notice); the others carry
+// the event's time.
+func FromBacklog(project, lane, run string, ev backlog.Event) (Notice, bool) {
+	n := Notice{Project: project, Lane: lane, Mode: ModeBacklog, RunID: run, Issue: ev.Issue, At: ev.At}
+	where := fmt.Sprintf("%s: backlog run %s", scope(project, lane), run)
 	issue := "#" + strconv.Itoa(ev.Issue)
 	switch ev.Kind {
 	case backlog.EvMerged:

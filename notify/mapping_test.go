@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +34,7 @@ func TestLaneEventsMapToTheEventsPeopleSubscribeTo(t *testing.T) {
 		{state.EntityUsageLimit, state.UsageResumed, map[string]any{"executor": "claude"}, ""},
 	} {
 		ev := state.NewEvent("main", 3, tc.entity, "x-1", tc.action, 1, tc.data)
-		n, ok := FromLane(ev)
+		n, ok := FromLane("shop", ev)
 		if got := map[bool]string{true: n.Event}[ok]; got != tc.want {
 			t.Errorf("%s %s → %q, want %q", tc.entity, tc.action, got, tc.want)
 			continue
@@ -41,7 +43,7 @@ func TestLaneEventsMapToTheEventsPeopleSubscribeTo(t *testing.T) {
 			t.Errorf("%s %s: notice %+v", tc.entity, tc.action, n)
 		}
 	}
-	fail, _ := FromLane(state.NewEvent("main", 1, state.EntityWaveRun, "wave-1", state.WaveFailed, 2,
+	fail, _ := FromLane("shop", state.NewEvent("main", 1, state.EntityWaveRun, "wave-1", state.WaveFailed, 2,
 		map[string]any{"failures": []any{map[string]any{"agentId": "A1", "statusCode": "stalled"}}}))
 	if fail.Detail != "A1 stalled" {
 		t.Errorf("failed wave detail %q", fail.Detail)
@@ -66,7 +68,7 @@ func TestBacklogEventsMapToNoticesWithStableIDs(t *testing.T) {
 		{backlog.Event{Kind: backlog.EvUsageLimit, Outcome: backlog.UsageExtended, Executor: "claude", Issue: 5, Until: &at, At: at}, "", ""},
 		{backlog.Event{Kind: backlog.EvUsageLimit, Outcome: backlog.UsageResumed, Executor: "claude", At: at}, "", ""},
 	} {
-		n, ok := FromBacklog("main", "r1", tc.ev)
+		n, ok := FromBacklog("shop", "main", "r1", tc.ev)
 		if got := map[bool]string{true: n.Event}[ok]; got != tc.want {
 			t.Errorf("%s → %q, want %q", tc.ev.Kind, got, tc.want)
 		}
@@ -79,9 +81,51 @@ func TestBacklogEventsMapToNoticesWithStableIDs(t *testing.T) {
 	if e.notice == nil || e.notice.Event != QuestionAnswered || e.notice.Answer != "postgres" || e.notice.Operator != "kim" || e.notice.Issue != 5 {
 		t.Errorf("answered → %+v", e.notice)
 	}
-	a, _ := FromBacklog("main", "r1", backlog.Event{Kind: backlog.EvNeedsInput, Issue: 5, At: at})
-	b, _ := FromBacklog("main", "r1", backlog.Event{Kind: backlog.EvNeedsInput, Issue: 5, At: at.Add(time.Second)})
+	a, _ := FromBacklog("shop", "main", "r1", backlog.Event{Kind: backlog.EvNeedsInput, Issue: 5, At: at})
+	b, _ := FromBacklog("shop", "main", "r1", backlog.Event{Kind: backlog.EvNeedsInput, Issue: 5, At: at.Add(time.Second)})
 	if a.ID == b.ID {
 		t.Errorf("two needs-input events of one issue share id %q", a.ID)
+	}
+}
+
+// A notice names the project it is about, in its JSON and in the line a
+// person reads, and a question carries the context its asker gave.
+func TestNoticesNameTheProjectAndCarryTheQuestionsContext(t *testing.T) {
+	ev := state.NewEvent("main", 2, EntityQuestion, "q-7", "asked", 1, state.Data(state.QuestionData{
+		AgentID: "A1", Text: "Which database?", Context: "The service has two:\nPostgres and SQLite.", Blocking: true}))
+	n, ok := FromLane("shop", ev)
+	if !ok || n.Project != "shop" || n.Context != "The service has two:\nPostgres and SQLite." {
+		t.Fatalf("question-asked notice %+v", n)
+	}
+	for _, want := range []string{"shop, lane main: wave 2", "Which database?", "context: The service has two: Postgres and SQLite.", "[answer q-7]"} {
+		if !strings.Contains(n.Summary, want) {
+			t.Errorf("summary %q lacks %q", n.Summary, want)
+		}
+	}
+	var body map[string]any
+	if err := json.Unmarshal(n.webhookBody(), &body); err != nil || body["project"] != "shop" || body["context"] != n.Context ||
+		!strings.Contains(body["text"].(string), "shop, lane main") {
+		t.Errorf("webhook body %v (%v)", body, err)
+	}
+	b, _ := FromBacklog("shop", "main", "r1", backlog.Event{Kind: backlog.EvMerged, Issue: 4})
+	if b.Project != "shop" || !strings.HasPrefix(b.Summary, "shop, lane main: backlog run r1") {
+		t.Errorf("issue-merged notice %+v", b)
+	}
+}
+
+// A question's context reaches sinks as safe as its text: a bidi
+// override or an escape in it is written as a visible escape.
+func TestAQuestionsContextIsMadeSafeForSinks(t *testing.T) {
+	ev := state.NewEvent("main", 2, EntityQuestion, "q-7", "asked", 1, state.Data(state.QuestionData{
+		AgentID: "A1", Text: "Which?", Context: "use v1 \u202eon\u202c\x1b[2J", Blocking: true}))
+	n, _ := FromLane("shop\u202e", ev)
+	var body map[string]any
+	if err := json.Unmarshal(n.webhookBody(), &body); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"context", "project", "text"} {
+		if s, _ := body[k].(string); strings.ContainsAny(s, "\u202e\u202c\x1b") {
+			t.Errorf("%s reaches the webhook raw: %q", k, s)
+		}
 	}
 }

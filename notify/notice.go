@@ -30,8 +30,11 @@ const (
 // is stable across restarts, so a receiver can drop a repeat delivered in
 // the crash window.
 type Notice struct {
-	ID         string    `json:"id"`
-	Event      string    `json:"event"`
+	ID    string `json:"id"`
+	Event string `json:"event"`
+	// Project is the lane's project (projectName, else the repository's
+	// directory name): which repository the event is about.
+	Project    string    `json:"project"`
 	Lane       string    `json:"lane"`
 	Mode       string    `json:"mode"` // wave | backlog
 	Wave       *int      `json:"wave,omitempty"`
@@ -40,6 +43,7 @@ type Notice struct {
 	AgentID    string    `json:"agentId,omitempty"`
 	QuestionID string    `json:"questionId,omitempty"`
 	Question   string    `json:"question,omitempty"` // untrusted: the agent's words
+	Context    string    `json:"context,omitempty"`  // untrusted: what the asker gave with the question
 	Answer     string    `json:"answer,omitempty"`   // untrusted
 	Operator   string    `json:"operator,omitempty"`
 	Title      string    `json:"title,omitempty"` // untrusted: an issue title
@@ -64,10 +68,10 @@ func (n Notice) JSON() []byte {
 // what people read is what the text holds. One-line fields also lose
 // colour sequences and line breaks.
 func (n Notice) Safe() Notice {
-	for _, f := range []*string{&n.AgentID, &n.QuestionID, &n.Operator, &n.Title, &n.URL, &n.RunID, &n.Lane, &n.Summary} {
+	for _, f := range []*string{&n.AgentID, &n.QuestionID, &n.Operator, &n.Title, &n.URL, &n.RunID, &n.Lane, &n.Project, &n.Summary} {
 		*f = termtext.Line(*f)
 	}
-	for _, f := range []*string{&n.Question, &n.Answer, &n.Detail} {
+	for _, f := range []*string{&n.Question, &n.Context, &n.Answer, &n.Detail} {
 		*f = termtext.EscapeLines(*f)
 	}
 	return n

@@ -198,10 +198,12 @@ func Lane(ctx context.Context, layout lanes.Layout, name string) []Finding {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	all, err := tmuxadapter.New(layout.Socket()).ListSessions(cctx)
-	// The dashboard session is meant to outlive its launch.
+	// The dashboard session is meant to outlive its launch, and the
+	// launcher session (submitted runs) its watcher: each keeps its last
+	// pane for inspection.
 	var ss []tmuxadapter.Session
 	for _, s := range all {
-		if s.Name != lanes.DashboardSession {
+		if s.Name != lanes.DashboardSession && s.Name != lanes.LauncherSession {
 			ss = append(ss, s)
 		}
 	}

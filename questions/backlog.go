@@ -46,9 +46,29 @@ func backlogID(n int, text string) string {
 	return fmt.Sprintf("issue-%d-%s", n, hex.EncodeToString(sum[:3]))
 }
 
-// backlogQuestions are the needs-input issues of the lane's backlog runs:
-// the newest run that has an issue says whether it still waits (a later
-// run that took it again means it was answered).
+// Kinds of a backlog question: its worker asked (needs-input), or the run
+// set the issue aside with a question for a person (parked).
+const (
+	KindNeedsInput = "needs-input"
+	KindParked     = "parked"
+)
+
+// asking is the kind of question issue is waiting on in its run, "" when
+// none: needs-input always, parked when the run left a question.
+func asking(is *backlog.IssueRun) string {
+	switch {
+	case is.State == backlog.StateNeedsInput:
+		return KindNeedsInput
+	case is.State == backlog.StateParked && strings.TrimSpace(is.Question) != "":
+		return KindParked
+	}
+	return ""
+}
+
+// backlogQuestions are the needs-input and parked issues (those parked
+// with a question) of the lane's backlog runs: the newest run that has an
+// issue says whether it still waits (a later run that took it again means
+// it was answered).
 func backlogQuestions(layout lanes.Layout) ([]Question, []string) {
 	dirs, err := runlog.List(layout.StateDir)
 	if err != nil {
@@ -76,7 +96,8 @@ func backlogQuestions(layout lanes.Layout) ([]Question, []string) {
 			if !seen {
 				order = append(order, is.Number)
 			}
-			if is.State != backlog.StateNeedsInput && is.Answer != nil {
+			kind := asking(is)
+			if kind == "" && is.Answer != nil {
 				// Answered while its run was open (the run's answered event).
 				q := answeredInRun(layout, r.Info.ID, r.Info.StartedAt, is)
 				if a, ok := answered[q.ID]; ok && strings.TrimSpace(a.Operator) != "" {
@@ -87,7 +108,7 @@ func backlogQuestions(layout lanes.Layout) ([]Question, []string) {
 				latest[is.Number] = q
 				continue
 			}
-			if is.State != backlog.StateNeedsInput {
+			if kind == "" {
 				if prev != nil && prev.State != Answered {
 					// Taken again by a later run: answered somewhere.
 					at := r.Info.StartedAt
@@ -98,8 +119,11 @@ func backlogQuestions(layout lanes.Layout) ([]Question, []string) {
 			text := strings.TrimSpace(cmpOr(is.Question, is.Title))
 			n := is.Number
 			q := &Question{ID: backlogID(n, text), Lane: layout.Lane, Issue: &n, RunID: r.Info.ID,
-				Kind: "needs-input", Text: text, Blocking: true, State: Pending, AskedAt: r.Info.StartedAt,
+				Kind: kind, Text: text, Blocking: true, State: Pending, AskedAt: r.Info.StartedAt,
 				Attempt: is.Attempts}
+			if kind == KindParked {
+				q.Context = strings.TrimSpace(is.Detail) // why it was parked
+			}
 			if a, ok := answered[q.ID]; ok {
 				at := a.At
 				q.State, q.Answer, q.Operator, q.AnsweredAt = Answered, a.Answer, a.Operator, &at
@@ -123,7 +147,7 @@ func answeredInRun(layout lanes.Layout, runID string, asked time.Time, is *backl
 	text := strings.TrimSpace(cmpOr(a.Question, cmpOr(is.Question, is.Title)))
 	n, at := is.Number, a.At
 	return &Question{ID: backlogID(n, text), Lane: layout.Lane, Issue: &n, RunID: runID,
-		Kind: "needs-input", Text: text, Blocking: true, State: Answered, AskedAt: asked,
+		Kind: KindNeedsInput, Text: text, Blocking: true, State: Answered, AskedAt: asked,
 		Attempt: is.Attempts, Answer: a.Text, Operator: a.By, AnsweredAt: &at}
 }
 

@@ -123,3 +123,51 @@ func TestAQuestionTheOpenRunSawAnsweredIsListedWithItsAnswer(t *testing.T) {
 		t.Fatalf("question after the open run saw its answer: %+v", q)
 	}
 }
+
+// An issue the run parked with a question for a person (a worker that
+// reported blocked, a conflict it could not resolve) is a question too:
+// listed with why it was parked, answered on its issue, and answered once
+// a later run takes the issue again. One parked without a question (a
+// budget stop) asks nothing.
+func TestAParkedIssuesQuestionIsListedAndAnswered(t *testing.T) {
+	l := testLayout(t)
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	writeRun(t, l, "20260301T100000Z-aaaa", at, map[int]backlog.Event{
+		12: {Kind: backlog.EvParked, Detail: "worker reported blocked: two schemas", Question: "Keep the v1 schema or move to v2?"},
+		13: {Kind: backlog.EvParked, Detail: "worker stopped at its budget"},
+	})
+	qs, problems, err := List(l)
+	if err != nil || len(problems) > 0 || len(qs) != 1 {
+		t.Fatalf("list: %+v %v %v", qs, problems, err)
+	}
+	q := qs[0]
+	if *q.Issue != 12 || q.Kind != KindParked || q.State != Pending || q.Text != "Keep the v1 schema or move to v2?" ||
+		q.Context != "worker reported blocked: two schemas" || !q.Blocking {
+		t.Fatalf("parked question %+v", q)
+	}
+	src := localSource(t, 12, "wave:claimed")
+	if a, err := Answer(context.Background(), l, "#12", "v2", "ana", false, AnswerOptions{Issues: src, NeedsInputLabel: "needs-input"}); err != nil || a.State != Answered {
+		t.Fatalf("answer the parked question: %+v %v", a, err)
+	}
+	if qs, _, _ = List(l); qs[0].State != Answered || qs[0].Answer != "v2" {
+		t.Fatalf("after the answer: %+v", qs[0])
+	}
+	writeRun(t, l, "20260301T110000Z-bbbb", at.Add(time.Hour), map[int]backlog.Event{
+		14: {Kind: backlog.EvParked, Detail: "conflicts again", Question: "Resolve by hand?"},
+	})
+	writeRun(t, l, "20260301T120000Z-cccc", at.Add(2*time.Hour), map[int]backlog.Event{14: {Kind: backlog.EvClaimed}})
+	for _, q := range mustList(t, l) {
+		if *q.Issue == 14 && q.State != Answered {
+			t.Fatalf("#14 taken again by a later run: %+v, want answered", q)
+		}
+	}
+}
+
+func mustList(t *testing.T, l lanes.Layout) []Question {
+	t.Helper()
+	qs, _, err := List(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qs
+}

@@ -1,8 +1,13 @@
-// Package retry plans what to rerun after a failed wave attempt: the
-// resume plan (which agents are proven and reusable, which are
-// invalidated, which phase to resume from, which closure gaps are
-// forwarded), the retry targets, the agents `resume --phase` runs, and
-// which agents can be reused. It is a pure function of recorded state.
+// Package retry decides what runs again: a wave's resume plan (which
+// agents are proven and reusable, which are invalidated, the phase to
+// resume from, the closure gaps forwarded), the next attempt of a failed
+// wave (Targets and Next: the failed agents, the agents open blockers
+// name, the siblings a shared component waits on, closure from where it
+// broke), what `resume` reruns, and which agents can be reused — each a
+// function of the recorded state it is handed. It also keeps the one
+// record it owns, a wave's retry override (waves/<N>/retry-override.json,
+// written by `retry apply`), read, written and consumed at the path it
+// is given.
 package retry
 
 import (
@@ -170,12 +175,6 @@ func closureFrom(phase string, w *wave.Wave, b roles.Bindings) []string {
 	return out
 }
 
-// ClosureAgents returns the closure agents that run from stage phase on,
-// in the order they run.
-func ClosureAgents(phase string, w *wave.Wave, b roles.Bindings) []string {
-	return closureFrom(phase, w, b)
-}
-
 func forwardedGaps(in PlanInput) []ClosureGap {
 	var gaps []ClosureGap
 	for _, f := range in.Failures {
@@ -258,6 +257,42 @@ func Targets(in PlanInput, plan ResumePlan) []string {
 		}
 	}
 	return order(w, b, picked)
+}
+
+// Selection is what one attempt of a wave runs: the non-closure agents,
+// then closure from stage ClosureFrom on (every later stage runs too).
+type Selection struct {
+	Agents      []string
+	ClosureFrom string
+}
+
+// Next is what the attempt after a failed one runs: the agents Targets
+// picks. When it picks a non-closure agent, closure runs again from its
+// first stage (a new implementation result makes every verdict stale);
+// otherwise from the earliest of the picked closure agents' stages and
+// the plan's resume phase, so a failing stage no agent holds is not
+// skipped. The executor each failed agent runs on next is the caller's
+// (it depends on what is on PATH).
+func Next(in PlanInput) Selection {
+	plan := Plan(in)
+	sel := Selection{ClosureFrom: roles.PhaseContEval}
+	from := ""
+	if slices.Contains(roles.ClosurePhases, plan.ResumeFromPhase) {
+		from = plan.ResumeFromPhase
+	}
+	for _, id := range Targets(in, plan) {
+		st := in.Bindings.StageOf(id)
+		switch {
+		case st == "":
+			sel.Agents = append(sel.Agents, id)
+		case from == "" || roles.PhaseIndex(st) < roles.PhaseIndex(from):
+			from = st
+		}
+	}
+	if len(sel.Agents) == 0 && from != "" {
+		sel.ClosureFrom = from
+	}
+	return sel
 }
 
 // order dedupes ids: non-closure agents sorted, then closure agents in

@@ -201,14 +201,14 @@ func TestForPhase(t *testing.T) {
 	if err != nil || impl != nil || from != roles.PhaseSecurity {
 		t.Fatalf("ForPhase(security-review) = %v %q %v", impl, from, err)
 	}
-	if got, want := ClosureAgents(from, w, b), []string{"S1", "S2", "A8", "A9", "A0"}; !slices.Equal(got, want) {
+	if got, want := closureFrom(from, w, b), []string{"S1", "S2", "A8", "A9", "A0"}; !slices.Equal(got, want) {
 		t.Fatalf("closure from security-review = %v, want %v", got, want)
 	}
 	impl, from, err = ForPhase(roles.PhaseImplementation, w, b, []string{"A1"})
 	if err != nil || !slices.Equal(impl, []string{"A2"}) || from != roles.PhaseContEval {
 		t.Fatalf("ForPhase(implementation) = %v %q %v", impl, from, err)
 	}
-	if got, want := ClosureAgents(from, w, b), []string{"E0", "S1", "S2", "A8", "A9", "A0"}; !slices.Equal(got, want) {
+	if got, want := closureFrom(from, w, b), []string{"E0", "S1", "S2", "A8", "A9", "A0"}; !slices.Equal(got, want) {
 		t.Fatalf("closure from cont-eval = %v, want %v", got, want)
 	}
 	impl, from, err = ForPhase(roles.PhaseDesign, w, b, []string{"A1"})
@@ -236,5 +236,58 @@ func TestReusable(t *testing.T) {
 	current["A2"] = "h2"
 	if got, want := Reusable(w, b, last, current), []string{"A1", "A2"}; !slices.Equal(got, want) {
 		t.Fatalf("Reusable = %v, want %v", got, want)
+	}
+}
+
+// The next attempt of a failed wave runs what Targets picks: rerun
+// implementation agents bring closure back to its first stage; closure
+// agents alone start it at the earliest of their stages and the resume
+// phase.
+func TestNextRunsWhatTargetsPicks(t *testing.T) {
+	tests := []struct {
+		name     string
+		failures []gate.Failure
+		blockers []string
+		want     Selection
+		without  string // an agent the wave does not have
+	}{
+		{"a failed implementation agent, then every closure stage",
+			[]gate.Failure{{AgentID: "A2", Gate: gate.GateImplementation, StatusCode: "missing-wave-proof"}}, nil,
+			Selection{Agents: []string{"A2"}, ClosureFrom: roles.PhaseContEval}, ""},
+		{"the author of an open blocker with the agent it waits on",
+			[]gate.Failure{{AgentID: "A1", Gate: gate.GateImplementation, StatusCode: "1"}}, []string{"A2", "A1"},
+			Selection{Agents: []string{"A1", "A2"}, ClosureFrom: roles.PhaseContEval}, ""},
+		{"a closure agent's blocker on an implementation agent reruns it and all of closure",
+			[]gate.Failure{{AgentID: "A8", Gate: gate.GateIntegration, StatusCode: "integration-needs-more-work"}}, []string{"A8", "A2"},
+			Selection{Agents: []string{"A2"}, ClosureFrom: roles.PhaseContEval}, ""},
+		{"the sibling a shared component waits on, alone",
+			[]gate.Failure{{AgentID: "A2", Gate: gate.GateComponent, StatusCode: "shared-component-sibling-pending"}}, nil,
+			Selection{Agents: []string{"A2"}, ClosureFrom: roles.PhaseContEval}, ""},
+		{"a failed closure stage and the later ones",
+			[]gate.Failure{{AgentID: "A8", Gate: gate.GateIntegration, StatusCode: "integration-needs-more-work"}}, nil,
+			Selection{ClosureFrom: roles.PhaseIntegrating}, ""},
+		{"a closure blocker's author ahead of the failed stage",
+			[]gate.Failure{{AgentID: "A0", Gate: gate.GateContQa, StatusCode: "cont-qa-fail"}}, []string{"A8"},
+			Selection{ClosureFrom: roles.PhaseIntegrating}, ""},
+		{"a required stage no agent holds is not skipped",
+			[]gate.Failure{{Gate: gate.GateIntegration, StatusCode: "missing-closure-run"}}, nil,
+			Selection{ClosureFrom: roles.PhaseIntegrating}, "A8"},
+		{"a closure proof gap from its stage on",
+			[]gate.Failure{{AgentID: "S1", Gate: gate.GateSecurity, StatusCode: "wave-proof-gap"}}, nil,
+			Selection{ClosureFrom: roles.PhaseSecurity}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := input(tc.failures...)
+			in.OpenBlockers = tc.blockers
+			if tc.without != "" {
+				in.Wave.Agents = slices.DeleteFunc(in.Wave.Agents, func(a wave.Agent) bool { return a.ID == tc.without })
+				in.Bindings = roles.Bind(in.Wave, config.Roles{})
+			}
+			got := Next(in)
+			if !slices.Equal(got.Agents, tc.want.Agents) || got.ClosureFrom != tc.want.ClosureFrom {
+				t.Fatalf("Next = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/otelenv"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/redact"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
@@ -143,6 +144,7 @@ func agentEnv(base []string, p *Payload) []string {
 	set("WAVE_RUN_DIR", p.RunDir)
 	set("WAVE_ORCHESTRATOR_ID", p.OrchestratorID)
 	set("WAVE_EXECUTOR_MODE", p.ExecutorID)
+	set(otelenv.ResourceAttributesEnv, otelenv.Merge(env[otelenv.ResourceAttributesEnv], resourceAttrs(p, env)))
 	out := make([]string, 0, len(order))
 	for _, k := range order {
 		out = append(out, k+"="+env[k])

@@ -84,10 +84,6 @@ func WithBackend(b Backend) WatcherOption {
 // WithSweep sets the slow sweep interval (default 1s).
 func WithSweep(d time.Duration) WatcherOption { return func(w *Watcher) { w.sweep = d } }
 
-// WithDebounce sets how long events on one directory are coalesced
-// (default 5ms).
-func WithDebounce(d time.Duration) WatcherOption { return func(w *Watcher) { w.debounce = d } }
-
 // NewWatcher returns a watcher with no directories; Add them as runs start.
 func NewWatcher(logger *slog.Logger, opts ...WatcherOption) *Watcher {
 	if logger == nil {

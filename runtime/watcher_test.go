@@ -103,39 +103,6 @@ func nextChange(t *testing.T, w *Watcher, dir string) Change {
 	}
 }
 
-func TestAdoptClassifiesLiveAndFinishedRuns(t *testing.T) {
-	h := newHarness(t)
-	root := t.TempDir()
-	live := h.payload(t, filepath.Join(root, "waves", "1", "runs"), "A1", "hang")
-	done := h.payload(t, filepath.Join(root, "waves", "1", "runs"), "A2", "exit", "0")
-	done.SessionName = "w1-A2"
-	if err := os.MkdirAll(filepath.Dir(live.RunDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	h.start(t, live, done)
-	waitRunning(t, live)
-	h.waitDone(t, done.RunDir)
-	obs, err := Adopt(context.Background(), h.b, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(obs) != 2 {
-		t.Fatalf("%d observations, want 2", len(obs))
-	}
-	if obs[0].RunID != live.RunID || obs[0].Verdict.State != StateRunning || len(obs[0].Verdict.Warnings) != 0 {
-		t.Fatalf("live run: %+v", obs[0])
-	}
-	if obs[1].RunID != done.RunID || obs[1].Verdict.State != StateCompleted {
-		t.Fatalf("finished run: %+v", obs[1])
-	}
-	if err := h.b.Terminate(context.Background(), live.RunDir, time.Second, false); err != nil {
-		t.Fatal(err)
-	}
-	if v := h.waitDone(t, live.RunDir).Verdict; v.State != StateTerminated {
-		t.Fatalf("after Terminate: %+v", v)
-	}
-}
-
 // slowBackend stands in for a tmux server busy creating sessions: Observe
 // answers from the files, but for block (every directory when empty) only
 // after gate is closed. calls counts Observe calls per directory.

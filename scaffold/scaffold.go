@@ -27,10 +27,6 @@ const ignoreLine = ".wave/"
 // projectPlaceholder in wave.config.yaml becomes the repo's name.
 const projectPlaceholder = "{{PROJECT}}"
 
-// Files lists the repo-relative paths Write creates (not .gitignore,
-// which it only appends to), sorted.
-func Files() []string { return filesUnder("templates") }
-
 func filesUnder(dir string) []string {
 	var out []string
 	_ = fs.WalkDir(templates, dir, func(p string, d fs.DirEntry, err error) error {

@@ -36,6 +36,10 @@ type Run struct {
 	RunDir     string       `json:"runDir"`
 	StartedAt  *time.Time   `json:"startedAt"`
 	Usage      *usage.Usage `json:"usage"`
+	// Outcome is the runtime record's terminal disposition (completed,
+	// failed, terminated), "running" while it has none, "" when the
+	// record is gone.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // Kinds of run.
@@ -96,7 +100,10 @@ func WaveRunsFrom(l lanes.Layout, logged []state.LoggedRun, known map[string]sta
 		r := Run{Kind: KindWave, Lane: l.Lane, Wave: &n, Agent: m[1], Attempt: k, RunDir: d}
 		if f, ok := known[d]; ok && f.StartedAt != nil {
 			// StartedAt is set only from a record that was read.
-			r.Agent, r.Executor, r.Usage, r.StartedAt = f.AgentID, f.Executor, f.Usage, f.StartedAt
+			r.Agent, r.Executor, r.Usage, r.StartedAt, r.Outcome = f.AgentID, f.Executor, f.Usage, f.StartedAt, f.Disposition
+			if r.Outcome == "" {
+				r.Outcome = "running"
+			}
 			out = append(out, r)
 			continue
 		}
@@ -122,6 +129,10 @@ func fill(r *Run) bool {
 		return false
 	}
 	r.Executor, r.Agent, r.Usage = rec.ExecutorID, rec.AgentID, rec.Usage
+	r.Outcome = rec.TerminalDisposition
+	if r.Outcome == "" {
+		r.Outcome = "running"
+	}
 	if r.Attempt == 0 {
 		r.Attempt = rec.Attempt
 	}

@@ -53,6 +53,8 @@ type LoggedRun struct {
 type noticeFold struct {
 	State    map[string]string
 	Failures []NotificationFailure
+	// Sinks is each sink's tally, from the outcomes in log order.
+	Sinks map[string]*SinkNotifications
 }
 
 // FoldEvents folds evs from the start.
@@ -173,6 +175,7 @@ func (f *Fold) Waves(runs map[string]RunFacts, blockers map[int][]Blocker, now t
 		for i := range w.Agents {
 			overlay(&w.Agents[i], runs, now)
 		}
+		w.markAsking()
 		w.Blockers = blockers[w.Wave]
 		if w.Failures == nil {
 			w.Failures = []Failure{}

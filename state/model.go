@@ -26,6 +26,11 @@ const (
 	// AgentBudgetExceeded: the runner stopped the agent when its metered
 	// usage reached its budget; not retried on the same budget.
 	AgentBudgetExceeded = "budget-exceeded"
+	// AgentWaitingForInput: the agent's run ended with a blocking
+	// question to a person still open, in a wave not finished: the
+	// launcher holds the wave for the answer and relaunches the agent with
+	// it. Its exit code stays the one of the run that asked.
+	AgentWaitingForInput = "waiting-for-input"
 	// AgentUsageLimited: the agent's CLI said its account is out; the
 	// launcher relaunches it once the limit resets, without spending an
 	// attempt.
@@ -141,9 +146,12 @@ type Question struct {
 
 // QuestionData is the data of question events.
 type QuestionData struct {
-	AgentID  string `json:"agentId"`
-	Attempt  int    `json:"attempt"`
-	Text     string `json:"text"`
+	AgentID string `json:"agentId"`
+	Attempt int    `json:"attempt"`
+	Text    string `json:"text"`
+	// Context is what the asker gave with the question (`ask --context`),
+	// for the people told about it; untrusted text.
+	Context  string `json:"context,omitempty"`
 	Blocking bool   `json:"blocking"`
 	Answer   string `json:"answer,omitempty"`
 	Operator string `json:"operator,omitempty"`
@@ -194,6 +202,10 @@ type Agent struct {
 	// Usage is what the agent's runs in this wave spent, every attempt
 	// counted; while it runs, its live figure.
 	Usage *usage.Usage `json:"usage"`
+
+	// ran is the state the agent's run ended in while a question holds
+	// it as waiting-for-input (set on views only, never in a Fold).
+	ran string
 }
 
 // BackendKubernetes is Agent.Backend of a run that is a pod.

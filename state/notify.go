@@ -2,6 +2,7 @@ package state
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -38,6 +39,19 @@ type Notifications struct {
 	Failed    int                   `json:"failed"`
 	Pending   int                   `json:"pending"`
 	Failures  []NotificationFailure `json:"failures"`
+	// Sinks is each sink's record, by name: what doctor warns about.
+	Sinks []SinkNotifications `json:"sinks"`
+}
+
+// SinkNotifications is one sink's deliveries: FailedSinceDelivered counts
+// the failures after its last confirmed delivery (all of them when it
+// never delivered), so a sink that delivers again clears what failed
+// before.
+type SinkNotifications struct {
+	Sink                 string `json:"sink"`
+	Delivered            int    `json:"delivered"`
+	Failed               int    `json:"failed"`
+	FailedSinceDelivered int    `json:"failedSinceDelivered"`
 }
 
 // NotificationFailure is one delivery that failed every try.
@@ -78,6 +92,9 @@ func (f *Fold) applyNotice(ev Event) {
 		}
 		n.State[ev.EntityID] = ev.Action
 	}
+	if ev.Action == NotifyDelivered || ev.Action == NotifyFailed {
+		n.sinkOutcome(ev)
+	}
 	if ev.Action == NotifyFailed {
 		var d NotificationData
 		decode(ev.Data, &d)
@@ -89,13 +106,38 @@ func (f *Fold) applyNotice(ev Event) {
 	}
 }
 
+// sinkOutcome counts a delivery's outcome for its sink: a delivery
+// clears the failures before it.
+func (n *noticeFold) sinkOutcome(ev Event) {
+	sink, _ := ev.Data["sink"].(string)
+	if n.Sinks == nil {
+		n.Sinks = map[string]*SinkNotifications{}
+	}
+	s := n.Sinks[sink]
+	if s == nil {
+		s = &SinkNotifications{Sink: sink}
+		n.Sinks[sink] = s
+	}
+	if ev.Action == NotifyDelivered {
+		s.Delivered++
+		s.FailedSinceDelivered = 0
+		return
+	}
+	s.Failed++
+	s.FailedSinceDelivered++
+}
+
 // Notifications is the tally of the notification events folded; nil when
 // there were none.
 func (f *Fold) Notifications() *Notifications {
 	if f.notices == nil {
 		return nil
 	}
-	out := &Notifications{Failures: slices.Clone(f.notices.Failures)}
+	out := &Notifications{Failures: slices.Clone(f.notices.Failures), Sinks: []SinkNotifications{}}
+	for _, s := range f.notices.Sinks {
+		out.Sinks = append(out.Sinks, *s)
+	}
+	slices.SortFunc(out.Sinks, func(a, b SinkNotifications) int { return strings.Compare(a.Sink, b.Sink) })
 	for _, s := range f.notices.State {
 		switch s {
 		case NotifyDelivered:

@@ -134,7 +134,7 @@ func apply(w *Wave, ev Event, agents map[string]int) {
 	case EntityUsageLimit:
 		applyUsageLimit(w, ev)
 	}
-	w.SetWaiting()
+	w.setStatusWaiting()
 	w.LastEvents = append(w.LastEvents, EventRef{At: at, Wave: ev.Wave, Message: Describe(ev)})
 	if len(w.LastEvents) > lastEventsKept {
 		w.LastEvents = w.LastEvents[len(w.LastEvents)-lastEventsKept:]
@@ -199,14 +199,59 @@ func applyQuestion(w *Wave, ev Event) {
 }
 
 // SetWaiting moves a running wave to waiting-for-input while a blocking
-// question waits for a person, and back once none does.
+// question waits for a person, and back once none does; so does each
+// agent whose run ended and whose blocking question waits (the one the
+// launcher relaunches once it is answered), while the wave is not
+// finished. What Fold.Waves and a questions overlay call on the views.
 func (w *Wave) SetWaiting() {
+	w.setStatusWaiting()
+	w.markAsking()
+}
+
+// setStatusWaiting is SetWaiting for the wave's status alone: what the
+// fold keeps (agents are marked on views only, so an answer can undo it).
+func (w *Wave) setStatusWaiting() {
 	switch {
 	case w.Status == WaveRunning && w.Waiting():
 		w.Status = WaveWaitingForInput
 	case w.Status == WaveWaitingForInput && !w.Waiting():
 		w.Status = WaveRunning
 	}
+}
+
+// markAsking sets agents held by a question to waiting-for-input and
+// gives the others back the state their run ended in.
+func (w *Wave) markAsking() {
+	open := w.Status == WaveRunning || w.Status == WaveWaitingForInput || w.Status == WaveInterrupted
+	for i := range w.Agents {
+		a := &w.Agents[i]
+		if a.State == AgentWaitingForInput && a.ran != "" {
+			a.State, a.ran = a.ran, ""
+		}
+		if open && runEnded(a.State) && w.asks(a.ID) {
+			a.State, a.ran = AgentWaitingForInput, a.State
+		}
+	}
+}
+
+// asks reports whether agent id has a blocking question that waits.
+func (w *Wave) asks(id string) bool {
+	for _, q := range w.Questions {
+		if q.AgentID == id && q.Blocking && q.State != "answered" {
+			return true
+		}
+	}
+	return false
+}
+
+// runEnded reports whether an agent state is the end of a run of its own
+// (not a reused one): the launcher looks at its questions then.
+func runEnded(s string) bool {
+	switch s {
+	case AgentCompleted, AgentFailed, AgentTimedOut, AgentLost, AgentTerminated, AgentStalled, AgentBudgetExceeded:
+		return true
+	}
+	return false
 }
 
 func applyAgentRun(w *Wave, agents map[string]int, ev Event) {
@@ -222,7 +267,7 @@ func applyAgentRun(w *Wave, agents map[string]int, ev Event) {
 	switch ev.Action {
 	case "started":
 		*a = Agent{ID: a.ID, Title: a.Title, Role: a.Role, Executor: a.Executor, State: AgentLaunching,
-			Attempt: ev.Attempt, StartedAt: &at, SessionName: d.SessionName, RunDir: d.RunDir, LogPath: d.LogPath}
+			Attempt: runAttempt(a.Attempt, ev), StartedAt: &at, SessionName: d.SessionName, RunDir: d.RunDir, LogPath: d.LogPath}
 		if d.Executor != "" {
 			a.Executor = d.Executor
 		}
@@ -235,6 +280,20 @@ func applyAgentRun(w *Wave, agents map[string]int, ev Event) {
 		a.FinishedAt = &at
 		a.ExitCode, a.Signal, a.StatusCode, a.Detail = d.ExitCode, d.Signal, d.StatusCode, d.Detail
 	}
+}
+
+// runAttempt is an agent's attempt once ev started a run of it, prev its
+// attempt before: the wave's attempt, or one more than prev when the
+// agent already ran in this wave run (a relaunch with an answer is a run
+// of its own too); an adopted run is the run it was.
+func runAttempt(prev int, ev Event) int {
+	if adopted, _ := ev.Data["adopted"].(bool); adopted {
+		return max(ev.Attempt, prev)
+	}
+	if prev > 0 {
+		return max(ev.Attempt, prev+1)
+	}
+	return ev.Attempt
 }
 
 // overlay brings live run facts into an agent the events still show as

@@ -198,7 +198,7 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 	m := fmt.Sprintf("<!-- wave-orchestrator:final-pr run=%s -->", r.Info.ID)
 	body := backlog.FinalPRBody(backlog.FinalPRInput{Run: r, DefaultBase: r.Info.Base == r.Info.Default || r.Info.Default == "",
 		CloseCommand: "wave-orchestrator backlog close --run " + r.Info.ID, Marker: m, BaseConflict: baseConflict,
-		Spend: spend.ByIssue(runs), Total: spend.Total(runs).Ptr()})
+		Spend: spend.ByIssue(runs), Total: spend.Total(runs).Ptr(), Outcomes: s.outcomesLine(ctx)})
 	title := backlog.FinalPRTitle(r)
 	path := filepath.Join(s.log.dir, runlog.FinalPRFile)
 	if err := jsonfile.WriteFile(path, []byte("# "+title+"\n\n"+body)); err != nil {

@@ -290,6 +290,9 @@ func (s *Supervisor) checkpoint(why string) {
 	if t.Planned > 0 {
 		line += fmt.Sprintf(" / waiting %d", t.Planned)
 	}
+	if t.Stopped > 0 {
+		line += fmt.Sprintf(" / stopped %d", t.Stopped)
+	}
 	if b := s.run().Bucket(); len(b) > 0 {
 		nums := make([]string, len(b))
 		for i, q := range b {
@@ -319,9 +322,18 @@ func (s *Supervisor) stop(ctx context.Context) error {
 		return err
 	}
 	if !finish {
-		return ErrStopped
+		return s.paused()
 	}
 	return s.finishEarly(ctx)
+}
+
+// paused records that `backlog stop` paused the run, so status says so
+// until a `backlog run` resumes it, and returns ErrStopped.
+func (s *Supervisor) paused() error {
+	if err := s.emit(backlog.Event{Kind: backlog.EvRunPaused, Detail: "backlog stop"}); err != nil {
+		return err
+	}
+	return ErrStopped
 }
 
 // halt carries out a stop request: every running worker is recorded as

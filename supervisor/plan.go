@@ -75,7 +75,7 @@ func (s *Supervisor) take(ctx context.Context, groups []backlog.Group) error {
 				return err
 			}
 			sf := backlog.ParseSurface(is.Body, is.Labels)
-			if err := s.emit(backlog.Event{Kind: backlog.EvIssue, Issue: n, Title: backlog.Clean(is.Title), Surface: &sf, Group: g.Issues[0]}); err != nil {
+			if err := s.emit(backlog.Event{Kind: backlog.EvIssue, Issue: n, Title: backlog.Clean(is.Title), Surface: &sf, Group: g.Issues[0], Labels: cleanLabels(is.Labels)}); err != nil {
 				return err
 			}
 		}
@@ -155,4 +155,14 @@ func listOpen(ctx context.Context, src forge.Source, labels []string, warn func(
 		return nil, fmt.Errorf("list issues: %w", err)
 	}
 	return open, nil
+}
+
+// cleanLabels are an issue's labels as recorded in the run's log (the
+// outcome ledger groups by them), each one line of plain text.
+func cleanLabels(ls []string) []string {
+	out := make([]string, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, backlog.Clean(l))
+	}
+	return out
 }

@@ -22,6 +22,19 @@ type runLog struct {
 	// the calls made since the one before.
 	calls     func() int64
 	lastCalls int64
+	// waits, when set, counts the GitHub rate limits waited out; each
+	// event carries those since the one before.
+	waits     func() int64
+	lastWaits int64
+}
+
+// count has every event carry src's API calls and rate-limit waits
+// since the previous one.
+func (l *runLog) count(src interface{ Calls() int64 }) {
+	l.calls = src.Calls
+	if w, ok := src.(interface{ RateLimitWaits() int64 }); ok {
+		l.waits = w.RateLimitWaits
+	}
 }
 
 func openRunLog(dir string, now func() time.Time) (*runLog, []string, error) {
@@ -42,10 +55,16 @@ func (l *runLog) emit(ev backlog.Event) error {
 		calls = l.calls()
 		ev.Calls = calls - l.lastCalls
 	}
+	var waits int64
+	if l.waits != nil {
+		waits = l.waits()
+		ev.RateWaits = waits - l.lastWaits
+	}
 	if err := jsonfile.Append(l.path, ev); err != nil {
 		return fmt.Errorf("record %s event: %w", ev.Kind, err)
 	}
 	l.lastCalls = max(l.lastCalls, calls)
+	l.lastWaits = max(l.lastWaits, waits)
 	l.run.Apply(ev)
 	return nil
 }

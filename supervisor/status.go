@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,11 +40,9 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 	}
 	runs := spend.BacklogRuns("", dir)
 	in := backlog.StatusInput{BadEvents: bad, LockHeld: lockHeld, Now: now, Usage: spend.Total(runs).Ptr(),
-		IssueUsage: map[int]*usage.Usage{}, Live: map[int]backlog.LiveFacts{}}
+		IssueUsage: map[int]*usage.Usage{}, Live: map[int]backlog.LiveFacts{}, StopPending: pauseRequested(dir)}
 	if lockHeld && !r.Finished {
-		if w := readWaiting(dir); w != nil {
-			in.Waiting = &backlog.Waiting{Cause: w.Cause, Detail: w.Detail, Since: w.Since, Tries: w.Tries, NextTry: w.NextTry, GiveUpAt: w.GiveUpAt}
-		}
+		in.Waiting = readWaiting(dir)
 		in.Probes = readProbes(dir)
 	}
 	for n, u := range spend.ByIssue(runs) {
@@ -85,3 +84,17 @@ func live(ctx context.Context, is *backlog.IssueRun, git *gitops.Repo, waveRef s
 
 // answerWait is backlog.NewAnswerWait.
 func answerWait(r *backlog.Run) *AnswerWait { return backlog.NewAnswerWait(r) }
+
+// pauseRequested reports whether a `backlog stop` without --finish waits
+// in the run's control file for the next supervisor.
+func pauseRequested(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, runlog.ControlFile))
+	if err != nil {
+		return false
+	}
+	var req struct {
+		Finish bool `json:"finish"`
+	}
+	_ = json.Unmarshal(b, &req) // unreadable: a plain stop, as halt reads it
+	return !req.Finish
+}

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
@@ -30,6 +31,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/telemetry"
 )
 
 // Options configure one `backlog run`.
@@ -82,6 +84,7 @@ type Result struct {
 
 // Supervisor runs one backlog run.
 type Supervisor struct {
+	outMu  sync.Mutex // one printf line at a time
 	o      Options
 	log    *runLog
 	issues map[int]backlog.Issue // latest copy fetched from the source
@@ -102,7 +105,7 @@ type Supervisor struct {
 	// waiting is the transient failure being waited out (nil: none);
 	// waitFor the pause before the next sweep. The windows lived through
 	// are in the run's log (Run.Waits), as are the environment relaunches.
-	waiting *Waiting
+	waiting *waitOut
 	waitFor time.Duration
 	// threadsDenied: the token may not read worker PR review threads;
 	// said once, then merges go on without looking at them.
@@ -176,6 +179,9 @@ func New(o Options) (*Supervisor, error) {
 // issue titles, questions, file names and git's words, so it is escaped
 // here (newlines kept for the questions block).
 func (s *Supervisor) printf(format string, args ...any) {
+	// The notifier prints from its own goroutines too.
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
 	fmt.Fprintln(s.o.Out, "backlog: "+termtext.EscapeLines(fmt.Sprintf(format, args...)))
 }
 
@@ -200,11 +206,13 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{RunID: s.run().Info.ID, Dir: s.log.dir, Resumed: resumed}
-	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger})
+	nf, nerr := notify.FollowRun(s.log.dir, s.o.Lane, notify.Options{Logger: s.o.Logger, Say: func(m string) { s.printf("%s", m) }})
 	if nerr != nil {
 		s.o.Logger.Warn("notify: not following the run's events", "err", nerr)
 	}
 	defer nf.Stop(notify.DefaultFlush)
+	tf := telemetry.FollowRun(s.log.dir, s.o.Lane.Name, telemetry.Options{Logger: s.o.Logger})
+	defer tf.Stop(telemetry.DefaultFlush)
 	if err != nil {
 		return res, err // stopped or given up while opening: which run it was
 	}
@@ -247,9 +255,14 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 			s.printf("warning: skipped a corrupt event line at %s", b)
 		}
 		s.log = l
-		l.calls = s.o.Source.Calls
+		l.count(s.o.Source)
 		s.start = l.run.Info.StartedAt
 		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
+		if l.run.StopPaused {
+			if err := s.emit(backlog.Event{Kind: backlog.EvRunResumed, Detail: "backlog run"}); err != nil {
+				return true, err
+			}
+		}
 		s.restoreWait()
 		if err := s.retry(ctx, s.reopen); err != nil {
 			return true, err
@@ -304,7 +317,7 @@ func (s *Supervisor) create(ctx context.Context, dir *string) error {
 	if err != nil {
 		return err
 	}
-	l.calls = s.o.Source.Calls
+	l.count(s.o.Source)
 	s.log, s.start = l, l.run.Info.StartedAt
 	return nil
 }

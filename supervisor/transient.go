@@ -20,18 +20,12 @@ import (
 // supervisor is waiting out; it exists only while it waits.
 const WaitingFile = "waiting.json"
 
-// Waiting is a transient failure the supervisor is waiting out: its
-// sweeps fail, so nothing is dispatched or merged, while the workers keep
-// running. `backlog status` shows it as "waiting: <cause> since <time>".
-type Waiting struct {
-	Cause    string    `json:"cause"`  // in words: "origin unreachable", "no space left on device"
-	Detail   string    `json:"detail"` // the last failure, one line
-	Since    time.Time `json:"since"`
-	Tries    int       `json:"tries"` // failed sweeps so far
-	NextTry  time.Time `json:"nextTryAt"`
-	GiveUpAt time.Time `json:"giveUpAt"` // since + backlog.transientRetryMinutes
-	// logged is the cause the run's log has for this wait ("" until its
-	// start is recorded).
+// waitOut is the transient failure the supervisor is waiting out: what
+// `backlog status` shows of it ("waiting: <cause> since <time>", from
+// the run's WaitingFile), and the cause the run's log has for the wait
+// ("" until its start is recorded).
+type waitOut struct {
+	backlog.Waiting
 	logged string
 }
 
@@ -101,7 +95,7 @@ func (s *Supervisor) ride(err error) error {
 	now := s.o.Now()
 	w := s.waiting
 	if w == nil {
-		w = &Waiting{Cause: cause, Since: now}
+		w = &waitOut{Waiting: backlog.Waiting{Cause: cause, Since: now}}
 		s.waiting = w
 		s.printf("waiting: %s since %s; workers keep running, nothing is dispatched or merged until it passes (%s)",
 			cause, now.UTC().Format(time.RFC3339), oneLine(err.Error()))
@@ -125,7 +119,7 @@ func (s *Supervisor) ride(err error) error {
 	if s.log == nil {
 		return nil // no run yet: the output says it
 	}
-	if err := jsonfile.Write(s.waitingPath(), w); err != nil {
+	if err := jsonfile.Write(s.waitingPath(), w.Waiting); err != nil {
 		s.o.Logger.Warn("backlog: could not record the wait for status", "err", err) // the disk may be why
 	}
 	return nil
@@ -133,7 +127,7 @@ func (s *Supervisor) ride(err error) error {
 
 // recordWait puts the wait (or its new cause) in the run's log. A write
 // that fails (the disk may be why) is tried again at the next failure.
-func (s *Supervisor) recordWait(w *Waiting, now time.Time) {
+func (s *Supervisor) recordWait(w *waitOut, now time.Time) {
 	if s.log == nil || w.logged == w.Cause {
 		return
 	}
@@ -187,7 +181,8 @@ func (s *Supervisor) restoreWait() {
 		return
 	}
 	limit := s.o.Config.Backlog.TransientRetry()
-	s.waiting = &Waiting{Cause: w.Cause, Detail: w.Detail, Since: w.Since, GiveUpAt: w.Since.Add(limit), logged: w.Cause}
+	s.waiting = &waitOut{Waiting: backlog.Waiting{Cause: w.Cause, Detail: w.Detail, Since: w.Since, GiveUpAt: w.Since.Add(limit)},
+		logged: w.Cause}
 	s.printf("the supervisor before this one was waiting out %s since %s; the wait goes on (gives up at %s)",
 		oneLine(w.Cause), w.Since.UTC().Format(time.RFC3339), s.waiting.GiveUpAt.UTC().Format(time.RFC3339))
 }
@@ -246,7 +241,10 @@ func (s *Supervisor) stopWhileWaiting(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if finish && !s.run().Finishing {
+	if !finish {
+		return s.paused()
+	}
+	if !s.run().Finishing {
 		if err := RequestStop(s.log.dir, true); err != nil {
 			return fmt.Errorf("keep the finish request for the next backlog run: %w", err)
 		}
@@ -258,12 +256,12 @@ func (s *Supervisor) waitingPath() string { return filepath.Join(s.log.dir, Wait
 
 // readWaiting reads a run's wait, nil when it is not waiting (or the
 // file cannot be read: status must not fail on it).
-func readWaiting(dir string) *Waiting {
+func readWaiting(dir string) *backlog.Waiting {
 	b, err := os.ReadFile(filepath.Join(dir, WaitingFile))
 	if err != nil {
 		return nil
 	}
-	var w Waiting
+	var w backlog.Waiting
 	if json.Unmarshal(b, &w) != nil || w.Cause == "" {
 		return nil
 	}
@@ -285,7 +283,7 @@ const maxEnvRelaunches = 3
 // wait going on now) — it ended no earlier than envSlack before the
 // window was noticed and started before the window passed — or its log's
 // tail says git failed for an environmental reason. "" otherwise.
-func environmental(started, ended time.Time, spans []span, current *Waiting, logTail string) string {
+func environmental(started, ended time.Time, spans []span, current *waitOut, logTail string) string {
 	if current != nil && !ended.Before(current.Since.Add(-envSlack)) {
 		return current.Cause
 	}

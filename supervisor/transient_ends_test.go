@@ -25,9 +25,9 @@ import (
 
 // waitingOrEnded waits (60 s at most) until the supervisor says it waits
 // out cause, or its run ends first (then it fails, with the end).
-func (f *fixture) waitingOrEnded(done chan result, cause string) *Waiting {
+func (f *fixture) waitingOrEnded(done chan result, cause string) *backlog.Waiting {
 	f.t.Helper()
-	var w *Waiting
+	var w *backlog.Waiting
 	waitFor(f.t, "the supervisor to say it waits out "+strconv.Quote(cause), func() bool {
 		select {
 		case res := <-done: // never, for a nil done

@@ -49,14 +49,14 @@ func TestEnvironmentalFailureNeedsTheRunToOverlapAWindow(t *testing.T) {
 		name           string
 		started, ended time.Time
 		spans          []span
-		current        *Waiting
+		current        *waitOut
 		log, want      string
 	}{
 		{name: "ended inside the window", started: at(0), ended: at(15), spans: win, want: gitops.CauseUnreachable},
 		{name: "ended just before it was noticed", started: at(0), ended: at(9).Add(30 * time.Second), spans: win, want: gitops.CauseUnreachable},
 		{name: "ended long before", started: at(0), ended: at(5), spans: win},
 		{name: "started after it passed", started: at(21), ended: at(22), spans: win},
-		{name: "during the wait going on", started: at(0), ended: at(31), current: &Waiting{Cause: gitops.CauseDiskFull, Since: at(30)}, want: gitops.CauseDiskFull},
+		{name: "during the wait going on", started: at(0), ended: at(31), current: &waitOut{Waiting: backlog.Waiting{Cause: gitops.CauseDiskFull, Since: at(30)}}, want: gitops.CauseDiskFull},
 		{name: "its log says the disk was full", started: at(0), ended: at(5), log: "error: unable to write file x: No space left on device\n", want: gitops.CauseDiskFull},
 		{name: "its log says permission denied", started: at(0), ended: at(5), log: "git@github.com: Permission denied (publickey).\nfatal: Could not read from remote repository.\n"},
 		{name: "an ordinary failure", started: at(0), ended: at(5), log: "FAIL: TestSomething\n"},
@@ -81,7 +81,7 @@ func (f *fixture) currentRunDir() string {
 
 // waitForWait waits until the running supervisor says it is waiting out
 // cause, and returns the wait.
-func (f *fixture) waitForWait(cause string) *Waiting {
+func (f *fixture) waitForWait(cause string) *backlog.Waiting {
 	f.t.Helper()
 	return f.waitingOrEnded(nil, cause)
 }

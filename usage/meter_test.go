@@ -135,7 +135,7 @@ func TestPricingLookup(t *testing.T) {
 func TestAddKeepsUnknownNull(t *testing.T) {
 	a := Usage{InputTokens: i64(1), Model: str("a")}
 	b := Usage{InputTokens: i64(2), CostUSD: f64(0.1), Model: str("b")}
-	s := Sum(&a, nil, &b)
+	s := Add(a, b)
 	if *s.InputTokens != 3 || s.OutputTokens != nil || *s.CostUSD != 0.1 || *s.Model != "mixed" {
 		t.Fatalf("sum %s", js(s))
 	}

@@ -65,17 +65,6 @@ func Add(a, b Usage) Usage {
 	}
 }
 
-// Sum adds every usage of us; nil entries count nothing.
-func Sum(us ...*Usage) Usage {
-	var t Usage
-	for _, u := range us {
-		if u != nil {
-			t = Add(t, *u)
-		}
-	}
-	return t
-}
-
 // String is a short human form: "12.3k tok $0.42", "-" when unknown.
 func (u Usage) String() string {
 	if !u.Known() {

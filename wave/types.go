@@ -1,6 +1,12 @@
-// Package wave parses and validates wave files (docs/plans/waves/wave-<n>.md)
-// in the reference's markdown format and builds the launch manifest. It is
-// pure: it reads only the files it is handed (wave files and role prompts).
+// Package wave reads wave files (docs/plans/waves/wave-<n>.md, the
+// reference's markdown format) into Waves and validates them against the
+// lane's config: every section, key and rule of docs/wave-files.md, with
+// the role prompts, component cutover matrix and benchmark catalog they
+// refer to. It decides from what it is handed: LoadDir lists and reads
+// the lane's waves directory, every other file comes through
+// Options.ReadFile, and it writes and runs nothing (internal/layering
+// checks what it may depend on). The launch manifest is package
+// manifest's.
 package wave
 
 import "github.com/wave-orchestrator/wave-orchestrator/config"

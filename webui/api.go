@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
@@ -94,14 +95,10 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, fmt.Sprintf("agent %q: not an agent id", agent))
 		return
 	}
-	lines := defaultTailLines
-	if t := r.URL.Query().Get("tail"); t != "" {
-		if lines, err = strconv.Atoi(t); err != nil || lines < 1 {
-			httpError(w, http.StatusBadRequest, fmt.Sprintf("tail %q: must be a number of lines, 1 or more", t))
-			return
-		}
+	lines, ok := tailLines(w, r)
+	if !ok {
+		return
 	}
-	lines = min(lines, maxTailLines)
 	l, err := s.opt.State(r.Context())
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, err.Error())
@@ -116,13 +113,98 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, fmt.Sprintf("wave %d agent %s: no log yet", n, agent))
 		return
 	}
-	text, err := runtime.ReadLogTail(a.LogPath, maxTailBytes)
+	writeTail(w, a.LogPath, lines, fmt.Sprintf("wave %d agent %s", n, agent))
+}
+
+// tailLines is the tail=N of a log request (the default when absent,
+// bounded), ok false when it was answered with an error.
+func tailLines(w http.ResponseWriter, r *http.Request) (int, bool) {
+	lines := defaultTailLines
+	if t := r.URL.Query().Get("tail"); t != "" {
+		var err error
+		if lines, err = strconv.Atoi(t); err != nil || lines < 1 {
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("tail %q: must be a number of lines, 1 or more", t))
+			return 0, false
+		}
+	}
+	return min(lines, maxTailLines), true
+}
+
+// writeTail answers the last lines of the log at path, of what.
+func writeTail(w http.ResponseWriter, path string, lines int, what string) {
+	text, err := runtime.ReadLogTail(path, maxTailBytes)
 	if err != nil {
-		httpError(w, http.StatusNotFound, fmt.Sprintf("wave %d agent %s: no log yet", n, agent))
+		httpError(w, http.StatusNotFound, what+": no log yet")
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, lastLines(text, lines))
+}
+
+// handleIssueLog is the tail of a backlog worker's output: the issue must
+// be one of the run's (the newest, or ?run=ID), and the file is in the
+// latest run directory that run's status document names for it, so no
+// request can name a path.
+func (s *Server) handleIssueLog(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(r.PathValue("issue"))
+	if err != nil || n < 1 {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("issue %q: must be an issue number", r.PathValue("issue")))
+		return
+	}
+	run := r.URL.Query().Get("run")
+	if run != "" && !isPathPart(run) {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("run %q: not a backlog run id", run))
+		return
+	}
+	lines, ok := tailLines(w, r)
+	if !ok {
+		return
+	}
+	if s.opt.Backlog == nil {
+		httpError(w, http.StatusNotFound, ErrNoBacklogRun.Error())
+		return
+	}
+	v, err := s.opt.Backlog(r.Context(), run)
+	switch {
+	case errors.Is(err, ErrNoBacklogRun):
+		httpError(w, http.StatusNotFound, err.Error())
+		return
+	case err != nil:
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	dir, found := issueRunDir(v, n)
+	what := fmt.Sprintf("issue #%d", n)
+	switch {
+	case !found:
+		httpError(w, http.StatusNotFound, fmt.Sprintf("the backlog run has no issue #%d", n))
+		return
+	case dir == "" || !within(s.opt.Layout.StateDir, dir):
+		httpError(w, http.StatusNotFound, what+": no log yet")
+		return
+	}
+	writeTail(w, filepath.Join(dir, lanes.LogFile), lines, what)
+}
+
+// issueRunDir is the latest run directory the backlog status document v
+// names for issue n (read through its JSON form, the one the page gets).
+func issueRunDir(v any, n int) (string, bool) {
+	var doc struct {
+		Issues []struct {
+			Number int    `json:"number"`
+			RunDir string `json:"runDir"`
+		} `json:"issues"`
+	}
+	b, err := json.Marshal(v)
+	if err != nil || json.Unmarshal(b, &doc) != nil {
+		return "", false
+	}
+	for _, is := range doc.Issues {
+		if is.Number == n {
+			return is.RunDir, true
+		}
+	}
+	return "", false
 }
 
 func findAgent(l state.Lane, n int, id string) (state.Agent, bool) {

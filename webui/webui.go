@@ -79,6 +79,7 @@ func (s *Server) routes() {
 	files := http.FileServerFS(static)
 	m.Handle("GET /{$}", files)
 	m.Handle("GET /app.js", files)
+	m.Handle("GET /waves.js", files)
 	m.Handle("GET /app.css", files)
 	m.HandleFunc("GET /api/v1/about", s.handleAbout)
 	m.HandleFunc("GET /api/v1/state", s.handleState)
@@ -87,7 +88,9 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/questions/{id}/answer", s.handleAnswer)
 	m.HandleFunc("GET /api/v1/events", s.handleEvents)
 	m.HandleFunc("GET /api/v1/runs/{wave}/{agent}/log", s.handleLog)
+	m.HandleFunc("GET /api/v1/backlog/issues/{issue}/log", s.handleIssueLog)
 	m.HandleFunc("POST /login", s.handleLogin)
+	m.HandleFunc("GET /metrics", s.metricsHandler())
 	s.mux = m
 }
 

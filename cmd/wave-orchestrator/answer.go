@@ -149,6 +149,6 @@ func resumeDetached(ctx context.Context, e *laneEnv, g *globals, n int, out io.W
 		return fmt.Errorf("answer --resume: submit --wave %d printed %q", n, b)
 	}
 	fmt.Fprintf(out, "resuming wave %d detached as run %s\n  watch: tmux -L %s attach -t %s\n  wait:  wave-orchestrator wait --run-id %s\n",
-		n, sub.RunID, e.layout.Socket(), launcherSession, sub.RunID)
+		n, sub.RunID, e.layout.Socket(), lanes.LauncherSession, sub.RunID)
 	return nil
 }

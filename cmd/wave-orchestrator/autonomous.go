@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
+	"github.com/wave-orchestrator/wave-orchestrator/submitted"
 )
 
 // autonomousOnly are autonomous's own flags, not forwarded to launch.
@@ -130,11 +131,11 @@ func (s waveSubmitter) Submit(ctx context.Context, n int) (string, bool, error) 
 }
 
 func (s waveSubmitter) Wait(ctx context.Context, id string) (launcher.RunEnd, error) {
-	r, err := waitRun(ctx, submittedOf(s.e).store, id)
+	r, err := submitted.Open(s.e.layout).Wait(ctx, id)
 	if err != nil {
 		return launcher.RunEnd{}, err
 	}
-	return launcher.RunEnd{ExitCode: runExitCode(r), State: r.State, Stopped: r.State == runStopped}, nil
+	return launcher.RunEnd{ExitCode: r.ExitStatus(), State: r.State, Stopped: r.State == submitted.Stopped}, nil
 }
 
 func printAuto(w io.Writer, asJSON bool, r launcher.AutoResult) error {

@@ -230,50 +230,34 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 	if err != nil {
 		return err
 	}
-	release, err := holdLane(e, "another launcher or supervisor")
-	if err != nil {
-		return err
+	var runID string
+	d := laneDrive{holder: "another launcher or supervisor", dashboard: !f.noDash, view: []string{"--view", viewBacklog}, logger: be.logger,
+		stopped: supervisor.ErrStopped,
+		onStopped: func() error {
+			// A pause someone asked for is not a failure: exit 0.
+			fmt.Fprintf(c.OutOrStdout(), "backlog run %s paused on request (workers stopped; worktrees, branches and claims kept); `backlog run` resumes it\n", runID)
+			return nil
+		},
+		who: "supervisor", agents: "workers", again: "`backlog run` resumes", inPods: "in their pods",
+		// Workers run on the lane's backend: tmux sessions, or one pod per
+		// issue, each cloning origin (runtime.backend kubernetes).
+		watch: func(wr *runs.Runs) string {
+			if wr.Kubernetes() {
+				return "watch a worker: wave-orchestrator attach --issue <issue> (its pod)"
+			}
+			return fmt.Sprintf("watch a worker: tmux -L %s attach -t %s", be.layout.Socket(), supervisor.SessionPrefix+"<issue>")
+		},
 	}
-	defer release()
-	// Workers run on the lane's backend: tmux sessions, or one pod per
-	// issue, each cloning origin (runtime.backend kubernetes).
-	wr, err := runs.Open(ctx, be.lane, be.layout, bin, be.logger)
-	if err != nil {
-		return err
-	}
-	defer wr.Close()
-	if !f.noDash {
-		startDashboard(ctx, c, e, bin, "--view", viewBacklog)
-	}
-	if wr.Kubernetes() {
-		fmt.Fprintf(c.OutOrStdout(), "watch a worker: wave-orchestrator attach --issue <issue> (its pod)\n")
-	} else {
-		fmt.Fprintf(c.OutOrStdout(), "watch a worker: tmux -L %s attach -t %s\n", be.layout.Socket(), supervisor.SessionPrefix+"<issue>")
-	}
-	sup, err := supervisor.New(supervisor.Options{Config: be.cfg, Lane: be.lane, Layout: be.layout, Source: be.src, Git: be.git,
-		Runs: wr, Self: bin, Issues: nums, Slug: f.slug, Executor: f.executor, Out: c.OutOrStdout(), Logger: be.logger})
-	if err != nil {
-		return err
-	}
-	res, err := sup.Run(ctx)
-	switch {
-	case errors.Is(err, supervisor.ErrStopped):
-		// A pause someone asked for is not a failure: exit 0.
-		fmt.Fprintf(c.OutOrStdout(), "backlog run %s paused on request (workers stopped; worktrees, branches and claims kept); `backlog run` resumes it\n", res.RunID)
-		return nil
-	case ctx.Err() != nil:
-		where := "in tmux (socket " + be.layout.Socket() + ")"
-		if wr.Kubernetes() {
-			where = "in their pods"
+	return d.run(ctx, c, e, bin, func(ctx context.Context, wr *runs.Runs) (int, error) {
+		sup, err := supervisor.New(supervisor.Options{Config: be.cfg, Lane: be.lane, Layout: be.layout, Source: be.src, Git: be.git,
+			Runs: wr, Self: wr.AgentBinary(), Issues: nums, Slug: f.slug, Executor: f.executor, Out: c.OutOrStdout(), Logger: be.logger})
+		if err != nil {
+			return exitcode.Failed, err
 		}
-		return withCode(exitcode.Failed, fmt.Errorf("supervisor interrupted; workers keep running %s; `backlog run` resumes", where))
-	case err != nil:
-		return err
-	}
-	if res.ExitCode != 0 {
-		return withCode(res.ExitCode, nil)
-	}
-	return nil
+		res, err := sup.Run(ctx)
+		runID = res.RunID
+		return res.ExitCode, err
+	})
 }
 
 // preflightBacklog checks, before anything is claimed or pushed, that this

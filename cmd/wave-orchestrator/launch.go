@@ -196,46 +196,31 @@ func runLaunchOnce(ctx context.Context, c *cobra.Command, g *globals, f *launchF
 	if err := preflightWaves(ctx, e, sel, f.executor, c.CommandPath()); err != nil {
 		return err
 	}
-	release, err := holdLane(e, "another launcher")
-	if err != nil {
-		return err
+	d := laneDrive{holder: "another launcher", dashboard: !f.noDashboard, logger: logger,
+		// A stop request is for the launcher it found.
+		held:    func() { _ = os.Remove(e.layout.ControlPath()) },
+		stopped: launcher.ErrStopped,
+		onStopped: func() error {
+			return withCode(exitcode.Failed, fmt.Errorf("lane %s %w", e.lane.Name, launcher.ErrStopped))
+		},
+		who: "launcher", agents: "agents", again: "run `launch` again to adopt them", inPods: "as Kubernetes Jobs",
+		watch: func(wr *runs.Runs) string {
+			switch {
+			case len(sel) == 0:
+				return ""
+			case wr.Kubernetes():
+				return fmt.Sprintf("watch an agent: %s --repo-root %s --lane %s attach --agent <AGENT> (agents run as Kubernetes Jobs)",
+					shellQuote(bin), shellQuote(e.lane.RepoRoot), e.lane.Name)
+			}
+			return fmt.Sprintf("watch an agent: tmux -L %s attach -t w<WAVE>-<AGENT>, or %s --repo-root %s --lane %s attach --agent <AGENT>",
+				e.layout.Socket(), shellQuote(bin), shellQuote(e.lane.RepoRoot), e.lane.Name)
+		},
 	}
-	defer release()
-	_ = os.Remove(e.layout.ControlPath()) // a stop request is for the launcher it found
-
-	lr, err := runs.Open(ctx, e.lane, e.layout, bin, logger)
-	if err != nil {
-		return err
-	}
-	defer lr.Close()
-	if !f.noDashboard {
-		startDashboard(ctx, c, e, bin)
-	}
-	// The dashboard session outlives the launch: its final frame and
-	// result line stay until the user quits it, `stop` clears it, or the
-	// next launch replaces it.
-	if len(sel) > 0 && e.lane.Runtime.UsesKubernetes() {
-		fmt.Fprintf(c.OutOrStdout(), "watch an agent: %s --repo-root %s --lane %s attach --agent <AGENT> (agents run as Kubernetes Jobs)\n",
-			shellQuote(bin), shellQuote(e.lane.RepoRoot), e.lane.Name)
-	} else if len(sel) > 0 {
-		fmt.Fprintf(c.OutOrStdout(), "watch an agent: tmux -L %s attach -t w<WAVE>-<AGENT>, or %s --repo-root %s --lane %s attach --agent <AGENT>\n",
-			e.layout.Socket(), shellQuote(bin), shellQuote(e.lane.RepoRoot), e.lane.Name)
-	}
-	res, err := launcher.New(opt, lr).Run(ctx)
-	switch {
-	case errors.Is(err, launcher.ErrStopped):
-		return withCode(exitcode.Failed, fmt.Errorf("lane %s stopped on request", e.lane.Name))
-	case ctx.Err() != nil && e.lane.Runtime.UsesKubernetes():
-		return withCode(exitcode.Failed, fmt.Errorf("launcher interrupted; agents keep running as Kubernetes Jobs; run `launch` again to adopt them"))
-	case ctx.Err() != nil:
-		return withCode(exitcode.Failed, fmt.Errorf("launcher interrupted; agents keep running in tmux (socket %s); run `launch` again to adopt them", e.layout.Socket()))
-	case err != nil:
-		return err
-	}
-	if res.ExitCode != 0 {
-		return withCode(res.ExitCode, nil)
-	}
-	return nil
+	return d.run(ctx, c, e, bin, func(ctx context.Context, wr *runs.Runs) (int, error) {
+		opt.Self = wr.AgentBinary()
+		res, err := launcher.New(opt, wr).Run(ctx)
+		return res.ExitCode, err
+	})
 }
 
 // checkRerunAgents refuses a resume --agent that names no agent of the

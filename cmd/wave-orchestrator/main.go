@@ -48,23 +48,31 @@ func run(ctx context.Context, args []string) int {
 func runCommand(ctx context.Context, args []string) int {
 	root := newRootCmd(args...)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	code, msg := exitOf(root.ExecuteContext(ctx))
+	if msg != "" {
+		// Errors quote wave files, agent ids and paths: escape them.
+		fmt.Fprintln(os.Stderr, "wave-orchestrator:", termtext.EscapeLines(msg))
+	}
+	return code
+}
+
+// exitOf is the exit code a command's error means and the message to
+// print for it ("" for none).
+func exitOf(err error) (int, string) {
 	if err == nil {
-		return exitcode.OK
+		return exitcode.OK, ""
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "wave-orchestrator:", termtext.EscapeLines(ee.err.Error()))
+			return ee.code, ee.err.Error()
 		}
-		return ee.code
+		return ee.code, ""
 	}
-	// Errors quote wave files, agent ids and paths: escape them.
-	fmt.Fprintln(os.Stderr, "wave-orchestrator:", termtext.EscapeLines(err.Error()))
 	if isUsageError(err) {
-		return exitcode.Usage
+		return exitcode.Usage, err.Error()
 	}
-	return exitcode.Failed
+	return exitcode.Failed, err.Error()
 }
 
 // runInternal runs the internal commands every agent run starts — the

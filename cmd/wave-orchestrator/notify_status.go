@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
@@ -46,23 +47,46 @@ func notifyFindings(e *laneEnv) []preflight.Finding {
 			fs = append(fs, preflight.Finding{Level: preflight.LevelOK, Check: "notify", Msg: fmt.Sprintf("notify: sink %s (%s): %s", s.Name, s.Kind, what)})
 		}
 	}
+	configured := map[string]bool{}
+	for _, s := range e.lane.Notify {
+		configured[s.Name] = true
+	}
 	if evs, _, err := state.ReadEvents(e.layout.EventsPath()); err == nil {
-		fs = append(fs, failureFinding("lane "+e.lane.Name, state.ReduceNotifications(evs))...)
+		fs = append(fs, failureFinding("lane "+e.lane.Name, state.ReduceNotifications(evs), configured)...)
 	}
 	if dirs, err := runlog.List(e.layout.StateDir); err == nil && len(dirs) > 0 {
 		dir := dirs[len(dirs)-1]
-		fs = append(fs, failureFinding("backlog run "+filepath.Base(dir), runNotifications(dir))...)
+		fs = append(fs, failureFinding("backlog run "+filepath.Base(dir), runNotifications(dir), configured)...)
 	}
 	return fs
 }
 
-func failureFinding(where string, n *state.Notifications) []preflight.Finding {
-	if n == nil || n.Failed == 0 {
+// failureFinding warns about the deliveries that failed since each sink
+// still configured last delivered: a sink that delivers again (or that is
+// removed from notify) clears its earlier failures (docs/state.md).
+func failureFinding(where string, n *state.Notifications, configured map[string]bool) []preflight.Finding {
+	if n == nil {
 		return nil
 	}
-	f := n.Failures[len(n.Failures)-1]
-	return []preflight.Finding{{Level: preflight.LevelWarn, Check: "notify", Msg: fmt.Sprintf("notify: %d deliveries failed (%s); latest: sink %s, %s, after %d tries: %s",
-		n.Failed, where, f.Sink, f.Event, f.Tries, f.Error), Fix: "check the sink, then see `status` for the next deliveries"}}
+	failed, sinks := 0, []string{}
+	for _, s := range n.Sinks {
+		if configured[s.Sink] && s.FailedSinceDelivered > 0 {
+			failed += s.FailedSinceDelivered
+			sinks = append(sinks, s.Sink)
+		}
+	}
+	if failed == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("notify: %d deliveries failed (%s) since sink %s last delivered", failed, where, strings.Join(sinks, ", "))
+	for i := len(n.Failures) - 1; i >= 0; i-- {
+		if f := n.Failures[i]; slices.Contains(sinks, f.Sink) {
+			msg += fmt.Sprintf("; latest: sink %s, %s, after %d tries: %s", f.Sink, f.Event, f.Tries, f.Error)
+			break
+		}
+	}
+	return []preflight.Finding{{Level: preflight.LevelWarn, Check: "notify", Msg: msg,
+		Fix: "fix the sink (its check above says what it lacks); this warning clears once it delivers again, or when it is removed from notify"}}
 }
 
 // withNotifications is `backlog status --json`: the run's snapshot and

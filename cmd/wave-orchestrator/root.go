@@ -84,7 +84,7 @@ func newRootCmd(args ...string) *cobra.Command {
 // sorted either way).
 var commandOrder = []string{"version", "agent-run", "local", "local-worker", "launch", "resume", "submit",
 	"autonomous", "submit-watch", "wait", "signal", "coord", "control", "retry", "init", "doctor", "stop",
-	"status", "dashboard", "attach", "backlog", "serve", "usage", "ask", "feedback", "questions", "answer"}
+	"status", "dashboard", "attach", "backlog", "serve", "usage", "ask", "feedback", "questions", "answer", "mcp", "skill"}
 
 // subcommands makes each subcommand by its name.
 func subcommands(g *globals) map[string]func() *cobra.Command {
@@ -102,6 +102,7 @@ func subcommands(g *globals) map[string]func() *cobra.Command {
 		"usage": func() *cobra.Command { return newUsageCmd(g) }, "ask": func() *cobra.Command { return newAskCmd(g) },
 		"feedback": func() *cobra.Command { return newFeedbackCmd(g) }, "questions": func() *cobra.Command { return newQuestionsCmd(g) },
 		"answer": func() *cobra.Command { return newAnswerCmd(g) },
+		"mcp":    func() *cobra.Command { return newMCPCmd(g) }, "skill": func() *cobra.Command { return newSkillCmd(g) },
 	}
 }
 

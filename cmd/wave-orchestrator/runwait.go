@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
+	"github.com/wave-orchestrator/wave-orchestrator/submitted"
 )
 
 func newWaitCmd(g *globals) *cobra.Command {
@@ -46,7 +45,10 @@ file is watched (fsnotify); nothing is polled.`,
 				ctx, cancel = context.WithTimeout(ctx, time.Duration(timeoutS)*time.Second)
 				defer cancel()
 			}
-			r, err := waitRun(ctx, submittedOf(e).store, runID)
+			if err := submitted.ValidRunID(runID); err != nil {
+				return usageError{err}
+			}
+			r, err := submitted.Open(e.layout).Wait(ctx, runID)
 			if err != nil {
 				if errors.Is(err, context.DeadlineExceeded) {
 					if r != nil && g.json {
@@ -63,7 +65,7 @@ file is watched (fsnotify); nothing is polled.`,
 			} else {
 				printRun(c.OutOrStdout(), r)
 			}
-			if code := runExitCode(r); code != 0 {
+			if code := r.ExitStatus(); code != 0 {
 				return withCode(code, nil)
 			}
 			return nil
@@ -75,65 +77,14 @@ file is watched (fsnotify); nothing is polled.`,
 	return c
 }
 
-func stateOf(r *submittedRun) string {
+func stateOf(r *submitted.Run) string {
 	if r == nil {
 		return "unknown"
 	}
 	return r.State
 }
 
-func runExitCode(r *submittedRun) int {
-	if r.ExitCode == nil {
-		return exitcode.Failed
-	}
-	if *r.ExitCode < 0 || *r.ExitCode > 255 {
-		return exitcode.Failed
-	}
-	return *r.ExitCode
-}
-
-// waitRun returns the run's record once it is terminal. The directory is
-// watched before the first read, so an end written in between is seen.
-// On ctx's end it returns the last record read with ctx's error.
-func waitRun(ctx context.Context, st runStore, id string) (*submittedRun, error) {
-	if err := validRunID(id); err != nil {
-		return nil, usageError{err}
-	}
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("watch %s: %w", st.dir, err)
-	}
-	defer w.Close()
-	if err := w.Add(st.dir); err != nil {
-		return nil, fmt.Errorf("watch %s: %w", st.dir, err)
-	}
-	want := filepath.Clean(st.path(id))
-	for {
-		r, err := st.read(id)
-		if err != nil {
-			return nil, err
-		}
-		if r.terminal() {
-			return r, nil
-		}
-	next:
-		select {
-		case <-ctx.Done():
-			return r, ctx.Err()
-		case ev := <-w.Events:
-			if filepath.Clean(ev.Name) != want {
-				goto next
-			}
-		case err := <-w.Errors:
-			// An overflow loses events: read again.
-			if !errors.Is(err, fsnotify.ErrEventOverflow) {
-				return r, fmt.Errorf("watch %s: %w", st.dir, err)
-			}
-		}
-	}
-}
-
-func writeRunJSON(w io.Writer, r *submittedRun) error {
+func writeRunJSON(w io.Writer, r *submitted.Run) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -141,7 +92,7 @@ func writeRunJSON(w io.Writer, r *submittedRun) error {
 
 // printRun is one run as key=value words; why is escaped (it quotes the
 // launcher's output).
-func printRun(w io.Writer, r *submittedRun) {
+func printRun(w io.Writer, r *submitted.Run) {
 	code := "-"
 	if r.ExitCode != nil {
 		code = fmt.Sprint(*r.ExitCode)

@@ -14,6 +14,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
+	"github.com/wave-orchestrator/wave-orchestrator/submitted"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -122,7 +123,7 @@ func showRun(c *cobra.Command, g *globals, id string) error {
 	if err != nil {
 		return err
 	}
-	r, err := submittedOf(e).store.read(id)
+	r, err := submitted.Open(e.layout).Read(id)
 	if err != nil {
 		return err
 	}

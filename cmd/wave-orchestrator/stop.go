@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,9 +14,8 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
-	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
-	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+	"github.com/wave-orchestrator/wave-orchestrator/submitted"
 )
 
 func newStopCmd(g *globals) *cobra.Command {
@@ -47,7 +44,7 @@ taken. Exits 1, naming each failure, when something could not be stopped.`,
 			if agent == "" {
 				// First, so the watcher cannot start a queued run once
 				// the active one stops.
-				stopQueued(ctx, submittedOf(e), c.OutOrStdout())
+				stopQueued(ctx, e, c.OutOrStdout())
 			}
 			if agent == "" && lanes.Held(e.layout.LockPath()) {
 				if err := launcher.RequestStop(e.layout); err != nil {
@@ -58,13 +55,18 @@ taken. Exits 1, naming each failure, when something could not be stopped.`,
 			n, failed := terminateRuns(ctx, e, agent, c.OutOrStdout())
 			if agent == "" {
 				closeOpenWaveRuns(e)
-				keep := map[string]bool{lanes.DashboardSession: keepDashboard}
+				var keep []string
+				if keepDashboard {
+					keep = append(keep, lanes.DashboardSession)
+				}
 				// A submitted run's watcher records the stopped run and ends
 				// by itself; queued runs are stopped before they start.
-				if s := submittedOf(e); s.watcherAlive() {
-					keep[launcherSession] = true
+				if submitted.Open(e.layout).WatcherAlive() {
+					keep = append(keep, lanes.LauncherSession)
 				}
-				failed = append(failed, killLeftoverSessions(ctx, tmuxadapter.New(e.layout.Socket()), keep)...)
+				if err := runs.KillSessions(ctx, e.layout, keep...); err != nil {
+					failed = append(failed, err.Error())
+				}
 			}
 			if agent != "" && n == 0 && len(failed) == 0 {
 				return fmt.Errorf("no running run of agent %s on lane %s", agent, e.lane.Name)
@@ -112,46 +114,11 @@ func closeOpenWaveRuns(e *laneEnv) {
 	}
 }
 
-// killLeftoverSessions kills the lane's remaining sessions (kept ones, or
-// of runs already over) and returns what could not be killed. No tmux
-// server, or no tmux at all, means there is nothing to kill.
-func killLeftoverSessions(ctx context.Context, tm *tmuxadapter.Client, keep map[string]bool) []string {
-	ss, err := tm.ListSessions(ctx)
-	if err != nil {
-		if tmuxadapter.IsGone(err) || errors.Is(err, tmuxadapter.ErrBinaryMissing) {
-			return nil
-		}
-		return []string{fmt.Sprintf("list sessions on tmux socket %s: %v", tm.Socket(), err)}
-	}
-	var failed []string
-	for _, sess := range ss {
-		if keep[sess.Name] {
-			continue
-		}
-		if err := tm.KillSession(context.WithoutCancel(ctx), sess.Name); err != nil && !tmuxadapter.IsGone(err) {
-			failed = append(failed, fmt.Sprintf("kill session %s: %v", sess.Name, err))
-		}
-	}
-	return failed
-}
-
 // terminateRuns terminates every live run of the lane (or of agent), all
 // at once, and returns how many it terminated and what failed.
 func terminateRuns(ctx context.Context, e *laneEnv, agent string, out io.Writer) (int, []string) {
 	grace := time.Duration(e.lane.Runtime.TerminateGraceMs) * time.Millisecond
-	// Run records, not events, say what is in flight: a run whose
-	// launcher died before recording it is still found.
-	dirs, _ := filepath.Glob(filepath.Join(e.layout.StateDir, "waves", "*", "runs", "*"))
-	var live []*runtime.Record
-	for _, d := range dirs {
-		rec, err := runtime.ReadRecord(filepath.Join(d, lanes.RuntimeFile))
-		if err != nil || agent != "" && rec.AgentID != agent {
-			continue
-		}
-		if rec.TerminalDisposition == runtime.Running || rec.TerminalDisposition == runtime.Launching {
-			live = append(live, rec)
-		}
-	}
+	live := runs.Live(e.layout, agent)
 	errs := runs.TerminateAll(ctx, e.lane, e.layout, live, grace)
 	// failed goes into stop's error, which main prints escaped.
 	var failed []string

@@ -3,65 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
-	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
-	"github.com/wave-orchestrator/wave-orchestrator/lanes"
-	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
+	"github.com/wave-orchestrator/wave-orchestrator/runs"
+	"github.com/wave-orchestrator/wave-orchestrator/submitted"
 )
-
-// LauncherSession is the tmux session (on the lane socket) a submitted
-// run's watcher and launcher run in: `tmux attach` shows its console.
-const launcherSession = "launcher"
-
-// submitted is a lane's submitted-run store and its two locks: queue
-// serialises submit against the watcher's pick of the next run, and
-// watcher is held by the live watcher for its whole life.
-type submitted struct {
-	store          runStore
-	queue, watcher string
-}
-
-func submittedOf(e *laneEnv) submitted {
-	dir := filepath.Join(e.layout.StateDir, "submitted")
-	return submitted{store: runStore{dir: dir}, queue: filepath.Join(dir, "queue.lock"), watcher: filepath.Join(dir, "watcher.lock")}
-}
-
-// lockQueue takes the queue lock, waiting at most until ctx ends.
-func (s submitted) lockQueue(ctx context.Context) (unlock func(), err error) {
-	if err := jsonfile.MkdirAll(s.store.dir); err != nil {
-		return nil, fmt.Errorf("submitted runs %s: %w", s.store.dir, err)
-	}
-	fl := flock.New(s.queue)
-	ok, err := fl.TryLockContext(ctx, 5*time.Millisecond)
-	if err != nil || !ok {
-		return nil, fmt.Errorf("submitted-run queue lock %s: %w", s.queue, err)
-	}
-	return func() { _ = fl.Unlock() }, nil
-}
-
-// watcherAlive reports whether a watcher holds its lock.
-func (s submitted) watcherAlive() bool {
-	fl := flock.New(s.watcher)
-	ok, err := fl.TryLock()
-	if err != nil {
-		return false
-	}
-	if ok {
-		_ = fl.Unlock()
-		return false
-	}
-	return true
-}
 
 // submitOnly are submit's own flags, not the launcher's.
 var submitOnly = map[string]bool{"json": true, "no-queue": true, "repo-root": true, "lane": true, "help": true}
@@ -80,8 +32,9 @@ lane's socket (tmux -L <socket> attach -t launcher shows its console) under
 a small watcher that survives this command's exit: the watcher restarts a
 launcher killed by a signal once (the restart adopts the live agents) and
 fails the run when it dies again. A submit while a run is active on the
-lane is queued (one at a time per lane, first in first out) unless
---no-queue, which refuses with exit 32. Follow a run with wait and status
+lane (a submitted one, or a foreground launch or backlog run) is queued: one
+at a time per lane, first in first out, each starting once the lane is free.
+--no-queue refuses with exit 32 instead. Follow a run with wait and status
 --run-id.`,
 		Example: `  wave-orchestrator submit --json
   wave-orchestrator submit --start-wave 1 --end-wave 2 --no-dashboard
@@ -155,58 +108,26 @@ func runSubmit(c *cobra.Command, g *globals, f *launchFlags, resume, noQueue boo
 	if err != nil {
 		return err
 	}
-	return printSubmitted(c.OutOrStdout(), g.json, rec, submittedOf(e).store.path(rec.RunID), busy)
+	return printSubmitted(c.OutOrStdout(), g.json, rec, submitted.Open(e.layout).Path(rec.RunID), busy)
 }
 
-// enqueueRun records a queued run of command with the launcher's args and
-// makes sure the lane's watcher runs; busy says it waits behind another
-// run. With noQueue a busy lane is refused (exit 32), recording nothing.
-func enqueueRun(ctx context.Context, e *laneEnv, bin, command string, args []string, noQueue bool) (*submittedRun, bool, error) {
-	s := submittedOf(e)
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	unlock, err := s.lockQueue(ctx)
-	if err != nil {
-		return nil, false, err
+// enqueueRun records a queued run of command with the launcher's args
+// and makes sure the lane's watcher runs in its launcher session; busy
+// says it waits behind another run. With noQueue a busy lane is refused
+// (exit 32), recording nothing.
+func enqueueRun(ctx context.Context, e *laneEnv, bin, command string, args []string, noQueue bool) (*submitted.Run, bool, error) {
+	start := func(ctx context.Context) error {
+		argv := []string{bin, "--repo-root", e.lane.RepoRoot, "--lane", e.lane.Name, "submit-watch"}
+		return runs.StartWatcher(ctx, e.layout, e.lane.RepoRoot, argv)
 	}
-	defer unlock()
-	// A queued record whose watcher is still starting counts: it runs first.
-	busy := s.watcherAlive() || lanes.Held(e.layout.LockPath()) || s.store.active() != nil
-	if busy && noQueue {
-		return nil, busy, withCode(exitcode.LaneBusy, fmt.Errorf("lane %s has an active run (a submitted run or a launcher); --no-queue: not queued", e.lane.Name))
+	rec, busy, err := submitted.Open(e.layout).Submit(ctx, command, args, noQueue, start)
+	if errors.Is(err, submitted.ErrBusy) {
+		return nil, busy, withCode(exitcode.LaneBusy, err)
 	}
-	now := time.Now().UTC()
-	rec := &submittedRun{SchemaVersion: 1, RunID: newRunID(now), Lane: e.lane.Name, State: runQueued,
-		Command: command, Args: args, SubmittedAt: now}
-	if err := s.store.write(rec); err != nil {
-		return nil, busy, err
-	}
-	if !s.watcherAlive() {
-		if err := startWatcher(ctx, e, bin); err != nil {
-			rec.finish(exitcode.Failed, "watcher not started: "+err.Error())
-			_ = s.store.write(rec)
-			return nil, busy, err
-		}
-	}
-	return rec, busy, nil
+	return rec, busy, err
 }
 
-// startWatcher runs `submit-watch` in the lane's launcher session,
-// replacing a dead pane kept there by remain-on-exit.
-func startWatcher(ctx context.Context, e *laneEnv, bin string) error {
-	tm := tmuxadapter.New(e.layout.Socket())
-	spec := tmuxadapter.SessionSpec{Name: launcherSession, Window: launcherSession, Cwd: e.lane.RepoRoot,
-		Argv:  []string{bin, "--repo-root", e.lane.RepoRoot, "--lane", e.lane.Name, "submit-watch"},
-		Width: 200, Height: 50, Options: map[string]string{"@wave_run": launcherSession, "@wave_lane": e.lane.Name}}
-	if ok, err := tm.HasSession(ctx, launcherSession); err == nil && ok {
-		if err := tm.RespawnPane(ctx, spec); err == nil || !tmuxadapter.IsGone(err) {
-			return err
-		}
-	}
-	return tm.NewSession(ctx, spec)
-}
-
-func printSubmitted(w io.Writer, asJSON bool, r *submittedRun, path string, queued bool) error {
+func printSubmitted(w io.Writer, asJSON bool, r *submitted.Run, path string, queued bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(map[string]any{"runId": r.RunID, "lane": r.Lane, "statePath": path, "queued": queued})
 	}
@@ -217,25 +138,14 @@ func printSubmitted(w io.Writer, asJSON bool, r *submittedRun, path string, queu
 	return nil
 }
 
-// stopQueued marks the lane's queued submitted runs stopped (by `stop`),
-// under the queue lock so the watcher cannot start one meanwhile.
-func stopQueued(ctx context.Context, s submitted, out io.Writer) {
-	if _, err := os.Stat(s.store.dir); err != nil {
-		return
+// stopQueued marks the lane's queued submitted runs stopped (by `stop`)
+// before the watcher can start one.
+func stopQueued(ctx context.Context, e *laneEnv, out io.Writer) {
+	ids, err := submitted.Open(e.layout).StopQueued(ctx)
+	for _, id := range ids {
+		fmt.Fprintf(out, "queued run %s stopped\n", id)
 	}
-	unlock, err := s.lockQueue(ctx)
 	if err != nil {
 		fmt.Fprintln(out, "queued runs not stopped:", err)
-		return
-	}
-	defer unlock()
-	recs, _ := s.store.list()
-	for _, r := range recs {
-		if r.State == runQueued {
-			r.finish(exitcode.Failed, "stopped on request by `stop` before it started")
-			if err := s.store.write(r); err == nil {
-				fmt.Fprintf(out, "queued run %s stopped\n", r.RunID)
-			}
-		}
 	}
 }

@@ -31,13 +31,14 @@ type usageReport struct {
 func newUsageCmd(g *globals) *cobra.Command {
 	var by, since string
 	var waveN int
-	var asJSON bool
+	var asJSON, outcomes bool
 	c := &cobra.Command{
 		Use:   "usage",
 		Short: "What the lane's runs spent: tokens and cost from the durable run records, by agent, wave, issue, executor or model",
 		Example: `  wave-orchestrator usage
   wave-orchestrator usage --wave 2 --by agent
-  wave-orchestrator usage --since 7d --by issue --json`,
+  wave-orchestrator usage --since 7d --by issue --json
+  wave-orchestrator usage --outcomes --since 30d --by executor`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			e, err := openWaveRepo(g)
@@ -48,6 +49,9 @@ func newUsageCmd(g *globals) *cobra.Command {
 			from, err := spend.ParseSince(since, now)
 			if err != nil {
 				return usageError{err}
+			}
+			if outcomes {
+				return runOutcomes(c, e, outcomesArgs{by: by, byGiven: c.Flags().Changed("by"), wave: waveN, from: from, json: asJSON})
 			}
 			var wp *int
 			if waveN >= 0 {
@@ -79,6 +83,7 @@ func newUsageCmd(g *globals) *cobra.Command {
 	waveVar(c, &waveN, "wave", "w", -1, "only this wave's runs")
 	c.Flags().StringVar(&since, "since", "", "only runs started since, e.g. 7d or 36h")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	c.Flags().BoolVar(&outcomes, "outcomes", false, "the outcome ledger of the lane's backlog runs: issues taken, merged, parked, needs-input, reverted on the base branch, spend per merged issue, median claim to merge (--by executor, model or label)")
 	return c
 }
 

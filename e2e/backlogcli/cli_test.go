@@ -126,3 +126,20 @@ func TestBacklogPlanAfterPlainInitSaysHowToAddIssues(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s\nwant how to add issues (docs/backlog/ or a github source), no raw stat error", res.Code, res.Stderr)
 	}
 }
+
+// After `backlog stop` paused a run, `backlog status` says what stop
+// said: paused, its worker stopped, nothing in flight.
+func TestBacklogStatusAfterAStopSaysPaused(t *testing.T) {
+	r := e2etest.NewBacklogRepo(t)
+	if _, err := r.PauseAHangingRun(t); err != nil {
+		t.Fatalf("the stopped supervisor: %v", err)
+	}
+	v := r.Status(t)
+	if v.State != "paused" || v.Tally.InFlight != 0 || v.Tally.Stopped != 1 {
+		t.Fatalf("status --json after stop: state %s tally %+v, want paused with the worker stopped", v.State, v.Tally)
+	}
+	res := r.RunEnv(context.Background(), "backlog", "status")
+	if !strings.Contains(res.Stdout, "(paused)") || !strings.Contains(res.Stdout, "in flight 0") || !strings.Contains(res.Stdout, "stopped 1") {
+		t.Fatalf("backlog status after stop:\n%s", res.Stdout)
+	}
+}

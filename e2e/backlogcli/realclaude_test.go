@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,29 +13,6 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 )
 
-// claudeBin is the real claude CLI named by $CLAUDETEST_BIN (not WAVE_*:
-// the binary warns about WAVE_* variables it does not know). Without it
-// the test skips, unless $CLAUDETEST_REQUIRED asks for it to fail.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("CLAUDETEST_BIN")
-	if bin == "" {
-		msg := "set CLAUDETEST_BIN to a claude CLI to run this test, e.g. " +
-			"npm install --prefix /tmp/claude-cli @anthropic-ai/claude-code && " +
-			"CLAUDETEST_BIN=/tmp/claude-cli/node_modules/.bin/claude go test ./e2e/backlogcli -run TestRealClaude"
-		if os.Getenv("CLAUDETEST_REQUIRED") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	out, err := exec.Command(bin, "--version").CombinedOutput()
-	if err != nil {
-		t.Fatalf("CLAUDETEST_BIN=%s --version: %v\n%s", bin, err, out)
-	}
-	t.Logf("claude %s", strings.TrimSpace(string(out)))
-	return bin
-}
-
 // The real claude CLI as every backlog worker, in each output format the
 // executor offers, against a fake model API that has it write and commit
 // the issue's file with its Bash tool and end with the result marker: the
@@ -44,7 +20,7 @@ func claudeBin(t *testing.T) string {
 // JSON result, or a stream of JSON events), so each issue merges on its
 // first attempt and the final PR is written.
 func TestRealClaudeWorkersMergeInEveryOutputFormat(t *testing.T) {
-	bin := claudeBin(t)
+	bin := e2etest.ClaudeBin(t)
 	for _, format := range []string{"text", "json", "stream-json"} {
 		t.Run(format, func(t *testing.T) { realClaudeRun(t, bin, format) })
 	}
@@ -124,7 +100,7 @@ func realClaudeUsage(t *testing.T, dir, format string) {
 // it reaches the fake API, not the network), passes, and the relaunch,
 // told it resumes, merges.
 func TestRealClaudeWorkerSalvageProbesWithTheWorkersEnv(t *testing.T) {
-	bin := claudeBin(t)
+	bin := e2etest.ClaudeBin(t)
 	r, model, runDir := realClaudeBacklog(t, bin, "stream-json", "Files: src/i1/**\n\n"+e2etest.ForgetMarker)
 	if _, err := os.Stat(filepath.Join(runDir, "runs", "i1-a2")); err != nil {
 		t.Fatalf("#1 was not relaunched after its first run ended without a marker: %v", err)
@@ -189,7 +165,7 @@ func realClaudeBacklog(t *testing.T, bin, format string, bodies ...string) (*e2e
 // before the reset, and then the same two workers go on in their
 // worktrees and merge, each once.
 func TestRealClaudeAtItsUsageLimitPausesTheRunUntilTheReset(t *testing.T) {
-	bin := claudeBin(t)
+	bin := e2etest.ClaudeBin(t)
 	model := e2etest.NewFakeModel(t)
 	until := time.Now().Add(10 * time.Second)
 	model.LimitUntil(until)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
@@ -363,5 +364,44 @@ func TestBacklogWorkerOverItsBudgetIsParkedNotSalvaged(t *testing.T) {
 	st := r.RunEnv(e2etest.Context(t), "backlog", "status", "--json")
 	if !strings.Contains(st.Stdout, `"state": "parked"`) {
 		t.Errorf("#1 not parked:\n%s", st.Stdout)
+	}
+}
+
+// An agent stopped at its own budget says what to do next, as the lane
+// cap's stop does: raise the agent's cap, then resume the wave.
+func TestAnAgentStoppedAtItsBudgetSaysHowToGoOn(t *testing.T) {
+	r := e2etest.NewRepo(t)
+	script := writeFakeVendor(t)
+	never := filepath.Join(t.TempDir(), "never")
+	r.WriteWave(0, append([]e2etest.Agent{vendorAgent("A1", script, "claude", never, "budget.tokens: 1000")}, e2etest.ClosureAgents()...)...)
+	res := e2etest.Launch(t, r)
+	if res.Code != 43 || !strings.Contains(res.Stdout, "raise budget.tokens or budget.costUsd in A1's ### Executor block (or its profile), then `wave-orchestrator resume -w 0`") {
+		t.Fatalf("exit %d, want 43 with the next step\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+}
+
+// A lane cap that stops running agents (runtime.budget.onExceeded: stop)
+// ends the wave blocked after the attempt it stopped: no retry is
+// announced or counted, since nothing new may start.
+func TestALaneCapThatStopsAgentsAnnouncesNoRetry(t *testing.T) {
+	r := e2etest.NewRepo(t)
+	script := writeFakeVendor(t)
+	never := filepath.Join(t.TempDir(), "never")
+	cfg, err := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Write("wave.config.yaml", strings.Replace(string(cfg), "runtime:\n", "runtime:\n  budget:\n    lane: {tokens: 1000}\n    onExceeded: stop\n", 1))
+	r.WriteWave(0, append([]e2etest.Agent{vendorAgent("A1", script, "claude", never)}, e2etest.ClosureAgents()...)...)
+	res := e2etest.Launch(t, r)
+	if res.Code != 43 || strings.Contains(res.Stdout, "retrying") || !strings.Contains(res.Stdout, "runtime.budget.lane: tokens 1.2k of 1.0k") {
+		t.Fatalf("exit %d, want 43 naming the cap and no retry\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	var lane state.Lane
+	if err := json.Unmarshal([]byte(r.Run(e2etest.Context(t), "status", "--json").Stdout), &lane); err != nil || len(lane.Waves) != 1 {
+		t.Fatalf("status --json: %v", err)
+	}
+	if w := lane.Waves[0]; w.Status != state.WaveBlocked || w.Attempt != 1 {
+		t.Fatalf("wave %s at attempt %d/%d, want blocked at attempt 1", w.Status, w.Attempt, w.MaxAttempts)
 	}
 }

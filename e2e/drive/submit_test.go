@@ -4,13 +4,18 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 // submitted is what `submit --json` prints.
@@ -197,4 +202,105 @@ func TestSubmitWithWaveIsAResume(t *testing.T) {
 	if rec := runState(t, s.StatePath); rec.Command != "resume" || !slices.Contains(rec.Args, "--phase=implementation") {
 		t.Fatalf("submitted resume recorded as %s %v", rec.Command, rec.Args)
 	}
+}
+
+// A submit while a foreground launch holds the lane is queued, and waits
+// its turn: it starts once the launch has ended, and passes.
+func TestASubmitDuringAForegroundLaunchWaitsItsTurnAndRuns(t *testing.T) {
+	r := e2etest.NewRepo(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	r.Write("agent.sh", "#!/bin/sh\nuntil [ -e "+e2etest.ShellQuote(gate)+" ]; do sleep 0.05; done\n"+
+		"mkdir -p src && echo done > src/a1.txt\n"+
+		"echo '[wave-proof] completion=contract durability=none proof=unit state=met'\necho '[wave-doc-delta] state=owned'\n")
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: shell", "shell.command: sh agent.sh")}, e2etest.ClosureAgents()...)...)
+	fg := r.Command(e2etest.Context(t), "launch", "--no-dashboard")
+	var console e2etest.SyncBuf
+	fg.Stdout, fg.Stderr = &console, &console
+	if err := fg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e2etest.WaitFor(t, "the foreground launch to hold the lane", 30*time.Second, func() bool { return lanes.Held(r.Layout().LockPath()) })
+	s := submitFromShell(t, r)
+	if !s.Queued {
+		t.Fatalf("submit during a foreground launch not reported queued: %+v", s)
+	}
+	e2etest.WaitFor(t, "the queued run to wait for the lane", 30*time.Second, func() bool {
+		st := runState(t, s.StatePath)
+		return st.Terminal() || strings.Contains(r.Capture(lanes.LauncherSession), "waits for lane main")
+	})
+	if st := runState(t, s.StatePath); st.State != "queued" || st.Pid != 0 {
+		t.Fatalf("the queued run while the foreground launch holds the lane: %+v", st)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := fg.Wait(); err != nil {
+		t.Fatalf("foreground launch: %v\n%s", err, console.String())
+	}
+	w := r.Run(e2etest.Context(t), "wait", "--run-id", s.RunID, "--json")
+	var rec e2etest.SubmittedRun
+	if err := json.Unmarshal([]byte(w.Stdout), &rec); err != nil || w.Code != 0 || rec.State != e2etest.RunCompleted || rec.StartedAt == nil {
+		t.Fatalf("the queued run: exit %d %v %s%s", w.Code, err, w.Stdout, w.Stderr)
+	}
+	var fgEnd time.Time
+	for _, ev := range r.Events() {
+		if ev.EntityType == state.EntityWaveRun && ev.Action == state.WaveCompleted && fgEnd.IsZero() {
+			fgEnd = ev.RecordedAt
+		}
+	}
+	if fgEnd.IsZero() || rec.StartedAt.Before(fgEnd) {
+		t.Fatalf("the queued run started at %v, before the foreground launch's wave ended at %v", rec.StartedAt, fgEnd)
+	}
+}
+
+// A submitted run whose wave failed says why: the agent and its failure,
+// not an empty why.
+func TestAFailedSubmittedRunSaysWhichAgentFailed(t *testing.T) {
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: shell", "shell.command: sh -c 'exit 3'")}, e2etest.ClosureAgents()...)...)
+	s := submitFromShell(t, r, "--max-retries-per-wave", "0")
+	w := r.Run(e2etest.Context(t), "wait", "--run-id", s.RunID, "--json")
+	var rec e2etest.SubmittedRun
+	if err := json.Unmarshal([]byte(w.Stdout), &rec); err != nil || w.Code == 0 || rec.State != e2etest.RunFailed {
+		t.Fatalf("failing run: exit %d %v %s%s", w.Code, err, w.Stdout, w.Stderr)
+	}
+	if !strings.HasPrefix(rec.Why, "wave 0 failed: A1: ") {
+		t.Fatalf("why = %q, want the wave's failure naming A1", rec.Why)
+	}
+	if st := r.Run(e2etest.Context(t), "status", "--run-id", s.RunID); !strings.Contains(st.Stdout, "why: wave 0 failed: A1: ") {
+		t.Fatalf("status --run-id does not say why:\n%s", st.Stdout)
+	}
+}
+
+// After a submitted run ended, doctor does not take the watcher's own
+// launcher session (its last pane kept for inspection) for a leftover.
+func TestDoctorAfterASubmittedRunDoesNotWarnAboutTheLauncherSession(t *testing.T) {
+	r := e2etest.NewRepo(t)
+	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
+	s := submitFromShell(t, r)
+	if w := r.Run(e2etest.Context(t), "wait", "--run-id", s.RunID); w.Code != 0 {
+		t.Fatalf("wait: exit %d %s%s", w.Code, w.Stdout, w.Stderr)
+	}
+	e2etest.WaitFor(t, "the watcher to end", 30*time.Second, func() bool { return !watcherHeld(r) })
+	if r.Capture(lanes.LauncherSession) == "" {
+		t.Fatal("the launcher session is gone: the test would prove nothing")
+	}
+	doc := r.Run(e2etest.Context(t), "doctor")
+	if strings.Contains(doc.Stdout, "tmux session(s)") {
+		t.Fatalf("doctor after a submitted run:\n%s", doc.Stdout)
+	}
+}
+
+// watcherHeld reports whether the lane's submitted-run watcher holds its
+// lock.
+func watcherHeld(r *e2etest.Repo) bool {
+	fl := flock.New(filepath.Join(r.Layout().SubmittedDir(), "watcher.lock"))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return true
+	}
+	if ok {
+		_ = fl.Unlock()
+	}
+	return !ok
 }

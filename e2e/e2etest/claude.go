@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -107,4 +108,27 @@ func (r *BacklogRepo) MergedWithFinalPR(runDir string, n int) {
 			t.Errorf("the final PR does not close #%d:\n%s", i, body)
 		}
 	}
+}
+
+// ClaudeBin is the real claude CLI named by $CLAUDETEST_BIN (not WAVE_*:
+// the binary warns about WAVE_* variables it does not know). Without it
+// the test skips, unless $CLAUDETEST_REQUIRED asks for it to fail.
+func ClaudeBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("CLAUDETEST_BIN")
+	if bin == "" {
+		msg := "set CLAUDETEST_BIN to a claude CLI to run this test, e.g. " +
+			"npm install --prefix /tmp/claude-cli @anthropic-ai/claude-code && " +
+			"CLAUDETEST_BIN=/tmp/claude-cli/node_modules/.bin/claude go test ./e2e/backlogcli ./e2e/agentdrive -run Claude"
+		if os.Getenv("CLAUDETEST_REQUIRED") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("CLAUDETEST_BIN=%s --version: %v\n%s", bin, err, out)
+	}
+	t.Logf("claude %s", strings.TrimSpace(string(out)))
+	return bin
 }

@@ -3,6 +3,7 @@ package e2etest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -25,6 +26,12 @@ type FakeModel struct {
 	*httptest.Server
 	mu  sync.Mutex
 	log []string // one line per request, for the failure report
+	// tools are the conversations ScriptTools set up, results the tool
+	// results they got back, bodies every Messages request as sent
+	// (fakemodel_tools.go).
+	tools   []toolScript
+	results []ToolResult
+	bodies  []string
 	// limitUntil, while in the future, makes every Messages request
 	// answer as the API does for a subscription whose session limit is
 	// reached (see LimitUntil).
@@ -123,6 +130,8 @@ type block struct {
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"` // a tool_result's
+	IsError   bool            `json:"is_error,omitempty"`
 }
 
 func blocksOf(raw json.RawMessage) []block {
@@ -147,11 +156,21 @@ func (f *FakeModel) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req msgRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
 		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)
 		return
 	}
-	content, stop, what := script(req)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, string(body))
+	f.mu.Unlock()
+	content, stop, what, ok := f.scriptedTurn(req)
+	if !ok {
+		content, stop, what = script(req)
+	}
 	f.note(r, fmt.Sprintf("model=%s stream=%v tools=%d messages=%d → %s", req.Model, req.Stream, len(req.Tools), len(req.Messages), what))
 	msg := map[string]any{"id": "msg_fake", "type": "message", "role": "assistant", "model": req.Model,
 		"stop_reason": stop, "stop_sequence": nil, "usage": map[string]int{"input_tokens": FakeInputTokens, "output_tokens": FakeOutputTokens,

@@ -92,8 +92,9 @@ type StatusJSON struct {
 	State  string        `json:"state"`
 	Tally  backlog.Tally `json:"tally"`
 	Issues []struct {
-		Number int    `json:"number"`
-		State  string `json:"state"`
+		Number       int    `json:"number"`
+		State        string `json:"state"`
+		CommitsAhead *int   `json:"commitsAhead"`
 	} `json:"issues"`
 }
 

@@ -16,7 +16,7 @@ import (
 // in its prompt and exits 0.
 func TestDashboardAnswerKeyAnswersAQuestion(t *testing.T) {
 	r := e2etest.NewRepo(t)
-	askingWave(r)
+	e2etest.AskingWave(r)
 	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main")
 	var q questions.Question
 	e2etest.WaitFor(t, "A1's question", time.Minute, func() bool {
@@ -41,7 +41,7 @@ func TestDashboardAnswerKeyAnswersAQuestion(t *testing.T) {
 	if res := bg.Wait(t, "launch after the answer", 2*time.Minute); res.Code != 0 {
 		t.Fatalf("launch exit %d after the answer from the dashboard:\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	checkAnswerReachedA1(t, r, q, answer)
+	e2etest.CheckAnswerReachedA1(t, r, q, answer)
 	e2etest.WaitFor(t, "the dashboard to show the wave completed", 30*time.Second, func() bool {
 		s := r.Capture(lanes.DashboardSession)
 		return strings.Contains(s, "■ wave 0 completed") && !strings.Contains(s, "Questions waiting for you")

@@ -124,13 +124,13 @@ func TestAScriptAgentIsToldItWasAnsweredInItsEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: shell", "shell.command: "+script)}, e2etest.ClosureAgents()...)...)
-	l := startLaunch(t, r)
-	q := pendingQuestion(t, r, l)
+	l := e2etest.StartLaunch(t, r)
+	q := e2etest.PendingQuestion(t, r, l)
 	if res := r.Run(e2etest.Context(t), "answer", q.ID, "8443"); res.Code != 0 {
 		t.Fatalf("answer: %d %s", res.Code, res.Stderr)
 	}
-	if code := l.wait(t); code != 0 {
-		t.Fatalf("launch exit %d after the answer\n%s", code, l.console())
+	if code := l.Wait(t); code != 0 {
+		t.Fatalf("launch exit %d after the answer\n%s", code, l.Console())
 	}
 	b, err := os.ReadFile(filepath.Join(r.Root, "src", "a1.txt"))
 	if err != nil {

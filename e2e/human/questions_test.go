@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -18,125 +17,6 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
-const askedQuestion = "Which database should A1 target?"
-
-// askingWave is wave 0 with A1 asking a person a blocking question until
-// its prompt holds the answer, A2 needing nothing, and closure.
-func askingWave(r *e2etest.Repo) {
-	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.ask: "+askedQuestion), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
-}
-
-// bgLaunch is a launcher started in the background, its console in a file.
-type bgLaunch struct {
-	cmd *exec.Cmd
-	out string
-}
-
-func startLaunch(t *testing.T, r *e2etest.Repo, args ...string) *bgLaunch {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "launch.out")
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	cmd := r.Command(e2etest.Context(t), append([]string{"launch", "--lane", "main", "--no-dashboard"}, args...)...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return &bgLaunch{cmd: cmd, out: out}
-}
-
-func (b *bgLaunch) console() string {
-	s, _ := os.ReadFile(b.out)
-	return string(s)
-}
-
-// wait is the launcher's exit code.
-func (b *bgLaunch) wait(t *testing.T) int {
-	t.Helper()
-	err := b.cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return 0
-}
-
-// pendingQuestion waits until the lane has exactly one pending question
-// and a launcher that printed it is waiting for it.
-func pendingQuestion(t *testing.T, r *e2etest.Repo, l *bgLaunch) questions.Question {
-	t.Helper()
-	var q questions.Question
-	e2etest.WaitFor(t, "the launcher waiting for an answer", time.Minute, func() bool {
-		qs, _, err := questions.List(r.Layout())
-		if err != nil || len(qs) != 1 || qs[0].State != questions.Pending {
-			return false
-		}
-		q = qs[0]
-		return strings.Contains(l.console(), "waiting for input: A1 asked "+q.ID)
-	})
-	return q
-}
-
-func questionEvents(evs []state.Event) map[string]int {
-	out := map[string]int{}
-	for _, ev := range evs {
-		if ev.EntityType == state.EntityQuestion {
-			out[ev.EntityID+" "+ev.Action]++
-		}
-	}
-	return out
-}
-
-// checkAnswerReachedA1 checks the run after the answer: A1's newest
-// prompt holds the question and the answer under "Answers from people",
-// its relaunch is counted as one (not as a failed attempt), and every
-// question transition was logged exactly once.
-func checkAnswerReachedA1(t *testing.T, r *e2etest.Repo, q questions.Question, answer string) {
-	t.Helper()
-	dir, _ := latestRunDir(r.Layout(), 0, "A1")
-	prompt, err := os.ReadFile(filepath.Join(dir, lanes.PromptFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := string(prompt)
-	i := strings.Index(p, "\n"+questions.HeadAnswers+"\n")
-	if i < 0 || !strings.Contains(p[i:], askedQuestion) || !strings.Contains(p[i:], answer) || !strings.Contains(p[i:], q.ID) {
-		t.Fatalf("A1's prompt after the answer has no answers block with the question and the answer:\n%s", p)
-	}
-	evs := r.Events()
-	qe := questionEvents(evs)
-	if qe[q.ID+" asked"] != 1 || qe[q.ID+" answered"] != 1 || len(qe) != 2 {
-		t.Fatalf("question events %v: want %s asked once and answered once", qe, q.ID)
-	}
-	relaunches := 0
-	for _, ev := range evs {
-		if ev.EntityType == state.EntityAgentRun && ev.Action == "started" && ev.Data["relaunchedFor"] == "answer" {
-			relaunches++
-			if ev.Data["agentId"] != "A1" {
-				t.Fatalf("relaunched %v for an answer", ev.Data["agentId"])
-			}
-		}
-		if ev.EntityType == state.EntityRetry {
-			t.Fatalf("the answer cost a retry: %+v", ev)
-		}
-	}
-	if relaunches != 1 {
-		t.Fatalf("%d relaunches for the answer, want 1", relaunches)
-	}
-}
-
-func latestRunDir(l lanes.Layout, n int, id string) (string, int) {
-	for k := 1; ; k++ {
-		if _, err := os.Stat(l.RunDir(n, id, k)); err != nil {
-			return l.RunDir(n, id, k-1), k - 1
-		}
-	}
-}
-
 // The human loop in wave mode: A1 asks a blocking question and finishes;
 // the live launcher holds the wave in waiting-for-input while A2 goes on,
 // `answer` resolves it, the launcher relaunches A1 with the answer in its
@@ -144,10 +24,10 @@ func latestRunDir(l lanes.Layout, n int, id string) (string, int) {
 // typed resume.
 func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
 	r := e2etest.NewRepo(t)
-	askingWave(r)
-	l := startLaunch(t, r)
-	q := pendingQuestion(t, r, l)
-	if q.AgentID != "A1" || *q.Wave != 0 || !q.Blocking || q.Text != askedQuestion || q.Attempt != 1 {
+	e2etest.AskingWave(r)
+	l := e2etest.StartLaunch(t, r)
+	q := e2etest.PendingQuestion(t, r, l)
+	if q.AgentID != "A1" || *q.Wave != 0 || !q.Blocking || q.Text != e2etest.AskedQuestion || q.Attempt != 1 {
 		t.Fatalf("question %+v", q)
 	}
 	// A2 does not need the answer: it finishes while A1 waits.
@@ -178,10 +58,10 @@ func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
 	if res.Code != 0 || !strings.Contains(res.Stdout, "launcher of lane main is running") {
 		t.Fatalf("answer: %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	if code := l.wait(t); code != 0 {
-		t.Fatalf("launch exit %d after the answer\n%s", code, l.console())
+	if code := l.Wait(t); code != 0 {
+		t.Fatalf("launch exit %d after the answer\n%s", code, l.Console())
 	}
-	checkAnswerReachedA1(t, r, q, answer)
+	e2etest.CheckAnswerReachedA1(t, r, q, answer)
 	again := r.Run(e2etest.Context(t), "answer", q.ID, "something else")
 	if again.Code != e2etest.ExitUsage || !strings.Contains(again.Stderr, "already answered") {
 		t.Fatalf("answering twice: %d %s", again.Code, again.Stderr)
@@ -195,18 +75,18 @@ func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
 // it and completes. One asked and one answered event in all.
 func TestAQuestionSurvivesKill9OfTheWaitingLauncher(t *testing.T) {
 	r := e2etest.NewRepo(t)
-	askingWave(r)
-	first := startLaunch(t, r)
-	q := pendingQuestion(t, r, first)
-	_ = first.cmd.Process.Signal(syscall.SIGKILL)
-	first.wait(t)
+	e2etest.AskingWave(r)
+	first := e2etest.StartLaunch(t, r)
+	q := e2etest.PendingQuestion(t, r, first)
+	_ = first.Cmd.Process.Signal(syscall.SIGKILL)
+	first.Wait(t)
 
-	second := startLaunch(t, r)
-	if got := pendingQuestion(t, r, second); got.ID != q.ID {
+	second := e2etest.StartLaunch(t, r)
+	if got := e2etest.PendingQuestion(t, r, second); got.ID != q.ID {
 		t.Fatalf("after the kill the question is %s, want %s", got.ID, q.ID)
 	}
-	_ = second.cmd.Process.Signal(syscall.SIGKILL)
-	second.wait(t)
+	_ = second.Cmd.Process.Signal(syscall.SIGKILL)
+	second.Wait(t)
 	e2etest.WaitFor(t, "the lane lock free", 30*time.Second, func() bool { return !lanes.Held(r.Layout().LockPath()) })
 
 	const answer = "SQLite is enough"
@@ -217,7 +97,7 @@ func TestAQuestionSurvivesKill9OfTheWaitingLauncher(t *testing.T) {
 	if res := e2etest.Launch(t, r); res.Code != 0 {
 		t.Fatalf("launch after the answer: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
-	checkAnswerReachedA1(t, r, q, answer)
+	e2etest.CheckAnswerReachedA1(t, r, q, answer)
 }
 
 // runtime.inputTimeoutSeconds: a question nobody answers in time becomes
@@ -226,16 +106,16 @@ func TestAQuestionSurvivesKill9OfTheWaitingLauncher(t *testing.T) {
 func TestAnUnansweredQuestionEndsTheLaunchWith43(t *testing.T) {
 	r := e2etest.NewRepo(t)
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "  terminateGraceMs: 500\n", "  terminateGraceMs: 500\n  inputTimeoutSeconds: 1\n", 1))
-	askingWave(r)
+	e2etest.AskingWave(r)
 	res := e2etest.Launch(t, r)
-	if res.Code != 43 || !strings.Contains(res.Stdout, "questions waiting for a person in wave 0:") || !strings.Contains(res.Stdout, askedQuestion) {
+	if res.Code != 43 || !strings.Contains(res.Stdout, "questions waiting for a person in wave 0:") || !strings.Contains(res.Stdout, e2etest.AskedQuestion) {
 		t.Fatalf("exit %d, want 43 with the pending question\n%s%s", res.Code, res.Stdout, res.Stderr)
 	}
 	qs, _, _ := questions.List(r.Layout())
 	if len(qs) != 1 || qs[0].State != questions.Unanswered {
 		t.Fatalf("questions %+v: want one unanswered", qs)
 	}
-	qe := questionEvents(r.Events())
+	qe := e2etest.QuestionEvents(r.Events())
 	if qe[qs[0].ID+" asked"] != 1 || qe[qs[0].ID+" unanswered"] != 1 {
 		t.Fatalf("question events %v", qe)
 	}
@@ -302,15 +182,15 @@ func TestAnswerUnknownIDListsThePendingQuestions(t *testing.T) {
 // required) when an agent asks a blocking question with `ask`.
 func TestStatusWaitChangeReturnsTwentyWhenALiveAgentAsks(t *testing.T) {
 	r := e2etest.NewRepo(t)
-	askingWave(r)
-	l := startLaunch(t, r)
-	t.Cleanup(func() { _ = l.cmd.Process.Kill(); _ = l.cmd.Wait() })
+	e2etest.AskingWave(r)
+	l := e2etest.StartLaunch(t, r)
+	t.Cleanup(func() { _ = l.Cmd.Process.Kill(); _ = l.Cmd.Wait() })
 	code := e2etest.StatusChanged
 	for i := 0; i < 50 && (code == e2etest.StatusChanged || code == e2etest.StatusRunning); i++ {
 		code = r.Run(e2etest.Context(t), "status", "--wait-change", "--exit-code", "--timeout-seconds", "60").Code
 	}
 	if code != e2etest.StatusInputRequired {
-		t.Fatalf("status --wait-change --exit-code ended with %d, want 20\n%s", code, l.console())
+		t.Fatalf("status --wait-change --exit-code ended with %d, want 20\n%s", code, l.Console())
 	}
 	if qs, _, _ := questions.List(r.Layout()); len(qs) != 1 || qs[0].State != questions.Pending {
 		t.Fatalf("questions %+v", qs)
@@ -324,7 +204,7 @@ func TestStatusWaitChangeReturnsTwentyWhenALiveAgentAsks(t *testing.T) {
 func TestAnswerResumeStartsTheWavesResumeDetached(t *testing.T) {
 	r := e2etest.NewRepo(t)
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "  terminateGraceMs: 500\n", "  terminateGraceMs: 500\n  inputTimeoutSeconds: 1\n", 1))
-	askingWave(r)
+	e2etest.AskingWave(r)
 	if res := e2etest.Launch(t, r); res.Code != 43 {
 		t.Fatalf("launch: exit %d, want 43\n%s", res.Code, res.Stdout)
 	}
@@ -345,7 +225,7 @@ func TestAnswerResumeStartsTheWavesResumeDetached(t *testing.T) {
 	if w := r.Run(e2etest.Context(t), "wait", "--run-id", id); w.Code != 0 {
 		t.Fatalf("wait --run-id %s: %d %s %s", id, w.Code, w.Stdout, w.Stderr)
 	}
-	dir, _ := latestRunDir(r.Layout(), 0, "A1")
+	dir, _ := e2etest.LatestRunDir(r.Layout(), 0, "A1")
 	prompt, _ := os.ReadFile(filepath.Join(dir, lanes.PromptFile))
 	if !strings.Contains(string(prompt), questions.HeadAnswers) || !strings.Contains(string(prompt), answer) {
 		t.Fatalf("the resumed A1's prompt lacks the answer:\n%s", prompt)
@@ -399,7 +279,7 @@ func TestAskWaitGetsTheAnswerInTheSameRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: shell", "shell.command: "+script)}, e2etest.ClosureAgents()...)...)
-	l := startLaunch(t, r)
+	l := e2etest.StartLaunch(t, r)
 	var q questions.Question
 	e2etest.WaitFor(t, "the launcher telling the event log of the question", time.Minute, func() bool {
 		evs, _, _ := state.ReadEvents(r.Layout().EventsPath())
@@ -418,8 +298,8 @@ func TestAskWaitGetsTheAnswerInTheSameRun(t *testing.T) {
 	if res := r.Run(e2etest.Context(t), "answer", q.ID, "8443"); res.Code != 0 {
 		t.Fatalf("answer: %d %s", res.Code, res.Stderr)
 	}
-	if code := l.wait(t); code != 0 {
-		t.Fatalf("launch exit %d\n%s", code, l.console())
+	if code := l.Wait(t); code != 0 {
+		t.Fatalf("launch exit %d\n%s", code, l.Console())
 	}
 	if b, _ := os.ReadFile(filepath.Join(r.Root, "src", "a1.txt")); strings.TrimSpace(string(b)) != "8443" {
 		t.Fatalf("A1 got %q from ask --wait", b)
@@ -428,7 +308,7 @@ func TestAskWaitGetsTheAnswerInTheSameRun(t *testing.T) {
 	if launched["A1"] != 1 {
 		t.Fatalf("A1 launched %d times, want once (no relaunch after ask --wait)", launched["A1"])
 	}
-	if qe := questionEvents(r.Events()); qe[q.ID+" asked"] != 1 || qe[q.ID+" answered"] != 1 {
+	if qe := e2etest.QuestionEvents(r.Events()); qe[q.ID+" asked"] != 1 || qe[q.ID+" answered"] != 1 {
 		t.Fatalf("question events %v", qe)
 	}
 }

@@ -43,6 +43,31 @@ func TestAgentsGetAStickyKeyUnlessOneIsConfigured(t *testing.T) {
 	}
 }
 
+// A sticky key set in the environment the launch runs in is the user's:
+// agents get it instead of the generated one, and one configured for an
+// agent still wins over it.
+func TestAStickyKeyInTheLaunchEnvironmentWinsOverTheGeneratedOne(t *testing.T) {
+	r := e2etest.NewRepo(t)
+	r.Write("agent.sh", envAgentScript)
+	a1 := e2etest.ImplAgent("A1", "id: shell", "shell.command: sh agent.sh a1")
+	a2 := e2etest.ImplAgent("A2", "id: shell", "shell.command: sh agent.sh a2", "env.LPM_AUTH_STICKY_KEY: pinned-by-user")
+	r.WriteWave(0, append([]e2etest.Agent{a1, a2}, e2etest.ClosureAgents()...)...)
+	cmd := r.Command(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
+	cmd.Env = append(cmd.Env, "LPM_AUTH_STICKY_KEY=from-the-launch")
+	if res := e2etest.RunCmd(t, cmd); res.Code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	for id, want := range map[string]string{"A1": "sticky=from-the-launch", "A2": "sticky=pinned-by-user"} {
+		log, err := os.ReadFile(filepath.Join(r.Layout().RunDir(0, id, 1), "agent.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(e2etest.Lines(string(log)), func(l string) bool { return strings.TrimRight(l, "\r") == want }) {
+			t.Errorf("%s's log lacks %q:\n%s", id, want, log)
+		}
+	}
+}
+
 // Each run directory holds launch-preview.json with the resolved limits,
 // live and in dry-run, and the turn limit names where it came from.
 func TestLaunchPreviewRecordsLimitsAndTheirSources(t *testing.T) {

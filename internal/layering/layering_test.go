@@ -1,8 +1,13 @@
 package layering
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -147,6 +152,39 @@ func TestLoopsLeaveTheBackendToRuns(t *testing.T) {
 	}
 }
 
+// TestDecisionPackagesReachNothing fails when a package that decides —
+// wave reads and validates wave files, roles binds roles, gate judges
+// markers and files, retry plans what runs again — depends, directly or
+// not, on a room that runs or reaches something (a loop, the runs and
+// their backends, git, an issue tracker, notifications), or itself
+// imports os/exec or net: they decide from what they are handed, so each
+// is table-tested without a process, a server or a repository.
+func TestDecisionPackagesReachNothing(t *testing.T) {
+	var rooms []string
+	for _, r := range []string{"launcher", "supervisor", "runs", "runtime", "tmuxadapter", "kube", "gitops", "forge", "notify"} {
+		rooms = append(rooms, module+"/"+r)
+	}
+	for _, pkg := range []string{"wave", "roles", "gate", "retry"} {
+		out, err := exec.Command("go", "list", "-f", `{{join .Deps " "}}|{{join .Imports " "}}`, module+"/"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		deps, imports, _ := strings.Cut(strings.TrimSpace(string(out)), "|")
+		for _, dep := range strings.Fields(deps) {
+			for _, r := range rooms {
+				if dep == r || strings.HasPrefix(dep, r+"/") {
+					t.Errorf("%s depends on %s: a decision package decides from what it is handed", pkg, dep)
+				}
+			}
+		}
+		for _, imp := range strings.Fields(imports) {
+			if imp == "os/exec" || imp == "net" || strings.HasPrefix(imp, "net/") {
+				t.Errorf("%s imports %s: a decision package runs and dials nothing", pkg, imp)
+			}
+		}
+	}
+}
+
 // TestInternalIsTheFloor fails when a package under internal/ imports a
 // package of the module outside internal/, in its code or its tests:
 // internal holds small helpers every room may use (fan-out, terminal
@@ -169,6 +207,115 @@ func TestInternalIsTheFloor(t *testing.T) {
 		for _, imp := range f[1:] {
 			if strings.HasPrefix(imp, module+"/") && !strings.HasPrefix(imp, module+"/internal/") {
 				t.Errorf("%s imports %s: internal/ is the floor; move the package beside what it builds on", f[0], imp)
+			}
+		}
+	}
+}
+
+// TestSubmittedLeavesLoopsAndBackendsAlone fails when package submitted
+// (the queue of submitted runs and its watcher) imports a loop, a
+// backend or package runs, or starts processes itself: it runs each
+// launcher as a child through runtime, and where the watcher runs (a
+// tmux session) is its caller's to choose. Direct imports only.
+func TestSubmittedLeavesLoopsAndBackendsAlone(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, module+"/submitted").Output()
+	if err != nil {
+		t.Fatalf("go list submitted: %v", err)
+	}
+	imports := strings.Fields(string(out))
+	deny := []string{module + "/launcher", module + "/supervisor", module + "/runs", module + "/tmuxadapter", module + "/kube",
+		module + "/gitops", module + "/forge", "os/exec"}
+	for _, dep := range imports {
+		for _, d := range deny {
+			if dep == d || strings.HasPrefix(dep, d+"/") {
+				t.Errorf("submitted imports %s (the launcher is a child started through runtime; the loops and backends are not the queue's)", dep)
+			}
+		}
+	}
+	if !slices.Contains(imports, module+"/runtime") {
+		t.Error("submitted does not import runtime: its launchers are started and signalled there")
+	}
+}
+
+// TestOnlyRuntimeSignalsProcesses fails when code outside package
+// runtime (and outside tests and test harnesses) sends a signal:
+// syscall.Kill, unix.Kill, or a Signal or Kill on an os.Process. A
+// process is started to be stopped through runtime (GroupCommand,
+// StartChild, Terminate), which checks it is still the process it
+// started.
+func TestOnlyRuntimeSignalsProcesses(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{.Dir}} {{join .GoFiles " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	files := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] == module+"/runtime" || strings.HasSuffix(path.Base(f[0]), "test") {
+			continue
+		}
+		for _, name := range f[2:] {
+			files++
+			file := filepath.Join(f[1], name)
+			for _, at := range signalCalls(t, file) {
+				t.Errorf("%s signals a process (%s): do it through package runtime", file, at)
+			}
+		}
+	}
+	if files < 100 {
+		t.Fatalf("read %d files; the rule matches nothing", files)
+	}
+}
+
+// signalCalls lists the signal sends in a Go file: syscall.Kill,
+// unix.Kill, and x.Process.Signal or x.Process.Kill.
+func signalCalls(t *testing.T, file string) []string {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("parse %s: %v", file, err)
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		switch x := sel.X.(type) {
+		case *ast.Ident:
+			if sel.Sel.Name == "Kill" && (x.Name == "syscall" || x.Name == "unix") {
+				out = append(out, fmt.Sprintf("%s.Kill at line %d", x.Name, fset.Position(sel.Pos()).Line))
+			}
+		case *ast.SelectorExpr:
+			if x.Sel.Name == "Process" && (sel.Sel.Name == "Signal" || sel.Sel.Name == "Kill") {
+				out = append(out, fmt.Sprintf("Process.%s at line %d", sel.Sel.Name, fset.Position(sel.Pos()).Line))
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// TestTheAgentsDoorOpensOnlyOntoTheCLI fails when the MCP server's
+// package (or the skill it installs) imports a package of the module
+// beyond internal/ and jsonfile: no loop (launcher, supervisor), no read
+// model, no backend. A tool reads and writes the lane only through the
+// CLI's own commands, which the binary runs for it (mcpserver.Lane), so
+// what an agent can do through MCP is exactly what the command does,
+// intents and errors included, and never more (docs/mcp.md).
+func TestTheAgentsDoorOpensOnlyOntoTheCLI(t *testing.T) {
+	allowed := []string{module + "/internal/", module + "/jsonfile"}
+	for _, pkg := range []string{"mcpserver", "skill"} {
+		out, err := exec.Command("go", "list", "-f", `{{join .Deps "\n"}}`, module+"/"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if !strings.HasPrefix(dep, module+"/") {
+				continue
+			}
+			if !slices.ContainsFunc(allowed, func(a string) bool { return strings.HasPrefix(dep, a) }) {
+				t.Errorf("%s imports %s: it reaches the lane only through the CLI's commands (mcpserver.Lane, run by cmd/wave-orchestrator)", pkg, dep)
 			}
 		}
 	}

@@ -1,7 +1,8 @@
-// The page of `wave-orchestrator serve`. Everything shown comes from the
-// lane (agent output, prompts, issue titles, questions): it is untrusted
-// and only ever reaches the page as text nodes (textContent), never as
-// markup.
+// The page of `wave-orchestrator serve`: its loading, the live updates
+// and the questions (waves.js draws the waves and the backlog).
+// Everything shown comes from the lane (agent output, prompts, issue
+// titles, questions): it is untrusted and only ever reaches the page as
+// text nodes (textContent), never as markup.
 "use strict";
 
 const api = "/api/v1/";
@@ -40,8 +41,8 @@ function el(tag, attrs, ...children) {
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v !== undefined && v !== null) e.setAttribute(k, String(v));
   }
-  for (const c of children) {
-    if (c === undefined || c === null) continue;
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === "") continue;
     e.append(c instanceof Node ? c : document.createTextNode(safe(c)));
   }
   return e;
@@ -56,12 +57,34 @@ async function getJSON(path) {
   return r.json();
 }
 
-function age(iso) {
-  if (!iso) return "";
-  const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+// dur is a short span: 45s, 12m05s, 3h07m.
+function dur(seconds) {
+  const s = Math.max(0, Math.round(seconds));
   if (s < 60) return s + "s";
-  if (s < 3600) return Math.floor(s / 60) + "m";
-  return Math.floor(s / 3600) + "h" + Math.floor((s % 3600) / 60) + "m";
+  if (s < 3600) return Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0") + "s";
+  return Math.floor(s / 3600) + "h" + String(Math.floor((s % 3600) / 60)).padStart(2, "0") + "m";
+}
+
+// span is the time from start to end (now while it runs), "" unstarted.
+function span(start, end) {
+  if (!start) return "";
+  return dur(((end ? Date.parse(end) : Date.now()) - Date.parse(start)) / 1000);
+}
+
+function age(iso) { return iso ? span(iso, null) : ""; }
+
+// spent is a usage record in words: "$0.042 · 12.3k tok", "" unknown.
+function spent(u) {
+  if (!u) return "";
+  const parts = [];
+  if (u.costUsd !== null && u.costUsd !== undefined) {
+    parts.push("$" + (u.costUsd < 1 ? u.costUsd.toFixed(3) : u.costUsd.toFixed(2)));
+  }
+  const tok = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"].reduce((n, k) => n + (u[k] || 0), 0);
+  if (tok > 0) {
+    parts.push((tok >= 1e6 ? (tok / 1e6).toFixed(2) + "M" : tok >= 1000 ? (tok / 1000).toFixed(1) + "k" : String(tok)) + " tok");
+  }
+  return parts.join(" · ");
 }
 
 function showError(err) {
@@ -78,9 +101,10 @@ async function refresh() {
   try {
     const [st, bl, qs] = await Promise.all([getJSON("state"), getJSON("backlog"), getJSON("questions")]);
     renderState(st);
-    await renderTails(st);
     renderBacklog(bl);
     renderQuestions(qs || []);
+    await renderTails();
+    document.body.dataset.loaded = "true";
     showError(null);
   } catch (err) {
     showError(err);
@@ -90,103 +114,40 @@ async function refresh() {
   }
 }
 
-function renderState(st) {
-  if (!st) return;
-  setText("lane", st.lane);
-  setText("generated", new Date(st.generatedAt).toLocaleTimeString());
-  const l = st.launcher;
-  setText("launcher", l ? (l.alive ? "launcher running (pid " + l.pid + ")" : "launcher not running") : "no launcher");
-  const root = document.getElementById("waves");
-  const keep = new Map();
-  for (const pre of root.querySelectorAll("pre[data-tail]")) keep.set(pre.dataset.tail, pre.textContent);
-  root.replaceChildren();
-  if (!st.waves.length) root.append(el("p", { class: "muted" }, "no wave has run in this lane yet"));
-  for (const w of st.waves) {
-    const box = el("div", { class: "wave", "data-wave": w.wave, "data-state": w.status });
-    box.append(el("h3", {}, "Wave " + w.wave + " ", el("span", { class: "state", "data-state": w.status }, w.status),
-      w.phase ? " · " + w.phase : "", " · attempt " + w.attempt));
-    if (w.blockers.length) {
-      box.append(el("p", {}, "blocked by: ", w.blockers.map(b => b.kind + " " + b.id + (b.summary ? " (" + b.summary + ")" : "")).join("; ")));
-    }
-    const t = el("table", {}, el("tr", {}, el("th", {}, "agent"), el("th", {}, "state"), el("th", {}, "attempt"), el("th", {}, "doing / output")));
-    for (const a of w.agents) {
-      const key = w.wave + "/" + a.id;
-      const tail = el("pre", { "data-tail": key }, keep.get(key) || "");
-      t.append(el("tr", { "data-agent": a.id, "data-wave": w.wave, "data-state": a.state },
-        el("td", {}, a.id, el("br"), el("span", { class: "muted" }, a.title || a.role || "")),
-        el("td", { class: "state", "data-state": a.state }, a.state, a.exitCode !== null && a.exitCode !== undefined ? " (exit " + a.exitCode + ")" : ""),
-        el("td", {}, a.attempt),
-        el("td", {}, el("div", { class: "muted" }, a.lastMarker || ""), tail)));
-    }
-    box.append(t);
-    for (const f of w.failures) box.append(el("p", { class: "failure" }, "failed: " + f.agentId + " " + f.statusCode + " " + f.detail));
-    root.append(box);
-  }
-}
-
-// renderTails fills each agent's output tail.
-async function renderTails(st) {
-  if (!st) return;
-  const jobs = [];
-  for (const w of st.waves) {
-    for (const a of w.agents) {
-      if (!a.logPath) continue;
-      const key = w.wave + "/" + a.id;
-      jobs.push(fetch(api + "runs/" + encodeURIComponent(w.wave) + "/" + encodeURIComponent(a.id) + "/log?tail=12", { cache: "no-store" })
-        .then(r => r.ok ? r.text() : "")
-        .then(text => {
-          const pre = document.querySelector('pre[data-tail="' + CSS.escape(key) + '"]');
-          if (pre) { pre.textContent = safe(text.replace(sequences, "")); pre.scrollTop = pre.scrollHeight; }
-        }).catch(() => {}));
-    }
-  }
-  await Promise.all(jobs);
-}
-
-function renderBacklog(bl) {
-  const root = document.getElementById("backlog");
-  root.replaceChildren();
-  if (!bl) { root.append(el("p", { class: "muted" }, "no backlog run in this lane yet")); return; }
-  const t = bl.tally;
-  root.append(el("p", {}, "run ", bl.run.id || "", " · ", el("span", { class: "state", "data-state": bl.state }, bl.state)));
-  for (const p of bl.paused || []) root.append(el("p", { class: "paused", "data-executor": p.executor }, p.line));
-  root.append(el("p", { class: "tally", id: "tally" },
-    el("span", {}, "merged " + t.merged), el("span", {}, "in flight " + t.inFlight),
-    el("span", {}, "blocked " + t.blocked), el("span", {}, "needs input " + t.needsInput), el("span", {}, "planned " + t.planned)));
-  const tab = el("table", {}, el("tr", {}, el("th", {}, "issue"), el("th", {}, "state"), el("th", {}, "title"), el("th", {}, "detail")));
-  for (const is of bl.issues) {
-    tab.append(el("tr", { "data-issue": is.number, "data-state": is.state },
-      el("td", {}, "#" + is.number), el("td", { class: "state", "data-state": is.state }, is.state),
-      el("td", {}, is.title), el("td", {}, is.question || is.detail || "")));
-  }
-  root.append(tab);
-}
-
 function where(q) {
-  if (q.issue !== null && q.issue !== undefined) return "issue #" + q.issue;
+  if (q.issue !== null && q.issue !== undefined) return "issue #" + q.issue + (q.kind === "parked" ? " (parked)" : "");
   return "wave " + q.wave + " · " + q.agentId + (q.attempt ? " (attempt " + q.attempt + ")" : "");
 }
 
-// renderQuestions keeps the box of a question whose state did not
-// change, so a live update never takes away what a person is typing.
+// renderQuestions lists the questions that wait, each with its answer
+// box, and folds the answered ones. A box whose question did not change
+// is kept, so a live update never takes away what a person is typing.
 function renderQuestions(qs) {
   const root = document.getElementById("questions");
   const old = new Map();
-  for (const box of root.querySelectorAll("[data-question]")) old.set(box.dataset.question, box);
-  const pending = qs.filter(q => q.state !== "answered");
-  setText("questions-count", pending.length ? "(" + pending.length + " waiting)" : "");
-  document.getElementById("answer-off").hidden = about.allowAnswer || !pending.length;
-  const order = pending.concat(qs.filter(q => q.state === "answered").reverse());
-  const boxes = order.map(q => {
-    const box = old.get(q.id);
-    if (box && box.dataset.state === q.state) {
-      box.querySelector(".asked").textContent = safe(askedLine(q));
-      return box;
+  for (const box of document.querySelectorAll("[data-question]")) old.set(box.dataset.question, box);
+  const box = q => {
+    const b = old.get(q.id);
+    if (b && b.dataset.state === q.state) {
+      b.querySelector(".asked").textContent = safe(askedLine(q));
+      return b;
     }
     return questionBox(q);
-  });
-  if (!qs.length) boxes.push(el("p", { class: "muted" }, "no questions"));
-  place(root, boxes);
+  };
+  const pending = qs.filter(q => q.state !== "answered");
+  const answered = qs.filter(q => q.state === "answered").reverse();
+  setText("questions-count", pending.length ? "(" + pending.length + " waiting)" : "");
+  document.getElementById("answer-off").hidden = about.allowAnswer || !pending.length;
+  const nodes = pending.map(box);
+  if (!pending.length) nodes.push(el("p", { class: "muted" }, answered.length ? "no question waits" : "no questions"));
+  if (answered.length) {
+    let fold = root.querySelector("details.answered");
+    if (!fold) fold = el("details", { class: "answered" }, el("summary", {}), el("div"));
+    fold.firstElementChild.textContent = safe(answered.length + " answered");
+    place(fold.lastElementChild, answered.map(box));
+    nodes.push(fold);
+  }
+  place(root, nodes);
 }
 
 // place makes nodes root's children in order, moving only what is out of
@@ -211,11 +172,19 @@ function questionBox(q) {
   if (q.state === "answered") {
     box.append(el("p", { class: "answer" }, "answer" + (q.operator ? " from " + q.operator : "") + ": ", q.answer));
   } else if (about.allowAnswer) {
-    const ta = el("textarea", { "data-for": q.id, placeholder: "your answer", "aria-label": "answer to " + q.id });
+    const ta = el("textarea", { "data-for": q.id, placeholder: "your answer (Ctrl+Enter sends)", "aria-label": "answer to " + q.id });
     const btn = el("button", { type: "button", "data-answer": q.id }, "Answer");
     const msg = el("span", { class: "muted" });
     btn.addEventListener("click", () => answer(q.id, ta, btn, msg));
+    ta.addEventListener("keydown", e => {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        if (!btn.disabled) answer(q.id, ta, btn, msg);
+      }
+    });
     box.append(ta, el("div", {}, btn, " ", msg));
+  } else {
+    box.append(el("p", { class: "muted" }, "answer in a terminal: ", el("code", {}, "wave-orchestrator answer " + q.id + " \"…\"")));
   }
   return box;
 }

@@ -1,4 +1,4 @@
-package human
+package serve
 
 import (
 	"context"
@@ -59,6 +59,16 @@ func pageEval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
+// clickPage clicks the element sel names in one step in the page: the
+// page redraws a running wave as it changes, so a node chromedp found may
+// be gone by the time it clicks it.
+func clickPage(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	if !pageEval[bool](t, ctx, fmt.Sprintf(`(e => e ? (e.click(), true) : false)(document.querySelector(%q))`, sel)) {
+		t.Fatalf("no %s on the page to click", sel)
+	}
+}
+
 // waitPage waits until expr is true in the page.
 func waitPage(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
@@ -67,14 +77,15 @@ func waitPage(t *testing.T, ctx context.Context, what, expr string) {
 
 // The human loop through the page, in a real browser: a wave launched
 // after the page opened shows live (no reload), its agents running and
-// then completed with their output; A1 asks a blocking question, the
-// page's answer box answers it, and the live launcher relaunches A1 with
-// the answer in its prompt and exits 0. Markup in a title and in the
+// then completed with their output; A1 asks a blocking question and shows
+// as waiting for input, the page's answer box sends the answer on
+// Ctrl+Enter, and the live launcher relaunches A1 (its second attempt)
+// with the answer in its prompt and exits 0. Markup in a title and in the
 // answer stays text.
 func TestServePageShowsAWaveLiveAndAnswersAQuestion(t *testing.T) {
 	ctx := browser(t)
 	r := e2etest.NewRepo(t)
-	a1 := e2etest.ImplAgent("A1", "local.ask: "+askedQuestion)
+	a1 := e2etest.ImplAgent("A1", "local.ask: "+e2etest.AskedQuestion)
 	a1.Title = `Part <img src=x id=injected>`
 	r.WriteWave(0, append([]e2etest.Agent{a1, e2etest.ImplAgent("A2", "local.delay: 3s")}, e2etest.ClosureAgents()...)...)
 	url := r.Serve(t, "--allow-answer")
@@ -83,31 +94,36 @@ func TestServePageShowsAWaveLiveAndAnswersAQuestion(t *testing.T) {
 	}
 	waitPage(t, ctx, "the page's event stream to open", `document.getElementById("conn").dataset.state === "open"`)
 
-	l := startLaunch(t, r)
+	l := e2etest.StartLaunch(t, r)
 	waitPage(t, ctx, "A2 running on the page", `(document.querySelector('tr[data-agent="A2"]')||{dataset:{}}).dataset.state === "running"`)
-	q := pendingQuestion(t, r, l)
+	q := e2etest.PendingQuestion(t, r, l)
 	box := fmt.Sprintf(`textarea[data-for=%q]`, q.ID)
 	waitPage(t, ctx, "the question's answer box", fmt.Sprintf(`document.querySelector(%q) !== null`, box))
 	if got := pageEval[string](t, ctx, `document.querySelector('tr[data-agent="A1"] td').textContent`); !strings.Contains(got, "<img src=x id=injected>") {
 		t.Fatalf("A1's title on the page is %q: want the markup shown as text", got)
 	}
+	waitPage(t, ctx, "A1 waiting for input on the page", `document.querySelector('tr[data-agent="A1"]').dataset.state === "waiting-for-input"`)
 	answer := "Postgres, the <i id=ital>managed</i> one"
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(box), answer),
-		chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[data-answer=%q]`, q.ID))),
+		chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
 	); err != nil {
-		t.Fatalf("type and send the answer: %v", err)
+		t.Fatalf("type the answer and send it with Ctrl+Enter: %v", err)
 	}
-	if code := l.wait(t); code != 0 {
-		t.Fatalf("launch exit %d after the answer from the page:\n%s", code, l.console())
+	if code := l.Wait(t); code != 0 {
+		t.Fatalf("launch exit %d after the answer from the page:\n%s", code, l.Console())
 	}
-	checkAnswerReachedA1(t, r, q, answer)
+	e2etest.CheckAnswerReachedA1(t, r, q, answer)
 	qs, _, _ := questions.List(r.Layout())
 	if len(qs) != 1 || qs[0].Operator != "web" {
 		t.Fatalf("questions after the answer %+v: want one, answered by web", qs)
 	}
 	waitPage(t, ctx, "A1 completed on the page", `document.querySelector('tr[data-agent="A1"]').dataset.state === "completed"`)
 	waitPage(t, ctx, "A2 completed on the page", `document.querySelector('tr[data-agent="A2"]').dataset.state === "completed"`)
+	if att := pageEval[string](t, ctx, `document.querySelector('tr[data-agent="A1"]').children[2].textContent`); att != "2" {
+		t.Errorf("A1's attempt on the page after its relaunch: %q, want 2", att)
+	}
+	clickPage(t, ctx, `button[data-output="0/A1"]`)
 	waitPage(t, ctx, "A1's output tail", `document.querySelector('pre[data-tail="0/A1"]').textContent.trim() !== ""`)
 	waitPage(t, ctx, "the page to show the question answered", fmt.Sprintf(`document.querySelector('[data-question=%q]').dataset.state === "answered"`, q.ID))
 	for _, id := range []string{"injected", "ital"} {
