@@ -53,6 +53,14 @@ const (
 	// waiting, nil = no limit), or stopped waiting (Outcome gave-up).
 	// An answer ends the wait too.
 	EvInputWait = "input_wait"
+	// EvForeignCommit: origin's wave branch is not where the run last put
+	// it (Ref, the recorded tip) but at Commit ("" when the branch is
+	// gone), a commit the run did not make: merging stops, the run ends
+	// with the foreign commit reported. Detail says it in words.
+	EvForeignCommit = "foreign_commit"
+	// EvIssuesClosed: the merged issues' files were marked closed on the
+	// wave branch (local source) in Commit; Tip is the branch's tip after.
+	EvIssuesClosed = "issues_closed"
 	// EvUsageLimit: an executor's account is out (Outcome paused: no
 	// worker of Executor starts until Until, the CLI's reset or a capped
 	// backoff; Issue is the worker that hit it, Detail the CLI's words),
@@ -68,6 +76,12 @@ const (
 	// paused run up again. Detail says who.
 	EvRunPaused  = "run_paused"
 	EvRunResumed = "run_resumed"
+	// EvChecks: the checks gate looked at the required checks
+	// (backlog.checks) of a head: Issue (0 = the final PR), Commit (the
+	// head), Outcome (a Checks* outcome), Detail (one line), URL (the
+	// first red check's). Recorded when the outcome or the head changes,
+	// not at every look; the first look at a head starts its timeout.
+	EvChecks = "checks"
 )
 
 // Outcomes of EvInputWait.
@@ -82,6 +96,7 @@ const (
 	ReworkReview   = "review"     // the backlog.review agent's fail verdict
 	ReworkPRReview = "pr-review"  // a review on the worker PR asked for changes
 	ReworkPRThread = "pr-threads" // unresolved review threads on the worker PR
+	ReworkChecks   = "checks"     // a required check (backlog.checks) is red on the worker's head
 )
 
 // Outcomes of EvWaitEnded.
@@ -156,7 +171,11 @@ type Event struct {
 	Reviews  []int64   `json:"reviews,omitempty"`  // rework: the worker PR reviews it answers
 	Threads  []string  `json:"threads,omitempty"`  // rework: the worker PR review threads it answers (node ids)
 	Cause    string    `json:"cause,omitempty"`    // a wait's transient cause, in words
-	Executor string    `json:"executor,omitempty"` // usage_limit: the executor whose account is out
+	// Tip is the wave branch's tip on origin after this event's push
+	// (the cut, a merge, a base merge, the issue files closed): what
+	// origin must hold until the run's next push (Run.WaveTip).
+	Tip      string `json:"tip,omitempty"`
+	Executor string `json:"executor,omitempty"` // usage_limit: the executor whose account is out
 	// Calls is how many API calls the supervisor made since its
 	// previous event (any kind), so their sum survives restarts.
 	Calls int64 `json:"calls,omitempty"`
@@ -175,6 +194,10 @@ type Event struct {
 	// its issue's declared surface, recorded with the merge or the park
 	// itself so the final PR and status still know them after kill -9.
 	Outside []string `json:"outside,omitempty"`
+
+	// Hosts are the hosts (host:port) a sandbox's proxy refused
+	// (EvBlocked).
+	Hosts []string `json:"hosts,omitempty"`
 
 	// Answer and By are an answered event's answer and who gave it
 	// (both untrusted text); Until is when an input wait ends.

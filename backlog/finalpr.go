@@ -47,6 +47,7 @@ func FinalPRBody(in FinalPRInput) string {
 		line("Spent: %s.", in.Total.String())
 		line("")
 	}
+	writeForeign(line, r)
 	var merged, parked, asking []*IssueRun
 	for _, is := range r.List() {
 		switch is.State {
@@ -105,6 +106,7 @@ func FinalPRBody(in FinalPRInput) string {
 		line("")
 	}
 	writeOutside(&b, r)
+	writeSandbox(&b, r)
 	writeSpend(&b, in)
 	if in.BaseConflict != "" {
 		line("Merging `%s` into the wave branch conflicted in %s; resolve it in this PR.", r.Info.Base, oneLineText(in.BaseConflict))
@@ -118,6 +120,40 @@ func FinalPRBody(in FinalPRInput) string {
 		line("%s", in.Marker)
 	}
 	return b.String()
+}
+
+// writeForeign says, first thing, that origin's wave branch holds a
+// commit the run did not make: it is in this PR, attributed to no issue
+// and never verified.
+func writeForeign(line func(string, ...any), r *Run) {
+	f := r.Foreign
+	if f == nil {
+		return
+	}
+	line("## A commit this run did not make is on the wave branch")
+	line("")
+	if f.Found == "" {
+		line("`%s` was deleted on origin after this run last pushed it (at `%s`). Merges stopped there.", r.Info.WaveBranch, shortSHA(f.Expected))
+	} else {
+		line("`%s` on origin is at `%s`, not at `%s`, the tip this run pushed last. That commit (and any before it that the run did not make)",
+			r.Info.WaveBranch, shortSHA(f.Found), shortSHA(f.Expected))
+		line("is in this pull request, attributed to no issue and never verified. Merges stopped when it was found; review it before merging.")
+	}
+	line("")
+}
+
+// shortSHA is a commit id cut to twelve characters, hex digits only.
+func shortSHA(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if (r >= '0' && r <= '9') || (r >= 'a' && r <= 'f') {
+			return r
+		}
+		return -1
+	}, s)
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
 }
 
 // spentNote is " · spent 12.3k tok $0.42" for an issue that reported usage.
@@ -189,6 +225,29 @@ func writeOutside(b *strings.Builder, r *Run) {
 			how = "parked, not in this PR"
 		}
 		fmt.Fprintf(b, "- #%d (%s): %s\n", is.Number, how, codeList(is.Outside))
+	}
+	fmt.Fprintf(b, "\n")
+}
+
+// writeSandbox says when workers of the run ran without a sandbox, and
+// lists the hosts the sandbox refused (a worker that tried one may have
+// been told to by the issue's text).
+func writeSandbox(b *strings.Builder, r *Run) {
+	if st := r.Sandbox; st != nil && st.Unconfined != "" {
+		fmt.Fprintf(b, "## Sandbox\n\nWorkers of this run ran without a sandbox (%s): they could read the home directory of the "+
+			"user who ran them and reach any host. Review their changes with that in mind.\n\n", oneLineText(st.Unconfined))
+	}
+	blocked := r.BlockedHosts()
+	if len(blocked) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## Blocked hosts\n\nThe sandbox refused these connections (not in `backlog.sandbox.allowHosts`):\n\n")
+	for _, h := range blocked {
+		refs := make([]string, len(h.Issues))
+		for i, n := range h.Issues {
+			refs[i] = fmt.Sprintf("#%d", n)
+		}
+		fmt.Fprintf(b, "- %s — %s\n", oneLineText(h.Host), strings.Join(refs, ", "))
 	}
 	fmt.Fprintf(b, "\n")
 }

@@ -121,3 +121,60 @@ func TestFinalPRBodyListsChangesOutsideTheDeclaredSurface(t *testing.T) {
 		t.Errorf("the body closes %v, want [1 2]", got)
 	}
 }
+
+// The final PR says when workers ran without a sandbox (even if a later
+// supervisor's were sandboxed) and lists the hosts a sandbox refused,
+// with the issues that tried each, in the order first refused.
+func TestFinalPRBodyNamesAnUnsandboxedRunAndTheBlockedHosts(t *testing.T) {
+	r := Reduce([]Event{
+		{Kind: EvRunStarted, Run: &RunInfo{ID: "r1", WaveBranch: "wave/x", Base: "main"}},
+		{Kind: EvSandbox, Outcome: SandboxOff, Detail: "bwrap (bubblewrap) is not on PATH"},
+		{Kind: EvIssue, Issue: 1, Title: "One"}, {Kind: EvBlocked, Issue: 1, Hosts: []string{"evil.example:443"}, Detail: "worker"},
+		{Kind: EvSandbox, Outcome: SandboxOn},
+		{Kind: EvIssue, Issue: 2, Title: "Two"}, {Kind: EvBlocked, Issue: 2, Hosts: []string{"127.0.0.1:9", "evil.example:443"}, Detail: "verify"},
+		{Kind: EvBlocked, Issue: 2, Hosts: []string{"127.0.0.1:9"}, Detail: "worker"},
+		{Kind: EvMerged, Issue: 1, Commit: "c1"}, {Kind: EvMerged, Issue: 2, Commit: "c2"},
+	})
+	if r.Sandbox == nil || !r.Sandbox.On || r.Sandbox.Unconfined == "" {
+		t.Fatalf("sandbox state %+v, want on now and unconfined once", r.Sandbox)
+	}
+	body := FinalPRBody(FinalPRInput{Run: r, DefaultBase: true})
+	for _, want := range []string{"## Sandbox\n\nWorkers of this run ran without a sandbox (`bwrap (bubblewrap) is not on PATH`)",
+		"## Blocked hosts\n", "- `evil.example:443` — #1, #2\n- `127.0.0.1:9` — #2\n"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
+	if got := r.Issues[2].Blocked; !slices.Equal(got, []string{"127.0.0.1:9", "evil.example:443"}) {
+		t.Errorf("#2 blocked %q, each host once", got)
+	}
+	if plain := FinalPRBody(FinalPRInput{Run: Reduce([]Event{{Kind: EvRunStarted, Run: &RunInfo{ID: "r2"}}, {Kind: EvSandbox, Outcome: SandboxOn}})}); strings.Contains(plain, "Sandbox") || strings.Contains(plain, "Blocked") {
+		t.Errorf("a sandboxed run with nothing refused says something about it:\n%s", plain)
+	}
+}
+
+// A run that found a commit it did not make on its wave branch says so
+// first thing in its final PR, with both commits and nothing raw of the
+// event's text; the run's WaveTip follows its own pushes only.
+func TestFinalPRBodySaysAForeignCommitFirst(t *testing.T) {
+	tip, found := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	r := Reduce([]Event{
+		{Kind: EvRunStarted, Run: &RunInfo{ID: "r1", WaveBranch: "wave/x", Base: "main", Default: "main"}},
+		{Kind: EvWaveBranch, Outcome: WaveCut, Tip: strings.Repeat("c", 40)},
+		{Kind: EvIssue, Issue: 1, Title: "One"},
+		{Kind: EvMerged, Issue: 1, Commit: tip, Tip: tip},
+		{Kind: EvForeignCommit, Commit: found, Ref: tip, Detail: "`Closes #5` <!-- x -->"},
+		{Kind: EvForeignCommit, Commit: "later", Ref: tip},
+	})
+	if r.WaveTip != tip || r.Wave.CutAt != strings.Repeat("c", 40) || r.Foreign == nil || r.Foreign.Found != found {
+		t.Fatalf("reduced: tip %s cut %+v foreign %+v", r.WaveTip, r.Wave, r.Foreign)
+	}
+	body := FinalPRBody(FinalPRInput{Run: r, DefaultBase: true})
+	i, j := strings.Index(body, "## A commit this run did not make is on the wave branch"), strings.Index(body, "## Merged")
+	if i < 0 || j < 0 || i > j {
+		t.Fatalf("the foreign commit is not said before the merges:\n%s", body)
+	}
+	if !strings.Contains(body, found[:12]) || !strings.Contains(body, tip[:12]) || strings.Contains(body, "Closes #5") {
+		t.Errorf("body:\n%s", body)
+	}
+}

@@ -59,6 +59,8 @@ func ReworkWhat(from string) string {
 		return "a review of your pull request"
 	case ReworkPRThread:
 		return "an unresolved review thread on your pull request"
+	case ReworkChecks:
+		return "a required CI check (backlog.checks)"
 	}
 	return "a check"
 }

@@ -45,6 +45,13 @@ type Run struct {
 	// Wave is the cut of the wave branch (runs older than the
 	// wave_branch event have none: their branch was cut before start).
 	Wave *WaveState `json:"-"`
+	// WaveTip is the wave branch's tip on origin as the run last pushed
+	// it ("" for runs whose log predates the record): anything else on
+	// origin's wave branch is a foreign commit.
+	WaveTip string `json:"waveTip,omitempty"`
+	// Foreign is the foreign commit found on origin's wave branch; merges
+	// stopped there. nil: none found.
+	Foreign *Foreign `json:"foreignCommit,omitempty"`
 	// Waits are the transient failures waited out, oldest first; the
 	// last is open (Until nil) while a supervisor waits, or was killed
 	// waiting.
@@ -54,7 +61,13 @@ type Run struct {
 	InputWait *InputWait `json:"inputWait,omitempty"`
 	// Pauses are the executors whose account is out, by executor id
 	// (pause.go).
-	Pauses   map[string]*Pause `json:"pauses,omitempty"`
+	Pauses map[string]*Pause `json:"pauses,omitempty"`
+	// FinalChecks is the checks gate's last look at the final PR's head
+	// (backlog.checks), nil when it was not watched.
+	FinalChecks *ChecksState `json:"finalChecks,omitempty"`
+	// Sandbox is whether the run's workers are sandboxed (nil: a run
+	// recorded before sandboxes were).
+	Sandbox  *SandboxState `json:"sandbox,omitempty"`
 	backoffs map[string]int
 	applied  int
 }
@@ -66,6 +79,8 @@ type WaveState struct {
 	Reservation string `json:"reservation"`
 	Attempt     int    `json:"attempt"`
 	Cut         bool   `json:"cut"`
+	// CutAt is the commit the branch was cut at ("" in older logs).
+	CutAt string `json:"cutAt,omitempty"`
 }
 
 // Wait is one transient window: from Since (the first failed sweep)
@@ -84,6 +99,15 @@ func (r *Run) OpenWait() *Wait {
 		return &r.Waits[n-1]
 	}
 	return nil
+}
+
+// Foreign is a commit the run did not make, found on origin's wave
+// branch.
+type Foreign struct {
+	Found    string    `json:"found"`    // origin's tip ("" = the branch is gone)
+	Expected string    `json:"expected"` // the tip the run last pushed
+	Detail   string    `json:"detail"`
+	At       time.Time `json:"at"`
 }
 
 // PRRef is a pull request the run opened (or the local source's file).
@@ -170,6 +194,13 @@ type IssueRun struct {
 	// is the last one, given to every later start of its worker.
 	Answers int     `json:"answers,omitempty"`
 	Answer  *Answer `json:"answer,omitempty"`
+
+	// Checks is the checks gate's last look at the worker's head
+	// (backlog.checks), nil before its first.
+	Checks *ChecksState `json:"checks,omitempty"`
+	// Blocked are the hosts the sandbox refused its worker, reviewer or
+	// verify step, each once.
+	Blocked []string `json:"blockedHosts,omitempty"`
 }
 
 // WaitingForAnswers is the open wait for answers, nil when none.
@@ -281,7 +312,15 @@ func (r *Run) issue(n int) *IssueRun {
 
 func (r *Run) apply(i int, ev Event) {
 	r.APICalls += ev.Calls
+	if ev.Tip != "" {
+		r.WaveTip = ev.Tip
+	}
 	switch ev.Kind {
+	case EvForeignCommit:
+		if r.Foreign == nil {
+			r.Foreign = &Foreign{Found: ev.Commit, Expected: ev.Ref, Detail: ev.Detail, At: ev.At}
+		}
+		return
 	case EvRunStarted:
 		if ev.Run != nil {
 			r.Info = *ev.Run
@@ -301,6 +340,9 @@ func (r *Run) apply(i int, ev Event) {
 			r.Wave.Reservation, r.Wave.Attempt = ev.Ref, ev.Attempt
 		}
 		r.Wave.Cut = ev.Outcome == WaveCut
+		if r.Wave.Cut && ev.Tip != "" {
+			r.Wave.CutAt = ev.Tip
+		}
 		return
 	case EvIntent:
 		if ev.Intent != nil {
@@ -338,6 +380,9 @@ func (r *Run) apply(i int, ev Event) {
 	case EvInputWait:
 		r.inputWait(ev)
 		return
+	case EvSandbox:
+		r.sandbox(ev)
+		return
 	case EvUsageLimit:
 		r.usageLimit(ev)
 		return
@@ -349,6 +394,11 @@ func (r *Run) apply(i int, ev Event) {
 	case EvPR:
 		if ev.Issue == 0 {
 			r.FinalPR = &PRRef{Number: ev.Number, URL: ev.URL}
+			return
+		}
+	case EvChecks:
+		if ev.Issue == 0 {
+			r.FinalChecks = applyChecks(r.FinalChecks, ev)
 			return
 		}
 	}
@@ -456,10 +506,18 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		r.dequeue(is.Number)
 	case EvPR:
 		is.PR = &PRRef{Number: ev.Number, URL: ev.URL}
+	case EvChecks:
+		is.Checks = applyChecks(is.Checks, ev)
 	case EvReleased:
 		is.Released = true
 	case EvSurfaceOverlap:
 		is.Detail = ev.Detail
+	case EvBlocked:
+		for _, h := range ev.Hosts {
+			if !slices.Contains(is.Blocked, h) {
+				is.Blocked = append(is.Blocked, h)
+			}
+		}
 	case EvDropped:
 		r.dequeue(is.Number)
 		delete(r.Issues, is.Number)

@@ -27,10 +27,13 @@ type StatusView struct {
 	NeedsInput    []Question  `json:"needsInput"`
 	Dropped       []Skip      `json:"dropped"`
 	FinalPR       *PRRef      `json:"finalPr"`
-	ExitCode      *int        `json:"exitCode"`
-	ElapsedSec    int64       `json:"elapsedSeconds"`
-	APICalls      int64       `json:"apiCalls"`
-	BadEvents     []string    `json:"badEvents"`
+	// FinalPRChecks is the final PR's required checks as last seen
+	// (backlog.checks), null when they were not watched.
+	FinalPRChecks *ChecksState `json:"finalPrChecks"`
+	ExitCode      *int         `json:"exitCode"`
+	ElapsedSec    int64        `json:"elapsedSeconds"`
+	APICalls      int64        `json:"apiCalls"`
+	BadEvents     []string     `json:"badEvents"`
 	// Waiting is the transient failure a running supervisor is waiting
 	// out (origin unreachable, disk full…), null when none.
 	Waiting *Waiting `json:"waiting"`
@@ -43,9 +46,18 @@ type StatusView struct {
 	// WaitingForAnswers is set while a running supervisor has nothing
 	// left but its workers' questions and waits for their answers.
 	WaitingForAnswers *AnswerWait `json:"waitingForAnswers"`
+	// ForeignCommit is the commit the run did not make found on origin's
+	// wave branch (merges stopped there), null when none.
+	ForeignCommit *Foreign `json:"foreignCommit"`
 	// Paused are the executors whose account is out, each with the line
 	// status shows ("paused: claude usage limit until 15:00 …").
 	Paused []PauseView `json:"paused"`
+	// Sandbox is whether the run's workers are sandboxed (null: not
+	// recorded, a run from before sandboxes, or workers in pods).
+	Sandbox *SandboxState `json:"sandbox"`
+	// BlockedHosts are the hosts the sandbox refused, with the issues
+	// whose worker, reviewer or verify step tried them.
+	BlockedHosts []BlockedHost `json:"blockedHosts"`
 }
 
 // PauseView is an open usage-limit pause and how status says it.
@@ -122,6 +134,11 @@ type IssueView struct {
 	// Usage is what the issue's runs spent: every attempt, salvage
 	// relaunch, rework round and review.
 	Usage *usage.Usage `json:"usage"`
+	// Checks is the required checks of its head as the merge gate last
+	// saw them (backlog.checks), null before the gate looked.
+	Checks *ChecksState `json:"checks"`
+	// BlockedHosts are the hosts the sandbox refused this issue's runs.
+	BlockedHosts []string `json:"blockedHosts"`
 }
 
 // ViewStopped is the state status shows for an issue whose worker
@@ -162,9 +179,12 @@ type StatusInput struct {
 // NewStatusView builds the snapshot of reduced run r.
 func NewStatusView(r *Run, in StatusInput) StatusView {
 	v := StatusView{SchemaVersion: StatusSchemaVersion, Run: r.Info, Tally: r.Tally(), Queue: append([]int{}, r.Queue...),
-		Dropped: append([]Skip{}, r.Dropped...), FinalPR: r.FinalPR, ExitCode: r.ExitCode, APICalls: r.APICalls,
+		Dropped: append([]Skip{}, r.Dropped...), FinalPR: r.FinalPR, FinalPRChecks: r.FinalChecks, ExitCode: r.ExitCode, APICalls: r.APICalls,
 		BadEvents: append([]string{}, in.BadEvents...), Issues: []IssueView{}, NeedsInput: []Question{}, Probes: []ProbeWait{},
-		Usage: in.Usage, Paused: []PauseView{}}
+		Usage: in.Usage, ForeignCommit: r.Foreign, Paused: []PauseView{}, Sandbox: r.Sandbox, BlockedHosts: r.BlockedHosts()}
+	if v.BlockedHosts == nil {
+		v.BlockedHosts = []BlockedHost{}
+	}
 	if !r.Finished {
 		for _, p := range r.OpenPauses() {
 			v.Paused = append(v.Paused, PauseView{Pause: p, Line: PauseLine(p, in.Now)})
@@ -194,11 +214,13 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 		iv := IssueView{Number: is.Number, Title: is.Title, State: is.State, Branch: is.Branch, Worktree: is.Worktree,
 			Session: is.Session, RunDir: is.RunDir, Attempts: is.Attempts, Verify: is.Verify, Conflicts: is.Conflicts, Files: is.Files,
 			PR: is.PR, Question: is.Question, Detail: is.Detail, MergeCommit: is.MergeCommit,
-			Reworks: is.Reworks, ReworkFrom: is.ReworkFrom, Feedback: is.Feedback, Answer: is.Answer, Answers: is.Answers}
+			Reworks: is.Reworks, ReworkFrom: is.ReworkFrom, Feedback: is.Feedback, Answer: is.Answer, Answers: is.Answers,
+			Checks: is.Checks}
 		if iv.Files == nil {
 			iv.Files = []string{}
 		}
 		iv.Outside = append([]string{}, is.Outside...)
+		iv.BlockedHosts = append([]string{}, is.Blocked...)
 		iv.Usage = in.IssueUsage[is.Number]
 		if i := slices.Index(r.Queue, is.Number); i >= 0 {
 			iv.QueuePosition = i + 1
@@ -270,6 +292,24 @@ func WaitingLine(w *Waiting) string {
 		OneLine(w.Cause), w.Since.UTC().Format(time.RFC3339), w.Tries, w.GiveUpAt.UTC().Format(time.RFC3339), OneLine(w.Detail))
 }
 
+// SandboxLine is how status (text and dashboard) shows a run whose
+// workers are not sandboxed; "" when they are (or it is not recorded).
+func SandboxLine(st *SandboxState) string {
+	if st == nil || st.On {
+		return ""
+	}
+	return "sandbox: off (" + OneLine(st.Why) + "): workers can read your home directory and reach any host"
+}
+
+// BlockedLine is how status shows one host the sandbox refused.
+func BlockedLine(b BlockedHost) string {
+	refs := make([]string, len(b.Issues))
+	for i, n := range b.Issues {
+		refs[i] = "#" + strconv.Itoa(n)
+	}
+	return "blocked host: " + OneLine(b.Host) + " (" + strings.Join(refs, " ") + ")"
+}
+
 // ProbeLine is how status shows a salvage held by the probe.
 func ProbeLine(w ProbeWait) string {
 	return fmt.Sprintf("waiting: probe failed %d×: %s (#%d's salvage relaunch; next try %s, parked after %d)",
@@ -289,4 +329,13 @@ func InputWaitLine(a AnswerWait) string {
 	}
 	return fmt.Sprintf("waiting for answers to %s since %s (%s): nothing else is left to do",
 		strings.Join(refs, " "), a.Since.UTC().Format(time.RFC3339), until)
+}
+
+// ForeignLine is the status line of a foreign commit on the wave branch.
+func ForeignLine(f Foreign) string {
+	if f.Found == "" {
+		return fmt.Sprintf("foreign change: the wave branch was deleted on origin (the run last pushed %s); merges stopped", shortSHA(f.Expected))
+	}
+	return fmt.Sprintf("foreign commit: origin's wave branch is at %s, not %s (the run's last push); merges stopped, nothing built on it",
+		shortSHA(f.Found), shortSHA(f.Expected))
 }

@@ -32,6 +32,8 @@ func (c *Config) validateBacklog(p *problems) {
 	p.atLeast("backlog.transientRetryMinutes", b.TransientRetryMinutes, 0)
 	p.atLeast("backlog.transientRetrySeconds", b.TransientRetrySeconds, 0)
 	p.atLeast("backlog.verifyTimeoutMinutes", b.VerifyTimeoutMin, 1)
+	p.atLeast("backlog.checksTimeoutMinutes", b.ChecksTimeoutMinutes, 1)
+	c.validateChecks(p)
 	p.atLeast("backlog.snapshotMinutes", b.SnapshotMinutes, 0)
 	p.atLeast("backlog.reworkRounds", b.ReworkRounds, 0)
 	p.atLeast("backlog.inputWaitMinutes", b.InputWaitMinutes, -1)
@@ -61,6 +63,31 @@ func (c *Config) validateBacklog(p *problems) {
 	}
 	if b.LocalDir != "" {
 		p.repoPath("backlog.localDir", &b.LocalDir)
+	}
+}
+
+// ChecksBranchProtection in backlog.checks stands for the required
+// checks of the branch a pull request goes into.
+const ChecksBranchProtection = "branch-protection"
+
+// validateChecks: backlog.checks are names, each once, and need GitHub
+// (the local source has no CI to ask).
+func (c *Config) validateChecks(p *problems) {
+	b := &c.Backlog
+	seen := map[string]bool{}
+	for i, name := range b.Checks {
+		name = strings.TrimSpace(name)
+		b.Checks[i] = name
+		switch {
+		case name == "":
+			p.add("backlog.checks", "a check name is empty")
+		case seen[name]:
+			p.add("backlog.checks", "check %q is named twice", name)
+		}
+		seen[name] = true
+	}
+	if len(b.Checks) > 0 && c.SourceKind() != SourceGitHub {
+		p.add("backlog.checks", "needs the github source (backlog.source: github): CI checks are read from GitHub")
 	}
 }
 

@@ -98,7 +98,7 @@ func TestDefaultsWithoutConfigFile(t *testing.T) {
 		{"gate modes", l.Validation.GateModeThresholds, Modes{0, 4, 10}},
 		{"closure modes", l.Validation.ClosureModeThresholds, Modes{0, 4, 10}},
 		{"auto closure", l.Validation.AutoClosure, AutoClosure{}},
-		{"runtime", l.Runtime, Runtime{2000, 5000, 240, 50000, 2, 20, 180, 0, 0, 0, 0, 64 << 20, "", Kubernetes{}, RuntimeBudget{}, 0, 0}},
+		{"runtime", l.Runtime, Runtime{2000, 5000, 240, 50000, 2, 20, 180, 0, 0, 0, 0, 64 << 20, "", Kubernetes{}, RuntimeBudget{}, 0, 0, Sandbox{}}},
 	} {
 		if !reflect.DeepEqual(tc.got, tc.want) {
 			t.Errorf("%s = %#v, want %#v", tc.name, tc.got, tc.want)
@@ -235,6 +235,9 @@ func TestLoadErrors(t *testing.T) {
 		{"kubernetes without image", "runtime:\n  backend: kubernetes\n  kubernetes:\n    workspace: {claimName: repo}\n", []string{"runtime.kubernetes.image: required"}},
 		{"kubernetes bad gitURL", "runtime:\n  backend: kubernetes\n  kubernetes:\n    image: img\n    gitURL: \"-u evil\"\n", []string{"runtime.kubernetes.gitURL: not a git URL"}},
 		{"negative snapshot period", "backlog:\n  snapshotMinutes: -1\n", []string{":2: backlog.snapshotMinutes: must be >= 0, got -1"}},
+		{"checks without GitHub", "backlog:\n  checks: [ci]\n", []string{":2: backlog.checks: needs the github source"}},
+		{"a check named twice", "github: {owner: o, repo: r}\nbacklog:\n  checks: [ci, lint, ci]\n", []string{`:3: backlog.checks: check "ci" is named twice`}},
+		{"checks timeout zero", "backlog:\n  checksTimeoutMinutes: 0\n", []string{":2: backlog.checksTimeoutMinutes: must be >= 1, got 0"}},
 		{"kubernetes two workspaces", "runtime:\n  backend: kubernetes\n  kubernetes:\n    image: img\n    workspace: {claimName: a, hostPath: /b}\n", []string{"runtime.kubernetes.workspace: set claimName or hostPath, not both"}},
 		{"kubernetes misspelt key", "runtime:\n  kubernetes:\n    imagee: img\n", []string{`:3: runtime.kubernetes.imagee: unknown key (did you mean "image"?)`}},
 		{"kubernetes bad passEnv", "runtime:\n  backend: kubernetes\n  kubernetes:\n    image: img\n    workspace: {hostPath: /r}\n    passEnv: [\"A B\"]\n", []string{"runtime.kubernetes.passEnv: not an environment variable name"}},

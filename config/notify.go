@@ -18,7 +18,7 @@ const (
 var NotifyEvents = []string{
 	"question-asked", "question-answered",
 	"wave-completed", "wave-failed", "wave-blocked", "agent-stalled",
-	"issue-merged", "issue-needs-input", "issue-parked", "final-pr-opened", "usage-limited",
+	"issue-merged", "issue-needs-input", "issue-parked", "final-pr-opened", "final-pr-checks", "foreign-commit", "usage-limited",
 }
 
 // NotifySink is one entry of notify: where people are told, and about

@@ -181,6 +181,8 @@ type Runtime struct {
 	// unanswered, exit 43); 0, the default, waits for ever.
 	InputTimeoutMinutes int `json:"inputTimeoutMinutes" yaml:"inputTimeoutMinutes"`
 	InputTimeoutSeconds int `json:"inputTimeoutSeconds" yaml:"inputTimeoutSeconds"`
+	// Sandbox confines wave agents (runtime.sandbox; off unless set).
+	Sandbox Sandbox `json:"sandbox,omitzero" yaml:"sandbox,omitempty"`
 }
 
 // InputTimeout is how long a blocking question is waited for (0: for
@@ -331,6 +333,15 @@ type Backlog struct {
 	WorkerPRs        *bool    `json:"workerPRs" yaml:"workerPRs"` // default true (github only)
 	Verify           []string `json:"verify" yaml:"verify"`       // argv run at the would-be merge
 	VerifyTimeoutMin int      `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
+	// Checks names the CI checks (check runs and commit statuses, by
+	// name) a worker's head must pass before its merge, and the final
+	// PR's; "branch-protection" stands for the branch's own required
+	// checks (GitHub only).
+	Checks []string `json:"checks" yaml:"checks"`
+	// ChecksTimeoutMinutes is how long a required check may stay missing
+	// or pending on a head before the issue parks with a question
+	// (default 60).
+	ChecksTimeoutMinutes int `json:"checksTimeoutMinutes" yaml:"checksTimeoutMinutes"`
 	// SnapshotMinutes is how often a worker in a pod pushes a snapshot of
 	// its uncommitted work to origin (default 10; 0: only when stopped
 	// and at exit).
@@ -361,6 +372,9 @@ type Backlog struct {
 	// Budget caps what one issue (its every worker run) and the whole
 	// backlog run may spend (backlog.budget.perIssue|run).
 	Budget BacklogBudget `json:"budget,omitzero" yaml:"budget,omitempty"`
+	// Sandbox confines workers, reviewers and verify (backlog.sandbox;
+	// auto unless set).
+	Sandbox Sandbox `json:"sandbox,omitzero" yaml:"sandbox,omitempty"`
 }
 
 // Probe is backlog.probe: a connectivity check run before a salvage

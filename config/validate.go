@@ -120,6 +120,7 @@ func (c *Config) validate() []error {
 			r.RateLimitBaseDelayS, r.RateLimitMaxDelayS)
 	}
 	c.validateBacklog(p)
+	c.validateSandboxes(p)
 	c.validateNotify(p)
 	validateKube(p, r)
 	p.atLeast("runtime.silenceMinutes", r.SilenceMinutes, 0)

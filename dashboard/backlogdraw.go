@@ -53,6 +53,12 @@ func (v backlogView) head(width int) []string {
 	}
 	writeParts(&b, parts, width)
 	b.WriteString(fit(tallyLine(v.st.Tally, p), width) + "\n")
+	if f := v.st.ForeignCommit; f != nil {
+		b.WriteString(fit(p.bad.Render(backlog.ForeignLine(*f)), width) + "\n")
+	}
+	if line := backlog.SandboxLine(v.st.Sandbox); line != "" {
+		b.WriteString(fit(p.warn.Render(line), width) + "\n")
+	}
 	if v.st.Waiting != nil {
 		b.WriteString(fit(p.warn.Render(backlog.WaitingLine(v.st.Waiting)), width) + "\n")
 	}
@@ -88,7 +94,7 @@ func columnGap(width int) string {
 }
 
 // issueColumns lays out the table for width: the live facts always, the
-// queue and verify columns once some issue has them, branch and PR on
+// queue, verify and CI checks columns once some issue has them, branch and PR on
 // wide terminals; title and note share what is left.
 func (v backlogView) issueColumns(width int) []issueColumn {
 	issues := v.st.Issues
@@ -132,6 +138,14 @@ func (v backlogView) issueColumns(width int) []issueColumn {
 	}
 	if some(func(is backlog.IssueView) bool { return is.Verify != "" }) {
 		cols = append(cols, issueColumn{"VERIFY", 7, func(is backlog.IssueView) string { return orDash(is.Verify) }})
+	}
+	if some(func(is backlog.IssueView) bool { return is.Checks != nil }) {
+		cols = append(cols, issueColumn{"CHECKS", 9, func(is backlog.IssueView) string {
+			if is.Checks == nil || backlog.Terminal(is.State) {
+				return "-"
+			}
+			return is.Checks.Outcome
+		}})
 	}
 	prCol := width >= 120 && some(func(is backlog.IssueView) bool { return is.PR != nil })
 	if prCol {

@@ -30,6 +30,12 @@ func RenderBacklogStatus(w io.Writer, v backlog.StatusView) {
 		fmt.Fprintf(w, " · %d API calls", v.APICalls)
 	}
 	fmt.Fprintln(w)
+	if f := v.ForeignCommit; f != nil {
+		fmt.Fprintf(w, "%s\n", backlog.ForeignLine(*f))
+	}
+	if line := backlog.SandboxLine(v.Sandbox); line != "" {
+		fmt.Fprintf(w, "%s\n", line)
+	}
 	if v.Waiting != nil {
 		fmt.Fprintf(w, "%s\n", backlog.WaitingLine(v.Waiting))
 	}
@@ -58,8 +64,15 @@ func RenderBacklogStatus(w io.Writer, v backlog.StatusView) {
 	for _, d := range v.Dropped {
 		fmt.Fprintf(w, "  #%-5d dropped     %s %s\n", d.Issue, d.Reason, backlog.OneLine(d.Detail))
 	}
+	for _, b := range v.BlockedHosts {
+		fmt.Fprintf(w, "%s\n", backlog.BlockedLine(b))
+	}
 	if v.FinalPR != nil {
-		fmt.Fprintf(w, "final PR: %s\n", v.FinalPR.URL)
+		line := "final PR: " + v.FinalPR.URL
+		if c := v.FinalPRChecks; c != nil {
+			line += " · " + backlog.ChecksLine(c)
+		}
+		fmt.Fprintf(w, "%s\n", line)
 	}
 	for _, b := range v.BadEvents {
 		fmt.Fprintf(w, "warning: corrupt event line skipped at %s\n", b)
@@ -88,6 +101,9 @@ func renderBacklogIssue(w io.Writer, is backlog.IssueView) {
 	}
 	if is.Verify != "" {
 		extra = append(extra, "verify "+is.Verify)
+	}
+	if is.Checks != nil && !backlog.Terminal(is.State) {
+		extra = append(extra, backlog.ChecksLine(is.Checks))
 	}
 	if is.PR != nil && is.PR.URL != "" {
 		extra = append(extra, is.PR.URL)

@@ -37,3 +37,26 @@ func TestBacklogStatusTextCarriesNoRawControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// `backlog status` says when the run's workers are not sandboxed, and
+// names each host the sandbox refused with the issues that tried it.
+func TestBacklogStatusSaysWorkersAreUnsandboxedAndNamesBlockedHosts(t *testing.T) {
+	v := runningBacklog()
+	v.Sandbox = &backlog.SandboxState{Why: "backlog.sandbox.mode: off", Unconfined: "backlog.sandbox.mode: off"}
+	v.BlockedHosts = []backlog.BlockedHost{{Host: "evil.example:443", Issues: []int{4, 23}}}
+	var b strings.Builder
+	RenderBacklogStatus(&b, v)
+	out := b.String()
+	for _, want := range []string{"sandbox: off (backlog.sandbox.mode: off): workers can read your home directory and reach any host",
+		"blocked host: evil.example:443 (#4 #23)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	v.Sandbox, v.BlockedHosts = &backlog.SandboxState{On: true}, nil
+	b.Reset()
+	RenderBacklogStatus(&b, v)
+	if out := b.String(); strings.Contains(out, "sandbox") || strings.Contains(out, "blocked host") {
+		t.Errorf("a sandboxed run with nothing refused says something about it:\n%s", out)
+	}
+}

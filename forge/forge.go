@@ -1,8 +1,10 @@
 // Package forge owns every conversation with an issue tracker: reading
 // issues and comments, writing labels, comments, pull requests and issue
-// closes, for GitHub (through go-github) and for a local markdown backlog.
-// Every write is idempotent, so a supervisor that crashed or lost a
-// response can repeat it without duplicating anything. It is the only
+// closes, for GitHub (through go-github) and for a local markdown backlog,
+// and, on GitHub, reading a commit's CI checks and the checks a branch
+// requires. Every write is idempotent, so a supervisor that crashed or lost
+// a response can repeat it without duplicating anything; every repeated
+// GitHub read is a conditional request (conditional.go). It is the only
 // package that imports go-github.
 package forge
 

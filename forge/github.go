@@ -55,6 +55,7 @@ type GitHub struct {
 	maxWait     time.Duration
 	retries     int
 	calls       atomic.Int64
+	notModified atomic.Int64 // of calls: answered 304, free of the rate limit
 	rateWaits   atomic.Int64
 
 	// writeMu makes writes one at a time, each with its re-check: two
@@ -109,7 +110,7 @@ func NewGitHub(o GitHubOptions) (*GitHub, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	hc.Transport = countingTransport{next: next, n: &g.calls}
+	hc.Transport = newConditionalTransport(countingTransport{next: next, n: &g.calls}, &g.notModified)
 	c := github.NewClient(&hc)
 	c.UserAgent = "wave-orchestrator"
 	if o.Token != "" {
@@ -135,6 +136,10 @@ func (g *GitHub) Kind() string { return KindGitHub }
 
 // Calls is the number of HTTP requests made so far.
 func (g *GitHub) Calls() int64 { return g.calls.Load() }
+
+// NotModified is how many of Calls were conditional requests GitHub
+// answered 304 Not Modified: free of the rate limit.
+func (g *GitHub) NotModified() int64 { return g.notModified.Load() }
 
 // RateLimitWaits is how many times a rate limit was waited out so far.
 func (g *GitHub) RateLimitWaits() int64 { return g.rateWaits.Load() }
@@ -165,7 +170,7 @@ func (g *GitHub) ListOpen(ctx context.Context, labels []string) ([]backlog.Issue
 			}
 			is := toIssue(it)
 			g.remember(is.Number, is.Labels)
-			g.recent.putListed(is, g.now())
+			g.recent.putListed(is, it.GetComments(), g.now())
 			// GitHub filters already; this also covers label names with
 			// commas, which its comma-separated filter cannot express.
 			if hasAll(is.Labels, labels) {
@@ -181,9 +186,12 @@ func (g *GitHub) ListOpen(ctx context.Context, labels []string) ([]backlog.Issue
 
 // Get returns issue n with all its comments. A pull request's number is
 // ErrNotFound: it is not a backlog issue. An issue ListOpen returned
-// moments ago (listedFresh) is not fetched again; its comments always are.
+// moments ago (listedFresh) is not fetched again, and its comments are
+// read only when the listing counted some: the listing says how many
+// each issue has, so a backlog of issues nobody commented on is planned
+// without a read per issue.
 func (g *GitHub) Get(ctx context.Context, n int) (backlog.Issue, error) {
-	is, listed := g.recent.takeListed(n, g.now())
+	is, uncommented, listed := g.recent.takeListed(n, g.now())
 	if !listed {
 		it, err := g.getIssue(ctx, n)
 		if err != nil {
@@ -191,11 +199,15 @@ func (g *GitHub) Get(ctx context.Context, n int) (backlog.Issue, error) {
 		}
 		is = toIssue(it)
 		g.remember(n, is.Labels)
+		uncommented = false
 	}
 	made := g.recent.madeOn(n)
-	var err error
-	if is.Comments, err = g.listComments(ctx, n); err != nil {
-		return backlog.Issue{}, err
+	is.Comments = []backlog.Comment{}
+	if !uncommented {
+		var err error
+		if is.Comments, err = g.listComments(ctx, n); err != nil {
+			return backlog.Issue{}, err
+		}
 	}
 	g.recent.putComments(n, is.Comments, made, g.now())
 	return is, nil

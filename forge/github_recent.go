@@ -23,6 +23,32 @@ type recentReads struct {
 	listed   map[int]listedIssue
 	comments map[int]listedComments
 	made     map[int]int // comments created on each issue by this Source
+	// unreviewed are pull requests whose reviews were listed, with none
+	// there, and when: a PR without a review has no review thread.
+	unreviewed map[int]time.Time
+}
+
+// putReviews notes how many reviews pull request n had when listed at at.
+func (r *recentReads) putReviews(n, count int, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unreviewed == nil {
+		r.unreviewed = map[int]time.Time{}
+	}
+	delete(r.unreviewed, n)
+	if count == 0 {
+		r.unreviewed[n] = at
+	}
+}
+
+// takeUnreviewed: pull request n had no review no longer than
+// listedFresh before now (once).
+func (r *recentReads) takeUnreviewed(n int, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.unreviewed[n]
+	delete(r.unreviewed, n)
+	return ok && now.Sub(at) <= listedFresh && !now.Before(at)
 }
 
 type listedComments struct {
@@ -31,29 +57,33 @@ type listedComments struct {
 }
 
 type listedIssue struct {
-	is backlog.Issue
-	at time.Time
+	is       backlog.Issue
+	at       time.Time
+	comments int // how many comments the listing said it has
+	made     int // comments this Source had created on it then
 }
 
-func (r *recentReads) putListed(is backlog.Issue, at time.Time) {
+func (r *recentReads) putListed(is backlog.Issue, comments int, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.listed == nil {
 		r.listed = map[int]listedIssue{}
 	}
-	r.listed[is.Number] = listedIssue{is: is, at: at}
+	r.listed[is.Number] = listedIssue{is: is, at: at, comments: comments, made: r.made[is.Number]}
 }
 
-// takeListed is issue n as listed no longer than listedFresh before now.
-func (r *recentReads) takeListed(n int, now time.Time) (backlog.Issue, bool) {
+// takeListed is issue n as listed no longer than listedFresh before now;
+// uncommented says the listing counted no comment on it and this Source
+// has created none since, so there are none to read.
+func (r *recentReads) takeListed(n int, now time.Time) (is backlog.Issue, uncommented, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	l, ok := r.listed[n]
 	delete(r.listed, n)
 	if !ok || now.Sub(l.at) > listedFresh || now.Before(l.at) {
-		return backlog.Issue{}, false
+		return backlog.Issue{}, false, false
 	}
-	return l.is, true
+	return l.is, l.comments == 0 && l.made == r.made[n], true
 }
 
 // madeOn is how many comments this Source created on issue n: a listing

@@ -39,6 +39,7 @@ func (g *GitHub) ChangesRequested(ctx context.Context, n int) ([]Review, error) 
 	if err != nil {
 		return nil, err
 	}
+	g.recent.putReviews(n, len(reviews), g.now())
 	latest := map[string]*github.PullRequestReview{}
 	var authors []string
 	for _, r := range reviews {

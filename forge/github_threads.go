@@ -79,8 +79,14 @@ type threadsAnswer struct {
 // neither resolved nor outdated and carry a comment by someone with write
 // access other than the token's own login, in GitHub's order. The REST API has no resolved
 // flag, so this asks GraphQL, through the same client, retries and
-// transient classification as every other request.
+// transient classification as every other request. Every review comment
+// belongs to a review, so a pull request ChangesRequested found without
+// any review moments ago (listedFresh) has no thread: GraphQL is not
+// asked.
 func (g *GitHub) UnresolvedThreads(ctx context.Context, n int) ([]Thread, error) {
+	if g.recent.takeUnreviewed(n, g.now()) {
+		return nil, nil
+	}
 	self, err := g.self(ctx)
 	if err != nil {
 		return nil, err

@@ -37,15 +37,15 @@ func TestCommentsListedBeforeOwnPostAreNeverKept(t *testing.T) {
 func TestListedIssueIsUsedOnceAndOnlyWhileFresh(t *testing.T) {
 	var r recentReads
 	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	r.putListed(backlog.Issue{Number: 3}, at)
-	if _, ok := r.takeListed(3, at.Add(listedFresh+time.Second)); ok {
+	r.putListed(backlog.Issue{Number: 3}, 0, at)
+	if _, _, ok := r.takeListed(3, at.Add(listedFresh+time.Second)); ok {
 		t.Error("a stale listing was used")
 	}
-	r.putListed(backlog.Issue{Number: 3}, at)
-	if _, ok := r.takeListed(3, at.Add(time.Second)); !ok {
+	r.putListed(backlog.Issue{Number: 3}, 0, at)
+	if _, _, ok := r.takeListed(3, at.Add(time.Second)); !ok {
 		t.Error("a fresh listing was not used")
 	}
-	if _, ok := r.takeListed(3, at.Add(time.Second)); ok {
+	if _, _, ok := r.takeListed(3, at.Add(time.Second)); ok {
 		t.Error("a listing was used twice")
 	}
 }

@@ -112,8 +112,9 @@ func assertUntouched(t *testing.T, dir, head, wantStatus string) {
 }
 
 // TestWorkerMergesTheWaveBranchFromOrigin: a worker sent back to merge the
-// wave branch gets origin's, not the user's local branch, which lags while
-// they have it checked out and holds a commit of theirs.
+// wave branch gets the tip the supervisor gives its clone (origin's as the
+// run pushed it), not the user's local branch, which lags while they have
+// it checked out and holds a commit of theirs.
 func TestWorkerMergesTheWaveBranchFromOrigin(t *testing.T) {
 	origin, r := newWave(t)
 	look := filepath.Join(t.TempDir(), "look")
@@ -126,15 +127,13 @@ func TestWorkerMergesTheWaveBranchFromOrigin(t *testing.T) {
 	if _, err := r.Merge(ctxT(t), MergeRequest{Wave: testWave, Worker: "wave/t-i1"}); err != nil {
 		t.Fatal(err)
 	}
+	tip := originRef(t, origin, "refs/heads/"+testWave)
 	wt := filepath.Join(t.TempDir(), "w2")
-	if _, err := r.EnsureWorktree(ctxT(t), wt, "wave/t-i2", ""); err != nil {
-		t.Fatal(err)
-	}
+	workerClone(t, r, wt, "wave/t-i2", "", map[string]string{"refs/heads/" + testWave: tip, "refs/remotes/origin/" + testWave: tip})
 	if err := MergeFavouring(ctxT(t), wt, testWave, "ours", "Merge the wave branch"); err != nil {
 		t.Fatal(err)
 	}
-	tip := originRef(t, origin, "refs/heads/"+testWave)
-	if !isAncestorIn(t, r.Dir+"/.git", tip, gitT(t, wt, "rev-parse", "HEAD")) {
+	if !isAncestorIn(t, wt, tip, gitT(t, wt, "rev-parse", "HEAD")) {
 		t.Error("the worker branch lacks origin's wave tip")
 	}
 	if exists(filepath.Join(wt, "notes.txt")) {

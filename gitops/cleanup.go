@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-
-	"github.com/wave-orchestrator/wave-orchestrator/internal/fanout"
 )
 
 // SafeDeleteAll is SafeDelete for many branches at once, with its
@@ -252,53 +249,4 @@ func (r *Repo) dropTracking(ctx context.Context, refs []string) {
 	if _, err := r.do(ctx, call{dir: r.Dir, args: []string{"update-ref", "--stdin"}, stdin: b.String()}); err != nil {
 		r.log.Debug("tracking refs not dropped", "refs", len(refs), "err", err)
 	}
-}
-
-// RemoveWorktrees is RemoveWorktree for many paths: one worktree list,
-// then the removals side by side (up to width at once) while no fetch or
-// worktree list runs. Each is git's own `worktree remove`, which refuses
-// one with uncommitted or untracked files. git reads every worktree's
-// record as it starts, and one being removed beside it can fail that
-// read: whatever failed side by side is done again alone (RemoveWorktree,
-// which looks first). errs holds each path's failure.
-func (r *Repo) RemoveWorktrees(ctx context.Context, paths []string, width int) map[string]error {
-	errs := map[string]error{}
-	list, err := r.worktrees(ctx)
-	if err != nil {
-		for _, p := range paths {
-			errs[p] = err
-		}
-		return errs
-	}
-	registered := map[string]worktree{}
-	for _, w := range list {
-		registered[canonical(w.Path)] = w
-	}
-	var remove, again []string
-	for _, p := range paths {
-		w, ok := registered[canonical(p)]
-		switch {
-		case !ok:
-		case !exists(w.Path):
-			again = append(again, p) // pruned by RemoveWorktree
-		default:
-			remove = append(remove, p)
-		}
-	}
-	var mu sync.Mutex
-	r.wtMu.Lock() // one hold for the batch: each removal touches its own worktree
-	fanout.Each(len(remove), width, func(i int) {
-		if _, err := r.do(ctx, call{dir: r.Dir, args: []string{"worktree", "remove", canonical(remove[i])}, locked: true}); err != nil {
-			mu.Lock()
-			again = append(again, remove[i])
-			mu.Unlock()
-		}
-	})
-	r.wtMu.Unlock()
-	for _, p := range again {
-		if err := r.RemoveWorktree(ctx, p); err != nil {
-			errs[p] = err
-		}
-	}
-	return errs
 }

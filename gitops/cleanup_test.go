@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,9 +36,7 @@ func TestSafeDeleteAllDeletesOnlyTheMergedBranches(t *testing.T) {
 	}
 	late := commitOn(t, r.Dir, "tmp-late", tips[wave+"-i2"], map[string]string{"late.txt": "late"})
 	gitT(t, r.Dir, "push", "-q", "origin", late+":refs/heads/"+wave+"-i2")
-	if _, err := r.EnsureWorktree(ctxT(t), filepath.Join(t.TempDir(), "w5"), wave+"-i5", ""); err != nil {
-		t.Fatal(err)
-	}
+	gitT(t, r.Dir, "worktree", "add", "-q", filepath.Join(t.TempDir(), "w5"), wave+"-i5")
 	var all []string
 	for b := range tips {
 		all = append(all, b)
@@ -73,34 +72,42 @@ func TestSafeDeleteAllDeletesOnlyTheMergedBranches(t *testing.T) {
 	}
 }
 
-// Many worktrees go at once; one with untracked work is kept, with its
-// work, and said; one already gone is no error.
-func TestRemoveWorktreesKeepsDirtyWorkAndRemovesTheRest(t *testing.T) {
+// Many worker checkouts go at once; one with untracked work and one
+// with a commit only it has are kept, with their work, and said; one
+// already gone is no error; a worktree an older version made goes as git
+// removes worktrees.
+func TestRemoveCheckoutsKeepsWorkOnlyTheyHaveAndRemovesTheRest(t *testing.T) {
 	r := newClone(t, newOrigin(t))
 	dir := t.TempDir()
-	var paths []string
-	for _, n := range []string{"1", "2", "3", "4", "5", "6"} {
+	var list []CheckoutRemoval
+	for _, n := range []string{"1", "2", "3", "4", "5"} {
 		p := filepath.Join(dir, "w"+n)
-		if _, err := r.EnsureWorktree(ctxT(t), p, "wave/rw-i"+n, "origin/main"); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+		workerClone(t, r, p, "wave/rw-i"+n, "origin/main", nil)
+		list = append(list, CheckoutRemoval{Dir: p, Keep: []string{"refs/heads/wave/rw-i" + n}})
 	}
-	writeFile(t, filepath.Join(paths[2], "wip.txt"), "unsaved")
-	if err := os.RemoveAll(paths[4]); err != nil {
+	old := filepath.Join(dir, "w6")
+	gitT(t, r.Dir, "worktree", "add", "-q", "-b", "wave/rw-i6", old, "origin/main")
+	list = append(list, CheckoutRemoval{Dir: old}, CheckoutRemoval{Dir: filepath.Join(dir, "never")})
+	writeFile(t, filepath.Join(list[2].Dir, "wip.txt"), "unsaved")
+	writeFile(t, filepath.Join(list[3].Dir, "done.txt"), "committed there only")
+	gitT(t, list[3].Dir, "add", "done.txt")
+	gitT(t, list[3].Dir, "commit", "-q", "-m", "only in the clone")
+	if err := os.RemoveAll(list[4].Dir); err != nil {
 		t.Fatal(err)
 	}
-	errs := r.RemoveWorktrees(ctxT(t), append(paths, filepath.Join(dir, "never")), 4)
-	if len(errs) != 1 || errs[paths[2]] == nil {
-		t.Fatalf("errors %v, want one for %s", errs, paths[2])
+	errs := r.RemoveCheckouts(ctxT(t), list, 4)
+	if len(errs) != 2 || !errors.Is(errs[list[2].Dir], ErrNotSafe) || !errors.Is(errs[list[3].Dir], ErrNotSafe) {
+		t.Fatalf("errors %v, want work that would be lost in %s and %s", errs, list[2].Dir, list[3].Dir)
 	}
-	if _, err := os.Stat(filepath.Join(paths[2], "wip.txt")); err != nil {
+	for i, c := range list {
+		if exists(c.Dir) != (i == 2 || i == 3) {
+			t.Errorf("%s there=%v", c.Dir, exists(c.Dir))
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(list[2].Dir, "wip.txt")); err != nil || string(b) != "unsaved" {
 		t.Fatal("untracked work lost")
 	}
-	left := worktreePaths(t, r.Dir)
-	for i, p := range paths {
-		if slices.Contains(left, canonical(p)) != (i == 2) {
-			t.Fatalf("%s registered=%v; left %v", p, !(i == 2), left)
-		}
+	if slices.Contains(worktreePaths(t, r.Dir), canonical(old)) {
+		t.Fatal("the old worktree is still registered")
 	}
 }

@@ -31,9 +31,9 @@ func Clone(ctx context.Context, url, dir string, o CloneOptions) (*Repo, error) 
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
 		return Open(ctx, dir, o.Options)
 	}
-	rn := runner{env: cleanEnv(o.Env), timeout: o.Timeout}
-	if rn.timeout <= 0 {
-		rn.timeout = DefaultTimeout
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
 	}
 	if err := preCheckName(o.Branch); err != nil {
 		return nil, fmt.Errorf("clone into %s: %w", dir, err)
@@ -48,7 +48,25 @@ func Clone(ctx context.Context, url, dir string, o CloneOptions) (*Repo, error) 
 	if err := emptyDir(dir); err != nil {
 		return nil, fmt.Errorf("clone into %s: %w", dir, err)
 	}
-	if _, err := rn.run(ctx, call{dir: filepath.Dir(dir), args: append(args, "--", url, dir)}); err != nil {
+	// The clone's own home does not exist yet: this call gets one of its
+	// own, as hardened, removed after.
+	secrets := secretNames(o.Options)
+	entries, err := userConfig(ctx, filepath.Dir(dir), secrets, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("clone into %s: %w", dir, err)
+	}
+	tmp, err := os.MkdirTemp("", "wave-clone-")
+	if err != nil {
+		return nil, fmt.Errorf("clone into %s: %w", dir, err)
+	}
+	defer os.RemoveAll(tmp)
+	h, err := makeHome(tmp, entries)
+	if err != nil {
+		return nil, fmt.Errorf("clone into %s: %w", dir, err)
+	}
+	rn := homeRunner(h, o.Env, secrets, timeout)
+	rn.secrets = credentials(rn.secrets, o.Options)
+	if _, err := rn.run(ctx, call{dir: filepath.Dir(dir), args: append(args, "--", url, dir), net: true}); err != nil {
 		var ge *Error
 		if errors.As(err, &ge) {
 			ge.Args = append(args, "--", "<origin>", dir)

@@ -14,75 +14,109 @@ import (
 // changed false leaves it as it is.
 type Edit func(path string, old []byte) (content []byte, changed bool, err error)
 
+// EditResult is what CommitEdits did: the commit it pushed ("" when the
+// branch held the edits already) and the branch's tip after.
+type EditResult struct {
+	Commit, Tip string
+}
+
 // CommitEdits changes files of the remote branch in one commit whose
 // parent is the branch's freshly fetched tip, built in a private index (no
-// worktree or user branch is touched) and pushed under a lease on that
-// tip. The edits are read from the tip itself, so it is idempotent: once
-// the branch holds them nothing is committed and "" is returned. A lost
-// lease (someone pushed meanwhile) fetches and starts over, up to three
-// times. Paths are repository-relative and must exist at the tip.
-func (r *Repo) CommitEdits(ctx context.Context, branch, message string, paths []string, edit Edit) (string, error) {
+// worktree or user branch is touched), recorded in the intent ref and
+// pushed under a lease on that tip. The edits are read from the tip
+// itself, so it is idempotent: once the branch holds them nothing is
+// committed. The tip must be expect ("" checks nothing) or this clone's
+// own prepared push on it, else it is a ForeignCommitError and nothing
+// is pushed. Paths are repository-relative and must exist at the tip.
+func (r *Repo) CommitEdits(ctx context.Context, branch, expect, message string, paths []string, edit Edit) (EditResult, error) {
 	if err := r.checkBranch(ctx, branch); err != nil {
-		return "", err
+		return EditResult{}, err
 	}
 	for _, p := range paths {
 		if p == "" || strings.HasPrefix(p, "-") || strings.HasPrefix(p, "/") || strings.Contains(p, "..") {
-			return "", fmt.Errorf("commit edits on %s: invalid path %q", sanitize(branch), p)
+			return EditResult{}, fmt.Errorf("commit edits on %s: invalid path %q", sanitize(branch), p)
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		commit, tip, err := r.editCommit(ctx, branch, message, paths, edit)
-		if err != nil || commit == "" {
-			return "", err
-		}
-		res, err := r.push(ctx, false, "refs/heads/"+branch+":"+tip, commit+":refs/heads/"+branch)
+		tip, err := r.CheckTip(ctx, branch, expect)
 		if err != nil {
-			return "", fmt.Errorf("commit edits on %s: push: %w", sanitize(branch), err)
+			return EditResult{}, err
 		}
-		if res.rejected() == "" {
-			if err := r.fetchBranches(ctx, branch); err != nil {
-				return "", err
-			}
-			if local, _, err := r.localRef(ctx, "refs/heads/"+branch); err == nil {
-				r.syncLocalWave(ctx, branch, local, commit, tip)
-			}
-			return commit, nil
+		commit, err := r.editCommit(ctx, branch, tip, message, paths, edit)
+		if err != nil || commit == "" {
+			return EditResult{Tip: tip}, err
 		}
-		if attempt >= 3 {
-			return "", fmt.Errorf("commit edits on %s: %w: %s", sanitize(branch), ErrRejected, res.rejected())
+		pushed, err := r.pushEdits(ctx, branch, tip, commit)
+		switch {
+		case err != nil:
+			return EditResult{}, err
+		case pushed:
+			return r.editsPushed(ctx, branch, tip, commit)
+		case expect != "":
+			// The lease on the tip just checked failed: someone else
+			// pushed in between.
+			found, _, _ := r.RemoteHead(ctx, branch)
+			return EditResult{}, &ForeignCommitError{Branch: branch, Expected: tip, Found: found}
+		case attempt >= 3:
+			return EditResult{}, fmt.Errorf("commit edits on %s: %w 4 times", sanitize(branch), ErrRejected)
 		}
 	}
 }
 
+// pushEdits records commit in the intent ref and pushes it under a lease
+// on tip; false is a lost lease.
+func (r *Repo) pushEdits(ctx context.Context, branch, tip, commit string) (bool, error) {
+	pending, _, err := r.pending(ctx, branch)
+	if err != nil {
+		return false, err
+	}
+	if _, err := r.git(ctx, r.Dir, "update-ref", "-m", "wave-orchestrator edits", pendingRef(branch), commit, pending); err != nil {
+		return false, fmt.Errorf("commit edits on %s: record: %w", sanitize(branch), err)
+	}
+	res, err := r.push(ctx, false, "refs/heads/"+branch+":"+tip, commit+":refs/heads/"+branch)
+	if err != nil {
+		return false, fmt.Errorf("commit edits on %s: push: %w", sanitize(branch), err)
+	}
+	return res.rejected() == "", nil
+}
+
+// editsPushed brings the pushed edits into the clone's tracking ref and
+// the user's branch, when it can catch up.
+func (r *Repo) editsPushed(ctx context.Context, branch, tip, commit string) (EditResult, error) {
+	if err := r.fetchBranches(ctx, branch); err != nil {
+		return EditResult{}, err
+	}
+	if local, _, err := r.localRef(ctx, "refs/heads/"+branch); err == nil {
+		r.syncLocalWave(ctx, branch, local, commit, tip)
+	}
+	return EditResult{Commit: commit, Tip: commit}, nil
+}
+
 // editCommit builds the commit of the edits on the fetched tip: "" when
 // no edit changes anything.
-func (r *Repo) editCommit(ctx context.Context, branch, message string, paths []string, edit Edit) (commit, tip string, err error) {
-	if err := r.fetchBranches(ctx, branch); err != nil {
-		return "", "", err
-	}
-	tip, ok, err := r.localRef(ctx, r.tracking(branch))
-	if err != nil || !ok {
-		return "", "", fmt.Errorf("commit edits: %s is not on %s: %v", sanitize(branch), r.Remote, err)
+func (r *Repo) editCommit(ctx context.Context, branch, tip, message string, paths []string, edit Edit) (commit string, err error) {
+	if tip == "" {
+		return "", fmt.Errorf("commit edits: %s is not on %s", sanitize(branch), r.Remote)
 	}
 	tmp, err := os.MkdirTemp("", "wave-edits-")
 	if err != nil {
-		return "", "", fmt.Errorf("commit edits on %s: %w", sanitize(branch), err)
+		return "", fmt.Errorf("commit edits on %s: %w", sanitize(branch), err)
 	}
 	defer os.RemoveAll(tmp)
 	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
 	if _, err := r.do(ctx, call{dir: r.Dir, args: []string{"read-tree", tip}, env: env}); err != nil {
-		return "", "", fmt.Errorf("commit edits on %s: read-tree: %w", sanitize(branch), err)
+		return "", fmt.Errorf("commit edits on %s: read-tree: %w", sanitize(branch), err)
 	}
 	blobs, err := r.blobsAt(ctx, tip, paths)
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	var edited []string
 	contents := map[string][]byte{}
 	for _, p := range paths {
 		content, ch, err := edit(p, blobs[p].data)
 		if err != nil {
-			return "", "", fmt.Errorf("edit %s: %w", sanitize(p), err)
+			return "", fmt.Errorf("edit %s: %w", sanitize(p), err)
 		}
 		if ch && !bytes.Equal(content, blobs[p].data) {
 			edited = append(edited, p)
@@ -92,22 +126,22 @@ func (r *Repo) editCommit(ctx context.Context, branch, message string, paths []s
 	changed := len(edited) > 0
 	if changed {
 		if err := r.stageEdits(ctx, tmp, env, edited, contents, blobs); err != nil {
-			return "", "", err
+			return "", err
 		}
 	}
 	if !changed {
-		return "", tip, nil
+		return "", nil
 	}
 	tree, err := r.do(ctx, call{dir: r.Dir, args: []string{"write-tree"}, env: env})
 	if err != nil {
-		return "", "", fmt.Errorf("commit edits on %s: write-tree: %w", sanitize(branch), err)
+		return "", fmt.Errorf("commit edits on %s: write-tree: %w", sanitize(branch), err)
 	}
 	out, err := r.do(ctx, call{dir: r.Dir, args: []string{"commit-tree", "--no-gpg-sign", firstLine(tree), "-p", tip},
 		stdin: message, env: r.mergeIdentity(ctx)})
 	if err != nil {
-		return "", "", fmt.Errorf("commit edits on %s: commit-tree: %w", sanitize(branch), err)
+		return "", fmt.Errorf("commit edits on %s: commit-tree: %w", sanitize(branch), err)
 	}
-	return firstLine(out), tip, nil
+	return firstLine(out), nil
 }
 
 // blob is a file's mode and content at a revision.

@@ -20,8 +20,9 @@ func TestCommitEditsIsOneCommitOnTheRemoteAndIdempotent(t *testing.T) {
 	r := newClone(t, origin)
 	ctx := ctxT(t)
 	before := originRef(t, origin, "refs/heads/main")
-	commit, err := r.CommitEdits(ctx, "main", "shout", []string{"README.md"}, upper)
-	if err != nil || commit == "" {
+	res, err := r.CommitEdits(ctx, "main", "", "shout", []string{"README.md"}, upper)
+	commit := res.Commit
+	if err != nil || commit == "" || res.Tip != commit {
 		t.Fatalf("CommitEdits: %q %v", commit, err)
 	}
 	if got := originRef(t, origin, "refs/heads/main"); got != commit {
@@ -33,9 +34,9 @@ func TestCommitEditsIsOneCommitOnTheRemoteAndIdempotent(t *testing.T) {
 	if out, _ := gittest.File(origin, "main", "README.md"); out != "HELLO\n" {
 		t.Errorf("README on origin = %q", out)
 	}
-	again, err := r.CommitEdits(ctx, "main", "shout", []string{"README.md"}, upper)
-	if err != nil || again != "" {
-		t.Errorf("second CommitEdits: %q %v, want nothing to commit", again, err)
+	again, err := r.CommitEdits(ctx, "main", commit, "shout", []string{"README.md"}, upper)
+	if err != nil || again.Commit != "" || again.Tip != commit {
+		t.Errorf("second CommitEdits: %+v %v, want nothing to commit on %s", again, err, commit)
 	}
 }
 
@@ -57,9 +58,9 @@ func TestCommitEditsNeverOverwritesAConcurrentPush(t *testing.T) {
 		}
 		return upper(p, old)
 	}
-	commit, err := r.CommitEdits(ctx, "main", "shout", []string{"README.md"}, edit)
-	if err != nil || commit == "" {
-		t.Fatalf("CommitEdits: %q %v", commit, err)
+	res, err := r.CommitEdits(ctx, "main", "", "shout", []string{"README.md"}, edit)
+	if err != nil || res.Commit == "" {
+		t.Fatalf("CommitEdits: %+v %v", res, err)
 	}
 	for _, f := range []string{"other.txt", "README.md"} {
 		if !gittest.HasPath(origin, "main", f) {
@@ -87,7 +88,8 @@ func TestCommitEditsOfManyFilesKeepsTheirModes(t *testing.T) {
 		return bytes.ToUpper(old), true, nil
 	}
 	paths := []string{"docs/a b.md", "docs/x.sh", "docs/same.md"}
-	commit, err := r.CommitEdits(ctxT(t), "main", "edit", paths, edit)
+	res, err := r.CommitEdits(ctxT(t), "main", "", "edit", paths, edit)
+	commit := res.Commit
 	if err != nil || commit == "" {
 		t.Fatalf("CommitEdits: %q %v", commit, err)
 	}
@@ -101,5 +103,36 @@ func TestCommitEditsOfManyFilesKeepsTheirModes(t *testing.T) {
 	}
 	if changed := strings.Split(strings.TrimSpace(gitT(t, origin, "diff", "--name-only", commit+"^", commit)), "\n"); len(changed) != 2 {
 		t.Errorf("changed %v, want two files", changed)
+	}
+}
+
+// With the tip the caller last pushed given, a commit someone else put
+// on the branch is never built on: a ForeignCommitError, nothing pushed.
+// The caller's own edit, pushed before its record (a crash), is its own.
+func TestCommitEditsNeverBuildsOnAForeignCommit(t *testing.T) {
+	origin := newOrigin(t)
+	r, other := newClone(t, origin), newClone(t, origin)
+	ctx := ctxT(t)
+	before := originRef(t, origin, "refs/heads/main")
+	res, err := r.CommitEdits(ctx, "main", before, "shout", []string{"README.md"}, upper)
+	if err != nil || res.Commit == "" {
+		t.Fatalf("CommitEdits: %+v %v", res, err)
+	}
+	// Pushed, then the record was lost: asked again with the old tip, it
+	// is found as this clone's own.
+	if again, err := r.CommitEdits(ctx, "main", before, "shout", []string{"README.md"}, upper); err != nil || again.Tip != res.Commit {
+		t.Fatalf("again with the old tip: %+v %v, want its own commit %s", again, err, res.Commit)
+	}
+	foreign := commitOn(t, other.Dir, "main", "refs/remotes/origin/main", map[string]string{"other.txt": "theirs\n"})
+	gitT(t, other.Dir, "push", "-q", "origin", "+main:main")
+	_, err = r.CommitEdits(ctx, "main", res.Commit, "lower", []string{"README.md"}, func(_ string, old []byte) ([]byte, bool, error) {
+		return bytes.ToLower(old), true, nil
+	})
+	fe, ok := IsForeignCommit(err)
+	if !ok || fe.Found != foreign || fe.Expected != res.Commit {
+		t.Fatalf("err %v, want a foreign commit %s", err, foreign)
+	}
+	if got := originRef(t, origin, "refs/heads/main"); got != foreign {
+		t.Fatalf("origin main at %s, want the foreign commit left as it is", got)
 	}
 }

@@ -1,12 +1,16 @@
 // Package gitops is the only code in wave-orchestrator that runs git. It owns
 // the backlog's git protocol: claims as compare-and-swap refs on the remote,
-// the wave branch and worker worktrees, snapshots that leave a worktree
-// untouched, and the serialized merge engine that moves the wave branch on
-// the remote only under a lease and proves ancestry before reporting success.
+// the wave branch and the workers' own clones (read without running git in
+// them), snapshots that leave a checkout untouched, and the serialized merge
+// engine that moves the wave branch on the remote only under a lease, only
+// from the tip its caller last recorded, and proves ancestry before
+// reporting success.
 //
 // Every call is an argv (never a shell) with -C <dir>, a C locale, terminal
-// prompts off and a timeout; untrusted text (commit messages built from issue
-// text) travels on stdin, never in argv.
+// prompts off, a timeout and the hardening of harden.go (no hook, no
+// fsmonitor, only an allowlist of the user's global configuration, the
+// GitHub token only where origin is reached); untrusted text (commit
+// messages built from issue text) travels on stdin, never in argv.
 package gitops
 
 import (
@@ -37,9 +41,16 @@ const DefaultTimeout = 2 * time.Minute
 
 // Options configure a Repo.
 type Options struct {
-	Remote  string       // default "origin"
-	Logger  *slog.Logger // default slog.Default()
-	Env     []string     // extra KEY=VALUE for every git call (after the clean locale env)
+	Remote string       // default "origin"
+	Logger *slog.Logger // default slog.Default()
+	Env    []string     // extra KEY=VALUE for every git call (after the clean locale env)
+	// Credentials names variables holding a credential for the remote
+	// besides the GitHub token ones (secretEnv), e.g. github.tokenEnv:
+	// like those, they reach only the calls that talk to the remote.
+	Credentials []string
+	// Secrets names more variables no git call gets at all (a webhook
+	// URL, a model's API key).
+	Secrets []string
 	Timeout time.Duration
 	// ScratchDir holds the temporary verify worktrees (default os.TempDir()).
 	ScratchDir string
@@ -48,16 +59,17 @@ type Options struct {
 // Repo is a clone. Safe for concurrent use.
 type Repo struct {
 	Dir        string // top level of the clone
+	common     string // its common git directory (absolute)
 	Remote     string
 	scratchDir string
 	log        *slog.Logger
 	rn         runner
 	calls      atomic.Int64
 
-	mu        sync.Mutex // guards emptyTree, identity and hooksDir
+	mu        sync.Mutex // guards emptyTree and identity
 	emptyTree string
-	hooksDir  string   // where the clone's hooks are; "?" unknown, "" not asked yet
-	identity  []string // merge commit identity env; nil until looked up
+	identity  []string      // merge commit identity env; nil until looked up
+	userID    []configEntry // the clone's user.name/email; nil until looked up
 	// fetchMu serialises fetches into our private ref namespaces: two
 	// fetches updating one local ref fail on its lock file.
 	fetchMu sync.Mutex
@@ -95,15 +107,38 @@ func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	if r.log == nil {
 		r.log = slog.Default()
 	}
-	r.rn = runner{env: cleanEnv(o.Env), timeout: o.Timeout}
-	if r.rn.timeout <= 0 {
-		r.rn.timeout = DefaultTimeout
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
 	}
-	top, err := r.git(ctx, dir, "rev-parse", "--show-toplevel")
+	secrets := secretNames(o)
+	entries, err := userConfig(ctx, dir, secrets, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
 	}
-	r.Dir = strings.TrimSpace(top)
+	r.calls.Add(2)
+	out, err := bootstrapRunner(o.Env, secrets, entries, timeout).run(ctx, call{dir: dir,
+		args: []string{"rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"}})
+	if err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		return nil, fmt.Errorf("open git repository %s: rev-parse said %q", dir, firstLine(out))
+	}
+	r.Dir, r.common = strings.TrimSpace(lines[0]), strings.TrimSpace(lines[1])
+	h, err := makeHome(r.common, entries)
+	if err != nil {
+		// A clone we may not write (a read-only checkout looked at by
+		// status): no hook and no configuration of the user's at all.
+		r.log.Debug("git home not made; running git with none", "dir", r.common, "err", err)
+		r.rn = bootstrapRunner(o.Env, secrets, entries, timeout)
+		env, held := cleanEnv(append([]string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull}, o.Env...), secrets)
+		r.rn.env, r.rn.secrets = env, credentials(held, o)
+		return r, nil
+	}
+	r.rn = homeRunner(h, o.Env, secrets, timeout)
+	r.rn.secrets = credentials(r.rn.secrets, o)
 	return r, nil
 }
 
@@ -127,6 +162,7 @@ func (r *Repo) do(ctx context.Context, c call) (string, error) {
 		defer r.wtMu.RUnlock()
 	}
 	r.calls.Add(1)
+	c.net = c.net || reachesRemote(c.args, r.Remote)
 	start := time.Now()
 	out, err := r.rn.run(ctx, c)
 	r.log.Debug("git", "dir", c.dir, "args", c.args, "took", time.Since(start), "err", err)
@@ -147,8 +183,7 @@ func firstLine(s string) string {
 // Version is the installed git's major and minor version (doctor needs
 // >= 2.38 for merge-tree --write-tree).
 func Version(ctx context.Context) (major, minor int, err error) {
-	rn := runner{env: cleanEnv(nil), timeout: 30 * time.Second}
-	out, err := rn.run(ctx, call{dir: os.TempDir(), args: []string{"version"}})
+	out, err := bootstrapRunner(nil, secretEnv, nil, 30*time.Second).run(ctx, call{dir: os.TempDir(), args: []string{"version"}})
 	if err != nil {
 		return 0, 0, fmt.Errorf("git version: %w", err)
 	}

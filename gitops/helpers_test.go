@@ -84,3 +84,14 @@ func ctxT(t testing.TB) context.Context {
 	t.Helper()
 	return t.Context()
 }
+
+// workerClone makes dir a worker clone of r on branch (from start when r
+// lacks it) with refs set there, and reports whether the branch existed.
+func workerClone(t testing.TB, r *Repo, dir, branch, start string, refs map[string]string) bool {
+	t.Helper()
+	resumed, err := r.EnsureWorkerClone(ctxT(t), WorkerCheckout{Dir: dir, Branch: branch, Start: start, Refs: refs})
+	if err != nil {
+		t.Fatalf("worker clone %s on %s: %v", dir, branch, err)
+	}
+	return resumed
+}

@@ -18,6 +18,11 @@ type MergeRequest struct {
 	// the wave ref does not move.
 	Verify         func(ctx context.Context, dir, commit string) error
 	MaxPushRetries int // default 3
+	// Expect is the wave tip the caller last recorded: the remote's wave
+	// branch anywhere else (but at this clone's own prepared merge on
+	// top of it) is a ForeignCommitError, and nothing is merged. "" checks
+	// nothing.
+	Expect string
 }
 
 // MergeResult is what a merge did. Commit is the merge commit of this
@@ -50,9 +55,11 @@ type mergeState struct {
 func pendingRef(wave string) string { return "refs/wave/merge/" + wave }
 
 // Merge merges req.Worker into the remote wave branch:
-// fetch; worker already in it → Already; merge-tree precheck (conflict →
+// fetch; the remote's tip not req.Expect (nor this clone's own prepared
+// merge on it) → ForeignCommitError, nothing merged; worker already in
+// it → Already; merge-tree precheck (conflict →
 // Conflicts, nothing moved, no worktree touched); commit-tree with parents
-// (wave, worker); Verify in a scratch worktree; update-ref the intent ref
+// (wave, worker); Verify in a scratch checkout; update-ref the intent ref
 // (pendingRef) from its old value; push under --force-with-lease=<wave>:<old>;
 // a rejection fetches and starts over (up to MaxPushRetries); success only
 // after a fresh fetch shows the worker tip in the remote wave branch. Then
@@ -141,7 +148,13 @@ func (r *Repo) mergeState(ctx context.Context, req MergeRequest) (mergeState, er
 		}
 	}
 	if st.origin == "" {
+		if req.Expect != "" {
+			return st, &ForeignCommitError{Branch: req.Wave, Expected: req.Expect}
+		}
 		return st, fmt.Errorf("merge into %s: %s has no such branch", sanitize(req.Wave), r.Remote)
+	}
+	if !ours(req.Expect, st.origin, st.pending, st.pendingParents) {
+		return st, &ForeignCommitError{Branch: req.Wave, Expected: req.Expect, Found: st.origin}
 	}
 	w, err := r.revParse(ctx, r.Dir, req.Worker+"^{commit}")
 	if err != nil {
@@ -225,7 +238,7 @@ func dedupe(list []string) []string {
 // verify runs fn in a scratch worktree at commit, removed afterwards
 // whatever happens.
 func (r *Repo) verify(ctx context.Context, commit string, fn func(ctx context.Context, dir, commit string) error) error {
-	dir, cleanup, err := r.scratchWorktree(ctx, commit)
+	dir, cleanup, err := r.scratchCheckout(ctx, commit)
 	if err != nil {
 		return err
 	}
@@ -298,7 +311,7 @@ func (r *Repo) already(ctx context.Context, wave string, st mergeState, res Merg
 // MergeBase merges the remote's base branch into the wave branch (base
 // moved mid-wave) with Merge's guarantees; once it is in, calling again is
 // Already.
-func (r *Repo) MergeBase(ctx context.Context, wave, base string, verify func(ctx context.Context, dir, commit string) error) (MergeResult, error) {
+func (r *Repo) MergeBase(ctx context.Context, wave, base, expect string, verify func(ctx context.Context, dir, commit string) error) (MergeResult, error) {
 	if err := r.checkBranch(ctx, base); err != nil {
 		return MergeResult{}, err
 	}
@@ -310,5 +323,6 @@ func (r *Repo) MergeBase(ctx context.Context, wave, base string, verify func(ctx
 		Worker:  r.tracking(base),
 		Message: fmt.Sprintf("Merge %s into %s", base, wave),
 		Verify:  verify,
+		Expect:  expect,
 	})
 }

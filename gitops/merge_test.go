@@ -95,9 +95,7 @@ func TestMergeConflictDoesNotMoveWaveRef(t *testing.T) {
 	worker(t, r, "wave/t-i1", map[string]string{"README.md": "one\n"})
 	worker(t, r, "wave/t-i2", map[string]string{"README.md": "two\n", "other.txt": "x"})
 	wt := filepath.Join(t.TempDir(), "w2")
-	if _, err := r.EnsureWorktree(ctxT(t), wt, "wave/t-i2", "x"); err != nil {
-		t.Fatal(err)
-	}
+	workerClone(t, r, wt, "wave/t-i2", "x", nil)
 	if _, err := r.Merge(ctxT(t), MergeRequest{Wave: testWave, Worker: "wave/t-i1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +121,7 @@ func TestMergeConflictDoesNotMoveWaveRef(t *testing.T) {
 	if got := gitT(t, r.Dir, "rev-parse", "refs/heads/"+testWave); got != localBefore {
 		t.Fatal("local wave moved")
 	}
-	assertClean(t, r, 2)
+	assertClean(t, r, 1)
 }
 
 func TestFailedVerifyDoesNotMoveWaveRef(t *testing.T) {
@@ -315,7 +313,7 @@ func TestBaseMovedMidWave(t *testing.T) {
 	mainTip := commitOn(t, other.Dir, "main", "HEAD", map[string]string{"hotfix.txt": "fix"})
 	gitT(t, other.Dir, "push", "-q", "origin", "main")
 
-	res, err := r.MergeBase(ctxT(t), testWave, "main", nil)
+	res, err := r.MergeBase(ctxT(t), testWave, "main", "", nil)
 	if err != nil || res.Already {
 		t.Fatalf("merge base: %+v %v", res, err)
 	}
@@ -326,7 +324,7 @@ func TestBaseMovedMidWave(t *testing.T) {
 	if !slices.Equal(res.Files, []string{"hotfix.txt"}) {
 		t.Fatalf("files %v", res.Files)
 	}
-	res, err = r.MergeBase(ctxT(t), testWave, "main", nil)
+	res, err = r.MergeBase(ctxT(t), testWave, "main", "", nil)
 	if err != nil || !res.Already || originRef(t, origin, "refs/heads/"+testWave) != tip {
 		t.Fatalf("second merge base: %+v %v", res, err)
 	}

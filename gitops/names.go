@@ -53,8 +53,7 @@ func CheckRefFormat(ctx context.Context, name string) error {
 	if err := preCheckName(name); err != nil {
 		return err
 	}
-	rn := runner{env: cleanEnv(nil), timeout: 30 * time.Second}
-	if _, err := rn.run(ctx, call{dir: os.TempDir(), args: []string{"check-ref-format", "--branch", name}}); err != nil {
+	if _, err := bootstrapRunner(nil, secretEnv, nil, 30*time.Second).run(ctx, call{dir: os.TempDir(), args: []string{"check-ref-format", "--branch", name}}); err != nil {
 		return fmt.Errorf("invalid branch name %q: %w", name, err)
 	}
 	return nil

@@ -39,16 +39,22 @@ func (r *Repo) StartBranch(ctx context.Context, branch, base string) (string, er
 	if _, err := r.git(ctx, r.Dir, "checkout", "-q", "-B", branch, from); err != nil {
 		return "", fmt.Errorf("start branch %s from %s: %w", sanitize(branch), sanitize(from), err)
 	}
-	if identity(ctx, r.rn, r.Dir) != nil {
-		// An agent's commits must not fail for want of a name (an image
-		// without a git identity).
-		for _, kv := range [][2]string{{"user.name", "wave-orchestrator"}, {"user.email", "wave-orchestrator@localhost"}} {
-			if _, err := r.git(ctx, r.Dir, "config", kv[0], kv[1]); err != nil {
-				return "", fmt.Errorf("set %s in %s: %w", kv[0], r.Dir, err)
-			}
+	return sha, r.ensureIdentity(ctx)
+}
+
+// ensureIdentity gives the clone the tool's identity when it has none: an
+// agent's commits must not fail for want of a name (an image without a
+// git identity).
+func (r *Repo) ensureIdentity(ctx context.Context) error {
+	if identity(ctx, r.rn, r.Dir) == nil {
+		return nil
+	}
+	for _, kv := range [][2]string{{"user.name", "wave-orchestrator"}, {"user.email", "wave-orchestrator@localhost"}} {
+		if _, err := r.git(ctx, r.Dir, "config", kv[0], kv[1]); err != nil {
+			return fmt.Errorf("set %s in %s: %w", kv[0], r.Dir, err)
 		}
 	}
-	return sha, nil
+	return nil
 }
 
 // Restore continues from snapshot ref on origin (a commit whose parent is
@@ -220,4 +226,77 @@ func (r *Repo) State(ctx context.Context, base string) (CloneState, error) {
 		return CloneState{}, fmt.Errorf("dirty files in %s: %w", r.Dir, err)
 	}
 	return CloneState{Head: head, Ahead: ahead, Dirty: countStatus(out), Status: out}, nil
+}
+
+// CandidateRef is where a worker running elsewhere (a pod) pushes the
+// commits of its branch: a candidate under refs/wave/, never a branch,
+// so the credential a pod holds needs no right to any branch (the wave
+// branch included), and what it pushes reaches a branch only through the
+// supervisor's gate.
+func CandidateRef(branch string) string { return "refs/wave/candidates/" + branch }
+
+// StartCandidate is StartBranch for a worker that pushes to the
+// candidate ref: it continues from origin's candidate when there is one
+// (an earlier run's pushes), else from origin's branch (pushed by an
+// older version), else from base. It returns origin's sha of the
+// candidate ("" when absent): the lease PushCandidate holds.
+func (r *Repo) StartCandidate(ctx context.Context, branch, candidate, base string) (string, error) {
+	for _, b := range []string{branch, base} {
+		if err := r.checkBranch(ctx, b); err != nil {
+			return "", err
+		}
+	}
+	if err := r.checkCandidate(ctx, candidate); err != nil {
+		return "", err
+	}
+	sha, ok, err := r.lsRemote(ctx, candidate)
+	if err != nil {
+		return "", fmt.Errorf("start %s: %w", sanitize(branch), err)
+	}
+	if !ok {
+		if _, err := r.StartBranch(ctx, branch, base); err != nil {
+			return "", err
+		}
+		return "", nil
+	}
+	local := "refs/wave/candidate"
+	if err := r.Fetch(ctx, "+"+candidate+":"+local); err != nil {
+		return "", err
+	}
+	if _, err := r.git(ctx, r.Dir, "checkout", "-q", "-B", branch, local); err != nil {
+		return "", fmt.Errorf("start branch %s from %s: %w", sanitize(branch), candidate, err)
+	}
+	return sha, r.ensureIdentity(ctx)
+}
+
+// PushCandidate pushes the clone's HEAD to the candidate ref on origin
+// only while origin's candidate is still expected ("" = absent). Origin
+// already at HEAD is success. It returns HEAD.
+func (r *Repo) PushCandidate(ctx context.Context, candidate, expected string) (string, error) {
+	if err := r.checkCandidate(ctx, candidate); err != nil {
+		return "", err
+	}
+	head, err := r.RevParse(ctx, "HEAD")
+	if err != nil {
+		return "", err
+	}
+	res, err := r.push(ctx, true, candidate+":"+expected, head+":"+candidate)
+	if err != nil {
+		return "", fmt.Errorf("push %s: %w", candidate, err)
+	}
+	if why := res.rejected(); why != "" {
+		if sha, ok, lerr := r.lsRemote(ctx, candidate); lerr == nil && ok && sha == head {
+			return head, nil // an earlier push of ours got there
+		}
+		return "", fmt.Errorf("push %s: %w: %s", candidate, ErrRejected, why)
+	}
+	return head, nil
+}
+
+// checkCandidate: a full ref under refs/wave/candidates/, never a branch.
+func (r *Repo) checkCandidate(ctx context.Context, ref string) error {
+	if !strings.HasPrefix(ref, "refs/wave/candidates/") {
+		return fmt.Errorf("candidate %q: want a ref under refs/wave/candidates/", ref)
+	}
+	return r.checkFullRef(ctx, ref)
 }

@@ -151,3 +151,63 @@ func TestARunsResultCommitIsTheSameOnARetry(t *testing.T) {
 		t.Fatalf("origin's agent.log: %q", got)
 	}
 }
+
+// A pod's worker pushes its commits to its candidate ref, never to a
+// branch; a relaunch continues from the candidate; a stale lease is
+// refused; the supervisor brings the candidate in as the worker branch.
+// A candidate that names a branch is refused.
+func TestAPodPushesItsWorkToACandidateNeverABranch(t *testing.T) {
+	ctx := context.Background()
+	origin := newOrigin(t)
+	const branch = "wave/x-i1"
+	cand := CandidateRef(branch)
+	r := podClone(t, origin)
+	lease, err := r.StartCandidate(ctx, branch, cand, "main")
+	if err != nil || lease != "" {
+		t.Fatalf("start: lease %q, %v", lease, err)
+	}
+	writeFile(t, filepath.Join(r.Dir, "a.txt"), "a\n")
+	if err := CommitAll(ctx, r.Dir, "a"); err != nil {
+		t.Fatal(err)
+	}
+	head, err := r.PushCandidate(ctx, cand, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := originRef(t, origin, cand); got != head {
+		t.Fatalf("origin's candidate %q, pushed %s", got, head)
+	}
+	if got := originRef(t, origin, "refs/heads/"+branch); got != "" {
+		t.Fatalf("the pod pushed a branch: %s", got)
+	}
+	if _, err := r.PushCandidate(ctx, cand, lease); err != nil {
+		t.Fatalf("a retry after a crash: %v", err)
+	}
+	again := podClone(t, origin)
+	lease2, err := again.StartCandidate(ctx, branch, cand, "main")
+	if err != nil || lease2 != head || gitT(t, again.Dir, "rev-parse", "HEAD") != head {
+		t.Fatalf("relaunch: lease %q, %v; want to go on from %s", lease2, err, head)
+	}
+	writeFile(t, filepath.Join(r.Dir, "c.txt"), "c\n")
+	if err := CommitAll(ctx, r.Dir, "c"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(again.Dir, "b.txt"), "b\n")
+	if err := CommitAll(ctx, again.Dir, "b"); err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := again.PushCandidate(ctx, cand, lease2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.PushCandidate(ctx, cand, head); !errors.Is(err, ErrRejected) {
+		t.Fatalf("push under a stale lease: %v, want ErrRejected", err)
+	}
+	sup := newClone(t, origin)
+	if sha, ok, err := sup.FetchCandidate(ctx, cand, branch); err != nil || !ok || sha != theirs {
+		t.Fatalf("supervisor fetch: %s %v %v, want %s", sha, ok, err, theirs)
+	}
+	if _, err := r.PushCandidate(ctx, "refs/heads/main", ""); err == nil {
+		t.Fatal("a candidate that is a branch was pushed")
+	}
+}

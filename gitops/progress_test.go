@@ -47,9 +47,7 @@ func captureState(t *testing.T, dir string) worktreeState {
 func TestSnapshotLeavesWorktreeUntouched(t *testing.T) {
 	r := newClone(t, newOrigin(t))
 	wt := filepath.Join(t.TempDir(), "w")
-	if _, err := r.EnsureWorktree(ctxT(t), wt, "wave/s-i1", "origin/main"); err != nil {
-		t.Fatal(err)
-	}
+	gitT(t, r.Dir, "worktree", "add", "-q", "-b", "wave/s-i1", wt, "origin/main")
 	writeFile(t, filepath.Join(wt, ".gitignore"), "*.log\n")
 	writeFile(t, filepath.Join(wt, "gone.txt"), "to delete\n")
 	writeFile(t, filepath.Join(wt, "keep.txt"), "v1\n")
@@ -109,9 +107,7 @@ func TestSnapshotLeavesWorktreeUntouched(t *testing.T) {
 func TestProgressOfAWorktree(t *testing.T) {
 	r := newClone(t, newOrigin(t))
 	wt := filepath.Join(t.TempDir(), "w")
-	if _, err := r.EnsureWorktree(ctxT(t), wt, "wave/p-i1", "origin/main"); err != nil {
-		t.Fatal(err)
-	}
+	gitT(t, r.Dir, "worktree", "add", "-q", "-b", "wave/p-i1", wt, "origin/main")
 	if n, err := r.CommitsAhead(ctxT(t), wt, "origin/main"); err != nil || n != 0 {
 		t.Fatalf("fresh: ahead=%d err=%v", n, err)
 	}

@@ -24,6 +24,39 @@ func (r *Repo) FetchWorker(ctx context.Context, branch string) (sha string, ok b
 	return r.fetchOne(ctx, "refs/heads/"+branch)
 }
 
+// FetchCandidate fetches the candidate ref a pod pushed (CandidateRef)
+// into the local branch, forcibly, as FetchWorker does for a branch; ok
+// is false when origin has no such candidate (nothing is changed).
+func (r *Repo) FetchCandidate(ctx context.Context, candidate, branch string) (sha string, ok bool, err error) {
+	if err := r.checkBranch(ctx, branch); err != nil {
+		return "", false, err
+	}
+	if err := r.checkCandidate(ctx, candidate); err != nil {
+		return "", false, err
+	}
+	local := "refs/heads/" + branch
+	if ferr := r.Fetch(ctx, "+"+candidate+":"+local); ferr != nil {
+		_, there, err := r.lsRemote(ctx, candidate)
+		switch {
+		case err != nil:
+			return "", false, fmt.Errorf("fetch %s: %w", candidate, err)
+		case there:
+			return "", false, fmt.Errorf("fetch %s: %w", candidate, ferr)
+		}
+		return "", false, nil
+	}
+	return r.localRef(ctx, local)
+}
+
+// RemoteRef is the sha of one full ref on the remote; ok is false when
+// the remote has none.
+func (r *Repo) RemoteRef(ctx context.Context, ref string) (string, bool, error) {
+	if err := r.checkFullRef(ctx, ref); err != nil {
+		return "", false, err
+	}
+	return r.lsRemote(ctx, ref)
+}
+
 // FetchRef fetches one full ref (refs/wave/salvage/3/a1, a run's result
 // ref) from the remote into the local ref of the same name, forcibly.
 // ok is false when the remote has no such ref.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,43 +56,61 @@ type call struct {
 	args  []string // after the global options
 	stdin string
 	env   []string // extra KEY=VALUE for this call only
+	// net: the call talks to the remote (a fetch, push or ls-remote of
+	// it), so it gets the credentials the runner holds back from every
+	// other call.
+	net bool
 	// locked: the caller holds wtMu for the call (a batch of worktree
 	// changes), so do does not take it.
 	locked bool
 }
 
-// runner runs git with a fixed environment and timeout.
+// runner runs git with a fixed environment, the supervisor's own
+// configuration and a timeout (harden.go says what is fixed and why).
 type runner struct {
-	env     []string
+	env []string // the process environment without secrets, plus ours
+	// secrets are the credential variables (KEY=VALUE) held back from
+	// env, handed only to calls that reach the remote (call.net).
+	secrets []string
+	// config is given to every call as -c key=value: it wins over every
+	// file git reads.
+	config  []string
 	timeout time.Duration
 }
 
 // dropEnv reports variables that would point git at another repository,
-// index or object store than the one named by -C (set when we run under a
-// git hook), or change the language of the output we parse.
+// index, object store or configuration than the ones we name (set when
+// we run under a git hook or a wrapper), or change the language of the
+// output we parse.
 func dropEnv(k string) bool {
 	switch k {
 	case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
-		"GIT_PREFIX", "GIT_QUARANTINE_PATH", "LANG", "LANGUAGE":
+		"GIT_PREFIX", "GIT_QUARANTINE_PATH", "LANG", "LANGUAGE",
+		"GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL",
+		"GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_EXTERNAL_DIFF":
 		return true
 	}
-	return strings.HasPrefix(k, "LC_")
+	return strings.HasPrefix(k, "LC_") || strings.HasPrefix(k, "GIT_CONFIG_KEY_") || strings.HasPrefix(k, "GIT_CONFIG_VALUE_")
 }
 
-// cleanEnv is the process environment minus dropEnv's variables, with a
-// C locale and terminal prompts off, then extra (later entries win).
-func cleanEnv(extra []string) []string {
-	out := make([]string, 0, len(os.Environ())+len(extra)+3)
+// cleanEnv is the process environment minus dropEnv's variables and the
+// secrets (returned apart), with a C locale and terminal prompts off,
+// then extra (later entries win).
+func cleanEnv(extra, secretNames []string) (env, secrets []string) {
+	env = make([]string, 0, len(os.Environ())+len(extra)+3)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if dropEnv(k) {
-			continue
+		switch {
+		case dropEnv(k):
+		case slices.Contains(secretNames, k):
+			secrets = append(secrets, kv)
+		default:
+			env = append(env, kv)
 		}
-		out = append(out, kv)
 	}
-	out = append(out, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
-	return append(out, extra...)
+	env = append(env, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+	return append(env, extra...), secrets
 }
 
 // run executes git and returns its stdout. A non-zero exit is an *Error
@@ -99,12 +118,20 @@ func cleanEnv(extra []string) []string {
 func (rn runner) run(ctx context.Context, c call) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, rn.timeout)
 	defer cancel()
-	argv := c.args
-	if c.dir != "" {
-		argv = append([]string{"-C", c.dir}, c.args...)
+	argv := make([]string, 0, 2*len(rn.config)+2+len(c.args))
+	for _, kv := range rn.config {
+		argv = append(argv, "-c", kv)
 	}
+	if c.dir != "" {
+		argv = append(argv, "-C", c.dir)
+	}
+	argv = append(argv, c.args...)
 	cmd := exec.CommandContext(cctx, "git", argv...)
-	cmd.Env = append(append([]string(nil), rn.env...), c.env...)
+	env := append(make([]string, 0, len(rn.env)+len(rn.secrets)+len(c.env)), rn.env...)
+	if c.net {
+		env = append(env, rn.secrets...)
+	}
+	cmd.Env = append(env, c.env...)
 	// A helper (ssh, credential) that inherits our pipes must not keep
 	// Wait blocked after git itself was killed.
 	cmd.WaitDelay = 2 * time.Second

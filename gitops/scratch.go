@@ -27,11 +27,36 @@ func scratchOwner(name string) (int, bool) {
 	return pid, ok && err == nil && pid > 0
 }
 
-// RemoveStaleScratch removes the scratch (verify) worktrees registered in
-// this repository whose process is no longer alive — a supervisor killed
-// during verify — with their directories, and returns how many. Scratch
-// worktrees of live processes (another lane verifying) are left alone.
+// RemoveStaleScratch removes the scratch (verify) checkouts in the
+// scratch directory whose process is no longer alive — a supervisor
+// killed during verify — and returns how many. Those of live processes
+// (another lane verifying) are left alone. Scratch worktrees an older
+// version registered in this clone go the same way.
 func (r *Repo) RemoveStaleScratch(ctx context.Context, alive func(pid int) bool) (int, error) {
+	n, err := r.removeStaleScratchWorktrees(ctx, alive)
+	if err != nil {
+		return n, err
+	}
+	entries, err := os.ReadDir(r.scratchDir)
+	if err != nil {
+		return n, nil // no scratch directory: nothing left behind
+	}
+	for _, e := range entries {
+		pid, ok := scratchOwner(e.Name())
+		if !ok || !e.IsDir() || alive(pid) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(r.scratchDir, e.Name())); err != nil {
+			return n, fmt.Errorf("remove stale scratch checkout %s: %w", e.Name(), err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// removeStaleScratchWorktrees removes the scratch worktrees of dead
+// processes an older version registered in this clone.
+func (r *Repo) removeStaleScratchWorktrees(ctx context.Context, alive func(pid int) bool) (int, error) {
 	list, err := r.worktrees(ctx)
 	if err != nil {
 		return 0, err

@@ -45,9 +45,10 @@ func TestWaveNameReservedByOneRunAndRecognisedByIt(t *testing.T) {
 	}
 }
 
-// TestStaleScratchWorktreesOfDeadProcessesRemoved: a scratch worktree
-// whose owner pid is dead is removed with its directory; one of a live
-// process, and any other worktree, is left.
+// TestStaleScratchWorktreesOfDeadProcessesRemoved: a scratch checkout
+// (or a scratch worktree an older version registered) whose owner pid is
+// dead is removed with its directory; one of a live process, and any
+// other worktree, is left.
 func TestStaleScratchWorktreesOfDeadProcessesRemoved(t *testing.T) {
 	r := newClone(t, newOrigin(t))
 	r.scratchDir = t.TempDir()
@@ -59,9 +60,14 @@ func TestStaleScratchWorktreesOfDeadProcessesRemoved(t *testing.T) {
 	dead, live := add("wave-verify-111-abc"), add("wave-verify-222-def")
 	other := filepath.Join(t.TempDir(), "wave-verify-111-x", "tree")
 	gitT(t, r.Dir, "worktree", "add", "--quiet", "--detach", other, "HEAD")
+	checkout := filepath.Join(r.scratchDir, "wave-verify-333-ghi", "tree")
+	writeFile(t, filepath.Join(checkout, "f"), "left by a killed verify")
 	n, err := r.RemoveStaleScratch(ctxT(t), func(pid int) bool { return pid == 222 })
-	if err != nil || n != 1 {
-		t.Fatalf("removed %d, %v; want 1", n, err)
+	if err != nil || n != 2 {
+		t.Fatalf("removed %d, %v; want 2", n, err)
+	}
+	if exists(filepath.Dir(checkout)) {
+		t.Error("the dead process's scratch checkout is still there")
 	}
 	list := gitT(t, r.Dir, "worktree", "list", "--porcelain")
 	if strings.Contains(list, dead) || !strings.Contains(list, live) || !strings.Contains(list, other) {

@@ -3,6 +3,7 @@ package gitops
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -10,7 +11,12 @@ import (
 // worktree (a real agent runs git itself), and what backlog mode asks of
 // a clone before it starts.
 
-func worktreeRunner() runner { return runner{env: cleanEnv(nil), timeout: DefaultTimeout} }
+// worktreeRunner runs git as the worker does in its own checkout (the
+// built-in simulated worker): the worker's environment and configuration.
+func worktreeRunner() runner {
+	env, _ := cleanEnv(configFilesEnv(), nil)
+	return runner{env: env, timeout: DefaultTimeout}
+}
 
 // identity returns the tool's identity when the worktree has none
 // configured (a CI host), so a commit never fails for want of a name.
@@ -33,6 +39,26 @@ func (r *Repo) mergeIdentity(ctx context.Context) []string {
 		}
 	}
 	return r.identity
+}
+
+// userIdentity is the commit identity this clone uses (its own config,
+// else the global one the supervisor copies), as config entries for a
+// worker's clone: a worker commits as the person whose repository it
+// works in, as it did in a worktree that shared the clone's config, and
+// its sandbox's private HOME holds no global config to find one in.
+// Looked up once; nil when none is configured.
+func (r *Repo) userIdentity(ctx context.Context) []configEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.userID == nil {
+		r.userID = []configEntry{}
+		for _, k := range []string{"user.name", "user.email"} {
+			if v, err := r.line(ctx, "config", "--get", k); err == nil && v != "" {
+				r.userID = append(r.userID, configEntry{k, v})
+			}
+		}
+	}
+	return r.userID
 }
 
 // CommitAll stages everything in the worktree at dir (untracked included)
@@ -143,4 +169,43 @@ func (r *Repo) PushReplacing(ctx context.Context, localRef, remoteBranch string)
 		return fmt.Errorf("push %s to %s: %w: %s", sanitize(localRef), sanitize(remoteBranch), ErrRejected, rej)
 	}
 	return nil
+}
+
+// GitDirs are the git directories the checkout at dir names (its own and
+// its common one, absolute): every place a hook or config written through
+// git lands. The simulated hostile worker plants there.
+func GitDirs(ctx context.Context, dir string) ([]string, error) {
+	rn := worktreeRunner()
+	out, err := rn.run(ctx, call{dir: dir, args: []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"}})
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(dirs, l) {
+			dirs = append(dirs, l)
+		}
+	}
+	return dirs, nil
+}
+
+// SetConfig sets key to value in the configuration of the checkout at dir
+// (its repository's own file), as a worker's `git config` does.
+func SetConfig(ctx context.Context, dir, key, value string) error {
+	if key == "" || strings.HasPrefix(key, "-") {
+		return fmt.Errorf("config: invalid key %q", key)
+	}
+	_, err := worktreeRunner().run(ctx, call{dir: dir, args: []string{"config", "--", key, value}})
+	return err
+}
+
+// PushAs pushes HEAD of the checkout at dir to refs/heads/<branch> of its
+// origin, as a worker running `git push` would: the error says why it was
+// refused.
+func PushAs(ctx context.Context, dir, branch string) error {
+	if err := preCheckName(branch); err != nil {
+		return err
+	}
+	_, err := worktreeRunner().run(ctx, call{dir: dir, args: []string{"push", "--quiet", "origin", "HEAD:refs/heads/" + branch}})
+	return err
 }

@@ -86,7 +86,12 @@ func (c *podCheckout) Prepare(ctx context.Context) error {
 	if c.base, err = repo.RevParse(ctx, "refs/remotes/"+repo.Remote+"/"+c.co.Base); err != nil {
 		return fmt.Errorf("base %s: %w", c.co.Base, err)
 	}
-	if c.lease, err = repo.StartBranch(ctx, c.co.Branch, c.co.Base); err != nil {
+	if c.co.PushRef != "" {
+		c.lease, err = repo.StartCandidate(ctx, c.co.Branch, c.co.PushRef, c.co.Base)
+	} else {
+		c.lease, err = repo.StartBranch(ctx, c.co.Branch, c.co.Base)
+	}
+	if err != nil {
 		return err
 	}
 	if c.co.RestoreRef != "" {
@@ -160,12 +165,19 @@ func (c *podCheckout) Snapshot(ctx context.Context) error {
 	return nil
 }
 
-// PushBranch pushes the worker branch under the lease taken at start.
+// PushBranch pushes the worker branch's commits to its candidate ref
+// (or, for an older supervisor's payload, the branch) under the lease
+// taken at start.
 func (c *podCheckout) PushBranch(ctx context.Context) error {
 	if c.repo == nil {
 		return nil
 	}
-	sha, err := c.repo.PushBranchLeased(ctx, c.co.Branch, c.lease)
+	push := c.repo.PushBranchLeased
+	to := c.co.Branch
+	if c.co.PushRef != "" {
+		push, to = c.repo.PushCandidate, c.co.PushRef
+	}
+	sha, err := push(ctx, to, c.lease)
 	if err != nil {
 		return err
 	}

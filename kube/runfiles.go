@@ -73,6 +73,8 @@ func checkCheckout(p *runtime.Payload) error {
 		return fmt.Errorf("run %s: checkout: resultRef %q: want a full ref", p.RunID, co.ResultRef)
 	case co.SnapshotRef != "" && !strings.HasPrefix(co.SnapshotRef, "refs/"):
 		return fmt.Errorf("run %s: checkout: snapshotRef %q: want a full ref", p.RunID, co.SnapshotRef)
+	case co.PushRef != "" && !strings.HasPrefix(co.PushRef, "refs/wave/candidates/"):
+		return fmt.Errorf("run %s: checkout: pushRef %q: want a ref under refs/wave/candidates/ (a pod pushes no branch)", p.RunID, co.PushRef)
 	}
 	return nil
 }

@@ -127,6 +127,8 @@ type Launcher struct {
 	outMu     sync.Mutex // one printf line at a time
 	// pauses are the executors paused by a usage limit (usagelimit.go).
 	pauses usagePauses
+	// sandbox confines every agent run (runtime.sandbox), nil for none.
+	sandbox *runtime.Sandbox
 }
 
 // New returns a launcher over runs.
@@ -163,6 +165,9 @@ func (l *Launcher) Run(ctx context.Context) (Result, error) {
 	if len(sel) == 0 {
 		fmt.Fprintln(l.opt.Out, "all waves are completed; nothing to run")
 		return Result{}, nil
+	}
+	if err := l.decideSandbox(ctx); err != nil {
+		return Result{ExitCode: exitcode.Failed}, err
 	}
 	nf, err := notify.FollowLane(l.opt.Layout, l.opt.Lane, notify.Options{Logger: l.log, Say: func(s string) { l.printf("%s", s) }})
 	if err != nil {

@@ -254,7 +254,7 @@ func (r *waveRun) payload(id string, attempt int) (*runtime.Payload, error) {
 		Build: executor.BuildInput{Agent: ap.Agent, Wave: r.p.Wave, Resolved: ap.Resolved, Attempt: k, Self: l.opt.Self,
 			LaunchEnv: os.LookupEnv},
 		WaveNumber: r.n, PromptHash: ap.Hash, OrchestratorID: l.opt.OrchestratorID, Minutes: lim.DeadlineMinutes,
-		SilenceMs: int(l.opt.Lane.Runtime.Silence().Milliseconds())})
+		SilenceMs: int(l.opt.Lane.Runtime.Silence().Milliseconds()), Sandbox: l.sandbox})
 	if err != nil {
 		return nil, err
 	}

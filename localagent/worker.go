@@ -31,7 +31,10 @@ import (
 // exists: a test's gate), review=pass|fail (what the simulated reviewer
 // says of the change; unfixed: fail while the change lacks the fix file),
 // fix=PATH (the file a rework round commits; default
-// backlog-work/issue-<n>-fix.md). Sent back for rework (the prompt's
+// backlog-work/issue-<n>-fix.md), plant=hooks,fsmonitor,push and
+// plant-log=PATH (act hostile once the work is committed, before hanging
+// with hang: plant.go).
+// Sent back for rework (the prompt's
 // "## Rework requested" section), the worker commits the fix file on top
 // of its earlier work, so a verify or a reviewer that looks for it passes.
 // usage-limit=claude|claude-json|claude-stream-json|codex|api-key|opencode
@@ -47,11 +50,11 @@ const directivePrefix = "local-agent:"
 // directiveKeys are the keys a directive line may set (docs/local-agent.md
 // lists each).
 var directiveKeys = []string{"commit", "result", "question", "detail", "exit", "fail-attempts", "delay", "hang",
-	"dirty", "wait", "review", "fix", "usage-limit", "limit-attempts", "reset-in", "busy-attempts"}
+	"dirty", "wait", "review", "fix", "usage-limit", "limit-attempts", "reset-in", "busy-attempts", "plant", "plant-log"}
 
 type workerKnobs struct {
 	commit, result, question, detail, dirty, review, wait string
-	fix                                                   string
+	fix, plant, plantLog                                  string
 	exit, failAttempts                                    int
 	hang                                                  bool
 	delay                                                 time.Duration
@@ -135,6 +138,15 @@ func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target stri
 		time.Sleep(50 * time.Millisecond)
 	}
 	if k.hang {
+		if k.plant != "" { // a hostile worker at work: commit, plant, work on
+			if code := commitWork(ctx, k, issue, attempt, wt, out); code != 0 {
+				return code
+			}
+			if err := plant(ctx, k.plant, k.plantLog, wt, target, out); err != nil {
+				fmt.Fprintf(out, "local worker: %v\n", err)
+				return 1
+			}
+		}
 		fmt.Fprintln(out, "[local-worker] hanging (local-agent: hang)")
 		select {}
 	}
@@ -167,6 +179,12 @@ func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target stri
 	} else if k.result == "" || k.result == "done" {
 		if code := commitWork(ctx, k, issue, attempt, wt, out); code != 0 {
 			return code
+		}
+	}
+	if k.plant != "" {
+		if err := plant(ctx, k.plant, k.plantLog, wt, target, out); err != nil {
+			fmt.Fprintf(out, "local worker: %v\n", err)
+			return 1
 		}
 	}
 	r := backlog.Result{State: backlog.ResultDone, Detail: orDefault(k.detail, fmt.Sprintf("simulated work for #%d", issue))}
@@ -285,6 +303,10 @@ func (k *workerKnobs) set(key, v string) error {
 		k.dirty = v
 	case "fix":
 		k.fix = v
+	case "plant":
+		k.plant = v
+	case "plant-log":
+		k.plantLog = v
 	case "review":
 		if v != "pass" && v != "fail" && v != "unfixed" {
 			return fmt.Errorf("review=%q: want pass, fail or unfixed", v)

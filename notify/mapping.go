@@ -153,6 +153,18 @@ func FromBacklog(project, lane, run string, ev backlog.Event) (Notice, bool) {
 		}
 		n.Event, n.URL = FinalPROpened, ev.URL
 		n.Summary = fmt.Sprintf("%s: final pull request #%d opened: %s", where, ev.Number, ev.URL)
+	case backlog.EvForeignCommit:
+		n.Event, n.Detail = ForeignCommit, ev.Detail
+		n.Summary = fmt.Sprintf("%s: a commit it did not make is on its wave branch (%s); merges stopped", where, clip(ev.Commit, 12))
+	case backlog.EvChecks:
+		if ev.Issue != 0 || ev.Outcome == backlog.ChecksPending || ev.Outcome == backlog.ChecksMissing {
+			return Notice{}, false // a worker's head, or not concluded yet
+		}
+		n.Event, n.Detail, n.URL = FinalPRChecks, ev.Detail, ev.URL
+		n.Summary = fmt.Sprintf("%s: final pull request checks %s on %s", where, ev.Outcome, clip(ev.Commit, 12))
+		if ev.Outcome != backlog.ChecksPassed {
+			n.Summary += ": " + clip(ev.Detail, 300)
+		}
 	case backlog.EvUsageLimit:
 		if ev.Outcome != backlog.UsagePaused {
 			return Notice{}, false // an extension or the end: told once, at the start
@@ -169,7 +181,7 @@ func FromBacklog(project, lane, run string, ev backlog.Event) (Notice, bool) {
 		return Notice{}, false
 	}
 	n.ID = fmt.Sprintf("backlog-%s-%s-%d", run, n.Event, ev.Issue)
-	if n.Event != IssueMerged && n.Event != FinalPROpened {
+	if n.Event != IssueMerged && n.Event != FinalPROpened && n.Event != FinalPRChecks && n.Event != ForeignCommit {
 		n.ID += "-" + strconv.FormatInt(ev.At.UnixNano(), 36)
 	}
 	return n, true

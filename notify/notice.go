@@ -20,6 +20,12 @@ const (
 	IssueNeedsInput  = "issue-needs-input"
 	IssueParked      = "issue-parked"
 	FinalPROpened    = "final-pr-opened"
+	// ForeignCommit: a backlog run found a commit it did not make on its
+	// wave branch and stopped merging.
+	ForeignCommit = "foreign-commit"
+	// FinalPRChecks: the final PR's required checks concluded (passed,
+	// failed) or did not within backlog.checksTimeoutMinutes.
+	FinalPRChecks = "final-pr-checks"
 	// UsageLimited: an executor's account is out; its runs wait for the
 	// reset (once per pause, backlog and wave mode).
 	UsageLimited = "usage-limited"

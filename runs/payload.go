@@ -41,6 +41,9 @@ type Spec struct {
 	NoRateLimitRetry bool
 	// SilenceMs has the runner warn of an agent silent that long (0: never).
 	SilenceMs int
+	// Sandbox, when set, confines the run (its Cwd is the checkout);
+	// the executor's needs and the run's own input files are added here.
+	Sandbox *runtime.Sandbox
 }
 
 // Payload writes s's prompt into its run dir and returns the run's
@@ -82,6 +85,22 @@ func Payload(s Spec) (p *runtime.Payload, minutes int, err error) {
 		SocketName: s.Layout.Socket(), SessionName: s.Session,
 		HeartbeatIntervalMs: rt.HeartbeatIntervalMs, RateLimit: rateLimit, DeadlineAt: &deadline,
 		TerminateGraceMs: rt.TerminateGraceMs, SilenceMs: s.SilenceMs, MaxLogBytes: int64(rt.MaxLogBytes),
-		Usage: executor.UsagePolicy(in.Resolved, s.Lane),
+		Usage: executor.UsagePolicy(in.Resolved, s.Lane), Sandbox: sandboxOf(s.Sandbox, in.Resolved.ID, promptPath, spec),
 	}, minutes, nil
+}
+
+// sandboxOf completes a run's sandbox: the executor's needs, and its
+// prompt and overlay files (in the run directory, which the sandbox
+// does not otherwise see) read-only.
+func sandboxOf(sb *runtime.Sandbox, executorID, promptPath string, spec executor.Spec) *runtime.Sandbox {
+	if sb == nil {
+		return nil
+	}
+	out := *sb
+	out.Needs = executor.SandboxNeeds(executorID)
+	out.ReadOnly = append(append([]string{promptPath}, spec.Files...), sb.ReadOnly...)
+	if spec.Stdin != "" && spec.Stdin != promptPath {
+		out.ReadOnly = append(out.ReadOnly, spec.Stdin)
+	}
+	return &out
 }

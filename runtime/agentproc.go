@@ -256,9 +256,14 @@ func (r *Runner) spawn(p *Payload, env []string) (*exec.Cmd, *os.File, error) {
 	if r.paneFile != nil {
 		copySize(r.paneFile, ptmx)
 	}
-	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd, err := agentCmd(p, agentEnv(env, p), r.box)
+	if err != nil {
+		ptmx.Close()
+		return nil, nil, err
+	}
+	// The sandbox's copies of home files are bwrap's once it started.
+	defer closeAll(cmd.ExtraFiles)
 	cmd.Dir = p.Cwd
-	cmd.Env = agentEnv(env, p)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	if p.Stdin != "" {
 		f, err := os.Open(p.Stdin)
@@ -273,11 +278,21 @@ func (r *Runner) spawn(p *Payload, env []string) (*exec.Cmd, *os.File, error) {
 	// Setsid: own session and process group (pgid = pid) with the pty as
 	// controlling terminal (fd 1 in the child).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if r.box != nil {
+		start = func() error { return r.startConfined(cmd) }
+	}
+	if err := start(); err != nil {
 		ptmx.Close()
 		return nil, nil, err
 	}
 	return cmd, ptmx, nil
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 func (r *Runner) startFailed(out *sink, err error) outcome {

@@ -11,20 +11,25 @@ import (
 // origin's refs.
 //
 // The runner clones Base (shallow where it can); starts Branch from
-// origin's copy when there is one, else from Base; restores RestoreRef
-// when set (its commits become the branch, its uncommitted files the
-// working tree, still uncommitted); runs the agent in Dir; pushes a
-// snapshot of the uncommitted work to SnapshotRef every SnapshotEveryMs,
-// when stopped and at exit; and at exit pushes Branch under a lease
-// against what it started from, then ResultRef. Every push is idempotent.
+// origin's PushRef when there is one (else origin's Branch, else Base);
+// restores RestoreRef when set (its commits become the branch, its
+// uncommitted files the working tree, still uncommitted); runs the agent
+// in Dir; pushes a snapshot of the uncommitted work to SnapshotRef every
+// SnapshotEveryMs, when stopped and at exit; and at exit pushes Branch's
+// commits to PushRef under a lease against what it started from, then
+// ResultRef. Every push is idempotent, and none is to a branch.
 type Checkout struct {
 	// Origin is the URL the pod clones and pushes (http(s), git://, ssh,
 	// or a path).
 	Origin string `json:"origin"`
 	// Base is the wave branch the worker branch starts from.
 	Base string `json:"base"`
-	// Branch is the worker branch; the only branch pushed back to origin.
+	// Branch is the worker branch, as the pod's clone names it.
 	Branch string `json:"branch"`
+	// PushRef (refs/wave/candidates/<branch>) is where the runner pushes
+	// the branch's commits: a candidate the supervisor fetches and gates,
+	// never a branch. Empty (a supervisor before it): Branch itself.
+	PushRef string `json:"pushRef,omitempty"`
 	// Dir is where the clone is made in the pod; Payload.Cwd == Dir.
 	Dir string `json:"dir"`
 	// RestoreRef is a snapshot ref on origin to continue from.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter/tmuxtest"
 )
@@ -23,6 +24,9 @@ import (
 // The test binary doubles as the runner (`agent-run`, the session command)
 // and as a scriptable fake agent (`fake-agent <mode> ...`).
 func TestMain(m *testing.M) {
+	if code, ok := sandbox.Main(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "agent-run":
@@ -58,6 +62,12 @@ func TestMain(m *testing.M) {
 //	                       record can be written there, as on a full
 //	                       disk), print "jammed", exit N
 //	chatty D               print a line every 20ms for duration D, exit 0
+//	graceful FILE          print "ready"; on SIGTERM write "stopping" to
+//	                       FILE, take 300ms to wind down, write "graceful"
+//	                       to FILE and exit 0
+//	try ACTION...          sandbox probes, each printed "ACTION: ok|err":
+//	                       write:PATH, connect:HOSTPORT (a CONNECT through
+//	                       $HTTPS_PROXY; ok with the status code)
 //	flood FILE N           write N bytes of text lines to stdout, then a
 //	                       "flood done" line; write "<start ns> <end ns>" of
 //	                       the writing to FILE, exit 0
@@ -80,6 +90,20 @@ func fakeAgent(args []string) int {
 	case "hang":
 		fmt.Println("ready")
 		return wait()
+	case "graceful":
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGTERM)
+		fmt.Println("ready")
+		<-sigs
+		os.WriteFile(args[1], []byte("stopping"), 0o644)
+		time.Sleep(300 * time.Millisecond) // its clean-up
+		os.WriteFile(args[1], []byte("graceful"), 0o644)
+		return 0
+	case "try":
+		for _, a := range args[1:] {
+			fmt.Printf("%s: %s\n", a, tryAction(a))
+		}
+		return 0
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
 		fmt.Println("ready")

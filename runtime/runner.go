@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
 
@@ -37,6 +38,10 @@ type Runner struct {
 	NewCheckout CheckoutFunc
 	// paneFile is the pane's terminal, when it is one (window size).
 	paneFile *os.File
+	// box is the run's sandbox, when it has one.
+	box *sandbox.Box
+	// sigs is where the runner takes the signals it handles.
+	sigs chan os.Signal
 }
 
 // RunAgent runs the agent described by the launch.json at payloadPath and
@@ -127,6 +132,13 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 		// Never fall back to the pane's environment: it may be stale.
 		return r.finish(p, rw, out, r.startFailed(out, envErr), ck)
 	}
+	if r.box, err = r.openSandbox(p, agentEnv(env, p), rw); err != nil {
+		// Never run an agent the payload says to confine unconfined.
+		return r.finish(p, rw, out, r.startFailed(out, err), ck)
+	}
+	if r.box != nil {
+		defer r.box.Close()
+	}
 	hbCtx, stopHB := context.WithCancel(context.Background())
 	defer stopHB()
 	mt := newMeter(p)
@@ -134,7 +146,8 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	go rw.heartbeat(hbCtx, time.Duration(p.HeartbeatIntervalMs)*time.Millisecond, r.Now, out.lastOutput, r.Logger)
 
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGWINCH)
+	r.sigs = sigs
+	signal.Notify(sigs, runnerSignals...)
 	defer signal.Stop(sigs)
 	// The pane may vanish under us; writes to it must fail, not kill us.
 	// Catch SIGPIPE rather than ignore it: an ignored signal stays ignored
@@ -175,6 +188,10 @@ func (r *Runner) Run(ctx context.Context, payloadPath string, stdio Stdio) int {
 	stopHB()
 	return r.finish(p, rw, out, res, ck)
 }
+
+// runnerSignals are the signals the runner handles: the stops it
+// forwards, its pane's hangup, the pane's size.
+var runnerSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGWINCH}
 
 // wait waits d, returning early with the name of a stop signal.
 func (r *Runner) wait(ctx context.Context, d time.Duration, sigs <-chan os.Signal, out *sink) string {
@@ -218,6 +235,9 @@ func fmtSeconds(d time.Duration) string {
 // succeed, the runner's exit code, which is the agent's, reaches the
 // launcher as the pane's exit status.
 func (r *Runner) finish(p *Payload, rw *recordWriter, out *sink, res outcome, ck *keptCheckout) int {
+	if note := sandboxNote(rw.snapshot()); note != "" {
+		out.logLine(note)
+	}
 	if u := res.usageLimit; u != nil {
 		out.logLine(usageLimitNotice(p.ExecutorID, *u))
 	}

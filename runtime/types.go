@@ -10,6 +10,7 @@ package runtime
 import (
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
@@ -94,6 +95,30 @@ type Payload struct {
 	// Checkout, when set, makes the runner own the agent's git checkout
 	// (a pod has no disk shared with its supervisor): see Checkout.
 	Checkout *Checkout `json:"checkout,omitempty"`
+	// Sandbox, when set, confines the agent with bubblewrap
+	// (docs/security-model.md): Cwd is its checkout.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Sandbox is how the runner confines its agent: package sandbox's
+// options as launch.json carries them. The runner, outside, serves the
+// sandbox's proxy and records every host it refused.
+type Sandbox struct {
+	Bwrap string `json:"bwrap"`
+	// GitWritable: the agent commits (a worker), so its checkout's git
+	// metadata is writable; a reviewer's is not.
+	GitWritable bool `json:"gitWritable,omitempty"`
+	// Writable and ReadOnly are more paths bound at their own path (the
+	// run's prompt and overlay files, backlog.sandbox.readOnly).
+	Writable []string `json:"writable,omitempty"`
+	ReadOnly []string `json:"readOnly,omitempty"`
+	// Needs is what the executor's CLI needs (its home files, its model
+	// endpoint), declared by package executor.
+	Needs sandbox.Needs `json:"needs,omitzero"`
+	// AllowHosts are reachable besides the executor's model endpoint.
+	AllowHosts []string `json:"allowHosts,omitempty"`
+	// Network is sandbox.NetAllowlist (the default) or sandbox.NetNone.
+	Network string `json:"network,omitempty"`
 }
 
 // UsagePolicy tells the runner how to meter a run (package usage reads
@@ -199,7 +224,17 @@ type Record struct {
 	// Git is the run's checkout as its runner last saw it (runs with a
 	// Payload.Checkout only).
 	Git *GitFacts `json:"git,omitempty"`
+	// Sandbox is how the agent was confined: "bubblewrap", or empty when
+	// it was not.
+	Sandbox string `json:"sandbox,omitempty"`
+	// BlockedHosts are the hosts (host:port) the sandbox's proxy refused
+	// the agent, in order, each once (at most MaxBlockedHosts).
+	BlockedHosts []string `json:"blockedHosts,omitempty"`
 }
+
+// MaxBlockedHosts bounds Record.BlockedHosts: a process trying host
+// after host must not grow the record without end.
+const MaxBlockedHosts = 32
 
 // KubeRef locates a run in its cluster.
 type KubeRef struct {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 )
@@ -85,4 +86,79 @@ func BenchmarkDispatch20(b *testing.B) {
 	b.ReportMetric(gitCalls/n, "git-calls/issue")
 	b.ReportMetric(perMerge/n, "ms/merge")
 	b.ReportMetric(perGitMerge/n, "ms/git-merge")
+}
+
+// BenchmarkChecksWait20 is BenchmarkDispatch20 gated on a required CI
+// check (backlog.checks: [ci]) that stays pending for 60 s on every head
+// (the 20 worker heads and the final PR's), looked at every 10 s (the
+// default). Reported per issue: counted-calls (what GitHub's rate limit
+// counts: every request but the conditional ones answered 304) and
+// gh-calls (every request).
+//
+//	go test ./supervisor -run '^$' -bench ChecksWait20 -benchtime 1x
+func BenchmarkChecksWait20(b *testing.B) {
+	const issues = 20
+	var counted, total, wall float64
+	for b.Loop() {
+		b.StopTimer()
+		g := newGHFixture(b)
+		g.backlogKeys("  checks: [ci]\n")
+		g.srv.SetChecks(forgetest.Check{Name: "ci", PendingFor: 60 * time.Second})
+		nums := make([]int, issues)
+		for i := range nums {
+			nums[i] = i + 1
+			g.ghIssue(i+1, fmt.Sprintf("Issue %d", i+1), fmt.Sprintf("Files: part%d/**", i+1))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		start := time.Now()
+		b.StartTimer()
+		res := g.runCtx(ctx, nil, nums...)
+		b.StopTimer()
+		wall += time.Since(start).Seconds()
+		cancel()
+		if res.err != nil || res.ExitCode != exitcode.OK || res.Tally.Merged != issues {
+			b.Fatalf("run: exit %d, tally %+v, %v\n%s", res.ExitCode, res.Tally, res.err, res.out)
+		}
+		counted += float64(g.srv.Counted()) / issues
+		total += float64(g.srv.Total()) / issues
+		b.StartTimer()
+	}
+	n := float64(b.N)
+	b.ReportMetric(counted/n, "counted-calls/issue")
+	b.ReportMetric(total/n, "gh-calls/issue")
+	b.ReportMetric(wall/n, "run-s")
+}
+
+// BenchmarkPlan1000 is `backlog plan` of 1,000 open issues on the fake
+// GitHub, 50 of them labelled needs-input by people, 10 of those with a
+// person's comment. Reported: calls (every request) per plan.
+//
+//	go test ./supervisor -run '^$' -bench Plan1000 -benchtime 1x
+func BenchmarkPlan1000(b *testing.B) {
+	var calls float64
+	for b.Loop() {
+		b.StopTimer()
+		g := newGHFixture(b)
+		for n := 1; n <= 1000; n++ {
+			if n%20 != 0 {
+				g.ghIssue(n, "Issue", "Files: part/**")
+				continue
+			}
+			g.ghIssue(n, "Waits for a person", "Files: part/**", "needs-input")
+			if n%100 == 0 {
+				g.srv.AddComment(n, "alice", "Which database?")
+			}
+		}
+		ctx := context.Background()
+		o := g.options(ctx, &syncBuffer{})
+		b.StartTimer()
+		v, err := Preview(ctx, PreviewOptions{Config: o.Config, Source: o.Source, Git: o.Git, StateDir: g.layout().StateDir})
+		b.StopTimer()
+		if err != nil || len(v.NeedsInput) != 50 {
+			b.Fatalf("plan: %d needs-input, %v", len(v.NeedsInput), err)
+		}
+		calls += float64(g.srv.Total())
+		b.StartTimer()
+	}
+	b.ReportMetric(calls/float64(b.N), "calls")
 }

@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
 // checkout is where one worker's files live, and the only way the
-// supervisor touches them: a git worktree of the supervisor's clone on
-// this machine (localCheckout), or, for workers running as Kubernetes
+// supervisor touches them: a clone of the worker's own on this machine
+// (localCheckout), or, for workers running as Kubernetes
 // pods, the clone each pod makes of origin (a remote checkout: the pod's
 // runner clones, snapshots and pushes; the supervisor reads what it
 // reports and fetches what it pushed). The supervisor chooses one per run
@@ -49,8 +51,8 @@ type checkout interface {
 	// Progress is the worker's commits not on the wave branch and its
 	// uncommitted files now (what obs reports, or what is looked at).
 	Progress(ctx context.Context, w *worker, obs runtime.Observation) (commits, dirty int, err error)
-	// Lost: the worker's files are gone (its worktree deleted by a person
-	// or a tool); what is left of its work is its branch.
+	// Lost: the worker's files are gone (its checkout deleted by a
+	// person or a tool); what is left of its work is its branch.
 	Lost(w *worker) bool
 	// Fetch brings the worker's branch, as its run left it, into the
 	// clone's refs/heads/<branch>.
@@ -75,37 +77,61 @@ func (s *Supervisor) newCheckout() checkout {
 		return s.newRemoteCheckout()
 	}
 	return &localCheckout{
-		git:    s.o.Git,
-		wave:   func() string { return s.run().Info.WaveBranch },
-		keptBy: s.keptByFinishedRun,
-		say:    s.printf,
+		git:     s.o.Git,
+		wave:    func() string { return s.run().Info.WaveBranch },
+		tip:     func() string { return s.run().WaveTip },
+		kept:    s.keptCheckout,
+		say:     s.printf,
+		fetched: map[int]int{},
 	}
 }
 
-// localCheckout is a worker's git worktree of the supervisor's clone,
-// on this machine: the worker's run works in it, and the supervisor looks
-// at it directly.
+// localCheckout is a worker's own clone on this machine
+// (gitops.EnsureWorkerClone): it borrows the supervisor's clone's
+// objects read-only and shares nothing writable with it, so no hook or
+// config a worker writes is run by anyone else. The worker's run works
+// in it; the supervisor reads it without running git in it (upload-pack
+// and the lens, see gitops) and fetches the worker branch from it.
 type localCheckout struct {
 	git  *gitops.Repo
 	wave func() string // the run's wave branch
-	// keptBy: path is issue n's worktree, kept by a finished run of this
-	// lane (kept.go).
-	keptBy func(n int, path string) bool
-	say    func(format string, args ...any)
+	// tip is the wave branch's tip as the run last pushed it ("" for a
+	// run whose log predates the record: origin's as the clone has it).
+	tip func() string
+	// kept is the checkout a finished run of this lane kept of issue n
+	// on branch, "" when none (kept.go).
+	kept func(n int, branch string) string
+	say  func(format string, args ...any)
+
+	mu sync.Mutex
+	// fetched is, per issue, the attempt whose ended run's branch was
+	// fetched (Fetch): a merge retried fetches no more.
+	fetched map[int]int
 }
 
-// waveRef is the wave branch as origin has it: worker branches start from
-// it and are counted against it.
+// waveRef is the wave branch as the clone last fetched it from origin.
 func (c *localCheckout) waveRef() string { return "refs/remotes/origin/" + c.wave() }
 
-// Prepare implements checkout: the worktree is made or taken up, a new
-// one from origin's wave branch as this clone's tracking ref has it. No
-// fetch first: the run's own merges are the only writes to the wave
-// branch, and each moves that ref (its push, then its proof's fetch), so
-// the ref is origin's tip already; a start that fails for want of it
-// (a clone that never fetched it) fetches and tries again.
+// base is what worker branches start from and are counted against: the
+// wave tip the run pushed last, never a commit someone else put on
+// origin's wave branch since.
+func (c *localCheckout) base() string {
+	if t := c.tip(); t != "" {
+		return t
+	}
+	return c.waveRef()
+}
+
+// Prepare implements checkout: the worker's clone is made or taken up,
+// a new branch from the wave tip the run pushed last, and the worker is
+// given that tip as its refs/heads/<wave> (the branch its prompt says to
+// merge on a conflict). A start that fails for want of the wave branch (a
+// clone that never fetched it) fetches and tries again.
 func (c *localCheckout) Prepare(ctx context.Context, w *worker, branch, dir string) (bool, error) {
-	resumed, err := c.ensureWorktree(ctx, w.n, dir, branch)
+	if err := c.takeOverKept(ctx, w.n, branch, dir); err != nil {
+		return false, err
+	}
+	resumed, err := c.ensure(ctx, branch, dir)
 	if err == nil {
 		return resumed, nil
 	}
@@ -114,24 +140,37 @@ func (c *localCheckout) Prepare(ctx context.Context, w *worker, branch, dir stri
 			return false, fmt.Errorf("fetch: %w", ferr)
 		}
 	}
-	resumed, err = c.ensureWorktree(ctx, w.n, dir, branch)
+	resumed, err = c.ensure(ctx, branch, dir)
 	if err != nil {
-		return false, fmt.Errorf("#%d: worktree %s: %w", w.n, dir, err)
+		return false, fmt.Errorf("#%d: checkout %s: %w", w.n, dir, err)
 	}
 	return resumed, nil
 }
 
-// Payload implements checkout: the run works in the worktree (p.Cwd).
+func (c *localCheckout) ensure(ctx context.Context, branch, dir string) (bool, error) {
+	tip := c.tip()
+	if tip == "" { // a run whose log predates the record
+		var err error
+		if tip, err = c.git.RevParse(ctx, c.waveRef()+"^{commit}"); err != nil {
+			return false, err
+		}
+	}
+	return c.git.EnsureWorkerClone(ctx, gitops.WorkerCheckout{Dir: dir, Branch: branch, Start: tip,
+		Refs: map[string]string{"refs/heads/" + c.wave(): tip, c.waveRef(): tip}})
+}
+
+// Payload implements checkout: the run works in its clone (p.Cwd).
 func (c *localCheckout) Payload(*worker, *runtime.Payload, workerStart) error { return nil }
 
-// Progress implements checkout by looking at the worktree (two git
-// commands); a count git could not give is 0, with the error.
+// Progress implements checkout by looking at the clone (gitops'
+// CheckoutState and CheckoutAhead); a count git could not give is 0,
+// with the error.
 func (c *localCheckout) Progress(ctx context.Context, w *worker, _ runtime.Observation) (int, int, error) {
-	commits, dirty, err := worktreeFacts(ctx, c.git, w.is.Worktree, c.waveRef())
+	commits, dirty, err := checkoutFacts(ctx, c.git, w.is.Worktree, c.base())
 	return deref(commits), deref(dirty), err
 }
 
-// Lost implements checkout: the worktree directory is gone.
+// Lost implements checkout: the clone's directory is gone.
 func (c *localCheckout) Lost(w *worker) bool {
 	if w.is.Worktree == "" {
 		return false
@@ -140,45 +179,88 @@ func (c *localCheckout) Lost(w *worker) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-// Fetch implements checkout: the worktree commits on the clone's branch
-// itself.
-func (c *localCheckout) Fetch(context.Context, *worker) error { return nil }
-
-// Ahead implements checkout: counted in the worktree, or, when that is
-// lost, on its branch in the clone.
-func (c *localCheckout) Ahead(ctx context.Context, w *worker) (int, error) {
-	if !c.Lost(w) {
-		return c.git.CommitsAhead(ctx, w.is.Worktree, c.waveRef())
+// Fetch implements checkout: the worker branch, as the clone has it,
+// becomes this clone's refs/heads/<branch> (upload-pack in the worker's
+// clone sends it), once per ended run: when a merge (or anything after
+// the run) needs it. While the run is still recorded running (its end
+// being read) nothing is fetched: Ahead counts in the clone itself. A
+// lost clone leaves the branch as it was.
+func (c *localCheckout) Fetch(ctx context.Context, w *worker) error {
+	if w.is.State == backlog.StateRunning {
+		return nil
 	}
-	n, _, err := c.git.BranchAhead(ctx, w.is.Branch, c.waveRef())
-	return n, err
+	c.mu.Lock()
+	done := c.fetched[w.n] == w.is.Attempts
+	c.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := c.fetch(ctx, w); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.fetched[w.n] = w.is.Attempts
+	c.mu.Unlock()
+	return nil
 }
 
-// Snapshot implements checkout: the worktree's state, or, when that is
-// lost, its branch (that gone too, where a new worktree starts).
+// fetch brings the worker branch from its clone now.
+func (c *localCheckout) fetch(ctx context.Context, w *worker) error {
+	if w.is.Worktree == "" || c.Lost(w) {
+		return nil
+	}
+	_, _, err := c.git.FetchFromCheckout(ctx, w.is.Worktree, w.is.Branch)
+	return err
+}
+
+// Ahead implements checkout: the commits of the clone's HEAD not on the
+// wave tip, counted without fetching them; of a lost clone, those of the
+// branch as last fetched.
+func (c *localCheckout) Ahead(ctx context.Context, w *worker) (int, error) {
+	if w.is.Worktree == "" || c.Lost(w) {
+		n, _, err := c.git.BranchAhead(ctx, w.is.Branch, c.base())
+		return n, err
+	}
+	head, err := c.git.CheckoutHead(ctx, w.is.Worktree)
+	if err != nil {
+		return 0, err
+	}
+	return c.git.CheckoutAhead(ctx, w.is.Worktree, head, c.base())
+}
+
+// Snapshot implements checkout: the clone's state, or, when that is
+// lost, its branch (that gone too, where a new clone starts).
 func (c *localCheckout) Snapshot(ctx context.Context, w *worker, ref, msg string) (string, error) {
 	if c.Lost(w) {
-		return c.git.SnapshotRef(ctx, w.is.Branch, c.waveRef(), ref)
+		return c.git.SnapshotRef(ctx, w.is.Branch, c.base(), ref)
 	}
-	return c.git.Snapshot(ctx, w.is.Worktree, ref, msg)
+	return c.git.SnapshotCheckout(ctx, w.is.Worktree, ref, msg)
 }
 
-// Remove implements checkout: the worktree goes (gitops keeps one with
-// uncommitted work).
+// Remove implements checkout: the clone goes once its work is safe in
+// this clone (gitops keeps one with uncommitted work, or commits only it
+// has).
 func (c *localCheckout) Remove(ctx context.Context, w *worker) error {
-	return c.git.RemoveWorktree(ctx, w.is.Worktree)
+	return c.git.RemoveCheckout(ctx, w.is.Worktree, c.keep(w)...)
 }
 
-// RemoveAll implements checkout: the worktrees go in one batch (gitops
-// keeps one with uncommitted work).
+// keep are the refs a merged worker's HEAD must be in for its clone to go.
+func (c *localCheckout) keep(w *worker) []string {
+	return []string{"refs/heads/" + w.is.Branch, c.waveRef()}
+}
+
+// RemoveAll implements checkout: the clones go side by side, up to width
+// at once, each as Remove, after its branch is fetched once more (a
+// commit made there after the merge then keeps the branch, and the clone
+// goes: it is on the branch).
 func (c *localCheckout) RemoveAll(ctx context.Context, ws []*worker, width int) map[int]error {
-	paths := make([]string, 0, len(ws))
+	list := make([]gitops.CheckoutRemoval, 0, len(ws))
 	for _, w := range ws {
 		if w.is.Worktree != "" {
-			paths = append(paths, w.is.Worktree)
+			list = append(list, gitops.CheckoutRemoval{Dir: w.is.Worktree, Keep: c.keep(w), Branch: w.is.Branch})
 		}
 	}
-	errs := c.git.RemoveWorktrees(ctx, paths, width)
+	errs := c.git.RemoveCheckouts(ctx, list, width)
 	out := map[int]error{}
 	for _, w := range ws {
 		if err := errs[w.is.Worktree]; err != nil && w.is.Worktree != "" {
@@ -188,19 +270,20 @@ func (c *localCheckout) RemoveAll(ctx context.Context, ws []*worker, width int) 
 	return out
 }
 
-// worktreeFacts counts the commits of the worktree at dir not on waveRef
-// and its uncommitted files; nil where git could not say (the errors
-// joined). Status reads live facts with it too.
-func worktreeFacts(ctx context.Context, git *gitops.Repo, dir, waveRef string) (commits, dirty *int, err error) {
-	c, cerr := git.CommitsAhead(ctx, dir, waveRef)
-	if cerr == nil {
-		commits = &c
+// checkoutFacts counts the commits of the worker checkout at dir not on
+// base and its uncommitted files; nil where git could not say. Status
+// reads live facts with it too.
+func checkoutFacts(ctx context.Context, git *gitops.Repo, dir, base string) (commits, dirty *int, err error) {
+	head, d, err := git.CheckoutState(ctx, dir)
+	if err != nil {
+		return nil, nil, err
 	}
-	d, derr := git.DirtyFiles(ctx, dir)
-	if derr == nil {
-		dirty = &d
+	dirty = &d
+	c, err := git.CheckoutAhead(ctx, dir, head, base)
+	if err != nil {
+		return nil, dirty, err
 	}
-	return commits, dirty, errors.Join(cerr, derr)
+	return &c, dirty, nil
 }
 
 func deref(p *int) int {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
 // closeIssueFiles writes `state: closed` into the front matter of every
@@ -21,8 +22,8 @@ import (
 // nothing twice. It never holds the final PR back: a failure is a
 // warning, and the next `backlog run` of an unfinished end tries again.
 func (s *Supervisor) closeIssueFiles(ctx context.Context) {
-	if s.o.Source.Kind() != forge.KindLocal {
-		return
+	if s.o.Source.Kind() != forge.KindLocal || s.run().Foreign != nil {
+		return // never a commit on top of one the run did not make
 	}
 	var merged []int
 	for _, is := range s.run().List() {
@@ -53,7 +54,7 @@ func (s *Supervisor) closeIssueFiles(ctx context.Context) {
 	// "Close #3" would close GitHub's issue 3 once this reaches the default branch.
 	msg := fmt.Sprintf("Mark merged issues %s closed in %s\n\nBacklog run %s merged them into this branch.",
 		strings.ReplaceAll(strings.Join(closed, ", "), "#", ""), dir, s.run().Info.ID)
-	commit, err := s.o.Git.CommitEdits(ctx, s.run().Info.WaveBranch, msg, paths, func(p string, old []byte) ([]byte, bool, error) {
+	res, err := s.o.Git.CommitEdits(ctx, s.run().Info.WaveBranch, s.run().WaveTip, msg, paths, func(p string, old []byte) ([]byte, bool, error) {
 		out, changed, err := forge.CloseInFrontMatter(old)
 		if err != nil {
 			s.printf("warning: %s on %s is left as it is: %v", p, s.run().Info.WaveBranch, err)
@@ -61,11 +62,23 @@ func (s *Supervisor) closeIssueFiles(ctx context.Context) {
 		}
 		return out, changed, nil
 	})
-	switch {
-	case err != nil:
+	if fe, ok := gitops.IsForeignCommit(err); ok {
+		if err := s.foreignCommit(ctx, fe); err != nil {
+			s.printf("warning: %v", err)
+		}
+		return
+	}
+	if err != nil {
 		s.printf("warning: mark the merged issues closed on %s: %v", s.run().Info.WaveBranch, err)
-	case commit != "":
+		return
+	}
+	if res.Tip != "" && res.Tip != s.run().WaveTip {
+		if err := s.emit(backlog.Event{Kind: backlog.EvIssuesClosed, Commit: res.Commit, Tip: res.Tip}); err != nil {
+			s.printf("warning: %v", err)
+		}
+	}
+	if res.Commit != "" {
 		s.printf("issue files of %s marked `state: closed` on %s (%s): merging the final PR closes them for every clone",
-			strings.Join(closed, ", "), s.run().Info.WaveBranch, short(commit))
+			strings.Join(closed, ", "), s.run().Info.WaveBranch, short(res.Commit))
 	}
 }

@@ -55,6 +55,11 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 			return exitcode.Failed, err
 		}
 	}
+	// A foreign commit pushed after the last merge is found here: the
+	// final PR must say so.
+	if err := s.checkWaveTip(ctx); err != nil {
+		return exitcode.Failed, err
+	}
 	baseConflict, err := s.mergeBase(ctx)
 	if err != nil {
 		return exitcode.Failed, err
@@ -89,6 +94,11 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 	}
 	s.cleanup(ctx)
 	s.freeWaveName(ctx)
+	if prErr == nil {
+		if err := s.watchFinalChecks(ctx); err != nil {
+			return exitcode.Failed, err
+		}
+	}
 	if prErr != nil {
 		// Everything else of the end is done; the run stays open (not
 		// finished), so the next `backlog run` resumes into this end
@@ -119,8 +129,9 @@ func exitOf(r *backlog.Run) int {
 	return exitcode.Failed
 }
 
-// exitCode: 43 when a person is needed (parked, needs-input), 1 when
-// something failed, else 0.
+// exitCode: 43 when a person is needed (parked, needs-input, the final
+// PR's required checks red or unfinished, a foreign commit on the wave
+// branch), 1 when something failed, else 0.
 func (s *Supervisor) exitCode() int {
 	t := s.run().Tally()
 	failed := false
@@ -134,7 +145,7 @@ func (s *Supervisor) exitCode() int {
 		}
 	}
 	switch {
-	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "":
+	case parked || t.NeedsInput > 0 || s.baseConflict || s.spendCheck(0) != "" || s.finalChecksNeedHuman() || s.run().Foreign != nil:
 		// A spent backlog.budget.run needs a person too: nothing more
 		// starts until the cap is raised.
 		return exitcode.NeedsHuman
@@ -171,10 +182,13 @@ func (s *Supervisor) undelivered() []backlog.Skip {
 // since the branch was cut; a conflict leaves the wave branch as it was
 // and is said in the PR.
 func (s *Supervisor) mergeBase(ctx context.Context) (string, error) {
-	if s.run().Tally().Merged == 0 || s.run().BaseMerges > 0 {
+	if s.run().Tally().Merged == 0 || s.run().BaseMerges > 0 || s.run().Foreign != nil {
 		return "", nil
 	}
-	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base, s.verifierWith(0, false))
+	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base, s.run().WaveTip, s.verifierWith(0, false))
+	if fe, ok := gitops.IsForeignCommit(err); ok {
+		return "", s.foreignCommit(ctx, fe)
+	}
 	if errors.Is(err, gitops.ErrVerifyFailed) {
 		s.printf("merging %s into %s failed verify: %v", s.run().Info.Base, s.run().Info.WaveBranch, err)
 		return "(the merge of " + s.run().Info.Base + " failed verify; see " + s.verifyLog(0) + ")", nil
@@ -189,7 +203,7 @@ func (s *Supervisor) mergeBase(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	s.printf("%s moved during the run; merged it into %s once (%s)", s.run().Info.Base, s.run().Info.WaveBranch, short(res.Commit))
-	return "", s.emit(backlog.Event{Kind: backlog.EvBaseMerged, Commit: res.Commit})
+	return "", s.emit(backlog.Event{Kind: backlog.EvBaseMerged, Commit: res.Commit, Tip: mergedTip(res)})
 }
 
 func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
@@ -321,6 +335,9 @@ func (s *Supervisor) cleanup(ctx context.Context) {
 // a person must answer, batched in one block.
 func (s *Supervisor) report() {
 	s.checkpoint("end")
+	if line := s.finalChecksLine(); line != "" {
+		s.printf("%s", line)
+	}
 	var qs []string
 	for _, is := range s.run().List() {
 		switch is.State {
@@ -331,7 +348,7 @@ func (s *Supervisor) report() {
 			case is.Worktree != "":
 				where = " (work kept in " + is.Worktree + ")"
 			case s.pods() && is.Branch != "":
-				where = " (work kept on origin: " + is.Branch + ", snapshots under refs/wave/salvage/" + strconv.Itoa(is.Number) + "/)"
+				where = " (work kept on origin: " + gitops.CandidateRef(is.Branch) + ", snapshots under refs/wave/salvage/" + strconv.Itoa(is.Number) + "/)"
 			}
 			qs = append(qs, "  #"+strconv.Itoa(is.Number)+" ["+is.State+"] "+oneLine(q)+where)
 		}

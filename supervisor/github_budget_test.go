@@ -16,7 +16,7 @@ import (
 
 // ghCallBudget is the most GitHub requests a clean run may spend per
 // issue (worker PRs on): claim, worker PR, merge, release and close.
-const ghCallBudget = 7
+const ghCallBudget = 5
 
 // TestBacklogRunStaysWithinGitHubCallBudget holds a clean five-issue run
 // on the fake GitHub to ghCallBudget requests per issue (the run's own

@@ -47,7 +47,18 @@ type fixture struct {
 	// client of the fake GitHub, as a new process would have); nil is the
 	// local markdown source.
 	newSource func() forge.Source
+	// unconfined: the test's workers or verify step are its actors in
+	// the world outside their checkout (see actsOutside).
+	unconfined bool
 }
+
+// actsOutside marks a test whose shell workers or verify step act, as
+// the test's hands, on the world outside their checkout — they move
+// origin away, touch the gates the test waits on, delete their own
+// worktree, commit in the user's clone — to make something happen at a
+// chosen moment: they run unsandboxed, as a sandbox stops exactly that
+// (sandbox_test.go proves it does).
+func (f *fixture) actsOutside() { f.unconfined = true }
 
 // git runs git in dir under the test identity and returns its stdout.
 func git(t testing.TB, dir string, args ...string) string {
@@ -85,7 +96,7 @@ func (f *fixture) otherClone(name string) *fixture {
 	f.t.Helper()
 	root := gittest.CloneInto(f.t, f.origin, filepath.Join(f.t.TempDir(), name))
 	c := &fixture{t: f.t, origin: f.origin, root: root, lane: f.lane, config: f.config,
-		newSource: f.newSource}
+		newSource: f.newSource, unconfined: f.unconfined}
 	c.killTmuxAtEnd()
 	return c
 }
@@ -150,6 +161,12 @@ func (f *fixture) options(ctx context.Context, out *syncBuffer, issues ...int) O
 		src = f.source()
 	}
 	cfg.Backlog.WorktreeRoot = filepath.Join(filepath.Dir(f.root), "worktrees")
+	// Workers are sandboxed where bubblewrap works: they may read the
+	// test's own temporary files (the gates local workers wait for).
+	cfg.Backlog.Sandbox.ReadOnly = append(cfg.Backlog.Sandbox.ReadOnly, filepath.Dir(f.t.TempDir()))
+	if f.unconfined {
+		cfg.Backlog.Sandbox.Mode = "off"
+	}
 	return Options{Config: cfg, Lane: lane, Layout: f.layout(), Source: src, Git: repo,
 		Runs: f.openRuns(ctx, lane), Self: binPath, Issues: issues, Out: out,
 		Slug: "t", Tick: 200 * time.Millisecond}

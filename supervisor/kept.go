@@ -2,50 +2,78 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
-// ensureWorktree is gitops.EnsureWorktree, taking over a worktree a
-// finished run kept. A finished run keeps the worktree of an issue it did
-// not merge (a question, a park: the work lives there), and a later run
-// whose wave branch has the same name (the first merged nothing, so its
-// empty wave branch was deleted) wants the same worker branch, which git
-// lets one worktree check out at a time. The later run moves the kept
-// worktree to its own path, uncommitted work included, and goes on there.
-// A branch checked out anywhere else stays an error.
-func (c *localCheckout) ensureWorktree(ctx context.Context, n int, wt, branch string) (bool, error) {
-	resumed, err := c.git.EnsureWorktree(ctx, wt, branch, c.waveRef())
-	var co *gitops.CheckedOutError
-	if !errors.As(err, &co) || !c.keptBy(n, co.Path) {
-		return resumed, err
+// takeOverKept moves the checkout a finished run kept of issue n on
+// branch to dir, where this run's worker works. A finished run keeps the
+// checkout of an issue it did not merge (a question, a park: the work
+// lives there), and a later run whose wave branch has the same name (the
+// first merged nothing, so its empty wave branch was deleted) wants the
+// same worker branch: it goes on in those files, uncommitted work
+// included, instead of a fresh clone of the branch beside them.
+func (c *localCheckout) takeOverKept(ctx context.Context, n int, branch, dir string) error {
+	if _, err := os.Lstat(dir); err == nil {
+		return nil // this run's own checkout is there already
 	}
-	if err := c.git.MoveWorktree(ctx, co.Path, wt); err != nil {
-		return false, fmt.Errorf("take over the worktree an earlier run kept: %w", err)
+	from := c.kept(n, branch)
+	if from == "" || gitops.SamePath(from, dir) {
+		return nil
 	}
-	c.say("#%d: took over the worktree an earlier run kept (%s), with any uncommitted work in it", n, co.Path)
-	return c.git.EnsureWorktree(ctx, wt, branch, c.waveRef())
+	if err := c.git.MoveCheckout(ctx, from, dir); err != nil {
+		return fmt.Errorf("take over the checkout an earlier run kept: %w", err)
+	}
+	c.say("#%d: took over the worktree an earlier run kept (%s), with any uncommitted work in it", n, from)
+	return nil
 }
 
-// keptByFinishedRun: path is issue n's worktree in a finished run of this
-// lane other than this one.
-func (s *Supervisor) keptByFinishedRun(n int, path string) bool {
-	dirs, err := runlog.List(s.o.Layout.StateDir)
-	if err != nil {
-		return false
-	}
-	for _, dir := range dirs {
-		r, _, err := runlog.Read(dir)
-		if err != nil || !r.Finished || r.Info.ID == s.run().Info.ID {
+// keptCheckout is the checkout a finished run of this lane other than
+// this one kept of issue n on branch (not merged, still there), "" when
+// none. Finished runs do not change: they are read once per process
+// (keptIndex), and only when a worker starts without a checkout.
+func (s *Supervisor) keptCheckout(n int, branch string) string {
+	s.keptOnce.Do(func() { s.kept = s.keptIndex() })
+	for _, k := range s.kept[n] {
+		if k.branch != branch {
 			continue
 		}
-		if is, ok := r.Issues[n]; ok && is.Worktree != "" && is.State != backlog.StateMerged && gitops.SamePath(is.Worktree, path) {
-			return true
+		if _, err := os.Stat(k.path); err == nil {
+			return k.path
 		}
 	}
-	return false
+	return ""
+}
+
+// keptWork is a checkout a finished run kept of an issue it did not merge.
+type keptWork struct{ branch, path string }
+
+// keptIndex lists, by issue, the checkouts the lane's finished runs kept,
+// newest run first.
+func (s *Supervisor) keptIndex() map[int][]keptWork {
+	out := map[int][]keptWork{}
+	dirs, err := runlog.List(s.o.Layout.StateDir)
+	if err != nil {
+		return out
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if filepath.Base(dirs[i]) == s.run().Info.ID {
+			continue // this run: not finished, and its own checkouts are its
+		}
+		r, _, err := runlog.Read(dirs[i])
+		if err != nil || !r.Finished {
+			continue
+		}
+		for _, is := range r.List() {
+			if is.Worktree != "" && is.State != backlog.StateMerged {
+				out[is.Number] = append(out[is.Number], keptWork{branch: is.Branch, path: is.Worktree})
+			}
+		}
+	}
+	return out
 }

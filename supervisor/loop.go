@@ -27,13 +27,19 @@ var ErrStopped = errors.New("backlog run stopped")
 func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 	if resumed && s.stopRequested() {
 		// `backlog stop` while no supervisor was alive: its workers were
-		// stopped then; record them as stopped and go on (or finish).
+		// stopped then; record them as stopped and go on (or finish). A
+		// request written once this supervisor held the lane (while it
+		// was opening the run) is a stop of this one: it pauses as asked.
+		ours := s.stopAskedOfUs()
 		finish, err := s.halt(ctx)
 		if err != nil {
 			return err
 		}
 		if finish {
 			return s.finishEarly(ctx)
+		}
+		if ours {
+			return ErrStopped
 		}
 	}
 	for _, is := range s.run().List() {
@@ -58,6 +64,11 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 			s.cancelAnswers()
 			s.settle() // a start under way finishes before the stop
 			return s.stop(ctx)
+		}
+		if s.run().Foreign != nil && !s.halted {
+			if err := s.haltForeign(ctx); err != nil {
+				return err
+			}
 		}
 		began := s.o.Now()
 		err := s.takeJobErr()
@@ -120,6 +131,9 @@ func (s *Supervisor) step(ctx context.Context) error {
 		return err
 	}
 	s.stopForBudget(ctx)
+	if err := s.pollChecks(ctx); err != nil {
+		return err
+	}
 	if err := s.mergeNext(ctx); err != nil {
 		return err
 	}
@@ -180,6 +194,9 @@ func (s *Supervisor) working() int {
 // run whose group predecessors are final, then (once) the bounded plan or
 // (unbounded) a fresh plan against the work in flight.
 func (s *Supervisor) refill(ctx context.Context) error {
+	if s.halted {
+		return nil
+	}
 	bounded := len(s.run().Info.Bounded) > 0
 	if s.run().LastPlan == nil || (!bounded && s.wantMore()) {
 		if err := s.plan(ctx); err != nil {
@@ -310,6 +327,14 @@ func (s *Supervisor) checkpoint(why string) {
 func (s *Supervisor) stopRequested() bool {
 	_, err := os.Stat(filepath.Join(s.log.dir, runlog.ControlFile))
 	return err == nil
+}
+
+// stopAskedOfUs reports whether the stop request was written after this
+// supervisor started (it held the lane then, so `backlog stop` left the
+// stop to it), by the real clock the file's time is on.
+func (s *Supervisor) stopAskedOfUs() bool {
+	fi, err := os.Stat(filepath.Join(s.log.dir, runlog.ControlFile))
+	return err == nil && !s.began.IsZero() && !fi.ModTime().Before(s.began)
 }
 
 // stop terminates the workers (their worktrees and claims stay) and leaves

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,15 +19,15 @@ import (
 // time. An entry that conflicts or fails leaves the queue, so the next
 // one is never starved behind it.
 func (s *Supervisor) mergeReady(ctx context.Context) error {
-	for len(s.run().Queue) > 0 {
-		if s.stopRequested() {
+	for {
+		n, ok := s.trainNext()
+		if !ok || s.stopRequested() || s.run().Foreign != nil {
 			return nil
 		}
-		if err := s.mergeOne(ctx, s.run().Queue[0]); err != nil {
+		if err := s.mergeOne(ctx, n); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
 // mergeNext merges the head of the queue, one entry per sweep: the loop
@@ -38,7 +37,7 @@ func (s *Supervisor) mergeNext(ctx context.Context) error {
 	if !s.mergeable() || s.stopRequested() {
 		return nil
 	}
-	n := s.run().Queue[0]
+	n, _ := s.trainNext()
 	s.jobs.merge = n
 	err := s.spawn(ctx, n, func(ctx context.Context) error { return s.mergeOne(ctx, n) })
 	if !s.busyJob(n) {
@@ -47,10 +46,12 @@ func (s *Supervisor) mergeNext(ctx context.Context) error {
 	return err
 }
 
-// mergeable: the queue has an entry to merge and no merge is under way
-// (the train is one merge at a time).
+// mergeable: the queue has an entry to merge (trainNext: its checks are
+// not being waited for) and no merge is under way (the train is one merge
+// at a time).
 func (s *Supervisor) mergeable() bool {
-	return len(s.run().Queue) > 0 && s.jobs.merge == 0 && !s.busyJob(s.run().Queue[0])
+	_, ok := s.trainNext()
+	return ok && s.jobs.merge == 0 && s.run().Foreign == nil
 }
 
 // mergeOne merges issue n, as its job when the loop's sweep asks for it
@@ -78,18 +79,22 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 	if err := s.workerPR(ctx, is); err != nil {
 		return err
 	}
+	if green, err := s.gateChecks(ctx, is); err != nil || !green {
+		return err // sent back, parked, or waiting for its checks out of the train's way
+	}
 	if sent, err := s.prReviewRework(ctx, is); err != nil || sent {
 		return err
 	}
-	// No issue text in the message: GitHub closes the issues that closing
-	// keywords in a commit message name once it reaches the default
-	// branch, so a title saying "Fixes #8" would close #8.
 	res, err := s.o.Git.Merge(ctx, gitops.MergeRequest{
 		Wave:    s.run().Info.WaveBranch,
 		Worker:  "refs/heads/" + is.Branch,
-		Message: fmt.Sprintf("Merge #%d: worker branch %s\n\nBacklog run %s.", n, is.Branch, s.run().Info.ID),
+		Message: mergeMessage(n, is.Branch, s.run().Info.ID),
 		Verify:  s.verifier(n),
+		Expect:  s.run().WaveTip,
 	})
+	if fe, ok := gitops.IsForeignCommit(err); ok {
+		return s.foreignCommit(ctx, fe)
+	}
 	switch {
 	case errors.Is(err, gitops.ErrVerifyFailed) && ctx.Err() == nil: // a stop is no verdict on the change
 		if err := s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "failed", Detail: err.Error()}); err != nil {
@@ -107,7 +112,8 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 		return s.conflict(ctx, is, res.Conflicts)
 	}
 	outside := backlog.Outside(is.Surface, res.Files)
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files, Outside: outside}); err != nil {
+	if err := s.record(ctx, backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files, Outside: outside,
+		Tip: mergedTip(res)}); err != nil {
 		return err
 	}
 	s.printf("#%d merged into %s (%s)", n, s.run().Info.WaveBranch, short(res.Commit))
@@ -116,6 +122,31 @@ func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
 		s.checkpoint("merged")
 	})
 	return nil
+}
+
+// mergeMessage is the merge commit's message. No issue text in it:
+// GitHub closes the issues that closing keywords in a commit message name
+// once it reaches the default branch, so a title saying "Fixes #8" would
+// close #8. Its subject names the issue: a merged record is believed
+// only when a commit with that subject is on origin's wave branch
+// (proveMerged).
+func mergeMessage(n int, branch, run string) string {
+	return fmt.Sprintf("%s%s\n\nBacklog run %s.", mergeSubject(n), branch, run)
+}
+
+// mergeSubject begins the subject of issue n's merge commit.
+func mergeSubject(n int) string { return fmt.Sprintf("Merge #%d: worker branch ", n) }
+
+// mergedTip is the wave tip a merge left: the merge commit it pushed, or,
+// when the worker was in already (pushed before a restart), the tip it
+// found, which the merge engine checked is the run's own. Never the tip
+// fetched after the push: a commit someone pushed on top meanwhile is not
+// the run's.
+func mergedTip(res gitops.MergeResult) string {
+	if !res.Already && res.Commit != "" {
+		return res.Commit
+	}
+	return res.WaveAfter
 }
 
 // conflict sends the worker back once to merge the wave branch and
@@ -193,10 +224,17 @@ func (s *Supervisor) verifierWith(n int, reviewed bool) func(ctx context.Context
 			return err
 		}
 		defer out.Close()
-		cmd := command(ctx, argv, dir)
+		cmd, done, err := s.verifyCommand(ctx, n, argv, dir, commit)
+		if err != nil {
+			fmt.Fprintln(out, err)
+			return err
+		}
 		cmd.Stdout, cmd.Stderr = out, out
-		cmd.Env = append(os.Environ(), "WAVE_ISSUE_NUMBER="+strconv.Itoa(n), "WAVE_MERGE_COMMIT="+commit)
-		if err := cmd.Run(); err != nil {
+		err = cmd.Run()
+		if berr := s.noteBlocked(ctx, n, "verify", done()); berr != nil {
+			return berr
+		}
+		if err != nil {
 			return &verifyFailure{err: fmt.Errorf("%s: %w (output in %s)", strings.Join(argv, " "), err, path), log: path}
 		}
 		if reviewed {

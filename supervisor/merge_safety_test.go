@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -29,6 +30,7 @@ import (
 // merge), RUNS (this lane's backlog runs) and WORKTREES (worker trees).
 func (f *fixture) verifyGate(body string) {
 	f.t.Helper()
+	f.actsOutside()
 	script := filepath.Join(filepath.Dir(f.root), "gate.sh")
 	pre := "#!/bin/sh\nRUNS=" + shellQuote(runlog.Root(f.layout().StateDir)) + "\nWORKTREES=" + shellQuote(filepath.Join(filepath.Dir(f.root), "worktrees")) + "\n"
 	if err := os.WriteFile(script, []byte(pre+body), 0o755); err != nil {
@@ -80,6 +82,7 @@ func mergedOrder(evs []backlog.Event) []int {
 // directory the test's verify gate and the workers share.
 func (f *fixture) shellWorkers(body string) string {
 	f.t.Helper()
+	f.actsOutside()
 	dir := filepath.Dir(f.root)
 	gate := filepath.Join(dir, "gate")
 	if err := os.MkdirAll(gate, 0o755); err != nil {
@@ -313,15 +316,23 @@ exit 0
 	}
 }
 
-// TestWavePushRejectedMidMergeRetriesWithoutLoss: someone pushes to the
-// wave branch while a merge is verified; the supervisor's push under its
-// lease is refused, it fetches, merges again on top and records one merge:
-// the foreign commit and the worker's both end up on the wave branch.
-func TestWavePushRejectedMidMergeRetriesWithoutLoss(t *testing.T) {
+// TestAForeignCommitOnTheWaveBranchStopsTheMergesAndIsReported: a
+// worker (or anyone) pushes a commit of its own to origin's wave branch
+// while #1's merge is verified. The supervisor's push under its lease is
+// refused; it finds origin's wave branch at a commit it did not make and
+// never merges on top of it: #1 and #2 are parked, not merged, origin's
+// wave branch is left at the foreign commit, and the foreign commit is
+// said in the output, backlog status, a foreign-commit notification and
+// the final PR body; the run asks a person (43).
+func TestAForeignCommitOnTheWaveBranchStopsTheMergesAndIsReported(t *testing.T) {
 	f := newFixture(t)
 	other := filepath.Join(t.TempDir(), "other")
 	git(t, filepath.Dir(other), "clone", "-q", f.origin, other)
 	f.issue(1, "One", "Files: a/**")
+	f.issue(2, "Two", "Files: b/**")
+	told := filepath.Join(t.TempDir(), "told")
+	f.config += "notify:\n  - kind: command\n    argv: [sh, -c, 'cat >> " + told + "; echo >> " + told + "']\n"
+	f.config = strings.Replace(f.config, "\nbacklog:\n", "\nbacklog:\n  width: 1\n", 1)
 	f.verifyGate(`if [ "$WAVE_ISSUE_NUMBER" = 1 ] && [ ! -e "$RUNS/../moved" ]; then
   touch "$RUNS/../moved"
   cd ` + shellQuote(other) + ` && git fetch -q origin && b=$(git for-each-ref --format='%(refname:lstrip=3)' 'refs/remotes/origin/wave/*' | grep -v -- '-i[0-9]*$' | head -1) &&
@@ -330,35 +341,41 @@ func TestWavePushRejectedMidMergeRetriesWithoutLoss(t *testing.T) {
 fi
 exit 0
 `)
-	res := f.run(1)
-	if res.err != nil || res.ExitCode != exitcode.OK {
-		t.Fatalf("run: exit %d, %v", res.ExitCode, res.err)
+	res := f.run(1, 2)
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
+		t.Fatalf("run: exit %d, %v; want 43", res.ExitCode, res.err)
 	}
 	r, _, _ := runlog.Read(res.Dir)
 	wave := r.Info.WaveBranch
-	if _, ok := f.originFile(wave, "foreign.txt"); !ok {
-		t.Errorf("the foreign commit was lost from %s", wave)
+	foreign := gittest.Ref(f.origin, "refs/heads/"+wave)
+	if out := git(t, f.origin, "log", "-1", "--format=%s", foreign); out != "foreign commit" {
+		t.Fatalf("origin's wave branch is at %q, want the foreign commit left as it is", out)
 	}
-	if _, ok := f.originFile(wave, "backlog-work/issue-1.md"); !ok {
-		t.Errorf("#1's work is not on %s", wave)
+	if is := r.Issues[1]; is == nil || is.State != backlog.StateParked {
+		t.Errorf("#1: %+v, want parked", is)
 	}
-	evs := f.events(res.Dir)
-	if i := eventIndex(evs, backlog.EvMerged, 1, 2); i >= 0 || eventIndex(evs, backlog.EvMerged, 1, 1) < 0 {
-		t.Errorf("want exactly one merged event for #1")
+	if is, in := r.Issues[2]; in || !slices.ContainsFunc(r.Dropped, func(d backlog.Skip) bool { return d.Issue == 2 && d.Reason == "foreign-commit" }) {
+		t.Errorf("#2: %+v, dropped %+v; want it dropped, never started on the foreign commit", is, r.Dropped)
 	}
-	if out := git(t, f.origin, "log", "--format=%s", "refs/heads/"+wave); strings.Count(out, "Merge #1:") != 1 || !strings.Contains(out, "foreign commit") {
-		t.Errorf("wave branch log:\n%s\nwant one merge of #1 and the foreign commit", out)
+	if out := git(t, f.origin, "log", "--format=%s", "refs/heads/"+wave); strings.Contains(out, "Merge #") {
+		t.Errorf("something was merged on top of or beside the foreign commit:\n%s", out)
 	}
-	// What landed was verified: the merge made on top of the foreign
-	// commit ran the verify step again.
-	runs := 0
-	for _, ev := range evs {
-		if ev.Kind == backlog.EvVerify && ev.Issue == 1 && ev.Outcome == "running" {
-			runs++
-		}
+	if r.Foreign == nil || r.Foreign.Found != foreign {
+		t.Fatalf("the run's record of the foreign commit: %+v, want %s", r.Foreign, foreign)
 	}
-	if runs != 2 {
-		t.Errorf("verify ran %d times for #1, want 2 (before and after the rejected push)", runs)
+	if !strings.Contains(res.out, "a commit this run did not make") {
+		t.Errorf("output does not say so:\n%s", res.out)
+	}
+	v, err := Status(context.Background(), res.Dir, nil, false, time.Now())
+	if err != nil || v.ForeignCommit == nil || v.ForeignCommit.Found != foreign {
+		t.Errorf("status: %+v %v, want the foreign commit", v.ForeignCommit, err)
+	}
+	body, _ := os.ReadFile(filepath.Join(res.Dir, runlog.FinalPRFile))
+	if !strings.Contains(string(body), "A commit this run did not make is on the wave branch") || !strings.Contains(string(body), foreign[:12]) {
+		t.Errorf("the final PR body does not report it:\n%s", body)
+	}
+	if b, _ := os.ReadFile(told); !strings.Contains(string(b), `"event":"foreign-commit"`) {
+		t.Errorf("no foreign-commit notification; told:\n%s", b)
 	}
 }
 

@@ -61,14 +61,14 @@ func (s *Supervisor) cutWaveBranch(ctx context.Context) error {
 			return fmt.Errorf("wave branch %s: %w", name, err)
 		}
 		if held {
-			_, created, err := s.o.Git.EnsureWaveBranch(ctx, name, r.Info.Base)
+			tip, created, err := s.o.Git.EnsureWaveBranch(ctx, name, r.Info.Base)
 			if err != nil {
 				return fmt.Errorf("wave branch %s from %s: %w", name, r.Info.Base, err)
 			}
 			// Not fresh: this run reserved the name before a restart, so
 			// a branch of that name is the one it cut then.
 			if created || !fresh {
-				if err := s.emit(backlog.Event{Kind: backlog.EvWaveBranch, Outcome: backlog.WaveCut}); err != nil {
+				if err := s.emit(backlog.Event{Kind: backlog.EvWaveBranch, Outcome: backlog.WaveCut, Tip: tip}); err != nil {
 					return err
 				}
 				s.freeWaveName(ctx)

@@ -168,7 +168,8 @@ func (s *Supervisor) runPayload(r agentRun) (*runtime.Payload, error) {
 		Build: executor.BuildInput{Agent: r.agent, Wave: &wave.Wave{}, Resolved: r.res, Attempt: r.attempt, Self: s.o.Self,
 			Worker: &executor.WorkerInfo{Issue: r.issue, Branch: r.branch, Target: info.WaveBranch, Worktree: r.cwd,
 				TokenEnv: s.o.Config.GitHub.TokenEnv, Review: r.review, RunID: info.ID}},
-		OrchestratorID: "backlog-" + info.ID, Minutes: minutes, FixedMinutes: r.review, NoRateLimitRetry: r.review})
+		OrchestratorID: "backlog-" + info.ID, Minutes: minutes, FixedMinutes: r.review, NoRateLimitRetry: r.review,
+		Sandbox: s.runSandbox(!r.review)})
 	return p, err
 }
 

@@ -75,7 +75,10 @@ func (c *remoteCheckout) Prepare(ctx context.Context, w *worker, branch, _ strin
 	if err := c.lookUpOrigin(ctx); err != nil {
 		return false, err
 	}
-	_, resumed, err := c.git.RemoteHead(ctx, branch)
+	_, resumed, err := c.git.RemoteRef(ctx, gitops.CandidateRef(branch))
+	if err == nil && !resumed {
+		_, resumed, err = c.git.RemoteHead(ctx, branch) // pushed by an older version
+	}
 	if err != nil {
 		return false, fmt.Errorf("#%d: %w", w.n, err)
 	}
@@ -154,7 +157,7 @@ func (c *remoteCheckout) Payload(w *worker, p *runtime.Payload, _ workerStart) e
 	// adopts what it finds under one: "i3-a1" of the run before (whose
 	// Job stays a while after it ends) must not pass for this run's.
 	p.RunID = c.runID() + "-" + p.RunID
-	p.Checkout = &runtime.Checkout{Origin: origin, Base: c.wave(), Branch: branch, Dir: dir,
+	p.Checkout = &runtime.Checkout{Origin: origin, Base: c.wave(), Branch: branch, PushRef: gitops.CandidateRef(branch), Dir: dir,
 		RestoreRef: restore, SnapshotRef: snapshotRef(w.n, p.Attempt), SnapshotEveryMs: int(c.every / time.Millisecond),
 		ResultRef: c.resultRef(w.n, p.Attempt)}
 	return nil
@@ -172,18 +175,32 @@ func (c *remoteCheckout) Progress(_ context.Context, _ *worker, obs runtime.Obse
 // found gone; a pod that went is a lost run, and its work is on origin.
 func (c *remoteCheckout) Lost(*worker) bool { return false }
 
-// Fetch implements checkout: origin's copy of the worker branch becomes
-// the clone's refs/heads/<branch>, and the run's result (its log's tail
-// and final record) is brought into its run directory, where the
-// supervisor reads a finished run's outcome.
+// Fetch implements checkout: the candidate the pod pushed (origin's
+// copy of the branch, for an older version's pod) becomes the clone's
+// refs/heads/<branch>, and the run's result (its log's tail and final
+// record) is brought into its run directory, where the supervisor reads
+// a finished run's outcome.
 func (c *remoteCheckout) Fetch(ctx context.Context, w *worker) error {
-	if _, _, err := c.git.FetchWorker(ctx, w.is.Branch); err != nil {
-		return fmt.Errorf("#%d: %w", w.n, err)
+	if err := c.fetchBranch(ctx, w); err != nil {
+		return err
 	}
 	if w.is.RunDir == "" {
 		return nil
 	}
 	return c.collect(ctx, w.n, w.is.Attempts, w.is.RunDir)
+}
+
+// fetchBranch brings the worker's candidate, else origin's branch of an
+// older version's pod, into the clone's refs/heads/<branch>.
+func (c *remoteCheckout) fetchBranch(ctx context.Context, w *worker) error {
+	_, ok, err := c.git.FetchCandidate(ctx, gitops.CandidateRef(w.is.Branch), w.is.Branch)
+	if err == nil && !ok {
+		_, _, err = c.git.FetchWorker(ctx, w.is.Branch)
+	}
+	if err != nil {
+		return fmt.Errorf("#%d: %w", w.n, err)
+	}
+	return nil
 }
 
 // collect writes the result commit's files into runDir, once: what a
@@ -227,19 +244,31 @@ func (c *remoteCheckout) Snapshot(ctx context.Context, w *worker, ref, _ string)
 	if err != nil || ok {
 		return sha, err
 	}
-	if _, _, err := c.git.FetchWorker(ctx, w.is.Branch); err != nil {
+	if err := c.fetchBranch(ctx, w); err != nil {
 		return "", err
 	}
 	c.say("#%d: its run pushed no snapshot; %s is its branch as origin has it", w.n, ref)
 	return c.git.SnapshotRef(ctx, w.is.Branch, c.waveRef(), ref)
 }
 
-// Remove implements checkout: the snapshots and this run's
-// result commits go from origin (the branch is the caller's).
+// Remove implements checkout: the snapshots, its candidate and
+// this run's result commits go from origin (the branch is the caller's).
 func (c *remoteCheckout) Remove(ctx context.Context, w *worker) error {
 	refs, err := c.git.RemoteRefs(ctx, snapshotPrefix(w.n), resultPrefix(c.runID(), w.n))
 	if err != nil {
 		return err
+	}
+	if w.is.Branch != "" {
+		// The candidate goes only at the commit the clone has of the
+		// branch (merged): a later push of the pod's stays on origin.
+		cand := gitops.CandidateRef(w.is.Branch)
+		sha, ok, err := c.git.RemoteRef(ctx, cand)
+		if err != nil {
+			return err
+		}
+		if mine, merr := c.git.RevParse(ctx, "refs/heads/"+w.is.Branch); ok && merr == nil && mine == sha {
+			refs[cand] = sha
+		}
 	}
 	_, err = c.git.DeleteRemoteRefs(ctx, refs)
 	return err

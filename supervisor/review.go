@@ -57,6 +57,11 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 	if err := s.waitRun(ctx, runDir); err != nil {
 		return fmt.Errorf("review #%d: %w", n, err)
 	}
+	if r := s.o.Runs.Observe(ctx, runDir, s.o.Now()).Record; r != nil {
+		if err := s.noteBlocked(ctx, n, "reviewer", r.BlockedHosts); err != nil {
+			return err
+		}
+	}
 	text, _ := runtime.ReadLogTail(filepath.Join(runDir, lanes.LogFile), 256<<10)
 	v := gate.ParseLog(text).Verdict
 	switch {

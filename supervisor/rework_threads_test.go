@@ -24,11 +24,11 @@ func (g *ghFixture) workerPRNumber(n int) int {
 	return 0
 }
 
-// threadOnFirstLook adds a thread to issue n's worker PR just before the
-// supervisor's first look at its threads, and returns the thread's id
-// once it exists.
+// threadOnFirstLook adds a thread to issue n's worker PR (and, as on
+// GitHub, the review its comment belongs to) just before the supervisor's
+// first look at its reviews, and returns the thread's id once it exists.
 func (g *ghFixture) threadOnFirstLook(n int, edit func(id string)) {
-	g.srv.BeforeNext(forgetest.RouteGraphQL, func() {
+	g.srv.BeforeNext(forgetest.RoutePullReviews, func() {
 		if pr := g.workerPRNumber(n); pr != 0 {
 			id := g.srv.AddThread(pr, "backlog-work/issue-1.md", 1,
 				forgetest.ThreadComment{Author: "alice", Body: "THREAD-SAYS: add the fix file"})

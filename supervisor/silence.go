@@ -43,9 +43,19 @@ type progressMarker interface {
 	Mark(ctx context.Context, w *worker, obs runtime.Observation) (string, error)
 }
 
-// Mark implements progressMarker for a worktree on this machine.
+// Mark implements progressMarker for a worker's clone on this machine,
+// read without running git in it (gitops.CheckoutMark). A HEAD the
+// clone's copy of the worker branch lacks is fetched then: what a clone
+// holds alone is lost with it.
 func (c *localCheckout) Mark(ctx context.Context, w *worker, _ runtime.Observation) (string, error) {
-	return c.git.WorktreeState(ctx, w.is.Worktree)
+	head, mark, err := c.git.CheckoutMark(ctx, w.is.Worktree)
+	if err != nil {
+		return "", err
+	}
+	if mine, err := c.git.RevParse(ctx, "refs/heads/"+w.is.Branch); err != nil || mine != head {
+		_ = c.fetch(ctx, w) // a try: a merge fetches anyway
+	}
+	return mark, nil
 }
 
 // Mark implements progressMarker for a pod's clone: what its runner last

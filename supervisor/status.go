@@ -49,6 +49,9 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 		in.IssueUsage[n] = u.Ptr()
 	}
 	waveRef := "refs/remotes/origin/" + r.Info.WaveBranch
+	if r.WaveTip != "" {
+		waveRef = r.WaveTip // what the run pushed, whatever origin has since
+	}
 	for _, is := range r.List() {
 		if f, ok := live(ctx, is, git, waveRef, now); ok {
 			in.Live[is.Number] = f
@@ -57,7 +60,7 @@ func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, no
 	return backlog.NewStatusView(r, in), nil
 }
 
-// live reads worktree progress and output age for work not yet final.
+// live reads checkout progress and output age for work not yet final.
 func live(ctx context.Context, is *backlog.IssueRun, git *gitops.Repo, waveRef string, now time.Time) (backlog.LiveFacts, bool) {
 	var f backlog.LiveFacts
 	if backlog.Terminal(is.State) {
@@ -72,7 +75,7 @@ func live(ctx context.Context, is *backlog.IssueRun, git *gitops.Repo, waveRef s
 	if _, err := os.Stat(is.Worktree); err != nil {
 		return f, false
 	}
-	f.CommitsAhead, f.DirtyFiles, _ = worktreeFacts(ctx, git, is.Worktree, waveRef)
+	f.CommitsAhead, f.DirtyFiles, _ = checkoutFacts(ctx, git, is.Worktree, waveRef)
 	if is.RunDir != "" {
 		if fi, err := os.Stat(filepath.Join(is.RunDir, lanes.LogFile)); err == nil {
 			age := int64(now.Sub(fi.ModTime()).Seconds())

@@ -31,6 +31,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 	"github.com/wave-orchestrator/wave-orchestrator/telemetry"
 )
 
@@ -66,6 +67,9 @@ type Options struct {
 	// AnswerPoll is how often the source is asked whether questions were
 	// answered (default: every sweep locally, 30 s on GitHub).
 	AnswerPoll time.Duration
+	// ChecksPoll is how often the required CI checks of a head that
+	// waits for them are looked at (default 10 s; backlog.checks).
+	ChecksPoll time.Duration
 	// UsageBackoff is the pause after an executor's k-th (0-based) usage
 	// limit that named no reset (default: 5 minutes doubling, capped at
 	// an hour).
@@ -98,10 +102,17 @@ type Supervisor struct {
 	budget  budgetState
 	// baseConflict: merging a moved base into the wave branch conflicted.
 	baseConflict bool
-	probeWait    time.Duration
-	claimsAt     time.Time // last look at every held claim on origin
-	plannedAt    time.Time // last unbounded plan
-	replan       bool      // something ended since that plan
+	// halted: the run found a foreign commit on the wave branch and its
+	// unmerged work was parked (haltForeign).
+	halted bool
+	// kept are the checkouts finished runs kept, by issue, read once
+	// (keptCheckout).
+	keptOnce  sync.Once
+	kept      map[int][]keptWork
+	probeWait time.Duration
+	claimsAt  time.Time // last look at every held claim on origin
+	plannedAt time.Time // last unbounded plan
+	replan    bool      // something ended since that plan
 	// waiting is the transient failure being waited out (nil: none);
 	// waitFor the pause before the next sweep. The windows lived through
 	// are in the run's log (Run.Waits), as are the environment relaunches.
@@ -116,8 +127,15 @@ type Supervisor struct {
 	stopAnswers context.CancelFunc
 	// jobs are the worker starts and the merge under way (jobs.go).
 	jobs jobs
+	// checks is the merge gate on CI checks (checks.go).
+	checks checksGate
 	// starts coalesces the jobs' run starts (starts.go).
 	starts starts
+	// sandbox is whether workers, reviewers and verify are sandboxed
+	// (decided once, at Run).
+	sandbox sandbox.Decision
+	// began is when Run started, by the real clock (stopAskedOfUs).
+	began time.Time
 	// worker0 is the workers' executor as backlog.executor (and
 	// --executor) resolve it; a usage limit may move a start onto one of
 	// its fallbacks (pause.go).
@@ -150,6 +168,9 @@ func New(o Options) (*Supervisor, error) {
 	}
 	if o.Backoff == nil {
 		o.Backoff = defaultBackoff
+	}
+	if o.ChecksPoll <= 0 {
+		o.ChecksPoll = defaultChecksPoll
 	}
 	if o.UsageBackoff == nil {
 		o.UsageBackoff = runtime.UsageBackoff
@@ -197,8 +218,12 @@ func (s *Supervisor) emit(ev backlog.Event) error {
 
 // Run opens (or resumes) the lane's backlog run and drives it to its end.
 func (s *Supervisor) Run(ctx context.Context) (Result, error) {
+	s.began = time.Now()
 	// Checked before anything is claimed or pushed.
 	if err := s.checkExecutors(); err != nil {
+		return Result{}, err
+	}
+	if err := s.decideSandbox(ctx); err != nil {
 		return Result{}, err
 	}
 	resumed, err := s.open(ctx)
@@ -215,6 +240,9 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 	defer tf.Stop(telemetry.DefaultFlush)
 	if err != nil {
 		return res, err // stopped or given up while opening: which run it was
+	}
+	if err := s.noteSandbox(ctx); err != nil {
+		return res, err
 	}
 	if err := s.loop(ctx, resumed); err != nil {
 		return res, err
@@ -281,12 +309,21 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// reopen puts a resumed run's wave branch back where the run left it.
+// reopen puts a resumed run's wave branch back where the run left it:
+// cut, if the run was stopped before; else checked against the tip the
+// run last pushed (a foreign commit is recorded, and the run halts), and
+// every merged record proven on it.
 func (s *Supervisor) reopen(ctx context.Context) error {
 	if w := s.run().Wave; w != nil && !w.Cut {
 		return s.cutWaveBranch(ctx)
 	}
-	return s.ensureWaveBranch(ctx)
+	if s.run().WaveTip == "" { // a log from before the tip was recorded
+		return s.ensureWaveBranch(ctx)
+	}
+	if err := s.checkWaveTip(ctx); err != nil {
+		return err
+	}
+	return s.proveMerged(ctx)
 }
 
 // create makes a new run's directory with its first events (once: its

@@ -182,11 +182,13 @@ func TestRefusedPermissionStillExitsAtOnce(t *testing.T) {
 	if err := os.WriteFile(ssh, []byte("#!/bin/sh\necho 'git@example.invalid: Permission denied (publickey).' >&2\nexit 255\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// The worker's commit done, origin turns into one that refuses us.
+	// The worker's commit done, origin turns into one that refuses us
+	// (the user's clone is reconfigured: the worker's own clone is not
+	// where the supervisor's origin is).
 	f.shellWorkers(`set -e
 echo work > own.txt && gitc add own.txt && gitc commit -q -m "Work"
-git config core.sshCommand ` + shellQuote(ssh) + `
-git config remote.origin.url ssh://git@example.invalid/app.git
+git -C ` + shellQuote(f.root) + ` config core.sshCommand ` + shellQuote(ssh) + `
+git -C ` + shellQuote(f.root) + ` config remote.origin.url ssh://git@example.invalid/app.git
 echo "[backlog-result] state=done detail=shell worker"
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -231,9 +233,10 @@ echo "[backlog-result] state=done detail=shell worker"
 }
 
 // TestLostWorktreeGetsItsSnapshotAndOneRelaunchInARecreatedWorktree: the
-// worker's worktree is deleted under it (after a commit). The run does
-// not end on it: the branch is snapshotted, the worktree recreated on it,
-// the worker relaunched once, and the issue merges.
+// worker's checkout is deleted under it (after a commit, which went with
+// its clone: nothing had fetched it yet). The run does not end on it:
+// the branch is snapshotted, the checkout recreated on it, the worker
+// relaunched once, and the issue merges.
 func TestLostWorktreeGetsItsSnapshotAndOneRelaunchInARecreatedWorktree(t *testing.T) {
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
@@ -243,7 +246,8 @@ if [ "$WAVE_ATTEMPT" = 1 ]; then
   wt=$(pwd); cd / && rm -rf "$wt"
   exit 1
 fi
-[ -e own.txt ] || { echo "the first attempt's commit is missing"; exit 1; }
+[ -e .git/objects/info/alternates ] || { echo "not a clone of its own"; exit 1; }
+[ -e own.txt ] || { echo work > own.txt && gitc add own.txt && gitc commit -q -m "Work again"; }
 echo "[backlog-result] state=done detail=continued"
 `)
 	res := f.run(1)
@@ -292,7 +296,7 @@ func TestWorkerFailedByAnOriginOutageKeepsItsSalvage(t *testing.T) {
 	f.issue(1, "First", "Files: a/**")
 	away := f.origin + ".away"
 	f.shellWorkers(`case "$WAVE_ATTEMPT" in
-1) mv ` + shellQuote(f.origin) + ` ` + shellQuote(away) + `; git fetch -q origin || exit 1 ;;
+1) mv ` + shellQuote(f.origin) + ` ` + shellQuote(away) + `; git fetch -q ` + shellQuote(f.origin) + ` || exit 1 ;;
 2) echo "a genuine failure"; exit 1 ;;
 esac
 set -e
@@ -375,9 +379,10 @@ func waitForFile(t *testing.T, path string) {
 }
 
 // TestResumeAfterALostWorktreeMergesFromTheBranch: the supervisor is
-// gone, the worker's worktree is deleted, the worker finishes done; the
-// next `backlog run` merges the worker's branch instead of exiting 1 on
-// the missing worktree (as every later run used to).
+// gone, the worker's checkout is deleted (its commit with it: nothing had
+// fetched it), the worker finishes done; the next `backlog run` does not
+// exit 1 on the missing checkout: the worker is lost, relaunched once in
+// a checkout made again from its branch, and the issue merges.
 func TestResumeAfterALostWorktreeMergesFromTheBranch(t *testing.T) {
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")

@@ -202,6 +202,11 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		return fmt.Errorf("#%d: commits ahead: %w", n, err)
 	}
 	outcome, detail := classify(v, prior, res, marked, commits)
+	if lost && outcome == backlog.OutcomeNoWork {
+		// Its commits, if any, went with its checkout before they were
+		// fetched: that is a lost worker, salvaged from its branch.
+		outcome, detail = backlog.OutcomeLost, "lost: "+detail
+	}
 	if lost && failing(outcome) {
 		detail = "lost its worktree " + is.Worktree + ": it was deleted while the worker ran (" + detail + ")"
 	}
@@ -221,6 +226,11 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		outcome = outcomeEnvironment
 	}
 	if prior == "" || prior == outcomeStopped {
+		if r := obs.Record; r != nil {
+			if err := s.noteBlocked(ctx, n, "worker", r.BlockedHosts); err != nil {
+				return err
+			}
+		}
 		if err := s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: n, Attempt: is.Attempts, Outcome: outcome,
 			ExitCode: v.ExitCode, Detail: detail, Question: res.Question, Commits: commits}); err != nil {
 			return err
@@ -238,7 +248,9 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 			return err
 		}
 		s.printf("#%d: ready to merge (%d commit(s) on %s)", n, commits, is.Branch)
-		return nil
+		// Its branch is brought in now, beside the merge train (which
+		// waits for this job before it merges the issue), not in it.
+		return s.spawn(ctx, n, func(ctx context.Context) error { return s.co.Fetch(ctx, w) })
 	case backlog.OutcomeNeedsInput:
 		q := firstNonEmpty(res.Question, "The worker needs input to go on.")
 		return s.offLoop(ctx, n, func(ctx context.Context) error { return s.needsInput(ctx, n, q) })

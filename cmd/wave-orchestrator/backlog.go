@@ -100,9 +100,18 @@ func openBacklog(ctx context.Context, g *globals, stderr io.Writer) (*backlogEnv
 	return openBacklogLane(ctx, e, stderr)
 }
 
+// gitOptions are the options of the lane's clone: the GitHub token
+// variable (github.tokenEnv) is held back from every git call but those
+// that reach origin, as gitops holds back GITHUB_TOKEN and GH_TOKEN, and
+// every other secret (config.SecretEnvNames: sink URLs, model keys) from
+// all of them.
+func (e *laneEnv) gitOptions(logger *slog.Logger) gitops.Options {
+	return gitops.Options{Logger: logger, Credentials: []string{e.cfg.GitHub.TokenEnv}, Secrets: e.cfg.SecretEnvNames(os.Environ())}
+}
+
 func openBacklogLane(ctx context.Context, e *laneEnv, stderr io.Writer) (*backlogEnv, error) {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	repo, err := gitops.Open(ctx, e.lane.RepoRoot, gitops.Options{Logger: logger})
+	repo, err := gitops.Open(ctx, e.lane.RepoRoot, e.gitOptions(logger))
 	if err != nil {
 		return nil, fmt.Errorf("backlog mode needs a git repository with an origin: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -25,9 +26,10 @@ func newBacklogDiffCmd(g *globals) *cobra.Command {
 		Short: "Print issue N's change: its worker branch against the wave branch (a merged issue: what its merge brought)",
 		Long: `Print issue N's committed change in a backlog run, as git diff --stat --patch prints it:
 the worker branch against where it left the wave branch (git diff <wave>...<worker>), or, for
-an issue already merged, what its merge commit brought. Uncommitted work in the worker's
-worktree is not in it: an issue whose worker has committed nothing prints no diff and says
-so on stderr, naming its worktree's uncommitted changes. The change is the worker's text:
+an issue already merged, what its merge commit brought. A worker whose checkout (its own
+clone) is still there is read from it: its branch as it is there now. Uncommitted work in the
+checkout is not in it: an issue whose worker has committed nothing prints no diff and says
+so on stderr, naming its checkout's uncommitted changes. The change is the worker's text:
 control characters are shown escaped (\x1b), never sent to the terminal.`,
 		Example: `  wave-orchestrator backlog diff 12
   wave-orchestrator backlog diff 12 --run 20261201T090000Z-backlog-3f9a1c`,
@@ -49,7 +51,7 @@ control characters are shown escaped (\x1b), never sent to the terminal.`,
 			if !ok {
 				return usageError{fmt.Errorf("backlog diff: no issue #%d in backlog run %s", n, r.Info.ID)}
 			}
-			repo, err := gitops.Open(c.Context(), e.lane.RepoRoot, gitops.Options{})
+			repo, err := gitops.Open(c.Context(), e.lane.RepoRoot, e.gitOptions(nil))
 			if err != nil {
 				return err
 			}
@@ -82,28 +84,35 @@ func issueDiff(ctx context.Context, repo *gitops.Repo, wave, runBase string, is 
 	if is.Branch == "" {
 		return "", fmt.Errorf("no worker branch yet (state %s)", is.State)
 	}
-	worker, err := firstRef(ctx, repo, "refs/heads/"+is.Branch, "refs/remotes/origin/"+is.Branch)
-	if err != nil {
-		return "", fmt.Errorf("worker branch %s: %w", is.Branch, err)
-	}
 	// The wave branch of a run that merged nothing is deleted at its end:
 	// it was cut from the run's base, so the change is the same there.
 	base, err := firstRef(ctx, repo, "refs/remotes/origin/"+wave, "refs/heads/"+wave, "refs/remotes/origin/"+runBase)
 	if err != nil {
 		return "", fmt.Errorf("wave branch %s: %w", wave, err)
 	}
+	if is.Worktree != "" {
+		// The worker's own clone: its branch as it is there now.
+		if _, err := os.Stat(is.Worktree); err == nil {
+			return repo.DiffCheckout(ctx, is.Worktree, is.Branch, base, maxDiff)
+		}
+	}
+	worker, err := firstRef(ctx, repo, "refs/heads/"+is.Branch, "refs/remotes/origin/"+is.Branch)
+	if err != nil {
+		return "", fmt.Errorf("worker branch %s: %w", is.Branch, err)
+	}
 	return repo.DiffText(ctx, base, worker, maxDiff)
 }
 
 // noChange says that issue is has no committed change, and where its
-// uncommitted work is when its worktree has some.
+// uncommitted work is when its checkout has some (read without running
+// git in it).
 func noChange(ctx context.Context, repo *gitops.Repo, wave string, is *backlog.IssueRun) string {
 	msg := fmt.Sprintf("backlog diff: #%d has no committed change: its branch %s has no commit beyond %s (state %s)",
 		is.Number, termtext.Escape(is.Branch), termtext.Escape(wave), is.State)
 	if is.Worktree == "" {
 		return msg
 	}
-	if n, err := repo.DirtyFiles(ctx, is.Worktree); err == nil && n > 0 {
+	if _, n, err := repo.CheckoutState(ctx, is.Worktree); err == nil && n > 0 {
 		msg += fmt.Sprintf("; its worktree %s has %d uncommitted change(s), which no diff shows (git -C %s status)",
 			termtext.Escape(is.Worktree), n, termtext.Escape(is.Worktree))
 	}

@@ -34,7 +34,7 @@ branches stay: a later run recreates a worktree from its branch.`,
 			if err != nil {
 				return err
 			}
-			repo, err := gitops.Open(c.Context(), e.lane.RepoRoot, gitops.Options{})
+			repo, err := gitops.Open(c.Context(), e.lane.RepoRoot, e.gitOptions(nil))
 			if err != nil {
 				return err
 			}
@@ -76,24 +76,32 @@ branches stay: a later run recreates a worktree from its branch.`,
 	return c
 }
 
-// pruneWorktree removes one parked or failed worker's worktree when its
-// work is safe in a ref, and says what it did or why it kept it.
+// pruneWorktree removes one parked or failed worker's checkout when its
+// work is safe in a ref of the clone, and says what it did or why it
+// kept it. The worker branch is first brought from the checkout into the
+// clone (commits made there since the run, by the worker or a person,
+// are then on it); nothing of git runs in the checkout itself.
 func pruneWorktree(ctx context.Context, repo *gitops.Repo, is *backlog.IssueRun, dry bool, w io.Writer) bool {
 	where := termtext.Escape(is.Worktree)
 	keep := func(why string) bool {
 		fmt.Fprintf(w, "#%d: kept %s: %s\n", is.Number, where, why)
 		return false
 	}
-	dirty, err := repo.DirtyFiles(ctx, is.Worktree)
+	head, dirty, err := repo.CheckoutState(ctx, is.Worktree)
 	switch {
 	case err != nil:
 		return keep(fmt.Sprintf("cannot read its state: %v", err))
 	case dirty > 0:
 		return keep(fmt.Sprintf("%d uncommitted change(s) that no ref holds", dirty))
 	}
+	if !dry && is.Branch != "" {
+		if _, _, err := repo.FetchFromCheckout(ctx, is.Worktree, is.Branch); err != nil {
+			return keep(fmt.Sprintf("cannot bring its branch into the clone: %v", err))
+		}
+	}
 	safeIn := ""
 	for _, ref := range append([]string{"refs/heads/" + is.Branch}, is.SalvageRefs...) {
-		if n, err := repo.CommitsAhead(ctx, is.Worktree, ref); err == nil && n == 0 {
+		if n, err := repo.CheckoutAhead(ctx, is.Worktree, head, ref); err == nil && n == 0 {
 			safeIn = ref
 			break
 		}
@@ -105,7 +113,7 @@ func pruneWorktree(ctx context.Context, repo *gitops.Repo, is *backlog.IssueRun,
 		fmt.Fprintf(w, "#%d: would remove %s (work safe in %s)\n", is.Number, where, termtext.Escape(safeIn))
 		return true
 	}
-	if err := repo.RemoveWorktree(ctx, is.Worktree); err != nil {
+	if err := repo.RemoveCheckout(ctx, is.Worktree, safeIn); err != nil {
 		return keep(err.Error())
 	}
 	fmt.Fprintf(w, "#%d: removed %s (work safe in %s)\n", is.Number, where, termtext.Escape(safeIn))

@@ -51,6 +51,6 @@ func newBacklogStatusCmd(g *globals) *cobra.Command {
 // backlogStatusView is the `backlog status --json` document of the run in
 // dir (also what `serve` answers on /api/v1/backlog).
 func backlogStatusView(ctx context.Context, e *laneEnv, dir string) (supervisor.StatusView, error) {
-	repo, _ := gitops.Open(ctx, e.lane.RepoRoot, gitops.Options{})
+	repo, _ := gitops.Open(ctx, e.lane.RepoRoot, e.gitOptions(nil))
 	return supervisor.Status(ctx, dir, repo, lanes.Held(e.layout.LockPath()), time.Now())
 }

@@ -96,6 +96,7 @@ func doctor(ctx context.Context, g *globals) []preflight.Finding {
 	add(preflight.LevelOK, "config", "config: %s, lane %s, waves in %s", cfgFile, e.lane.Name, e.lane.WavesDir)
 	fs = append(fs, host.GitHubToken(e.cfg)...)
 	fs = append(fs, backlogModeFindings(ctx, e, host)...)
+	fs = append(fs, preflight.Sandbox(ctx, e.cfg, backlogInUse(e), e.lane.Runtime.UsesKubernetes())...)
 	fs = append(fs, notifyFindings(e)...)
 	if noWavesIsFine(e) {
 		add(preflight.LevelOK, "waves", "waves: none (no %s; a backlog-only repository needs none)", e.lane.WavesDir)

@@ -48,7 +48,7 @@ func backlogModeFindings(ctx context.Context, e *laneEnv, host preflight.Host) [
 }
 
 func originFinding(ctx context.Context, e *laneEnv) preflight.Finding {
-	repo, err := gitops.Open(ctx, e.lane.RepoRoot, gitops.Options{})
+	repo, err := gitops.Open(ctx, e.lane.RepoRoot, e.gitOptions(nil))
 	if err != nil {
 		return preflight.Finding{Level: preflight.LevelError, Msg: "backlog: needs a git repository with an origin: " + preflight.Flat(err.Error())}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
+	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 )
 
 // exitError carries an exit code through cobra's error return.
@@ -79,7 +80,8 @@ func exitOf(err error) (int, string) {
 // runner and the simulated agents — without building the command tree,
 // which costs each of these processes more than the rest of its start-up
 // in Go. It takes only the exact forms the launcher and the executors
-// write (`agent-run --payload <path>`, `local …`, `local-worker …`) and
+// write (`agent-run --payload <path>`, `local …`, `local-worker …`,
+// `sandbox-shim …`) and
 // behaves as the cobra command would; anything else (`agent-run --help`,
 // a global flag first, a missing payload) goes through cobra.
 func runInternal(ctx context.Context, args []string) (code int, ok bool) {
@@ -98,5 +100,6 @@ func runInternal(ctx context.Context, args []string) (code int, ok bool) {
 	case "local-worker":
 		return runLocalWorker(args[1:], os.Stdout), true
 	}
-	return 0, false
+	// A sandbox's first process inside.
+	return sandbox.Main(args)
 }

@@ -3,14 +3,18 @@ package backlogcli
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 )
 
 // The real claude CLI as every backlog worker, in each output format the
@@ -156,6 +160,76 @@ func realClaudeBacklog(t *testing.T, bin, format string, bodies ...string) (*e2e
 		t.Fatalf("%d backlog runs, want 1: %v", len(dirs), dirs)
 	}
 	return r, model, dirs[0]
+}
+
+// The real claude CLI works inside the sandbox every backlog worker runs
+// in where bubblewrap does (the tests above run there too): it reaches
+// the fake model API on 127.0.0.1, its endpoint, while a second server
+// on 127.0.0.1 that no allowlist names receives nothing when the
+// model's tool call tries it, directly and through the proxy, and the
+// host it tried is in backlog status and the final PR. Its home is the
+// sandbox's: the user's SSH key stays out of its reach.
+func TestTheRealClaudeCLIWorksInsideTheSandbox(t *testing.T) {
+	bin := e2etest.ClaudeBin(t)
+	if _, err := sandbox.Usable(context.Background()); err != nil {
+		if os.Getenv("SANDBOXTEST_REQUIRED") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	var hits atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	t.Cleanup(other.Close)
+	otherHost := strings.TrimPrefix(other.URL, "http://")
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("SSH-KEY-CLAUDE-MUST-NOT-READ"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	model := e2etest.NewFakeModel(t)
+	model.Also = fmt.Sprintf(`cat ~/.ssh/id_ed25519 2>/dev/null
+curl -s -m 5 %s/ >/dev/null 2>&1
+curl -s -m 5 --noproxy '*' %s/ >/dev/null 2>&1
+(exec 3<>/dev/tcp/127.0.0.1/%s) 2>/dev/null || true`, other.URL, other.URL, otherHost[strings.LastIndex(otherHost, ":")+1:])
+	r := e2etest.NewBacklogRepo(t)
+	r.UseClaudeWorkers(bin, model, "stream-json")
+	r.Issue(1, "Issue 1", "Files: src/i1/**")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	env := append(r.Env(), "HOME="+home, "WAVE_BACKLOG_SANDBOX_READ_ONLY=")
+	run := r.RunWith(ctx, env, "backlog", "run", "--issues", "1", "--no-dashboard")
+	dirs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "lanes", "main", "backlog", "*"))
+	if run.Code != 0 || len(dirs) != 1 {
+		logs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "lanes", "main", "backlog", "*", "runs", "*", "agent.log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			t.Logf("%s:\n%s", l, b)
+		}
+		t.Fatalf("run: exit %d\n%s\n%s\nmodel requests:\n%s", run.Code, run.Stdout, run.Stderr, model.Requests())
+	}
+	var rec struct {
+		Sandbox string `json:"sandbox"`
+	}
+	e2etest.ReadJSONFile(t, filepath.Join(dirs[0], "runs", "i1-a1", "runtime.json"), &rec)
+	if rec.Sandbox != "bubblewrap" {
+		t.Errorf("the worker's record says sandbox %q, want bubblewrap", rec.Sandbox)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the server no allowlist names received %d requests", n)
+	}
+	if log, _ := os.ReadFile(filepath.Join(dirs[0], "runs", "i1-a1", "agent.log")); strings.Contains(string(log), "SSH-KEY-CLAUDE-MUST-NOT-READ") {
+		t.Errorf("the worker read the user's SSH key:\n%s", log)
+	}
+	st := r.RunWith(context.Background(), env, "backlog", "status")
+	if !strings.Contains(st.Stdout, "blocked host: "+otherHost+" (#1)") {
+		t.Errorf("backlog status does not name %s as blocked for #1:\n%s", otherHost, st.Stdout)
+	}
+	r.MergedWithFinalPR(dirs[0], 1)
+	if body := r.FinalPRBody(t); !strings.Contains(body, otherHost) {
+		t.Errorf("the final PR does not list the blocked host:\n%s", body)
+	}
 }
 
 // The real claude CLI, signed in with a subscription, at its session

@@ -54,8 +54,14 @@ func (r *BacklogRepo) Env() []string {
 		"WAVE_RUNTIME_HEARTBEAT_INTERVAL_MS=200", "WAVE_RUNTIME_TERMINATE_GRACE_MS=500",
 		// A run with only questions left ends at once (exit 43) unless a
 		// test says otherwise (a later entry wins).
-		"WAVE_BACKLOG_INPUT_WAIT_MINUTES=0"}
+		"WAVE_BACKLOG_INPUT_WAIT_MINUTES=0",
+		// Workers are sandboxed where bubblewrap works: they may read the
+		// test's own temporary files (the gates local workers wait for).
+		"WAVE_BACKLOG_SANDBOX_READ_ONLY=" + TestTempRoot(r.T)}
 }
+
+// TestTempRoot is the directory holding every t.TempDir() of t.
+func TestTempRoot(t *testing.T) string { return filepath.Dir(t.TempDir()) }
 
 // RunEnv runs the binary with args and Env.
 func (r *BacklogRepo) RunEnv(ctx context.Context, args ...string) Result {

@@ -26,6 +26,9 @@ type FakeModel struct {
 	*httptest.Server
 	mu  sync.Mutex
 	log []string // one line per request, for the failure report
+	// Also, when set, is shell the worker's tool call runs first (what a
+	// worker the issue's text turned would try).
+	Also string
 	// tools are the conversations ScriptTools set up, results the tool
 	// results they got back, bodies every Messages request as sent
 	// (fakemodel_tools.go).
@@ -166,10 +169,11 @@ func (f *FakeModel) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.bodies = append(f.bodies, string(body))
+	also := f.Also
 	f.mu.Unlock()
 	content, stop, what, ok := f.scriptedTurn(req)
 	if !ok {
-		content, stop, what = script(req)
+		content, stop, what = script(req, also)
 	}
 	f.note(r, fmt.Sprintf("model=%s stream=%v tools=%d messages=%d → %s", req.Model, req.Stream, len(req.Tools), len(req.Messages), what))
 	msg := map[string]any{"id": "msg_fake", "type": "message", "role": "assistant", "model": req.Model,
@@ -194,7 +198,7 @@ const (
 
 // script decides the reply: the worker's tool call, its final marker, or
 // a one-word answer to a request that is not a worker's turn.
-func script(req msgRequest) (content []block, stop, what string) {
+func script(req msgRequest, also string) (content []block, stop, what string) {
 	var first string // the user's words: the worker prompt
 	var sawResult bool
 	for _, m := range req.Messages {
@@ -222,6 +226,9 @@ func script(req msgRequest) (content []block, stop, what string) {
 	}
 	dir := "src/i" + m[1]
 	cmd := fmt.Sprintf("mkdir -p %s && echo 'done by the fake model' > %s/done.txt && git add %s && git commit -q -m 'Issue #%s: add %s/done.txt'", dir, dir, dir, m[1], dir)
+	if also != "" {
+		cmd = "{ " + also + "\n} ; " + cmd
+	}
 	in, _ := json.Marshal(map[string]string{"command": cmd, "description": "Write and commit the issue's file"})
 	return []block{{Type: "text", Text: "Writing the file."}, {Type: "tool_use", ID: "toolu_fake_" + m[1], Name: "Bash", Input: in}}, "tool_use", "tool_use Bash"
 }

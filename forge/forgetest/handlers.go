@@ -1,6 +1,8 @@
 package forgetest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -32,6 +34,10 @@ func (s *Server) mux() *http.ServeMux {
 		{"PATCH " + repoPath + "/pulls/{n}", RoutePullEdit, s.pullEdit},
 		{"GET " + repoPath + "/pulls/{n}/reviews", RoutePullReviews, s.pullReviews},
 		{"GET " + repoPath + "/pulls/{n}/reviews/{id}/comments", RoutePullReviewComments, s.pullReviewComments},
+		{"GET " + repoPath + "/commits/{ref}/check-runs", RouteCheckRuns, s.checkRuns},
+		{"GET " + repoPath + "/commits/{ref}/status", RouteCombinedStatus, s.combinedStatus},
+		{"GET " + repoPath + "/branches/{branch}/protection/required_status_checks", RouteRequiredChecks, s.requiredChecks},
+		{"GET " + repoPath + "/rules/branches/{branch...}", RouteBranchRules, s.branchRules},
 		{"GET /api/v3/rate_limit", RouteRateLimit, s.rateLimit},
 		{"GET /api/v3/user", RouteUser, s.user},
 		{"POST /api/graphql", RouteGraphQL, s.graphql},
@@ -53,8 +59,10 @@ func (s *Server) serve(route string, h func(http.ResponseWriter, *http.Request))
 		s.mu.Lock()
 		s.total++
 		s.counts[route]++
+		seq := len(s.requests)
 		s.requests = append(s.requests, Request{Route: route, Method: r.Method,
-			Path: strings.TrimPrefix(r.URL.Path, "/api/v3"), Query: r.URL.RawQuery})
+			Path: strings.TrimPrefix(r.URL.Path, "/api/v3"), Query: r.URL.RawQuery,
+			Conditional: r.Header.Get("If-None-Match") != ""})
 		f := s.takeFault(s.total, route)
 		hook := s.takeHook(route)
 		s.mu.Unlock()
@@ -87,11 +95,48 @@ func (s *Server) serve(route string, h func(http.ResponseWriter, *http.Request))
 			for k, v := range rec.Header() {
 				w.Header()[k] = v
 			}
+			code := rec.Code
+			if r.Method == http.MethodGet && code == http.StatusOK {
+				// An answer's ETag is its body's hash: the same answer,
+				// the same tag, and a request that already has it gets a
+				// 304 that, as on GitHub, the rate limit does not count.
+				etag := etagOf(rec.Body.Bytes())
+				w.Header().Set("ETag", etag)
+				if matchesETag(r.Header.Get("If-None-Match"), etag) {
+					code = http.StatusNotModified
+					s.mu.Lock()
+					s.notModified++
+					s.requests[seq].NotModified = true
+					s.mu.Unlock()
+				}
+			}
 			s.rateHeaders(w)
-			w.WriteHeader(rec.Code)
-			w.Write(rec.Body.Bytes())
+			w.WriteHeader(code)
+			if code != http.StatusNotModified {
+				w.Write(rec.Body.Bytes())
+			}
 		}
 	}
+}
+
+// etagOf is a strong ETag for body.
+func etagOf(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
+// matchesETag: header (If-None-Match, a list of tags or *) names etag.
+// Weak tags compare as strong ones here, as GitHub's do.
+func matchesETag(header, etag string) bool {
+	if strings.TrimSpace(header) == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		if t = strings.TrimPrefix(strings.TrimSpace(t), "W/"); t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
 }
 
 func dropConnection(w http.ResponseWriter) {
@@ -107,7 +152,7 @@ func dropConnection(w http.ResponseWriter) {
 
 func (s *Server) rateHeaders(w http.ResponseWriter) {
 	s.mu.Lock()
-	used := s.total
+	used := s.total - s.notModified
 	s.mu.Unlock()
 	h := w.Header()
 	h.Set("X-Ratelimit-Limit", "5000")
@@ -126,7 +171,8 @@ func (s *Server) repoGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request) {
-	core := map[string]any{"limit": 5000, "remaining": max(5000-s.total, 1), "used": s.total,
+	used := s.total - s.notModified
+	core := map[string]any{"limit": 5000, "remaining": max(5000-used, 1), "used": used,
 		"reset": time.Now().Add(time.Hour).Unix()}
 	writeJSON(w, http.StatusOK, map[string]any{"resources": map[string]any{"core": core}, "rate": core})
 }

@@ -1,7 +1,10 @@
 // Package forgetest is a fake GitHub for tests: an httptest server that
 // speaks the REST endpoints forge uses (mounted at /api/v3/, as go-github
 // expects with WithEnterpriseURLs) over in-memory issues, labels,
-// comments and pull requests, with Link pagination, X-Ratelimit-* headers,
+// comments, pull requests, commit checks (check runs and statuses, each
+// pending for a while or missing, then passing or failing) and branch
+// rules, with Link pagination, ETags answered 304 when they match (which
+// the rate limit does not count), X-Ratelimit-* headers,
 // a bearer token check, GitHub's 404/422 answers, fault knobs (a failed
 // Nth call, primary and secondary rate limits, runs of 5xx, a write
 // applied whose response is then dropped), per-route counters and an
@@ -63,6 +66,9 @@ type Mutation struct {
 // order: what a test counts to hold forge to a call budget.
 type Request struct {
 	Route, Method, Path, Query string
+	// Conditional: it carried If-None-Match; NotModified: it was
+	// answered 304, which GitHub's rate limit does not count.
+	Conditional, NotModified bool
 }
 
 // Server is the fake GitHub. URL is its root (without /api/v3).
@@ -83,12 +89,20 @@ type Server struct {
 	defaultBranch string
 	counts        map[string]int
 	total         int
+	notModified   int // of total: answered 304 Not Modified
 	mutations     []Mutation
 	requests      []Request
 	faults        []*fault
 	hooks         []hook
 	reviews       []*review
 	threads       []*thread
+
+	checks           []Check
+	checksBy         func(sha string) []Check
+	checkClocks      map[string]*checkClock
+	required         map[string][]string // classic branch protection's required checks
+	ruleChecks       map[string][]string // rulesets' required checks
+	protectionDenied bool
 }
 
 type issue struct {
@@ -125,6 +139,7 @@ func NewServer(t testing.TB, owner, repo string) *Server {
 		epoch:  time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),
 		issues: map[int]*issue{}, comments: map[int][]*comment{}, pulls: map[int]*pull{},
 		next: 1, nextComment: 1000, defaultBranch: "main", counts: map[string]int{},
+		checkClocks: map[string]*checkClock{}, required: map[string][]string{}, ruleChecks: map[string][]string{},
 	}
 	s.srv = httptest.NewServer(s.mux())
 	s.URL = s.srv.URL
@@ -336,6 +351,21 @@ func (s *Server) Total() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.total
+}
+
+// Counted is how many requests GitHub's rate limit would count: Total
+// less the conditional ones answered 304 Not Modified.
+func (s *Server) Counted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total - s.notModified
+}
+
+// NotModified is how many requests were answered 304 Not Modified.
+func (s *Server) NotModified() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.notModified
 }
 
 func (s *Server) mutate(r *http.Request, route string, n int, summary string) {

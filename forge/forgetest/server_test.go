@@ -116,3 +116,40 @@ func TestServerFaults(t *testing.T) {
 		t.Errorf("default branch = %q", repo.DefaultBranch)
 	}
 }
+
+// TestAMatchingETagIsAnswered304AndNotCounted: the fake tags every GET
+// answer and answers a request carrying the same tag with 304 and no
+// body, which Counted (the rate limit's count) leaves out.
+func TestAMatchingETagIsAnswered304AndNotCounted(t *testing.T) {
+	s := NewServer(t, "acme", "app")
+	s.AddIssue(backlog.Issue{Number: 1, Title: "one"})
+	get := func(etag string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/api/v3/repos/acme/app/issues/1", nil)
+		req.Header.Set("Authorization", "Bearer "+Token)
+		if etag != "" {
+			req.Header.Set("If-None-Match", etag)
+		}
+		resp, err := s.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	first := get("")
+	tag := first.Header.Get("ETag")
+	if first.StatusCode != http.StatusOK || tag == "" {
+		t.Fatalf("first read: %d, ETag %q", first.StatusCode, tag)
+	}
+	if again := get(tag); again.StatusCode != http.StatusNotModified {
+		t.Fatalf("read with its ETag: %d, want 304", again.StatusCode)
+	}
+	s.AddComment(1, "alice", "changes the issue's comment count")
+	if changed := get(tag); changed.StatusCode != http.StatusOK || changed.Header.Get("ETag") == tag {
+		t.Fatalf("read after a change: %d, ETag %q; want 200 with a new tag", changed.StatusCode, changed.Header.Get("ETag"))
+	}
+	reqs := s.Requests()
+	if s.Total() != 3 || s.Counted() != 2 || !reqs[1].Conditional || !reqs[1].NotModified || reqs[2].NotModified {
+		t.Errorf("total %d, counted %d, log %+v; want 3, 2 and the second answered 304", s.Total(), s.Counted(), reqs)
+	}
+}

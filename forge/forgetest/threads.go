@@ -29,10 +29,11 @@ type thread struct {
 }
 
 // AddThread stores an unresolved, current review thread on pull request
-// pr at path:line and returns its node id.
+// pr at path:line and returns its node id. As on GitHub, every comment
+// of it belongs to a review: each comment also adds a COMMENTED review
+// by its author.
 func (s *Server) AddThread(pr int, path string, line int, comments ...ThreadComment) string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	th := &thread{id: fmt.Sprintf("PRRT_%d", s.nextComment), pr: pr, path: path, line: line}
 	for _, c := range comments {
 		if c.Author == "" {
@@ -46,6 +47,10 @@ func (s *Server) AddThread(pr int, path string, line int, comments ...ThreadComm
 		s.nextComment++
 	}
 	s.threads = append(s.threads, th)
+	s.mu.Unlock()
+	for _, c := range th.comments {
+		s.AddReview(pr, c.Author, c.Assoc, "COMMENTED", "")
+	}
 	return th.id
 }
 

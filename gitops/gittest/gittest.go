@@ -9,6 +9,7 @@ package gittest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -43,6 +44,18 @@ func runWith(t testing.TB, dir string, extra []string, stdin string, args ...str
 		t.Fatalf("git -C %s %v: %v\n%s", dir, args, err, stderr.Bytes())
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// Try runs git in dir with args as Run does, for a test that expects it
+// to fail: the error, with stderr in it.
+func Try(dir string, args ...string) error {
+	cmd := command(dir, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("git %v: %w: %s", args, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return nil
 }
 
 // Init makes dir a fresh repository.

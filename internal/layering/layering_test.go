@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -209,6 +210,41 @@ func TestInternalIsTheFloor(t *testing.T) {
 				t.Errorf("%s imports %s: internal/ is the floor; move the package beside what it builds on", f[0], imp)
 			}
 		}
+	}
+}
+
+// TestOnlyTheSandboxRunsBubblewrap fails when a package other than
+// sandbox looks bubblewrap's binary up or runs it by name: the sandbox is the one
+// room that builds its command lines and runs it, so what a sandboxed
+// process can reach is decided in one place (docs/security-model.md).
+func TestOnlyTheSandboxRunsBubblewrap(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.Dir}} {{join .GoFiles " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		dir := f[0]
+		for _, name := range f[1:] {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), `("bwrap"`) {
+				continue
+			}
+			seen++
+			if filepath.Base(dir) != "sandbox" {
+				t.Errorf("%s names bubblewrap's binary: run it through package sandbox", filepath.Join(dir, name))
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no package names bwrap; the rule matches nothing")
 	}
 }
 

@@ -194,7 +194,11 @@ function renderBacklog(bl) {
       el("td", {}, is.runDir ? outputButton(key) : null)), tailRow(key, 7));
   }
   const paused = (bl.paused || []).map(p => el("p", { class: "paused", "data-executor": p.executor }, p.line));
-  root.replaceChildren(head, ...paused, counts, tab);
+  const sandbox = bl.sandbox && !bl.sandbox.on ? [el("p", { class: "warn", id: "sandbox-off" },
+    "sandbox: off (" + bl.sandbox.why + "): workers can read your home directory and reach any host")] : [];
+  const blocked = (bl.blockedHosts || []).map(b => el("p", { class: "blocked-host" },
+    "blocked host: " + b.host + " (" + b.issues.map(n => "#" + n).join(" ") + ")"));
+  root.replaceChildren(head, ...sandbox, ...paused, counts, ...blocked, tab);
 }
 
 // issueNote is the one thing to know about an issue, as the dashboard
