@@ -82,7 +82,9 @@ func (s *Supervisor) record(ctx context.Context, ev backlog.Event) error {
 // work runs inline instead: the sweep that goes through is what ends
 // the wait, so it must be the one that did the work.
 func (s *Supervisor) spawn(ctx context.Context, n int, body func(ctx context.Context) error) error {
-	if s.waiting != nil || inJob(ctx) {
+	// inJob first: a job (dispatch starting its worker) must not read
+	// s.waiting, which the loop writes.
+	if inJob(ctx) || s.waiting != nil {
 		return body(ctx)
 	}
 	s.jobs.active[n] = true
