@@ -184,7 +184,9 @@ type chain struct {
 	settled bool
 }
 
-func (s *Supervisor) chainStart() chain { return chain{base: s.run().WaveTip, known: true, settled: true} }
+func (s *Supervisor) chainStart() chain {
+	return chain{base: s.run().WaveTip, known: true, settled: true}
+}
 
 // past is the chain behind sl.
 func (c chain) past(sl *slot) chain {

@@ -39,7 +39,7 @@ const waitFiles = `wait_files() {
 
 // traced is one line of the verify trace.
 type traced struct {
-	issue               int
+	issue                 int
 	commit, tree, verdict string
 }
 
