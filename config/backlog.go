@@ -32,6 +32,7 @@ func (c *Config) validateBacklog(p *problems) {
 	p.atLeast("backlog.transientRetryMinutes", b.TransientRetryMinutes, 0)
 	p.atLeast("backlog.transientRetrySeconds", b.TransientRetrySeconds, 0)
 	p.atLeast("backlog.verifyTimeoutMinutes", b.VerifyTimeoutMin, 1)
+	p.atLeast("backlog.verifyParallel", b.VerifyParallel, 0)
 	p.atLeast("backlog.checksTimeoutMinutes", b.ChecksTimeoutMinutes, 1)
 	c.validateChecks(p)
 	p.atLeast("backlog.snapshotMinutes", b.SnapshotMinutes, 0)

@@ -181,6 +181,9 @@ func (s *Supervisor) await(ctx context.Context, tick *time.Ticker, more bool) er
 			return nil
 		case f := <-s.jobs.calls:
 			s.serve(f, nil)
+			if s.train.poke {
+				return nil // the merge train can go on (a merge commit known, a verdict)
+			}
 		case end := <-s.jobs.ended:
 			s.serve(nil, &end)
 			return nil

@@ -24,7 +24,10 @@ const maxReviewDiff = 200 << 10
 // (in the scratch worktree at the would-be merge commit) and waits for its
 // [wave-verdict]: pass lets the merge go on; fail, or no verdict, stops it
 // with the reviewer's detail. Not a rubber stamp: a missing verdict fails.
-func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) error {
+// The diff is the merge's own, from its first parent: the wave tip, or
+// the candidate ahead it was built on (on), whose changes are not this
+// worker's.
+func (s *Supervisor) review(ctx context.Context, n int, dir, commit string, on verifyOn) error {
 	cfg := s.o.Config.Backlog.Review.Executor
 	if len(cfg) == 0 {
 		return nil
@@ -35,7 +38,7 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 	if err != nil {
 		return err
 	}
-	diff, err := s.o.Git.DiffText(ctx, s.waveRef(), commit, maxReviewDiff)
+	diff, err := s.o.Git.DiffText(ctx, commit+"^1", commit, maxReviewDiff)
 	if err != nil {
 		return fmt.Errorf("review #%d: diff: %w", n, err)
 	}
@@ -47,7 +50,8 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 	if err != nil {
 		return err
 	}
-	_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir})
+	_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir, Commit: commit,
+		Ref: on.base, Ahead: on.ahead})
 	s.printf("#%d: reviewer started in tmux session %s", n, p.SessionName)
 	_ = s.o.Runs.Discard(ctx, p)
 	s.o.Runs.Watch(runDir)
@@ -55,6 +59,12 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 		return fmt.Errorf("review #%d: start: %w", n, err)
 	}
 	if err := s.waitRun(ctx, runDir); err != nil {
+		if ctx.Err() != nil {
+			// Cut short (its base changed under it, or the run stops):
+			// the reviewer is stopped, not left reviewing a stale merge.
+			grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
+			_ = s.o.Runs.Terminate(context.WithoutCancel(ctx), runDir, grace, false)
+		}
 		return fmt.Errorf("review #%d: %w", n, err)
 	}
 	if r := s.o.Runs.Observe(ctx, runDir, s.o.Now()).Record; r != nil {
@@ -73,7 +83,7 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 		return fmt.Errorf("review #%d: verdict %s: %s", n, v.Verdict, oneLine(v.Detail))
 	}
 	s.printf("#%d: review passed", n)
-	return s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Detail: oneLine(v.Detail)})
+	return s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Detail: oneLine(v.Detail), Commit: commit})
 }
 
 // waitRun blocks until the run in dir is done, terminating it at its
