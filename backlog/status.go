@@ -105,20 +105,23 @@ type IssueView struct {
 	Session  string `json:"session"`
 	// Pod is where a worker on kubernetes runs: namespace/pod, and its
 	// node when known ("" on tmux).
-	Pod           string   `json:"pod,omitempty"`
-	RunDir        string   `json:"runDir"`
-	Attempts      int      `json:"attempts"`
-	CommitsAhead  *int     `json:"commitsAhead"`
-	DirtyFiles    *int     `json:"dirtyFiles"`
-	LastOutputSec *int64   `json:"lastOutputAgeSeconds"`
-	QueuePosition int      `json:"queuePosition"` // 1-based; 0 = not queued
-	Verify        string   `json:"verify"`
-	Conflicts     int      `json:"conflicts"`
-	Files         []string `json:"files"`
-	PR            *PRRef   `json:"pr"`
-	Question      string   `json:"question"`
-	Detail        string   `json:"detail"`
-	MergeCommit   string   `json:"mergeCommit"`
+	Pod           string `json:"pod,omitempty"`
+	RunDir        string `json:"runDir"`
+	Attempts      int    `json:"attempts"`
+	CommitsAhead  *int   `json:"commitsAhead"`
+	DirtyFiles    *int   `json:"dirtyFiles"`
+	LastOutputSec *int64 `json:"lastOutputAgeSeconds"`
+	QueuePosition int    `json:"queuePosition"` // 1-based; 0 = not queued
+	Verify        string `json:"verify"`
+	// Setup is its checkout's setup (backlog.setup, backlog.copyIgnored):
+	// a Setup* outcome, "" when none ran.
+	Setup       string   `json:"setup"`
+	Conflicts   int      `json:"conflicts"`
+	Files       []string `json:"files"`
+	PR          *PRRef   `json:"pr"`
+	Question    string   `json:"question"`
+	Detail      string   `json:"detail"`
+	MergeCommit string   `json:"mergeCommit"`
 	// Reworks counts the rounds the issue was sent back with feedback;
 	// ReworkFrom and Feedback are the last round's.
 	Reworks    int    `json:"reworks"`
@@ -218,6 +221,9 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 			Checks: is.Checks}
 		if iv.Files == nil {
 			iv.Files = []string{}
+		}
+		if is.Setup != nil {
+			iv.Setup = is.Setup.Outcome
 		}
 		iv.Outside = append([]string{}, is.Outside...)
 		iv.BlockedHosts = append([]string{}, is.Blocked...)
