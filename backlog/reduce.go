@@ -492,9 +492,6 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 	case EvSetup:
 		is.setup(ev)
 	case EvAnswered:
-		if is.Setup != nil {
-			is.Setup.Tries = 0 // a person answered: setup gets its tries again
-		}
 		is.Answers++
 		is.Answer = &Answer{Question: firstOf(ev.Question, is.Question), Text: ev.Answer, By: ev.By, Via: ev.Outcome, At: ev.At}
 		// Its worker is sent back: claimed until that start is recorded.

@@ -21,8 +21,7 @@ const (
 type SetupState struct {
 	Worktree string `json:"worktree"`
 	Outcome  string `json:"outcome"`
-	// Tries counts the tries in this checkout that failed since it was
-	// made, or since a person answered the issue's question.
+	// Tries counts the tries in this checkout that failed.
 	Tries  int    `json:"tries,omitempty"`
 	Detail string `json:"detail,omitempty"`
 }
@@ -44,6 +43,11 @@ func (is *IssueRun) setup(ev Event) {
 	if ev.Outcome == SetupReset {
 		is.Setup = nil
 		return
+	}
+	if is.Worktree == "" {
+		// A checkout whose setup failed before any worker ran is still
+		// the issue's: status shows it, prune and a later run find it.
+		is.Worktree = ev.Worktree
 	}
 	st := is.Setup
 	if st == nil || st.Worktree != ev.Worktree {

@@ -64,6 +64,9 @@ exit 3
 	if !strings.Contains(is.Question, "SETUP-SAYS: cannot reach the package registry") || !strings.Contains(is.Question, "failed 2 times") {
 		t.Errorf("the question lacks the setup log's tail:\n%s", is.Question)
 	}
+	if _, err := os.Stat(is.Worktree); is.Worktree == "" || err != nil {
+		t.Errorf("#1's checkout %q is not kept with it (%v): status and prune cannot find it", is.Worktree, err)
+	}
 	if strings.ContainsRune(is.Question, '\x1b') {
 		t.Errorf("the question carries the log's raw terminal escapes: %q", is.Question)
 	}
