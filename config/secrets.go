@@ -14,7 +14,9 @@ var alwaysSecret = []string{"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "
 
 // IsSecretName reports whether an environment variable's name alone says
 // it holds a secret: it mentions a token, secret, key, password or
-// credential (ANTHROPIC_API_KEY, GITHUB_TOKEN, DB_PASSWORD). It is the
+// credential (ANTHROPIC_API_KEY, GITHUB_TOKEN, DB_PASSWORD), or it is an
+// OpenTelemetry exporter's header list (OTEL_EXPORTER_OTLP_HEADERS and
+// the per-signal ones, where a collector's token goes). It is the
 // rule behind SecretEnvNames and behind every redaction of env values
 // written to disk or printed (launch.json, dry runs, manifests).
 func IsSecretName(name string) bool { return redact.Name(name) }

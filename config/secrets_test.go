@@ -34,6 +34,10 @@ func TestEverySecretVariableIsNamedOnce(t *testing.T) {
 				"GOOGLE_APPLICATION_CREDENTIALS=/k.json", "npm_config__authToken=5", "WAVE_SERVE_TOKEN=6", "openaiApiKey=7"},
 			[]string{"ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "FTP_PASSWD",
 				"GOOGLE_APPLICATION_CREDENTIALS", "npm_config__authToken", "WAVE_SERVE_TOKEN", "openaiApiKey"}},
+		{"the OTLP exporters' header lists, a collector's token", nil,
+			[]string{"OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20t", "OTEL_EXPORTER_OTLP_TRACES_HEADERS=a=b",
+				"OTEL_EXPORTER_OTLP_METRICS_HEADERS=a=b", "OTEL_EXPORTER_OTLP_LOGS_HEADERS=a=b", "OTEL_EXPORTER_OTLP_ENDPOINT=http://c:4318"},
+			[]string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS"}},
 		{"ordinary variables are not secrets", cfg,
 			[]string{"PATH=/bin", "HOME=/root", "GIT_AUTHOR_NAME=a", "TERM=xterm", "WAVE_LANE=main", "ANTHROPIC_BASE_URL=http://x", "LANG=C"}, nil},
 		{"a name is given once, in environ's order", cfg,
@@ -55,7 +59,9 @@ func TestIsSecretName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"ANTHROPIC_AUTH_TOKEN": true, "CLAUDE_CODE_OAUTH_TOKEN": true, "OPENAI_API_KEY": true,
 		"client_secret": true, "PGPASSWORD": true, "AZURE_CREDENTIALS": true,
+		"OTEL_EXPORTER_OTLP_HEADERS": true, "OTEL_EXPORTER_OTLP_TRACES_HEADERS": true,
 		"PATH": false, "GIT_AUTHOR_EMAIL": false, "WEBHOOK_URL": false, "HOSTNAME": false,
+		"OTEL_EXPORTER_OTLP_ENDPOINT": false, "OTEL_RESOURCE_ATTRIBUTES": false, "X_OTEL_EXPORTER_OTLP_HEADERS_FILE": false,
 	} {
 		if got := IsSecretName(name); got != want {
 			t.Errorf("IsSecretName(%q) = %v, want %v", name, got, want)

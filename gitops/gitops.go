@@ -68,7 +68,8 @@ type Repo struct {
 
 	mu        sync.Mutex // guards emptyTree and identity
 	emptyTree string
-	identity  []string // merge commit identity env; nil until looked up
+	identity  []string      // merge commit identity env; nil until looked up
+	userID    []configEntry // the clone's user.name/email; nil until looked up
 	// fetchMu serialises fetches into our private ref namespaces: two
 	// fetches updating one local ref fail on its lock file.
 	fetchMu sync.Mutex

@@ -41,6 +41,26 @@ func (r *Repo) mergeIdentity(ctx context.Context) []string {
 	return r.identity
 }
 
+// userIdentity is the commit identity this clone uses (its own config,
+// else the global one the supervisor copies), as config entries for a
+// worker's clone: a worker commits as the person whose repository it
+// works in, as it did in a worktree that shared the clone's config, and
+// its sandbox's private HOME holds no global config to find one in.
+// Looked up once; nil when none is configured.
+func (r *Repo) userIdentity(ctx context.Context) []configEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.userID == nil {
+		r.userID = []configEntry{}
+		for _, k := range []string{"user.name", "user.email"} {
+			if v, err := r.line(ctx, "config", "--get", k); err == nil && v != "" {
+				r.userID = append(r.userID, configEntry{k, v})
+			}
+		}
+	}
+	return r.userID
+}
+
 // CommitAll stages everything in the worktree at dir (untracked included)
 // and commits it with message (passed on stdin). Nothing to commit is an
 // error.

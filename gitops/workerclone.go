@@ -207,14 +207,15 @@ func (r *Repo) cloneFor(ctx context.Context, branch, dir string, checkout bool) 
 	}
 	g := filepath.Join(dir, ".git")
 	alt := filepath.Join(g, "objects", "info", "alternates")
+	entries := append([]configEntry{
+		{"remote.origin.url", r.common}, {"remote.origin.pushurl", workerPushURL},
+		{"remote.origin.fetch", "+refs/heads/" + branch + ":refs/remotes/origin/" + branch},
+		{"remote.origin.tagopt", "--no-tags"},
+		{"branch." + branch + ".remote", "origin"}, {"branch." + branch + ".merge", "refs/heads/" + branch},
+	}, r.userIdentity(ctx)...)
 	cfg, err := os.OpenFile(filepath.Join(g, "config"), os.O_APPEND|os.O_WRONLY, 0)
 	if err == nil {
-		_, err = cfg.Write(formatEntries([]configEntry{
-			{"remote.origin.url", r.common}, {"remote.origin.pushurl", workerPushURL},
-			{"remote.origin.fetch", "+refs/heads/" + branch + ":refs/remotes/origin/" + branch},
-			{"remote.origin.tagopt", "--no-tags"},
-			{"branch." + branch + ".remote", "origin"}, {"branch." + branch + ".merge", "refs/heads/" + branch},
-		}))
+		_, err = cfg.Write(formatEntries(entries))
 		err = errors.Join(err, cfg.Close())
 	}
 	if err == nil {

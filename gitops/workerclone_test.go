@@ -201,3 +201,21 @@ func TestWorkerRefsStayInsideTheCheckout(t *testing.T) {
 		t.Fatalf("the ref inside the checkout is at %q", got)
 	}
 }
+
+// A worker commits as the person whose repository it works in: the
+// identity the user's clone has (here its own config; a global one is
+// copied the same way) is in the worker's clone, which a sandboxed
+// worker reads with no global config of its own.
+func TestAWorkerCommitsAsTheClonesOwnIdentity(t *testing.T) {
+	origin := newOrigin(t)
+	r := newClone(t, origin)
+	gitT(t, r.Dir, "config", "user.name", "Ada Lovelace")
+	gitT(t, r.Dir, "config", "user.email", "ada@example.com")
+	dir := filepath.Join(t.TempDir(), "w1")
+	workerClone(t, r, dir, "wave/x-i1", "origin/main", nil)
+	for k, want := range map[string]string{"user.name": "Ada Lovelace", "user.email": "ada@example.com"} {
+		if got := gitT(t, dir, "config", "--local", "--get", k); got != want {
+			t.Errorf("the worker's clone has %s %q, want the user's %q", k, got, want)
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package lanemetrics
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/promtext"
 	"github.com/wave-orchestrator/wave-orchestrator/outcomes"
 	"github.com/wave-orchestrator/wave-orchestrator/spend"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -29,10 +32,7 @@ func TestMetricsCountRunsByOutcomeAndAddUpTheirSpend(t *testing.T) {
 			{Kind: backlog.EvIssue, Issue: 2}, {Kind: backlog.EvClaimed, Issue: 2}, {Kind: backlog.EvMerged, Issue: 2}}),
 		Ledger: &outcomes.Row{Taken: 3, Merged: 2, Reverted: 1, PerMerged: &outcomes.PerMerged{CostUSD: usd(0.4)}},
 	}
-	var b strings.Builder
-	if err := promtext.Write(&b, Families(in)); err != nil {
-		t.Fatal(err)
-	}
+	b := exposition(t, collectorOf(func(context.Context) (Input, error) { return in, nil }))
 	for _, want := range []string{
 		`wave_agent_runs{executor="claude",lane="main",mode="wave",outcome="completed"} 1`,
 		`wave_agent_runs{executor="claude",lane="main",mode="wave",outcome="failed"} 1`,
@@ -51,5 +51,38 @@ func TestMetricsCountRunsByOutcomeAndAddUpTheirSpend(t *testing.T) {
 	}
 	if strings.Contains(b.String(), `kind="output"`) {
 		t.Errorf("a token kind no run reported is exposed as 0:\n%s", b.String())
+	}
+}
+
+// exposition is what a pedantic registry (one that checks every metric
+// against its description) gathers from c, in the text format.
+func exposition(t *testing.T, c prometheus.Collector) *strings.Builder {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &b
+}
+
+// A run whose executor is not recorded is counted as "unknown", in one
+// series with the runs of an executor named so: never two series with
+// the same labels, which Prometheus refuses whole.
+func TestARunWithoutAnExecutorCountsInTheUnknownSeries(t *testing.T) {
+	in := Input{Lane: state.Lane{Lane: "main"}, Runs: []spend.Run{
+		{Kind: spend.KindWave, Outcome: "completed"},
+		{Kind: spend.KindWave, Executor: "unknown", Outcome: "completed"},
+	}}
+	b := exposition(t, collectorOf(func(context.Context) (Input, error) { return in, nil }))
+	if want := `wave_agent_runs{executor="unknown",lane="main",mode="wave",outcome="completed"} 2` + "\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("missing %s in:\n%s", want, b.String())
 	}
 }

@@ -1,20 +1,22 @@
 package telemetry
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/url"
-	"os"
-	"strconv"
 	"strings"
-	"time"
+)
+
+// Protocols of OTLP this package exports with (the specification's
+// names, as OTEL_EXPORTER_OTLP_PROTOCOL takes them).
+const (
+	protocolHTTP = "http/protobuf"
+	protocolGRPC = "grpc"
 )
 
 // signal is one OTLP signal this package exports.
 type signal struct {
 	env  string // TRACES | METRICS, in the variables' names
-	path string // appended to OTEL_EXPORTER_OTLP_ENDPOINT
+	path string // appended to OTEL_EXPORTER_OTLP_ENDPOINT over HTTP
 }
 
 var (
@@ -22,15 +24,12 @@ var (
 	metricsSignal = signal{"METRICS", "/v1/metrics"}
 )
 
-// endpoint is where one signal is sent and how.
+// endpoint is where one signal goes and by which protocol. The
+// exporters read every other setting (headers, timeout, compression,
+// certificates) from the same variables themselves.
 type endpoint struct {
-	URL     string
-	Headers map[string]string
-	Timeout time.Duration
-	Gzip    bool
-	// CA, ClientCert and ClientKey are PEM files (the *_CERTIFICATE,
-	// *_CLIENT_CERTIFICATE and *_CLIENT_KEY variables).
-	CA, ClientCert, ClientKey string
+	URL      string
+	Protocol string // protocolHTTP | protocolGRPC
 }
 
 // Config is what the OTEL_* variables ask for: a signal left nil is not
@@ -44,15 +43,17 @@ type Config struct {
 // Enabled reports whether anything is exported.
 func (c Config) Enabled() bool { return c.Traces != nil || c.Metrics != nil }
 
-// defaultTimeout is the specification's default export timeout.
-const defaultTimeout = 10 * time.Second
-
-// ConfigFromEnv reads the standard variables (the OpenTelemetry
-// specification's "OTLP Exporter Configuration"): a signal is exported
-// when OTEL_EXPORTER_OTLP_ENDPOINT or its own _ENDPOINT is set, it is not
-// turned off (OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none,
-// OTEL_METRICS_EXPORTER=none), and its protocol is http/protobuf, the
-// one this package speaks. Pure: getenv is os.Getenv in production.
+// ConfigFromEnv decides from the standard variables (the OpenTelemetry
+// specification's "OTLP Exporter Configuration") which signals are
+// exported and how: a signal is exported when OTEL_EXPORTER_OTLP_ENDPOINT
+// or its own _ENDPOINT is set, it is not turned off (OTEL_SDK_DISABLED=true,
+// OTEL_TRACES_EXPORTER=none, OTEL_METRICS_EXPORTER=none), and its
+// protocol is http/protobuf or grpc. What the official exporters would
+// quietly skip or replace by a default — an endpoint that is no URL, a
+// header list they cannot parse — turns the signal off with a problem
+// saying why, so nothing is sent to a collector the user did not name
+// or without the credentials they meant. Pure: getenv is os.Getenv in
+// production, which the exporters read too.
 func ConfigFromEnv(getenv func(string) string) Config {
 	var c Config
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
@@ -72,18 +73,17 @@ func signalConfig(getenv func(string) string, s signal, problems *[]string) *end
 		all := "OTEL_EXPORTER_OTLP_" + name
 		return strings.TrimSpace(getenv(all)), all
 	}
-	ep := endpoint{Timeout: defaultTimeout}
 	own := "OTEL_EXPORTER_OTLP_" + s.env + "_ENDPOINT"
-	if v := strings.TrimSpace(getenv(own)); v != "" {
-		ep.URL = v
-	} else if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")); v != "" {
-		ep.URL = strings.TrimRight(v, "/") + s.path
+	base := strings.TrimSpace(getenv(own))
+	if base == "" {
 		own = "OTEL_EXPORTER_OTLP_ENDPOINT"
-	} else {
-		return nil
+		if base = strings.TrimSpace(getenv(own)); base == "" {
+			return nil
+		}
 	}
+	signalName := strings.ToLower(s.env)
 	refuse := func(format string, args ...any) *endpoint {
-		*problems = append(*problems, fmt.Sprintf(format, args...))
+		*problems = append(*problems, fmt.Sprintf(format, args...)+"; "+signalName+" are not exported")
 		return nil
 	}
 	switch v := strings.ToLower(strings.TrimSpace(getenv("OTEL_" + s.env + "_EXPORTER"))); v {
@@ -91,44 +91,33 @@ func signalConfig(getenv func(string) string, s signal, problems *[]string) *end
 	case "none":
 		return nil
 	default:
-		return refuse("OTEL_%s_EXPORTER=%s: only otlp (or none) is supported; %s are not exported", s.env, v, strings.ToLower(s.env))
+		return refuse("OTEL_%s_EXPORTER=%s: only otlp (or none) is supported", s.env, v)
 	}
-	if u, err := url.Parse(ep.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return refuse("%s=%q: want an http:// or https:// URL; %s are not exported", own, ep.URL, strings.ToLower(s.env))
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return refuse("%s=%q: want an http:// or https:// URL", own, base)
 	}
-	if v, name := pick("PROTOCOL"); v != "" && v != "http/protobuf" {
-		return refuse("%s=%s: only http/protobuf is supported (an OTLP/HTTP receiver, port 4318 by default); %s are not exported",
-			name, v, strings.ToLower(s.env))
-	}
-	ep.Headers = map[string]string{}
-	for _, name := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_" + s.env + "_HEADERS"} {
-		if err := parseHeaders(getenv(name), ep.Headers); err != nil {
-			return refuse("%s: %v; %s are not exported", name, err, strings.ToLower(s.env))
+	ep := endpoint{URL: base, Protocol: protocolHTTP}
+	switch v, name := pick("PROTOCOL"); v {
+	case "", protocolHTTP:
+		if own == "OTEL_EXPORTER_OTLP_ENDPOINT" {
+			ep.URL = strings.TrimRight(base, "/") + s.path
 		}
-	}
-	if v, name := pick("TIMEOUT"); v != "" {
-		ms, err := strconv.Atoi(v)
-		if err != nil || ms <= 0 {
-			*problems = append(*problems, fmt.Sprintf("%s=%q: want milliseconds above 0; using %s", name, v, defaultTimeout))
-		} else {
-			ep.Timeout = time.Duration(ms) * time.Millisecond
-		}
-	}
-	switch v, name := pick("COMPRESSION"); strings.ToLower(v) {
-	case "", "none":
-	case "gzip":
-		ep.Gzip = true
+	case protocolGRPC:
+		ep.Protocol = protocolGRPC
 	default:
-		*problems = append(*problems, fmt.Sprintf("%s=%q: want gzip or none; sending uncompressed", name, v))
+		return refuse("%s=%s: only http/protobuf (an OTLP/HTTP receiver, port 4318 by default) and grpc (port 4317) are supported", name, v)
 	}
-	ep.CA, _ = pick("CERTIFICATE")
-	ep.ClientCert, _ = pick("CLIENT_CERTIFICATE")
-	ep.ClientKey, _ = pick("CLIENT_KEY")
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_" + s.env + "_HEADERS"} {
+		if err := checkHeaders(getenv(name)); err != nil {
+			return refuse("%s: %v", name, err)
+		}
+	}
 	return &ep
 }
 
-// parseHeaders adds "k=v,k2=v2" (values percent-encoded) to into.
-func parseHeaders(s string, into map[string]string) error {
+// checkHeaders checks a "k=v,k2=v2" list (values percent-encoded) as
+// the exporters will read it, which skip an entry they cannot read.
+func checkHeaders(s string) error {
 	for _, part := range strings.Split(s, ",") {
 		if strings.TrimSpace(part) == "" {
 			continue
@@ -138,39 +127,9 @@ func parseHeaders(s string, into map[string]string) error {
 		if !ok || k == "" {
 			return fmt.Errorf("an entry without key=value (entries are name=value, separated by commas)")
 		}
-		dv, err := url.PathUnescape(strings.TrimSpace(v))
-		if err != nil {
+		if _, err := url.PathUnescape(v); err != nil {
 			return fmt.Errorf("header %s: a value that is not percent-encoded correctly", k)
 		}
-		into[k] = dv
 	}
 	return nil
-}
-
-// tlsConfig is the endpoint's TLS settings, nil when it uses the
-// system's roots and no client certificate.
-func (e *endpoint) tlsConfig() (*tls.Config, error) {
-	if e.CA == "" && e.ClientCert == "" {
-		return nil, nil
-	}
-	c := &tls.Config{MinVersion: tls.VersionTLS12}
-	if e.CA != "" {
-		pem, err := os.ReadFile(e.CA)
-		if err != nil {
-			return nil, fmt.Errorf("OTLP certificate: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("OTLP certificate %s: no PEM certificate in it", e.CA)
-		}
-		c.RootCAs = pool
-	}
-	if e.ClientCert != "" || e.ClientKey != "" {
-		cert, err := tls.LoadX509KeyPair(e.ClientCert, e.ClientKey)
-		if err != nil {
-			return nil, fmt.Errorf("OTLP client certificate: %w", err)
-		}
-		c.Certificates = []tls.Certificate{cert}
-	}
-	return c, nil
 }

@@ -1,7 +1,7 @@
 // Package telemetry owns OpenTelemetry export: spans and metrics of the
-// lane's waves and backlog runs, sent over OTLP (protobuf over HTTP) when
-// the standard OTEL_EXPORTER_OTLP_* variables name an endpoint, and
-// nothing at all otherwise (no SDK is built, no goroutine started).
+// lane's waves and backlog runs, sent over OTLP when the standard
+// OTEL_EXPORTER_OTLP_* variables name an endpoint, and nothing at all
+// otherwise (no SDK is built, no goroutine started).
 //
 // Spans and metrics are derived from the event logs the loops already
 // write — the lane's events.jsonl and each backlog run's — by a Follower
@@ -12,9 +12,8 @@
 // restarted after kill -9 ends the spans its predecessor opened under
 // the same ids. The names are in docs/observability.md.
 //
-// The OTLP encoding is ours (wire.go): the official exporters link gRPC
-// and the protobuf runtime into every process of the binary, agent
-// runners included, and their package initialisation costs more than
-// the whole binary's today. The tests decode what we send with the
-// OTLP project's own protobuf types.
+// Export is the OpenTelemetry project's own OTLP exporters, over HTTP
+// (protobuf) or gRPC as OTEL_EXPORTER_OTLP_PROTOCOL says, configured by
+// the same variables as any OpenTelemetry SDK; ConfigFromEnv only decides
+// whether a signal is exported at all.
 package telemetry

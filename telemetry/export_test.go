@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wave-orchestrator/wave-orchestrator/telemetry/otlptest"
@@ -24,29 +26,66 @@ func envOf(kv ...string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-func testClient(t *testing.T, getenv func(string) string, traces bool) *client {
+// setEnv sets the OTEL_* variables the exporters read to kv (name,
+// value pairs) for the test, every other OTEL_* variable of the
+// environment blanked (an empty variable is an unset one to them).
+func setEnv(t *testing.T, kv ...string) func(string) string {
+	t.Helper()
+	for _, e := range os.Environ() {
+		if k, _, _ := strings.Cut(e, "="); strings.HasPrefix(k, "OTEL_") {
+			t.Setenv(k, "")
+		}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		t.Setenv(kv[i], kv[i+1])
+	}
+	return os.Getenv
+}
+
+// pairs turns KEY=VALUE entries into setEnv's name, value pairs.
+func pairs(environ []string) []string {
+	var out []string
+	for _, e := range environ {
+		k, v, _ := strings.Cut(e, "=")
+		out = append(out, k, v)
+	}
+	return out
+}
+
+func testSpanExporter(t *testing.T, getenv func(string) string) sdktrace.SpanExporter {
 	t.Helper()
 	cfg := ConfigFromEnv(getenv)
-	ep := cfg.Metrics
-	if traces {
-		ep = cfg.Traces
+	if cfg.Traces == nil {
+		t.Fatalf("no traces endpoint from the environment: %v", cfg.Problems)
 	}
-	if ep == nil {
-		t.Fatalf("no endpoint from the environment: %v", cfg.Problems)
-	}
-	c, err := newClient(*ep)
+	exp, err := newSpanExporter(context.Background(), cfg.Traces)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) }) // a second shutdown is harmless
+	return exp
+}
+
+func testMetricExporter(t *testing.T, getenv func(string) string) sdkmetric.Exporter {
+	t.Helper()
+	cfg := ConfigFromEnv(getenv)
+	if cfg.Metrics == nil {
+		t.Fatalf("no metrics endpoint from the environment: %v", cfg.Problems)
+	}
+	exp, err := newMetricExporter(context.Background(), cfg.Metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	return exp
 }
 
 func TestSpansReachACollectorAsOTLPProtobuf(t *testing.T) {
 	rcv := otlptest.New(t)
-	getenv := envOf("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.Srv.URL, "OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20abc,x-team=infra",
+	getenv := setEnv(t, "OTEL_EXPORTER_OTLP_ENDPOINT", rcv.Srv.URL, "OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20abc,x-team=infra",
 		"OTEL_EXPORTER_OTLP_COMPRESSION", "gzip", "OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=ci")
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(&spanExporter{c: testClient(t, getenv, true)}),
-		sdktrace.WithIDGenerator(derivedIDs{}), sdktrace.WithResource(resourceFor(getenv, "main")))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(testSpanExporter(t, getenv)),
+		sdktrace.WithIDGenerator(derivedIDs{}), sdktrace.WithResource(resourceFor("main")))
 	tr := tp.Tracer(scope)
 	t0 := time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
 	tid, root, child := traceID("t"), spanID("t", rootKey), spanID("t", "child")
@@ -103,8 +142,8 @@ func TestSpansReachACollectorAsOTLPProtobuf(t *testing.T) {
 
 func TestMetricsReachACollectorAsOTLPProtobuf(t *testing.T) {
 	rcv := otlptest.New(t)
-	getenv := envOf("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", rcv.Srv.URL+"/v1/metrics")
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(&metricExporter{c: testClient(t, getenv, false)})))
+	getenv := setEnv(t, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", rcv.Srv.URL+"/v1/metrics")
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(testMetricExporter(t, getenv))))
 	m, err := newMeters(mp.Meter(scope))
 	if err != nil {
 		t.Fatal(err)
@@ -142,8 +181,8 @@ func TestMetricsReachACollectorAsOTLPProtobuf(t *testing.T) {
 func TestARefusingReceiverIsAnErrorNamingIt(t *testing.T) {
 	rcv := otlptest.New(t)
 	rcv.Status = 400
-	c := testClient(t, envOf("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.Srv.URL), true)
-	err := c.post(context.Background(), []byte{})
+	exp := testSpanExporter(t, setEnv(t, "OTEL_EXPORTER_OTLP_ENDPOINT", rcv.Srv.URL))
+	err := exp.ExportSpans(context.Background(), tracetest.SpanStubs{{Name: "wave"}}.Snapshots())
 	if err == nil || !strings.Contains(err.Error(), rcv.Srv.URL+"/v1/traces") || !strings.Contains(err.Error(), "400") {
 		t.Fatalf("post to a receiver answering 400: %v, want an error naming the URL and status", err)
 	}

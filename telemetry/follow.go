@@ -6,15 +6,14 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/otelenv"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -42,8 +42,6 @@ const safetyTick = time.Second
 // Options tune a follower; the zero value is production's.
 type Options struct {
 	Logger *slog.Logger
-	// Getenv reads the OTEL_* variables (nil: os.Getenv).
-	Getenv func(string) string
 }
 
 // Follower turns one event log into spans and metrics and exports them.
@@ -117,15 +115,13 @@ func FollowRun(runDir, lane string, o Options) *Follower {
 	return f.start()
 }
 
-// newFollower builds the SDK when the environment asks for export.
+// newFollower builds the SDK and the exporters when the environment
+// asks for export.
 func newFollower(lane, mode, path string, rotates bool, o Options) *Follower {
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	cfg := ConfigFromEnv(o.Getenv)
+	cfg := ConfigFromEnv(os.Getenv)
 	for _, p := range cfg.Problems {
 		o.Logger.Warn("telemetry: " + p)
 	}
@@ -133,24 +129,31 @@ func newFollower(lane, mode, path string, rotates bool, o Options) *Follower {
 		return nil
 	}
 	f := &Follower{log: o.Logger, lane: lane, mode: mode, tail: tailer{path: path, rotates: rotates}, open: map[string]*openSpan{}}
-	res := resourceFor(o.Getenv, lane)
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { o.Logger.Warn("telemetry: export", "err", err) }))
+	res := resourceFor(lane)
+	// What the SDK and the exporters report goes to our log: failed
+	// exports (the receiver's answer escaped, as all untrusted text), and
+	// the variables they could not read (a certificate file, a timeout).
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		o.Logger.Warn("telemetry: export", "err", termtext.Escape(err.Error()))
+	}))
+	otel.SetLogger(logr.FromSlogHandler(o.Logger.Handler()))
+	ctx := context.Background()
 	if cfg.Traces != nil {
-		c, err := newClient(*cfg.Traces)
+		exp, err := newSpanExporter(ctx, cfg.Traces)
 		if err != nil {
 			o.Logger.Warn("telemetry: traces are not exported", "err", err)
 		} else {
-			f.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(&spanExporter{c: c}), sdktrace.WithResource(res),
+			f.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res),
 				sdktrace.WithIDGenerator(derivedIDs{}))
 			f.tracer = f.tp.Tracer(scope, trace.WithInstrumentationVersion(version()))
 		}
 	}
 	if cfg.Metrics != nil {
-		c, err := newClient(*cfg.Metrics)
+		exp, err := newMetricExporter(ctx, cfg.Metrics)
 		if err != nil {
 			o.Logger.Warn("telemetry: metrics are not exported", "err", err)
 		} else {
-			f.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(&metricExporter{c: c})), sdkmetric.WithResource(res))
+			f.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
 			if f.m, err = newMeters(f.mp.Meter(scope, metric.WithInstrumentationVersion(version()))); err != nil {
 				o.Logger.Warn("telemetry: metrics are not exported", "err", err)
 				f.m = nil
@@ -173,30 +176,14 @@ func version() string {
 	return "(devel)"
 }
 
-// resourceFor is the process's resource: the user's
-// OTEL_RESOURCE_ATTRIBUTES, then service.name (OTEL_SERVICE_NAME, default
-// wave-orchestrator), its version and the lane.
-func resourceFor(getenv func(string) string, lane string) *resource.Resource {
-	name := getenv("OTEL_SERVICE_NAME")
-	var kvs []attribute.KeyValue
-	for _, part := range strings.Split(getenv(otelenv.ResourceAttributesEnv), ",") {
-		k, v, ok := strings.Cut(part, "=")
-		if k = strings.TrimSpace(k); !ok || k == "" {
-			continue
-		}
-		if dv, err := url.PathUnescape(strings.TrimSpace(v)); err == nil {
-			kvs = append(kvs, attribute.String(k, dv))
-			if k == "service.name" && name == "" {
-				name = dv
-			}
-		}
-	}
-	if name == "" {
-		name = "wave-orchestrator"
-	}
-	kvs = append(kvs, attribute.String("service.name", name), attribute.String("service.version", version()),
-		attribute.String(otelenv.Lane, lane))
-	return resource.NewSchemaless(kvs...)
+// resourceFor is the process's resource: service.name
+// wave-orchestrator unless OTEL_SERVICE_NAME or the user's
+// OTEL_RESOURCE_ATTRIBUTES (read by the SDK) name another, the user's
+// attributes, then this build's service.version and the lane.
+func resourceFor(lane string) *resource.Resource {
+	r, _ := resource.Merge(resource.NewSchemaless(attribute.String("service.name", "wave-orchestrator")), resource.Environment())
+	r, _ = resource.Merge(r, resource.NewSchemaless(attribute.String("service.version", version()), attribute.String(otelenv.Lane, lane)))
+	return r
 }
 
 // start replays the log so far — spans it opened and did not close are

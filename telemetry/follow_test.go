@@ -14,7 +14,8 @@ import (
 
 func TestNoEndpointNoFollower(t *testing.T) {
 	l := lanes.New(t.TempDir(), ".wave", "", "main")
-	if f := FollowLane(l, "main", Options{Getenv: envOf()}); f != nil {
+	setEnv(t)
+	if f := FollowLane(l, "main", Options{}); f != nil {
 		t.Fatal("a follower without OTEL_EXPORTER_OTLP_* set")
 	}
 	var f *Follower
@@ -36,7 +37,8 @@ func TestARestartedLauncherEndsTheWaveSpanItsPredecessorOpened(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	o := Options{Getenv: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.Srv.URL)}
+	setEnv(t, "OTEL_EXPORTER_OTLP_ENDPOINT", rcv.Srv.URL)
+	o := Options{}
 	a1 := map[string]any{"agentId": "A1", "runDir": filepath.Join(l.StateDir, "waves/0/runs/A1-a1"), "executorId": "local"}
 	emit(state.EntityWaveRun, "started", nil)
 	emit(state.EntityAgentRun, "started", a1)
@@ -68,5 +70,41 @@ func TestARestartedLauncherEndsTheWaveSpanItsPredecessorOpened(t *testing.T) {
 	}
 	if _, err := os.Stat(l.EventsPath()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// OTEL_EXPORTER_OTLP_PROTOCOL=grpc sends the same spans and metrics to a
+// collector's OTLP/gRPC port.
+func TestAGRPCCollectorGetsTheWavesSpansAndMetrics(t *testing.T) {
+	rcv := otlptest.NewGRPC(t)
+	setEnv(t, pairs(rcv.Env())...)
+	l := lanes.New(t.TempDir(), ".wave", "", "main")
+	if err := jsonfile.MkdirAll(filepath.Dir(l.EventsPath())); err != nil {
+		t.Fatal(err)
+	}
+	f := FollowLane(l, "main", Options{})
+	if f == nil {
+		t.Fatal("no follower for an OTLP/gRPC endpoint")
+	}
+	a1 := map[string]any{"agentId": "A1", "runDir": filepath.Join(l.StateDir, "waves/0/runs/A1-a1"), "executorId": "local"}
+	for _, e := range []struct {
+		entity, action string
+		data           map[string]any
+	}{
+		{state.EntityWaveRun, "started", nil}, {state.EntityAgentRun, "started", a1},
+		{state.EntityAgentRun, state.AgentCompleted, a1}, {state.EntityWaveRun, state.WaveCompleted, nil},
+	} {
+		if err := state.Append(l.EventsPath(), state.NewEvent("main", 0, e.entity, "wave-0", e.action, 1, e.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Stop(5 * time.Second)
+	spans := rcv.Spans()
+	waves, agents := otlptest.Named(spans, SpanWave), otlptest.Named(spans, SpanAgent)
+	if len(waves) != 1 || len(agents) != 1 || agents[0].Parent != waves[0].SpanID {
+		t.Fatalf("received %d wave and %d agent spans, want one agent under one wave: %+v", len(waves), len(agents), spans)
+	}
+	if p, ok := otlptest.Last(rcv.Points(), MetricRuns, map[string]any{"wave.outcome": "completed", "wave.executor": "local"}); !ok || p.Value != 1 {
+		t.Errorf("%s completed = %+v (%v), want 1", MetricRuns, p, ok)
 	}
 }

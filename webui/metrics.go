@@ -1,10 +1,14 @@
 package webui
 
 import (
+	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/promtext"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/wave-orchestrator/wave-orchestrator/lanemetrics"
 )
 
@@ -13,19 +17,21 @@ import (
 const ledgerEvery = 30 * time.Second
 
 // metricsHandler is GET /metrics: the lane's figures in the Prometheus
-// text format, behind the same guard as the API (a Bearer token off
-// loopback). Read-only.
-func (s *Server) metricsHandler() http.HandlerFunc {
+// exposition format the scraper asks for, from a registry of this
+// server's own (nothing of the process's, no other collector), behind
+// the same guard as the API (a Bearer token off loopback). Read-only.
+// A lane that cannot be read answers 500, saying why.
+func (s *Server) metricsHandler() http.Handler {
 	src := &lanemetrics.Source{Layout: s.opt.Layout, LedgerEvery: ledgerEvery, Now: s.opt.Now}
-	return func(w http.ResponseWriter, r *http.Request) {
-		l, err := s.opt.State(r.Context())
-		if err != nil {
-			httpError(w, http.StatusInternalServerError, err.Error())
-			return
-		}
-		w.Header().Set("Content-Type", promtext.ContentType)
-		if err := promtext.Write(w, lanemetrics.Families(src.Gather(r.Context(), l))); err != nil {
-			s.opt.Logger.Warn("serve: write metrics", "err", err)
-		}
-	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(lanemetrics.NewCollector(src, s.opt.State))
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog:      errorLog{s.opt.Logger},
+		ErrorHandling: promhttp.HTTPErrorOnError,
+	})
 }
+
+// errorLog is promhttp's Logger on the server's log.
+type errorLog struct{ l *slog.Logger }
+
+func (e errorLog) Println(v ...any) { e.l.Warn("serve: metrics", "err", fmt.Sprint(v...)) }

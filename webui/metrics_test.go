@@ -1,9 +1,13 @@
 package webui
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 func TestMetricsAreThePrometheusTextOfTheLane(t *testing.T) {
@@ -34,5 +38,17 @@ func TestMetricsNeedTheTokenAsTheAPIDoes(t *testing.T) {
 	}
 	if w := get(t, h, "/metrics", "Authorization", "Bearer s3cret-token"); w.Code != http.StatusOK {
 		t.Errorf("GET /metrics with the token: %d, want 200", w.Code)
+	}
+}
+
+// A lane whose state cannot be read fails the scrape (Prometheus marks
+// the target down) rather than answering figures of nothing.
+func TestAScrapeOfAnUnreadableLaneFailsSayingWhy(t *testing.T) {
+	f := newFixture(t)
+	o := f.options()
+	o.State = func(context.Context) (state.Lane, error) { return state.Lane{}, errors.New("state.json: torn record") }
+	w := get(t, New(o).Handler(), "/metrics")
+	if w.Code != http.StatusInternalServerError || !strings.Contains(w.Body.String(), "state.json: torn record") {
+		t.Errorf("GET /metrics of an unreadable lane: %d\n%s\nwant 500 naming the reason", w.Code, w.Body)
 	}
 }

@@ -90,7 +90,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/runs/{wave}/{agent}/log", s.handleLog)
 	m.HandleFunc("GET /api/v1/backlog/issues/{issue}/log", s.handleIssueLog)
 	m.HandleFunc("POST /login", s.handleLogin)
-	m.HandleFunc("GET /metrics", s.metricsHandler())
+	m.Handle("GET /metrics", s.metricsHandler())
 	s.mux = m
 }
 

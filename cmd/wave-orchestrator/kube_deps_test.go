@@ -26,10 +26,12 @@ var clientGoNarrow = []string{
 // Kubernetes, and the generated typed clients, which import that scheme
 // — the generated informers, listers and apply configurations of every
 // group, and client-go's fakes (client-go/testing, which the generic
-// typed clients of gentype link), which bring protobuf, OpenAPI models
-// and structured-merge-diff. Each process of the binary (`version`,
-// `status`, each `agent-run` runner) would pay their init before main
-// whether it talks to a cluster or not (kube/api.go has the figures).
+// typed clients of gentype link), which bring OpenAPI models and
+// structured-merge-diff (protobuf is linked anyway, for the OTLP
+// exporters: observability_deps_test.go). Each process of the binary
+// (`version`, `status`, each `agent-run` runner) would pay their init
+// before main whether it talks to a cluster or not (kube/api.go has the
+// figures).
 // Tests may use them (kube/kubetest, e2e/kubernetes, kube's tests): test
 // imports are not linked.
 var clientGoAllGroups = []string{
@@ -41,6 +43,33 @@ var clientGoAllGroups = []string{
 }
 
 func TestBinaryLinksClientGoButNotTheAllGroupsClientset(t *testing.T) {
+	linked, imports := binaryPackages(t)
+	importers := map[string][]string{} // all-groups package -> who imports it
+	for pkg, imps := range imports {
+		if allGroups(pkg) {
+			continue
+		}
+		for _, imp := range imps {
+			if allGroups(imp) {
+				importers[imp] = append(importers[imp], pkg)
+			}
+		}
+	}
+	for _, pkg := range slices.Sorted(maps.Keys(importers)) {
+		slices.Sort(importers[pkg])
+		t.Errorf("the binary links %s (imported by %s): it registers or carries every API group, before main in every process", pkg, strings.Join(importers[pkg], ", "))
+	}
+	for _, pkg := range clientGoNarrow {
+		if !linked[pkg] {
+			t.Errorf("the binary does not link %s: the kubernetes backend talks to the cluster through client-go", pkg)
+		}
+	}
+}
+
+// binaryPackages lists the packages the binary links and what each
+// imports (`go list -deps` of this command: test imports are not in it).
+func binaryPackages(t *testing.T) (linked map[string]bool, imports map[string][]string) {
+	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to list the binary's packages:", err)
@@ -49,31 +78,16 @@ func TestBinaryLinksClientGoButNotTheAllGroupsClientset(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, stderrOf(err))
 	}
-	linked := map[string]bool{}
-	importers := map[string][]string{} // all-groups package -> who imports it
+	linked, imports = map[string]bool{}, map[string][]string{}
 	for line := range strings.Lines(string(out)) {
 		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
 		}
 		linked[f[0]] = true
-		if allGroups(f[0]) {
-			continue
-		}
-		for _, imp := range f[1:] {
-			if allGroups(imp) {
-				importers[imp] = append(importers[imp], f[0])
-			}
-		}
+		imports[f[0]] = f[1:]
 	}
-	for _, pkg := range slices.Sorted(maps.Keys(importers)) {
-		t.Errorf("the binary links %s (imported by %s): it registers or carries every API group, before main in every process", pkg, strings.Join(importers[pkg], ", "))
-	}
-	for _, pkg := range clientGoNarrow {
-		if !linked[pkg] {
-			t.Errorf("the binary does not link %s: the kubernetes backend talks to the cluster through client-go", pkg)
-		}
-	}
+	return linked, imports
 }
 
 func allGroups(pkg string) bool {

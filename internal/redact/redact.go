@@ -27,9 +27,15 @@ const Value = "<redacted>"
 // agents and shown redacted, while one missed is handed to every worker.
 var secretWords = lazyregexp.New(`(?i)token|secret|key|passw(or)?d|credential`)
 
+// otlpHeaders are the OpenTelemetry exporters' header lists
+// (OTEL_EXPORTER_OTLP_HEADERS and each signal's own, _TRACES_HEADERS,
+// _METRICS_HEADERS, _LOGS_HEADERS): where a collector's token goes
+// (authorization=Bearer …), though the names say nothing of it.
+var otlpHeaders = lazyregexp.New(`(?i)^OTEL_EXPORTER_OTLP_([A-Z]+_)?HEADERS$`)
+
 // Name reports whether a variable's (or a JSON member's) name says it
 // holds a secret.
-func Name(name string) bool { return secretWords.MatchString(name) }
+func Name(name string) bool { return secretWords.MatchString(name) || otlpHeaders.MatchString(name) }
 
 // jsonKey reports whether a JSON member named k holds a secret: its name
 // says so (Name, or an HTTP credential header), unless it names

@@ -15,6 +15,8 @@ func TestJSONHidesEverySecretAndKeepsTheRest(t *testing.T) {
 			`{"settingsJson":{"env":{"PROXY":"<redacted>","N":{"x":"<redacted>"}},"model":"m"},"env":{"MODE":"m"}}`},
 		{"everything below a secret member", `{"secrets":{"a":"1","b":["2",3,true,null]}}`,
 			`{"secrets":{"a":"<redacted>","b":["<redacted>",3,true,null]}}`},
+		{"an OTLP exporter's header list", `{"env":{"OTEL_EXPORTER_OTLP_HEADERS":"authorization=Bearer%20t","OTEL_EXPORTER_OTLP_ENDPOINT":"http://c:4318"}}`,
+			`{"env":{"OTEL_EXPORTER_OTLP_HEADERS":"<redacted>","OTEL_EXPORTER_OTLP_ENDPOINT":"http://c:4318"}}`},
 		{"credential headers", `{"headers":{"Authorization":"Bearer x","Cookie":"c","Accept":"json"}}`,
 			`{"headers":{"Authorization":"<redacted>","Cookie":"<redacted>","Accept":"json"}}`},
 		{"a URL's password", `{"base":"https://me:pa55@proxy.example/v1","git":"ssh://git@host/x"}`,

@@ -1,7 +1,7 @@
-// Package otlptest is an OTLP/HTTP receiver for tests: an httptest server
-// that decodes what it is sent with the OTLP project's own protobuf
-// types (go.opentelemetry.io/proto/otlp), so a test checks the wire
-// format as a collector reads it, not as our encoder meant it.
+// Package otlptest is an OTLP receiver for tests, over HTTP (an httptest
+// server) or gRPC, that decodes what it is sent with the OTLP project's
+// own protobuf types (go.opentelemetry.io/proto/otlp), so a test checks
+// what a collector reads.
 package otlptest
 
 import (
@@ -46,15 +46,18 @@ type Point struct {
 
 // Receiver collects what it is sent.
 type Receiver struct {
-	Srv *httptest.Server
+	// Srv is the OTLP/HTTP receiver; nil for a gRPC one (NewGRPC).
+	Srv      *httptest.Server
+	grpcAddr string
 	// Status, when set, answers every request (a receiver refusing).
 	Status int
 
-	mu      sync.Mutex
-	spans   []Span
-	points  []Point
-	headers []http.Header
-	bad     []string
+	mu        sync.Mutex
+	spans     []Span
+	points    []Point
+	headers   []http.Header
+	deadlines []time.Duration
+	bad       []string
 }
 
 // New starts a receiver, closed when t ends.
@@ -82,6 +85,9 @@ func New(t *testing.T) *Receiver {
 
 // Env is the environment that sends a process's telemetry here.
 func (r *Receiver) Env() []string {
+	if r.Srv == nil {
+		return []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + r.grpcAddr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"}
+	}
 	return []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + r.Srv.URL}
 }
 
