@@ -206,6 +206,9 @@ type IssueRun struct {
 	// Blocked are the hosts the sandbox refused its worker, reviewer or
 	// verify step, each once.
 	Blocked []string `json:"blockedHosts,omitempty"`
+	// Setup is its checkout's setup (backlog.setup, backlog.copyIgnored),
+	// nil before the first.
+	Setup *SetupState `json:"setup,omitempty"`
 }
 
 // WaitingForAnswers is the open wait for answers, nil when none.
@@ -498,6 +501,8 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 	case EvNeedsInput:
 		is.State, is.Question = StateNeedsInput, ev.Question
 		r.dequeue(is.Number)
+	case EvSetup:
+		is.setup(ev)
 	case EvAnswered:
 		is.Answers++
 		is.Answer = &Answer{Question: firstOf(ev.Question, is.Question), Text: ev.Answer, By: ev.By, Via: ev.Outcome, At: ev.At}

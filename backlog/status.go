@@ -120,14 +120,17 @@ type IssueView struct {
 	// VerifyCommit is the would-be merge commit its last verify ran on;
 	// VerifyAhead the merge train's candidates that commit holds beyond
 	// the wave tip (empty: on the wave tip).
-	VerifyCommit string   `json:"verifyCommit"`
-	VerifyAhead  []int    `json:"verifyAhead"`
-	Conflicts    int      `json:"conflicts"`
-	Files        []string `json:"files"`
-	PR           *PRRef   `json:"pr"`
-	Question     string   `json:"question"`
-	Detail       string   `json:"detail"`
-	MergeCommit  string   `json:"mergeCommit"`
+	VerifyCommit string `json:"verifyCommit"`
+	VerifyAhead  []int  `json:"verifyAhead"`
+	// Setup is its checkout's setup (backlog.setup, backlog.copyIgnored):
+	// a Setup* outcome, "" when none ran.
+	Setup       string   `json:"setup"`
+	Conflicts   int      `json:"conflicts"`
+	Files       []string `json:"files"`
+	PR          *PRRef   `json:"pr"`
+	Question    string   `json:"question"`
+	Detail      string   `json:"detail"`
+	MergeCommit string   `json:"mergeCommit"`
 	// Reworks counts the rounds the issue was sent back with feedback;
 	// ReworkFrom and Feedback are the last round's.
 	Reworks    int    `json:"reworks"`
@@ -228,6 +231,9 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 			Checks: is.Checks}
 		if iv.Files == nil {
 			iv.Files = []string{}
+		}
+		if is.Setup != nil {
+			iv.Setup = is.Setup.Outcome
 		}
 		iv.Outside = append([]string{}, is.Outside...)
 		iv.VerifyCommit, iv.VerifyAhead = is.VerifyCommit, append([]int{}, is.VerifyAhead...)

@@ -310,6 +310,9 @@ func (s *Supervisor) verifierWith(n int, reviewed bool, on verifyOn) func(ctx co
 			return err
 		}
 		defer out.Close()
+		if err := s.setupScratch(ctx, n, dir, out); err != nil {
+			return &verifyFailure{err: fmt.Errorf("backlog.setup in the verify checkout: %w (output in %s)", err, path), log: path}
+		}
 		cmd, done, err := s.verifyCommand(ctx, n, argv, dir, commit)
 		if err != nil {
 			fmt.Fprintln(out, err)

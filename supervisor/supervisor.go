@@ -229,6 +229,9 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 	if err := s.decideSandbox(ctx); err != nil {
 		return Result{}, err
 	}
+	if err := s.checkSetup(ctx); err != nil {
+		return Result{}, err
+	}
 	resumed, err := s.open(ctx)
 	if s.log == nil {
 		return Result{}, err
