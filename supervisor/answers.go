@@ -235,7 +235,7 @@ func (s *Supervisor) awaitAnswers() (bool, error) {
 			return false, err
 		}
 		s.printf("%s; answer with `backlog answer N TEXT`, a comment on the issue, or by removing the %s label",
-			backlog.InputWaitLine(*answerWait(r)), s.o.Config.Backlog.NeedsInputLabel)
+			backlog.InputWaitLine(*backlog.NewAnswerWait(r)), s.o.Config.Backlog.NeedsInputLabel)
 		return true, nil
 	}
 	if w.Until == nil || now.Before(*w.Until) {

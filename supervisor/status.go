@@ -15,28 +15,14 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
-// The status read model lives in backlog (built from the reduced run);
-// these names stay for the supervisor's callers.
-type (
-	StatusView = backlog.StatusView
-	IssueView  = backlog.IssueView
-	AnswerWait = backlog.AnswerWait
-)
-
-// StatusSchemaVersion is the version of `backlog status --json`.
-const StatusSchemaVersion = backlog.StatusSchemaVersion
-
-// ViewStopped is backlog.ViewStopped.
-const ViewStopped = backlog.ViewStopped
-
 // Status builds the snapshot of the run in dir: the reduced events plus
 // what is read live here (worktrees, output ages, waits, spend). git may
 // be nil (no live worktree facts); lockHeld says whether a supervisor
 // holds the lane.
-func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, now time.Time) (StatusView, error) {
+func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, now time.Time) (backlog.StatusView, error) {
 	r, bad, err := runlog.Read(dir)
 	if err != nil {
-		return StatusView{}, err
+		return backlog.StatusView{}, err
 	}
 	runs := spend.BacklogRuns("", dir)
 	in := backlog.StatusInput{BadEvents: bad, LockHeld: lockHeld, Now: now, Usage: spend.Total(runs).Ptr(),
@@ -84,9 +70,6 @@ func live(ctx context.Context, is *backlog.IssueRun, git *gitops.Repo, waveRef s
 	}
 	return f, true
 }
-
-// answerWait is backlog.NewAnswerWait.
-func answerWait(r *backlog.Run) *AnswerWait { return backlog.NewAnswerWait(r) }
 
 // pauseRequested reports whether a `backlog stop` without --finish waits
 // in the run's control file for the next supervisor.
