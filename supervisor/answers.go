@@ -72,11 +72,11 @@ func askIntent(what string, n, answers int) string {
 func (s *Supervisor) ask(ctx context.Context, n int, q string) error {
 	k := s.run().Issues[n].Answers
 	m := s.askMarker(n, k)
-	if _, err := s.do(ctx, backlog.Intent{ID: askIntent("comment", n, k), Op: backlog.OpComment, Issue: n, Marker: m,
+	if _, err := s.writeOnce(ctx, backlog.Intent{ID: askIntent("comment", n, k), Op: backlog.OpComment, Issue: n, Marker: m,
 		Body: backlog.NeedsInputComment(q) + "\n\n" + m}); err != nil {
 		return err
 	}
-	_, err := s.do(ctx, backlog.Intent{ID: askIntent("label", n, k), Op: backlog.OpLabel, Issue: n,
+	_, err := s.writeOnce(ctx, backlog.Intent{ID: askIntent("label", n, k), Op: backlog.OpLabel, Issue: n,
 		Label: s.o.Config.Backlog.NeedsInputLabel})
 	return err
 }
@@ -206,7 +206,7 @@ func (s *Supervisor) unlabelAnswered(ctx context.Context, is *backlog.IssueRun) 
 	if is.Outcome != backlog.OutcomeAnswered {
 		return nil
 	}
-	_, err := s.do(ctx, backlog.Intent{ID: fmt.Sprintf("unlabel-needs-input-%d-a%d", is.Number, is.Answers),
+	_, err := s.writeOnce(ctx, backlog.Intent{ID: fmt.Sprintf("unlabel-needs-input-%d-a%d", is.Number, is.Answers),
 		Op: backlog.OpUnlabel, Issue: is.Number, Label: s.o.Config.Backlog.NeedsInputLabel})
 	return err
 }

@@ -144,7 +144,7 @@ func (s *Supervisor) pushForChecks(ctx context.Context, is *backlog.IssueRun) er
 		return nil // workerPR pushed it
 	}
 	k := strconv.Itoa(is.Number) + "-a" + strconv.Itoa(is.Attempts)
-	_, err := s.do(ctx, backlog.Intent{ID: "push-" + k, Op: backlog.OpPush, Issue: is.Number, Head: is.Branch})
+	_, err := s.writeOnce(ctx, backlog.Intent{ID: "push-" + k, Op: backlog.OpPush, Issue: is.Number, Head: is.Branch})
 	return err
 }
 

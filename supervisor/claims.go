@@ -164,7 +164,7 @@ func (s *Supervisor) stale(c gitops.ClaimInfo) bool {
 // marker comment.
 func (s *Supervisor) claimCopies(ctx context.Context, n int) error {
 	label := s.o.Config.Backlog.ClaimLabel
-	if _, err := s.do(ctx, backlog.Intent{ID: "label-claim-" + strconv.Itoa(n), Op: backlog.OpLabel, Issue: n, Label: label}); err != nil {
+	if _, err := s.writeOnce(ctx, backlog.Intent{ID: "label-claim-" + strconv.Itoa(n), Op: backlog.OpLabel, Issue: n, Label: label}); err != nil {
 		return err
 	}
 	return s.comment(ctx, "claim", n, fmt.Sprintf("Claimed by wave-orchestrator run %s (wave branch %s). A worker is on it.",
@@ -181,10 +181,10 @@ func (s *Supervisor) release(ctx context.Context, n int, why string) error {
 		return nil
 	}
 	if is.ClaimRef != "" {
-		if _, err := s.do(ctx, backlog.Intent{ID: "release-" + strconv.Itoa(n), Op: backlog.OpRelease, Issue: n, SHA: is.ClaimRef}); err != nil {
+		if _, err := s.writeOnce(ctx, backlog.Intent{ID: "release-" + strconv.Itoa(n), Op: backlog.OpRelease, Issue: n, SHA: is.ClaimRef}); err != nil {
 			return err
 		}
-		if _, err := s.do(ctx, backlog.Intent{ID: "unlabel-claim-" + strconv.Itoa(n), Op: backlog.OpUnlabel, Issue: n,
+		if _, err := s.writeOnce(ctx, backlog.Intent{ID: "unlabel-claim-" + strconv.Itoa(n), Op: backlog.OpUnlabel, Issue: n,
 			Label: s.o.Config.Backlog.ClaimLabel}); err != nil {
 			return err
 		}

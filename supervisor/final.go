@@ -222,7 +222,7 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 		s.printf("nothing merged: no pull request opened (body kept in %s)", path)
 		return nil
 	}
-	pr, err := s.again(ctx, backlog.Intent{ID: "pr-final", Op: backlog.OpPR, Head: r.Info.WaveBranch, Base: r.Info.Base,
+	pr, err := s.writeAgain(ctx, backlog.Intent{ID: "pr-final", Op: backlog.OpPR, Head: r.Info.WaveBranch, Base: r.Info.Base,
 		Title: title, Body: body, Marker: m})
 	if err != nil {
 		return err
@@ -248,7 +248,7 @@ func (s *Supervisor) closeWorkerPR(ctx context.Context, is *backlog.IssueRun) er
 	// Our own words only: the detail may quote the worker.
 	body := fmt.Sprintf("Closed by wave-orchestrator run `%s`: #%d ended %s in this run and its claim was released. "+
 		"The branch `%s` is kept; `backlog status --run %s` says why.\n\n%s", s.run().Info.ID, n, is.State, is.Branch, s.run().Info.ID, m)
-	_, err := s.do(ctx, backlog.Intent{ID: "close-pr-" + strconv.Itoa(n), Op: backlog.OpClosePR, Issue: n, PR: is.PR.Number,
+	_, err := s.writeOnce(ctx, backlog.Intent{ID: "close-pr-" + strconv.Itoa(n), Op: backlog.OpClosePR, Issue: n, PR: is.PR.Number,
 		Marker: m, Body: body})
 	return err
 }

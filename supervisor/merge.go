@@ -244,13 +244,13 @@ func (s *Supervisor) workerPR(ctx context.Context, is *backlog.IssueRun) error {
 		return nil
 	}
 	n, k := is.Number, strconv.Itoa(is.Number)+"-a"+strconv.Itoa(is.Attempts)
-	if _, err := s.do(ctx, backlog.Intent{ID: "push-" + k, Op: backlog.OpPush, Issue: n, Head: is.Branch}); err != nil {
+	if _, err := s.writeOnce(ctx, backlog.Intent{ID: "push-" + k, Op: backlog.OpPush, Issue: n, Head: is.Branch}); err != nil {
 		return err
 	}
 	m := s.marker("worker-pr", n)
 	body := fmt.Sprintf("Worker branch for #%d, merged by the supervisor into `%s` (backlog run `%s`).\n\n%s",
 		n, s.run().Info.WaveBranch, s.run().Info.ID, m)
-	pr, err := s.do(ctx, backlog.Intent{ID: "pr-" + strconv.Itoa(n), Op: backlog.OpPR, Issue: n, Head: is.Branch,
+	pr, err := s.writeOnce(ctx, backlog.Intent{ID: "pr-" + strconv.Itoa(n), Op: backlog.OpPR, Issue: n, Head: is.Branch,
 		Base: s.run().Info.WaveBranch, Title: fmt.Sprintf("#%d: %s", n, oneLine(is.Title)), Body: body, Marker: m})
 	if err != nil {
 		return err
