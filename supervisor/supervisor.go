@@ -133,7 +133,7 @@ type Supervisor struct {
 	// (train.go).
 	train train
 	// starts coalesces the jobs' run starts (starts.go).
-	starts starts
+	starts *starts
 	// sandbox is whether workers, reviewers and verify are sandboxed
 	// (decided once, at Run).
 	sandbox sandbox.Decision
@@ -196,6 +196,7 @@ func New(o Options) (*Supervisor, error) {
 	s := &Supervisor{o: o, issues: map[int]backlog.Issue{}, workers: map[int]*worker{}, probeWait: probeWait,
 		replan: true, jobs: newJobs()}
 	s.co = s.newCheckout()
+	s.starts = &starts{Run: s.startBatch}
 	return s, nil
 }
 
