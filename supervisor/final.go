@@ -302,7 +302,7 @@ func (s *Supervisor) renewMerged(ctx context.Context) map[int]renewal {
 func (s *Supervisor) cleanup(ctx context.Context) {
 	list := s.run().List()
 	var sessions []*runtime.Payload
-	var merged []*worker // made here: the map is the loop's
+	var merged []*backlog.IssueRun
 	for _, is := range list {
 		if is.Session != "" {
 			sessions = append(sessions, &runtime.Payload{RunDir: is.RunDir, SessionName: is.Session})
@@ -311,7 +311,7 @@ func (s *Supervisor) cleanup(ctx context.Context) {
 		// is not there, and only live sessions are killed.
 		sessions = append(sessions, &runtime.Payload{SessionName: "backlog-r" + strconv.Itoa(is.Number)})
 		if is.State == backlog.StateMerged && is.Branch != "" {
-			merged = append(merged, s.worker(is.Number))
+			merged = append(merged, is)
 		}
 	}
 	if err := s.o.Runs.DiscardAll(ctx, sessions); err != nil {
@@ -319,12 +319,12 @@ func (s *Supervisor) cleanup(ctx context.Context) {
 	}
 	errs := s.co.RemoveAll(ctx, merged, s.o.Width)
 	var branches []string
-	for _, w := range merged {
-		if err := errs[w.n]; err != nil {
-			s.printf("warning: remove worktree of #%d: %v", w.n, err)
+	for _, is := range merged {
+		if err := errs[is.Number]; err != nil {
+			s.printf("warning: remove worktree of #%d: %v", is.Number, err)
 			continue
 		}
-		branches = append(branches, w.is.Branch)
+		branches = append(branches, is.Branch)
 	}
 	if _, err := s.o.Git.SafeDeleteAll(ctx, branches, s.run().Info.WaveBranch); err != nil {
 		s.printf("warning: delete the merged issues' branches: %v", err)

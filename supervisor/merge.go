@@ -134,7 +134,7 @@ func (s *Supervisor) admit(ctx context.Context, n int) (*backlog.IssueRun, bool,
 		}
 	}
 	// What follows reads the worker branch in the clone.
-	if err := s.co.Fetch(ctx, w); err != nil {
+	if err := s.co.Fetch(ctx, w.is); err != nil {
 		return is, false, fmt.Errorf("merge #%d: fetch its branch: %w", n, err)
 	}
 	if parked, err := s.parkOutside(ctx, is); parked || err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/spend"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor/checkout"
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
@@ -61,7 +62,7 @@ func live(ctx context.Context, is *backlog.IssueRun, git *gitops.Repo, waveRef s
 	if _, err := os.Stat(is.Worktree); err != nil {
 		return f, false
 	}
-	f.CommitsAhead, f.DirtyFiles, _ = checkoutFacts(ctx, git, is.Worktree, waveRef)
+	f.CommitsAhead, f.DirtyFiles, _ = checkout.Facts(ctx, git, is.Worktree, waveRef)
 	if is.RunDir != "" {
 		if fi, err := os.Stat(filepath.Join(is.RunDir, lanes.LogFile)); err == nil {
 			age := int64(now.Sub(fi.ModTime()).Seconds())

@@ -32,6 +32,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor/checkout"
 	"github.com/wave-orchestrator/wave-orchestrator/telemetry"
 )
 
@@ -95,8 +96,8 @@ type Supervisor struct {
 	start  time.Time
 	// workers are the run's workers as this process knows them, by issue.
 	workers map[int]*worker
-	// co is where the workers' files live (checkout.go).
-	co      checkout
+	// co is where the workers' files live (package checkout).
+	co      checkout.Checkout
 	capped  bool
 	drained bool
 	budget  budgetState

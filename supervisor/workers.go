@@ -12,6 +12,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor/checkout"
 )
 
 // workerStart says why a worker run starts.
@@ -31,8 +32,8 @@ type workerStart struct {
 func (s *Supervisor) branchOf(n int) string { return s.run().Info.WaveBranch + "-i" + strconv.Itoa(n) }
 
 func (s *Supervisor) worktreeOf(n int) string {
-	if rc, ok := s.co.(*remoteCheckout); ok {
-		return rc.dir(n) // in the worker's own pod
+	if rc, ok := s.co.(*checkout.Remote); ok {
+		return rc.Dir(n) // in the worker's own pod
 	}
 	return filepath.Join(s.worktreeRoot(), s.o.Layout.Project+"-"+s.run().Info.ID, "i"+strconv.Itoa(n))
 }
@@ -84,7 +85,7 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if err := s.forgetLostSetup(ctx, w); err != nil {
 		return err
 	}
-	resumed, err := s.co.Prepare(ctx, w, branch, wt)
+	resumed, err := s.co.Prepare(ctx, w.is, branch, wt)
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if err != nil {
 		return err
 	}
-	if err := s.co.Payload(w, p, why); err != nil {
+	if err := s.co.Payload(w.is, p); err != nil {
 		return fmt.Errorf("#%d: %w", n, err)
 	}
 	// Recorded before the session exists, so a supervisor killed right
@@ -197,7 +198,7 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	is := w.is
 	n, v, prior := is.Number, obs.Verdict, is.Outcome
 	// First: a pod's run brings its log's tail back with its branch.
-	if err := s.co.Fetch(ctx, w); err != nil {
+	if err := s.co.Fetch(ctx, is); err != nil {
 		return fmt.Errorf("#%d: fetch its branch: %w", n, err)
 	}
 	if v.State == runtime.StateUsageLimited && v.UsageLimit != nil {
@@ -208,8 +209,8 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	// The marker is read from what the agent wrote, in any output format
 	// (claude json/stream-json, codex and opencode events), as wave mode does.
 	res, marked := backlog.ParseResult(gate.DecodeLog(text))
-	lost := s.co.Lost(w)
-	commits, err := s.co.Ahead(ctx, w)
+	lost := s.co.Lost(is)
+	commits, err := s.co.Ahead(ctx, is)
 	if err != nil {
 		return fmt.Errorf("#%d: commits ahead: %w", n, err)
 	}
@@ -262,7 +263,7 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		s.printf("#%d: ready to merge (%d commit(s) on %s)", n, commits, is.Branch)
 		// Its branch is brought in now, beside the merge train (which
 		// waits for this job before it merges the issue), not in it.
-		return s.spawn(ctx, n, func(ctx context.Context) error { return s.co.Fetch(ctx, w) })
+		return s.spawn(ctx, n, func(ctx context.Context) error { return s.co.Fetch(ctx, w.is) })
 	case backlog.OutcomeNeedsInput:
 		q := firstNonEmpty(res.Question, "The worker needs input to go on.")
 		return s.offLoop(ctx, n, func(ctx context.Context) error { return s.needsInput(ctx, n, q) })
@@ -410,8 +411,8 @@ func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) erro
 	s.noteProbe(n, 0, "", time.Time{}) // also a wait left by a supervisor before a restart
 	w.probeAt, w.probeTries = time.Time{}, 0
 	ref := fmt.Sprintf("refs/wave/salvage/%d/a%d", n, is.Attempts)
-	lost := s.co.Lost(w)
-	sha, err := s.co.Snapshot(ctx, w, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
+	lost := s.co.Lost(is)
+	sha, err := s.co.Snapshot(ctx, is, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
 	if err != nil {
 		return fmt.Errorf("#%d: salvage snapshot: %w", n, err)
 	}
