@@ -67,12 +67,13 @@ func (s *Supervisor) overBudget(ctx context.Context, j *job) (bool, error) {
 	return true, s.park(ctx, j, "not started: "+over, "", nil)
 }
 
-// dropForBudget drops a planned issue not yet claimed once the run's
-// budget is spent: it never got a worker, so nothing of it is kept.
-func (s *Supervisor) dropForBudget(n int) (bool, error) {
+// dropForBudget drops w's planned issue, not yet claimed, once the run's
+// budget is spent: it never got a run, so nothing of it is kept.
+func (s *Supervisor) dropForBudget(w *worker) (bool, error) {
 	if s.spendCheck(0) == "" {
 		return false, nil
 	}
+	n := w.n
 	s.printf("#%d not started: %s", n, s.budget.over)
 	return true, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: ReasonBudget, Detail: s.budget.over})
 }

@@ -312,14 +312,14 @@ func (s *Supervisor) checkClaim(ctx context.Context, j *job, head string) error 
 // from the commit recorded, or created again if the ref is gone. A claim
 // another run holds is never replaced: the issue is lost to it.
 func (s *Supervisor) holdClaim(ctx context.Context, j *job, c gitops.ClaimInfo) error {
-	got, err := s.renew(ctx, j.w.is, c)
+	got, err := s.renew(ctx, j.w, c)
 	return s.held(ctx, j, got, err)
 }
 
 // renew is holdClaim's push: it touches no state, so the end renews the
 // claims of every merged issue at once.
-func (s *Supervisor) renew(ctx context.Context, is *backlog.IssueRun, c gitops.ClaimInfo) (gitops.Renewal, error) {
-	got, err := s.o.Git.Renew(ctx, is.ClaimRef, c)
+func (s *Supervisor) renew(ctx context.Context, w *worker, c gitops.ClaimInfo) (gitops.Renewal, error) {
+	got, err := s.o.Git.Renew(ctx, w.is.ClaimRef, c)
 	if err == nil && !got.Won && got.Holder.RunID == s.run().Info.ID && got.Holder.SHA != "" {
 		// Ours, from a life of this run whose record of it was lost:
 		// renew from that commit.

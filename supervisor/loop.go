@@ -220,12 +220,12 @@ func (s *Supervisor) refill(ctx context.Context) error {
 		if !ok {
 			continue // every executor is paused by a usage limit
 		}
+		w := s.worker(is.Number)
 		if is.State == backlog.StatePlanned {
-			if dropped, err := s.dropForBudget(is.Number); dropped || err != nil {
+			if dropped, err := s.dropForBudget(w); dropped || err != nil {
 				return err
 			}
 		}
-		w := s.worker(is.Number)
 		w.executor = on
 		if err := s.spawn(ctx, w, s.dispatch); err != nil {
 			return err

@@ -401,16 +401,16 @@ func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) erro
 	if ok, why := s.probe(ctx); !ok {
 		w.probeTries++
 		if w.probeTries >= maxProbeTries {
-			s.noteProbe(n, 0, "", time.Time{})
+			s.noteProbe(w, 0, "", time.Time{})
 			q := fmt.Sprintf("The worker for #%d failed (%s) and the probe kept failing (%s). Is the executor reachable?", n, detail, why)
 			return s.park(ctx, s.inline(w), "probe failed "+strconv.Itoa(maxProbeTries)+" times: "+why, q, nil)
 		}
 		w.probeAt = s.o.Now().Add(s.probeWait)
-		s.noteProbe(n, w.probeTries, why, w.probeAt)
+		s.noteProbe(w, w.probeTries, why, w.probeAt)
 		s.printf("#%d: probe failed (%s); waiting %s before the salvage relaunch (%d of %d)", n, why, s.probeWait, w.probeTries, maxProbeTries)
 		return nil
 	}
-	s.noteProbe(n, 0, "", time.Time{}) // also a wait left by a supervisor before a restart
+	s.noteProbe(w, 0, "", time.Time{}) // also a wait left by a supervisor before a restart
 	w.probeAt, w.probeTries = time.Time{}, 0
 	ref := fmt.Sprintf("refs/wave/salvage/%d/a%d", n, is.Attempts)
 	lost := s.co.Lost(is)
