@@ -23,8 +23,9 @@ import (
 // that way, sendBack hands the worker back. So every event is still
 // written (intent first) and applied by one goroutine, in one order, and
 // a function that records or touches the loop's state from a job says
-// so by taking the job: code on the loop has none to give (it emits
-// directly), and code in a job cannot record without one. While an issue
+// so by taking the job: code in a job cannot record without one, and
+// code on the loop emits directly or, where it does a job's work itself,
+// says so with s.inline. While an issue
 // has a job the loop leaves that issue alone (it is not observed,
 // renewed, merged or dispatched again): only its job changes it, and the
 // fields of its IssueRun change only inside the job's own onLoop calls.
