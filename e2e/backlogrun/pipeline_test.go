@@ -130,8 +130,9 @@ func TestBacklogKill9InTheMergePipelineMergesOnceAndOnlyVerified(t *testing.T) {
 		t.Fatalf("run finished=%v tally %+v", run.Finished, run.Tally())
 	}
 	killed, _ := os.ReadFile(filepath.Join(ctl, "killed"))
-	if k := strings.Fields(string(killed)); len(k) != 2 {
-		t.Errorf("origin's hooks killed the supervisor at %d pushes (%v), want 2", len(k), k)
+	k := strings.Fields(string(killed))
+	if len(k) != 2 {
+		t.Fatalf("origin's hooks killed the supervisor at %d pushes (%v), want 2", len(k), k)
 	}
 	merged, interrupted := map[int]int{}, 0
 	for _, ev := range evs {
@@ -152,6 +153,13 @@ func TestBacklogKill9InTheMergePipelineMergesOnceAndOnlyVerified(t *testing.T) {
 		}
 		if c := strings.Count(log, fmt.Sprintf("Merge #%d:", n)); c != 1 {
 			t.Errorf("#%d has %d merge commits on the wave branch, want 1:\n%s", n, c, log)
+		}
+	}
+	// The merges the killed lives pushed are the ones on origin: the one
+	// refused was landed as verified, the one landed was found there.
+	for _, sha := range k {
+		if !strings.Contains(log, sha) {
+			t.Errorf("merge commit %s of a killed life is not on the wave branch:\n%s", sha, log)
 		}
 	}
 	everyWaveTipVerified(t, r, ctl, run, evs, issues)
