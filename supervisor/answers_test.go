@@ -36,9 +36,12 @@ type openRun struct {
 func (f *fixture) startRun(t *testing.T, edit func(*Options), issues ...int) *openRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
 	or := &openRun{done: make(chan result, 1)}
-	go func() { or.done <- f.runCtx(ctx, edit, issues...) }()
+	ended := make(chan struct{})
+	go func() { defer close(ended); or.done <- f.runCtx(ctx, edit, issues...) }()
+	// A run the test left open ends before its workers are stopped (a
+	// supervisor still going could start one after that).
+	t.Cleanup(func() { cancel(); <-ended })
 	or.dir = func() string { d, _ := runlog.OpenDir(f.layout().StateDir); return d }
 	return or
 }

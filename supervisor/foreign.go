@@ -92,9 +92,9 @@ func (s *Supervisor) haltForeign(ctx context.Context) error {
 
 // proveMerged parks every issue the run's log says merged whose merge
 // commit is not on the first-parent line of origin's wave branch with
-// the subject this run gives it: a record the run did not write (a line
-// someone appended to its log) or whose merge did not survive never
-// closes an issue. It reads origin's wave branch as it is now.
+// the subject this run gives it, its worker stopped: a record the run did
+// not write (a line someone appended to its log) or whose merge did not
+// survive never closes an issue. It reads origin's wave branch as it is now.
 func (s *Supervisor) proveMerged(ctx context.Context) error {
 	r := s.run()
 	var merged []*backlog.IssueRun
@@ -136,6 +136,14 @@ func (s *Supervisor) proveMerged(ctx context.Context) error {
 		detail := fmt.Sprintf("the run's log says #%d merged (commit %s), but origin's wave branch %s has no merge of it: "+
 			"a record the run did not write, or a merge that was lost; not closed", is.Number, short(is.MergeCommit), r.Info.WaveBranch)
 		s.printf("warning: %s", detail)
+		// A record someone else wrote may stand for a worker still at
+		// work: it is stopped, or it would run on after the run ends.
+		if is.RunDir != "" {
+			grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
+			if err := s.o.Runs.Terminate(ctx, is.RunDir, grace, false); err != nil {
+				s.printf("warning: stop #%d: %v", is.Number, err)
+			}
+		}
 		if err := s.park(ctx, s.inline(s.worker(is.Number)), detail, fmt.Sprintf("Nothing of #%d is on the wave branch %s although the run's log said it merged. Run it again?",
 			is.Number, r.Info.WaveBranch), nil); err != nil {
 			return err

@@ -21,6 +21,8 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime/runtimetest"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter/tmuxtest"
 )
@@ -101,10 +103,21 @@ func (f *fixture) otherClone(name string) *fixture {
 	return c
 }
 
+// killTmuxAtEnd ends the clone's runs and tmux server when the test
+// ends, before its temporary directories go (a clean-up registered later
+// runs first): agents outlive their session, so the runs are stopped
+// (and once more after the server, for one that was still launching).
 func (f *fixture) killTmuxAtEnd() {
 	f.t.Cleanup(func() {
+		state := filepath.Join(f.root, ".wave")
+		if err := runtimetest.StopRuns(state, time.Second); err != nil {
+			f.t.Error(err)
+		}
 		tm := tmuxadapter.New(f.layout().Socket())
 		_ = tm.KillServer(context.Background())
+		if err := runtimetest.StopRuns(state, time.Second); err != nil {
+			f.t.Error(err)
+		}
 	})
 }
 
@@ -263,4 +276,21 @@ func (s *syncBuffer) String() string {
 
 func readEvents(dir string) ([]backlog.Event, []string, error) {
 	return jsonfile.ReadLines[backlog.Event](filepath.Join(dir, runlog.EventsFile))
+}
+
+// liveProcesses is the runner and agent pids of the run in runDir that
+// are still alive (none once the run was stopped or ended).
+func liveProcesses(runDir string) []int {
+	rec, err := runtime.ReadRecord(filepath.Join(runDir, "runtime.json"))
+	if err != nil {
+		return nil
+	}
+	var live []int
+	if runtime.ProcAlive(rec.RunnerPid, rec.RunnerStartTime) && rec.RunnerStartTime != 0 {
+		live = append(live, rec.RunnerPid)
+	}
+	if runtime.ProcAlive(rec.ExecutorPid, rec.ExecutorStartTime) && rec.ExecutorStartTime != 0 {
+		live = append(live, rec.ExecutorPid)
+	}
+	return live
 }

@@ -170,6 +170,9 @@ func TestAForgedMergedRecordNeverClosesAnIssue(t *testing.T) {
 	if !r.Issues[2].Released {
 		t.Error("#2's claim was kept as if it had merged")
 	}
+	if pids := liveProcesses(r.Issues[2].RunDir); len(pids) > 0 {
+		t.Errorf("#2's worker (pids %v) still runs after the run ended with #2 parked", pids)
+	}
 }
 
 // TestAWorkerThatPlantsHooksNeverRunsThemWithTheToken: a worker writes

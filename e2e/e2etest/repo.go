@@ -15,6 +15,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime/runtimetest"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
@@ -77,9 +78,19 @@ func (r *Repo) Write(rel, body string) {
 // Layout is lane main's layout in the repository.
 func (r *Repo) Layout() lanes.Layout { return lanes.New(r.Root, ".wave", "", "main") }
 
-// CleanupTmux kills lane main's tmux server.
+// CleanupTmux stops the repository's agent runs and kills lane main's
+// tmux server. Agents outlive their session, so the runs are stopped
+// first (and once more after the server goes, for one still launching):
+// none is left writing into the test's directory as it is removed.
 func (r *Repo) CleanupTmux() {
+	state := filepath.Join(r.Root, ".wave")
+	if err := runtimetest.StopRuns(state, time.Second); err != nil {
+		r.T.Error(err)
+	}
 	_ = tmuxadapter.New(r.Layout().Socket()).KillServer(context.Background())
+	if err := runtimetest.StopRuns(state, time.Second); err != nil {
+		r.T.Error(err)
+	}
 }
 
 // Agent describes one agent of a generated wave file.
