@@ -115,6 +115,7 @@ func secondPrompt(t *testing.T, dir string, n int) string {
 func fastAnswers(o *Options) { o.AnswerPoll = 50 * time.Millisecond }
 
 func TestOpenRunTakesAGitHubCommentFromAPersonAndMerges(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.config = waitingConfig(g.config, "30")
 	g.ghIssue(1, "Pick an API", asksIssue)
@@ -166,6 +167,7 @@ func TestOpenRunTakesAGitHubCommentFromAPersonAndMerges(t *testing.T) {
 }
 
 func TestOpenRunTakesTheNeedsInputLabelRemovedAsAnAnswer(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.config = waitingConfig(g.config, "30")
 	g.ghIssue(1, "Pick an API", asksIssue)
@@ -191,6 +193,7 @@ func TestOpenRunTakesTheNeedsInputLabelRemovedAsAnAnswer(t *testing.T) {
 // question of one issue in one run gets its own comment and label (the
 // first round's writes are not taken for it), and its answer is taken.
 func TestAnsweredWorkerThatAsksAgainIsAskedOnItsIssueAgain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = waitingConfig(f.config, "30")
 	f.shellWorkers(`n=$(ls "$GATE" | wc -l); touch "$GATE/attempt-$n"
@@ -248,6 +251,7 @@ func (c *clock) skip(d time.Duration) { c.mu.Lock(); c.off += d; c.mu.Unlock() }
 // JSON), and past backlog.inputWaitMinutes it ends with its final PR for
 // what merged, exit 43 and the question kept.
 func TestUnansweredQuestionHoldsTheRunOnlyForInputWaitMinutes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = waitingConfig(f.config, "5")
 	f.issue(1, "Merges", "Files: b/**")

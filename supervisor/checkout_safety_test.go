@@ -17,6 +17,7 @@ import (
 // commit, nothing changed but their edit) and their commit stays theirs
 // (not pushed with the merges).
 func TestRunGoesOnWhileTheUserHasTheWaveBranchCheckedOut(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "One", "Files: a/**")
 	f.issue(2, "Two", "Files: b/**")

@@ -44,6 +44,7 @@ func originHas(origin, sha, path string) bool {
 const hostileSummary = "FAIL: TestParse (0.01s)\n\x1b[31mexpected 2, got 3\x1b[0m\n$(touch /tmp/wave-pwned) ```\nrm -rf /"
 
 func TestARedCheckSendsTheIssueBackWithTheChecksSummary(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.backlogKeys("  checks: [ci]\n")
 	g.ghIssue(1, "Parse dates", "Files: backlog-work/**")
@@ -101,6 +102,7 @@ func TestARedCheckSendsTheIssueBackWithTheChecksSummary(t *testing.T) {
 }
 
 func TestAPendingCheckNeverHoldsTheTrain(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.backlogKeys("  checks: [ci]\n")
 	gate := filepath.Join(t.TempDir(), "one-is-waiting")
@@ -145,6 +147,7 @@ func TestAPendingCheckNeverHoldsTheTrain(t *testing.T) {
 }
 
 func TestAMissingCheckParksTheIssueAfterTheTimeout(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.backlogKeys("  checks: [ci, lint]\n  checksTimeoutMinutes: 5\n")
 	g.ghIssue(1, "Nobody runs CI here", "Files: backlog-work/**")
@@ -192,6 +195,7 @@ func TestAMissingCheckParksTheIssueAfterTheTimeout(t *testing.T) {
 // look and the one that sees it pass), however long it waits; every look
 // in between is a conditional request answered 304.
 func TestWaitingOnChecksCostsNoRateLimit(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.backlogKeys("  checks: [ci]\n")
 	g.ghIssue(1, "Slow CI", "Files: backlog-work/**")
@@ -232,6 +236,7 @@ func TestWaitingOnChecksCostsNoRateLimit(t *testing.T) {
 // supervisor's own question); the listing's pages and the token's login
 // are the rest.
 func TestPlanReadsCommentsOnlyWhereThereAreSome(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	const issues, every = 250, 10 // 25 needs-input issues, 3 pages
 	commented := 0
@@ -263,6 +268,7 @@ func TestPlanReadsCommentsOnlyWhereThereAreSome(t *testing.T) {
 // checks are waited for after it opens; red, they are in status, the
 // end block and a final-pr-checks notice, and the run exits 43.
 func TestTheFinalPRsRedChecksAreReportedAndNeedAPerson(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.backlogKeys("  checks: [ci]\n")
 	told := filepath.Join(t.TempDir(), "told.jsonl")
@@ -302,6 +308,7 @@ func TestTheFinalPRsRedChecksAreReportedAndNeedAPerson(t *testing.T) {
 // supervisor killed while it waited and started again later parks the
 // issue then, without waiting the whole timeout again.
 func TestAWaitForChecksKeepsItsClockAcrossARestart(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.backlogKeys("  checks: [ci]\n  checksTimeoutMinutes: 5\n")
 	g.ghIssue(1, "CI never reports", "Files: backlog-work/**")

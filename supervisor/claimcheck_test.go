@@ -69,6 +69,7 @@ func claimFixture(t *testing.T) *fixture {
 // other supervisors, on their own clocks, see as held: the lease on
 // origin comes from the real clock, not from the run's injected one.
 func TestAClaimsLeaseOnOriginIsOnTheRealClock(t *testing.T) {
+	t.Parallel()
 	f := claimFixture(t)
 	gate := filepath.Join(t.TempDir(), "go")
 	f.issue(1, "Held", "Files: a/**\n\nlocal-agent: wait="+gate)
@@ -96,6 +97,7 @@ func TestAClaimsLeaseOnOriginIsOnTheRealClock(t *testing.T) {
 // run claims it again at its next look, and again right before the
 // merge; the issue merges and ends the run still claimed by this run.
 func TestDeletedClaimIsCreatedAgainAndTheIssueMergesWithIt(t *testing.T) {
+	t.Parallel()
 	f := claimFixture(t)
 	gate := filepath.Join(t.TempDir(), "go")
 	f.issue(1, "Kept", "Files: a/**\n\nlocal-agent: wait="+gate)
@@ -145,6 +147,7 @@ func TestDeletedClaimIsCreatedAgainAndTheIssueMergesWithIt(t *testing.T) {
 // stopped, the issue is recorded as lost to the other holder and never
 // merged; the rest of the run goes on and merges.
 func TestClaimTakenByAnotherRunStopsOnlyThatIssue(t *testing.T) {
+	t.Parallel()
 	f := claimFixture(t)
 	gate := filepath.Join(t.TempDir(), "go")
 	f.issue(1, "Taken", "Files: a/**\n\nlocal-agent: wait="+gate)

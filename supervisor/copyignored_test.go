@@ -26,6 +26,7 @@ func writeMode(t *testing.T, path, body string, mode os.FileMode) {
 // never written through; a symlink inside the repository is copied as
 // the file it names; modes are kept, private ones private.
 func TestCopyIgnoredNeverFollowsASymlinkOutOfTheRepositoryOrTheCheckout(t *testing.T) {
+	t.Parallel()
 	repo, checkout, outside := t.TempDir(), t.TempDir(), t.TempDir()
 	writeMode(t, filepath.Join(outside, "secret"), "the user's other secret\n", 0o600)
 	writeMode(t, filepath.Join(outside, "profile"), "the user's shell profile\n", 0o644)

@@ -33,6 +33,7 @@ func (f *fixture) clone(name string) *fixture {
 // Two supervisors started in the same second with the same slug, on two
 // clones of one origin: every issue is claimed and merged by exactly one.
 func TestTwoSupervisorsStartedTogetherNeverShareAnIssue(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for n := 1; n <= 4; n++ {
 		f.issue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
@@ -90,6 +91,7 @@ func TestTwoSupervisorsStartedTogetherNeverShareAnIssue(t *testing.T) {
 }
 
 func TestUnknownExecutorFailsBeforeAnyClaim(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "One", "Files: a/**")
 	ctx := t.Context()
@@ -107,6 +109,7 @@ func TestUnknownExecutorFailsBeforeAnyClaim(t *testing.T) {
 }
 
 func TestBaseThatMovedWithAConflictNeedsAPerson(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "Edit the readme", "Files: README.md\n\nlocal-agent: commit=README.md delay=1s")
 	ctx := t.Context()
@@ -126,6 +129,7 @@ func TestBaseThatMovedWithAConflictNeedsAPerson(t *testing.T) {
 }
 
 func TestFailingProbeEndsInAParkNotAHang(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = baseConfig + "  probe:\n    argv: [\"false\"]\n    timeoutSeconds: 5\n"
 	f.issue(1, "Fails", "Files: a/**\n\nlocal-agent: exit=3 commit=none")
@@ -154,6 +158,7 @@ func TestFailingProbeEndsInAParkNotAHang(t *testing.T) {
 // `backlog stop` with no supervisor alive stops the workers itself; the
 // next run records them as stopped (no salvage spent) and resumes.
 func TestStopWithoutASupervisorThenResume(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "Slow", "Files: a/**\n\nlocal-agent: delay=1h")
 	ctx, cancel := context.WithCancel(t.Context())
@@ -187,6 +192,7 @@ func TestStopWithoutASupervisorThenResume(t *testing.T) {
 // A supervisor killed right after recording its bounded plan (before the
 // plan's issues were each recorded) resumes with every planned issue.
 func TestResumeAfterACrashRightAfterThePlan(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for n := 1; n <= 3; n++ {
 		f.issue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
@@ -219,6 +225,7 @@ func TestResumeAfterACrashRightAfterThePlan(t *testing.T) {
 // (its lease renewal finds a foreign claim): this run stops working on it
 // and never merges it.
 func TestClaimTakenOverWhileWorkingStopsTheWork(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "Contested", "Files: a/**\n\nlocal-agent: delay=1h")
 	ctx := t.Context()
@@ -261,6 +268,7 @@ func TestClaimTakenOverWhileWorkingStopsTheWork(t *testing.T) {
 // A supervisor killed between winning the claim ref and running the
 // repository's claim command runs the command on resume.
 func TestClaimCommandRunsAfterACrashRightAfterTheClaim(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	marker := filepath.Join(filepath.Dir(f.root), "claimed-{issue}")
 	f.config = baseConfig + "  claim:\n    command: [touch, \"" + marker + "\"]\n"

@@ -17,6 +17,7 @@ import (
 // answers again, the next `backlog run` resumes into the end and opens
 // exactly one PR, exit 0.
 func TestFinalPRThatFailedIsOpenedByTheNextRun(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.config = strings.Replace(g.config, "backlog:\n", "backlog:\n  workerPRs: false\n", 1)
 	g.ghIssue(1, "One", "Files: a/**")
@@ -57,6 +58,7 @@ func TestFinalPRThatFailedIsOpenedByTheNextRun(t *testing.T) {
 // PR is closed with one comment saying why, the merged issue's PR is not
 // touched, and a resume of the end closes and comments nothing twice.
 func TestParkedIssueWorkerPRClosedWhenItsClaimIsReleased(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.config = strings.Replace(g.config, "backlog:\n", "backlog:\n  verify: [sh, -c, \"test \\\"$WAVE_ISSUE_NUMBER\\\" != 1\"]\n", 1)
 	g.ghIssue(1, "Fails verify", "Files: a/**")

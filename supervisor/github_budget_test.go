@@ -24,6 +24,7 @@ const ghCallBudget = 5
 // backlog does not run into the rate limit for calls that learn nothing
 // new. On failure it prints every request, in order, by endpoint.
 func TestBacklogRunStaysWithinGitHubCallBudget(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	// forge's clock stands still, so a loaded machine's slow dispatch
 	// does not age the listing past its use: the count is the design's.

@@ -18,6 +18,7 @@ import (
 )
 
 func TestGitHubRunClaimsLabelsCommentsWorkerPRsAndOneFinalPR(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "Add the parser", "Files: src/parser/**")
 	g.ghIssue(2, "Add the printer", "Files: src/printer/**")
@@ -139,6 +140,7 @@ func (g *ghFixture) onNth(route string, k int, drop bool, fn func()) {
 }
 
 func TestFinalPRCreatedOnce(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	for n := 1; n <= 3; n++ {
 		g.ghIssue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
@@ -200,6 +202,7 @@ func TestFinalPRCreatedOnce(t *testing.T) {
 // full run did: the resume must finish without a second PR, comment or
 // label.
 func TestFinalPRRedoneFromAnyPointOfTheEnd(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "One", "Files: a/**")
 	g.ghIssue(2, "Two", "Files: b/**\n\nlocal-agent: result=needs-input question=\"Which one?\"")
@@ -266,6 +269,7 @@ func (g *ghFixture) mutationsInto(base string) []forgetest.Mutation {
 }
 
 func TestFinalPRClosesOnlyMerged(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "Fixes #8 as well", "Files: a/**")
 	g.ghIssue(2, "Closes #7 and fixes #8", "Files: b/**\n\nlocal-agent: fail-attempts=9")
@@ -315,6 +319,7 @@ func TestFinalPRClosesOnlyMerged(t *testing.T) {
 }
 
 func TestDroppedCommentResponseNotReposted(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	for n := 1; n <= 3; n++ {
 		g.ghIssue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
@@ -358,6 +363,7 @@ func TestDroppedCommentResponseNotReposted(t *testing.T) {
 }
 
 func TestRateLimitAndServerErrorsMidRun(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	for n := 1; n <= 3; n++ {
 		g.ghIssue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")
@@ -409,6 +415,7 @@ func TestRateLimitAndServerErrorsMidRun(t *testing.T) {
 }
 
 func TestBaseNotDefaultBranchClosesIssuesOnlyAfterTheFinalPRMerged(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	git(t, g.root, "push", "-q", "origin", "main:develop")
 	g.ghIssue(1, "One", "Files: a/**")
@@ -475,6 +482,7 @@ func TestBaseNotDefaultBranchClosesIssuesOnlyAfterTheFinalPRMerged(t *testing.T)
 // is a valid ref that holds none of the text, and nothing printed or
 // written to GitHub carries a raw control character.
 func TestHostileGitHubIssueTextIsDataOnly(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	evil := "$(touch PWNED1) `touch PWNED2`; touch PWNED3 | ../../../etc/passwd \x1b]0;owned\x07 \x1b[2J\r\u202egnp.exe " +
 		strings.Repeat("long ", 60)

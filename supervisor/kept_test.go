@@ -20,6 +20,7 @@ import (
 // checked out: it takes that worktree over, the worker's uncommitted work
 // included, and merges the issue.
 func TestAnsweredByHandTheNextRunTakesOverTheKeptWorktree(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "Pick a store", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which store?\"")
 	first := g.run(1)

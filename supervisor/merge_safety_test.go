@@ -102,6 +102,7 @@ func (f *fixture) shellWorkers(body string) string {
 // without waiting for the resolution; the returning entry queues again at
 // the back, in readiness order.
 func TestFIFONoStarvation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	f.issue(2, "Conflicts with the first", "Files: b/**")
@@ -162,6 +163,7 @@ exit 0
 }
 
 func TestWorkerWithNoCommitsIsNotMerged(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "Says done, commits nothing", "Files: a/**\n\nlocal-agent: commit=none")
 	g.ghIssue(2, "Real work", "Files: b/**")
@@ -203,6 +205,7 @@ func TestWorkerWithNoCommitsIsNotMerged(t *testing.T) {
 }
 
 func TestBaseMovedMidWaveIsMergedOnceBeforeTheFinalPR(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	other := filepath.Join(t.TempDir(), "upstream")
 	git(t, filepath.Dir(other), "clone", "-q", g.origin, other)
@@ -263,6 +266,7 @@ exit 0
 // branch go (local and on origin), a parked issue's stay, and a merged
 // issue whose branch gained a commit after its merge keeps its branch.
 func TestDeleteOnlyAncestors(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "Merged, then more work", "Files: a/**")
 	g.ghIssue(2, "Merged", "Files: b/**")
@@ -325,6 +329,7 @@ exit 0
 // said in the output, backlog status, a foreign-commit notification and
 // the final PR body; the run asks a person (43).
 func TestAForeignCommitOnTheWaveBranchStopsTheMergesAndIsReported(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	other := filepath.Join(t.TempDir(), "other")
 	git(t, filepath.Dir(other), "clone", "-q", f.origin, other)
@@ -384,6 +389,7 @@ exit 0
 // is snapshotted and relaunched once in the same worktree, where its
 // changes still are; the relaunch commits them and the issue merges.
 func TestKilledWorkerIsSalvagedWithItsUncommittedWork(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "Dies mid-work", "Files: w/**")
 	f.shellWorkers(`if [ "$WAVE_ATTEMPT" = 1 ]; then

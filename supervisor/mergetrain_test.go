@@ -120,6 +120,7 @@ func issueList(n int) []int {
 // candidates' verifies run at the same time — each waits until the three
 // began — and every issue merges without a rework.
 func TestCandidatesAreVerifiedAtOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = strings.Replace(baseConfig, "backlog:\n", "backlog:\n  verifyParallel: 3\n", 1)
 	for n := 1; n <= 4; n++ {
@@ -151,6 +152,7 @@ trace pass
 // while #3's first change fails its verify and the candidates verified
 // on top of it are verified again without it.
 func TestEveryWaveTipWasVerifiedAsThatExactTree(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for n := 1; n <= 6; n++ {
 		f.issue(n, fmt.Sprintf("Part %d", n), fmt.Sprintf("Files: part%d/**", n))
@@ -202,6 +204,7 @@ trace pass
 // their verifies before it does (its verify waits for theirs); the
 // merges still land in the queue's order, each once all ahead landed.
 func TestMergesLandInTheQueuesOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for n := 1; n <= 3; n++ {
 		f.issue(n, fmt.Sprintf("Part %d", n), fmt.Sprintf("Files: part%d/**", n))
@@ -243,6 +246,7 @@ touch "$GATE/passed-$WAVE_ISSUE_NUMBER"
 // they are verified once more without it, every issue merges, #2 after
 // its rework round.
 func TestAFailingCandidateCostsTheOthersAtMostOneExtraVerifyRound(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for n := 1; n <= 5; n++ {
 		f.issue(n, fmt.Sprintf("Part %d", n), fmt.Sprintf("Files: part%d/**", n))
@@ -290,6 +294,7 @@ trace pass
 // back for a conflict with a change that never landed; it merges on its
 // own, and #1 after its rework.
 func TestACandidateConflictingOnlyWithAFailedOneAheadMergesWithoutIt(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: part1/**")
 	f.issue(2, "Second", "Files: part2/**")

@@ -15,6 +15,7 @@ import (
 // over; the run cuts the next one, leaves theirs alone and no reservation
 // of its own behind.
 func TestWaveBranchNameTakenMovesToTheNextSuffix(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "One", "Files: a/**")
 	wave := "wave/" + time.Now().UTC().Format("2006-01-02") + "-t"

@@ -40,6 +40,7 @@ esac
 // it there (as wave mode does) and merges the issue instead of relaunching
 // and parking a worker that did its job.
 func TestClaudeWorkerResultIsReadInEveryOutputFormat(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"json", "stream-json"} {
 		t.Run(format, func(t *testing.T) {
 			f := newFixture(t)

@@ -137,6 +137,7 @@ func mergedAllOf(t *testing.T, done <-chan result, issues ...int) {
 // slow fetch, a worktree on a busy disk) never blinds the loop to the
 // workers it already runs.
 func TestWorkerExitIsSeenWhileAnotherWorkerIsStillStarting(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "Quick", "Files: a/**")
 	f.issue(2, "Slow to start", "Files: b/**")
@@ -153,6 +154,7 @@ func TestWorkerExitIsSeenWhileAnotherWorkerIsStillStarting(t *testing.T) {
 // Two issues start at once: the second's claim command runs while the
 // first's is still running.
 func TestWorkerStartsOverlap(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "One", "Files: a/**")
 	f.issue(2, "Two", "Files: b/**")
@@ -172,6 +174,7 @@ func TestWorkerStartsOverlap(t *testing.T) {
 // issue: the next one starts them all rather than wait for a free slot
 // that only they can free.
 func TestResumeStartsClaimedIssuesThatHoldEverySlot(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for n := 1; n <= 3; n++ {
 		f.issue(n, "Issue "+strconv.Itoa(n), "Files: p"+strconv.Itoa(n)+"/**")

@@ -49,6 +49,7 @@ echo "[backlog-result] state=done detail=worked"
 // at the reset the same two workers go on in the same worktrees and
 // merge, each issue once.
 func TestUsageLimitPausesTheFleetAndTheSameWorkersGoOnAfterTheReset(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	f.issue(2, "Second", "Files: b/**")
@@ -134,6 +135,7 @@ func countIssueEvents(evs []backlog.Event, kind string, n int) int {
 // and its relaunch runs at once on the fallback, local, and merges, with
 // no salvage spent and the pause still open.
 func TestAFallbackExecutorTakesTheWorkDuringAUsageLimit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	limitedWorkers(f, 0, 1)

@@ -17,6 +17,7 @@ import (
 // (Options.Now) is elsewhere; a deadline from a test's clock two days
 // back would have the runner stop the worker at once.
 func TestWorkerDeadlineComesFromTheRealClock(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	gate := filepath.Join(t.TempDir(), "go")
 	f.issue(1, "Waits", "Files: a/**\n\nlocal-agent: wait="+gate)

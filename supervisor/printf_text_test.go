@@ -12,6 +12,7 @@ import (
 // line in another order than it holds; the questions block keeps its
 // lines.
 func TestBacklogRunNeverPrintsIssueTextRaw(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	s := &Supervisor{o: Options{Out: &b}}
 	s.printf("warning: %s", "docs/backlog/4-\x1b]0;owned\x07.md: bad")

@@ -94,6 +94,7 @@ func TestProbeSeesExactlyWhatAWorkerWould(t *testing.T) {
 // A salvage held by a failing probe shows in `backlog status`, with the
 // failures so far and the probe's reason.
 func TestStatusShowsTheSalvageAFailingProbeHolds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = baseConfig + "  probe:\n    argv: [sh, -c, \"echo Not logged in; exit 1\"]\n"
 	f.issue(1, "Always broken", "Files: a/**\n\nlocal-agent: fail-attempts=9")

@@ -23,6 +23,7 @@ import (
 // a worker that prints as much but keeps changing its files is left to
 // work and merges.
 func TestABusyWorkerThatChangesNothingIsStoppedSalvagedOnceThenParked(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = strings.Replace(baseConfig, "  silenceSeconds: 30\n", "  silenceSeconds: 30\n  noProgressSeconds: 3\n", 1)
 	f.issue(1, "Spins", "Files: a/**")
@@ -65,6 +66,7 @@ echo "[backlog-result] state=done detail=worked"
 // limit after its last output as the runner recorded it, then relaunched
 // once.
 func TestASilentWorkerIsStoppedThoughTheSupervisorKeepsRestarting(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = strings.Replace(baseConfig, "silenceSeconds: 30", "silenceSeconds: 3", 1)
 	f.issue(1, "Hangs once", "Files: a/**")

@@ -33,6 +33,7 @@ func (f *fixture) preview(t *testing.T, issues ...int) PlanView {
 // asked in run 1 is what run 2's plan (and its run) shows for the issue,
 // not the issue's title.
 func TestNeedsInputQuestionSurvivesIntoTheNextPlan(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "Pick a store", "Files: a/**\n\nlocal-agent: result=needs-input question="+strconv.Quote(keptQuestion))
 	if res := f.run(1); res.err != nil || res.ExitCode != exitcode.NeedsHuman {
@@ -65,6 +66,7 @@ func TestNeedsInputQuestionSurvivesIntoTheNextPlan(t *testing.T) {
 // needs-input comment on GitHub; a newer look-alike comment by someone
 // else does not replace it.
 func TestNeedsInputQuestionFromTheSupervisorsOwnComment(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "Pick a store", "Files: a/**\n\nlocal-agent: result=needs-input question="+strconv.Quote(keptQuestion))
 	if res := g.run(1); res.err != nil || res.ExitCode != exitcode.NeedsHuman {

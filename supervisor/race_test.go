@@ -19,6 +19,7 @@ import (
 // after round: each issue is claimed, worked and merged by exactly one
 // of them, and the other leaves it with the reason "claimed".
 func TestTwoSupervisorsRaceForTheSameIssues(t *testing.T) {
+	t.Parallel()
 	// A few rounds by default; WAVE_RACE_ROUNDS=24 for a soak.
 	rounds := 4
 	if v, err := strconv.Atoi(os.Getenv("WAVE_RACE_ROUNDS")); err == nil && v > 0 {

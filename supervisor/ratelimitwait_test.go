@@ -17,6 +17,7 @@ import (
 // while it waits (here until the test lets it go), another worker's exit
 // is seen and its issue merged. The loop used to wait behind it.
 func TestAGitHubRateLimitWaitNeverHoldsTheLoop(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	held, entered := make(chan struct{}), make(chan struct{}, 1)
 	g.newSource = func() forge.Source {

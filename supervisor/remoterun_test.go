@@ -23,6 +23,7 @@ import (
 // fails; its runner's snapshot carries the file to the relaunch, which
 // commits it, and it is merged.
 func TestWorkersInTheirOwnClonesMergeAndASalvageRestoresTheSnapshot(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "One", "Files: a/**")
 	f.issue(2, "Two", "Files: b/**\n\nlocal-agent: dirty=b/wip.md fail-attempts=1")

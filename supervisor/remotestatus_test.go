@@ -12,6 +12,7 @@ import (
 )
 
 func TestStatusOfAPodWorkerComesFromItsRunnersReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := time.Now().Add(-90 * time.Second)
 	rec := runtime.Record{RunID: "r1-i3-a1", LastOutputAt: &out, Kubernetes: &runtime.KubeRef{Namespace: "agents", Job: "wave-x", Pod: "wave-x-abcde", Node: "node-1"},

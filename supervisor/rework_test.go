@@ -57,6 +57,7 @@ func count(evs []backlog.Event, kind string, n int) int {
 }
 
 func TestVerifyFailureIsReworkedOnceWithItsLogAndMerges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = baseConfig + fixVerify
 	f.issue(1, "Needs a fix", "Files: backlog-work/**")
@@ -100,6 +101,7 @@ func TestVerifyFailureIsReworkedOnceWithItsLogAndMerges(t *testing.T) {
 // is claimed: reviewers run in a local scratch directory, which a pod
 // does not have, so every reviewed issue would fail after its work was done.
 func TestAReviewOnAKubernetesLaneIsRefusedBeforeAnyClaim(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = baseConfig + "  review:\n    executor:\n      id: local\n"
 	f.issue(1, "Reviewed", "Files: backlog-work/**")
@@ -121,6 +123,7 @@ func TestAReviewOnAKubernetesLaneIsRefusedBeforeAnyClaim(t *testing.T) {
 }
 
 func TestReviewerFailVerdictIsReworkedThenMerges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = baseConfig + "  review:\n    executor:\n      id: local\n"
 	f.issue(1, "Reviewed", "Files: backlog-work/**\n\nlocal-agent: review=unfixed")
@@ -138,6 +141,7 @@ func TestReviewerFailVerdictIsReworkedThenMerges(t *testing.T) {
 }
 
 func TestPastReworkRoundsTheIssueParksWithTheFeedbackAsItsQuestion(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = baseConfig + "  reworkRounds: 1\n  verify: [sh, -c, \"echo NEVER-PASSES; exit 1\"]\n"
 	f.issue(1, "Never passes", "Files: backlog-work/**")
@@ -156,6 +160,7 @@ func TestPastReworkRoundsTheIssueParksWithTheFeedbackAsItsQuestion(t *testing.T)
 }
 
 func TestWorkerPRChangesRequestedGetsAReworkRound(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "Reviewed by a person", "Files: backlog-work/**")
 	// A collaborator asks for changes as soon as the worker PR is open,
@@ -208,6 +213,7 @@ func (s startCut) Start(ctx context.Context, ps []*runtime.Payload) error {
 // recorded (or before its session started), resumes into that round: the
 // worker is relaunched once with the feedback and the round counts once.
 func TestKillBetweenReworkRoundAndRelaunchCountsOneRound(t *testing.T) {
+	t.Parallel()
 	for _, keepStart := range []bool{false, true} {
 		name := map[bool]string{false: "before the relaunch is recorded", true: "before its session starts"}[keepStart]
 		t.Run(name, func(t *testing.T) {

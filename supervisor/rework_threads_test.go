@@ -44,6 +44,7 @@ func (g *ghFixture) threadOnFirstLook(n int, edit func(id string)) {
 // words fenced in the prompt; still unresolved after the round, it is not
 // answered again and the change merges.
 func TestWorkerPRUnresolvedThreadGetsOneReworkRoundThenMerges(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "Commented on by a person", "Files: backlog-work/**")
 	g.threadOnFirstLook(1, nil)
@@ -74,6 +75,7 @@ func TestWorkerPRUnresolvedThreadGetsOneReworkRoundThenMerges(t *testing.T) {
 // TestWorkerPRResolvedOrOutdatedThreadChangesNothing: a thread a person
 // resolved, or one on lines that changed since, sends nothing back.
 func TestWorkerPRResolvedOrOutdatedThreadChangesNothing(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"resolved", "outdated"} {
 		t.Run(how, func(t *testing.T) {
 			g := newGHFixture(t)
@@ -104,6 +106,7 @@ func TestWorkerPRResolvedOrOutdatedThreadChangesNothing(t *testing.T) {
 // GitHub outage like any other: the run waits, then the thread is
 // answered and the change merges.
 func TestWorkerPRThreadsOutageIsWaitedOut(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "Commented on by a person", "Files: backlog-work/**")
 	g.threadOnFirstLook(1, nil)
@@ -128,6 +131,7 @@ func TestWorkerPRThreadsOutageIsWaitedOut(t *testing.T) {
 // TestWorkerPRThreadsForbiddenIsWarnedOnceAndMerges: a token that may
 // not use GraphQL (403) is said once; merges go on without thread checks.
 func TestWorkerPRThreadsForbiddenIsWarnedOnceAndMerges(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "One", "Files: backlog-work/**")
 	g.ghIssue(2, "Two", "Files: backlog-work/**")
@@ -156,6 +160,7 @@ func TestWorkerPRThreadsForbiddenIsWarnedOnceAndMerges(t *testing.T) {
 // TestWorkerPRThreadPastReworkRoundsParksWithItsWords: with no rounds
 // left an unresolved thread parks the issue, the thread as its question.
 func TestWorkerPRThreadPastReworkRoundsParksWithItsWords(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.config = strings.Replace(g.config, "backlog:\n", "backlog:\n  reworkRounds: 0\n", 1)
 	g.ghIssue(1, "Commented on by a person", "Files: backlog-work/**")

@@ -20,6 +20,7 @@ import (
 // at its second run, its spend and its runs in the question, instead of
 // burning a third.
 func TestAnIssueParksAtMaxRunsPerIssueWithItsSpendAndHistory(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = baseConfig + "  reworkRounds: 5\n  maxRunsPerIssue: 2\n  verify: [sh, -c, \"echo NEVER-PASSES; exit 1\"]\n"
 	f.issue(1, "Never passes", "Files: backlog-work/**")
@@ -43,6 +44,7 @@ func TestAnIssueParksAtMaxRunsPerIssueWithItsSpendAndHistory(t *testing.T) {
 // doctor's cap check: a cap below the 95th percentile of what the lane's
 // merged issues needed is named, one that covers them is not.
 func TestACapBelowWhatPastIssuesNeededIsFound(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	dir := filepath.Join(runlog.Root(state), "20261201T090000Z-t-abc123")
 	var evs []backlog.Event

@@ -17,6 +17,7 @@ func (s *rateSource) RateLimitWaits() int64 { return s.waits }
 // Each event carries the rate limits waited out since the one before, so
 // their sum survives a restart as the API calls' does.
 func TestRateLimitWaitsAreRecordedInTheRunsEvents(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	now := func() time.Time { return time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC) }
 	l, _, err := openRunLog(dir, now)

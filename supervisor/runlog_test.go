@@ -12,6 +12,7 @@ import (
 // since the one before, so a second supervisor (whose counter starts at
 // zero again) adds to the first's, and status shows the sum.
 func TestAPICallsAreSummedAcrossSupervisors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	now := func() time.Time { return time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC) }
 	var calls int64

@@ -44,6 +44,7 @@ func (f *fixture) pushBase(files map[string]string) {
 // in the question (cleaned of the terminal escapes it printed), both
 // logs kept in the run's directory. The other issues go on.
 func TestASetupThatFailsTwiceParksTheIssueWithItsLog(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	setup := f.script("setup.sh", `test "$WAVE_ISSUE_NUMBER" = 1 || exit 0
 printf '\033[31mSETUP-SAYS: cannot reach the package registry\033[0m\n'
@@ -89,6 +90,7 @@ exit 3
 // modes; a file the globs name that git does not ignore (the user's
 // work in progress) is never copied.
 func TestIgnoredFilesNamedInCopyIgnoredReachEveryCheckout(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pushBase(map[string]string{".gitignore": ".wave/\n.env\nconfig/*.local.yml\n"})
 	f.write("config/db.local.yml", "db: local-db\n")
@@ -165,6 +167,7 @@ func setupRunsIn(t *testing.T, file string, n int, dir string) int {
 // there. Verify's checkout, fresh at each would-be merge commit, gets
 // setup of its own each time.
 func TestSalvageReusesTheCheckoutWithoutSetupAgain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = baseConfig + `  verify: [sh, -c, 'test "$WAVE_ISSUE_NUMBER" != 2 || test -e backlog-work/issue-2-fix.md']` + "\n"
 	runs := f.setupCounter()
@@ -203,6 +206,7 @@ func TestSalvageReusesTheCheckoutWithoutSetupAgain(t *testing.T) {
 // A checkout deleted while its issue was set aside is made again, and
 // setup runs in the new one.
 func TestACheckoutMadeAgainGetsSetupAgain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	runs := f.setupCounter()
 	gate := filepath.Join(f.t.TempDir(), "go")
@@ -242,6 +246,7 @@ func TestACheckoutMadeAgainGetsSetupAgain(t *testing.T) {
 // pod clones origin itself, where neither the supervisor nor the user's
 // ignored files are.
 func TestSetupOnAKubernetesLaneIsRefusedBeforeAnyClaim(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{"  setup: [npm, ci]\n", "  copyIgnored: [.env]\n"} {
 		f := newFixture(t)
 		f.config = baseConfig + key

@@ -18,6 +18,7 @@ import (
 // runner records says it is alive. The supervisor used to run two git
 // commands per worker on every sweep to time silence.
 func TestPrintingWorkerIsNotLookedAtWithGit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = strings.Replace(baseConfig, "silenceSeconds: 30", "silenceSeconds: 4", 1)
 	f.issue(1, "Chatty", "Files: a/**")

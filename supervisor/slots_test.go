@@ -48,6 +48,7 @@ func (f *fixture) answer(t *testing.T, n int) {
 // question, so #2 of its group started; #1, answered while #2 works, goes
 // on only once #2 merged, never beside it on the same surface.
 func TestAnAnsweredIssueWaitsForTheWorkerOnItsSurface(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: shared/**")
 	f.issue(2, "Second", "Files: shared/**")
@@ -82,6 +83,7 @@ func TestAnAnsweredIssueWaitsForTheWorkerOnItsSurface(t *testing.T) {
 // Workers sent back by an answer start only into a free slot: at width 2,
 // with #3 and #4 working, the answered #1 and #2 wait for them.
 func TestAnsweredWorkersNeverRunBeyondTheWidth(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for n := 1; n <= 4; n++ {
 		f.issue(n, "Issue "+itoa(n), "Files: p"+itoa(n)+"/**")

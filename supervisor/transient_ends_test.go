@@ -50,6 +50,7 @@ func (f *fixture) waits(dir string) []backlog.Wait { return backlog.Reduce(f.eve
 // origin unreachable does not exit: it waits (status says so), and once
 // origin is back it cuts the one wave branch and merges the issue.
 func TestRunStartedWhileOriginIsDownStartsOnceItIsBack(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	away := f.origin + ".away"
@@ -97,6 +98,7 @@ func TestRunStartedWhileOriginIsDownStartsOnceItIsBack(t *testing.T) {
 // to more requests than the client retries as the run starts (before it
 // has a directory); the start waits, saying so, then runs to the end.
 func TestRunStartedWhileGitHubIsDownStartsOnceItIsBack(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "One", "Files: a/**")
 	g.srv.Fail5xx(12)
@@ -118,6 +120,7 @@ func TestRunStartedWhileGitHubIsDownStartsOnceItIsBack(t *testing.T) {
 // TestRunStartRefusedByGitHubStillExitsAtOnce: a refused token at the
 // start is not waited out.
 func TestRunStartRefusedByGitHubStillExitsAtOnce(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "One", "Files: a/**")
 	g.srv.FailNextOn(forgetest.RouteRepoGet, http.StatusUnauthorized)
@@ -133,6 +136,7 @@ func TestRunStartRefusedByGitHubStillExitsAtOnce(t *testing.T) {
 // final PR for a while; the end waits it out and opens exactly one PR,
 // exit 0 (it used to exit 1 and leave the PR to the next run).
 func TestFinalPRDuringAGitHubOutageIsWaitedOut(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.config = strings.Replace(g.config, "backlog:\n", "backlog:\n  workerPRs: false\n", 1)
 	g.ghIssue(1, "One", "Files: a/**")
@@ -165,6 +169,7 @@ func TestFinalPRDuringAGitHubOutageIsWaitedOut(t *testing.T) {
 // after backlog.transientRetrySeconds naming the cause; the run stays
 // open and the next `backlog run` opens the one PR.
 func TestFinalPROutageOutlastingTheWindowLeavesTheRunOpen(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.config = strings.Replace(g.config, "backlog:\n", "backlog:\n  workerPRs: false\n  transientRetrySeconds: 1\n", 1)
 	g.ghIssue(1, "One", "Files: a/**")
@@ -199,6 +204,7 @@ func TestFinalPROutageOutlastingTheWindowLeavesTheRunOpen(t *testing.T) {
 // same start, so it gives up when the first would have, not a whole new
 // window later.
 func TestWaitWindowSurvivesARestart(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	f.config = strings.Replace(f.config, "\nbacklog:\n", "\nbacklog:\n  transientRetrySeconds: 4\n", 1)
@@ -241,6 +247,7 @@ echo "[backlog-result] state=done detail=shell worker"
 // log, relaunches that worker without spending its salvage (a genuine
 // failure after still gets it, and the issue merges).
 func TestWorkerFailedInAnOutageSeenBeforeARestartKeepsItsSalvage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "Fails in the outage", "Files: a/**")
 	f.issue(2, "Takes origin away", "Files: b/**")

@@ -24,6 +24,7 @@ import (
 // supervisor's environment do not wedge the run or cost its salvage.
 
 func TestTransientCauseIsAskedOfTheRoomThatRanTheCommand(t *testing.T) {
+	t.Parallel()
 	disk := fmt.Errorf("record worker_finished event: append x: %w", &os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC})
 	for _, tc := range []struct {
 		err  error
@@ -42,6 +43,7 @@ func TestTransientCauseIsAskedOfTheRoomThatRanTheCommand(t *testing.T) {
 }
 
 func TestEnvironmentalFailureNeedsTheRunToOverlapAWindow(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	win := []span{{since: at(10), until: at(20), cause: gitops.CauseUnreachable}}
@@ -90,6 +92,7 @@ func (f *fixture) waitForWait(cause string) *backlog.Waiting {
 // (renamed away) mid-run and comes back; the supervisor waits, says so in
 // status, leaves the workers running and ends with both issues merged.
 func TestOriginUnreachableForAWhileStillMergesEverything(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	f.issue(2, "Second", "Files: b/**")
@@ -140,6 +143,7 @@ echo "[backlog-result] state=done detail=shell worker"
 // origin declines every push for a while (maintenance); the merge waits
 // and lands once pushes are accepted again.
 func TestHookRefusingPushesForAWhileIsWaitedOut(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	// The claim and the wave branch are pushed before the refusal
@@ -176,6 +180,7 @@ echo "[backlog-result] state=done detail=shell worker"
 // TestRefusedPermissionStillExitsAtOnce: origin answers "Permission
 // denied" (a revoked key): not waited out, the run ends at once naming it.
 func TestRefusedPermissionStillExitsAtOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	ssh := filepath.Join(filepath.Dir(f.root), "fake-ssh")
@@ -209,6 +214,7 @@ echo "[backlog-result] state=done detail=shell worker"
 // for good; after backlog.transientRetrySeconds the run exits naming the
 // cause in words.
 func TestTransientFailureGivesUpAfterTheWindowNamingTheCause(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	f.config = strings.Replace(f.config, "\nbacklog:\n", "\nbacklog:\n  transientRetrySeconds: 1\n", 1)
@@ -238,6 +244,7 @@ echo "[backlog-result] state=done detail=shell worker"
 // the branch is snapshotted, the checkout recreated on it, the worker
 // relaunched once, and the issue merges.
 func TestLostWorktreeGetsItsSnapshotAndOneRelaunchInARecreatedWorktree(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	f.shellWorkers(`set -e
@@ -272,6 +279,7 @@ echo "[backlog-result] state=done detail=continued"
 // TestWorktreeLostTwiceParksTheIssue: a second loss parks the issue with
 // the reason; the run ends asking a person (43), not failing (1).
 func TestWorktreeLostTwiceParksTheIssue(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	f.shellWorkers(`wt=$(pwd); cd / && rm -rf "$wt"
@@ -292,6 +300,7 @@ exit 1
 // Its relaunch does not spend the salvage, so a genuine failure after
 // still gets the one salvage relaunch, and the issue merges.
 func TestWorkerFailedByAnOriginOutageKeepsItsSalvage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	away := f.origin + ".away"
@@ -326,6 +335,7 @@ echo "[backlog-result] state=done detail=third time"
 // TestWorkerWhoseLogSaysDiskFullKeepsItsSalvage: the worker's git failed
 // with "No space left on device"; that relaunch is free too.
 func TestWorkerWhoseLogSaysDiskFullKeepsItsSalvage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	f.shellWorkers(`case "$WAVE_ATTEMPT" in
@@ -353,6 +363,7 @@ echo "[backlog-result] state=done detail=third time"
 // than the client retries, mid-run; the supervisor waits it out and the
 // run ends with everything merged, each write made once.
 func TestGitHubDownForAWhileIsWaitedOut(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "One", "Files: a/**")
 	g.ghIssue(2, "Two", "Files: b/**")
@@ -384,6 +395,7 @@ func waitForFile(t *testing.T, path string) {
 // exit 1 on the missing checkout: the worker is lost, relaunched once in
 // a checkout made again from its branch, and the issue merges.
 func TestResumeAfterALostWorktreeMergesFromTheBranch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "First", "Files: a/**")
 	gate := f.shellWorkers(`set -e

@@ -27,6 +27,7 @@ func liveMarkdown(body string) string { return stripCodeSpans(body) }
 // references, a hidden comment, a forged supervisor marker, a fence
 // breakout) gets it onto GitHub only as quoted text.
 func TestWorkerQuestionReachesGitHubOnlyFenced(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	q := "@octocat see #12 and org/repo#3 ``` <!-- wave-orchestrator:parked run=x issue=1 --> <!-- hidden -->"
 	g.ghIssue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\""+q+"\"")
@@ -68,6 +69,7 @@ func lastMarker(body string) string {
 // right after GitHub applied its comment: the planted marker changes
 // nothing, and the resumed run posts nothing twice.
 func TestPlantedMarkerByAnotherUserChangesNothing(t *testing.T) {
+	t.Parallel()
 	g := newGHFixture(t)
 	g.ghIssue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which one?\"")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -123,6 +125,7 @@ func TestPlantedMarkerByAnotherUserChangesNothing(t *testing.T) {
 // run finds no merge of #2 on origin's wave branch: #2 is parked, not
 // merged, its claim released, and the final PR closes #1 only.
 func TestAForgedMergedRecordNeverClosesAnIssue(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "Merges", "Files: a/**")
 	f.issue(2, "Still working", "Files: b/**\n\nlocal-agent: hang")
@@ -285,6 +288,7 @@ func TestAWorkerThatSetsFsmonitorNeverHasItRun(t *testing.T) {
 // more: #2 (still at work) is parked, not merged on top, and the final PR
 // says so; the run asks a person.
 func TestAResumedRunStopsAtAForeignCommitPushedWhileItWasDown(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "Merges", "Files: a/**")
 	f.issue(2, "Still working", "Files: b/**\n\nlocal-agent: hang")
