@@ -52,6 +52,7 @@ done
 // and restarts it each time: every issue is merged exactly once, and a
 // merge commit made before the crash is the one that lands.
 func TestBacklogCrashAtTheWavePushResumesOnce(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, hook string
 		reject     bool
@@ -128,6 +129,7 @@ func TestBacklogCrashAtTheWavePushResumesOnce(t *testing.T) {
 // shows at a quiet moment is the one it shows after the supervisor is
 // killed with SIGKILL, and after a new supervisor resumed the run.
 func TestBacklogTallyIdenticalAfterKill9(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Merges", "Files: a/**")
 	r.Issue(2, "Asks", "Files: b/**\n\nlocal-agent: result=needs-input question=\"Which?\"")

@@ -48,6 +48,7 @@ done
 // lands) and restarts it: the restart resumes that run, and origin has one wave
 // branch, not a -2 made by a second run.
 func TestBacklogKill9WhileOpeningResumesTheOneRun(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, hook, pattern string
 		reject              bool
@@ -118,6 +119,7 @@ func TestBacklogKill9WhileOpeningResumesTheOneRun(t *testing.T) {
 // run --issues X` after the run that merged X finished says which run
 // delivered X and exits 0, with no new run, push or branch.
 func TestBacklogRunOfDeliveredIssuesSaysWhichRunAndTouchesNothing(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Issue 1", "Files: part1/**")
 	r.Issue(2, "Issue 2", "Files: part2/**")
@@ -143,6 +145,7 @@ func TestBacklogRunOfDeliveredIssuesSaysWhichRunAndTouchesNothing(t *testing.T) 
 // leaves that checkout behind; the next `backlog run` removes it as it
 // starts (and registers no worktree in the clone), then finishes the run.
 func TestBacklogKill9DuringVerifyLeavesNoScratchCheckout(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Issue 1", "Files: part1/**")
 	ctl := filepath.Join(filepath.Dir(r.Root), "ctl")

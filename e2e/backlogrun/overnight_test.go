@@ -33,6 +33,7 @@ import (
 // worker's log), and each outage lasts until the supervisor is seen
 // waiting it out.
 func TestBacklogOvernightRunSurvivesOutagesALostWorktreeAUsageLimitABusyWorkerAndKills(t *testing.T) {
+	t.Parallel()
 	for trial := range overnightTrials() {
 		t.Run(fmt.Sprint("trial", trial), overnightTrial)
 	}
@@ -330,6 +331,7 @@ func exitOf(r *backlog.Run) int {
 // while GitHub answers 500 and origin is gone does not exit: it waits for
 // each (saying so) and, once both are back, runs to its end.
 func TestBacklogRunStartedDuringAnOutageWaitsForIt(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	gh := forgetest.NewServer(t, "acme", "widgets")
 	gh.AddIssue(backlog.Issue{Number: 1, Title: "One", Body: "Files: a/**"})

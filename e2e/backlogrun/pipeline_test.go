@@ -41,6 +41,7 @@ echo "$n $WAVE_MERGE_COMMIT $(git rev-parse 'HEAD^{tree}')" >> "$CTL/passed"
 // is merged exactly once, and every commit the wave branch ever pointed
 // at on origin is a merge some verify passed on, as that exact tree.
 func TestBacklogKill9InTheMergePipelineMergesOnceAndOnlyVerified(t *testing.T) {
+	t.Parallel()
 	const issues = 4
 	r := e2etest.NewBacklogRepo(t)
 	for n := 1; n <= issues; n++ {

@@ -21,6 +21,7 @@ import (
 )
 
 func TestBacklogEndToEndThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Add a greeting", "Files: src/greet/**")
 	r.Issue(2, "Add a farewell", "Files: src/bye/**")
@@ -77,6 +78,7 @@ func TestBacklogEndToEndThroughTheBinary(t *testing.T) {
 // SIGKILL at random moments of a 6-issue run, restarts it until the run
 // finishes, and checks nothing happened twice and nothing was lost.
 func TestBacklogKill9AnywhereResumesExactlyOnce(t *testing.T) {
+	t.Parallel()
 	trials := e2etest.Kill9Trials(2)
 	for trial := range trials {
 		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) { kill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 7)), nil, false) })
@@ -86,6 +88,7 @@ func TestBacklogKill9AnywhereResumesExactlyOnce(t *testing.T) {
 // The same against GitHub (the fake, with go-github as the real client in
 // the binary): no comment or PR is ever made twice, whatever the kill.
 func TestBacklogKill9WithGitHubMakesNoDuplicateWrites(t *testing.T) {
+	t.Parallel()
 	trials := e2etest.Kill9Trials(2)
 	for trial := range trials {
 		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) {
@@ -100,6 +103,7 @@ func TestBacklogKill9WithGitHubMakesNoDuplicateWrites(t *testing.T) {
 // top of the ones ahead): nothing merged twice, and every commit the
 // wave branch ever pointed at is a merge a verify passed on.
 func TestBacklogKill9AnywhereInTheMergePipelineMergesOnlyVerified(t *testing.T) {
+	t.Parallel()
 	trials := e2etest.Kill9Trials(2)
 	for trial := range trials {
 		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) { kill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 13)), nil, true) })
