@@ -101,6 +101,7 @@ func (k *kubeRun) finish(t *testing.T, last string) {
 // name from the record escaped), shows the agent's log and follows it
 // until the run ends, as for a tmux run whose session is gone.
 func TestAttachKubeRunWithPodGoneFollowsTheLog(t *testing.T) {
+	t.Parallel()
 	c := kubeCluster.Get(t)
 	ns := c.Namespace(t, "attach")
 	r := kubeRepo(t, manifestLauncher(t, c, ns), ns)
@@ -136,6 +137,7 @@ func TestAttachKubeRunWithPodGoneFollowsTheLog(t *testing.T) {
 // A run whose record names no pod yet and whose Job is gone, and a run
 // already over, show their log at once with the reason.
 func TestAttachKubeRunWithoutPodOrOverShowsTheLog(t *testing.T) {
+	t.Parallel()
 	c := kubeCluster.Get(t)
 	ns := c.Namespace(t, "attach")
 	launcher := manifestLauncher(t, c, ns)
@@ -169,6 +171,7 @@ func TestAttachKubeRunWithoutPodOrOverShowsTheLog(t *testing.T) {
 // follows the terminal's size, and Ctrl-P Ctrl-Q detaches, reaching the
 // agent never, and leaving it running.
 func TestAttachKubeRunTypesToTheAgentAndDetaches(t *testing.T) {
+	t.Parallel()
 	c := kubeCluster.Get(t)
 	ns := c.Namespace(t, "attach")
 	node := c.StartAttachNode(t)

@@ -72,6 +72,7 @@ func (k *kubeLane) jobs() int {
 }
 
 func TestKubeWavePassesEndToEnd(t *testing.T) {
+	t.Parallel()
 	k := newKubeLane(t)
 	k.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	res := e2etest.Launch(t, k.Repo)
@@ -109,6 +110,7 @@ func TestKubeWavePassesEndToEnd(t *testing.T) {
 }
 
 func TestKubeExitCodeIsTheAgents(t *testing.T) {
+	t.Parallel()
 	e2etest.ExitCodeHonoured(t, newKubeLane(t).Repo)
 }
 
@@ -140,6 +142,7 @@ func (k *kubeLane) killLauncherOnceRunning(t *testing.T, delay string, ids ...st
 }
 
 func TestKubeKilledLauncherAdoptsRunningJobs(t *testing.T) {
+	t.Parallel()
 	k := newKubeLane(t)
 	ids := []string{"A1", "A2", "A3"}
 	k.killLauncherOnceRunning(t, "4s", ids...)
@@ -162,6 +165,7 @@ func TestKubeKilledLauncherAdoptsRunningJobs(t *testing.T) {
 }
 
 func TestKubeStopAfterLauncherDeath(t *testing.T) {
+	t.Parallel()
 	k := newKubeLane(t)
 	k.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s")}, e2etest.ClosureAgents()...)...)
 	e2etest.KillLauncherWhileRunning(t, k.Repo, "A1")
@@ -204,6 +208,7 @@ func TestKubeStopAfterLauncherDeath(t *testing.T) {
 // again, several times: every agent's work lands, the wave passes, each
 // run has one Job, and no agent ever has two runs at once.
 func TestKubeLauncherKill9Soak(t *testing.T) {
+	t.Parallel()
 	for trial := range e2etest.Kill9Trials(1) {
 		t.Run(fmt.Sprintf("trial%d", trial), func(t *testing.T) {
 			kubeKill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 13)))

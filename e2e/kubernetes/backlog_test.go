@@ -109,6 +109,7 @@ func (k *kubeBacklog) deletePod(t *testing.T, pod string) {
 // uncommitted file, saved in the snapshot its runner pushed when its pod
 // was deleted, is restored in its relaunch's pod and reaches the merge.
 func TestKubeBacklogKilledSupervisorAndDeletedPodMergeEachIssueOnce(t *testing.T) {
+	t.Parallel()
 	for trial := range e2etest.Kill9Trials(1) {
 		t.Run(fmt.Sprintf("trial%d", trial), func(t *testing.T) { kubeBacklogTrial(t) })
 	}

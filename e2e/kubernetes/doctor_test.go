@@ -21,6 +21,7 @@ import (
 var kubeCluster kubetest.Shared
 
 func TestDoctorOnAKubernetesLaneNamesTheVerbTheUserLacks(t *testing.T) {
+	t.Parallel()
 	kc := kubeCluster.Get(t)
 	ns := kc.Namespace(t, "doctor-e2e")
 	r := e2etest.NewRepo(t)
@@ -58,6 +59,7 @@ func TestDoctorOnAKubernetesLaneNamesTheVerbTheUserLacks(t *testing.T) {
 }
 
 func TestLaunchOnAKubernetesLaneWithoutRBACFailsBeforeAnyJob(t *testing.T) {
+	t.Parallel()
 	kc := kubeCluster.Get(t)
 	ns := kc.Namespace(t, "launch-e2e")
 	r := e2etest.NewRepo(t)
@@ -83,6 +85,7 @@ func TestLaunchOnAKubernetesLaneWithoutRBACFailsBeforeAnyJob(t *testing.T) {
 }
 
 func TestDoctorOnAnUnreachableClusterFailsNamingTheServer(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +119,7 @@ func TestDoctorOnAnUnreachableClusterFailsNamingTheServer(t *testing.T) {
 // the launcher's Role, doctor fails naming it, and `backlog run` stops
 // before it claims anything instead of leaving payload Secrets behind.
 func TestABacklogOnAKubernetesLaneIsCheckedAgainstTheCluster(t *testing.T) {
+	t.Parallel()
 	kc := kubeCluster.Get(t)
 	ns := kc.Namespace(t, "backlog-doctor")
 	kc.ApplyManifest(t, filepath.Join("..", "..", "docs", "kubernetes", "rbac.yaml"), ns,

@@ -19,6 +19,7 @@ import (
 // none of the runs that finished while it was away again: their runners
 // left their final reports in the run directories, on the workspace.
 func TestKubeLauncherBackAfterTheJobsTTLRunsNothingTwice(t *testing.T) {
+	t.Parallel()
 	k := newKubeLane(t)
 	ids := []string{"A1", "A2"}
 	k.killLauncherOnceRunning(t, "2s", ids...) // the laptop sleeps
@@ -76,6 +77,7 @@ func jobDone(j *batchv1.Job) bool {
 // runtime.json and in what launch reports, not as a run stopped on
 // request that left no exit status.
 func TestKubeStartFailureCarriesTheKubeletsReason(t *testing.T) {
+	t.Parallel()
 	k := newKubeLane(t)
 	cfg, err := os.ReadFile(filepath.Join(k.Root, "wave.config.yaml"))
 	if err != nil {
