@@ -122,6 +122,7 @@ func applyManifestFor(t testing.TB, kc *kubetest.Cluster, ns string, subject rba
 // to the code: a user bound by it, and the ServiceAccount it makes, pass
 // every check (the namespace itself is not readable through a Role).
 func TestRBACManifestGrantsEveryCheckedPermission(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	ns := kc.Namespace(t, "rbac-manifest")
 	applyManifest(t, kc, ns, "alice", nil)
@@ -141,6 +142,7 @@ func TestRBACManifestGrantsEveryCheckedPermission(t *testing.T) {
 }
 
 func TestCheckClusterAdminPassesEveryCheck(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	ns := kc.Namespace(t, "admin-checks")
 	applyManifest(t, kc, ns, "alice", nil) // for the runner's Role
@@ -156,6 +158,7 @@ func TestCheckClusterAdminPassesEveryCheck(t *testing.T) {
 }
 
 func TestCheckClusterNamesTheMissingVerb(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	ns := kc.Namespace(t, "missing-verb")
 	applyManifest(t, kc, ns, "bob", func(r *rbacv1.Role) {
@@ -178,6 +181,7 @@ func TestCheckClusterNamesTheMissingVerb(t *testing.T) {
 }
 
 func TestCheckClusterUserWithoutRightsGetsEveryPermissionNamedAndSkips(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	ns := kc.Namespace(t, "no-rights")
 	cs := checkCluster(t, testClient(t, kc.UserConfig("carol")), Options{Namespace: ns, Image: "agents:1"})
@@ -203,6 +207,7 @@ func TestCheckClusterUserWithoutRightsGetsEveryPermissionNamedAndSkips(t *testin
 }
 
 func TestCheckClusterNamesAMissingServiceAccount(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	ns := kc.Namespace(t, "missing-sa")
 	cs := checkCluster(t, testClient(t, kc.AdminConfig()), Options{Namespace: ns, Image: "agents:1", ServiceAccount: "robot"})
@@ -214,6 +219,7 @@ func TestCheckClusterNamesAMissingServiceAccount(t *testing.T) {
 }
 
 func TestCheckClusterNamesAMissingNamespace(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	cs := checkCluster(t, testClient(t, kc.AdminConfig()), Options{Namespace: "nowhere-to-be-found", Image: "agents:1"})
 	f := Failed(cs)
@@ -226,6 +232,7 @@ func TestCheckClusterNamesAMissingNamespace(t *testing.T) {
 }
 
 func TestCheckClusterNamesAnUnsetImage(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	ns := kc.Namespace(t, "no-image")
 	cs := checkCluster(t, testClient(t, kc.AdminConfig()), Options{Namespace: ns})
@@ -252,6 +259,7 @@ func writeKubeconfig(t *testing.T, server string) string {
 }
 
 func TestCheckClusterUnreachableServerFailsNamingServerAndContext(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -276,6 +284,7 @@ func TestCheckClusterUnreachableServerFailsNamingServerAndContext(t *testing.T) 
 // A server that accepts connections and never answers is given up on
 // when the timeout is over, not when the client's own timeouts are.
 func TestCheckClusterSilentServerFailsWhenTheTimeoutIsOver(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // endpoint is kubetest's stand-in; the container runtime behind a real
 // kubelet is what stays untested.
 func TestAttachThroughAPIServerReachesTheAgentTerminal(t *testing.T) {
+	t.Parallel()
 	e := newAttachEnv(t)
 	node := cluster.Get(t).StartAttachNode(t)
 	node.RunningPod(t, e.ns, "running", Container, nil, nil)

@@ -14,6 +14,7 @@ import (
 // before it had it) is refused the WebSocket attach: the error quotes the
 // API server's refusal, which names the verb and the subresource.
 func TestAttachRefusedByRBACQuotesTheRefusal(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	e := &attachEnv{t: t, admin: kc.AdminClient(), ns: kc.Namespace(t, "attach")}
 	applyManifestFor(t, kc, e.ns, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: launcherSA, Namespace: e.ns}, func(r *rbacv1.Role) {

@@ -53,6 +53,7 @@ func testCtx(t *testing.T) context.Context {
 // tty, no stderr) on the pod's attach subresource: over WebSocket first,
 // then over SPDY when the WebSocket upgrade is refused.
 func TestAttachRequestTargetsAgentTerminalWebSocketThenSPDY(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
@@ -133,6 +134,7 @@ func agentPeer(t *testing.T, got chan<- string) http.Handler {
 // back, the terminal size goes along, and the attach ends cleanly when
 // the far end closes.
 func TestAttachCarriesKeysOutputAndTerminalSize(t *testing.T) {
+	t.Parallel()
 	got := make(chan string, 2)
 	srv := httptest.NewServer(agentPeer(t, got))
 	defer srv.Close()

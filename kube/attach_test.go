@@ -82,6 +82,7 @@ func agentWaiting(reason, msg string) []corev1.ContainerStatus {
 }
 
 func TestAttachToDeletedPodSaysItIsGone(t *testing.T) {
+	t.Parallel()
 	e := newAttachEnv(t)
 	na := e.refused("wave-w0-a1-a1-1a2b3c4d-gone1")
 	if !na.Gone || !strings.Contains(na.Reason, "gone") {
@@ -93,6 +94,7 @@ func TestAttachToDeletedPodSaysItIsGone(t *testing.T) {
 // before asking to attach; asked anyway, the API server refuses it and
 // we relay its words.
 func TestAttachToUnscheduledPod(t *testing.T) {
+	t.Parallel()
 	e := newAttachEnv(t)
 	e.pod("unscheduled", "w0-A1-a1", "", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
@@ -109,6 +111,7 @@ func TestAttachToUnscheduledPod(t *testing.T) {
 }
 
 func TestAttachToPodStillStarting(t *testing.T) {
+	t.Parallel()
 	e := newAttachEnv(t)
 	e.pod("pulling", "w0-A1-a1", "node-a", corev1.PodStatus{Phase: corev1.PodPending,
 		ContainerStatuses: agentWaiting("ContainerCreating", "pulling image \"registry.example.com/agents:1\"")})
@@ -123,6 +126,7 @@ func TestAttachToPodStillStarting(t *testing.T) {
 }
 
 func TestAttachToEndedContainerGivesItsExitCode(t *testing.T) {
+	t.Parallel()
 	e := newAttachEnv(t)
 	e.pod("ended", "w0-A1-a1", "node-a", corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
 		Name: Container, Image: "registry.example.com/agents:1",
@@ -158,6 +162,7 @@ func (e *attachEnv) node(name string, port int32) {
 // the API server, which cannot connect it here (no kubelet): we say what
 // it said, in words about the node.
 func TestAttachToRunningPodWithoutKubelet(t *testing.T) {
+	t.Parallel()
 	e := newAttachEnv(t)
 	e.pod("unregistered", "w0-A1-a1", "node-not-registered", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: runningStatuses()})
 	if err := e.c.Attachable(testCtx(t), e.ns, "unregistered"); err != nil {
@@ -185,6 +190,7 @@ func TestAttachToRunningPodWithoutKubelet(t *testing.T) {
 // RunPod finds a run's pod by its label and run id when the record does
 // not name it yet, and tells a Job still without a pod from one gone.
 func TestRunPodFindsThePodOfTheRun(t *testing.T) {
+	t.Parallel()
 	e := newAttachEnv(t)
 	ctx := testCtx(t)
 	rec := &runtime.Record{RunID: "w0-A1-a1", AgentID: "A1", Kubernetes: &runtime.KubeRef{Namespace: e.ns, Job: "wave-w0-a1-a1-1a2b3c4d"}}

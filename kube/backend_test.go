@@ -15,6 +15,7 @@ import (
 )
 
 func TestRealExitCodeIsRecorded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.payload("w0-A1-a1", "echo working; echo 'print me' >&2; exit 3")
 	if err := e.b.Start(context.Background(), []*runtime.Payload{p}); err != nil {
@@ -55,6 +56,7 @@ func TestRealExitCodeIsRecorded(t *testing.T) {
 }
 
 func TestCompletedRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// The script compares with the secret spelt in two parts, so the
 	// argv does not hold it.
@@ -78,6 +80,7 @@ func TestCompletedRun(t *testing.T) {
 }
 
 func TestRunnerGoneIsLostWhenItsLeaseExpires(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.payload("w0-A1-a1", "sleep 60")
 	if err := e.b.Start(context.Background(), []*runtime.Payload{p}); err != nil {
@@ -108,6 +111,7 @@ func TestRunnerGoneIsLostWhenItsLeaseExpires(t *testing.T) {
 }
 
 func TestDeadlineTimesOut(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.payload("w0-A1-a1", "sleep 60")
 	deadline := time.Now().Add(3 * time.Second)
@@ -122,6 +126,7 @@ func TestDeadlineTimesOut(t *testing.T) {
 }
 
 func TestStopTerminatesWithGrace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// The agent takes TERM as a cue to write a file and exit 0.
 	p := e.payload("w0-A1-a1", `trap 'echo bye > stopped.txt; exit 0' TERM; while :; do sleep 0.1; done`)
@@ -146,6 +151,7 @@ func TestStopTerminatesWithGrace(t *testing.T) {
 }
 
 func TestRestartedLauncherAdoptsRunningJobs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	first, stop := context.WithCancel(context.Background())
 	b1 := e.backend(first)
@@ -196,6 +202,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 }
 
 func TestKilledContainerIsLostWithItsSignal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.payload("w0-A1-a1", "sleep 60")
 	if err := e.b.Start(context.Background(), []*runtime.Payload{p}); err != nil {
@@ -215,6 +222,7 @@ func TestKilledContainerIsLostWithItsSignal(t *testing.T) {
 }
 
 func TestPodThatCannotStartFailsAfterTheLaunchGrace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.opts.EnvFrom = []string{"no-such-secret"}
 	e.opts.LaunchGrace = time.Second
@@ -240,6 +248,7 @@ func TestPodThatCannotStartFailsAfterTheLaunchGrace(t *testing.T) {
 }
 
 func TestRunnerWithoutLeaseRightsFailsSayingWhy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// The pods run as an account with no rights at all.
 	e.c.BindServiceAccount(t, e.ns, "norights")
@@ -260,6 +269,7 @@ func TestRunnerWithoutLeaseRightsFailsSayingWhy(t *testing.T) {
 }
 
 func TestJobWithoutItsSecretFailsAfterTheLaunchGrace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.opts.LaunchGrace = time.Second
 	b := e.backend(t.Context())
@@ -281,6 +291,7 @@ func TestJobWithoutItsSecretFailsAfterTheLaunchGrace(t *testing.T) {
 }
 
 func TestStopBeforeThePodStartsRecordsItStopped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.opts.EnvFrom = []string{"no-such-secret"} // the pod never starts
 	b := e.backend(t.Context())

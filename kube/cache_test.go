@@ -18,6 +18,7 @@ import (
 // The list+watch cache holds what the API server has (of the selected
 // objects only) and hears each change after holding it.
 func TestWatchedCacheFollowsTheServer(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	ns := kc.Namespace(t, "cache")
 	c := testClient(t, kc.AdminConfig())
@@ -66,6 +67,7 @@ func TestWatchedCacheFollowsTheServer(t *testing.T) {
 // (A stand-in server, without streaming lists: a real one says 410 only
 // after etcd compacts.)
 func TestWatchedCacheListsAgainWhenTheVersionIsGone(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	lists, watches := 0, 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -76,6 +76,7 @@ func (e *checkoutEnv) start(p *runtime.Payload) {
 func (e *checkoutEnv) originHas(ref string) string { return gittest.Ref(e.origin, ref) }
 
 func TestAWorkersCommitsInItsPodReachOriginWithItsResultAndNoSharedDisk(t *testing.T) {
+	t.Parallel()
 	e := newCheckoutEnv(t)
 	p := e.workerPayload(1, 1, `grep -q "issue 1" "$WAVE_PROMPT" && echo work > work.txt && git add work.txt && git commit -qm work && echo "[backlog-result] done"`)
 	p.Env = map[string]string{"WAVE_PROMPT": p.PromptPath}
@@ -133,6 +134,7 @@ func readOrEmpty(path string) []byte {
 }
 
 func TestUncommittedWorkOfADeletedPodIsOnOriginAndTheNextRunContinuesFromIt(t *testing.T) {
+	t.Parallel()
 	e := newCheckoutEnv(t)
 	first := e.workerPayload(2, 1, `echo committed > done.txt && git add done.txt && git commit -qm done && echo half > half.txt && exec sleep 120`)
 	e.start(first)
@@ -165,6 +167,7 @@ func TestUncommittedWorkOfADeletedPodIsOnOriginAndTheNextRunContinuesFromIt(t *t
 }
 
 func TestAPayloadWithoutCheckoutOnALaneWithoutWorkspaceIsRefusedNamingTheKey(t *testing.T) {
+	t.Parallel()
 	e := newCheckoutEnv(t)
 	p := e.payload("w0-A1-a1", "true")
 	err := e.b.Start(context.Background(), []*runtime.Payload{p})
@@ -174,6 +177,7 @@ func TestAPayloadWithoutCheckoutOnALaneWithoutWorkspaceIsRefusedNamingTheKey(t *
 }
 
 func TestAWorkersUncommittedWorkReachesOriginWhileItRunsSoALostNodeLosesOnlyTheLastMinutes(t *testing.T) {
+	t.Parallel()
 	e := newCheckoutEnv(t)
 	p := e.workerPayload(4, 1, `echo draft > draft.txt && exec sleep 120`)
 	p.Checkout.SnapshotEveryMs = 1000

@@ -10,6 +10,7 @@ import (
 )
 
 func TestABacklogWorkersPodHasItsOwnDisksAndBringsItsPromptInItsSecret(t *testing.T) {
+	t.Parallel()
 	runDir := t.TempDir()
 	for name, body := range map[string]string{"prompt.md": "work on #3", "claude-settings.json": "{}", "launch.json": "{}", "agent.log": "old"} {
 		if err := os.WriteFile(filepath.Join(runDir, name), []byte(body), 0o644); err != nil {
@@ -61,6 +62,7 @@ func TestABacklogWorkersPodHasItsOwnDisksAndBringsItsPromptInItsSecret(t *testin
 }
 
 func TestAWorkersCheckoutMustBeWhereItRuns(t *testing.T) {
+	t.Parallel()
 	p := &runtime.Payload{RunID: "i3-a1", Cwd: "/elsewhere", Checkout: &runtime.Checkout{Origin: "https://x/r.git",
 		Base: "main", Branch: "wave/i3", Dir: "/work/i3", ResultRef: "refs/wave/runs/i3-a1"}}
 	if err := checkCheckout(p); err == nil {

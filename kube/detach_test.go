@@ -14,6 +14,7 @@ import (
 // Ctrl-P Ctrl-Q detaches and never reaches the agent; everything else
 // does, a Ctrl-P that starts no detach included, across read boundaries.
 func TestDetachReaderPassesKeysUntilCtrlPCtrlQ(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, in, out string
 		detached      bool
@@ -53,6 +54,7 @@ func (o *onceReader) Read(p []byte) (int, error) {
 }
 
 func TestAttachSizesGrowFirstSoTheAgentRedraws(t *testing.T) {
+	t.Parallel()
 	first := AttachSizes(120, 40, true)
 	if len(first) != 2 || first[0].Width != 121 || first[0].Height != 41 || first[1].Width != 120 || first[1].Height != 40 {
 		t.Errorf("first sizes %v, want 121x41 then 120x40", first)
@@ -66,6 +68,7 @@ func TestAttachSizesGrowFirstSoTheAgentRedraws(t *testing.T) {
 // before them reach the agent, the attach returns though the agent's end
 // stays open, and it is no error.
 func TestAttachDetachesOnCtrlPCtrlQAndLeavesTheAgentAlone(t *testing.T) {
+	t.Parallel()
 	keys := make(chan string, 2)
 	up := websocket.Upgrader{Subprotocols: []string{"v5.channel.k8s.io"}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

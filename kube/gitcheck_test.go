@@ -11,6 +11,7 @@ import (
 )
 
 func TestDoctorTellsAMissingGitCredentialsSecretWhenItMayReadItAndHowToCheckWhenNot(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	ns := kc.Namespace(t, "gitcred")
 	applyManifest(t, kc, ns, "bob", nil)

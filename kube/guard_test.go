@@ -80,6 +80,7 @@ func requestOf(method string, u *url.URL) (request, error) {
 }
 
 func TestRequestOf(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		method, url string
 		want        string

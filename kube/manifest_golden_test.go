@@ -74,6 +74,7 @@ func goldenCases() []goldenCase {
 // same fields and values, with nulls and empty objects (which the old
 // types sent for unset structs) read as absent.
 func TestManifestsMeanWhatTheyMeant(t *testing.T) {
+	t.Parallel()
 	for _, gc := range goldenCases() {
 		name := ObjectName(gc.o.instance(), gc.p.RunID)
 		job := jobFor(gc.p, gc.o, name, t0)

@@ -26,6 +26,7 @@ import (
 // retry runs beside it. The expired Lease is confirmed with a GET, which
 // the manifest grants.
 func TestFrozenRunnerIsDeclaredLostAsTheManifestsUser(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.payload("w0-A1-frozen", "sleep 60")
 	if err := e.b.Start(context.Background(), []*runtime.Payload{p}); err != nil {
@@ -52,6 +53,7 @@ func TestFrozenRunnerIsDeclaredLostAsTheManifestsUser(t *testing.T) {
 // the run makes the Lease, and the agent runs once, to completion: no
 // failed run, no attempt spent.
 func TestLauncherDeathBetweenSecretAndLeaseRunsTheAgentOnceWithoutARetry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	first, die := context.WithCancel(context.Background())
 	b := e.backend(first)
@@ -124,6 +126,7 @@ func (e *env) waitRunObjectsGone(name, runID string) {
 // its final report in the run directory, on the shared workspace: the
 // run is recorded as it ended, not lost and run again.
 func TestRunThatFinishedWhileNoLauncherRanIsNotRunAgainAfterItsJobIsGone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if e.c.RealControllers() {
 		e.opts.FinishedTTL = 1 // the real TTL-after-finished controller deletes it
@@ -173,6 +176,7 @@ func TestRunThatFinishedWhileNoLauncherRanIsNotRunAgainAfterItsJobIsGone(t *test
 // it ended. The run is lost, and its record and verdict say why it will
 // be run again, not just that its pod was deleted.
 func TestRunWhoseOutcomeIsUnknownIsLostSayingWhy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	first, die := context.WithCancel(context.Background())
 	b1 := e.backend(first)

@@ -59,6 +59,7 @@ func message(t *testing.T, disp string, code int) string {
 }
 
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	three := 3
 	for _, tc := range []struct {
 		name       string
@@ -129,6 +130,7 @@ func TestMerge(t *testing.T) {
 }
 
 func TestMergeNeverChangesAFinalRecord(t *testing.T) {
+	t.Parallel()
 	cur := launching()
 	cur.TerminalDisposition = runtime.Completed
 	zero := 0
@@ -140,6 +142,7 @@ func TestMergeNeverChangesAFinalRecord(t *testing.T) {
 }
 
 func TestFacts(t *testing.T) {
+	t.Parallel()
 	running := launching()
 	running.TerminalDisposition = runtime.Running
 	renewed := leaseWith(runnerRecord(runtime.Running, nil), t0)
@@ -182,6 +185,7 @@ func TestFacts(t *testing.T) {
 }
 
 func TestTerminationMessageFitsTheKubeletLimit(t *testing.T) {
+	t.Parallel()
 	r := runnerRecord(runtime.Failed, new(1))
 	long := make([]byte, 10000)
 	for i := range long {

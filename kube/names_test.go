@@ -8,6 +8,7 @@ import (
 )
 
 func TestObjectNameIsAValidUniqueDNSLabel(t *testing.T) {
+	t.Parallel()
 	inst := Instance("/repo", "main")
 	long := strings.Repeat("Agent_With.Odd:Chars", 10)
 	seen := map[string]string{}
@@ -34,6 +35,7 @@ func TestObjectNameIsAValidUniqueDNSLabel(t *testing.T) {
 }
 
 func TestLabelValueIsValid(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{"A1", "agent/with spaces", strings.Repeat("x", 80), "-lead-", "é"} {
 		v := LabelValue(in)
 		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {

@@ -85,6 +85,7 @@ func (p *cutProxy) Restore() {
 // retry them beside themselves): an expired-looking Lease is confirmed
 // with the API server first, and no answer decides nothing.
 func TestLauncherCutOffFromTheClusterLosesNoRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, err := url.Parse(e.c.URL())
 	if err != nil {

@@ -53,6 +53,7 @@ func tabled(who Identity) []string {
 // equal to kube.Needs: what doctor checks and what the code may do is
 // what the manifest grants, no verb more or less.
 func TestRBACManifestIsTheTable(t *testing.T) {
+	t.Parallel()
 	roles := map[string]*rbacv1.Role{}
 	for _, obj := range manifest(t) {
 		if r, ok := obj.(*rbacv1.Role); ok {
@@ -81,6 +82,7 @@ func TestRBACManifestIsTheTable(t *testing.T) {
 // TestDoctorChecksEveryRequiredRowOfTheTable: doctor's lists are the
 // table's rows, so a verb added for the code is a verb doctor checks.
 func TestDoctorChecksEveryRequiredRowOfTheTable(t *testing.T) {
+	t.Parallel()
 	var launcher, runner []string
 	for _, p := range LauncherPermissions() {
 		launcher = append(launcher, p.String())
@@ -101,6 +103,7 @@ func TestDoctorChecksEveryRequiredRowOfTheTable(t *testing.T) {
 // one permission doctor fails. A verb the code uses is a verb doctor
 // checks: a cluster that lacks it is told so before a run hangs on it.
 func TestCheckClusterNamesEveryVerbOfTheTableWhenTheRoleLacksIt(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	for _, p := range LauncherPermissions() {
 		t.Run(p.String(), func(t *testing.T) {

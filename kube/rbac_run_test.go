@@ -17,6 +17,7 @@ import (
 // user bound by docs/kubernetes/rbac.yaml, and the real runner as its
 // ServiceAccount: what the checks ask for is what the code uses.
 func TestRBACManifestIsEnoughToRunAndStopRuns(t *testing.T) {
+	t.Parallel()
 	kc := cluster.Get(t)
 	ns := kc.Namespace(t, "rbac-run")
 	applyManifest(t, kc, ns, "alice", nil)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestJobSpec(t *testing.T) {
+	t.Parallel()
 	deadline := t0.Add(30 * time.Minute)
 	p := &runtime.Payload{RunID: "w0-A1-a1", Lane: "main", AgentID: "A 1", WaveNumber: 0, Attempt: 1,
 		Argv: []string{"/home/me/bin/wave-orchestrator", "local-agent", "--prompt", "secret prompt text"},
@@ -84,6 +85,7 @@ func TestJobSpec(t *testing.T) {
 // heartbeat plus one renewal's whole timeout, however short the
 // heartbeat, and still three heartbeats.
 func TestLeaseIsNeverShorterThanARenewalMayTake(t *testing.T) {
+	t.Parallel()
 	for _, ms := range []int{0, 50, 200, 1000, 2000, 10000} {
 		got := time.Duration(leaseSeconds(&runtime.Payload{HeartbeatIntervalMs: ms})) * time.Second
 		every := time.Duration(ms) * time.Millisecond

@@ -34,6 +34,7 @@ func serve(t *testing.T, code int, ctype, body string) *Client {
 // cut mid-event (the cache then watches again from the last version),
 // and an event of an unknown type is an error naming it.
 func TestWatchStreamDecodesEventsBookmarksAndGone(t *testing.T) {
+	t.Parallel()
 	const pod = `"kind":"Pod","apiVersion":"v1",`
 	stream := `{"type":"ADDED","object":{` + pod + `"metadata":{"name":"a","namespace":"ns","resourceVersion":"10"}}}
 {"type":"MODIFIED","object":{` + pod + `"metadata":{"name":"a","namespace":"ns","resourceVersion":"11"},"status":{"phase":"Running"}}}` +
@@ -86,6 +87,7 @@ func watchOf(t *testing.T, stream string) watch.Interface {
 // code, with a short text body in its message but never an HTML page,
 // naming the request's resource and object.
 func TestAPIErrorsDecodeAsStatusErrors(t *testing.T) {
+	t.Parallel()
 	status := func(reason metav1.StatusReason, code int) string {
 		return `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"m","reason":"` + string(reason) + `","code":` + strconv.Itoa(code) + `}`
 	}
@@ -125,6 +127,7 @@ func TestAPIErrorsDecodeAsStatusErrors(t *testing.T) {
 // A name that is no path segment is refused before any request; one
 // with control characters is sent escaped (and not found).
 func TestObjectNamesAreOnePathSegment(t *testing.T) {
+	t.Parallel()
 	c := testClient(t, &rest.Config{Host: "https://127.0.0.1:1"})
 	for _, name := range []string{"..", "a/b", "a%2Fb"} {
 		if _, err := c.pods("ns").Get(testCtx(t), name, metav1.GetOptions{}); err == nil || !strings.Contains(err.Error(), "invalid resource name") {
