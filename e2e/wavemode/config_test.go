@@ -11,6 +11,7 @@ import (
 // Flags that mirror config keys go through the config's precedence:
 // flag > WAVE_* > file > default, in the real binary.
 func TestConfigFlagsBeatEnvAndFile(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "runtime:\n", "runtime:\n  timeoutMinutes: 30\n", 1)+"backlog:\n  width: 2\n")
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)

@@ -13,6 +13,7 @@ import (
 // resolve closes a blocker and what depends on it; dismiss cancels;
 // reroute hands a request to another agent; inbox and show say so.
 func TestCoordActResolvesDismissesAndReroutesOverTheLog(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	blocker := e2etest.PostRecord(t, r, "-a", "A1", "--kind", "blocker", "--summary", "config format undecided")
@@ -55,6 +56,7 @@ func TestCoordActResolvesDismissesAndReroutesOverTheLog(t *testing.T) {
 // `coord act answer-human` writes the same answer record as the `answer`
 // command: only ids, texts and times differ.
 func TestCoordAnswerHumanWritesTheSameRecordAsAnswer(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	q1 := e2etest.PostRecord(t, r, "-a", "A1", "--kind", "human-feedback", "--summary", "staging or prod credentials?")

@@ -83,6 +83,8 @@ type preview struct {
 	SessionName string            `json:"sessionName"`
 }
 
+// Not parallel: it checks that no tmux server at all is live after the
+// dry run, which holds only while no other test runs.
 func TestInitDoctorDryRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -238,6 +240,7 @@ func TestInitDoctorDryRun(t *testing.T) {
 }
 
 func TestInitTwiceRefusesAndNamesFiles(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r := bareRepo(t)
@@ -283,6 +286,7 @@ func pathWithout(t *testing.T) string {
 }
 
 func TestDoctorMissingExecutor(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r := bareRepo(t)
@@ -306,6 +310,7 @@ func TestDoctorMissingExecutor(t *testing.T) {
 }
 
 func TestDoctorBadWaveFile(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r := bareRepo(t)

@@ -29,6 +29,7 @@ func closureEvents(evs []state.Event) []string {
 }
 
 func TestLaunchAllPass(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2"), e2etest.ImplAgent("A3")}, e2etest.ClosureAgents()...)...)
 	res := e2etest.Launch(t, r)
@@ -86,6 +87,7 @@ func TestLaunchAllPass(t *testing.T) {
 }
 
 func TestLaunchRetriesOnlyTheFailedAgent(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.fail-attempts: 1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	res := e2etest.Launch(t, r)
@@ -102,6 +104,7 @@ func TestLaunchRetriesOnlyTheFailedAgent(t *testing.T) {
 }
 
 func TestLaunchFailsAfterRetriesWithReport(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.fail-attempts: 9"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	res := e2etest.Launch(t, r)
@@ -124,6 +127,7 @@ func TestLaunchFailsAfterRetriesWithReport(t *testing.T) {
 }
 
 func TestLaunchContQaFailExits42(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	cl := e2etest.ClosureAgents()
 	cl[2].Knobs = []string{"local.verdict: FAIL"}
@@ -137,6 +141,7 @@ func TestLaunchContQaFailExits42(t *testing.T) {
 func TestLaunchExitCodeHonoured(t *testing.T) { e2etest.ExitCodeHonoured(t, e2etest.NewRepo(t)) }
 
 func TestSecurityBlockedThenResumeFromSecurityReview(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	agents := append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2"), e2etest.SecurityAgent("local.security: blocked")}, e2etest.ClosureAgents()...)
 	r.WriteWave(0, agents...)
@@ -169,6 +174,7 @@ func TestSecurityBlockedThenResumeFromSecurityReview(t *testing.T) {
 }
 
 func TestRerunReusesUnchangedAgents(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	a1, a2 := e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")
 	r.WriteWave(0, append([]e2etest.Agent{a1, a2}, e2etest.ClosureAgents()...)...)
@@ -197,6 +203,7 @@ func TestRerunReusesUnchangedAgents(t *testing.T) {
 }
 
 func TestSecondLauncherExits32(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 30s")}, e2etest.ClosureAgents()...)...)
 	ctx := e2etest.Context(t)
@@ -225,6 +232,7 @@ func TestSecondLauncherExits32(t *testing.T) {
 // agents running in tmux; the next launch adopts them instead of
 // launching them again, and every result is kept.
 func TestKilledLauncherRunsAreAdopted(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) { testLauncherDeathAdoption(t, sig) })
 	}
@@ -276,6 +284,7 @@ func testLauncherDeathAdoption(t *testing.T, sig syscall.Signal) {
 // A failed agent whose policy allows fallback is retried on the next
 // executor of its chain: attempt 1 on shell (exits 1), attempt 2 on local.
 func TestRetrySwitchesToFallbackExecutor(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	a1 := e2etest.ImplAgent("A1", "id: shell", "shell.command: false {agent}", "fallbacks: local", "retry-policy: fallback-allowed")
 	r.WriteWave(0, append([]e2etest.Agent{a1}, e2etest.ClosureAgents()...)...)
@@ -301,6 +310,7 @@ func TestRetrySwitchesToFallbackExecutor(t *testing.T) {
 // A prompt edited while the launcher was dead is not answered by the run
 // of the old prompt: the agent reruns, and so does closure.
 func TestAdoptionSkipsRunsOfAnOldPrompt(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	a1 := e2etest.ImplAgent("A1", "local.delay: 2s")
 	r.WriteWave(0, append([]e2etest.Agent{a1}, e2etest.ClosureAgents()...)...)
@@ -320,6 +330,7 @@ func TestAdoptionSkipsRunsOfAnOldPrompt(t *testing.T) {
 // then closes the run so the next launch starts afresh instead of
 // adopting what was just terminated.
 func TestStopAfterLauncherDeath(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s")}, e2etest.ClosureAgents()...)...)
 	e2etest.KillLauncherWhileRunning(t, r, "A1")
@@ -344,6 +355,7 @@ func TestStopAfterLauncherDeath(t *testing.T) {
 // Agent ids that map to one tmux session name are refused before anything
 // starts (they would kill each other's runs and share run directories).
 func TestCollidingAgentIDsAreRefused(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	a, b := e2etest.ImplAgent("A.1"), e2etest.ImplAgent("A_1")
 	b.Owns = []string{"src/other.txt"}
@@ -359,6 +371,7 @@ func TestCollidingAgentIDsAreRefused(t *testing.T) {
 
 // `stop` clears sessions a finished launch kept (--keep-sessions).
 func TestStopClearsKeptSessions(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	if res := e2etest.Launch(t, r, "--keep-sessions"); res.Code != 0 {

@@ -58,6 +58,7 @@ func oneAgentWave(r *e2etest.Repo) {
 }
 
 func TestABudgetCapInTheOtherModesSectionFailsDoctorAtItsLine(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	cfg := withConfig("runtime", "  budget:\n    perIssue: {costUsd: 2.5}\n") + "backlog:\n  budget:\n    lane: {costUsd: 2.5}\n"
 	r.Write("wave.config.yaml", cfg)
@@ -70,6 +71,7 @@ func TestABudgetCapInTheOtherModesSectionFailsDoctorAtItsLine(t *testing.T) {
 }
 
 func TestAKeySetTwiceInTheConfigFailsDoctorNamingBothLines(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	cfg := withConfig("runtime", "  timeoutMinutes: 30\n") + "runtime:\n  timeoutMinutes: 300\n"
 	r.Write("wave.config.yaml", cfg)
@@ -82,6 +84,7 @@ func TestAKeySetTwiceInTheConfigFailsDoctorNamingBothLines(t *testing.T) {
 // An exit contract typo fails in wave 0, where no validation threshold
 // asks for exit contracts: the values are read in every wave.
 func TestAnExitContractTypoFailsDoctorAndTheDryRunInEveryWave(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	oneAgentWave(r)
 	path := filepath.Join(r.Root, "docs/plans/waves/wave-0.md")
@@ -97,12 +100,14 @@ func TestAnExitContractTypoFailsDoctorAndTheDryRunInEveryWave(t *testing.T) {
 }
 
 func TestAMisspeltExecutorKeyFailsDoctorWithTheKeyItMeant(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.dealy: 3s")}, e2etest.ClosureAgents()...)...)
 	doctorFails(t, r, `agent A1: unknown-executor-key: unknown executor key "local.dealy" (did you mean "local.delay"?)`)
 }
 
 func TestAMisnamedWaveFileFailsDoctorWithTheNameItMeant(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	oneAgentWave(r)
 	r.Write("docs/plans/waves/wave-one.md", "# Wave 1\n")
@@ -113,6 +118,7 @@ func TestAMisnamedWaveFileFailsDoctorWithTheNameItMeant(t *testing.T) {
 // passes doctor under init's config; a threshold rule that does fail
 // names the setting that asks for it.
 func TestInitsDemoAsWaveSixPassesDoctorAndThresholdErrorsNameTheirKey(t *testing.T) {
+	t.Parallel()
 	r := bareRepo(t)
 	ctx := e2etest.Context(t)
 	if res := r.Run(ctx, "init"); res.Code != 0 {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestLaunchWithoutTmuxFailsBeforeStarting(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	noTmux := "PATH=" + e2etest.PathOf(t, []string{"git"}, nil)
@@ -39,6 +40,7 @@ func TestLaunchWithoutTmuxFailsBeforeStarting(t *testing.T) {
 // agents and the fix that moves them: --executor only for agents that
 // name no executor of their own, their wave file for those that do.
 func TestLaunchWithMissingExecutorsExits43NamingAgentsAndTheFix(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "default: local", "default: codex", 1))
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: claude"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
@@ -75,6 +77,7 @@ func TestLaunchWithMissingExecutorsExits43NamingAgentsAndTheFix(t *testing.T) {
 }
 
 func TestClaudeAsRootWithoutSandboxIsCaughtByPreflightAndDoctor(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: claude refuses bypassPermissions only as root")
 	}
@@ -123,6 +126,7 @@ exit 1
 `
 
 func TestStartFailureClosesRunsAndWave(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	path := "PATH=" + e2etest.PathOf(t, []string{"git"}, map[string]string{"tmux": failingTmux})
@@ -161,6 +165,7 @@ func TestStartFailureClosesRunsAndWave(t *testing.T) {
 const brokenTmux = "#!/bin/sh\necho 'protocol version mismatch (client 8, server 7)' >&2\nexit 1\n"
 
 func TestStopExitsNonZeroSayingWhatFailed(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, e2etest.ImplAgent("A1"))
 	path := "PATH=" + e2etest.PathOf(t, []string{"git"}, map[string]string{"tmux": brokenTmux})
@@ -175,6 +180,7 @@ func TestStopExitsNonZeroSayingWhatFailed(t *testing.T) {
 }
 
 func TestStatusAfterStopWithoutLauncherShowsNoLauncher(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, e2etest.ImplAgent("A1"))
 	if res := r.Run(e2etest.Context(t), "stop", "--lane", "main"); res.Code != 0 {
@@ -193,6 +199,7 @@ func TestStatusAfterStopWithoutLauncherShowsNoLauncher(t *testing.T) {
 }
 
 func TestExecutorNotFoundDuringRunIsNoUsableExecutor(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	// sh is on PATH (preflight passes); the tool it runs is not: the
 	// agent exits 127, as any wrapper around a missing CLI does.

@@ -16,6 +16,7 @@ import (
 // `resume` (following the resume plan) reuses the implementation agents
 // and runs closure.
 func TestBlockerHoldsClosureUntilResolved(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	poster := e2etest.Agent{Id: "A3", Title: "Schema owner", Owns: []string{"src/schema.txt"},
 		Knobs: []string{"id: shell", "shell.command: " + e2etest.Bin() + " coord post --kind blocker --priority high --summary schema-undecided"}}
@@ -51,6 +52,7 @@ func TestBlockerHoldsClosureUntilResolved(t *testing.T) {
 // implementation agent, proven or not, and then all of closure: the phase
 // name means what it says.
 func TestResumeImplementationPhase(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	if res := e2etest.Launch(t, r); res.Code != 0 {
@@ -71,6 +73,7 @@ func TestResumeImplementationPhase(t *testing.T) {
 }
 
 func TestResumeRejectsUnknownPhase(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	res := r.Run(e2etest.Context(t), "resume", "--lane", "main", "--wave", "0", "--phase", "qa")
@@ -83,6 +86,7 @@ func TestResumeRejectsUnknownPhase(t *testing.T) {
 // the documentation steward is not run when nobody reported a shared-plan
 // doc delta — and is run when somebody did.
 func TestDocsClosureAutoClosesWithoutSharedPlanDelta(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		docImpact string
 		wantA9    int
@@ -106,6 +110,7 @@ func TestDocsClosureAutoClosesWithoutSharedPlanDelta(t *testing.T) {
 
 // A blocker posted by a closure agent holds the later stages too.
 func TestBlockerPostedDuringClosureHoldsTheWave(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	cl := e2etest.ClosureAgents()
 	cl[0].Knobs = []string{"id: shell", `shell.command: sh -c "` + e2etest.Bin() +
@@ -124,6 +129,7 @@ func TestBlockerPostedDuringClosureHoldsTheWave(t *testing.T) {
 // `resume` after the launcher died continues the interrupted run: the
 // finished and live runs are adopted, nothing is relaunched.
 func TestResumeContinuesAnInterruptedRun(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 2s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	e2etest.KillLauncherWhileRunning(t, r, "A1")

@@ -12,6 +12,7 @@ import (
 // An agent prints its markers with `signal` instead of writing them by
 // hand: each line is one the gates accept, and a bad value is refused.
 func TestSignalPrintsMarkersTheGatesAccept(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	for _, tc := range []struct {
 		args []string

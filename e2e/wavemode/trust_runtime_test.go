@@ -43,6 +43,7 @@ func agentActions(evs []state.Event, id string) []state.Event {
 // finishes, its result passes the gate, and the wave completes without a
 // retry.
 func TestKillSessionKeepsTheAgent(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 3s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	ctx := e2etest.Context(t)
@@ -78,6 +79,7 @@ func TestKillSessionKeepsTheAgent(t *testing.T) {
 // next launch adopts the run, classifies it lost naming the file, retries
 // the agent and completes the wave instead of waiting for the deadline.
 func TestAdoptedRunWithCorruptRecordsIsRetried(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 2s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	ctx := e2etest.Context(t)
@@ -125,6 +127,7 @@ func TestAdoptedRunWithCorruptRecordsIsRetried(t *testing.T) {
 // An agent that goes silent for runtime.silenceSeconds is stopped,
 // recorded stalled, retried like a failure, and shown stalled by status.
 func TestSilentAgentIsStalledAndRetried(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "runtime:\n", "runtime:\n  silenceSeconds: 1\n", 1))
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)

@@ -40,6 +40,7 @@ func startAndKillLauncher(t *testing.T, r *e2etest.Repo, ids ...string) {
 // launch still sees the interrupted run and adopts its agents instead of
 // launching them again.
 func TestTornEventTailDoesNotHideInterruptedRun(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	ids := []string{"A1", "A2", "A3"}
 	var impl []e2etest.Agent
@@ -68,6 +69,7 @@ func TestTornEventTailDoesNotHideInterruptedRun(t *testing.T) {
 // Deleting the lock file under a running launcher does not let a second
 // launcher run the same lane: it exits 32.
 func TestDeletedLockFileKeepsSecondLauncherOut(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 3s")}, e2etest.ClosureAgents()...)...)
 	ctx := e2etest.Context(t)
@@ -91,6 +93,7 @@ func TestDeletedLockFileKeepsSecondLauncherOut(t *testing.T) {
 // A corrupt ledger.json is reported, kept as a backup and rebuilt from
 // the events; --auto-next then goes on with the next wave.
 func TestCorruptLedgerDoesNotStopAutoNext(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	if res := e2etest.Launch(t, r, "--start-wave", "0", "--end-wave", "0"); res.Code != 0 {
@@ -130,6 +133,7 @@ func hasRawControl(s string) bool {
 // starts, naming file, line, agent and rule, and the terminal never
 // receives the sequence.
 func TestAgentIDWithEscapeSequenceIsRefused(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1\x1b]0;owned\x07")}, e2etest.ClosureAgents()...)...)
 	res := e2etest.Launch(t, r)
@@ -147,6 +151,7 @@ func TestAgentIDWithEscapeSequenceIsRefused(t *testing.T) {
 // Untrusted text that reaches launch output, status and coord list (here
 // a blocker's summary) is printed escaped.
 func TestUntrustedTextIsPrintedEscaped(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	hostile := "stop\x1b[2J\x1b]0;owned\x07\u009b1m"
@@ -177,6 +182,7 @@ printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"L
 // With claude.output_format json the markers claude printed are inside
 // the JSON "result" string; the gate reads them there.
 func TestClaudeJSONOutputMarkersPassTheGate(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	fake := filepath.Join(t.TempDir(), "claude")
 	if err := os.WriteFile(fake, []byte(fakeClaudeJSON), 0o755); err != nil {
@@ -196,6 +202,7 @@ func TestClaudeJSONOutputMarkersPassTheGate(t *testing.T) {
 // its working directory R, not the launcher's (opencode resolves --file
 // against $PWD). printenv, not a shell: a shell repairs a stale PWD.
 func TestAgentPWDIsItsWorkingDirectory(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	probe := e2etest.Agent{Id: "A1", Title: "PWD probe", Owns: []string{"src/pwd.txt"}, Knobs: []string{"id: shell", "shell.command: printenv PWD"}}
 	r.WriteWave(0, append([]e2etest.Agent{probe}, e2etest.ClosureAgents()...)...)
@@ -218,6 +225,7 @@ func TestAgentPWDIsItsWorkingDirectory(t *testing.T) {
 // and the agent's env.NAME entries reach the agent, agent over vendor; a
 // secret-looking value is redacted in launch.json yet reaches the agent.
 func TestExecutorEnvAndEmptyScrubReachTheAgent(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "executors:\n  default: local\n",
 		"executors:\n  default: local\n  env:\n    scrub: []\n  shell:\n    env:\n      PROBE_BASE: vendor\n      PROBE_BOTH: vendor\n", 1))
@@ -255,6 +263,7 @@ func TestExecutorEnvAndEmptyScrubReachTheAgent(t *testing.T) {
 // failed implementation agent stops its retries: the launch exits 43
 // naming the record, and the agent ran once.
 func TestHumanInputAddressedToAgentStopsItsRetries(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"human-escalation", "clarification-request"} {
 		t.Run(kind, func(t *testing.T) {
 			r := e2etest.NewRepo(t)
@@ -286,6 +295,7 @@ echo '[wave-doc-delta] state=owned'
 // fallback to local (already at its target of 3, the closure agents) is
 // blocked and the next candidate, claude, runs the retry.
 func TestRetryFallbackRespectsRuntimeMixTargets(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	fake := filepath.Join(t.TempDir(), "claude")
 	if err := os.WriteFile(fake, []byte(fakeClaudeText), 0o755); err != nil {

@@ -17,6 +17,7 @@ import (
 // reset, relaunches the agent, and passes; the pause is in the lane's log
 // once, opened and ended.
 func TestAWaveWaitsForAUsageLimitInsteadOfSpendingItsRetries(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	script := filepath.Join(t.TempDir(), "limited.sh")
 	body := `if [ "$WAVE_ATTEMPT" = 1 ]; then
@@ -70,6 +71,7 @@ exec ` + e2etest.Bin() + ` local --prompt-file "$1"
 // owned files never change is stopped as no-progress, and the wave's
 // report says so (not a timeout at the deadline, hours later).
 func TestAWaveAgentBusyWithoutTouchingItsFilesIsStoppedAsNoProgress(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "  terminateGraceMs: 500\n", "  terminateGraceMs: 500\n  noProgressSeconds: 3\n", 1))
 	script := filepath.Join(t.TempDir(), "spin.sh")

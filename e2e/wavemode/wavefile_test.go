@@ -24,6 +24,7 @@ echo '[wave-doc-delta] state=owned'
 // Every agent run gets LPM_AUTH_STICKY_KEY=wave:<lane>:<wave>:<attempt>:<agent>
 // in its environment, and a value the wave file sets for the agent wins.
 func TestAgentsGetAStickyKeyUnlessOneIsConfigured(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("agent.sh", envAgentScript)
 	a1 := e2etest.ImplAgent("A1", "id: shell", "shell.command: sh agent.sh a1")
@@ -47,6 +48,7 @@ func TestAgentsGetAStickyKeyUnlessOneIsConfigured(t *testing.T) {
 // agents get it instead of the generated one, and one configured for an
 // agent still wins over it.
 func TestAStickyKeyInTheLaunchEnvironmentWinsOverTheGeneratedOne(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("agent.sh", envAgentScript)
 	a1 := e2etest.ImplAgent("A1", "id: shell", "shell.command: sh agent.sh a1")
@@ -71,6 +73,7 @@ func TestAStickyKeyInTheLaunchEnvironmentWinsOverTheGeneratedOne(t *testing.T) {
 // Each run directory holds launch-preview.json with the resolved limits,
 // live and in dry-run, and the turn limit names where it came from.
 func TestLaunchPreviewRecordsLimitsAndTheirSources(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "budget.turns: 7", "budget.minutes: 20"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	if res := r.Run(e2etest.Context(t), "launch", "--lane", "main", "--dry-run"); res.Code != 0 {
@@ -97,6 +100,7 @@ func TestLaunchPreviewRecordsLimitsAndTheirSources(t *testing.T) {
 // target stops the wave (exit 43), and `status --json` reports
 // retry-fallback-blocked for the agent, the code the launch printed.
 func TestStatusReportsAFallbackBlockedByTheRuntimeMix(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "executors:\n  default: local\n",
 		"executors:\n  default: local\nruntimePolicy:\n  runtimeMixTargets:\n    local: 3\n", 1))
@@ -133,6 +137,7 @@ func completedWave(t *testing.T) (*e2etest.Repo, int) {
 // `resume --agent A1` on a completed wave reruns the proven A1 and then
 // closure; A2 is reused.
 func TestResumeAgentRerunsAProvenAgent(t *testing.T) {
+	t.Parallel()
 	r, before := completedWave(t)
 	res := r.Run(e2etest.Context(t), "resume", "--lane", "main", "--wave", "0", "--agent", "A1", "--no-dashboard")
 	if res.Code != 0 {
@@ -146,6 +151,7 @@ func TestResumeAgentRerunsAProvenAgent(t *testing.T) {
 // `resume --rerun-proven` reuses no proven agent: both implementation
 // agents run again, then closure.
 func TestResumeRerunProvenRerunsEveryImplementationAgent(t *testing.T) {
+	t.Parallel()
 	r, before := completedWave(t)
 	res := r.Run(e2etest.Context(t), "resume", "--lane", "main", "--wave", "0", "--rerun-proven", "--no-dashboard")
 	if res.Code != 0 {
@@ -166,6 +172,7 @@ func TestResumeRerunProvenRerunsEveryImplementationAgent(t *testing.T) {
 // A resume naming an agent the wave lacks, or --rerun-proven with a
 // closure phase, is a usage error (exit 2) that starts nothing.
 func TestResumeRefusesABadRerunRequest(t *testing.T) {
+	t.Parallel()
 	r, before := completedWave(t)
 	for _, tc := range []struct {
 		args []string
@@ -188,6 +195,7 @@ func TestResumeRefusesABadRerunRequest(t *testing.T) {
 // while it carries every value does not fail the wave: the launcher
 // accepts it on adjudication, warns, and records it in summary.json.
 func TestMangledComponentMarkerIsAdjudicated(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("agent.sh", `#!/bin/sh
 mkdir -p src && echo done > src/a1.txt
