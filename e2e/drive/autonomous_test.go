@@ -35,6 +35,7 @@ func autonomousJSON(t *testing.T, r *e2etest.Repo, args ...string) (e2etest.Auto
 // autonomous runs each wave not yet completed as its own submitted run,
 // lowest first, leaves completed waves alone, and says the lane completed.
 func TestAutonomousRunsTheRemainingWavesOneSubmittedRunEach(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	for n := 0; n <= 2; n++ {
 		r.WriteWave(n, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
@@ -65,6 +66,7 @@ func TestAutonomousRunsTheRemainingWavesOneSubmittedRunEach(t *testing.T) {
 // person, and while an open blocking record holds the wave, naming it;
 // once answered and resolved it goes on.
 func TestAutonomousStopsForAQuestionAndForABlockingRecord(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	r.WriteWave(1, append([]e2etest.Agent{e2etest.ImplAgent("B1")}, e2etest.ClosureAgents()...)...)
@@ -101,6 +103,7 @@ func TestAutonomousStopsForAQuestionAndForABlockingRecord(t *testing.T) {
 // A wave that keeps failing is submitted --max-attempts-per-wave times,
 // then autonomous stops with the wave's exit code; later waves never run.
 func TestAutonomousStopsOnAWaveFailingAfterItsAttempts(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.fail-attempts: 9")}, e2etest.ClosureAgents()...)...)
 	r.WriteWave(1, append([]e2etest.Agent{e2etest.ImplAgent("B1")}, e2etest.ClosureAgents()...)...)
@@ -118,6 +121,7 @@ func TestAutonomousStopsOnAWaveFailingAfterItsAttempts(t *testing.T) {
 // The reference's autonomous flags parse; ignored ones say so once;
 // range flags are refused since autonomous picks the waves.
 func TestAutonomousAcceptsTheReferenceFlags(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	if res := e2etest.Launch(t, r); res.Code != 0 {

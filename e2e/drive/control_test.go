@@ -35,6 +35,7 @@ func controlJSON(t *testing.T, r *e2etest.Repo, sc docschema.Schema, args ...str
 // person, and of a wave that has not run match the documented schema and
 // say what the lane's state says.
 func TestControlStatusMatchesItsDocumentedSchema(t *testing.T) {
+	t.Parallel()
 	sc, err := docschema.Parse("../../docs/status-schema.md", "`control status")
 	if err != nil {
 		t.Fatal(err)

@@ -88,6 +88,7 @@ func checkShape(t *testing.T, where string, obj map[string]any, schema map[strin
 // the text form's exit code: 0 on a healthy repo, 1 with the error
 // listed when a wave file is broken.
 func TestDoctorJSONMatchesTheDocumentedSchemaAndExitCode(t *testing.T) {
+	t.Parallel()
 	topSchema, findingSchema := docSchema(t)
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)

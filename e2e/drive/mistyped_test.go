@@ -13,6 +13,7 @@ import (
 // is run both as typed (the binary builds only the command named) and
 // after a global flag (the whole tree).
 func TestAMistypedSubcommandAtAnyDepthExitsTwoNamingTheMeantOne(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, e2etest.ImplAgent("A1"))
 	for _, tc := range []struct {
@@ -51,6 +52,7 @@ func TestAMistypedSubcommandAtAnyDepthExitsTwoNamingTheMeantOne(t *testing.T) {
 // The top level's suggestion is printed as text, not with cobra's tab
 // escaped into a literal \x09.
 func TestTheTopLevelSuggestionHasNoEscapedTab(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	res := runAt(t, r.Root, nil, "lanuch")
 	if res.Code != e2etest.ExitUsage || strings.Contains(res.Stderr, `\x09`) || !strings.Contains(res.Stderr, `did you mean "launch"?`) {
@@ -61,6 +63,7 @@ func TestTheTopLevelSuggestionHasNoEscapedTab(t *testing.T) {
 // An unknown flag names the flag meant: launch's --wave (resume's) the
 // range flags that run one wave, a typo the nearest flag. Nothing starts.
 func TestAMistypedFlagNamesTheFlagMeant(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	for _, tc := range []struct {
@@ -83,6 +86,7 @@ func TestAMistypedFlagNamesTheFlagMeant(t *testing.T) {
 // The usage errors docs/exit-codes.md lists exit 2: a missing argument,
 // a bad flag value and a wave that does not exist.
 func TestUsageErrorsExitTwoAsDocumented(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	for _, tc := range []struct {
@@ -109,6 +113,7 @@ func TestUsageErrorsExitTwoAsDocumented(t *testing.T) {
 // Outside any wave-orchestrator repository, status, questions and usage
 // say so and name init, instead of reporting an empty lane with exit 0.
 func TestOutsideARepositoryStatusQuestionsAndUsageNameInit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, cmd := range []string{"status", "questions", "usage"} {
 		res := runAt(t, dir, nil, cmd)

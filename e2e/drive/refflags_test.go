@@ -27,6 +27,7 @@ var referenceIgnoredFlags = []struct {
 // honoured ones change what runs, ignored ones say so in exactly one
 // line, and what cannot be honoured is refused by name.
 func TestReferenceLaunchFlagsParseAsStated(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	r.WriteWave(1, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: codex")}, e2etest.ClosureAgents()...)...)

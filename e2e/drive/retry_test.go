@@ -39,6 +39,7 @@ func stageActions(evs []state.Event, phase string) []string {
 // while P's agent runs is restarted by the watcher, and the restarted
 // launcher runs phase P (adopting the live run), not skipping it as done.
 func TestRestartedSubmittedResumeRerunsTheAskedPhase(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ phase, agent, stage string }{
 		{"cont-qa-closure", "A0", "cont-qa-closure"},
 		{"implementation", "A1", "cont-qa-closure"},
@@ -89,6 +90,7 @@ func restartedResume(t *testing.T, phase, slow, stage string) {
 // (closure before the phase is skipped, proven agents reused) and only
 // that one: the launch after it selects as usual.
 func TestRetryApplyIsFollowedOnceByTheNextLaunch(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	if res := e2etest.Launch(t, r); res.Code != 0 {
@@ -126,6 +128,7 @@ func TestRetryApplyIsFollowedOnceByTheNextLaunch(t *testing.T) {
 // Bad `retry apply` input is a usage error naming what is wrong, and
 // records nothing; `retry clear` removes a pending override.
 func TestRetryApplyRefusesBadInputAndClearRemovesIt(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	for _, tc := range []struct {
@@ -160,6 +163,7 @@ func TestRetryApplyRefusesBadInputAndClearRemovesIt(t *testing.T) {
 // with SIGKILL mid-phase is restarted by the watcher and still follows
 // the override: the restart does not fall back to a plain launch.
 func TestRestartedSubmittedLaunchStillFollowsTheRetryOverride(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	agents := append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)
 	agents[3].Knobs = []string{"local.delay: 3s"} // A0, cont-QA

@@ -101,6 +101,7 @@ func (d usageDoc) row(key string) (usage.Usage, int) {
 // its runtime record, and `usage` shows it), and the next launch adopts
 // it (one run, counted once). status --json and `usage` agree.
 func TestWaveSpendCountsEveryRunOnceAcrossRetryAndAdoption(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	script := writeFakeVendor(t)
 	release := filepath.Join(t.TempDir(), "release-A2")
@@ -187,6 +188,7 @@ func TestWaveSpendCountsEveryRunOnceAcrossRetryAndAdoption(t *testing.T) {
 // its runner as budget-exceeded, is not retried on the same budget, and
 // the wave stops with exit 43 naming the cap and the spend.
 func TestAgentOverItsTokenBudgetIsStoppedAndNotRetried(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	script := writeFakeVendor(t)
 	never := filepath.Join(t.TempDir(), "never")
@@ -217,6 +219,7 @@ func TestAgentOverItsTokenBudgetIsStoppedAndNotRetried(t *testing.T) {
 // and the launch exits 43 naming the cap and the spend; under a 2k cap
 // the wave completes, with a budget warning event at 80%.
 func TestWaveAtItsBudgetStartsNothingNew(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cap  int
 		code int
@@ -291,6 +294,7 @@ func finalPRBody(t *testing.T, r *e2etest.BacklogRepo) string {
 // After a local backlog run, `usage --by issue` and the final PR body
 // carry the same figures: the run's total and each issue's spend.
 func TestUsageByIssueMatchesTheFinalPRBody(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	useVendorWorkers(r, writeFakeVendor(t), "claude")
 	r.Issue(1, "Add a greeting", "Files: src/greet/**")
@@ -328,6 +332,7 @@ func TestUsageByIssueMatchesTheFinalPRBody(t *testing.T) {
 // with width 1, #1's worker spends past the cap, #2 is dropped unstarted,
 // and the run exits 43 naming the cap and the spend.
 func TestBacklogRunAtItsBudgetStartsNoNewWorker(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	useVendorWorkers(r, writeFakeVendor(t), "codex")
 	cfg, _ := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
@@ -351,6 +356,7 @@ func TestBacklogRunAtItsBudgetStartsNoNewWorker(t *testing.T) {
 // stopped and parked, not salvaged: a relaunch on the same budget would
 // spend as much again.
 func TestBacklogWorkerOverItsBudgetIsParkedNotSalvaged(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	useVendorWorkersWaiting(r, writeFakeVendor(t), "claude", filepath.Join(t.TempDir(), "never"), `budget.tokens: "1000"`)
 	r.Issue(1, "Add a greeting", "Files: src/greet/**")
@@ -370,6 +376,7 @@ func TestBacklogWorkerOverItsBudgetIsParkedNotSalvaged(t *testing.T) {
 // An agent stopped at its own budget says what to do next, as the lane
 // cap's stop does: raise the agent's cap, then resume the wave.
 func TestAnAgentStoppedAtItsBudgetSaysHowToGoOn(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	script := writeFakeVendor(t)
 	never := filepath.Join(t.TempDir(), "never")
@@ -384,6 +391,7 @@ func TestAnAgentStoppedAtItsBudgetSaysHowToGoOn(t *testing.T) {
 // ends the wave blocked after the attempt it stopped: no retry is
 // announced or counted, since nothing new may start.
 func TestALaneCapThatStopsAgentsAnnouncesNoRetry(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	script := writeFakeVendor(t)
 	never := filepath.Join(t.TempDir(), "never")

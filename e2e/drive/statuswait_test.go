@@ -46,6 +46,7 @@ func startWaitChange(t *testing.T, r *e2etest.Repo, extra ...string) (done chan 
 // An agent asking a person a question wakes `status --wait-change
 // --exit-code` with 20 (input required).
 func TestStatusWaitChangeExitsTwentyWhenAnAgentAsksAQuestion(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	if res := e2etest.Launch(t, r); res.Code != 0 {
@@ -70,6 +71,7 @@ func TestStatusWaitChangeExitsTwentyWhenAnAgentAsksAQuestion(t *testing.T) {
 // waiting for a change that only the answer would bring. The deadline is
 // the test's: without the fix the command waits until it is killed.
 func TestStatusWaitChangeReturnsAtOnceWhenInputIsAlreadyRequired(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	if res := e2etest.Launch(t, r); res.Code != 0 {

@@ -62,6 +62,7 @@ func runState(t *testing.T, path string) e2etest.SubmittedRun {
 // A client shell submits a run and exits; the run goes on detached, and
 // `wait` from another process gets its exit code, 0.
 func TestSubmittedRunOutlivesItsClientAndWaitGetsItsExitCode(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 1s")}, e2etest.ClosureAgents()...)...)
 	s := submitFromShell(t, r)
@@ -79,6 +80,7 @@ func TestSubmittedRunOutlivesItsClientAndWaitGetsItsExitCode(t *testing.T) {
 // A submitted launcher killed with SIGKILL is restarted once by the
 // watcher, adopts its live agents, and the run still ends completed.
 func TestKilledSubmittedLauncherIsRestartedAndCompletes(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 3s")}, e2etest.ClosureAgents()...)...)
 	s := submitFromShell(t, r)
@@ -108,6 +110,7 @@ func TestKilledSubmittedLauncherIsRestartedAndCompletes(t *testing.T) {
 // A second submit while a run is active is queued and runs after it;
 // --no-queue refuses with 32 instead.
 func TestSecondSubmitIsQueuedOrRefusedWithNoQueue(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 2s")}, e2etest.ClosureAgents()...)...)
 	first := submitFromShell(t, r)
@@ -132,6 +135,7 @@ func TestSecondSubmitIsQueuedOrRefusedWithNoQueue(t *testing.T) {
 // --timeout-seconds; `stop` then ends the run as stopped, and a queued
 // one never starts.
 func TestWaitTimesOutWith124AndStopEndsSubmittedRuns(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 20s")}, e2etest.ClosureAgents()...)...)
 	s := submitFromShell(t, r)
@@ -159,6 +163,7 @@ func TestWaitTimesOutWith124AndStopEndsSubmittedRuns(t *testing.T) {
 // A submitted launcher that dies a second time is not restarted again:
 // the run fails, saying why.
 func TestSubmittedLauncherDyingTwiceFailsTheRunWithTheReason(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 30s")}, e2etest.ClosureAgents()...)...)
 	s := submitFromShell(t, r)
@@ -190,6 +195,7 @@ func TestSubmittedLauncherDyingTwiceFailsTheRunWithTheReason(t *testing.T) {
 // submit --wave N submits a resume of wave N; a launch-only flag with it
 // is a usage error before anything is queued.
 func TestSubmitWithWaveIsAResume(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	if res := r.Run(e2etest.Context(t), "submit", "--wave", "0", "--start-wave", "1"); res.Code != e2etest.ExitUsage || !strings.Contains(res.Stderr, "--start-wave is a launch flag") {
@@ -207,6 +213,7 @@ func TestSubmitWithWaveIsAResume(t *testing.T) {
 // A submit while a foreground launch holds the lane is queued, and waits
 // its turn: it starts once the launch has ended, and passes.
 func TestASubmitDuringAForegroundLaunchWaitsItsTurnAndRuns(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	gate := filepath.Join(t.TempDir(), "gate")
 	r.Write("agent.sh", "#!/bin/sh\nuntil [ -e "+e2etest.ShellQuote(gate)+" ]; do sleep 0.05; done\n"+
@@ -256,6 +263,7 @@ func TestASubmitDuringAForegroundLaunchWaitsItsTurnAndRuns(t *testing.T) {
 // A submitted run whose wave failed says why: the agent and its failure,
 // not an empty why.
 func TestAFailedSubmittedRunSaysWhichAgentFailed(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "id: shell", "shell.command: sh -c 'exit 3'")}, e2etest.ClosureAgents()...)...)
 	s := submitFromShell(t, r, "--max-retries-per-wave", "0")
@@ -275,6 +283,7 @@ func TestAFailedSubmittedRunSaysWhichAgentFailed(t *testing.T) {
 // After a submitted run ended, doctor does not take the watcher's own
 // launcher session (its last pane kept for inspection) for a leftover.
 func TestDoctorAfterASubmittedRunDoesNotWarnAboutTheLauncherSession(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	s := submitFromShell(t, r)

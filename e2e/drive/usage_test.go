@@ -27,6 +27,7 @@ func runAt(t *testing.T, dir string, env []string, args ...string) e2etest.Resul
 }
 
 func TestRepoRootFoundFromSubdirectory(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	nested := filepath.Join(r.Root, "docs", "plans", "waves")
@@ -58,6 +59,7 @@ func TestRepoRootFoundFromSubdirectory(t *testing.T) {
 }
 
 func TestRepoRootIsGitTopLevelWithoutConfig(t *testing.T) {
+	t.Parallel()
 	top := t.TempDir()
 	gittest.Init(t, top)
 	sub := filepath.Join(top, "pkg", "deep")
@@ -80,6 +82,7 @@ func TestRepoRootIsGitTopLevelWithoutConfig(t *testing.T) {
 }
 
 func TestLaunchUnknownLaneSaysHowLanesAreDeclared(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, e2etest.ImplAgent("A1"))
 	res := r.Run(e2etest.Context(t), "launch", "--lane", "nope", "--no-dashboard")
@@ -99,6 +102,7 @@ func TestLaunchUnknownLaneSaysHowLanesAreDeclared(t *testing.T) {
 }
 
 func TestMissingWaveIsUsageErrorBeforeAnythingStarts(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	for _, tc := range []struct {
@@ -125,6 +129,7 @@ func TestMissingWaveIsUsageErrorBeforeAnythingStarts(t *testing.T) {
 }
 
 func TestDoctorCountsEachFindingOnceOnItsLine(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, e2etest.ImplAgent("A1"))
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "heartbeatIntervalMs: 200", "heartbeatIntervalMs: fast", 1)+"bogus: 1\nprojectNam: x\n")
@@ -158,6 +163,7 @@ func TestDoctorCountsEachFindingOnceOnItsLine(t *testing.T) {
 }
 
 func TestUnknownWaveVariableWarnsWithSuggestion(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, e2etest.ImplAgent("A1"))
 	res := r.RunWith(e2etest.Context(t), []string{"WAVE_RUNTIME_HEARTBEAT_INTERVL_MS=500", "WAVE_LANE=main"}, "status", "--lane", "main")
@@ -171,6 +177,7 @@ func TestUnknownWaveVariableWarnsWithSuggestion(t *testing.T) {
 }
 
 func TestLaunchPrintsHowToWatchEachAgent(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	res := e2etest.Launch(t, r)
@@ -210,6 +217,7 @@ func complete(t *testing.T, r *e2etest.Repo, args ...string) ([]string, string) 
 }
 
 func TestCompletionsComeFromTheRepo(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("wave.config.yaml", e2etest.Config+"lanes:\n  side: {}\n")
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)

@@ -25,6 +25,7 @@ func versionJSON(t *testing.T, bin string) e2etest.BuildInfo {
 }
 
 func TestVersionReportsToolchainAndFlags(t *testing.T) {
+	t.Parallel()
 	b := versionJSON(t, e2etest.Bin())
 	if b.GoVersion != goruntime.Version() || b.Platform != goruntime.GOOS+"/"+goruntime.GOARCH || b.Version == "" {
 		t.Fatalf("version --json %+v, want go %s on %s/%s", b, goruntime.Version(), goruntime.GOOS, goruntime.GOARCH)
@@ -47,6 +48,7 @@ func TestVersionReportsToolchainAndFlags(t *testing.T) {
 // built from this checkout, so the toolchain recorded its revision and
 // whether the tree had changes (git status --porcelain, as go build asks).
 func TestVersionRecordsTheCheckoutItWasBuiltFrom(t *testing.T) {
+	t.Parallel()
 	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		t.Skipf("not in a git checkout: %v", err)
@@ -93,6 +95,7 @@ func mustOutput(t *testing.T, bin string, args ...string) []byte {
 // (CGO_ENABLED=0), and it has no ELF interpreter and needs no shared
 // library.
 func TestStaticBuild(t *testing.T) {
+	t.Parallel()
 	if goruntime.GOOS != "linux" {
 		t.Skip("ELF check on linux only")
 	}
@@ -116,6 +119,7 @@ func TestStaticBuild(t *testing.T) {
 // method of every type, which for the Kubernetes API types is a third of
 // the binary that every process pages in.
 func TestBinaryExecutesNoTextTemplate(t *testing.T) {
+	t.Parallel()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to read the binary's symbols:", err)
