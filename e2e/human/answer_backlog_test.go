@@ -20,6 +20,7 @@ import (
 // every merged issue, so merging the final PR closes them in every clone.
 
 func TestBacklogAnswerLetsTheNextRunMergeTheIssueWithTheAnswerInItsPrompt(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
 	r.CommitIssues(t)
@@ -62,6 +63,7 @@ func TestBacklogAnswerLetsTheNextRunMergeTheIssueWithTheAnswerInItsPrompt(t *tes
 }
 
 func TestBacklogAnswerOfAMissingIssueIsAUsageError(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "One", "Files: a/**")
 	res := r.RunEnv(context.Background(), "backlog", "answer", "7", "yes")
@@ -74,6 +76,7 @@ func TestBacklogAnswerOfAMissingIssueIsAUsageError(t *testing.T) {
 }
 
 func TestWaveBranchMarksMergedIssueFilesClosed(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Merges", "Files: a/**")
 	r.Issue(2, "Asks", "Files: b/**\n\nlocal-agent: result=needs-input question=\"Which?\"")
@@ -100,6 +103,7 @@ func TestWaveBranchMarksMergedIssueFilesClosed(t *testing.T) {
 }
 
 func TestBacklogAnswerOnGitHubCommentsAndRemovesTheLabel(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	gh := forgetest.NewServer(t, "acme", "widgets")
 	gh.AddIssue(backlog.Issue{Number: 4, Title: "Asks", Body: "Files: a/**", Labels: []string{"needs-input"}})

@@ -26,6 +26,7 @@ func isKind(k string) func(backlog.Event) bool {
 }
 
 func TestBacklogAnswerWhileTheRunIsOpenMergesTheIssueAndTheRunExitsZero(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Asks", "Files: backlog-work/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
 	r.CommitIssues(t)
@@ -93,6 +94,7 @@ func TestBacklogAnswerWhileTheRunIsOpenMergesTheIssueAndTheRunExitsZero(t *testi
 // it sends back held at a gate); `backlog run` resumes, records nothing
 // twice and merges the issue once.
 func TestBacklogKill9AfterTheAnswerIsSeenRecordsItOnceAndMergesOnce(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	gate := filepath.Join(t.TempDir(), "gate")
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {

@@ -13,6 +13,7 @@ import (
 // status and status --json (not completed), and its relaunch with the
 // answer is its second attempt there.
 func TestTheAskingAgentWaitsForInputAndItsRelaunchIsItsSecondAttempt(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	e2etest.AskingWave(r)
 	l := e2etest.StartLaunch(t, r)

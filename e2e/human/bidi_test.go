@@ -15,6 +15,7 @@ import (
 // sequence and a zero-width space reaches a webhook and a command sink
 // with each written as a visible escape, never raw.
 func TestABidiOverrideInAQuestionNeverReachesAWebhook(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	hook := newHookReceiver(t, http.StatusOK)
 	got := filepath.Join(t.TempDir(), "command-sink.jsonl")

@@ -15,6 +15,7 @@ import (
 // would, answer it, and the live launcher relaunches A1 with the answer
 // in its prompt and exits 0.
 func TestDashboardAnswerKeyAnswersAQuestion(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	e2etest.AskingWave(r)
 	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main")

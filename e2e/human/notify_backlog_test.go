@@ -18,6 +18,7 @@ import (
 // A backlog run on the local source tells the webhook of each merged
 // issue and of its final pull request, once each.
 func TestBacklogRunNotifiesEachMergeAndTheFinalPROnce(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	hook := newHookReceiver(t, http.StatusOK)
 	r.Issue(1, "Add a greeting", "Files: src/greet/**")
@@ -59,6 +60,7 @@ func TestBacklogRunNotifiesEachMergeAndTheFinalPROnce(t *testing.T) {
 // A supervisor killed with SIGKILL after its first merge was told resumes
 // the run; the webhook hears each merge and the final PR once.
 func TestKilledSupervisorNotifiesNothingTwice(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	hook := newHookReceiver(t, http.StatusOK)
 	r.Issue(1, "Add a greeting", "Files: src/greet/**")
@@ -107,6 +109,7 @@ func TestKilledSupervisorNotifiesNothingTwice(t *testing.T) {
 // once as issue-needs-input, the answer once as question-answered (with
 // its text), then the merge and the final PR.
 func TestBacklogQuestionAndAnswerAreEachToldOnce(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	hook := newHookReceiver(t, http.StatusOK)
 	r.Issue(1, "Asks", "Files: backlog-work/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")

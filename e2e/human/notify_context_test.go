@@ -15,6 +15,7 @@ import (
 // gave (`ask --context`) and names the project, in the payload and in the
 // line a person reads.
 func TestAQuestionsNotificationCarriesItsContextAndNamesTheProject(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	hook := newHookReceiver(t, http.StatusOK)
 	r.Write("wave.config.yaml", e2etest.Config+"projectName: shop\nnotify:\n"+fmt.Sprintf("  - kind: webhook\n    urlEnv: %s\n", e2etest.HookEnv))

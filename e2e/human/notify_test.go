@@ -65,6 +65,7 @@ func noSecretUnder(t *testing.T, dir string, outs ...string) {
 // once that the wave completed; history from before the launch is not
 // replayed, and the webhook's URL is nowhere to be read.
 func TestWebhookHearsOneQuestionAndOneWaveCompleted(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	hook := newHookReceiver(t, http.StatusOK)
 	got := filepath.Join(t.TempDir(), "command-sink.jsonl")
@@ -131,6 +132,7 @@ func TestWebhookHearsOneQuestionAndOneWaveCompleted(t *testing.T) {
 // status and doctor show the failures, and the end waits out no retry.
 // Once the sink delivers again, doctor's warning is gone.
 func TestFailingSinkShowsAtOnceAndDoctorsWarningClearsOnceItDelivers(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	hook := newHookReceiver(t, http.StatusInternalServerError)
 	r.WithNotify(fmt.Sprintf("  - kind: webhook\n    name: team-chat\n    urlEnv: %s\n  - kind: webhook\n    name: ops\n    urlEnv: NOTIFY_TEST_UNSET_HOOK\n", e2etest.HookEnv))
@@ -221,6 +223,7 @@ func TestFailingSinkShowsAtOnceAndDoctorsWarningClearsOnceItDelivers(t *testing.
 // next launch sends what was intended and not confirmed, never what was
 // confirmed, and everything once.
 func TestKilledLauncherNotifiesNothingTwice(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	hook := newHookReceiver(t, http.StatusOK)
 	r.WithNotify(fmt.Sprintf("  - kind: webhook\n    urlEnv: %s\n", e2etest.HookEnv))

@@ -45,6 +45,7 @@ func operatorOf(t *testing.T, r *e2etest.Repo, env []string, id string) string {
 // With $USER unset, an answer is attributed to the account that gave it
 // — not to nobody ("-") nor to the issue source's own account.
 func TestAnAnswerWithoutUserIsAttributedToTheAccount(t *testing.T) {
+	t.Parallel()
 	me, err := user.Current()
 	if err != nil {
 		t.Skipf("no account name here: %v", err)
@@ -111,6 +112,7 @@ func listQuestions(t *testing.T, r *e2etest.BacklogRepo) []questions.Question {
 // as `questions --json` shows them, in $WAVE_ANSWERS_FILE; its first
 // run has neither.
 func TestAScriptAgentIsToldItWasAnsweredInItsEnvironment(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	script := filepath.Join(t.TempDir(), "asker")
 	body := "#!/bin/sh\nset -e\nmkdir -p src\n" +

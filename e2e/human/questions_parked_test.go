@@ -14,6 +14,7 @@ import (
 // reported blocked) is listed by `questions` as a question that waits,
 // with why it was parked, and `answer` answers it on its issue.
 func TestQuestionsListsAParkedIssuesQuestionAndAnswerAnswersIt(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Blocks", "Files: a/**\n\nlocal-agent: result=blocked detail=\"Keep the v1 schema or move to v2?\"")
 	r.CommitIssues(t)

@@ -23,6 +23,7 @@ import (
 // prompt, and the wave goes through closure: launch exits 0 and nobody
 // typed resume.
 func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	e2etest.AskingWave(r)
 	l := e2etest.StartLaunch(t, r)
@@ -74,6 +75,7 @@ func TestAnsweredQuestionRelaunchesTheAgentAndTheLaunchCompletes(t *testing.T) {
 // says what happens next, and the launch after that relaunches A1 with
 // it and completes. One asked and one answered event in all.
 func TestAQuestionSurvivesKill9OfTheWaitingLauncher(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	e2etest.AskingWave(r)
 	first := e2etest.StartLaunch(t, r)
@@ -104,6 +106,7 @@ func TestAQuestionSurvivesKill9OfTheWaitingLauncher(t *testing.T) {
 // unanswered and the launch exits 43, printing every pending question in
 // one block.
 func TestAnUnansweredQuestionEndsTheLaunchWith43(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "  terminateGraceMs: 500\n", "  terminateGraceMs: 500\n  inputTimeoutSeconds: 1\n", 1))
 	e2etest.AskingWave(r)
@@ -124,6 +127,7 @@ func TestAnUnansweredQuestionEndsTheLaunchWith43(t *testing.T) {
 // `ask --wait` blocks until the answer and prints it; with a timeout and
 // no answer it exits 124.
 func TestAskWaitPrintsTheAnswer(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, e2etest.ImplAgent("A1"))
 	if res := r.Run(e2etest.Context(t), "ask", "--wave", "0", "--agent", "A1", "--question", "nobody answers", "--wait", "--timeout-seconds", "1"); res.Code != e2etest.ExitTimeout {
@@ -160,6 +164,7 @@ func TestAskWaitPrintsTheAnswer(t *testing.T) {
 
 // An unknown id lists the pending questions.
 func TestAnswerUnknownIDListsThePendingQuestions(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, e2etest.ImplAgent("A1"))
 	ask := r.Run(e2etest.Context(t), "ask", "--wave", "0", "--agent", "A1", "--question", "Which \x1b]0;title\x07 port?")
@@ -181,6 +186,7 @@ func TestAnswerUnknownIDListsThePendingQuestions(t *testing.T) {
 // --wait-change --exit-code` until something needs it gets 20 (input
 // required) when an agent asks a blocking question with `ask`.
 func TestStatusWaitChangeReturnsTwentyWhenALiveAgentAsks(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	e2etest.AskingWave(r)
 	l := e2etest.StartLaunch(t, r)
@@ -202,6 +208,7 @@ func TestStatusWaitChangeReturnsTwentyWhenALiveAgentAsks(t *testing.T) {
 // machinery and says how to follow it; the resumed A1 reads the answer
 // and the run completes.
 func TestAnswerResumeStartsTheWavesResumeDetached(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "  terminateGraceMs: 500\n", "  terminateGraceMs: 500\n  inputTimeoutSeconds: 1\n", 1))
 	e2etest.AskingWave(r)
@@ -236,6 +243,7 @@ func TestAnswerResumeStartsTheWavesResumeDetached(t *testing.T) {
 // answered by `answer` through the backlog answer path: the next run
 // merges the issue with the answer in its worker's prompt.
 func TestAnswerAnswersABacklogQuestionOnItsIssue(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
 	r.CommitIssues(t)
@@ -270,6 +278,7 @@ func TestAnswerAnswersABacklogQuestionOnItsIssue(t *testing.T) {
 // waiting-for-input while it waits, the answer reaches it in the same run
 // (printed by ask), and the launcher does not relaunch it.
 func TestAskWaitGetsTheAnswerInTheSameRun(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	script := filepath.Join(t.TempDir(), "asker")
 	body := "#!/bin/sh\nset -e\nmkdir -p src\n" +
