@@ -17,6 +17,7 @@ import (
 // line or a stat error.
 
 func TestBacklogRunRefusesAnIssueThatDoesNotExist(t *testing.T) {
+	t.Parallel()
 	for _, source := range []string{"local", "github"} {
 		t.Run(source, func(t *testing.T) {
 			r := e2etest.NewBacklogRepo(t)
@@ -43,6 +44,7 @@ func TestBacklogRunRefusesAnIssueThatDoesNotExist(t *testing.T) {
 }
 
 func TestBacklogWidthOutOfRangeIsAUsageError(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "One", "Files: a/**")
 	for _, cmd := range []string{"plan", "run"} {
@@ -65,6 +67,7 @@ func TestBacklogWidthOutOfRangeIsAUsageError(t *testing.T) {
 // TestBacklogStopOnRequestExitsZero: a pause someone asked for is not a
 // failure; the supervisor says how to resume.
 func TestBacklogStopOnRequestExitsZero(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	out, err := r.PauseAHangingRun(t)
 	if err != nil {
@@ -76,6 +79,7 @@ func TestBacklogStopOnRequestExitsZero(t *testing.T) {
 }
 
 func TestBacklogWithoutOriginSaysSo(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "One", "Files: a/**")
 	e2etest.GitIn(t, r.Root, "remote", "remove", "origin")
@@ -93,6 +97,7 @@ func TestBacklogWithoutOriginSaysSo(t *testing.T) {
 // TestBacklogRunWarnsAboutUnpushedBaseCommits: the wave branch is cut
 // from origin's base, so local commits on the base are not in it; say so.
 func TestBacklogRunWarnsAboutUnpushedBaseCommits(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "One", "Files: a/**")
 	e2etest.GitIn(t, r.Root, "add", "-A")
@@ -116,6 +121,7 @@ func TestBacklogRunWarnsAboutUnpushedBaseCommits(t *testing.T) {
 // TestBacklogPlanAfterPlainInitSaysHowToAddIssues: plain `init` makes no
 // docs/backlog; the first `backlog plan` says how to add issues.
 func TestBacklogPlanAfterPlainInitSaysHowToAddIssues(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	if _, err := os.Stat(filepath.Join(r.Root, "docs", "backlog")); !os.IsNotExist(err) {
 		t.Fatalf("plain init made docs/backlog (%v); this test needs it absent", err)
@@ -130,6 +136,7 @@ func TestBacklogPlanAfterPlainInitSaysHowToAddIssues(t *testing.T) {
 // After `backlog stop` paused a run, `backlog status` says what stop
 // said: paused, its worker stopped, nothing in flight.
 func TestBacklogStatusAfterAStopSaysPaused(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	if _, err := r.PauseAHangingRun(t); err != nil {
 		t.Fatalf("the stopped supervisor: %v", err)

@@ -16,6 +16,7 @@ import (
 // only) and a merged issue's merge, with a control sequence in the
 // worker's file shown escaped, never sent to the terminal.
 func TestBacklogDiffPrintsTheWorkersChangeEscaped(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Fails verify", "Files: backlog-work/**")
 	r.Issue(2, "Merges", "Files: backlog-work/**")
@@ -73,6 +74,7 @@ func TestBacklogDiffPrintsTheWorkersChangeEscaped(t *testing.T) {
 // says so (on stderr, so a pipe into git apply reads nothing) and names
 // the uncommitted work its worktree holds, instead of printing nothing.
 func TestBacklogDiffOfAWorkerWithNoCommitSaysSo(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Asks before committing", "Files: a/**\n\nlocal-agent: commit=none dirty=a/wip.md result=needs-input question=\"Which API?\"")
 	r.Issue(2, "Merges", "Files: b/**")

@@ -16,6 +16,7 @@ import (
 // every issue file readable with file:line, and names a shell variable the
 // workers will not see; a repository with no waves at all is fine.
 func TestDoctorChecksWhatBacklogWorkersNeed(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Fine", "Files: a/**")
 	r.Write("docs/backlog/2-bad-yaml.md", "---\ntitle: [unclosed\n---\nbody\n")
@@ -64,6 +65,7 @@ func TestDoctorChecksWhatBacklogWorkersNeed(t *testing.T) {
 
 // doctor without an origin says backlog mode needs one, in words.
 func TestDoctorSaysBacklogModeNeedsOrigin(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Fine", "Files: a/**")
 	e2etest.GitIn(t, r.Root, "remote", "remove", "origin")
@@ -79,6 +81,7 @@ func TestDoctorSaysBacklogModeNeedsOrigin(t *testing.T) {
 // repository made with another default branch), and so is a base given
 // in the config.
 func TestBacklogWithAnOriginWithoutBranchNamesThePushAndABaseOnOriginIsEnough(t *testing.T) {
+	t.Parallel()
 	origin := gittest.EmptyOrigin(t)
 	r := &e2etest.BacklogRepo{Repo: &e2etest.Repo{T: t, Root: gittest.CloneOf(t, origin)}, Origin: origin}
 	t.Cleanup(r.CleanupTmux)

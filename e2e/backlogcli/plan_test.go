@@ -12,6 +12,7 @@ import (
 // file:line, and a skipped issue whose file is broken points at it —
 // bad YAML, no front matter and a duplicate number alike.
 func TestBacklogPlanTextNamesBrokenIssueFiles(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Fine", "Files: a/**")
 	r.Write("docs/backlog/2-bad-yaml.md", "---\ntitle: [unclosed\n---\nbody\n")

@@ -24,6 +24,7 @@ import (
 // JSON result, or a stream of JSON events), so each issue merges on its
 // first attempt and the final PR is written.
 func TestRealClaudeWorkersMergeInEveryOutputFormat(t *testing.T) {
+	t.Parallel()
 	bin := e2etest.ClaudeBin(t)
 	for _, format := range []string{"text", "json", "stream-json"} {
 		t.Run(format, func(t *testing.T) { realClaudeRun(t, bin, format) })
@@ -104,6 +105,7 @@ func realClaudeUsage(t *testing.T, dir, format string) {
 // it reaches the fake API, not the network), passes, and the relaunch,
 // told it resumes, merges.
 func TestRealClaudeWorkerSalvageProbesWithTheWorkersEnv(t *testing.T) {
+	t.Parallel()
 	bin := e2etest.ClaudeBin(t)
 	r, model, runDir := realClaudeBacklog(t, bin, "stream-json", "Files: src/i1/**\n\n"+e2etest.ForgetMarker)
 	if _, err := os.Stat(filepath.Join(runDir, "runs", "i1-a2")); err != nil {
@@ -170,6 +172,7 @@ func realClaudeBacklog(t *testing.T, bin, format string, bodies ...string) (*e2e
 // host it tried is in backlog status and the final PR. Its home is the
 // sandbox's: the user's SSH key stays out of its reach.
 func TestTheRealClaudeCLIWorksInsideTheSandbox(t *testing.T) {
+	t.Parallel()
 	bin := e2etest.ClaudeBin(t)
 	if _, err := sandbox.Usable(context.Background()); err != nil {
 		if os.Getenv("SANDBOXTEST_REQUIRED") != "" {
@@ -239,6 +242,7 @@ curl -s -m 5 --noproxy '*' %s/ >/dev/null 2>&1
 // before the reset, and then the same two workers go on in their
 // worktrees and merge, each once.
 func TestRealClaudeAtItsUsageLimitPausesTheRunUntilTheReset(t *testing.T) {
+	t.Parallel()
 	bin := e2etest.ClaudeBin(t)
 	model := e2etest.NewFakeModel(t)
 	until := time.Now().Add(10 * time.Second)

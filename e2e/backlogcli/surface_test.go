@@ -15,6 +15,7 @@ import (
 // backlog.surfacePolicy: park keeps it out.
 
 func TestFinalPRListsChangesOutsideTheDeclaredSurface(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Parser", "Files: src/parser/**\n\nlocal-agent: commit=.github/workflows/x.yml")
 	r.Issue(2, "Printer", "Files: src/printer/**\n\nlocal-agent: commit=src/printer/p.go")
@@ -46,6 +47,7 @@ func TestFinalPRListsChangesOutsideTheDeclaredSurface(t *testing.T) {
 func jsonList(v []string) string { return "[" + strings.Join(v, " ") + "]" }
 
 func TestSurfacePolicyParkParksTheIssueWithTheFiles(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.SetBacklogKey(t, "surfacePolicy: park")
 	r.Issue(1, "Parser", "Files: src/parser/**\n\nlocal-agent: commit=.github/workflows/x.yml")
@@ -78,6 +80,7 @@ func TestSurfacePolicyParkParksTheIssueWithTheFiles(t *testing.T) {
 // TestBacklogDemoStaysInsideItsSurface runs the README's backlog demo:
 // its simulated workers write only what their issues declare.
 func TestBacklogDemoStaysInsideItsSurface(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	if _, err := scaffold.WriteBacklogDemo(r.Root, false); err != nil {
 		t.Fatal(err)
