@@ -25,6 +25,7 @@ func usageScript(first, second string) string {
 // by its runner and recorded as budget-exceeded, in every vendor's format,
 // with the usage it reached in its terminal record.
 func TestAgentCrossingItsBudgetIsStoppedAsBudgetExceeded(t *testing.T) {
+	t.Parallel()
 	cases := map[string][2]string{
 		"claude": {
 			`{"type":"assistant","message":{"id":"a","model":"claude-sonnet-4-5","usage":{"input_tokens":400,"output_tokens":100,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}`,
@@ -69,6 +70,7 @@ func TestAgentCrossingItsBudgetIsStoppedAsBudgetExceeded(t *testing.T) {
 // The runtime record carries the live usage while the agent runs, and a
 // warning once it passes warnAtPercent of its cap.
 func TestRuntimeRecordCarriesLiveUsageAndTheBudgetWarning(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	root := t.TempDir()
 	script := filepath.Join(root, "fake-codex")
@@ -96,6 +98,7 @@ func TestRuntimeRecordCarriesLiveUsageAndTheBudgetWarning(t *testing.T) {
 
 // A run nothing reports usage for records null, not zeros.
 func TestUnmeteredRunRecordsNullUsage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "exit", "0")
 	p.Usage = &UsagePolicy{Pricing: usage.DefaultPricing()}
@@ -111,6 +114,7 @@ func TestUnmeteredRunRecordsNullUsage(t *testing.T) {
 // pane while agent.log keeps the events as printed (markers, usage and
 // salvage read them there).
 func TestStreamJSONIsTextInThePaneAndRawInTheLog(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	root := t.TempDir()
 	release := filepath.Join(root, "release")

@@ -11,6 +11,7 @@ import (
 // A child's end is its exit code or the signal that killed it; a child
 // waited for past its context's end is sent SIGTERM and still waited for.
 func TestAChildEndsWithItsExitCodeOrSignalAndIsTermedOnCancel(t *testing.T) {
+	t.Parallel()
 	var out strings.Builder
 	for _, tc := range []struct {
 		script string

@@ -54,6 +54,7 @@ func TestAgentEnvIsTheLaunchers(t *testing.T) {
 }
 
 func TestEnvFileIsPrivateAndTakenOnce(t *testing.T) {
+	t.Parallel()
 	p := &Payload{RunID: "r", RunDir: t.TempDir(), Env: map[string]string{"API_KEY": "k", "MODE": "m"}}
 	if err := writeEnvFile(p, []string{"PATH=/bin", "TMUX=/tmp/x,1,0", "TMUX_PANE=%1", "TERM=xterm"}); err != nil {
 		t.Fatal(err)
@@ -90,6 +91,7 @@ func TestEnvFileIsPrivateAndTakenOnce(t *testing.T) {
 // it: an ignored signal would be inherited, and `yes | head` would spin
 // forever inside the agent.
 func TestAgentDoesNotInheritIgnoredSigpipe(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	root := t.TempDir()
 	out := filepath.Join(root, "status")
@@ -143,6 +145,7 @@ func TestUserTmuxConfIsIgnored(t *testing.T) {
 
 // When tmux refuses the sessions, no env file (it holds secrets) is left.
 func TestFailedStartLeavesNoEnvFile(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	root := t.TempDir()
 	a := h.payload(t, root, "A1", "hang")

@@ -37,6 +37,7 @@ func guardPid(t *testing.T, file string) (int, uint64) {
 // open must still be recorded as completed, with the main process's code;
 // a child in the agent's group is killed, even if it ignores SIGHUP.
 func TestAgentExitWithChildHoldingPty(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"group", "setsid"} {
 		t.Run(mode, func(t *testing.T) {
 			h := newHarness(t)
@@ -88,6 +89,7 @@ func startGroup(t *testing.T) (Record, int, uint64) {
 }
 
 func TestTerminateKillsGroupAfterLeaderExited(t *testing.T) {
+	t.Parallel()
 	rec, pid, start := startGroup(t)
 	if !ProcAlive(pid, start) {
 		t.Fatal("guard not running")
@@ -101,6 +103,7 @@ func TestTerminateKillsGroupAfterLeaderExited(t *testing.T) {
 // A group member older than the recorded agent cannot be the agent's: the
 // group id was recycled, and Terminate must leave it alone.
 func TestTerminateSparesOlderGroupMember(t *testing.T) {
+	t.Parallel()
 	rec, pid, start := startGroup(t)
 	rec.ExecutorStartTime = start + 1
 	if err := Terminate(context.Background(), rec, 10*time.Millisecond); err != nil {
@@ -114,6 +117,7 @@ func TestTerminateSparesOlderGroupMember(t *testing.T) {
 // A group is alive while a member runs and dead once its last member is
 // reaped, whether or not the /proc scan is needed to tell.
 func TestAGroupIsAliveUntilItsLastMemberIsReaped(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("sleep", "60")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestClassifyKube(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	rec := func(disp string) *Record {
 		return &Record{RunID: "r", SessionBackend: BackendKubernetes, TerminalDisposition: disp,
@@ -71,6 +72,7 @@ func TestClassifyKube(t *testing.T) {
 }
 
 func TestKubeRecordNeverChecksLocalPids(t *testing.T) {
+	t.Parallel()
 	// The pod's runner pid may be any process of this machine: a
 	// kubernetes record must not be called alive or dead from /proc.
 	// This test's own process stands in for such a pid: alive, with

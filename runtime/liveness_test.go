@@ -41,6 +41,7 @@ func waitSessionLost(t testing.TB, p *Payload) *Record {
 // kill-session takes the pane, not the agent: the runner keeps it running,
 // records the loss, and reports the agent's real exit code at the end.
 func TestAgentOutlivesKillSession(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	root := t.TempDir()
 	resume := filepath.Join(root, "resume")
@@ -77,6 +78,7 @@ func TestAgentOutlivesKillSession(t *testing.T) {
 // kill-server takes every pane at once; every agent keeps running and
 // finishes with its own result.
 func TestAgentsOutliveKillServer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	root := t.TempDir()
 	resume := filepath.Join(root, "resume")
@@ -109,6 +111,7 @@ func TestAgentsOutliveKillServer(t *testing.T) {
 // A stop the runner forwards reaches an agent that ignores it as KILL
 // after the grace, so it cannot hang the wave.
 func TestForwardedTermEscalatesToKill(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "ignore-term")
 	p.TerminateGraceMs = 200
@@ -126,6 +129,7 @@ func TestForwardedTermEscalatesToKill(t *testing.T) {
 // Garbage in both records of a finished run (no runner writes them any
 // more) is a lost run naming the files, not one launching forever.
 func TestCorruptRecordsAreLost(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeRunFile(t, dir, launchFile, `{"runId":"w1-A1-a1","heartbeatIntervalMs":100,"sessionName":"w1-A1"}`)
 	writeRunFile(t, dir, runtimeFile, "{\"runId\": \"w1-A1-a1\", garbage")
@@ -155,6 +159,7 @@ func TestCorruptRecordsAreLost(t *testing.T) {
 // A record that just became unreadable may be rewritten by a live runner
 // at its next heartbeat: not yet lost.
 func TestFreshCorruptRecordWaits(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeRunFile(t, dir, launchFile, `{"runId":"w1-A1-a1","heartbeatIntervalMs":60000}`)
 	writeRunFile(t, dir, runtimeFile, "garbage")
@@ -173,6 +178,7 @@ func writeRunFile(t *testing.T, dir, name, body string) {
 // While records cannot be written (a full disk) the runner keeps trying;
 // once space is back, the real outcome is recorded.
 func TestOutcomeRecordedOnceTheDiskFrees(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "jam-tmp", "3")
 	h.start(t, p)
@@ -200,6 +206,7 @@ func TestOutcomeRecordedOnceTheDiskFrees(t *testing.T) {
 // When the runner could never record the outcome, the pane's exit status
 // (the runner exits with the agent's code) still gives the result.
 func TestPaneExitStatusIsTheSecondChannel(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	root := t.TempDir()
 	for _, tc := range []struct {
@@ -219,6 +226,7 @@ func TestPaneExitStatusIsTheSecondChannel(t *testing.T) {
 // An agent that prints, then nothing for the silence window, is stopped
 // (KILL after the grace if it ignores TERM) and classified stalled.
 func TestSilentAgentIsStalled(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "ignore-term")
 	p.SilenceMs = 400
@@ -241,6 +249,7 @@ func TestSilentAgentIsStalled(t *testing.T) {
 
 // An agent that keeps printing is never stalled.
 func TestChattyAgentIsNotStalled(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	// Printing every 20 ms for longer than the silence limit; the limit
 	// leaves a loaded machine room to deschedule the agent for a while.
@@ -255,6 +264,7 @@ func TestChattyAgentIsNotStalled(t *testing.T) {
 // A flood bounded by MaxLogBytes keeps the head and the tail, and the
 // tail readers see the agent's last lines and the runner's.
 func TestFloodLogIsBounded(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	root := t.TempDir()
 	p := h.payload(t, root, "A1", "flood", filepath.Join(root, "stamp"), "12000000")

@@ -16,6 +16,7 @@ import (
 // what was written (no notice inside, no line cut), each segment holds
 // whole lines, and the files stay within the cap.
 func TestCappedLogTailIsTheStreamsEnd(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), logFile)
 	l, err := openLog(path, MinLogCap)
 	if err != nil {
@@ -69,6 +70,7 @@ func TestCappedLogTailIsTheStreamsEnd(t *testing.T) {
 
 // Without a cap the log is one file with everything.
 func TestUncappedLogKeepsAll(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), logFile)
 	l, err := openLog(path, 0)
 	if err != nil {
@@ -105,6 +107,7 @@ func (p *gatedPane) Write(b []byte) (int, error) {
 // every byte, the pane what fits (what it took before it stuck, and a full
 // queue) and a note of what it missed.
 func TestStuckPaneNeverBlocksTheAgent(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), logFile)
 	l, err := openLog(path, 0)
 	if err != nil {

@@ -15,6 +15,7 @@ func agentEnvMap(base []string, p *Payload) map[string]string {
 }
 
 func TestEveryAgentsTelemetryCarriesItsLaneWaveAgentAndRun(t *testing.T) {
+	t.Parallel()
 	p := &Payload{Lane: "main", WaveNumber: 2, AgentID: "A1", Attempt: 3, RunID: "w2-A1-a3", ExecutorID: "claude", RunDir: "/r"}
 	env := agentEnvMap([]string{"PATH=/bin", "OTEL_RESOURCE_ATTRIBUTES=team=infra,wave.lane=outer"}, p)
 	want := "team=infra,wave.lane=main,wave.number=2,wave.agent=A1,wave.attempt=3,wave.run_id=w2-A1-a3,wave.executor=claude"
@@ -24,6 +25,7 @@ func TestEveryAgentsTelemetryCarriesItsLaneWaveAgentAndRun(t *testing.T) {
 }
 
 func TestABacklogWorkersTelemetryCarriesItsIssueAndBacklogRun(t *testing.T) {
+	t.Parallel()
 	p := &Payload{Lane: "main", AgentID: "i12", Attempt: 1, RunID: "i12-a1", ExecutorID: "codex", RunDir: "/r",
 		Env: map[string]string{"WAVE_ISSUE_NUMBER": "12", "WAVE_BACKLOG_RUN_ID": "20260101-x-abc123",
 			"OTEL_RESOURCE_ATTRIBUTES": "from.config=1"}}

@@ -8,6 +8,7 @@ import (
 // Output the agent wrote that the runner has not read yet counts as
 // output: a descheduled reader must not make a printing agent look silent.
 func TestUnreadSeesOutputWaitingInThePty(t *testing.T) {
+	t.Parallel()
 	master, slave, err := openPty()
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 func slogDiscard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func TestAgentEnv(t *testing.T) {
+	t.Parallel()
 	p := &Payload{Lane: "main", WaveNumber: 2, AgentID: "A1", Attempt: 3, RunDir: "/r", OrchestratorID: "o", ExecutorID: "codex",
 		Cwd:       "/repo",
 		EnvFilter: EnvFilter{Scrub: []string{"ANTHROPIC_BASE_URL"}},
@@ -49,6 +50,7 @@ func cut(kv string) (string, string, bool) {
 }
 
 func TestRateLimitDelay(t *testing.T) {
+	t.Parallel()
 	rl := RateLimit{Retries: 5, BaseDelayMs: 1000, MaxDelayMs: 5000}
 	for _, tc := range []struct {
 		k      int
@@ -65,6 +67,7 @@ func TestRateLimitDelay(t *testing.T) {
 }
 
 func TestRateLimitScannerAcrossChunks(t *testing.T) {
+	t.Parallel()
 	var s rateLimitScanner
 	s.Write([]byte("HTTP 429 Too Many "))
 	if s.matched() {
@@ -82,6 +85,7 @@ func TestRateLimitScannerAcrossChunks(t *testing.T) {
 }
 
 func TestRateLimitOnlyAtTheEnd(t *testing.T) {
+	t.Parallel()
 	early := "implementing a rate limit for the API client\n" + strings.Repeat("test output line\n", 30) + "FAIL: 2 tests\n"
 	long := "429 Too Many Requests\n" + strings.Repeat("x", 5000) + "\nexit 1\n"
 	for _, tc := range []struct {
@@ -105,6 +109,7 @@ func TestRateLimitOnlyAtTheEnd(t *testing.T) {
 }
 
 func TestParseStat(t *testing.T) {
+	t.Parallel()
 	line := "123 (a) b) c) S 1 123 123 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 98765 0 0"
 	st, err := parseStat([]byte(line))
 	if err != nil || st != (procStat{pgrp: 123, start: 98765}) {
@@ -120,6 +125,7 @@ func TestParseStat(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	code := func(n int) *int { return &n }
 	past, future := now.Add(-time.Minute), now.Add(time.Minute)
@@ -205,6 +211,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestACheckoutRunsPathsFollowItsMounts(t *testing.T) {
+	t.Parallel()
 	p := &Payload{RunDir: "/r/run", Cwd: "/w/repo", PromptPath: "/r/run/prompt.md", Stdin: "/r/run/prompt.md",
 		Argv:     []string{"claude", "--settings", "/r/run/claude-settings.json", "/r/runner"},
 		Env:      map[string]string{"WAVE_WORKTREE": "/w/repo", "OTHER": "/w/repository"},

@@ -37,6 +37,7 @@ func runInProcess(t *testing.T, p *Payload) (code int, waits []time.Duration) {
 }
 
 func TestRateLimitRetriesThenSucceeds(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	counter := filepath.Join(root, "starts")
 	p := (&harness{}).payload(t, root, "A1", "ratelimit", counter, "2")
@@ -67,6 +68,7 @@ func TestRateLimitRetriesThenSucceeds(t *testing.T) {
 }
 
 func TestRateLimitGivesUpWithLastCode(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	counter := filepath.Join(root, "starts")
 	p := (&harness{}).payload(t, root, "A1", "ratelimit", counter, "100")
@@ -84,6 +86,7 @@ func TestRateLimitGivesUpWithLastCode(t *testing.T) {
 }
 
 func TestNoRetryWithoutRateLimitText(t *testing.T) {
+	t.Parallel()
 	p := (&harness{}).payload(t, t.TempDir(), "A1", "exit", "5")
 	p.RateLimit = RateLimit{Retries: 3, BaseDelayMs: 10, MaxDelayMs: 100}
 	if code, waits := runInProcess(t, p); code != 5 || len(waits) != 0 {
@@ -94,6 +97,7 @@ func TestNoRetryWithoutRateLimitText(t *testing.T) {
 // An agent that failed after writing rate-limiter code mentions "rate
 // limit" early in its output; that is not a rate-limited start.
 func TestNoRetryForEarlyMention(t *testing.T) {
+	t.Parallel()
 	p := (&harness{}).payload(t, t.TempDir(), "A1")
 	p.Argv = []string{"sh", "-c", `echo "added a rate limit to the client"; seq 1 50; echo "tests failed"; exit 1`}
 	p.RateLimit = RateLimit{Retries: 3, BaseDelayMs: 10, MaxDelayMs: 100}

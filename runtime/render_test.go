@@ -10,6 +10,7 @@ import (
 // The pane shows what stream-json, json, codex and opencode events say,
 // not their JSON; plain output passes through as it is, even unfinished.
 func TestPaneRendersVendorEventsAsText(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, in string
 		want     []string
@@ -50,6 +51,7 @@ func TestPaneRendersVendorEventsAsText(t *testing.T) {
 }
 
 func TestPanePassesPlainOutputAtOnce(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	r := newPaneRender(&out)
 	r.Write([]byte("Continue? [y/N] "))

@@ -15,6 +15,7 @@ import (
 )
 
 func TestExitCodeIsRecorded(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "exit", "3")
 	h.start(t, p)
@@ -33,6 +34,7 @@ func TestExitCodeIsRecorded(t *testing.T) {
 }
 
 func TestAgentKilledFromOutside(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "hang")
 	h.start(t, p)
@@ -51,6 +53,7 @@ func TestAgentKilledFromOutside(t *testing.T) {
 }
 
 func TestRunnerKilledIsLost(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "hang")
 	h.start(t, p)
@@ -81,6 +84,7 @@ func TestRunnerKilledIsLost(t *testing.T) {
 }
 
 func TestDeadlineKillsAgentIgnoringTerm(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "ignore-term")
 	deadline := time.Now()
@@ -109,6 +113,7 @@ func TestDeadlineKillsAgentIgnoringTerm(t *testing.T) {
 // With no launcher alive, the runner itself stops an agent at its
 // deadline: TERM to the group, KILL after the grace, recorded as such.
 func TestRunnerEnforcesDeadlineAlone(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "ignore-term")
 	deadline := time.Now().Add(3 * time.Second)
@@ -123,6 +128,7 @@ func TestRunnerEnforcesDeadlineAlone(t *testing.T) {
 }
 
 func TestPIDReuseIsNotAlive(t *testing.T) {
+	t.Parallel()
 	start, _, err := ProcStartTime(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +155,7 @@ func TestPIDReuseIsNotAlive(t *testing.T) {
 }
 
 func TestHundredConcurrentRuns(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	root := t.TempDir()
 	var ps []*Payload
@@ -184,6 +191,7 @@ func TestHundredConcurrentRuns(t *testing.T) {
 }
 
 func TestSendKeysReachAgent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "echo")
 	h.start(t, p)
@@ -207,6 +215,7 @@ func TestSendKeysReachAgent(t *testing.T) {
 }
 
 func TestHostileWordsPassLiterally(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	hostile := "it's \"q\" $(touch PWNED) `touch PWNED` ;\nnext line;"
 	root := filepath.Join(t.TempDir(), "dir "+hostile)
@@ -246,6 +255,7 @@ func TestHostileWordsPassLiterally(t *testing.T) {
 // written yet) must not keep running: agents outlive their session, so
 // killing the session alone ends nothing.
 func TestTerminateWhileLaunchingStopsThePanesRunner(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	dir := filepath.Join(t.TempDir(), "w1-A1-a1")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -276,6 +286,7 @@ func TestTerminateWhileLaunchingStopsThePanesRunner(t *testing.T) {
 // A user command that times out is killed with its children: a verify
 // step's test processes do not outlive it.
 func TestGroupCommandKillsTheWholeGroup(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child")
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -291,6 +302,7 @@ func TestGroupCommandKillsTheWholeGroup(t *testing.T) {
 }
 
 func TestARunWithACheckoutFailsSayingSoWhereNoRunnerCanKeepIt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1", "exit", "0")
 	p.Checkout = &Checkout{Origin: "/nowhere", Base: "main", Branch: "wave/i1", Dir: p.Cwd, ResultRef: "refs/wave/runs/x"}

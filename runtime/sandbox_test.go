@@ -66,6 +66,7 @@ func sandboxed(t *testing.T, p *Payload) string {
 // bwrap, which would kill everything inside at once if it died of the
 // TERM, never gets it.
 func TestASandboxedAgentIsStoppedWithItsGrace(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1")
 	wt := sandboxed(t, p)
@@ -88,6 +89,7 @@ func TestASandboxedAgentIsStoppedWithItsGrace(t *testing.T) {
 // A sandboxed agent cannot touch its own run's records, which stay the
 // runner's, and every host its proxy refused is in them.
 func TestASandboxedAgentsRecordsAreOutOfItsReachAndNameTheHostsRefused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := h.payload(t, t.TempDir(), "A1")
 	sandboxed(t, p)

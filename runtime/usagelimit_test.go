@@ -12,6 +12,7 @@ import (
 // codex 0.171.0 and opencode 1.18.33 as they print them): each is read as
 // a usage limit, with the reset it names.
 func TestEveryPinnedCLIsUsageLimitTextIsReadWithItsReset(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 6, 4, 47, 57, 0, time.UTC)
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
@@ -75,6 +76,7 @@ func TestEveryPinnedCLIsUsageLimitTextIsReadWithItsReset(t *testing.T) {
 // An agent that wrote about limits while working, or that failed because
 // the service was busy (not the account), is not usage-limited.
 func TestOutputThatOnlyMentionsALimitIsNoUsageLimit(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 6, 4, 47, 57, 0, time.UTC)
 	for _, out := range []string{
 		"added the message `You've hit your session limit` to the parser\nrunning the tests\nFAIL parser_test.go:12\n",
@@ -92,6 +94,7 @@ func TestOutputThatOnlyMentionsALimitIsNoUsageLimit(t *testing.T) {
 }
 
 func TestAResetTimeOfDayAlreadyPastIsTomorrows(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 6, 23, 50, 0, 0, time.UTC)
 	got, ok := DetectUsageLimit([]byte("You've hit your session limit · resets 3am (UTC)\n"), now, time.UTC)
 	if !ok || got.ResetAt == nil || !got.ResetAt.Equal(time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)) {
@@ -106,6 +109,7 @@ func TestAResetTimeOfDayAlreadyPastIsTomorrows(t *testing.T) {
 // runner's rate-limit retries (each would fail the same way until the
 // reset): the run ends usage-limited, with the reset in its record.
 func TestUsageLimitedAgentIsNotRetriedAndItsRunSaysUntilWhen(t *testing.T) {
+	t.Parallel()
 	for _, fixture := range []string{"claude-stream-json-session.txt", "claude-apikey-429.txt"} {
 		t.Run(fixture, func(t *testing.T) { usageLimitedRun(t, fixture) })
 	}

@@ -13,6 +13,7 @@ import (
 )
 
 func TestReaderNeverSeesPartialRecord(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), runtimeFile)
 	rec := Record{RunID: strings.Repeat("x", 4096), TerminalDisposition: Running}
 	if err := WriteJSON(path, rec); err != nil {
@@ -51,6 +52,7 @@ func TestReaderNeverSeesPartialRecord(t *testing.T) {
 }
 
 func TestWatcherReportsCorruptRecordAndKeepsGoing(t *testing.T) {
+	t.Parallel()
 	bad, good := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -161,6 +163,7 @@ func finished(rec Record) Record {
 // A run's exit must reach the consumer while the backend (tmux) is stuck:
 // file events never wait on it.
 func TestWatcherDeliversExitWhileBackendIsSlow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b := newSlowBackend()
 	defer close(b.gate)
@@ -190,6 +193,7 @@ func TestWatcherDeliversExitWhileBackendIsSlow(t *testing.T) {
 // A sweep that began before a run finished must not report the run as
 // running again after its final change.
 func TestWatcherDropsStaleSweep(t *testing.T) {
+	t.Parallel()
 	done, other := t.TempDir(), t.TempDir()
 	b := newSlowBackend()
 	b.block = done
@@ -238,6 +242,7 @@ func TestWatcherDropsStaleSweep(t *testing.T) {
 
 // WithLaunchGrace decides how long a launching run may lack its session.
 func TestLaunchGraceOption(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	dir := t.TempDir()
 	rec := Record{RunID: "w1-A-a1", TerminalDisposition: Launching, SessionName: "never-started",
@@ -262,6 +267,7 @@ func TestLaunchGraceOption(t *testing.T) {
 // The sweep skips live runs whose files did not change, but a runner whose
 // heartbeats stop is still reported, and so is one that dies.
 func TestWatcherSweepReportsStaleHeartbeatAndDeadRunner(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
