@@ -16,6 +16,7 @@ import (
 // (not pushed); merging the remote wave branch into it brings in
 // everything.
 func TestMergeNeverMovesACheckedOutWaveBranch(t *testing.T) {
+	t.Parallel()
 	for _, where := range []string{"main worktree", "linked worktree"} {
 		t.Run(where, func(t *testing.T) {
 			origin, r := newWave(t)
@@ -73,6 +74,7 @@ func TestMergeNeverMovesACheckedOutWaveBranch(t *testing.T) {
 // branch follows the remote for those who do not have it checked out (and
 // for workers told to `git merge` it), as a fast-forward only.
 func TestLocalWaveBranchCatchesUpOnceNoLongerCheckedOut(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	look := filepath.Join(t.TempDir(), "look")
 	gitT(t, r.Dir, "worktree", "add", "-q", look, testWave)
@@ -116,6 +118,7 @@ func assertUntouched(t *testing.T, dir, head, wantStatus string) {
 // run pushed it), not the user's local branch, which lags while they have
 // it checked out and holds a commit of theirs.
 func TestWorkerMergesTheWaveBranchFromOrigin(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	look := filepath.Join(t.TempDir(), "look")
 	gitT(t, r.Dir, "worktree", "add", "-q", look, testWave)

@@ -25,6 +25,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // Claims asked for while a claim push runs go together in the next push,
 // each under its own lease.
 func TestClaimsAskedForDuringAPushGoTogetherInTheNext(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	// The hook holds the first push until origin/go exists.
@@ -73,6 +74,7 @@ func TestClaimsAskedForDuringAPushGoTogetherInTheNext(t *testing.T) {
 // all of them at once: every issue is won by exactly one run, and the
 // loser is told who holds it.
 func TestSideBySideClaimsOfTwoRunsAreEachWonByOne(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	repos := []*Repo{newClone(t, origin), newClone(t, origin)}
 	const issues = 8

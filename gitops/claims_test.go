@@ -10,6 +10,7 @@ import (
 )
 
 func TestClaimMessageRoundTrip(t *testing.T) {
+	t.Parallel()
 	lease := time.Date(2025, 3, 4, 5, 6, 7, 890, time.UTC)
 	c := ClaimInfo{Issue: 12, RunID: "run-abc", Host: "box.local", PID: 4242, Lease: lease}
 	msg, err := claimMessage(c)
@@ -27,6 +28,7 @@ func TestClaimMessageRoundTrip(t *testing.T) {
 }
 
 func TestClaimMessageRejectsControlCharacters(t *testing.T) {
+	t.Parallel()
 	for _, c := range []ClaimInfo{
 		{Issue: 1, RunID: "run\nissue: 2"},
 		{Issue: 1, Host: "h\x1b[31m"},
@@ -39,6 +41,7 @@ func TestClaimMessageRejectsControlCharacters(t *testing.T) {
 }
 
 func TestParseClaimGarbage(t *testing.T) {
+	t.Parallel()
 	ref := claimRef(7)
 	for name, msg := range map[string]string{
 		"empty":        "",
@@ -60,6 +63,7 @@ func TestParseClaimGarbage(t *testing.T) {
 // issue, round after round; the remote lets exactly one create the ref and
 // every loser learns who won.
 func TestClaimRaceOneWinner(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	const clones, perClone, rounds = 3, 2, 6
 	var repos []*Repo
@@ -118,6 +122,7 @@ func TestClaimRaceOneWinner(t *testing.T) {
 }
 
 func TestClaimAgainBySameHolderIsWon(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	c := ClaimInfo{Issue: 3, RunID: "r1", Host: "h", PID: 1, Lease: time.Unix(1700000000, 0)}
 	won, first, err := r.Claim(ctxT(t), c)
@@ -132,6 +137,7 @@ func TestClaimAgainBySameHolderIsWon(t *testing.T) {
 }
 
 func TestTakeOverUnderLease(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	a, b := newClone(t, origin), newClone(t, origin)
 	_, stale, err := a.Claim(ctxT(t), ClaimInfo{Issue: 5, RunID: "dead", Host: "h", PID: 1, Lease: time.Unix(1, 0)})
@@ -166,6 +172,7 @@ func TestTakeOverUnderLease(t *testing.T) {
 }
 
 func TestReleaseUnderLease(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	a, b := newClone(t, origin), newClone(t, origin)
 	_, first, err := a.Claim(ctxT(t), ClaimInfo{Issue: 9, RunID: "a"})
@@ -198,6 +205,7 @@ func TestReleaseUnderLease(t *testing.T) {
 }
 
 func TestReadAndListClaims(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	a, b := newClone(t, origin), newClone(t, origin)
 	for _, n := range []int{10, 2, 33} {
@@ -232,6 +240,7 @@ func TestReadAndListClaims(t *testing.T) {
 // TestGarbageClaimNamesRef: a wave-claims ref someone pushed by hand is
 // reported with its name, and does not hide the valid claims.
 func TestGarbageClaimNamesRef(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	a, b := newClone(t, origin), newClone(t, origin)
 	if _, _, err := a.Claim(ctxT(t), ClaimInfo{Issue: 1, RunID: "ok"}); err != nil {
@@ -262,6 +271,7 @@ func TestGarbageClaimNamesRef(t *testing.T) {
 // A claim ref deleted behind the holder's back is ours to create again on
 // renewal; a claim someone else holds is never replaced by it.
 func TestRenewRecreatesADeletedClaimButNeverTakesAnothers(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	a, b := newClone(t, origin), newClone(t, origin)
 	ctx := ctxT(t)

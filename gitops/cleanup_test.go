@@ -11,6 +11,7 @@ import (
 // Many branches are deleted at once with SafeDelete's guarantee for each:
 // merged ones go (locally and on origin), the rest stay as they were.
 func TestSafeDeleteAllDeletesOnlyTheMergedBranches(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	wave := "wave/sda"
@@ -77,6 +78,7 @@ func TestSafeDeleteAllDeletesOnlyTheMergedBranches(t *testing.T) {
 // already gone is no error; a worktree an older version made goes as git
 // removes worktrees.
 func TestRemoveCheckoutsKeepsWorkOnlyTheyHaveAndRemovesTheRest(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	dir := t.TempDir()
 	var list []CheckoutRemoval

@@ -21,6 +21,7 @@ func credentialsDir(t *testing.T, user, pass string) string {
 }
 
 func TestAPodClonesAndPushesOverHTTPWithOnlyTheMountedCredentials(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	origin := newOrigin(t)
 	url := gittest.ServeHTTP(t, origin, "worker", "s3cret pass")
@@ -53,6 +54,7 @@ func TestAPodClonesAndPushesOverHTTPWithOnlyTheMountedCredentials(t *testing.T) 
 }
 
 func TestACloneWithWrongCredentialsFailsWithoutShowingThem(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	url := gittest.ServeHTTP(t, origin, "worker", "right")
 	env, err := CredentialEnv(credentialsDir(t, "worker", "wrong-pass-xyz"))
@@ -69,6 +71,7 @@ func TestACloneWithWrongCredentialsFailsWithoutShowingThem(t *testing.T) {
 }
 
 func TestServeHTTPWithoutAUserNeedsNoCredentials(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	url := gittest.ServeHTTP(t, origin, "", "")
 	dir := filepath.Join(t.TempDir(), "c")

@@ -16,6 +16,7 @@ func upper(_ string, old []byte) ([]byte, bool, error) {
 // CommitEdits moves origin's branch by one commit of the edits, read from
 // the branch itself: a second call finds them there and commits nothing.
 func TestCommitEditsIsOneCommitOnTheRemoteAndIdempotent(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	ctx := ctxT(t)
@@ -43,6 +44,7 @@ func TestCommitEditsIsOneCommitOnTheRemoteAndIdempotent(t *testing.T) {
 // A push by someone else between the fetch and the push loses the lease:
 // the edit is rebuilt on the new tip, never forced over it.
 func TestCommitEditsNeverOverwritesAConcurrentPush(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	other := newClone(t, origin)
@@ -75,6 +77,7 @@ func TestCommitEditsNeverOverwritesAConcurrentPush(t *testing.T) {
 // Many files are read and written in one commit with their modes kept;
 // a file the edit leaves alone is not touched.
 func TestCommitEditsOfManyFilesKeepsTheirModes(t *testing.T) {
+	t.Parallel()
 	origin := gittest.OriginWithBase(t, map[string]string{"docs/a b.md": "one\n", "docs/x.sh": "echo\n", "docs/same.md": "same\n"})
 	seed := gittest.CloneOf(t, origin)
 	gitT(t, seed, "update-index", "--chmod=+x", "docs/x.sh")
@@ -110,6 +113,7 @@ func TestCommitEditsOfManyFilesKeepsTheirModes(t *testing.T) {
 // on the branch is never built on: a ForeignCommitError, nothing pushed.
 // The caller's own edit, pushed before its record (a crash), is its own.
 func TestCommitEditsNeverBuildsOnAForeignCommit(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r, other := newClone(t, origin), newClone(t, origin)
 	ctx := ctxT(t)

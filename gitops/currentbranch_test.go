@@ -10,6 +10,7 @@ import (
 // The branch a clone has checked out is named, also before its first
 // commit; a detached HEAD has none.
 func TestCurrentBranchIsTheCheckedOutOne(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clone := gittest.CloneOf(t, gittest.EmptyOrigin(t))
 	gittest.Run(t, clone, "symbolic-ref", "HEAD", "refs/heads/trunk")

@@ -191,6 +191,7 @@ func TestSupervisorGitRunsWithoutTheToken(t *testing.T) {
 // committing and pushing need of the user's, and nothing that runs a
 // program of theirs; written and read back it is the same keys and values.
 func TestOnlyIdentityCredentialsAndTransportKeysAreCopied(t *testing.T) {
+	t.Parallel()
 	for key, want := range map[string]bool{
 		"user.name": true, "user.email": true, "user.signingkey": false,
 		"credential.helper": true, "credential.https://github.com.helper": true, "credential.username": true,

@@ -12,6 +12,7 @@ import (
 // Only ignored files the globs name are listed: never a tracked file,
 // never the user's untracked work, and ** reaches into directories.
 func TestIgnoredFilesAreTheIgnoredOnesTheGlobsName(t *testing.T) {
+	t.Parallel()
 	origin := gittest.OriginWithBase(t, map[string]string{
 		".gitignore":          ".env\n*.local.yml\nsecrets/\nbuild/\n",
 		"config/app.yml":      "tracked\n",

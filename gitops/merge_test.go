@@ -64,6 +64,7 @@ func assertClean(t testing.TB, r *Repo, want int) {
 }
 
 func TestMergeClean(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	before := originRef(t, origin, "refs/heads/"+testWave)
 	w := worker(t, r, "wave/t-i1", map[string]string{"one.txt": "1", "dir/two.txt": "2"})
@@ -91,6 +92,7 @@ func TestMergeClean(t *testing.T) {
 }
 
 func TestMergeConflictDoesNotMoveWaveRef(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	worker(t, r, "wave/t-i1", map[string]string{"README.md": "one\n"})
 	worker(t, r, "wave/t-i2", map[string]string{"README.md": "two\n", "other.txt": "x"})
@@ -125,6 +127,7 @@ func TestMergeConflictDoesNotMoveWaveRef(t *testing.T) {
 }
 
 func TestFailedVerifyDoesNotMoveWaveRef(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	w := worker(t, r, "wave/t-i1", map[string]string{"feature.txt": "new"})
 	waveBefore := originRef(t, origin, "refs/heads/"+testWave)
@@ -163,6 +166,7 @@ func TestFailedVerifyDoesNotMoveWaveRef(t *testing.T) {
 // while this one verifies; the lease rejects our push, and the redo keeps
 // both merges.
 func TestRejectedPushRetriesWithoutLoss(t *testing.T) {
+	t.Parallel()
 	origin, a := newWave(t)
 	b := newClone(t, origin)
 	wa := worker(t, a, "wave/t-i1", map[string]string{"a.txt": "a"})
@@ -200,6 +204,7 @@ func TestRejectedPushRetriesWithoutLoss(t *testing.T) {
 // TestCrashBetweenUpdateRefAndPushResumesOnce: the merge commit exists and
 // the local wave branch points at it, but the push never happened.
 func TestCrashBetweenUpdateRefAndPushResumesOnce(t *testing.T) {
+	t.Parallel()
 	crash := func(t *testing.T, r *Repo, req MergeRequest) string {
 		t.Helper()
 		st, err := r.mergeState(ctxT(t), req)
@@ -262,6 +267,7 @@ func TestCrashBetweenUpdateRefAndPushResumesOnce(t *testing.T) {
 // TestMergeAlreadyMergedIsNoop covers the crash after the push and before
 // the caller recorded it: the retry finds the merge and moves nothing.
 func TestMergeAlreadyMergedIsNoop(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	worker(t, r, "wave/t-i1", map[string]string{"a.txt": "a"})
 	req := MergeRequest{Wave: testWave, Worker: "wave/t-i1", Message: "Merge #1"}
@@ -288,6 +294,7 @@ func TestMergeAlreadyMergedIsNoop(t *testing.T) {
 }
 
 func TestWorkerWithNoCommitsIsNoop(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	tip := originRef(t, origin, "refs/heads/"+testWave)
 	gitT(t, r.Dir, "branch", "wave/t-i1", "refs/remotes/origin/"+testWave)
@@ -304,6 +311,7 @@ func TestWorkerWithNoCommitsIsNoop(t *testing.T) {
 }
 
 func TestBaseMovedMidWave(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	w := worker(t, r, "wave/t-i1", map[string]string{"a.txt": "a"})
 	if _, err := r.Merge(ctxT(t), MergeRequest{Wave: testWave, Worker: "wave/t-i1"}); err != nil {
@@ -337,6 +345,7 @@ func TestBaseMovedMidWave(t *testing.T) {
 // the local wave branch (never pushed) is neither overwritten nor a reason
 // to stop the run: the merge lands on the remote, the local branch stays.
 func TestMergeKeepsACommitOnTheLocalWaveBranch(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	mine := commitOn(t, r.Dir, testWave, "", map[string]string{"local.txt": "x"})
 	w := worker(t, r, "wave/t-i1", map[string]string{"a.txt": "a"})

@@ -10,6 +10,7 @@ import (
 )
 
 func TestBranchSlug(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("word ", 60) // 300 chars
 	cases := []struct {
 		in   string
@@ -49,6 +50,7 @@ func TestBranchSlug(t *testing.T) {
 }
 
 func TestCheckRefFormat(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, ok := range []string{"main", "wave/2025-01-01-backlog", "wave/2025-01-01-backlog-i12"} {
 		if err := CheckRefFormat(ctx, ok); err != nil {
@@ -66,6 +68,7 @@ func TestCheckRefFormat(t *testing.T) {
 // has (a right-to-left override), or that hides characters, is refused
 // before git sees it, and the error shows the mark escaped.
 func TestBranchNameWithABidiOverrideOrInvisibleTextIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, name := range []string{"fix\u202etxt.exe", "wave/a\u2066b\u2069", "ad\u200bmin", "x\U000e0041"} {
 		err := CheckRefFormat(ctx, name)
@@ -80,6 +83,7 @@ func TestBranchNameWithABidiOverrideOrInvisibleTextIsRefused(t *testing.T) {
 }
 
 func TestCheckBranchAsksGitOncePerName(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	ctx := ctxT(t)
 	before := r.Calls()
@@ -99,6 +103,7 @@ func TestCheckBranchAsksGitOncePerName(t *testing.T) {
 }
 
 func TestParseVersion(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string][2]int{
 		"git version 2.39.5\n":                 {2, 39},
 		"git version 2.38.0.windows.1":         {2, 38},
@@ -118,6 +123,7 @@ func TestParseVersion(t *testing.T) {
 }
 
 func TestVersionIsNewEnough(t *testing.T) {
+	t.Parallel()
 	ma, mi, err := Version(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +155,7 @@ func TestEnvIsolated(t *testing.T) {
 }
 
 func TestErrorsCarryStderrAndCount(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	before := r.Calls()
 	_, err := r.git(ctxT(t), r.Dir, "cat-file", "commit", "0123456789abcdef0123456789abcdef01234567")
@@ -168,6 +175,7 @@ func TestErrorsCarryStderrAndCount(t *testing.T) {
 }
 
 func TestTimeoutBoundsEveryCall(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	r.rn.timeout = time.Nanosecond
 	_, err := r.RevParse(ctxT(t), "HEAD")
@@ -177,6 +185,7 @@ func TestTimeoutBoundsEveryCall(t *testing.T) {
 }
 
 func TestParsePush(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		out      string
 		flag     byte

@@ -23,6 +23,7 @@ func podClone(t *testing.T, origin string) *Repo {
 }
 
 func TestAWorkerBranchPushedUnderItsLeaseReachesOriginOnceAndNeverOverwritesOthers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	origin := newOrigin(t)
 	r := podClone(t, origin)
@@ -79,6 +80,7 @@ func TestAWorkerBranchPushedUnderItsLeaseReachesOriginOnceAndNeverOverwritesOthe
 }
 
 func TestUncommittedWorkSnapshottedInOnePodIsThereUncommittedInTheNext(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	origin := newOrigin(t)
 	r := podClone(t, origin)
@@ -133,6 +135,7 @@ func TestUncommittedWorkSnapshottedInOnePodIsThereUncommittedInTheNext(t *testin
 }
 
 func TestARunsResultCommitIsTheSameOnARetry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	origin := newOrigin(t)
 	r := podClone(t, origin)
@@ -157,6 +160,7 @@ func TestARunsResultCommitIsTheSameOnARetry(t *testing.T) {
 // refused; the supervisor brings the candidate in as the worker branch.
 // A candidate that names a branch is refused.
 func TestAPodPushesItsWorkToACandidateNeverABranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	origin := newOrigin(t)
 	const branch = "wave/x-i1"

@@ -45,6 +45,7 @@ func captureState(t *testing.T, dir string) worktreeState {
 }
 
 func TestSnapshotLeavesWorktreeUntouched(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	wt := filepath.Join(t.TempDir(), "w")
 	gitT(t, r.Dir, "worktree", "add", "-q", "-b", "wave/s-i1", wt, "origin/main")
@@ -105,6 +106,7 @@ func TestSnapshotLeavesWorktreeUntouched(t *testing.T) {
 }
 
 func TestProgressOfAWorktree(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	wt := filepath.Join(t.TempDir(), "w")
 	gitT(t, r.Dir, "worktree", "add", "-q", "-b", "wave/p-i1", wt, "origin/main")

@@ -14,6 +14,7 @@ func runnerDir(t *testing.T, origin string) string {
 }
 
 func TestSupervisorFetchesTheBranchAPodPushed(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	sup := newClone(t, origin)
 	pod := runnerDir(t, origin)
@@ -41,6 +42,7 @@ func TestSupervisorFetchesTheBranchAPodPushed(t *testing.T) {
 }
 
 func TestSupervisorFetchesASnapshotAndReadsTheResult(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	sup := newClone(t, origin)
 	pod := runnerDir(t, origin)
@@ -68,6 +70,7 @@ func TestSupervisorFetchesASnapshotAndReadsTheResult(t *testing.T) {
 }
 
 func TestARunsRefsOnOriginAreDeletedOnceAndMovedOnesKept(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	sup := newClone(t, origin)
 	pod := runnerDir(t, origin)
@@ -114,6 +117,7 @@ func TestARunsRefsOnOriginAreDeletedOnceAndMovedOnesKept(t *testing.T) {
 }
 
 func TestRemoteURLIsWhatAPodCanReach(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	sup := newClone(t, origin)
 	if url, err := sup.RemoteURL(ctxT(t)); err != nil || url != origin {

@@ -48,6 +48,7 @@ func renewReqs(held []ClaimInfo, lease time.Duration) []RenewRequest {
 }
 
 func TestRenewingManyClaimsMovesThemAllInOnePush(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	held := claimAll(t, r, "run-a", 5)
@@ -74,6 +75,7 @@ func TestRenewingManyClaimsMovesThemAllInOnePush(t *testing.T) {
 // the batch is refused whole and pushed again without it, so the other
 // claims are renewed all the same.
 func TestARenewalLeavesAClaimAnotherRunTookAndRenewsTheRest(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r, other := newClone(t, origin), newClone(t, origin)
 	held := claimAll(t, r, "run-a", 3)
@@ -101,6 +103,7 @@ func TestARenewalLeavesAClaimAnotherRunTookAndRenewsTheRest(t *testing.T) {
 // A supervisor killed after the push but before recording it runs the
 // renewal again: origin already holds it, so nothing is pushed twice.
 func TestARenewalRunAgainAfterAKillIsNotPushedTwice(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	held := claimAll(t, r, "run-a", 3)
@@ -126,6 +129,7 @@ func TestARenewalRunAgainAfterAKillIsNotPushedTwice(t *testing.T) {
 // A renewal whose push did not go through (killed, or refused by a hook)
 // pushes the commits it recorded when run again, not new ones.
 func TestARenewalCutShortBeforeItsPushPushesWhatItRecorded(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	held := claimAll(t, r, "run-a", 2)
@@ -155,6 +159,7 @@ func TestARenewalCutShortBeforeItsPushPushesWhatItRecorded(t *testing.T) {
 }
 
 func TestARenewalCreatesAGoneClaimAgainAndTakesUpItsOwnUnrecordedOne(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	held := claimAll(t, r, "run-a", 2)
@@ -177,6 +182,7 @@ func TestARenewalCreatesAGoneClaimAgainAndTakesUpItsOwnUnrecordedOne(t *testing.
 }
 
 func TestARenewalFallsBackToOnePushPerClaimWhenOriginRefusesAtomicPushes(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	held := claimAll(t, r, "run-a", 3)
@@ -197,6 +203,7 @@ func TestARenewalFallsBackToOnePushPerClaimWhenOriginRefusesAtomicPushes(t *test
 }
 
 func TestARenewalReportsARefThatHoldsNoClaim(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	held := claimAll(t, r, "run-a", 1)
@@ -218,6 +225,7 @@ func TestARenewalReportsARefThatHoldsNoClaim(t *testing.T) {
 // push: origin refuses the whole atomic push, nothing of it lands, and the
 // batch is looked at and pushed again without that claim.
 func TestARenewalRefusedWholeForAClaimTakenMidPushIsRetriedWithoutIt(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	held := claimAll(t, r, "run-a", 3)

@@ -45,6 +45,7 @@ func revertRepo(t *testing.T) (dir, issue1, issue2, waveMerge string) {
 }
 
 func TestRevertingOneIssuesMergeRevertsThatIssueOnly(t *testing.T) {
+	t.Parallel()
 	dir, i1, i2, _ := revertRepo(t)
 	gittest.Run(t, dir, "revert", "--no-edit", "-m", "1", i1)
 	got, err := Reverted(context.Background(), dir, "main", []string{i1, i2})
@@ -57,6 +58,7 @@ func TestRevertingOneIssuesMergeRevertsThatIssueOnly(t *testing.T) {
 }
 
 func TestRevertingTheWavesMergeRevertsEveryIssueInIt(t *testing.T) {
+	t.Parallel()
 	dir, i1, i2, wm := revertRepo(t)
 	gittest.Run(t, dir, "revert", "--no-edit", "-m", "1", wm)
 	revert := gittest.Run(t, dir, "rev-parse", "HEAD")
@@ -70,6 +72,7 @@ func TestRevertingTheWavesMergeRevertsEveryIssueInIt(t *testing.T) {
 }
 
 func TestARevertThatWasRevertedCountsForNothing(t *testing.T) {
+	t.Parallel()
 	dir, i1, i2, wm := revertRepo(t)
 	gittest.Run(t, dir, "revert", "--no-edit", "-m", "1", wm)
 	gittest.Run(t, dir, "revert", "--no-edit", "HEAD")

@@ -13,6 +13,7 @@ import (
 // and every later supervisor waited on "another git process holds a
 // lock" until it gave up.
 func TestAGitCommandCutShortLeavesNoLockBehind(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	gate := t.TempDir()

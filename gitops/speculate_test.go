@@ -19,6 +19,7 @@ func tipOf(t *testing.T, origin string) string {
 // either landed; each lands as the very commit it was prepared (and so
 // verified) as, and the wave branch passes through both.
 func TestCandidatesStackedOnEachOtherLandAsTheExactCommitsVerified(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	tip := tipOf(t, origin)
 	worker(t, r, "wave/t-i1", map[string]string{"one.txt": "1"})
@@ -63,6 +64,7 @@ func TestCandidatesStackedOnEachOtherLandAsTheExactCommitsVerified(t *testing.T)
 // prepared on top of the first, may not land while the first has not:
 // what was verified included the first.
 func TestAPreparedMergeWhoseBaseNeverLandedIsRefused(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	tip := tipOf(t, origin)
 	worker(t, r, "wave/t-i1", map[string]string{"one.txt": "1"})
@@ -87,6 +89,7 @@ func TestAPreparedMergeWhoseBaseNeverLandedIsRefused(t *testing.T) {
 // TestPrepareSaysWhenTheWorkerConflictsWithTheCandidateAhead and moves
 // no ref.
 func TestPrepareSaysWhenTheWorkerConflictsWithTheCandidateAhead(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	tip := tipOf(t, origin)
 	worker(t, r, "wave/t-i1", map[string]string{"shared.txt": "one"})
@@ -113,6 +116,7 @@ func TestPrepareSaysWhenTheWorkerConflictsWithTheCandidateAhead(t *testing.T) {
 // preparing the same (base, worker) again returns it, verified, and it
 // lands once.
 func TestPrepareTakesUpTheVerifiedMergeAKilledSupervisorLeftUnpushed(t *testing.T) {
+	t.Parallel()
 	origin, r := newWave(t)
 	tip := tipOf(t, origin)
 	w := worker(t, r, "wave/t-i1", map[string]string{"one.txt": "1"})

@@ -9,6 +9,7 @@ import (
 )
 
 func TestClassifyStderrNamesTheCauseOrCallsItPermanent(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		stderr, want string
 	}{
@@ -39,6 +40,7 @@ func TestClassifyStderrNamesTheCauseOrCallsItPermanent(t *testing.T) {
 }
 
 func TestHookRefusalIsNotALostLease(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ summary, want string }{
 		{"[remote rejected] (pre-receive hook declined)", CauseHook},
 		{"[remote rejected] (protected branch hook declined)", CauseHook},
@@ -57,6 +59,7 @@ func TestHookRefusalIsNotALostLease(t *testing.T) {
 // fetch, an ls-remote and a claim all fail with "origin unreachable", and
 // work again once it is back.
 func TestOriginMovedAwayIsTransient(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	ctx := ctxT(t)
@@ -84,6 +87,7 @@ func TestOriginMovedAwayIsTransient(t *testing.T) {
 // refuses every push makes a claim fail with a transient error naming
 // the hook, never "claimed by someone else", and the merge push too.
 func TestHookDeclinedPushIsTransientNotALostClaim(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	ctx := ctxT(t)

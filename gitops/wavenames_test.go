@@ -12,6 +12,7 @@ import (
 // not fresh, another run's commit is refused; freeing is conditional on
 // the commit and idempotent.
 func TestWaveNameReservedByOneRunAndRecognisedByIt(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	a, b := newClone(t, origin), newClone(t, origin)
 	const wave = "wave/2025-01-01-demo"
@@ -50,6 +51,7 @@ func TestWaveNameReservedByOneRunAndRecognisedByIt(t *testing.T) {
 // dead is removed with its directory; one of a live process, and any
 // other worktree, is left.
 func TestStaleScratchWorktreesOfDeadProcessesRemoved(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	r.scratchDir = t.TempDir()
 	add := func(name string) string {

@@ -15,6 +15,7 @@ import (
 // standard alternates file, its origin cannot be pushed to, and it has
 // the wave tip it was given as its wave branch.
 func TestAWorkerCloneSharesNoGitDirectoryWithTheClone(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	start := gitT(t, r.Dir, "rev-parse", "origin/main")
@@ -73,6 +74,7 @@ func TestAWorkerCloneSharesNoGitDirectoryWithTheClone(t *testing.T) {
 // a clone found at the path is taken as it is, uncommitted work and all;
 // a clone deleted is made again from the branch as last fetched.
 func TestAWorkerCloneResumesItsBranchAndItsFiles(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	work := commitOn(t, r.Dir, "wave/x-i2", "HEAD", map[string]string{"work.txt": "precious"})
 	dir := filepath.Join(t.TempDir(), "w2")
@@ -108,6 +110,7 @@ func TestAWorkerCloneResumesItsBranchAndItsFiles(t *testing.T) {
 // Something at the path that is not a worker checkout is never touched;
 // a clone cut off before its checkout (only .git in it) is made again.
 func TestAWorkerCloneNeverClobbersAForeignDirectory(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	foreign := filepath.Join(t.TempDir(), "foreign")
 	writeFile(t, filepath.Join(foreign, "notes.txt"), "mine")
@@ -129,6 +132,7 @@ func TestAWorkerCloneNeverClobbersAForeignDirectory(t *testing.T) {
 // own where it is: its files, staged and unstaged work kept; the user's
 // clone forgets it.
 func TestAWorktreeOfAnOlderVersionBecomesACloneKeepingItsWork(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	dir := filepath.Join(t.TempDir(), "old")
 	gitT(t, r.Dir, "worktree", "add", "-q", "-b", "wave/x-i3", dir, "origin/main")
@@ -163,6 +167,7 @@ func TestAWorktreeOfAnOlderVersionBecomesACloneKeepingItsWork(t *testing.T) {
 // Hostile titles become branch names git accepts and a clone can be made
 // on; none reaches a shell.
 func TestIssueTitlesMakeUsableBranches(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	titles := []string{"$(touch /tmp/pwned) `id`; rm -rf ~ | x", "../../../etc", "Ünïcödé ☃ 日本", strings.Repeat("ab;", 100)}
 	for i, title := range titles {
@@ -181,6 +186,7 @@ func TestIssueTitlesMakeUsableBranches(t *testing.T) {
 // only: a directory of refs the worker turned into a link leading out of
 // it is not followed.
 func TestWorkerRefsStayInsideTheCheckout(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	start := gitT(t, r.Dir, "rev-parse", "origin/main")
 	dir := filepath.Join(t.TempDir(), "w")
@@ -207,6 +213,7 @@ func TestWorkerRefsStayInsideTheCheckout(t *testing.T) {
 // copied the same way) is in the worker's clone, which a sandboxed
 // worker reads with no global config of its own.
 func TestAWorkerCommitsAsTheClonesOwnIdentity(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	gitT(t, r.Dir, "config", "user.name", "Ada Lovelace")

@@ -42,6 +42,7 @@ func plantEverything(t *testing.T, dir string) string {
 // remove it — runs nothing the worker put in its clone: no hook, no
 // fsmonitor, no filter, no command of its config.
 func TestReadingAWorkerCheckoutRunsNothingOfIts(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	dir := filepath.Join(t.TempDir(), "w")
 	workerClone(t, r, dir, "wave/h-i1", "origin/main", nil)
@@ -86,6 +87,7 @@ func TestReadingAWorkerCheckoutRunsNothingOfIts(t *testing.T) {
 // force-added, every object of it in the user's clone; the clone is left
 // as it was.
 func TestASnapshotOfAWorkerCloneHoldsWorkOnlyItsStoreHad(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	dir := filepath.Join(t.TempDir(), "w")
 	workerClone(t, r, dir, "wave/s-i2", "origin/main", nil)
@@ -134,6 +136,7 @@ func TestASnapshotOfAWorkerCloneHoldsWorkOnlyItsStoreHad(t *testing.T) {
 // The worker's branch comes into the clone as the worker left it, even
 // rewritten; a branch the worker deleted changes nothing.
 func TestFetchFromCheckoutFollowsTheWorkersBranch(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	dir := filepath.Join(t.TempDir(), "w")
 	workerClone(t, r, dir, "wave/f-i3", "origin/main", nil)
@@ -159,6 +162,7 @@ func TestFetchFromCheckoutFollowsTheWorkersBranch(t *testing.T) {
 // packed branch, detached; a HEAD naming something outside refs/ or a
 // link out of the checkout is not followed.
 func TestCheckoutHeadReadsTheCheckoutsOwnFiles(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	dir := filepath.Join(t.TempDir(), "w")
 	workerClone(t, r, dir, "wave/hd-i1", "origin/main", nil)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestEnsureWaveBranch(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	a, b := newClone(t, origin), newClone(t, origin)
 	// main moves on origin after a cloned: the wave starts from the new tip.
@@ -32,6 +33,7 @@ func TestEnsureWaveBranch(t *testing.T) {
 }
 
 func TestEnsureWaveBranchRaceCreatesOnce(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	repos := []*Repo{newClone(t, origin), newClone(t, origin), newClone(t, origin)}
 	created := make([]bool, len(repos))
@@ -63,6 +65,7 @@ func TestEnsureWaveBranchRaceCreatesOnce(t *testing.T) {
 }
 
 func TestSafeDeleteOnlyAncestors(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	r := newClone(t, origin)
 	wave := "wave/sd"
