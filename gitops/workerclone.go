@@ -36,6 +36,10 @@ import (
 // an origin, and fetching from it reads without writing.
 const workerPushURL = "/dev/null/workers-do-not-push-the-supervisor-merges-the-branch"
 
+// ObjectsDir is this clone's object directory, as a worker's clone (and a
+// verify checkout) borrows it: the path their alternates name.
+func (r *Repo) ObjectsDir() string { return filepath.Join(r.common, "objects") }
+
 // WorkerCheckout is a worker's clone as EnsureWorkerClone makes it.
 type WorkerCheckout struct {
 	Dir    string // where it is (absolute)

@@ -108,6 +108,9 @@ type Sandbox struct {
 	// GitWritable: the agent commits (a worker), so its checkout's git
 	// metadata is writable; a reviewer's is not.
 	GitWritable bool `json:"gitWritable,omitempty"`
+	// Borrow are the object directories its checkout's git may read
+	// (sandbox.Borrowed of the repository the checkout belongs to).
+	Borrow []string `json:"borrow,omitempty"`
 	// Writable and ReadOnly are more paths bound at their own path (the
 	// run's prompt and overlay files, backlog.sandbox.readOnly).
 	Writable []string `json:"writable,omitempty"`
