@@ -135,6 +135,9 @@ func (s *Supervisor) admit(ctx context.Context, n int) (*backlog.IssueRun, bool,
 	}
 	// What follows reads the worker branch in the clone.
 	if err := s.co.Fetch(ctx, w); err != nil {
+		if ok, err := s.unreadable(ctx, n, err); ok {
+			return is, false, err
+		}
 		return is, false, fmt.Errorf("merge #%d: fetch its branch: %w", n, err)
 	}
 	if parked, err := s.parkOutside(ctx, is); parked || err != nil {

@@ -198,6 +198,9 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	n, v, prior := is.Number, obs.Verdict, is.Outcome
 	// First: a pod's run brings its log's tail back with its branch.
 	if err := s.co.Fetch(ctx, w); err != nil {
+		if ok, err := s.unreadable(ctx, n, err); ok {
+			return err
+		}
 		return fmt.Errorf("#%d: fetch its branch: %w", n, err)
 	}
 	if v.State == runtime.StateUsageLimited && v.UsageLimit != nil {
@@ -211,6 +214,9 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	lost := s.co.Lost(w)
 	commits, err := s.co.Ahead(ctx, w)
 	if err != nil {
+		if ok, err := s.unreadable(ctx, n, err); ok {
+			return err
+		}
 		return fmt.Errorf("#%d: commits ahead: %w", n, err)
 	}
 	outcome, detail := classify(v, prior, res, marked, commits)
@@ -413,6 +419,9 @@ func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) erro
 	lost := s.co.Lost(w)
 	sha, err := s.co.Snapshot(ctx, w, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
 	if err != nil {
+		if ok, err := s.unreadable(ctx, n, err); ok {
+			return err
+		}
 		return fmt.Errorf("#%d: salvage snapshot: %w", n, err)
 	}
 	if err := s.emit(backlog.Event{Kind: backlog.EvSalvaged, Issue: n, Attempt: is.Attempts, Ref: ref, Commit: sha}); err != nil {

@@ -1,0 +1,125 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
+)
+
+// mkindex is a bash function writing the clone's index as one entry, its
+// argument, with stat data that makes git hash the file again: what a
+// worker forges to name a file out of its work tree.
+const mkindex = `mkindex() {
+  local name=$1 len=${#1} z='\x00\x00\x00\x00'
+  {
+    printf 'DIRC\x00\x00\x00\x02\x00\x00\x00\x01'
+    printf "$z$z$z$z$z$z"'\x00\x00\x81\xa4'"$z$z$z$z$z$z$z$z"
+    printf "$(printf '\\x%02x\\x%02x' $((len >> 8)) $((len & 255)))%s" "$name"
+    printf '\x00%.0s' $(seq $((8 - (62 + len) % 8)))
+  } > .git/index.new
+  printf "$(sha1sum < .git/index.new | cut -c1-40 | sed 's/../\\x&/g')" >> .git/index.new
+  mv .git/index.new .git/index
+}
+`
+
+// scanObjects prints "LEAK: <content>" for every object the worker's
+// git reaches (its own and the user's clone's, which it borrows) that
+// holds $1.
+const scanObjects = `scan() {
+  git cat-file --batch-all-objects --batch-check='%(objectname) %(objecttype)' 2>/dev/null | while read -r o ty; do
+    [ "$ty" = blob ] || continue
+    c=$(git cat-file -p "$o" 2>/dev/null); case "$c" in *"$1"*) echo "LEAK: $c";; esac
+  done
+}
+`
+
+// A worker forges its index with an entry naming the user's SSH key by
+// a path out of its work tree, and fails: the supervisor's snapshot of
+// its clone (and every look at it) never hashes that file into the
+// user's clone, whose objects the relaunched worker borrows.
+func TestAForgedIndexNeverHasTheSupervisorReadAFileOutOfTheCheckout(t *testing.T) {
+	needBwrap(t)
+	home := userHome(t)
+	log := plantThenRelaunch(t, home, mkindex+`  mkindex "$(realpath -m --relative-to=. "$HOME_OUTSIDE/.ssh/id_ed25519")"
+  git ls-files | sed 's/^/index: /'`,
+		scanObjects+`git read-tree HEAD
+scan "PRIVATE KEY"`)
+	if strings.Contains(log, "LEAK") || strings.Contains(log, sshKey) {
+		t.Errorf("the relaunched worker found the user's key in the objects it borrows:\n%s", log)
+	}
+}
+
+// A worker points its clone's alternates at another repository of the
+// user's, links its branch to one of that repository's branches, and
+// fails: the supervisor copies nothing of that repository into the
+// user's clone (where every later worker's borrowed objects would reach
+// it), parks the issue, and merges the others.
+func TestAWorkerCloneNamingAnotherRepositoryNeverBringsItIntoTheClone(t *testing.T) {
+	needBwrap(t)
+	home := userHome(t)
+	other := filepath.Join(home, "other-project")
+	e2etest.GitIn(t, other, "init", "-q", "-b", "main")
+	e2etest.GitIn(t, other, "add", "-A")
+	e2etest.GitIn(t, other, "commit", "-q", "-m", "private")
+	secret := e2etest.GitIn(t, other, "rev-parse", "HEAD:notes.md")
+	r := e2etest.NewBacklogRepo(t)
+	shellWorkers(t, r, fmt.Sprintf(`if [ "$n" = 1 ]; then
+  printf '%%s\n' %[1]s/.git/objects >> .git/objects/info/alternates
+  b=$(git symbolic-ref HEAD); rm -f ".git/$b"; ln -s %[1]s/.git/refs/heads/main ".git/$b"
+  echo planted; exit 3
+fi
+`, e2etest.ShellQuote(other))+work, "0")
+	r.Issue(1, "One", "Files: src/i1/**")
+	r.Issue(2, "Two", "Files: src/i2/**")
+	res := runWith(t, r, home, nil, "1,2")
+	if gittest.Try(r.Root, "cat-file", "-e", secret) == nil {
+		t.Errorf("the other project's notes (%s) are in the user's clone", secret)
+	}
+	_, v := status(t, r, home)
+	if res.Code != 43 || v.Tally.Merged != 1 || len(v.Issues) != 2 || v.Issues[0].State != "parked" {
+		t.Errorf("run: exit %d, %+v %+v; want #1 parked, #2 merged, exit 43\n%s\n%s", res.Code, v.Tally, v.Issues, res.Stdout, res.Stderr)
+	}
+}
+
+// Workers that break their clone's git — a HEAD on a branch that does
+// not exist, a .git file naming a directory that is no repository — are
+// each parked, saying so, while the run merges the one that worked: none
+// stops the run, nor has it wait for an outage that is not there.
+func TestAWorkerThatBreaksItsGitIsParkedWhileTheRunMergesEveryoneElse(t *testing.T) {
+	home := userHome(t)
+	r := e2etest.NewBacklogRepo(t)
+	shellWorkers(t, r, `case $n in
+1) echo "ref: refs/heads/nowhere" > .git/HEAD ;;
+2) mv .git .git-real; echo "gitdir: $HOME" > .git ;;
+esac
+if [ "$n" != 3 ]; then echo "[backlog-result] state=done detail=broke it"; exit 0; fi
+`+work, "0")
+	for n := 1; n <= 3; n++ {
+		r.Issue(n, fmt.Sprintf("Issue %d", n), fmt.Sprintf("Files: src/i%d/**", n))
+	}
+	res := runWith(t, r, home, nil, "1,2,3")
+	_, v := status(t, r, home)
+	if res.Code != 43 || v.Tally.Merged != 1 {
+		t.Fatalf("run: exit %d, %+v; want #3 merged, the others parked, exit 43\n%s\n%s", res.Code, v.Tally, res.Stdout, res.Stderr)
+	}
+	for _, is := range v.Issues {
+		want := "parked"
+		if is.Number == 3 {
+			want = "merged"
+		}
+		if is.State != want {
+			t.Errorf("#%d: %s (%s), want %s", is.Number, is.State, is.Detail, want)
+		}
+	}
+	if strings.Contains(res.Stdout, "waiting: origin unreachable") {
+		t.Errorf("a broken checkout was taken for an outage:\n%s", res.Stdout)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".git")); err == nil {
+		t.Error("something wrote a .git into the user's home")
+	}
+}
