@@ -113,6 +113,9 @@ func (r *Repo) CheckoutAhead(ctx context.Context, dir, head, base string) (int, 
 	if err != nil {
 		return 0, fmt.Errorf("commits ahead in %s: %q is not a count", dir, firstLine(out))
 	}
+	if n > 0 && r.noCommonHistory(ctx, base, head, l.readEnv()) {
+		return 0, &CheckoutError{Dir: dir, Err: fmt.Errorf("its HEAD %s: %w", short(head), ErrNoCommonHistory)}
+	}
 	return n, nil
 }
 

@@ -25,6 +25,17 @@ import (
 // files itself, only inside its clone (os.Root), and fetches from a bare
 // repository of its own holding copies of them (the view).
 
+// ErrNoCommonHistory: a worker's branch shares no commit with the wave
+// branch (an orphan branch): there is nothing to merge it on.
+var ErrNoCommonHistory = errors.New("it shares no history with the wave branch")
+
+// noCommonHistory says whether head shares no commit with base (env: the
+// lens's, for a head only the worker's store has).
+func (r *Repo) noCommonHistory(ctx context.Context, base, head string, env []string) bool {
+	_, err := r.do(ctx, call{dir: r.Dir, args: []string{"merge-base", base, head}, env: env})
+	return exitCode(err) == 1
+}
+
 // CheckoutError is a worker checkout this clone cannot read as a worker's
 // clone: its HEAD, a ref, its index or its objects are not what git made
 // of them (a worker that broke or forged its .git). It is the worker's

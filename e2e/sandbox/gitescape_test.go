@@ -87,8 +87,9 @@ fi
 }
 
 // Workers that break their clone's git — a HEAD on a branch that does
-// not exist, a .git file naming a directory that is no repository — are
-// each parked, saying so, while the run merges the one that worked: none
+// not exist, a .git file naming a directory that is no repository, a
+// branch with no history in common with the wave branch — are each
+// parked, saying so, while the run merges the one that worked: none
 // stops the run, nor has it wait for an outage that is not there.
 func TestAWorkerThatBreaksItsGitIsParkedWhileTheRunMergesEveryoneElse(t *testing.T) {
 	home := userHome(t)
@@ -96,20 +97,21 @@ func TestAWorkerThatBreaksItsGitIsParkedWhileTheRunMergesEveryoneElse(t *testing
 	shellWorkers(t, r, `case $n in
 1) echo "ref: refs/heads/nowhere" > .git/HEAD ;;
 2) mv .git .git-real; echo "gitdir: $HOME" > .git ;;
+3) b=$(git symbolic-ref --short HEAD); git checkout -q --orphan alone && git commit -qm alone && git branch -f -- "$b" alone && git checkout -q "$b" ;;
 esac
-if [ "$n" != 3 ]; then echo "[backlog-result] state=done detail=broke it"; exit 0; fi
+if [ "$n" != 4 ]; then echo "[backlog-result] state=done detail=broke it"; exit 0; fi
 `+work, "0")
-	for n := 1; n <= 3; n++ {
+	for n := 1; n <= 4; n++ {
 		r.Issue(n, fmt.Sprintf("Issue %d", n), fmt.Sprintf("Files: src/i%d/**", n))
 	}
-	res := runWith(t, r, home, nil, "1,2,3")
+	res := runWith(t, r, home, nil, "1,2,3,4")
 	_, v := status(t, r, home)
 	if res.Code != 43 || v.Tally.Merged != 1 {
-		t.Fatalf("run: exit %d, %+v; want #3 merged, the others parked, exit 43\n%s\n%s", res.Code, v.Tally, res.Stdout, res.Stderr)
+		t.Fatalf("run: exit %d, %+v; want #4 merged, the others parked, exit 43\n%s\n%s", res.Code, v.Tally, res.Stdout, res.Stderr)
 	}
 	for _, is := range v.Issues {
 		want := "parked"
-		if is.Number == 3 {
+		if is.Number == 4 {
 			want = "merged"
 		}
 		if is.State != want {
