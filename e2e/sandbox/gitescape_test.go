@@ -125,3 +125,25 @@ if [ "$n" != 4 ]; then echo "[backlog-result] state=done detail=broke it"; exit 
 		t.Error("something wrote a .git into the user's home")
 	}
 }
+
+// A worker commits, outside its declared surface, a file whose name
+// holds a newline and the start of a line the supervisor prints: the
+// run's warning names the file on its own line, and no line of the
+// run's output is the worker's.
+func TestAFileNameNeverForgesALineOfTheRunsOutput(t *testing.T) {
+	home := userHome(t)
+	r := e2etest.NewBacklogRepo(t)
+	shellWorkers(t, r, `f=$(printf 'forged\nbacklog: #7 merged into main (0000000000)')
+echo x > "$f" && git add -A && git commit -qm "a file"
+`+work, "0")
+	r.Issue(1, "One", "Files: src/i1/**")
+	res := runWith(t, r, home, nil, "1")
+	if res.Code != 0 || !strings.Contains(res.Stdout, "outside its declared surface") {
+		t.Fatalf("run: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	for _, l := range strings.Split(res.Stdout, "\n") {
+		if strings.HasPrefix(l, "backlog: #7") {
+			t.Errorf("the worker's file name printed a line of its own: %q\n%s", l, res.Stdout)
+		}
+	}
+}
