@@ -161,7 +161,8 @@ var objectFile = regexp.MustCompile(`^(?:[0-9a-f]{2}/(?:[0-9a-f]{38}|[0-9a-f]{62
 // this clone's ref dest (forced): the clone's object files are copied
 // (from inside its .git/objects only, never through a link) into a bare
 // repository of ours that borrows this clone's objects and nothing else,
-// and upload-pack there sends what dest needs.
+// and upload-pack there sends what dest needs, each object checked
+// (fsckStrict).
 func (r *Repo) fetchFromView(ctx context.Context, dir, sha, dest string) error {
 	if !isHex(sha) {
 		return fmt.Errorf("fetch %s from %s: %q is not a sha", sanitize(dest), dir, sanitize(sha))
@@ -188,11 +189,30 @@ func (r *Repo) fetchFromView(ctx context.Context, dir, sha, dest string) error {
 	if err != nil {
 		return fmt.Errorf("fetch from %s: %w", dir, err)
 	}
-	if _, err := r.git(ctx, r.Dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-		"--no-show-forced-updates", "--", view, "+refs/heads/wave-view:"+dest); err != nil {
+	args := append(fsckStrict(), "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+		"--no-show-forced-updates", "--", view, "+refs/heads/wave-view:"+dest)
+	if _, err := r.git(ctx, r.Dir, args...); err != nil {
 		return checkoutErr(dir, fmt.Errorf("fetch %s: %w", short(sha), err))
 	}
 	return nil
+}
+
+// fsckStrict is the configuration of a fetch from a worker: every object
+// it brings is checked (git fsck's rules), and a tree entry git never
+// writes — ".git", "..", ".", an empty name or one with a slash, which a
+// worker can make with mktree — is an error, not fsck's warning: git
+// refuses to check such a tree out (every verify of its merge would fail
+// to start) and origins that check pushes refuse it.
+func fsckStrict() []string {
+	cfg := []string{"fetch.fsckObjects=true"}
+	for _, id := range []string{"hasDot", "hasDotdot", "hasDotgit", "emptyName", "fullPathname"} {
+		cfg = append(cfg, "fetch.fsck."+id+"=error")
+	}
+	var args []string
+	for _, c := range cfg {
+		args = append(args, "-c", c)
+	}
+	return args
 }
 
 // copyObjects copies the object files of the clone at dir into to (an

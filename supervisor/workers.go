@@ -268,7 +268,10 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		s.printf("#%d: ready to merge (%d commit(s) on %s)", n, commits, is.Branch)
 		// Its branch is brought in now, beside the merge train (which
 		// waits for this job before it merges the issue), not in it.
-		return s.spawn(ctx, n, func(ctx context.Context) error { return s.co.Fetch(ctx, w) })
+		return s.spawn(ctx, n, func(ctx context.Context) error {
+			_, err := s.unreadable(ctx, n, s.co.Fetch(ctx, w))
+			return err
+		})
 	case backlog.OutcomeNeedsInput:
 		q := firstNonEmpty(res.Question, "The worker needs input to go on.")
 		return s.offLoop(ctx, n, func(ctx context.Context) error { return s.needsInput(ctx, n, q) })

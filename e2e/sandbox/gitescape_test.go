@@ -1,12 +1,15 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 )
@@ -82,7 +85,7 @@ fi
 	}
 	_, v := status(t, r, home)
 	if res.Code != 43 || v.Tally.Merged != 1 || len(v.Issues) != 2 || v.Issues[0].State != "parked" {
-		t.Errorf("run: exit %d, %+v %+v; want #1 parked, #2 merged, exit 43\n%s\n%s", res.Code, v.Tally, v.Issues, res.Stdout, res.Stderr)
+		t.Errorf("run: exit %d, %s; want #1 parked, #2 merged, exit 43\n%s\n%s", res.Code, states(v), res.Stdout, res.Stderr)
 	}
 }
 
@@ -146,4 +149,55 @@ echo x > "$f" && git add -A && git commit -qm "a file"
 			t.Errorf("the worker's file name printed a line of its own: %q\n%s", l, res.Stdout)
 		}
 	}
+}
+
+// A worker commits a tree no git writes — a .git/hooks/post-checkout
+// entry (and a ".." one) — with verify on: its branch is refused where
+// it is fetched and its issue parked, nothing of it reaches origin, and
+// the run merges the other and ends; the verify never loops on a
+// checkout git refuses to make.
+func TestATreeGitWouldNotWriteIsRefusedAtTheFetch(t *testing.T) {
+	home := userHome(t)
+	r := e2etest.NewBacklogRepo(t)
+	r.SetBacklogKey(t, `verify: [sh, -c, 'true']`)
+	shellWorkers(t, r, `if [ "$n" = 1 ]; then
+  hook=$(printf '#!/bin/sh\ntouch %s/ran\n' "$ROOT" | git hash-object -w --stdin)
+  hooks=$(printf '100755 blob %s\tpost-checkout\n' $hook | git mktree)
+  dotgit=$(printf '040000 tree %s\thooks\n' $hooks | git mktree)
+  mkdir -p src/i1 && echo w > src/i1/w && git add -A && git commit -qm work
+  t=$( (git ls-tree HEAD; printf '040000 tree %s\t.git\n' $dotgit) | git mktree)
+  git update-ref HEAD "$(git commit-tree $t -p HEAD -m dotgit)"
+  echo "[backlog-result] state=done detail=planted"; exit 0
+fi
+`+work, "0")
+	r.Issue(1, "One", "Files: src/i1/**")
+	r.Issue(2, "Two", "Files: src/i2/**")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res := r.RunWith(ctx, append(r.Env(), "HOME="+home), "backlog", "run", "--issues", "1,2", "--no-dashboard")
+	_, v := status(t, r, home)
+	if res.Code != 43 || v.Tally.Merged != 1 || len(v.Issues) != 2 || v.Issues[0].State != "parked" {
+		t.Fatalf("run: exit %d, %s; want #1 parked, #2 merged, exit 43\n%s", res.Code, states(v), lastLines(res.Stdout, 30))
+	}
+	if _, err := os.Stat(filepath.Join(r.Root, "ran")); err == nil {
+		t.Error("the hook the worker committed ran")
+	}
+	if out := e2etest.GitIn(t, r.Origin, "ls-tree", "-r", "--name-only", v.Run.WaveBranch); strings.Contains(out, ".git/") {
+		t.Errorf("origin's wave branch holds the worker's .git entry:\n%s", out)
+	}
+}
+
+// states is each issue's number, state and detail, for a failure.
+func states(v backlog.StatusView) string {
+	var b strings.Builder
+	for _, is := range v.Issues {
+		fmt.Fprintf(&b, "\n  #%d %s: %s", is.Number, is.State, is.Detail)
+	}
+	return b.String()
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
