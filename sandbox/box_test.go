@@ -401,3 +401,27 @@ func TestWhatAWorkersGitNamesIsNeverMountedInItsNextSandbox(t *testing.T) {
 		t.Errorf("a checkout whose .git names %s/.ssh got a sandbox", w.home)
 	}
 }
+
+// A wave agent's checkout is the user's repository itself: it commits
+// there, but plants nothing the user's own git would run later — no
+// hook, no config, no alternates.
+func TestAnAgentInTheUsersRepositoryPlantsNoHookOrConfig(t *testing.T) {
+	bwrap := bwrapOrSkip(t)
+	w := newWorld(t, true)
+	dotgit := filepath.Join(w.clone, ".git")
+	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.clone, Borrow: RepositoryBorrowed(w.clone), GitWritable: true}, w.env, w.clone,
+		"git:commit -q --allow-empty -m inside",
+		"write:"+filepath.Join(dotgit, "hooks", "pre-commit"),
+		"git:config core.fsmonitor /tmp/evil",
+		"write:"+filepath.Join(dotgit, "objects", "info", "alternates"),
+		"write:"+filepath.Join(dotgit, "info", "attributes"),
+	)
+	want(t, res, "git:commit -q --allow-empty -m inside", "ok: ")
+	for _, a := range []string{"write:" + filepath.Join(dotgit, "hooks", "pre-commit"), "git:config core.fsmonitor /tmp/evil",
+		"write:" + filepath.Join(dotgit, "objects", "info", "alternates"), "write:" + filepath.Join(dotgit, "info", "attributes")} {
+		want(t, res, a, "err: ")
+	}
+	if got := gittest.Run(t, w.clone, "log", "-1", "--format=%s"); got != "inside" {
+		t.Errorf("the commit made inside is not in the repository: %q", got)
+	}
+}

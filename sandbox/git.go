@@ -32,10 +32,11 @@ const maxAlternates = 5
 // repository whose objects borrow names.
 //
 // The worktree is the weaker, legacy case: to commit, the process must
-// write that clone's objects and refs. Its hooks, config, info and other
-// worktrees stay read-only (a missing hooks directory is a private,
-// empty one), so nothing the process plants there is run by anyone else;
-// its own worktree directory is writable.
+// write that clone's objects and refs; so must a wave agent, whose
+// checkout is the user's repository itself. There the hooks, config,
+// info, objects/info and other worktrees stay read-only (guarded), so
+// nothing the process plants is run by anyone else; a worktree's own
+// directory is writable.
 func gitMounts(checkout string, writable bool, borrow []string) (ms []Mount, legacy bool, err error) {
 	dotgit := filepath.Join(checkout, ".git")
 	fi, err := os.Lstat(dotgit)
@@ -46,8 +47,13 @@ func gitMounts(checkout string, writable bool, borrow []string) (ms []Mount, leg
 		return nil, false, err
 	}
 	if fi.IsDir() {
-		if !writable {
+		switch {
+		case !writable:
 			ms = append(ms, Mount{Kind: MountReadOnly, Src: dotgit, Dest: dotgit})
+		case slices.Contains(borrow, filepath.Join(dotgit, "objects")):
+			// The checkout is the user's repository itself (a wave
+			// agent's): the user's own git runs what lands here.
+			ms = append(ms, guarded(dotgit)...)
 		}
 		return append(ms, borrowMounts(checkout, borrow)...), false, nil
 	}
@@ -66,17 +72,29 @@ func gitMounts(checkout string, writable bool, borrow []string) (ms []Mount, leg
 		return append(ms, borrowMounts(checkout, borrow)...), true, nil
 	}
 	ms = append(ms, Mount{Kind: MountWritable, Src: common, Dest: common})
+	ms = append(ms, guarded(common)...)
+	ms = append(ms, Mount{Kind: MountWritable, Src: gitdir, Dest: gitdir})
+	return append(ms, borrowMounts(common, borrow)...), true, nil
+}
+
+// guarded are the mounts that keep the parts of a user's git directory
+// (common) whose content git runs or follows read-only while the rest
+// (objects, refs) is writable for commits: hooks, config, info (its
+// attributes name filters), worktrees and objects/info (its alternates).
+// A missing directory is a private, empty one, so nothing created there
+// outlives the sandbox.
+func guarded(common string) []Mount {
+	var ms []Mount
 	for _, sub := range []string{"hooks", "config", "info", "worktrees", filepath.Join("objects", "info")} {
 		p := filepath.Join(common, sub)
 		switch _, err := os.Lstat(p); {
 		case err == nil:
 			ms = append(ms, Mount{Kind: MountReadOnly, Src: p, Dest: p})
-		case sub == "hooks" && errors.Is(err, fs.ErrNotExist):
+		case sub != "config" && errors.Is(err, fs.ErrNotExist):
 			ms = append(ms, Mount{Kind: MountTmpfs, Dest: p})
 		}
 	}
-	ms = append(ms, Mount{Kind: MountWritable, Src: gitdir, Dest: gitdir})
-	return append(ms, borrowMounts(common, borrow)...), true, nil
+	return ms
 }
 
 // borrowMounts binds borrow read-only, but what lies inside inside
