@@ -92,7 +92,16 @@ func inspectCheckout(dir string) (kind checkoutKind, gitdir string) {
 		if !filepath.IsAbs(gd) {
 			gd = filepath.Join(dir, gd)
 		}
-		return kindWorktree, filepath.Clean(gd)
+		gd = filepath.Clean(gd)
+		// git's back-link: a worktree's git dir names the .git file of its
+		// checkout. A .git file naming another checkout's git dir (a
+		// worker's forgery naming one of the user's worktrees) is not a
+		// worktree of this directory, and nothing of it is ever touched.
+		back, err := os.ReadFile(filepath.Join(gd, "gitdir"))
+		if err != nil || !SamePath(strings.TrimSpace(string(back)), filepath.Join(dir, ".git")) {
+			return kindOther, ""
+		}
+		return kindWorktree, gd
 	case !gfi.IsDir():
 		return kindOther, ""
 	}

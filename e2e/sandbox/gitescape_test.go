@@ -201,3 +201,34 @@ func lastLines(s string, n int) string {
 	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
+
+// A worker turns its .git into a file naming a worktree of the user's
+// clone (its origin says where the clone is; the name is a guess) and
+// fails: the supervisor never takes that worktree for the worker's, so
+// the user's worktree, its index and HEAD, stay as they were.
+func TestAWorkerNamingTheUsersWorktreeNeverHasItRemoved(t *testing.T) {
+	home := userHome(t)
+	r := e2etest.NewBacklogRepo(t)
+	feature := filepath.Join(filepath.Dir(r.Root), "feature")
+	e2etest.GitIn(t, r.Root, "worktree", "add", "-q", feature, "-b", "feature")
+	if err := os.WriteFile(filepath.Join(feature, "wip.txt"), []byte("the user's work\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e2etest.GitIn(t, feature, "add", "wip.txt")
+	shellWorkers(t, r, `if [ "$n" = 1 ] && [ -d .git ]; then
+  common=$(git config remote.origin.url)
+  mv .git .git-real; echo "gitdir: $common/worktrees/feature" > .git
+  echo planted; exit 3
+fi
+`+work, "0")
+	r.Issue(1, "One", "Files: src/i1/**")
+	r.Issue(2, "Two", "Files: src/i2/**")
+	res := runWith(t, r, home, nil, "1,2")
+	if got := e2etest.GitIn(t, feature, "status", "--porcelain"); got != "A  wip.txt" {
+		t.Errorf("the user's worktree's status is %q, want its staged file", got)
+	}
+	_, v := status(t, r, home)
+	if res.Code != 43 || v.Tally.Merged != 1 {
+		t.Errorf("run: exit %d, %s; want #1 parked, #2 merged, exit 43", res.Code, states(v))
+	}
+}
