@@ -251,11 +251,12 @@ func countAgents(agents []state.Agent) tally {
 		switch a.State {
 		case state.AgentCompleted, state.AgentReused:
 			t.ok++
-		case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated, state.AgentStalled:
+		case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated, state.AgentStalled,
+			state.AgentNoProgress, state.AgentBudgetExceeded:
 			t.failed++
 		case state.AgentRunning, state.AgentLaunching:
 			t.running++
-		case state.AgentWaitingForInput:
+		case state.AgentWaitingForInput, state.AgentUsageLimited:
 			t.waiting++
 		default:
 			t.pending++
@@ -346,16 +347,19 @@ func newPalette(color bool) palette {
 }
 
 // agentStyle maps an agent (or stage) state to its colour, the reference's
-// scheme: green done, red failed, cyan in flight, dim pending.
+// scheme: green done, red failed (a stall, a no-progress stop or a spent
+// budget included), cyan in flight, yellow waiting (for a person, or for
+// a usage limit's reset), dim pending.
 func (p palette) agentStyle(s string) style {
 	switch s {
 	case state.AgentCompleted, state.AgentReused, state.StagePassed:
 		return p.good
-	case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated, state.AgentStalled:
+	case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated, state.AgentStalled,
+		state.AgentNoProgress, state.AgentBudgetExceeded:
 		return p.bad
 	case state.AgentRunning, state.AgentLaunching:
 		return p.live
-	case state.StageSkipped, state.AgentWaitingForInput:
+	case state.StageSkipped, state.AgentWaitingForInput, state.AgentUsageLimited:
 		return p.warn
 	}
 	return p.dim

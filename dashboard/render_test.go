@@ -166,3 +166,23 @@ func TestRenderStalledAgent(t *testing.T) {
 		}
 	}
 }
+
+// An agent paused by its executor's usage limit is shown waiting
+// (yellow, as a question to a person is), and one the no-progress brake
+// stopped is shown failed (red, counted in the tally), not as a pending
+// row in the dim of agents yet to start.
+func TestTheWaveTableColoursUsageLimitedAsWaitingAndNoProgressAsFailed(t *testing.T) {
+	p := newPalette(true)
+	for st, want := range map[string]style{state.AgentUsageLimited: p.warn, state.AgentNoProgress: p.bad} {
+		l := runningLane()
+		a := &l.Waves[0].Agents[0]
+		a.State, a.FinishedAt, a.ExitCode = st, at(time.Minute), code(1)
+		got := Render(l, Options{Width: 160, Now: clock, Wave: -1, Selected: -1, Color: true})
+		if !strings.Contains(got, want.Render(st)) {
+			t.Errorf("%s is not coloured %q:\n%q", st, want.pre, got)
+		}
+		if st == state.AgentNoProgress && !strings.Contains(got, " 1 failed ") {
+			t.Errorf("a no-progress agent is not counted failed:\n%s", got)
+		}
+	}
+}

@@ -172,7 +172,8 @@ func exitCell(a state.Agent) string {
 // lastCell is what an agent is doing: for a failed run the reason, else
 // its last marker (the loader's last [wave-phase] or meaningful log line).
 func lastCell(a state.Agent) string {
-	failed := a.State == state.AgentFailed || a.State == state.AgentTimedOut || a.State == state.AgentLost || a.State == state.AgentStalled
+	failed := a.State == state.AgentFailed || a.State == state.AgentTimedOut || a.State == state.AgentLost || a.State == state.AgentStalled ||
+		a.State == state.AgentNoProgress
 	if failed && a.Detail != "" {
 		return clean(a.Detail)
 	}
