@@ -22,7 +22,7 @@ const (
 	EvSalvaged       = "salvaged"        // Issue, Attempt, Ref
 	EvReady          = "ready"           // Issue, Commits: queued for merge
 	EvMergeStarted   = "merge_started"   // Issue
-	EvVerify         = "verify"          // Issue, Outcome (running|passed|failed), Detail
+	EvVerify         = "verify"          // Issue, Outcome (a Verify* outcome), Detail, Commit (the would-be merge verified), Ref (the commit it is built on), Ahead
 	EvMerged         = "merged"          // Issue, Commit, Files, Outside (changed outside the declared surface)
 	EvConflict       = "conflict"        // Issue, Files, Attempt
 	EvNeedsInput     = "needs_input"     // Issue, Question
@@ -97,6 +97,25 @@ const (
 	ReworkPRReview = "pr-review"  // a review on the worker PR asked for changes
 	ReworkPRThread = "pr-threads" // unresolved review threads on the worker PR
 	ReworkChecks   = "checks"     // a required check (backlog.checks) is red on the worker's head
+)
+
+// Outcomes of EvVerify.
+const (
+	VerifyRunning   = "running"
+	VerifyReviewing = "reviewing" // the backlog.review agent reads the merge
+	VerifyPassed    = "passed"
+	VerifyFailed    = "failed"
+	// VerifyConflict: its merge conflicts with a candidate ahead of it
+	// (Ahead, Files): it waits for that one's verdict, and is sent back
+	// only if it lands.
+	VerifyConflict = "conflict"
+	// VerifyCancelled: a candidate ahead of it failed, conflicted or left
+	// the train, so the commit it verified will never land; it is
+	// verified again without it.
+	VerifyCancelled = "cancelled"
+	// VerifyInterrupted: the supervisor stopped (a kill, a crash) while
+	// it ran; the next one verifies it again.
+	VerifyInterrupted = "interrupted"
 )
 
 // Outcomes of EvWaitEnded.
@@ -195,6 +214,10 @@ type Event struct {
 	// itself so the final PR and status still know them after kill -9.
 	Outside []string `json:"outside,omitempty"`
 
+	// Ahead are the candidates of the merge train whose merges a verify's
+	// commit is built on, in order (EvVerify; empty: on the wave tip).
+	Ahead []int `json:"ahead,omitempty"`
+
 	// Hosts are the hosts (host:port) a sandbox's proxy refused
 	// (EvBlocked).
 	Hosts []string `json:"hosts,omitempty"`
@@ -208,20 +231,23 @@ type Event struct {
 
 // RunInfo describes a backlog run; recorded once, when it starts.
 type RunInfo struct {
-	ID         string    `json:"id"`
-	Lane       string    `json:"lane"`
-	Source     string    `json:"source"` // github | local
-	Repo       string    `json:"repo"`
-	WaveBranch string    `json:"waveBranch"`
-	Base       string    `json:"base"`
-	Default    string    `json:"defaultBranch"`
-	Bounded    []int     `json:"bounded"` // --issues; empty = unbounded
-	Width      int       `json:"width"`
-	MaxIssues  int       `json:"maxIssues"`
-	MaxMinutes int       `json:"maxMinutes"`
-	Host       string    `json:"host"`
-	Pid        int       `json:"pid"`
-	StartedAt  time.Time `json:"startedAt"`
+	ID         string `json:"id"`
+	Lane       string `json:"lane"`
+	Source     string `json:"source"` // github | local
+	Repo       string `json:"repo"`
+	WaveBranch string `json:"waveBranch"`
+	Base       string `json:"base"`
+	Default    string `json:"defaultBranch"`
+	Bounded    []int  `json:"bounded"` // --issues; empty = unbounded
+	Width      int    `json:"width"`
+	MaxIssues  int    `json:"maxIssues"`
+	MaxMinutes int    `json:"maxMinutes"`
+	// VerifyParallel is how many merge candidates are verified at once
+	// (backlog.verifyParallel as the run started; 0 in older runs).
+	VerifyParallel int       `json:"verifyParallel,omitempty"`
+	Host           string    `json:"host"`
+	Pid            int       `json:"pid"`
+	StartedAt      time.Time `json:"startedAt"`
 }
 
 // Intent is an external write recorded before it is made. Its Marker is

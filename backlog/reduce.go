@@ -136,30 +136,35 @@ func donePR(ev Event) PRRef {
 
 // IssueRun is one issue's life in the run.
 type IssueRun struct {
-	Number      int      `json:"number"`
-	Title       string   `json:"title"`
-	State       string   `json:"state"`
-	Group       int      `json:"group,omitempty"`
-	Surface     Surface  `json:"surface"`
-	Branch      string   `json:"branch,omitempty"`
-	Worktree    string   `json:"worktree,omitempty"`
-	Session     string   `json:"session,omitempty"`
-	RunDir      string   `json:"runDir,omitempty"`
-	Attempts    int      `json:"attempts"`
-	Salvages    int      `json:"salvages"`
-	Conflicts   int      `json:"conflicts"`
-	ClaimRef    string   `json:"claimRef,omitempty"`
-	Outcome     string   `json:"outcome,omitempty"` // last worker outcome
-	ExitCode    *int     `json:"exitCode,omitempty"`
-	Detail      string   `json:"detail,omitempty"`
-	Question    string   `json:"question,omitempty"`
-	Commits     int      `json:"commits"`
-	Files       []string `json:"files,omitempty"` // conflicting files, or the merged diff
-	Verify      string   `json:"verify,omitempty"`
-	MergeCommit string   `json:"mergeCommit,omitempty"`
-	PR          *PRRef   `json:"pr,omitempty"`
-	Released    bool     `json:"released,omitempty"`
-	SalvageRefs []string `json:"salvageRefs,omitempty"`
+	Number    int      `json:"number"`
+	Title     string   `json:"title"`
+	State     string   `json:"state"`
+	Group     int      `json:"group,omitempty"`
+	Surface   Surface  `json:"surface"`
+	Branch    string   `json:"branch,omitempty"`
+	Worktree  string   `json:"worktree,omitempty"`
+	Session   string   `json:"session,omitempty"`
+	RunDir    string   `json:"runDir,omitempty"`
+	Attempts  int      `json:"attempts"`
+	Salvages  int      `json:"salvages"`
+	Conflicts int      `json:"conflicts"`
+	ClaimRef  string   `json:"claimRef,omitempty"`
+	Outcome   string   `json:"outcome,omitempty"` // last worker outcome
+	ExitCode  *int     `json:"exitCode,omitempty"`
+	Detail    string   `json:"detail,omitempty"`
+	Question  string   `json:"question,omitempty"`
+	Commits   int      `json:"commits"`
+	Files     []string `json:"files,omitempty"` // conflicting files, or the merged diff
+	Verify    string   `json:"verify,omitempty"`
+	// VerifyCommit is the would-be merge commit its last verify ran on,
+	// VerifyAhead the merge train's candidates that commit is built on
+	// (empty: on the wave tip).
+	VerifyCommit string   `json:"verifyCommit,omitempty"`
+	VerifyAhead  []int    `json:"verifyAhead,omitempty"`
+	MergeCommit  string   `json:"mergeCommit,omitempty"`
+	PR           *PRRef   `json:"pr,omitempty"`
+	Released     bool     `json:"released,omitempty"`
+	SalvageRefs  []string `json:"salvageRefs,omitempty"`
 	// Reworks counts the rework rounds (counted when the round is
 	// recorded, so a restart never spends one twice); Feedback is the
 	// last round's, from ReworkFrom (a Rework* source).
@@ -201,6 +206,9 @@ type IssueRun struct {
 	// Blocked are the hosts the sandbox refused its worker, reviewer or
 	// verify step, each once.
 	Blocked []string `json:"blockedHosts,omitempty"`
+	// Setup is its checkout's setup (backlog.setup, backlog.copyIgnored),
+	// nil before the first.
+	Setup *SetupState `json:"setup,omitempty"`
 }
 
 // WaitingForAnswers is the open wait for answers, nil when none.
@@ -454,6 +462,7 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 	case EvReady:
 		is.State, is.Commits, is.ReadyAt = StateReady, ev.Commits, i
 		is.InRework = false
+		is.Verify, is.VerifyCommit, is.VerifyAhead = "", "", nil // a new change: not verified yet
 		if !slices.Contains(r.Queue, is.Number) {
 			r.Queue = append(r.Queue, is.Number)
 		}
@@ -461,7 +470,13 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 		is.State = StateMerging
 	case EvVerify:
 		is.Verify = ev.Outcome
-		if ev.Outcome == "failed" {
+		if ev.Commit != "" {
+			is.VerifyCommit = ev.Commit
+		}
+		if ev.Outcome == VerifyRunning || ev.Outcome == VerifyReviewing || ev.Outcome == VerifyConflict {
+			is.VerifyAhead = ev.Ahead
+		}
+		if ev.Outcome == VerifyFailed {
 			is.Detail = ev.Detail
 		}
 	case EvMerged:
@@ -486,6 +501,8 @@ func (r *Run) applyIssue(i int, is *IssueRun, ev Event) {
 	case EvNeedsInput:
 		is.State, is.Question = StateNeedsInput, ev.Question
 		r.dequeue(is.Number)
+	case EvSetup:
+		is.setup(ev)
 	case EvAnswered:
 		is.Answers++
 		is.Answer = &Answer{Question: firstOf(ev.Question, is.Question), Text: ev.Answer, By: ev.By, Via: ev.Outcome, At: ev.At}

@@ -18,15 +18,19 @@ const StatusSchemaVersion = 1
 // what the caller observed live (worktrees, waits, spend). `backlog
 // status`, its JSON and the dashboard's backlog view all render this.
 type StatusView struct {
-	SchemaVersion int         `json:"schemaVersion"`
-	Run           RunInfo     `json:"run"`
-	State         string      `json:"state"` // running|finished|paused|interrupted
-	Tally         Tally       `json:"tally"`
-	Queue         []int       `json:"queue"`
-	Issues        []IssueView `json:"issues"`
-	NeedsInput    []Question  `json:"needsInput"`
-	Dropped       []Skip      `json:"dropped"`
-	FinalPR       *PRRef      `json:"finalPr"`
+	SchemaVersion int     `json:"schemaVersion"`
+	Run           RunInfo `json:"run"`
+	State         string  `json:"state"` // running|finished|paused|interrupted
+	Tally         Tally   `json:"tally"`
+	Queue         []int   `json:"queue"`
+	// Train is the merge train: which queued candidates are being
+	// verified (on top of which), verified, held, still queued or
+	// waiting on checks; null when nothing is queued.
+	Train      *TrainView  `json:"train"`
+	Issues     []IssueView `json:"issues"`
+	NeedsInput []Question  `json:"needsInput"`
+	Dropped    []Skip      `json:"dropped"`
+	FinalPR    *PRRef      `json:"finalPr"`
 	// FinalPRChecks is the final PR's required checks as last seen
 	// (backlog.checks), null when they were not watched.
 	FinalPRChecks *ChecksState `json:"finalPrChecks"`
@@ -105,20 +109,28 @@ type IssueView struct {
 	Session  string `json:"session"`
 	// Pod is where a worker on kubernetes runs: namespace/pod, and its
 	// node when known ("" on tmux).
-	Pod           string   `json:"pod,omitempty"`
-	RunDir        string   `json:"runDir"`
-	Attempts      int      `json:"attempts"`
-	CommitsAhead  *int     `json:"commitsAhead"`
-	DirtyFiles    *int     `json:"dirtyFiles"`
-	LastOutputSec *int64   `json:"lastOutputAgeSeconds"`
-	QueuePosition int      `json:"queuePosition"` // 1-based; 0 = not queued
-	Verify        string   `json:"verify"`
-	Conflicts     int      `json:"conflicts"`
-	Files         []string `json:"files"`
-	PR            *PRRef   `json:"pr"`
-	Question      string   `json:"question"`
-	Detail        string   `json:"detail"`
-	MergeCommit   string   `json:"mergeCommit"`
+	Pod           string `json:"pod,omitempty"`
+	RunDir        string `json:"runDir"`
+	Attempts      int    `json:"attempts"`
+	CommitsAhead  *int   `json:"commitsAhead"`
+	DirtyFiles    *int   `json:"dirtyFiles"`
+	LastOutputSec *int64 `json:"lastOutputAgeSeconds"`
+	QueuePosition int    `json:"queuePosition"` // 1-based; 0 = not queued
+	Verify        string `json:"verify"`
+	// VerifyCommit is the would-be merge commit its last verify ran on;
+	// VerifyAhead the merge train's candidates that commit holds beyond
+	// the wave tip (empty: on the wave tip).
+	VerifyCommit string `json:"verifyCommit"`
+	VerifyAhead  []int  `json:"verifyAhead"`
+	// Setup is its checkout's setup (backlog.setup, backlog.copyIgnored):
+	// a Setup* outcome, "" when none ran.
+	Setup       string   `json:"setup"`
+	Conflicts   int      `json:"conflicts"`
+	Files       []string `json:"files"`
+	PR          *PRRef   `json:"pr"`
+	Question    string   `json:"question"`
+	Detail      string   `json:"detail"`
+	MergeCommit string   `json:"mergeCommit"`
 	// Reworks counts the rounds the issue was sent back with feedback;
 	// ReworkFrom and Feedback are the last round's.
 	Reworks    int    `json:"reworks"`
@@ -181,7 +193,8 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 	v := StatusView{SchemaVersion: StatusSchemaVersion, Run: r.Info, Tally: r.Tally(), Queue: append([]int{}, r.Queue...),
 		Dropped: append([]Skip{}, r.Dropped...), FinalPR: r.FinalPR, FinalPRChecks: r.FinalChecks, ExitCode: r.ExitCode, APICalls: r.APICalls,
 		BadEvents: append([]string{}, in.BadEvents...), Issues: []IssueView{}, NeedsInput: []Question{}, Probes: []ProbeWait{},
-		Usage: in.Usage, ForeignCommit: r.Foreign, Paused: []PauseView{}, Sandbox: r.Sandbox, BlockedHosts: r.BlockedHosts()}
+		Usage: in.Usage, ForeignCommit: r.Foreign, Paused: []PauseView{}, Sandbox: r.Sandbox, BlockedHosts: r.BlockedHosts(),
+		Train: NewTrainView(r)}
 	if v.BlockedHosts == nil {
 		v.BlockedHosts = []BlockedHost{}
 	}
@@ -219,7 +232,11 @@ func NewStatusView(r *Run, in StatusInput) StatusView {
 		if iv.Files == nil {
 			iv.Files = []string{}
 		}
+		if is.Setup != nil {
+			iv.Setup = is.Setup.Outcome
+		}
 		iv.Outside = append([]string{}, is.Outside...)
+		iv.VerifyCommit, iv.VerifyAhead = is.VerifyCommit, append([]int{}, is.VerifyAhead...)
 		iv.BlockedHosts = append([]string{}, is.Blocked...)
 		iv.Usage = in.IssueUsage[is.Number]
 		if i := slices.Index(r.Queue, is.Number); i >= 0 {

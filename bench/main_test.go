@@ -8,13 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/buildtest"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter/tmuxtest"
@@ -58,15 +58,7 @@ func fakeAgent(args []string) int {
 func run(m *testing.M) int {
 	return tmuxtest.Run(m, func(dir string) error {
 		runnerBin = filepath.Join(dir, "wave-orchestrator")
-		gobin, err := exec.LookPath("go")
-		if err != nil {
-			gobin = filepath.Join(goruntime.GOROOT(), "bin", "go")
-		}
-		build := exec.Command(gobin, "build", "-o", runnerBin, "github.com/wave-orchestrator/wave-orchestrator/cmd/wave-orchestrator")
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("build wave-orchestrator: %v\n%s", err, out)
-		}
-		return nil
+		return buildtest.Binary(runnerBin)
 	})
 }
 

@@ -32,8 +32,10 @@ func (c *Config) validateBacklog(p *problems) {
 	p.atLeast("backlog.transientRetryMinutes", b.TransientRetryMinutes, 0)
 	p.atLeast("backlog.transientRetrySeconds", b.TransientRetrySeconds, 0)
 	p.atLeast("backlog.verifyTimeoutMinutes", b.VerifyTimeoutMin, 1)
+	p.atLeast("backlog.verifyParallel", b.VerifyParallel, 0)
 	p.atLeast("backlog.checksTimeoutMinutes", b.ChecksTimeoutMinutes, 1)
 	c.validateChecks(p)
+	c.validateSetup(p)
 	p.atLeast("backlog.snapshotMinutes", b.SnapshotMinutes, 0)
 	p.atLeast("backlog.reworkRounds", b.ReworkRounds, 0)
 	p.atLeast("backlog.inputWaitMinutes", b.InputWaitMinutes, -1)
@@ -55,7 +57,7 @@ func (c *Config) validateBacklog(p *problems) {
 	for _, argv := range []struct {
 		key string
 		v   []string
-	}{{"backlog.verify", b.Verify}, {"backlog.probe.argv", b.Probe.Argv},
+	}{{"backlog.verify", b.Verify}, {"backlog.setup", b.Setup}, {"backlog.probe.argv", b.Probe.Argv},
 		{"backlog.claim.check", b.Claim.Check}, {"backlog.claim.command", b.Claim.Command}} {
 		if len(argv.v) > 0 && strings.TrimSpace(argv.v[0]) == "" {
 			p.add(argv.key, "the command (first element) is empty")

@@ -237,6 +237,7 @@ func TestLoadErrors(t *testing.T) {
 		{"negative snapshot period", "backlog:\n  snapshotMinutes: -1\n", []string{":2: backlog.snapshotMinutes: must be >= 0, got -1"}},
 		{"checks without GitHub", "backlog:\n  checks: [ci]\n", []string{":2: backlog.checks: needs the github source"}},
 		{"a check named twice", "github: {owner: o, repo: r}\nbacklog:\n  checks: [ci, lint, ci]\n", []string{`:3: backlog.checks: check "ci" is named twice`}},
+		{"negative verifyParallel", "backlog:\n  verifyParallel: -1\n", []string{":2: backlog.verifyParallel: must be >= 0, got -1"}},
 		{"checks timeout zero", "backlog:\n  checksTimeoutMinutes: 0\n", []string{":2: backlog.checksTimeoutMinutes: must be >= 1, got 0"}},
 		{"kubernetes two workspaces", "runtime:\n  backend: kubernetes\n  kubernetes:\n    image: img\n    workspace: {claimName: a, hostPath: /b}\n", []string{"runtime.kubernetes.workspace: set claimName or hostPath, not both"}},
 		{"kubernetes misspelt key", "runtime:\n  kubernetes:\n    imagee: img\n", []string{`:3: runtime.kubernetes.imagee: unknown key (did you mean "image"?)`}},

@@ -100,7 +100,7 @@ func Default() *Config {
 		},
 		GitHub: GitHub{APIURL: "https://api.github.com/", TokenEnv: "GITHUB_TOKEN"},
 		Backlog: Backlog{ClaimLabel: "wave:claimed", NeedsInputLabel: "needs-input", LocalDir: "docs/backlog",
-			UndeclaredSurface: "serial", SurfacePolicy: "warn", SilenceMinutes: 60, VerifyTimeoutMin: 30, ChecksTimeoutMinutes: 60, SnapshotMinutes: 10, Claim: Claim{LeaseMinutes: 120},
+			UndeclaredSurface: "serial", SurfacePolicy: "warn", SilenceMinutes: 60, VerifyTimeoutMin: 30, SetupTimeoutMinutes: 30, ChecksTimeoutMinutes: 60, SnapshotMinutes: 10, Claim: Claim{LeaseMinutes: 120},
 			Probe: Probe{TimeoutSeconds: 60}, TransientRetryMinutes: 30, ReworkRounds: 2,
 			InputWaitMinutes: 60, NoProgressMinutes: 90, MaxRunsPerIssue: 8},
 	}

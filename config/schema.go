@@ -269,7 +269,7 @@ func (c *checker) duplicate(k *yaml.Node, kp string, seen map[string]int) bool {
 // argvKeys are commands given as argv lists: a string there would be run
 // as one program name ("make test"), never split by a shell, so it is an
 // error rather than a one-element list.
-var argvKeys = map[string]bool{"backlog.verify": true, "backlog.probe.argv": true,
+var argvKeys = map[string]bool{"backlog.verify": true, "backlog.setup": true, "backlog.probe.argv": true,
 	"backlog.claim.check": true, "backlog.claim.command": true}
 
 func (c *checker) walkSlice(n *yaml.Node, t reflect.Type, path string) {

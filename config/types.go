@@ -333,6 +333,20 @@ type Backlog struct {
 	WorkerPRs        *bool    `json:"workerPRs" yaml:"workerPRs"` // default true (github only)
 	Verify           []string `json:"verify" yaml:"verify"`       // argv run at the would-be merge
 	VerifyTimeoutMin int      `json:"verifyTimeoutMinutes" yaml:"verifyTimeoutMinutes"`
+	// VerifyParallel is how many merge candidates are verified at once,
+	// each on top of the ones ahead of it (0: min(width, 4); 1: one at a
+	// time). docs/merge-gate.md, "The pipeline".
+	VerifyParallel int `json:"verifyParallel" yaml:"verifyParallel"`
+	// Setup is an argv run in each new worker checkout before its worker
+	// starts (npm ci, go mod download), and in each verify checkout
+	// before backlog.verify; SetupTimeoutMinutes bounds one run of it
+	// (default 30).
+	Setup               []string `json:"setup" yaml:"setup"`
+	SetupTimeoutMinutes int      `json:"setupTimeoutMinutes" yaml:"setupTimeoutMinutes"`
+	// CopyIgnored are globs of git-ignored files (.env,
+	// config/local.yml) copied from the repository into each worker and
+	// verify checkout, modes kept.
+	CopyIgnored []string `json:"copyIgnored" yaml:"copyIgnored"`
 	// Checks names the CI checks (check runs and commit statuses, by
 	// name) a worker's head must pass before its merge, and the final
 	// PR's; "branch-protection" stands for the branch's own required

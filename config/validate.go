@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
 
-var envNameRe = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // problems collects errors for one scope; prefix is "lanes.<name>." when
 // checking a merged lane, so origins are looked up there first.

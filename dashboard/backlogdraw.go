@@ -68,6 +68,9 @@ func (v backlogView) head(width int) []string {
 	if a := v.st.WaitingForAnswers; a != nil {
 		b.WriteString(fit(p.warn.Render(backlog.InputWaitLine(*a)), width) + "\n")
 	}
+	if t := v.st.Train; t != nil && v.st.State != "finished" {
+		b.WriteString(fit(p.live.Render(t.Line), width) + "\n")
+	}
 	return splitLines(b.String())
 }
 

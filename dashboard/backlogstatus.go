@@ -3,6 +3,7 @@ package dashboard
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,6 +48,9 @@ func RenderBacklogStatus(w io.Writer, v backlog.StatusView) {
 	}
 	if a := v.WaitingForAnswers; a != nil {
 		fmt.Fprintf(w, "%s\n", backlog.InputWaitLine(*a))
+	}
+	if v.Train != nil && v.State != "finished" {
+		fmt.Fprintf(w, "%s\n", v.Train.Line)
 	}
 	for _, is := range v.Issues {
 		renderBacklogIssue(w, is)
@@ -100,7 +104,11 @@ func renderBacklogIssue(w io.Writer, is backlog.IssueView) {
 		extra = append(extra, fmt.Sprintf("queue #%d", is.QueuePosition))
 	}
 	if is.Verify != "" {
-		extra = append(extra, "verify "+is.Verify)
+		v := "verify " + is.Verify
+		if len(is.VerifyAhead) > 0 && !backlog.Terminal(is.State) {
+			v += " on top of " + issueRefs(is.VerifyAhead)
+		}
+		extra = append(extra, v)
 	}
 	if is.Checks != nil && !backlog.Terminal(is.State) {
 		extra = append(extra, backlog.ChecksLine(is.Checks))
@@ -126,4 +134,13 @@ func renderBacklogIssue(w io.Writer, is backlog.IssueView) {
 	if len(is.Outside) > 0 {
 		fmt.Fprintf(w, "         changed outside its declared surface: %s\n", oneLine(strings.Join(is.Outside, ", ")))
 	}
+}
+
+// issueRefs is "#3 #5".
+func issueRefs(ns []int) string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = "#" + strconv.Itoa(n)
+	}
+	return strings.Join(out, " ")
 }

@@ -29,12 +29,11 @@ func StatusJSON(l state.Lane, wave int) state.Lane {
 }
 
 // WriteStatusJSON encodes StatusJSON(l, wave) indented, with a newline.
-// The encoder hands its whole compact document to one Write (nothing is
-// written when encoding fails); the indentWriter passes it on indented
-// without a copy of the whole.
+// Nothing is written when encoding fails.
 func WriteStatusJSON(w io.Writer, l state.Lane, wave int) error {
-	iw := &indentWriter{w: w, in: indenter{indent: "  "}, buf: make([]byte, 0, 2*indentPiece)}
-	if err := json.NewEncoder(iw).Encode(StatusJSON(l, wave)); err != nil {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(StatusJSON(l, wave)); err != nil {
 		return fmt.Errorf("status json for lane %s: %w", l.Lane, err)
 	}
 	return nil

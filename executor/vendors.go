@@ -6,11 +6,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -127,7 +127,7 @@ func settingsEnv(settings map[string]any, s *Spec) {
 	}
 }
 
-var nonAgentName = lazyregexp.New(`[^a-z0-9_-]+`)
+var nonAgentName = regexp.MustCompile(`[^a-z0-9_-]+`)
 
 // OpencodeAgentName is opencode.agent or wave-<agentId>, lower-cased with
 // runs of other characters turned into one dash.

@@ -9,14 +9,14 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
 // This file is the pure part of the local source: issue file names and
 // their front matter, parsed without touching the disk.
 
 // issueName matches "<n>-<slug>.md" (or "<n>.md").
-var issueName = lazyregexp.New(`^([0-9]+)(-[^/]*)?\.md$`)
+var issueName = regexp.MustCompile(`^([0-9]+)(-[^/]*)?\.md$`)
 
 // issueNumber is the issue number an issue file's name carries.
 func issueNumber(name string) (int, bool) {
@@ -214,7 +214,7 @@ func parseDate(s string) (time.Time, bool) {
 }
 
 // yamlSyntax is how yaml.v3 reports where a syntax error is.
-var yamlSyntax = lazyregexp.New(`^yaml: line ([0-9]+): (.*)$`)
+var yamlSyntax = regexp.MustCompile(`^yaml: line ([0-9]+): (.*)$`)
 
 func yamlLineError(err error) error {
 	if m := yamlSyntax.FindStringSubmatch(err.Error()); m != nil {

@@ -10,7 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
 // The local source's overlay: what the supervisor changed, kept under
@@ -77,7 +77,7 @@ func (o *overlay) withoutLabel(fileLabels []string, label string) bool {
 // forge or break the structure.
 const commentsHeading = "# Comments on issue #%d (written by wave-orchestrator)\n\n"
 
-var commentHeader = lazyregexp.New(`^<!-- wave-orchestrator comment id=([0-9]+) author=(\S+) created=(\S+) bytes=([0-9]+) -->$`)
+var commentHeader = regexp.MustCompile(`^<!-- wave-orchestrator comment id=([0-9]+) author=(\S+) created=(\S+) bytes=([0-9]+) -->$`)
 
 func formatComments(n int, cs []backlog.Comment) []byte {
 	var b bytes.Buffer

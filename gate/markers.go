@@ -9,7 +9,7 @@ package gate
 import (
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
 // MaxLogChars is how much of a log's tail ParseLog considers.
@@ -156,12 +156,12 @@ var kindByTag = map[string]string{
 }
 
 var (
-	ansiRe     = lazyregexp.New(`\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`)
-	markerRe   = lazyregexp.New(`(?i)^\[wave-[a-z0-9-]+(?:\]|\s|=|$)`)
-	wrappedRe  = lazyregexp.New("^`\\[wave-[^`]+`$")
-	bulletRe   = lazyregexp.New(`^(?:[-*+]|\d+\.)\s+`)
-	tagRe      = lazyregexp.New(`(?i)^\[wave-([a-z0-9-]+)\](.*)$`)
-	keyStartRe = lazyregexp.New(`(?i)(?:^|\s)([a-z][a-z0-9_-]*)=`)
+	ansiRe     = regexp.MustCompile(`\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`)
+	markerRe   = regexp.MustCompile(`(?i)^\[wave-[a-z0-9-]+(?:\]|\s|=|$)`)
+	wrappedRe  = regexp.MustCompile("^`\\[wave-[^`]+`$")
+	bulletRe   = regexp.MustCompile(`^(?:[-*+]|\d+\.)\s+`)
+	tagRe      = regexp.MustCompile(`(?i)^\[wave-([a-z0-9-]+)\](.*)$`)
+	keyStartRe = regexp.MustCompile(`(?i)(?:^|\s)([a-z][a-z0-9_-]*)=`)
 )
 
 // StripANSI removes terminal escape sequences.

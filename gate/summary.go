@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
@@ -167,7 +167,7 @@ func checkFile(fsys fs.FS, p string) FileCheck {
 	return c
 }
 
-var reportVerdictRe = lazyregexp.New(`(?i)^Verdict:[ \t]*(PASS|CONCERNS|BLOCKED|HOLD|FAIL)\b[ \t]*[-:]?[ \t]*(.*)$`)
+var reportVerdictRe = regexp.MustCompile(`(?i)^Verdict:[ \t]*(PASS|CONCERNS|BLOCKED|HOLD|FAIL)\b[ \t]*[-:]?[ \t]*(.*)$`)
 
 // ReportVerdict returns the first `Verdict: X` line of a report. Reports
 // are append-only with the newest section first, so the first line wins.
@@ -183,9 +183,9 @@ func ReportVerdict(text string) *Verdict {
 }
 
 var (
-	maxTurnsRe  = lazyregexp.New(`(?i)Reached max turns \((\d+)\)`)
-	timedOutRe  = lazyregexp.New(`(?i)timed out(?: after [^\n.]+)?`)
-	rateLimitRe = lazyregexp.New(`(?i)rate limit|429 too many requests`)
+	maxTurnsRe  = regexp.MustCompile(`(?i)Reached max turns \((\d+)\)`)
+	timedOutRe  = regexp.MustCompile(`(?i)timed out(?: after [^\n.]+)?`)
+	rateLimitRe = regexp.MustCompile(`(?i)rate limit|429 too many requests`)
 )
 
 // termination explains how a run ended, for failure details.

@@ -18,6 +18,11 @@ type MergeRequest struct {
 	// the wave ref does not move.
 	Verify         func(ctx context.Context, dir, commit string) error
 	MaxPushRetries int // default 3
+	// Prepared is a merge commit PrepareMerge made and the caller
+	// verified (Verify is then not run): it is pushed as it is when its
+	// parents are the remote's wave tip and the worker tip, and is
+	// ErrStalePrepared, nothing merged, otherwise.
+	Prepared string
 	// Expect is the wave tip the caller last recorded: the remote's wave
 	// branch anywhere else (but at this clone's own prepared merge on
 	// top of it) is a ForeignCommitError, and nothing is merged. "" checks
@@ -172,6 +177,10 @@ func (r *Repo) prepare(ctx context.Context, req MergeRequest, st mergeState) (co
 	if err != nil {
 		return "", nil, nil, err
 	}
+	if req.Prepared != "" {
+		commit, err = r.usePrepared(ctx, req, st)
+		return commit, nil, files, err
+	}
 	if st.pending != "" && slices.Equal(st.pendingParents, []string{st.origin, st.worker}) {
 		r.log.Info("merge: resuming the unpushed merge commit", "wave", req.Wave, "commit", short(st.pending))
 		return st.pending, nil, files, nil
@@ -180,20 +189,12 @@ func (r *Repo) prepare(ctx context.Context, req MergeRequest, st mergeState) (co
 	if err != nil || len(conflicts) > 0 {
 		return "", conflicts, files, err
 	}
-	msg := req.Message
-	if msg == "" {
-		msg = fmt.Sprintf("Merge %s into %s", req.Worker, req.Wave)
-	}
-	// Unsigned (a signing prompt would hang an unattended supervisor) and
-	// authored by the user, or by the tool where no identity is set.
-	out, err := r.do(ctx, call{dir: r.Dir, args: []string{"commit-tree", "--no-gpg-sign", tree, "-p", st.origin, "-p", st.worker},
-		stdin: msg, env: r.mergeIdentity(ctx)})
+	commit, err = r.commitMerge(ctx, tree, st.origin, st.worker, req.Message, req.Worker, req.Wave)
 	if err != nil {
-		return "", nil, files, fmt.Errorf("merge %s: commit-tree: %w", sanitize(req.Worker), err)
+		return "", nil, files, err
 	}
-	commit = firstLine(out)
 	if req.Verify != nil {
-		if err := r.verify(ctx, commit, req.Verify); err != nil {
+		if err := r.VerifyAt(ctx, commit, req.Verify); err != nil {
 			return "", nil, files, fmt.Errorf("merge %s at %s: %w", sanitize(req.Worker), short(commit), err)
 		}
 	}
@@ -233,20 +234,6 @@ func dedupe(list []string) []string {
 		out = []string{"(unknown)"} // exit 1 always means a conflict
 	}
 	return out
-}
-
-// verify runs fn in a scratch worktree at commit, removed afterwards
-// whatever happens.
-func (r *Repo) verify(ctx context.Context, commit string, fn func(ctx context.Context, dir, commit string) error) error {
-	dir, cleanup, err := r.scratchCheckout(ctx, commit)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	if err := fn(ctx, dir, commit); err != nil {
-		return fmt.Errorf("%w: %w", ErrVerifyFailed, err)
-	}
-	return nil
 }
 
 // recordPending points the intent ref at commit, conditional on its

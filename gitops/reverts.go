@@ -2,15 +2,14 @@ package gitops
 
 import (
 	"context"
+	"regexp"
 	"strings"
-
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 )
 
 // revertLine is what `git revert` writes in the message of a revert (and
 // GitHub's revert button, which runs it): "This reverts commit <sha>",
 // ", reversing changes made to <sha>" after it for a merge.
-var revertLine = lazyregexp.New(`This reverts commit ([0-9a-f]{7,40})`)
+var revertLine = regexp.MustCompile(`This reverts commit ([0-9a-f]{7,40})`)
 
 // Reverted finds which of commits the history of ref in the repository
 // at dir reverted: each commit a revert commit names, and for a merge it
@@ -38,7 +37,7 @@ func Reverted(ctx context.Context, dir, ref string, commits []string) (map[strin
 		if !ok {
 			continue
 		}
-		for _, m := range revertLine.Regexp().FindAllStringSubmatch(body, -1) {
+		for _, m := range revertLine.FindAllStringSubmatch(body, -1) {
 			full, err := git("rev-parse", "--verify", "--quiet", m[1]+"^{commit}")
 			if err != nil {
 				continue // names a commit this clone does not have

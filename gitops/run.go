@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
@@ -132,8 +133,12 @@ func (rn runner) run(ctx context.Context, c call) (string, error) {
 		env = append(env, rn.secrets...)
 	}
 	cmd.Env = append(env, c.env...)
-	// A helper (ssh, credential) that inherits our pipes must not keep
-	// Wait blocked after git itself was killed.
+	// Cut short (the caller gone, or our timeout), git is asked to stop:
+	// on TERM it removes the lock files it holds, where a KILL leaves a
+	// ref's or the index's .lock for every later git to fail on. It is
+	// killed if it has not stopped after WaitDelay, which also keeps a
+	// helper (ssh, credential) that inherits our pipes from blocking Wait.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 2 * time.Second
 	if c.stdin != "" {
 		cmd.Stdin = strings.NewReader(c.stdin)

@@ -29,21 +29,6 @@ func Write(path string, v any) error { return write(path, v, true) }
 // crash costs nothing (heartbeats). It is still atomic.
 func WriteVolatile(path string, v any) error { return write(path, v, false) }
 
-// WriteLinesVolatile replaces path atomically, without fsyncs, with
-// values as JSON Lines: for a document only a program reads (a cache),
-// which its reader decodes a line per CPU, with no indentation to scan.
-func WriteLinesVolatile(path string, values []any) error {
-	var data []byte
-	for _, v := range values {
-		line, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("encode %s: %w", path, err)
-		}
-		data = append(append(data, line...), '\n')
-	}
-	return writeData(path, data, false)
-}
-
 func write(path string, v any, durable bool) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -176,7 +161,7 @@ func ReadLines[T any](path string) (out []T, bad []string, err error) {
 
 // ParseLines is ReadLines over b, the part of path's content whose first
 // line is line number first: what a reader that keeps its place in an
-// append-only log (the status cache) decodes of the lines added since.
+// append-only log (Tail) decodes of the lines added since.
 func ParseLines[T any](path string, b []byte, first int) (out []T, bad []string) {
 	var lines [][]byte // slices of b
 	var nums []int

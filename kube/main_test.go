@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/wave-orchestrator/wave-orchestrator/internal/buildtest"
 	"github.com/wave-orchestrator/wave-orchestrator/kube/kubetest"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
@@ -31,8 +31,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binPath = filepath.Join(dir, "wave-orchestrator")
-	if out, err := exec.Command("go", "build", "-o", binPath, "../cmd/wave-orchestrator").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+	if err := buildtest.Binary(binPath); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := cluster.Run(m)

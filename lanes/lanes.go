@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
 // Layout is the on-disk and tmux naming of one lane (docs/state.md).
@@ -22,9 +22,9 @@ type Layout struct {
 }
 
 var (
-	nonToken   = lazyregexp.New(`[^a-z0-9_-]+`)
-	nonSession = lazyregexp.New(`[^A-Za-z0-9_-]+`)
-	laneRe     = lazyregexp.New(`^[a-z0-9][a-z0-9_-]*$`)
+	nonToken   = regexp.MustCompile(`[^a-z0-9_-]+`)
+	nonSession = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+	laneRe     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 )
 
 // ValidateLane checks a lane name the way the reference does.
@@ -101,13 +101,6 @@ func (l Layout) LockPath() string { return filepath.Join(l.StateDir, "lock") }
 
 // EventsPath is the lane's append-only event log.
 func (l Layout) EventsPath() string { return filepath.Join(l.StateDir, "events.jsonl") }
-
-// StatusCachePath is where `status` keeps what the lane's event log and
-// finished runs reduce to (package state's Cache): an optimisation only,
-// safe to delete at any time.
-func (l Layout) StatusCachePath() string {
-	return filepath.Join(l.StateDir, "cache", "status.v1.json")
-}
 
 // LedgerPath is the completed-wave ledger used by --auto-next.
 func (l Layout) LedgerPath() string { return filepath.Join(l.StateDir, "ledger.json") }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
@@ -45,7 +45,7 @@ func (l *Launcher) available(cmd string) bool {
 	return err == nil
 }
 
-var runDirRe = lazyregexp.New(`^(.+)-a(\d+)$`)
+var runDirRe = regexp.MustCompile(`^(.+)-a(\d+)$`)
 
 // latestRun returns the highest-numbered run directory of an agent in a
 // wave and its index (0 when none).

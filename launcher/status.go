@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"context"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,11 +28,15 @@ func Status(ctx context.Context, layout lanes.Layout) (state.Lane, error) {
 	now := time.Now()
 	var mu sync.Mutex
 	seen := map[string]state.RunFacts{} // for the spend: each record read once
-	observe := func(runDir string) (state.RunFacts, []string) {
+	observe := func(runDir string) state.RunFacts {
 		octx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		obs, _ := backend.Observe(octx, runDir, now)
-		return runFacts(obs), finalFiles(obs)
+		f := runFacts(obs)
+		mu.Lock()
+		seen[runDir] = f
+		mu.Unlock()
+		return f
 	}
 	blockers := func(n int) []state.Blocker {
 		recs, _, _ := coord.Read(layout.CoordinationPath(n))
@@ -43,66 +46,19 @@ func Status(ctx context.Context, layout lanes.Layout) (state.Lane, error) {
 		}
 		return out
 	}
-	// The cache keeps the lane's log folded and its finished runs' facts:
-	// a repeat status reads only the lines and runs that changed.
-	cache := state.OpenStatusCache(layout.StatusCachePath(), slog.Default())
-	cached := cache.Observer(runFileCandidates(), observe)
-	note := func(runDir string, f state.RunFacts) {
-		mu.Lock()
-		seen[runDir] = f
-		mu.Unlock()
-	}
-	reused := func(runDir string) (state.RunFacts, bool) {
-		f, ok := cache.Reuse(runDir)
-		if ok {
-			note(runDir, f)
-		}
-		return f, ok
-	}
-	observed := func(runDir string) state.RunFacts {
-		f := cached(runDir)
-		note(runDir, f)
-		return f
-	}
-	fold, bad, err := cache.ReadEvents(layout.EventsPath())
+	// One read of the lane's log serves the reduction, the questions and
+	// the spend.
+	evs, bad, err := state.ReadEvents(layout.EventsPath())
 	if err != nil {
-		return state.Load(layout, observed, blockers, now) // says why, as always
+		return state.Load(layout, observe, blockers, now) // says why, as always
 	}
-	l, err := state.LoadFold(layout, fold, bad, reused, observed, blockers, now)
+	fold := state.FoldEvents(evs)
+	l, err := state.LoadFold(layout, fold, bad, observe, blockers, now)
 	if err == nil {
 		questions.OverlayUnanswered(&l, layout, fold.UnansweredIDs())
 		l.ApplyUsage(waveSpend(layout, fold.LoggedRuns(), seen))
-		cache.Save()
 	}
 	return l, err
-}
-
-// runFileCandidates are the files of a run directory its facts may come
-// from (runFacts, runtime.Observe): looked at before they are read, for
-// the cache.
-func runFileCandidates() []string {
-	return []string{lanes.RuntimeFile, lanes.LogFile, lanes.LaunchFile}
-}
-
-// finalFiles are the files a finished run's facts came from: its terminal
-// runtime record and its log (the last marker), and launch.json where the
-// record alone does not decide (a deadline tells a timeout); nil while the
-// run may still change, or when a file was unreadable.
-func finalFiles(obs runtime.Observation) []string {
-	rec := obs.Record
-	if rec == nil || obs.Err != nil {
-		return nil
-	}
-	switch rec.TerminalDisposition {
-	case runtime.Completed, runtime.Failed:
-		if rec.RunID != "" {
-			return runFileCandidates()[:2]
-		}
-	case runtime.Terminated:
-	default:
-		return nil
-	}
-	return runFileCandidates()
 }
 
 // waveSpend is every wave run's spend (package spend), for status.

@@ -5,9 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 )
 
@@ -80,7 +80,7 @@ func reportText(t task, o options) string {
 	return md("Report")
 }
 
-var nonIdent = lazyregexp.New(`[^a-z0-9_]+`)
+var nonIdent = regexp.MustCompile(`[^a-z0-9_]+`)
 
 // stub is placeholder content for a deliverable, shaped by its extension
 // so that it at least parses as that kind of file.

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +23,6 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 )
@@ -312,7 +312,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-var tmuxVersionRe = lazyregexp.New(`(\d+)\.(\d+)`)
+var tmuxVersionRe = regexp.MustCompile(`(\d+)\.(\d+)`)
 
 // TmuxAtLeast reports whether a `tmux -V` string ("tmux 3.3a", "tmux
 // next-3.4") is at least major.minor.

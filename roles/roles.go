@@ -6,11 +6,11 @@
 package roles
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
 )
 
@@ -21,14 +21,14 @@ const (
 )
 
 var (
-	contQaReport   = lazyregexp.New(`(?i)(?:^|/)(?:reviews?|.*cont[-_]?qa).*\.(?:md|txt)$`)
-	contEvalReport = lazyregexp.New(`(?i)(?:^|/)(?:reviews?|.*cont[-_]?eval|.*eval).*\.(?:md|txt)$`)
-	securityReport = lazyregexp.New(`(?i)(?:^|/).*security.*\.(?:md|txt)$`)
-	designReport   = lazyregexp.New(`(?i)(?:^|/).*(?:design|handoff|decision-lineage).*\.(?:md|txt)$`)
-	titleWord      = map[string]*lazyregexp.Regexp{
-		RoleInfra:    lazyregexp.New(`\binfra\b`),
-		RoleDeploy:   lazyregexp.New(`\bdeploy\b`),
-		RoleResearch: lazyregexp.New(`\bresearch\b`),
+	contQaReport   = regexp.MustCompile(`(?i)(?:^|/)(?:reviews?|.*cont[-_]?qa).*\.(?:md|txt)$`)
+	contEvalReport = regexp.MustCompile(`(?i)(?:^|/)(?:reviews?|.*cont[-_]?eval|.*eval).*\.(?:md|txt)$`)
+	securityReport = regexp.MustCompile(`(?i)(?:^|/).*security.*\.(?:md|txt)$`)
+	designReport   = regexp.MustCompile(`(?i)(?:^|/).*(?:design|handoff|decision-lineage).*\.(?:md|txt)$`)
+	titleWord      = map[string]*regexp.Regexp{
+		RoleInfra:    regexp.MustCompile(`\binfra\b`),
+		RoleDeploy:   regexp.MustCompile(`\bdeploy\b`),
+		RoleResearch: regexp.MustCompile(`\bresearch\b`),
 	}
 )
 
@@ -222,7 +222,7 @@ func SecurityReportPath(a *wave.Agent) string { return firstMatch(a, securityRep
 // DesignPacketPath is the first owned design/handoff packet path.
 func DesignPacketPath(a *wave.Agent) string { return firstMatch(a, designReport) }
 
-func firstMatch(a *wave.Agent, re *lazyregexp.Regexp) string {
+func firstMatch(a *wave.Agent, re *regexp.Regexp) string {
 	for _, p := range a.OwnedPaths {
 		if re.MatchString(clean(p)) {
 			return clean(p)

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
-var rateLimitRe = lazyregexp.New(`(?i)429 Too Many Requests|exceeded retry limit|last status: 429|rate limit`)
+var rateLimitRe = regexp.MustCompile(`(?i)429 Too Many Requests|exceeded retry limit|last status: 429|rate limit`)
 
 // Only the end of a start's output is searched for a rate-limit message:
 // an agent that failed for another reason may well have mentioned rate

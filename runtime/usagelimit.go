@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
 // UsageLimit is what an agent CLI said when its account ran out: the
@@ -55,16 +55,16 @@ const (
 var (
 	// Claude Code's subscriber and API-key texts, and codex's ("You’ve",
 	// with a curly apostrophe, after "ERROR: ").
-	limitLineRe = lazyregexp.New(`^(?:ERROR: |■ )?(?:You['’]ve hit your |You['’]ve reached your |You['’]re out of (?:usage credits|extra usage|credits)|Your org is out of usage|API Error: Request rejected \(429\)|Credit balance is too low)`)
+	limitLineRe = regexp.MustCompile(`^(?:ERROR: |■ )?(?:You['’]ve hit your |You['’]ve reached your |You['’]re out of (?:usage credits|extra usage|credits)|Your org is out of usage|API Error: Request rejected \(429\)|Credit balance is too low)`)
 	// OpenCode prints the provider's message after "Error: " once its
 	// own retries are spent.
 	// Its own lower-case "error: 429 Too Many Requests" and the like are
 	// transient, left to the runner's rate-limit retries.
-	opencodeLimitRe = lazyregexp.New(`^Error: (?i:.*(?:rate limit|usage limit|exceeded your current quota|credit balance is too low|insufficient_quota))`)
-	claudeResetRe   = lazyregexp.New(` · resets (.+?)(?: · |$)`)
-	codexAtRe       = lazyregexp.New(`try again at (.+?)\.?$`)
-	codexInRe       = lazyregexp.New(`try again in ((?:\d+ (?:days?|hours?|minutes?|seconds?) ?)+)`)
-	ansiRe          = lazyregexp.New(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+	opencodeLimitRe = regexp.MustCompile(`^Error: (?i:.*(?:rate limit|usage limit|exceeded your current quota|credit balance is too low|insufficient_quota))`)
+	claudeResetRe   = regexp.MustCompile(` · resets (.+?)(?: · |$)`)
+	codexAtRe       = regexp.MustCompile(`try again at (.+?)\.?$`)
+	codexInRe       = regexp.MustCompile(`try again in ((?:\d+ (?:days?|hours?|minutes?|seconds?) ?)+)`)
+	ansiRe          = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 )
 
 // DetectUsageLimit looks at the end of an agent's output (tail, as the
@@ -76,7 +76,7 @@ func DetectUsageLimit(tail []byte, now time.Time, local *time.Location) (UsageLi
 	var ok bool
 	var epoch *time.Time // claude stream-json's exact reset
 	for _, raw := range bytes.Split(lastLines(tail, usageTailBytes, usageTailLines), []byte{'\n'}) {
-		line := strings.TrimSpace(ansiRe.Regexp().ReplaceAllString(string(raw), ""))
+		line := strings.TrimSpace(ansiRe.ReplaceAllString(string(raw), ""))
 		if line == "" {
 			continue
 		}
@@ -155,13 +155,13 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // 3:55 AM." or "try again at Mar 18th, 2026 4:51 PM." (its machine's
 // local time) or "try again in 2 hours 5 minutes.".
 func resetOf(line string, now time.Time, local *time.Location) (time.Time, bool) {
-	if m := claudeResetRe.Regexp().FindStringSubmatch(line); m != nil {
+	if m := claudeResetRe.FindStringSubmatch(line); m != nil {
 		return parseClaudeReset(m[1], now)
 	}
-	if m := codexInRe.Regexp().FindStringSubmatch(line); m != nil {
+	if m := codexInRe.FindStringSubmatch(line); m != nil {
 		return now.Add(parseSpan(m[1])), true
 	}
-	if m := codexAtRe.Regexp().FindStringSubmatch(line); m != nil {
+	if m := codexAtRe.FindStringSubmatch(line); m != nil {
 		return parseCodexReset(m[1], now, local)
 	}
 	return time.Time{}, false

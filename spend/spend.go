@@ -12,10 +12,10 @@ package spend
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -56,7 +56,7 @@ func (r Run) Model() string {
 	return ""
 }
 
-var waveRunDir = lazyregexp.New(`^(.+)-a(\d+)$`)
+var waveRunDir = regexp.MustCompile(`^(.+)-a(\d+)$`)
 
 // WaveRuns is every run of the lane's waves: the run directories on disk
 // and those its event log names (pruned ones included).
@@ -141,7 +141,7 @@ func fill(r *Run) bool {
 	return true
 }
 
-var backlogRunDir = lazyregexp.New(`^i(\d+)-([ar])(\d+)$`)
+var backlogRunDir = regexp.MustCompile(`^i(\d+)-([ar])(\d+)$`)
 
 // BacklogRuns is every worker and reviewer run of one backlog run
 // directory (.wave/lanes/<lane>/backlog/<run-id>).

@@ -42,8 +42,8 @@ func TestAnAgentHeldByItsQuestionWaitsForInputAndItsRelaunchIsAnotherAttempt(t *
 		t.Fatalf("wave %s, want waiting-for-input", ws[0].Status)
 	}
 	// The fold itself keeps the run's outcome: only views are marked.
-	if f := FoldEvents(s.evs); f.WaveStates[0].Agents[0].State != AgentCompleted {
-		t.Fatalf("the fold holds A1 as %s, want completed", f.WaveStates[0].Agents[0].State)
+	if f := FoldEvents(s.evs); f.waves[0].Agents[0].State != AgentCompleted {
+		t.Fatalf("the fold holds A1 as %s, want completed", f.waves[0].Agents[0].State)
 	}
 
 	// Answered in the coordination log, not yet in the event log: the

@@ -12,46 +12,49 @@ import (
 // Fold is the one reducer's state over the lane's event log read so far:
 // Apply takes the next event in append order, and Waves, Notifications,
 // StartedRuns, LoggedRuns and UnansweredIDs say what the events read give.
-// Reduce, ReduceNotifications and LoadEvents fold a whole log; the status
-// cache (Cache) keeps a Fold with the place in the log it reached, so a
-// repeat `status` applies only the lines appended since. Its fields are
-// exported for that encoding only: read it through its methods.
+// Reduce, ReduceNotifications and LoadEvents fold a whole log; the
+// launcher's spend log keeps one and applies the lines appended since.
+// The zero Fold has read nothing.
 type Fold struct {
-	// WaveStates are the waves in the order first seen, before any run
-	// facts, blockers or questions are laid over them.
-	WaveStates []Wave `json:"waves"`
-	// Started are the run directories of agent_run started events, first
-	// seen first (as indexes into Logged): the runs Load observes.
-	Started []int `json:"started"`
-	// Logged is every run directory an agent_run event names, first seen
+	// waves are the waves in the order first seen, before any run facts,
+	// blockers or questions are laid over them.
+	waves []Wave
+	// started are the run directories of agent_run started events, first
+	// seen first (as indexes into logged): the runs Load observes.
+	started []int
+	// logged is every run directory an agent_run event names, first seen
 	// first, with the usage its events last recorded.
-	Logged []LoggedRun `json:"logged"`
-	// Open are the question ids whose last answer event is unanswered.
-	Open map[string]bool `json:"open"`
-	// Notices is the notification events' tally.
-	Notices *noticeFold `json:"notices"`
+	logged []LoggedRun
+	// open are the question ids whose last answer event is unanswered.
+	open map[string]bool
+	// notices is the notification events' tally.
+	notices *noticeFold
 
-	index    map[int]int    // wave number → WaveStates index, rebuilt on demand
-	runIndex map[string]int // run directory → Logged index, rebuilt on demand
+	index    map[int]int    // wave number → waves index, made on first use
+	runIndex map[string]int // run directory → logged index, made on first use
+	// agentIndex is, per waves index, agent id → index in its Agents,
+	// made on first use: a lane of thousands of runs is not a scan of
+	// every agent for each of their events.
+	agentIndex map[int]map[string]int
 }
 
 // LoggedRun is a run directory the event log names and the usage its
 // agent_run events last recorded (nil when none did): what counts the
 // spend of a run whose directory was pruned.
 type LoggedRun struct {
-	RunDir string       `json:"runDir"`
-	Usage  *usage.Usage `json:"usage,omitempty"`
+	RunDir string
+	Usage  *usage.Usage
 	// Started: an agent_run started event named it (Fold.StartedRuns).
-	Started bool `json:"started,omitempty"`
+	Started bool
 }
 
 // noticeFold is ReduceNotifications' state: each notice's latest action
 // and the latest failures.
 type noticeFold struct {
-	State    map[string]string     `json:"state"`
-	Failures []NotificationFailure `json:"failures"`
+	State    map[string]string
+	Failures []NotificationFailure
 	// Sinks is each sink's tally, from the outcomes in log order.
-	Sinks map[string]*SinkNotifications `json:"sinks,omitempty"`
+	Sinks map[string]*SinkNotifications
 }
 
 // FoldEvents folds evs from the start.
@@ -75,18 +78,41 @@ func (f *Fold) Apply(ev Event) {
 		f.noteQuestion(ev)
 	}
 	if f.index == nil {
-		f.index = make(map[int]int, len(f.WaveStates))
-		for i, w := range f.WaveStates {
-			f.index[w.Wave] = i
-		}
+		f.index = map[int]int{}
 	}
 	i, ok := f.index[ev.Wave]
 	if !ok {
-		f.WaveStates = append(f.WaveStates, Wave{Wave: ev.Wave, Status: WavePending})
-		i = len(f.WaveStates) - 1
+		f.waves = append(f.waves, Wave{Wave: ev.Wave, Status: WavePending})
+		i = len(f.waves) - 1
 		f.index[ev.Wave] = i
 	}
-	apply(&f.WaveStates[i], ev)
+	var agents map[string]int
+	if ev.EntityType == EntityAgentRun {
+		agents = f.agentsOf(i)
+	}
+	apply(&f.waves[i], ev, agents)
+	if ev.EntityType == EntityWaveRun {
+		delete(f.agentIndex, i) // a new run of the wave lists its agents afresh
+	}
+}
+
+// agentsOf is the agent index of waves[i]: each id's first agent.
+func (f *Fold) agentsOf(i int) map[string]int {
+	if f.agentIndex == nil {
+		f.agentIndex = map[int]map[string]int{}
+	}
+	m, ok := f.agentIndex[i]
+	if !ok {
+		as := f.waves[i].Agents
+		m = make(map[string]int, len(as))
+		for j, a := range as {
+			if _, dup := m[a.ID]; !dup {
+				m[a.ID] = j
+			}
+		}
+		f.agentIndex[i] = m
+	}
+	return m
 }
 
 // noteRun records the run directory of an agent_run event.
@@ -96,23 +122,20 @@ func (f *Fold) noteRun(ev Event) {
 		return
 	}
 	if f.runIndex == nil {
-		f.runIndex = make(map[string]int, len(f.Logged))
-		for i, r := range f.Logged {
-			f.runIndex[r.RunDir] = i
-		}
+		f.runIndex = map[string]int{}
 	}
 	i, ok := f.runIndex[d]
 	if !ok {
-		f.Logged = append(f.Logged, LoggedRun{RunDir: d})
-		i = len(f.Logged) - 1
+		f.logged = append(f.logged, LoggedRun{RunDir: d})
+		i = len(f.logged) - 1
 		f.runIndex[d] = i
 	}
-	if ev.Action == "started" && !f.Logged[i].Started {
-		f.Logged[i].Started = true
-		f.Started = append(f.Started, i)
+	if ev.Action == "started" && !f.logged[i].Started {
+		f.logged[i].Started = true
+		f.started = append(f.started, i)
 	}
 	if u := eventUsage(ev.Data); u != nil {
-		f.Logged[i].Usage = u
+		f.logged[i].Usage = u
 	}
 }
 
@@ -134,20 +157,20 @@ func eventUsage(data map[string]any) *usage.Usage {
 func (f *Fold) noteQuestion(ev Event) {
 	switch ev.Action {
 	case QuestionUnanswered:
-		if f.Open == nil {
-			f.Open = map[string]bool{}
+		if f.open == nil {
+			f.open = map[string]bool{}
 		}
-		f.Open[ev.EntityID] = true
+		f.open[ev.EntityID] = true
 	case QuestionAnswered:
-		delete(f.Open, ev.EntityID)
+		delete(f.open, ev.EntityID)
 	}
 }
 
 // Waves is the state of every wave seen, by number, with the run facts
 // and open blockers laid over it. The fold itself is left as it was.
 func (f *Fold) Waves(runs map[string]RunFacts, blockers map[int][]Blocker, now time.Time) []Wave {
-	out := make([]Wave, 0, len(f.WaveStates))
-	for _, w := range f.WaveStates {
+	out := make([]Wave, 0, len(f.waves))
+	for _, w := range f.waves {
 		w.Agents = slices.Clone(w.Agents) // overlay writes to them
 		for i := range w.Agents {
 			overlay(&w.Agents[i], runs, now)
@@ -172,27 +195,27 @@ func (f *Fold) Waves(runs map[string]RunFacts, blockers map[int][]Blocker, now t
 // StartedRuns are the run directories of agent_run started events, first
 // seen first.
 func (f *Fold) StartedRuns() []string {
-	out := make([]string, len(f.Started))
-	for i, j := range f.Started {
-		out[i] = f.Logged[j].RunDir
+	out := make([]string, len(f.started))
+	for i, j := range f.started {
+		out[i] = f.logged[j].RunDir
 	}
 	return out
 }
 
 // LoggedRuns is every run directory the log names, first seen first.
-func (f *Fold) LoggedRuns() []LoggedRun { return f.Logged }
+func (f *Fold) LoggedRuns() []LoggedRun { return f.logged }
 
 // UnansweredIDs are the questions the launcher gave up waiting on (and no
 // answer came after); nil when none. Read only.
-func (f *Fold) UnansweredIDs() map[string]bool { return f.Open }
+func (f *Fold) UnansweredIDs() map[string]bool { return f.open }
 
 // UnansweredQuestions is Fold.UnansweredIDs over evs, never nil.
 func UnansweredQuestions(evs []Event) map[string]bool {
-	f := Fold{Open: map[string]bool{}}
+	f := Fold{open: map[string]bool{}}
 	for _, ev := range evs {
 		if ev.EntityType == EntityQuestion {
 			f.noteQuestion(ev)
 		}
 	}
-	return f.Open
+	return f.open
 }

@@ -17,10 +17,6 @@ import (
 // goroutines at once.
 type Observer func(runDir string) RunFacts
 
-// Reuser gives the facts of a run without reading it when it can (the
-// status cache's finished runs: StatusCache.Reuse), ok false otherwise.
-type Reuser func(runDir string) (f RunFacts, ok bool)
-
 // BlockerSource returns the open blocking coordination records of a wave.
 type BlockerSource func(wave int) []Blocker
 
@@ -42,13 +38,12 @@ func Load(l lanes.Layout, observe Observer, blockers BlockerSource, now time.Tim
 // LoadEvents is Load over the lane's events already read (ReadEvents), so a
 // caller that needs them for more than the reduction reads the log once.
 func LoadEvents(l lanes.Layout, evs []Event, bad []string, observe Observer, blockers BlockerSource, now time.Time) (Lane, error) {
-	return LoadFold(l, FoldEvents(evs), bad, nil, observe, blockers, now)
+	return LoadFold(l, FoldEvents(evs), bad, observe, blockers, now)
 }
 
-// LoadFold is Load over the lane's log folded (the status cache's, or
-// FoldEvents'), bad its unreadable lines. It leaves f as it was. reuse,
-// when not nil, is asked for each run first; observe reads the others.
-func LoadFold(l lanes.Layout, f *Fold, bad []string, reuse Reuser, observe Observer, blockers BlockerSource, now time.Time) (Lane, error) {
+// LoadFold is Load over the lane's log folded (FoldEvents), bad its
+// unreadable lines. It leaves f as it was.
+func LoadFold(l lanes.Layout, f *Fold, bad []string, observe Observer, blockers BlockerSource, now time.Time) (Lane, error) {
 	out := Lane{SchemaVersion: SchemaVersion, Lane: l.Lane, Socket: l.Socket(), GeneratedAt: now.UTC(),
 		Problems: []string{}, Waves: []Wave{}, LastEvents: []EventRef{}}
 	if _, err := os.Stat(l.StateDir); err != nil && !os.IsNotExist(err) {
@@ -69,7 +64,7 @@ func LoadFold(l lanes.Layout, f *Fold, bad []string, reuse Reuser, observe Obser
 	runs := map[string]RunFacts{}
 	runDirs := f.StartedRuns()
 	if observe != nil {
-		facts := observeAll(reuse, observe, runDirs)
+		facts := observeAll(observe, runDirs)
 		for i, d := range runDirs {
 			if facts[i].Err != "" {
 				out.Problems = append(out.Problems, facts[i].Err)
@@ -114,22 +109,10 @@ func (l *Lane) FindWave(n int) *Wave {
 	return nil
 }
 
-// observeAll observes dirs: those reuse answers for on this goroutine (a
-// few stats each: goroutines on every CPU cost more than they save, a
-// fifth of a cached `status` on 200 runs), the rest on one goroutine per
-// CPU (200 small reads and decodes, and status waits for all of them).
-func observeAll(reuse Reuser, observe Observer, dirs []string) []RunFacts {
+// observeAll observes dirs on one goroutine per CPU (many small reads
+// and decodes, and status waits for all of them).
+func observeAll(observe Observer, dirs []string) []RunFacts {
 	out := make([]RunFacts, len(dirs))
-	rest := make([]int, 0, len(dirs))
-	for i, d := range dirs {
-		if reuse != nil {
-			var ok bool
-			if out[i], ok = reuse(d); ok {
-				continue
-			}
-		}
-		rest = append(rest, i)
-	}
-	fanout.Each(len(rest), goruntime.GOMAXPROCS(0), func(k int) { out[rest[k]] = observe(dirs[rest[k]]) })
+	fanout.Each(len(dirs), goruntime.GOMAXPROCS(0), func(i int) { out[i] = observe(dirs[i]) })
 	return out
 }

@@ -81,10 +81,10 @@ func ReduceNotifications(evs []Event) *Notifications {
 
 // applyNotice takes a notification event.
 func (f *Fold) applyNotice(ev Event) {
-	if f.Notices == nil {
-		f.Notices = &noticeFold{State: map[string]string{}, Failures: []NotificationFailure{}}
+	if f.notices == nil {
+		f.notices = &noticeFold{State: map[string]string{}, Failures: []NotificationFailure{}}
 	}
-	n := f.Notices
+	n := f.notices
 	switch ev.Action {
 	case NotifyIntent, NotifyDelivered, NotifyFailed:
 		if n.State[ev.EntityID] == NotifyDelivered || n.State[ev.EntityID] == NotifyFailed {
@@ -130,15 +130,15 @@ func (n *noticeFold) sinkOutcome(ev Event) {
 // Notifications is the tally of the notification events folded; nil when
 // there were none.
 func (f *Fold) Notifications() *Notifications {
-	if f.Notices == nil {
+	if f.notices == nil {
 		return nil
 	}
-	out := &Notifications{Failures: slices.Clone(f.Notices.Failures), Sinks: []SinkNotifications{}}
-	for _, s := range f.Notices.Sinks {
+	out := &Notifications{Failures: slices.Clone(f.notices.Failures), Sinks: []SinkNotifications{}}
+	for _, s := range f.notices.Sinks {
 		out.Sinks = append(out.Sinks, *s)
 	}
 	slices.SortFunc(out.Sinks, func(a, b SinkNotifications) int { return strings.Compare(a.Sink, b.Sink) })
-	for _, s := range f.Notices.State {
+	for _, s := range f.notices.State {
 		switch s {
 		case NotifyDelivered:
 			out.Delivered++

@@ -12,33 +12,32 @@ import (
 
 // RunFacts is what the reducer needs to know about one run directory,
 // gathered by Load from runtime.json/status.json/agent.log and liveness.
-// Its JSON form is the status cache's (short keys, empties omitted).
 type RunFacts struct {
-	RunDir          string     `json:"-"`           // the status cache's key
-	Disposition     string     `json:"d,omitempty"` // runtime record terminalDisposition, "" if unreadable
-	ExitCode        *int       `json:"ec,omitempty"`
-	Signal          string     `json:"sg,omitempty"`
-	StartedAt       *time.Time `json:"sa,omitempty"`
-	FinishedAt      *time.Time `json:"fa,omitempty"`
-	LastHeartbeatAt *time.Time `json:"hb,omitempty"`
-	LastOutputAt    *time.Time `json:"oa,omitempty"` // when the agent last printed, as of its last heartbeat
+	RunDir          string
+	Disposition     string // runtime record terminalDisposition, "" if unreadable
+	ExitCode        *int
+	Signal          string
+	StartedAt       *time.Time
+	FinishedAt      *time.Time
+	LastHeartbeatAt *time.Time
+	LastOutputAt    *time.Time // when the agent last printed, as of its last heartbeat
 	// Lost is set when liveness found the runner dead without a terminal
 	// record (or its records unreadable); Reason says which.
-	Lost       bool     `json:"lo,omitempty"`
-	Reason     string   `json:"re,omitempty"`
-	Warnings   []string `json:"wa,omitempty"` // liveness warnings of a live run (e.g. its tmux session is gone)
-	LastMarker string   `json:"lm,omitempty"`
-	Err        string   `json:"er,omitempty"` // unreadable record, reported
+	Lost       bool
+	Reason     string
+	Warnings   []string // liveness warnings of a live run (e.g. its tmux session is gone)
+	LastMarker string
+	Err        string // unreadable record, reported
 	// Backend is the record's sessionBackend; Pod is a kubernetes run's
 	// namespace/pod.
-	Backend string `json:"be,omitempty"`
-	Pod     string `json:"po,omitempty"`
+	Backend string
+	Pod     string
 	// AgentID, Executor and Usage are the record's agentId, executorId
 	// and usage (its runner's high-water mark), so what reads the spend of
 	// the runs observed (status) reads no record twice.
-	AgentID  string       `json:"ag,omitempty"`
-	Executor string       `json:"ex,omitempty"`
-	Usage    *usage.Usage `json:"us,omitempty"`
+	AgentID  string
+	Executor string
+	Usage    *usage.Usage
 }
 
 // AgentInfo describes an agent in a wave_run started event.
@@ -95,7 +94,9 @@ func Reduce(events []Event, runs map[string]RunFacts, blockers map[int][]Blocker
 
 const lastEventsKept = 12
 
-func apply(w *Wave, ev Event) {
+// apply takes ev into its wave w; agents is w's agent index (Fold.agentsOf)
+// for an agent_run event.
+func apply(w *Wave, ev Event, agents map[string]int) {
 	at := ev.RecordedAt
 	w.UpdatedAt = &at
 	switch ev.EntityType {
@@ -109,7 +110,7 @@ func apply(w *Wave, ev Event) {
 			}
 		}
 	case EntityAgentRun:
-		applyAgentRun(w, ev)
+		applyAgentRun(w, agents, ev)
 	case EntityClosure:
 		phase, _ := ev.Data["phase"].(string)
 		detail, _ := ev.Data["detail"].(string)
@@ -253,12 +254,13 @@ func runEnded(s string) bool {
 	return false
 }
 
-func applyAgentRun(w *Wave, ev Event) {
+func applyAgentRun(w *Wave, agents map[string]int, ev Event) {
 	d := agentRunFields(ev.Data)
-	i := slices.IndexFunc(w.Agents, func(a Agent) bool { return a.ID == d.AgentID })
-	if i < 0 {
+	i, ok := agents[d.AgentID]
+	if !ok {
 		w.Agents = append(w.Agents, Agent{ID: d.AgentID})
 		i = len(w.Agents) - 1
+		agents[d.AgentID] = i
 	}
 	a := &w.Agents[i]
 	at := ev.RecordedAt

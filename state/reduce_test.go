@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -285,5 +286,54 @@ func TestAgentRunEventsReduceAsTheirTypedData(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("agentRunFields(Data(%+v)) = %+v", want, got)
 		}
+	}
+}
+
+// A wave run again lists its agents afresh: the events of the new run
+// land on the new run's agents, an agent the list lacks is added once, and
+// later events find it.
+func TestAgentEventsFollowTheWavesLatestRun(t *testing.T) {
+	run := func(agent, action string) map[string]any {
+		return Data(AgentRunData{AgentID: agent, RunDir: "runs/" + agent + "-" + action})
+	}
+	s := &script{}
+	s.add(EntityWaveRun, "started", 1, started("A1", "A2"))
+	s.add(EntityAgentRun, "started", 1, run("A1", "started"))
+	s.add(EntityAgentRun, AgentFailed, 1, run("A1", "failed"))
+	s.add(EntityWaveRun, WaveFailed, 1, nil)
+	s.add(EntityWaveRun, "started", 2, started("A2", "A1"))
+	s.add(EntityAgentRun, "started", 2, run("A1", "started"))
+	s.add(EntityAgentRun, "started", 2, run("A9", "started"))
+	s.add(EntityAgentRun, AgentCompleted, 2, run("A9", "completed"))
+	s.add(EntityAgentRun, AgentCompleted, 2, run("A1", "completed"))
+	w := Reduce(s.evs, nil, nil, t0)[0]
+	var ids []string
+	for _, a := range w.Agents {
+		ids = append(ids, a.ID)
+	}
+	if want := []string{"A2", "A1", "A9"}; !slices.Equal(ids, want) {
+		t.Fatalf("agents %v, want %v", ids, want)
+	}
+	if got, want := agentStates(w), map[string]string{"A2": AgentPending, "A1": AgentCompleted, "A9": AgentCompleted}; !mapsEqual(got, want) {
+		t.Fatalf("states %v, want %v", got, want)
+	}
+}
+
+// BenchmarkFoldOf2000Agents is the reducer over one wave of 2000 agents,
+// each started and finished: the lane status --json reads at its largest
+// budgeted size (bench/README.md).
+func BenchmarkFoldOf2000Agents(b *testing.B) {
+	var ids []string
+	for i := range 2000 {
+		ids = append(ids, fmt.Sprintf("A%d", i))
+	}
+	s := &script{}
+	s.add(EntityWaveRun, "started", 1, started(ids...))
+	for _, id := range ids {
+		s.add(EntityAgentRun, "started", 1, AgentRunData{AgentID: id, RunDir: "runs/" + id})
+		s.add(EntityAgentRun, AgentCompleted, 1, AgentRunData{AgentID: id, RunDir: "runs/" + id, ExitCode: code(0)})
+	}
+	for b.Loop() {
+		FoldEvents(s.evs)
 	}
 }

@@ -255,10 +255,17 @@ func (g *checksGate) held(n int) bool {
 // over the later candidates of their conflict groups (whose change may
 // build on theirs). An entry with a job of its own holds the train, as
 // before the gate.
-func (s *Supervisor) trainNext() (int, bool) {
+func (s *Supervisor) trainNext() (int, bool) { return s.trainNextAfter(nil) }
+
+// trainNextAfter is trainNext stepping over the candidates in (already
+// in the merge pipeline, train.go) too.
+func (s *Supervisor) trainNextAfter(in func(n int) bool) (int, bool) {
 	var heldGroups []int
 	for _, n := range s.run().Queue {
 		is := s.run().Issues[n]
+		if in != nil && in(n) {
+			continue
+		}
 		if s.checks.held(n) {
 			if is != nil && is.Group != 0 {
 				heldGroups = append(heldGroups, is.Group)

@@ -185,7 +185,7 @@ func (s *Supervisor) mergeBase(ctx context.Context) (string, error) {
 	if s.run().Tally().Merged == 0 || s.run().BaseMerges > 0 || s.run().Foreign != nil {
 		return "", nil
 	}
-	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base, s.run().WaveTip, s.verifierWith(0, false))
+	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base, s.run().WaveTip, s.verifierWith(0, false, verifyOn{}))
 	if fe, ok := gitops.IsForeignCommit(err); ok {
 		return "", s.foreignCommit(ctx, fe)
 	}

@@ -63,7 +63,8 @@ func (s *Supervisor) checkWaveTip(ctx context.Context) error {
 // loop ends and the run goes to its end, which merges nothing more.
 func (s *Supervisor) haltForeign(ctx context.Context) error {
 	s.halted, s.capped = true, true
-	s.settle() // no start or merge under way behind the halt
+	s.cancelTrain() // nothing more is verified for a merge that cannot land
+	s.settle()      // no start or merge under way behind the halt
 	grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
 	f := s.run().Foreign
 	if err := s.dropUntaken("foreign-commit", "a foreign commit on the wave branch stopped the run before it was taken"); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/forge"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/buildtest"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
@@ -32,10 +32,7 @@ var binPath string
 func TestMain(m *testing.M) {
 	os.Exit(tmuxtest.Run(m, func(dir string) error {
 		binPath = filepath.Join(dir, "wave-orchestrator")
-		if out, err := exec.Command("go", "build", "-o", binPath, "../cmd/wave-orchestrator").CombinedOutput(); err != nil {
-			return fmt.Errorf("build: %v\n%s", err, out)
-		}
-		return nil
+		return buildtest.Binary(binPath)
 	}))
 }
 

@@ -82,7 +82,9 @@ func (s *Supervisor) record(ctx context.Context, ev backlog.Event) error {
 // work runs inline instead: the sweep that goes through is what ends
 // the wait, so it must be the one that did the work.
 func (s *Supervisor) spawn(ctx context.Context, n int, body func(ctx context.Context) error) error {
-	if s.waiting != nil || inJob(ctx) {
+	// inJob first: a job (dispatch starting its worker) must not read
+	// s.waiting, which the loop writes.
+	if inJob(ctx) || s.waiting != nil {
 		return body(ctx)
 	}
 	s.jobs.active[n] = true
@@ -179,6 +181,9 @@ func (s *Supervisor) await(ctx context.Context, tick *time.Ticker, more bool) er
 			return nil
 		case f := <-s.jobs.calls:
 			s.serve(f, nil)
+			if s.train.poke {
+				return nil // the merge train can go on (a merge commit known, a verdict)
+			}
 		case end := <-s.jobs.ended:
 			s.serve(nil, &end)
 			return nil

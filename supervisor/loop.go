@@ -94,7 +94,7 @@ func (s *Supervisor) loop(ctx context.Context, resumed bool) error {
 				return err
 			}
 		}
-		if err := s.await(ctx, tick, s.mergeable()); err != nil {
+		if err := s.await(ctx, tick, s.trainWants()); err != nil {
 			return err
 		}
 	}
@@ -134,7 +134,7 @@ func (s *Supervisor) step(ctx context.Context) error {
 	if err := s.pollChecks(ctx); err != nil {
 		return err
 	}
-	if err := s.mergeNext(ctx); err != nil {
+	if err := s.trainStep(ctx); err != nil {
 		return err
 	}
 	if err := s.takeAnswers(ctx); err != nil {

@@ -15,10 +15,14 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 )
 
-// mergeReady merges the queue in FIFO order of readiness, one entry at a
-// time. An entry that conflicts or fails leaves the queue, so the next
-// one is never starved behind it.
+// mergeReady merges the queue in FIFO order of readiness (a stop
+// --finish), through the pipeline when it runs one. An entry that
+// conflicts or fails leaves the queue, so the next one is never starved
+// behind it.
 func (s *Supervisor) mergeReady(ctx context.Context) error {
+	if s.speculative() {
+		return s.drainTrain(ctx)
+	}
 	for {
 		n, ok := s.trainNext()
 		if !ok || s.stopRequested() || s.run().Foreign != nil {
@@ -26,6 +30,39 @@ func (s *Supervisor) mergeReady(ctx context.Context) error {
 		}
 		if err := s.mergeOne(ctx, n); err != nil {
 			return err
+		}
+	}
+}
+
+// drainTrain runs the pipeline until nothing in the queue can move on:
+// every candidate landed, was sent back, or waits for its checks.
+func (s *Supervisor) drainTrain(ctx context.Context) error {
+	for {
+		if err := s.takeJobErr(); err != nil {
+			s.cancelTrain()
+			s.settle()
+			return err
+		}
+		if s.stopRequested() {
+			s.settle()
+			return nil // asked again: what did not land stays for the next run
+		}
+		if err := s.trainStep(ctx); err != nil {
+			return err
+		}
+		if len(s.jobs.active) == 0 && !s.trainWants() {
+			return nil
+		}
+		if len(s.jobs.active) == 0 {
+			continue
+		}
+		select {
+		case f := <-s.jobs.calls:
+			s.serve(f, nil)
+		case end := <-s.jobs.ended:
+			s.serve(nil, &end)
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }
@@ -55,65 +92,100 @@ func (s *Supervisor) mergeable() bool {
 }
 
 // mergeOne merges issue n, as its job when the loop's sweep asks for it
-// (the state it needs beyond is goes through onLoop).
+// (the state it needs beyond is goes through onLoop): the gates, then
+// the merge with its verify, in one go (the train without speculation:
+// train.go).
 func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
-	var w *worker
-	s.onLoop(ctx, func() { w = s.worker(n) })
-	is := w.is
-	if is.State != backlog.StateMerging {
-		// Never merge on a claim that is not ours (any more).
-		if held, err := s.claimStillHeld(ctx, is); err != nil || !held {
-			return err
-		}
-		if err := s.record(ctx, backlog.Event{Kind: backlog.EvMergeStarted, Issue: n}); err != nil {
-			return err
-		}
-	}
-	// What follows reads the worker branch in the clone.
-	if err := s.co.Fetch(ctx, w); err != nil {
-		return fmt.Errorf("merge #%d: fetch its branch: %w", n, err)
-	}
-	if parked, err := s.parkOutside(ctx, is); parked || err != nil {
-		return err
-	}
-	if err := s.workerPR(ctx, is); err != nil {
-		return err
-	}
-	if green, err := s.gateChecks(ctx, is); err != nil || !green {
-		return err // sent back, parked, or waiting for its checks out of the train's way
-	}
-	if sent, err := s.prReviewRework(ctx, is); err != nil || sent {
+	is, ok, err := s.admit(ctx, n)
+	if err != nil || !ok {
 		return err
 	}
 	res, err := s.o.Git.Merge(ctx, gitops.MergeRequest{
 		Wave:    s.run().Info.WaveBranch,
 		Worker:  "refs/heads/" + is.Branch,
 		Message: mergeMessage(n, is.Branch, s.run().Info.ID),
-		Verify:  s.verifier(n),
+		Verify:  s.verifier(n, verifyOn{}),
 		Expect:  s.run().WaveTip,
 	})
+	if errors.Is(err, gitops.ErrVerifyFailed) && ctx.Err() == nil { // a stop is no verdict on the change
+		if err := s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "failed", Detail: err.Error()}); err != nil {
+			return err
+		}
+		return s.verifyVerdict(ctx, is, err)
+	}
+	return s.landed(ctx, is, res, err, nil)
+}
+
+// admit runs the gates a candidate passes before its merge is verified:
+// its claim is still ours, its branch fetched, its surface, its worker
+// PR, its CI checks, its PR's reviews. false: it left the train (sent
+// back, parked, or waiting for its checks out of the train's way).
+func (s *Supervisor) admit(ctx context.Context, n int) (*backlog.IssueRun, bool, error) {
+	var w *worker
+	s.onLoop(ctx, func() { w = s.worker(n) })
+	is := w.is
+	if is.State != backlog.StateMerging {
+		// Never merge on a claim that is not ours (any more).
+		if held, err := s.claimStillHeld(ctx, is); err != nil || !held {
+			return is, false, err
+		}
+		if err := s.record(ctx, backlog.Event{Kind: backlog.EvMergeStarted, Issue: n}); err != nil {
+			return is, false, err
+		}
+	}
+	// What follows reads the worker branch in the clone.
+	if err := s.co.Fetch(ctx, w); err != nil {
+		return is, false, fmt.Errorf("merge #%d: fetch its branch: %w", n, err)
+	}
+	if parked, err := s.parkOutside(ctx, is); parked || err != nil {
+		return is, false, err
+	}
+	if err := s.workerPR(ctx, is); err != nil {
+		return is, false, err
+	}
+	if green, err := s.gateChecks(ctx, is); err != nil || !green {
+		return is, false, err
+	}
+	if sent, err := s.prReviewRework(ctx, is); err != nil || sent {
+		return is, false, err
+	}
+	return is, true, nil
+}
+
+// verifyVerdict acts on issue is's failed verify (err), recorded
+// already: a rework round the worker can act on, else a park.
+func (s *Supervisor) verifyVerdict(ctx context.Context, is *backlog.IssueRun, err error) error {
+	n := is.Number
+	if from, detail, feedback, ok := reworkOfMerge(err); ok {
+		return s.rework(ctx, is, from, detail, feedback, nil)
+	}
+	return s.park(ctx, n, "verify failed: "+oneLine(err.Error()),
+		fmt.Sprintf("The verify step failed on the merge of #%d; see %s. Fix it on %s and run again?", n,
+			s.verifyLog(n), is.Branch), nil)
+}
+
+// landed records what a merge of is did (res, err): merged, conflicting
+// (sent back), or the foreign commit it found. onMerged, when set, runs
+// on the loop with the merged record.
+func (s *Supervisor) landed(ctx context.Context, is *backlog.IssueRun, res gitops.MergeResult, err error, onMerged func()) error {
+	n := is.Number
 	if fe, ok := gitops.IsForeignCommit(err); ok {
 		return s.foreignCommit(ctx, fe)
 	}
 	switch {
-	case errors.Is(err, gitops.ErrVerifyFailed) && ctx.Err() == nil: // a stop is no verdict on the change
-		if err := s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "failed", Detail: err.Error()}); err != nil {
-			return err
-		}
-		if from, detail, feedback, ok := reworkOfMerge(err); ok {
-			return s.rework(ctx, is, from, detail, feedback, nil)
-		}
-		return s.park(ctx, n, "verify failed: "+oneLine(err.Error()),
-			fmt.Sprintf("The verify step failed on the merge of #%d; see %s. Fix it on %s and run again?", n,
-				s.verifyLog(n), is.Branch), nil)
 	case err != nil:
 		return fmt.Errorf("merge #%d: %w", n, err)
 	case len(res.Conflicts) > 0:
 		return s.conflict(ctx, is, res.Conflicts)
 	}
 	outside := backlog.Outside(is.Surface, res.Files)
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files, Outside: outside,
-		Tip: mergedTip(res)}); err != nil {
+	ev := backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files, Outside: outside, Tip: mergedTip(res)}
+	s.onLoop(ctx, func() {
+		if err = s.emit(ev); err == nil && onMerged != nil {
+			onMerged()
+		}
+	})
+	if err != nil {
 		return err
 	}
 	s.printf("#%d merged into %s (%s)", n, s.run().Info.WaveBranch, short(res.Commit))
@@ -193,25 +265,39 @@ func (s *Supervisor) verifyLog(n int) string {
 	return filepath.Join(s.log.dir, "verify", fmt.Sprintf("i%d.log", n))
 }
 
-// verifier runs backlog.verify (an argv) in the scratch worktree at the
-// would-be merge commit; its output is kept in the run dir.
-func (s *Supervisor) verifier(n int) func(ctx context.Context, dir, commit string) error {
-	return s.verifierWith(n, len(s.o.Config.Backlog.Review.Executor) > 0)
+// verifyOn is what a verify is run on top of: the commit its merge is
+// built on and the candidates ahead of it that commit holds beyond the
+// wave tip (train.go); zero for a merge onto the wave tip.
+type verifyOn struct {
+	base  string
+	ahead []int
+}
+
+// verifier runs backlog.verify (an argv) in the scratch checkout at the
+// would-be merge commit, then the backlog.review agent; its output is kept
+// in the run dir. nil: nothing to verify.
+func (s *Supervisor) verifier(n int, on verifyOn) func(ctx context.Context, dir, commit string) error {
+	return s.verifierWith(n, len(s.o.Config.Backlog.Review.Executor) > 0, on)
+}
+
+// verifies: a merge has a verify step (backlog.verify or backlog.review).
+func (s *Supervisor) verifies() bool {
+	return len(s.o.Config.Backlog.Verify) > 0 || len(s.o.Config.Backlog.Review.Executor) > 0
 }
 
 // verifierWith is verifier with or without the review agent (a moved
 // base merged into the wave branch is verified, not reviewed: no worker
 // wrote it).
-func (s *Supervisor) verifierWith(n int, reviewed bool) func(ctx context.Context, dir, commit string) error {
+func (s *Supervisor) verifierWith(n int, reviewed bool, on verifyOn) func(ctx context.Context, dir, commit string) error {
 	argv := s.o.Config.Backlog.Verify
 	if len(argv) == 0 && !reviewed {
 		return nil
 	}
 	return func(ctx context.Context, dir, commit string) error {
 		if len(argv) == 0 {
-			return s.review(ctx, n, dir, commit)
+			return s.review(ctx, n, dir, commit, on)
 		}
-		_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "running"})
+		_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "running", Commit: commit, Ref: on.base, Ahead: on.ahead})
 		timeout := time.Duration(s.o.Config.Backlog.VerifyTimeoutMin) * time.Minute
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -224,6 +310,9 @@ func (s *Supervisor) verifierWith(n int, reviewed bool) func(ctx context.Context
 			return err
 		}
 		defer out.Close()
+		if err := s.setupScratch(ctx, n, dir, out); err != nil {
+			return &verifyFailure{err: fmt.Errorf("backlog.setup in the verify checkout: %w (output in %s)", err, path), log: path}
+		}
 		cmd, done, err := s.verifyCommand(ctx, n, argv, dir, commit)
 		if err != nil {
 			fmt.Fprintln(out, err)
@@ -238,9 +327,9 @@ func (s *Supervisor) verifierWith(n int, reviewed bool) func(ctx context.Context
 			return &verifyFailure{err: fmt.Errorf("%s: %w (output in %s)", strings.Join(argv, " "), err, path), log: path}
 		}
 		if reviewed {
-			return s.review(ctx, n, dir, commit)
+			return s.review(ctx, n, dir, commit, on)
 		}
-		return s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed"})
+		return s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Commit: commit})
 	}
 }
 

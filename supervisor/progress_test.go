@@ -2,15 +2,19 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
 // A worker that keeps printing but changes nothing in its worktree is
@@ -54,9 +58,12 @@ echo "[backlog-result] state=done detail=worked"
 }
 
 // Silence is timed from the runner's record of the agent's last output,
-// across supervisor restarts: a worker that hangs silently is stopped
-// as stalled though the supervisor is restarted every second and a half
-// (each restart used to start the clock again), then relaunched once.
+// across supervisor restarts: a worker that hangs silently is stopped as
+// stalled though every supervisor is cut dead as soon as it has looked at
+// the worker once (each restart used to start the clock again, so no
+// supervisor lived long enough to see the silence), no sooner than the
+// limit after its last output as the runner recorded it, then relaunched
+// once.
 func TestASilentWorkerIsStoppedThoughTheSupervisorKeepsRestarting(t *testing.T) {
 	f := newFixture(t)
 	f.config = strings.Replace(baseConfig, "silenceSeconds: 30", "silenceSeconds: 3", 1)
@@ -66,21 +73,39 @@ if [ "$WAVE_ATTEMPT" = 1 ]; then echo "starting"; sleep 3600; fi
 echo work > own.txt && gitc add own.txt && gitc commit -q -m "Work"
 echo "[backlog-result] state=done detail=worked"
 `)
-	stalled := func(dir string) bool {
-		return dir != "" && countEvents(f.events(dir), backlog.EvWorkerFinished, backlog.OutcomeStalled) > 0
+	stall := func(dir string) *backlog.Event {
+		if dir == "" {
+			return nil
+		}
+		for _, ev := range f.events(dir) {
+			if ev.Kind == backlog.EvWorkerFinished && ev.Outcome == backlog.OutcomeStalled {
+				return &ev
+			}
+		}
+		return nil
 	}
-	dir := ""
-	for i := 0; i < 40 && !stalled(dir); i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-		res := f.runCtx(ctx, nil, 1)
+	dir, lives := "", 0
+	deadline := time.Now().Add(2 * time.Minute)
+	for stall(dir) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the silent worker was never stopped in %d supervisor lives: each restart started its clock again", lives)
+		}
+		lives++
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		res := f.runCtx(ctx, func(o *Options) { o.Runs = &secondLookCut{Runs: o.Runs, issue: 1, cancel: cancel} }, 1)
 		cancel()
 		dir = res.Dir
-		if res.err == nil {
+		if res.err == nil && stall(dir) == nil {
 			t.Fatalf("the run ended (exit %d) before #1 was stopped:\n%s", res.ExitCode, res.out)
 		}
 	}
-	if !stalled(dir) {
-		t.Fatal("the silent worker was never stopped: every restart started its clock again")
+	rec, err := runtime.ReadRecord(filepath.Join(dir, "runs", "i1-a1", lanes.RuntimeFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if quiet := outputAt(runtime.Observation{Record: rec}); stall(dir).At.Sub(quiet) < 3*time.Second {
+		t.Errorf("stopped as stalled at %s, %s after its last output (%s): before the 3s limit",
+			stall(dir).At, stall(dir).At.Sub(quiet), quiet)
 	}
 	res := f.run(1)
 	if res.err != nil || res.ExitCode != exitcode.OK {
@@ -89,4 +114,30 @@ echo "[backlog-result] state=done detail=worked"
 	if is := backlog.Reduce(f.events(res.Dir)).Issues[1]; is.State != backlog.StateMerged || is.Salvages != 1 {
 		t.Errorf("#1: %s after %d salvages; want merged after the one salvage relaunch", is.State, is.Salvages)
 	}
+}
+
+// secondLookCut is the real runs, except that the supervisor is cut dead
+// (its context cancelled) when it comes to look at the issue's worker a
+// second time, before it sees anything: each life looks at the worker
+// once, whole, however long that takes on a loaded machine.
+type secondLookCut struct {
+	Runs
+	issue  int
+	cancel context.CancelFunc
+	looks  atomic.Int32
+}
+
+func (c *secondLookCut) Observe(ctx context.Context, runDir string, now time.Time) runtime.Observation {
+	if !strings.HasPrefix(filepath.Base(runDir), fmt.Sprintf("i%d-a", c.issue)) {
+		return c.Runs.Observe(ctx, runDir, now)
+	}
+	if c.looks.Load() >= 1 {
+		c.cancel()
+		return runtime.Observation{RunDir: runDir, Err: context.Canceled} // nothing seen: nothing acted on
+	}
+	obs := c.Runs.Observe(ctx, runDir, now)
+	if obs.Record != nil {
+		c.looks.Add(1)
+	}
+	return obs
 }

@@ -24,7 +24,10 @@ const maxReviewDiff = 200 << 10
 // (in the scratch worktree at the would-be merge commit) and waits for its
 // [wave-verdict]: pass lets the merge go on; fail, or no verdict, stops it
 // with the reviewer's detail. Not a rubber stamp: a missing verdict fails.
-func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) error {
+// The diff is the merge's own, from its first parent: the wave tip, or
+// the candidate ahead it was built on (on), whose changes are not this
+// worker's.
+func (s *Supervisor) review(ctx context.Context, n int, dir, commit string, on verifyOn) error {
 	cfg := s.o.Config.Backlog.Review.Executor
 	if len(cfg) == 0 {
 		return nil
@@ -35,11 +38,11 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 	if err != nil {
 		return err
 	}
-	diff, err := s.o.Git.DiffText(ctx, s.waveRef(), commit, maxReviewDiff)
+	diff, err := s.o.Git.DiffText(ctx, commit+"^1", commit, maxReviewDiff)
 	if err != nil {
 		return fmt.Errorf("review #%d: diff: %w", n, err)
 	}
-	runDir, err := s.reviewRun(ctx, issue, is, dir, diff, cfg)
+	runDir, err := s.reviewRun(ctx, issue, is, dir, diff, cfg, commit, on)
 	if err != nil {
 		return err
 	}
@@ -59,7 +62,7 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string) erro
 		return fmt.Errorf("review #%d: verdict %s: %s", n, v.Verdict, oneLine(v.Detail))
 	}
 	s.printf("#%d: review passed", n)
-	return s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Detail: oneLine(v.Detail)})
+	return s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Detail: oneLine(v.Detail), Commit: commit})
 }
 
 // waitRun blocks until the run in dir is done, terminating it at its
@@ -96,14 +99,15 @@ func (s *Supervisor) waitRun(ctx context.Context, dir string) error {
 // fallback of its executor that is not), and one whose CLI says its
 // account is out pauses that executor and runs again after the reset.
 // A stop requested while it waits ends the wait (ErrStopped).
-func (s *Supervisor) reviewRun(ctx context.Context, issue backlog.Issue, is *backlog.IssueRun, cwd, diff string, cfg map[string]string) (string, error) {
+func (s *Supervisor) reviewRun(ctx context.Context, issue backlog.Issue, is *backlog.IssueRun, cwd, diff string, cfg map[string]string,
+	commit string, on verifyOn) (string, error) {
 	n := issue.Number
 	agent, res, err := s.reviewer(n, cfg)
 	if err != nil {
 		return "", err
 	}
 	for {
-		on, err := s.reviewerOn(ctx, n, res)
+		exec, err := s.reviewerOn(ctx, n, res)
 		if err != nil {
 			return "", fmt.Errorf("review #%d: %w", n, err)
 		}
@@ -112,12 +116,13 @@ func (s *Supervisor) reviewRun(ctx context.Context, issue backlog.Issue, is *bac
 		prior, _ := filepath.Glob(filepath.Join(s.log.dir, "reviews", fmt.Sprintf("i%d-r*", n)))
 		runDir := filepath.Join(s.log.dir, "reviews", fmt.Sprintf("i%d-r%d", n, len(prior)+1))
 		prompt := backlog.ReviewPrompt(backlog.ReviewInput{Issue: issue, Branch: is.Branch, WaveBranch: s.run().Info.WaveBranch, Diff: diff})
-		p, err := s.runPayload(agentRun{what: fmt.Sprintf("review #%d", n), agent: agent, res: onExecutor(res, on, 1), dir: runDir,
+		p, err := s.runPayload(agentRun{what: fmt.Sprintf("review #%d", n), agent: agent, res: onExecutor(res, exec, 1), dir: runDir,
 			cwd: cwd, prompt: prompt, attempt: 1, session: "backlog-r" + strconv.Itoa(n), issue: n, branch: is.Branch, review: true})
 		if err != nil {
 			return "", err
 		}
-		_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir})
+		_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir, Commit: commit,
+			Ref: on.base, Ahead: on.ahead})
 		s.printf("#%d: reviewer started in tmux session %s", n, p.SessionName)
 		_ = s.o.Runs.Discard(ctx, p)
 		s.o.Runs.Watch(runDir)
@@ -125,21 +130,27 @@ func (s *Supervisor) reviewRun(ctx context.Context, issue backlog.Issue, is *bac
 			return "", fmt.Errorf("review #%d: start: %w", n, err)
 		}
 		if err := s.waitRun(ctx, runDir); err != nil {
+			if ctx.Err() != nil {
+				// Cut short (its base changed under it, or the run stops):
+				// the reviewer is stopped, not left reviewing a stale merge.
+				grace := time.Duration(s.o.Lane.Runtime.TerminateGraceMs) * time.Millisecond
+				_ = s.o.Runs.Terminate(context.WithoutCancel(ctx), runDir, grace, false)
+			}
 			return "", fmt.Errorf("review #%d: %w", n, err)
 		}
 		obs := s.o.Runs.Observe(ctx, runDir, s.o.Now())
 		if obs.Verdict.UsageLimit == nil {
 			return runDir, nil
 		}
-		exec := p.ExecutorID
+		out := p.ExecutorID
 		var opened bool
-		s.onLoop(ctx, func() { opened, err = s.pauseFor(exec, n, *obs.Verdict.UsageLimit) })
+		s.onLoop(ctx, func() { opened, err = s.pauseFor(out, n, *obs.Verdict.UsageLimit) })
 		if err != nil {
 			return "", err
 		}
 		if opened {
 			var line string
-			s.onLoop(ctx, func() { line = backlog.PauseLine(*s.run().Paused(exec), s.o.Now()) })
+			s.onLoop(ctx, func() { line = backlog.PauseLine(*s.run().Paused(out), s.o.Now()) })
 			s.printf("%s; #%d's review runs again after it", line, n)
 		}
 	}

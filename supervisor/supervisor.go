@@ -129,6 +129,9 @@ type Supervisor struct {
 	jobs jobs
 	// checks is the merge gate on CI checks (checks.go).
 	checks checksGate
+	// train is the merge pipeline: the candidates verified at once
+	// (train.go).
+	train train
 	// starts coalesces the jobs' run starts (starts.go).
 	starts starts
 	// sandbox is whether workers, reviewers and verify are sandboxed
@@ -224,6 +227,9 @@ func (s *Supervisor) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	if err := s.decideSandbox(ctx); err != nil {
+		return Result{}, err
+	}
+	if err := s.checkSetup(ctx); err != nil {
 		return Result{}, err
 	}
 	resumed, err := s.open(ctx)
@@ -382,7 +388,7 @@ func (s *Supervisor) newRunInfo(ctx context.Context, now time.Time) (backlog.Run
 	}
 	return backlog.RunInfo{ID: id, Lane: s.o.Lane.Name, Source: src, Repo: repo, WaveBranch: wave, Base: base,
 		Default: def, Bounded: s.o.Issues, Width: s.o.Width, MaxIssues: s.o.MaxIssues, MaxMinutes: s.o.MaxMinutes,
-		Host: s.o.Host, Pid: s.o.Pid, StartedAt: now}, nil
+		VerifyParallel: s.verifyParallel(), Host: s.o.Host, Pid: s.o.Pid, StartedAt: now}, nil
 }
 
 func (s *Supervisor) ensureWaveBranch(ctx context.Context) error {

@@ -34,13 +34,19 @@ func (s *Supervisor) worktreeOf(n int) string {
 	if rc, ok := s.co.(*remoteCheckout); ok {
 		return rc.dir(n) // in the worker's own pod
 	}
+	return filepath.Join(s.worktreeRoot(), s.o.Layout.Project+"-"+s.run().Info.ID, "i"+strconv.Itoa(n))
+}
+
+// worktreeRoot is where local workers' checkouts go (backlog.worktreeRoot).
+func (s *Supervisor) worktreeRoot() string {
 	root := s.o.Config.Backlog.WorktreeRoot
 	if root == "" {
-		root = DefaultWorktreeRoot()
-	} else if !filepath.IsAbs(root) {
+		return DefaultWorktreeRoot()
+	}
+	if !filepath.IsAbs(root) {
 		root = filepath.Join(s.o.Lane.RepoRoot, root)
 	}
-	return filepath.Join(root, s.o.Layout.Project+"-"+s.run().Info.ID, "i"+strconv.Itoa(n))
+	return root
 }
 
 // DefaultWorktreeRoot is outside the repository, so the repo's own tooling
@@ -75,6 +81,9 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	// passed it when the run opened, and "-i<n>" appended to a valid
 	// name keeps it valid (no "..", "@{", ".lock" or trailing "." or "/").
 	branch, wt := s.branchOf(n), s.worktreeOf(n)
+	if err := s.forgetLostSetup(ctx, w); err != nil {
+		return err
+	}
 	resumed, err := s.co.Prepare(ctx, w, branch, wt)
 	if err != nil {
 		return err
@@ -86,6 +95,9 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 		return err
 	}
 	if parked, err := s.overRuns(ctx, n); parked || err != nil {
+		return err
+	}
+	if parked, err := s.readyCheckout(ctx, w, wt); parked || err != nil {
 		return err
 	}
 	attempt := is.Attempts + 1

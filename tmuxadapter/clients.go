@@ -7,13 +7,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
 // ErrNoClient is returned by DetachClient when no client shows the session.
 var ErrNoClient = errors.New("tmux: no client attached")
 
-var paneIDRe = lazyregexp.New(`^%[0-9]+$`)
+var paneIDRe = regexp.MustCompile(`^%[0-9]+$`)
 
 // PaneSession returns the name of the session holding pane, a pane id
 // such as "%3" (what tmux puts in $TMUX_PANE).

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
@@ -38,7 +38,7 @@ type SessionSpec struct {
 	Window string
 }
 
-var nameRe = lazyregexp.New(`^[A-Za-z0-9_-]+$`)
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // ValidateName rejects session names tmux would rewrite or misparse.
 func ValidateName(name string) error {
@@ -223,7 +223,7 @@ func (c *Client) HasSession(ctx context.Context, name string) (bool, error) {
 }
 
 // optionRe is a user option name (tmux's own options are not ours to set).
-var optionRe = lazyregexp.New(`^@[A-Za-z0-9_-]+$`)
+var optionRe = regexp.MustCompile(`^@[A-Za-z0-9_-]+$`)
 
 // SetSessionOption sets user option name (e.g. "@wave_exit") on a session.
 func (c *Client) SetSessionOption(ctx context.Context, session, name, value string) error {

@@ -5,16 +5,16 @@ import (
 	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
 // Classification as in package roles, which imports wave (so wave keeps
 // its own copy for parsing and validation).
 var (
-	contQaReportRe   = lazyregexp.New(`(?i)(?:^|/)(?:reviews?|.*cont[-_]?qa).*\.(?:md|txt)$`)
-	contEvalReportRe = lazyregexp.New(`(?i)(?:^|/)(?:reviews?|.*cont[-_]?eval|.*eval).*\.(?:md|txt)$`)
-	securityReportRe = lazyregexp.New(`(?i)(?:^|/).*security.*\.(?:md|txt)$`)
-	designReportRe   = lazyregexp.New(`(?i)(?:^|/).*(?:design|handoff|decision-lineage).*\.(?:md|txt)$`)
+	contQaReportRe   = regexp.MustCompile(`(?i)(?:^|/)(?:reviews?|.*cont[-_]?qa).*\.(?:md|txt)$`)
+	contEvalReportRe = regexp.MustCompile(`(?i)(?:^|/)(?:reviews?|.*cont[-_]?eval|.*eval).*\.(?:md|txt)$`)
+	securityReportRe = regexp.MustCompile(`(?i)(?:^|/).*security.*\.(?:md|txt)$`)
+	designReportRe   = regexp.MustCompile(`(?i)(?:^|/).*(?:design|handoff|decision-lineage).*\.(?:md|txt)$`)
 )
 
 func cleanPath(p string) string { return strings.ReplaceAll(jsTrim(p), `\`, "/") }
@@ -85,7 +85,7 @@ func isDesign(a *Agent, r config.Roles) bool {
 	}) || hasCap(a.Capabilities, "design")
 }
 
-func ownsAnyNot(a *Agent, re *lazyregexp.Regexp) bool {
+func ownsAnyNot(a *Agent, re *regexp.Regexp) bool {
 	return slices.ContainsFunc(a.OwnedPaths, func(p string) bool {
 		c := cleanPath(p)
 		return c != "" && !re.MatchString(c)
@@ -112,7 +112,7 @@ func isClosureLike(a *Agent, r config.Roles) bool {
 	return isContEvalReportOnly(a, r) || isDocsOnlyDesign(a, r) || isSecurityReviewer(a, r)
 }
 
-func firstOwned(a *Agent, re *lazyregexp.Regexp) string {
+func firstOwned(a *Agent, re *regexp.Regexp) string {
 	for _, p := range a.OwnedPaths {
 		if c := cleanPath(p); c != "" && re.MatchString(c) {
 			return c
@@ -121,10 +121,10 @@ func firstOwned(a *Agent, re *lazyregexp.Regexp) string {
 	return ""
 }
 
-var titleWordRe = map[string]*lazyregexp.Regexp{
-	"infra":    lazyregexp.New(`\binfra\b`),
-	"deploy":   lazyregexp.New(`\bdeploy\b`),
-	"research": lazyregexp.New(`\bresearch\b`),
+var titleWordRe = map[string]*regexp.Regexp{
+	"infra":    regexp.MustCompile(`\binfra\b`),
+	"deploy":   regexp.MustCompile(`\bdeploy\b`),
+	"research": regexp.MustCompile(`\bresearch\b`),
 }
 
 // runtimeRole is the agent's runtime role as the reference infers it for

@@ -4,19 +4,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/suggest"
 )
 
 // ExecutorIDs are the executor ids a wave file may name.
 var ExecutorIDs = []string{"codex", "claude", "opencode", "local", "shell"}
 
-var executorBulletRe = lazyregexp.New(`^-\s+([a-zA-Z0-9._-]+)\s*:\s*(.+?)\s*$`)
+var executorBulletRe = regexp.MustCompile(`^-\s+([a-zA-Z0-9._-]+)\s*:\s*(.+?)\s*$`)
 
 // badValue is a value error with its rule.
 type badValue struct{ rule, msg string }
@@ -322,7 +322,7 @@ var executorKeys = map[string]func(c *ExecutorConfig, k, v string) error{
 	},
 }
 
-var envNameRe = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // setExecutorKey applies one `### Executor` entry, its value already
 // cleaned, to c: the one path for wave files and for the flat maps of

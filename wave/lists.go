@@ -3,22 +3,22 @@ package wave
 import (
 	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/suggest"
 )
 
 var (
-	bulletRe        = lazyregexp.New(`^-\s+(.+?)\s*$`)
-	keyValueRe      = lazyregexp.New(`^-\s+([a-zA-Z0-9_-]+)\s*:\s*(.+?)\s*$`)
-	componentRe     = lazyregexp.New(`^-\s+([a-zA-Z0-9._-]+)\s*$`)
-	promotionRe     = lazyregexp.New(`^-\s+([a-zA-Z0-9._-]+)\s*:\s*([a-zA-Z0-9._-]+)\s*$`)
-	idRe            = lazyregexp.New(`^[a-z0-9][a-z0-9._-]*$`)
-	deployRe        = lazyregexp.New("(?i)^-\\s+`?([a-z0-9][a-z0-9._-]*)`?\\s*:\\s*`?([a-z0-9][a-z0-9._-]*)`?\\s*(default)?(?:\\s+\\((.*)\\))?$")
-	proofPathKeyRe  = lazyregexp.New(`(?i)^path\s*:`)
-	wrapQuoteEdgeRe = lazyregexp.New("^[\"'`]|[\"'`]$")
+	bulletRe        = regexp.MustCompile(`^-\s+(.+?)\s*$`)
+	keyValueRe      = regexp.MustCompile(`^-\s+([a-zA-Z0-9_-]+)\s*:\s*(.+?)\s*$`)
+	componentRe     = regexp.MustCompile(`^-\s+([a-zA-Z0-9._-]+)\s*$`)
+	promotionRe     = regexp.MustCompile(`^-\s+([a-zA-Z0-9._-]+)\s*:\s*([a-zA-Z0-9._-]+)\s*$`)
+	idRe            = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	deployRe        = regexp.MustCompile("(?i)^-\\s+`?([a-z0-9][a-z0-9._-]*)`?\\s*:\\s*`?([a-z0-9][a-z0-9._-]*)`?\\s*(default)?(?:\\s+\\((.*)\\))?$")
+	proofPathKeyRe  = regexp.MustCompile(`(?i)^path\s*:`)
+	wrapQuoteEdgeRe = regexp.MustCompile("^[\"'`]|[\"'`]$")
 )
 
 // MaturityLevels are the component maturity levels in order.
@@ -189,7 +189,7 @@ func unquote(s string) string {
 	return s
 }
 
-var spaceRun = lazyregexp.New(`\s+`)
+var spaceRun = regexp.MustCompile(`\s+`)
 
 func parseContext7(d *doc, b *block, ps *problems, agent string) *Context7 {
 	vals, _ := parseSettings(d, b, ps, agent, "Context7")

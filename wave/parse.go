@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/suggest"
 )
 
@@ -77,8 +77,8 @@ func RolesWithDefaults(r config.Roles) config.Roles {
 }
 
 var (
-	waveFileRe      = lazyregexp.New(`^wave-(\d+)\.md$`)
-	commitMessageRe = lazyregexp.New("\\*\\*Commit message\\*\\*:\\s*`([^`]+)`")
+	waveFileRe      = regexp.MustCompile(`^wave-(\d+)\.md$`)
+	commitMessageRe = regexp.MustCompile("\\*\\*Commit message\\*\\*:\\s*`([^`]+)`")
 )
 
 // Number returns the wave number of a file named wave-<n>.md.

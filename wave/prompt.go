@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
 // fenceRe is the reference's prompt block: the first ``` (optional
 // language) up to the next line that starts with ```.
-var fenceRe = lazyregexp.New("(?s)```(?:[a-zA-Z0-9_-]+)?\r?\n(.*?)\r?\n```")
+var fenceRe = regexp.MustCompile("(?s)```(?:[a-zA-Z0-9_-]+)?\r?\n(.*?)\r?\n```")
 
 // fencedBlock returns the trimmed text of the first fenced block in s.
 func fencedBlock(s string) (string, bool) {
@@ -20,7 +20,7 @@ func fencedBlock(s string) (string, bool) {
 	return jsTrim(m[1]), true
 }
 
-var standingRe = lazyregexp.New(`## Standing prompt[\r\n]+`)
+var standingRe = regexp.MustCompile(`## Standing prompt[\r\n]+`)
 
 // StandingPrompt extracts the fenced block after `## Standing prompt`
 // from a role prompt document.
@@ -49,10 +49,10 @@ func ComposePrompt(standing []string, local string) string {
 }
 
 var (
-	ownershipStartRe = lazyregexp.New(`(?i)^\s*File ownership\b`)
-	ownershipEndRe   = lazyregexp.New(`^\s*[A-Za-z][A-Za-z0-9 _/-]*:\s*$`)
-	ownedBulletRe    = lazyregexp.New(`^\s*-\s+(.+?)\s*$`)
-	quoteChars       = lazyregexp.New("[`\"']")
+	ownershipStartRe = regexp.MustCompile(`(?i)^\s*File ownership\b`)
+	ownershipEndRe   = regexp.MustCompile(`^\s*[A-Za-z][A-Za-z0-9 _/-]*:\s*$`)
+	ownedBulletRe    = regexp.MustCompile(`^\s*-\s+(.+?)\s*$`)
+	quoteChars       = regexp.MustCompile("[`\"']")
 )
 
 // OwnedPaths reads the `File ownership` bullets of a local prompt: after a
@@ -96,7 +96,7 @@ func splitLines(s string) []string {
 	return lines
 }
 
-var slugRe = lazyregexp.New(`[^a-z0-9]+`)
+var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
 
 // Slugify lowercases, turns runs of other characters into "-", trims "-"
 // and keeps at most 48 characters: Slugify("0-A1") == "0-a1".

@@ -1,10 +1,10 @@
 package wave
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 )
 
@@ -135,7 +135,7 @@ func (d *doc) subsection(from, to int, heading string) *block {
 	return nil
 }
 
-var agentHeaderRe = lazyregexp.New(`^## Agent ([^:]+):\s*(.+)$`)
+var agentHeaderRe = regexp.MustCompile(`^## Agent ([^:]+):\s*(.+)$`)
 
 type header struct {
 	line      int // 0-based

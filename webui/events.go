@@ -167,8 +167,8 @@ func (h *hub) addTree(w *fsnotify.Watcher, dir string, atStart bool) {
 			return nil
 		}
 		if d.IsDir() {
-			if d.Name() == ".tmp" || d.Name() == "dry-run" || p == filepath.Dir(h.layout.StatusCachePath()) {
-				return filepath.SkipDir // status's own cache is no change of the lane
+			if d.Name() == ".tmp" || d.Name() == "dry-run" {
+				return filepath.SkipDir
 			}
 			_ = w.Add(p)
 			return nil

@@ -11,9 +11,9 @@ agents=${1:-200}
 n=${2:-30}
 idle=${3:-30}
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/bench/lib.sh"
 work=$(mktemp -d /tmp/wbs.XXXXXX)
 export TMUX_TMPDIR=$work/t
-mkdir -p "$TMUX_TMPDIR"
 unset TMUX TMUX_PANE
 bin=$work/wave-orchestrator
 repo=$work/repo
@@ -24,91 +24,26 @@ cleanup() {
 }
 [ -n "${KEEP:-}" ] || trap cleanup EXIT
 
-(cd "$here" && go build -o "$bin" ./cmd/wave-orchestrator)
-mkdir -p "$repo/docs/agents" "$repo/docs/plans/waves"
-git init -q "$repo"
-cat > "$repo/wave.config.yaml" <<'YAML'
-defaultLane: main
-executors:
-  default: local
-validation:
-  requireDocumentationStewardFromWave: null
-  requireContext7DeclarationsFromWave: null
-  requireExitContractsFromWave: null
-  requireIntegrationStewardFromWave: null
-  requireComponentPromotionsFromWave: null
-  requireAgentComponentsFromWave: null
-  requiredPromptReferences: []
-YAML
-for role in cont-qa cont-eval integration documentation security design; do
-	printf '# %s role\n\n## Standing prompt\n\n```text\nYou hold the %s role.\n```\n' "$role" "$role" > "$repo/docs/agents/wave-$role-role.md"
-done
-
-# One wave: $agents implementation agents and the three closure agents.
-{
-	printf '# Wave 0 - status benchmark\n\n**Commit message**: `Bench: wave 0`\n\n'
-	for i in $(seq 10 $((agents + 9))); do # A0, A8, A9 are the closure agents
-		printf '## Agent A%d: Part %d\n\n### Executor\n- id: local\n\n' "$i" "$i"
-		printf '### Exit contract\n- completion: contract\n- durability: none\n- proof: unit\n- doc-impact: owned\n\n'
-		printf '### Deliverables\n- src/a%d.txt\n\n' "$i"
-		printf '### Prompt\n```text\nDo part %d.\n\nFile ownership (only touch these paths):\n- src/a%d.txt\n```\n\n' "$i" "$i"
-	done
-	closure() { # id title role owned
-		printf '## Agent %s: %s\n\n### Role prompts\n- docs/agents/wave-%s-role.md\n\n### Executor\n- id: local\n\n' "$1" "$2" "$3"
-		printf '### Prompt\n```text\nDo the work of %s.\n\nFile ownership (only touch these paths):\n- %s\n```\n\n' "$2" "$4"
-	}
-	closure A8 "Integration Steward" integration docs/reports/integration-0.md
-	closure A9 "Documentation Steward" documentation docs/plans/current-state.md
-	closure A0 "cont-QA" cont-qa docs/plans/waves/reviews/wave-0-cont-qa.md
-} > "$repo/docs/plans/waves/wave-0.md"
-
+(cd "$here/cmd/wave-orchestrator" && CGO_ENABLED=0 go build -trimpath -o "$bin" .)
+"$here/bench/status/lane.sh" "$agents" "$work" "$bin"
 wo() { "$bin" --repo-root "$repo" "$@"; }
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
-
-t0=$(ms)
-wo launch --lane main --no-dashboard > "$work/launch.out" 2>&1 || { cat "$work/launch.out"; exit 1; }
-t1=$(ms)
-runs=$(find "$repo/.wave" -name runtime.json | wc -l)
-echo "launch of $((agents + 3)) agents: $((t1 - t0)) ms; run records: $runs"
 socket=$(wo status --lane main --json | sed -n 's/.*"socket": *"\([^"]*\)".*/\1/p' | head -1)
 
-wo status --lane main --json > /dev/null # warm the page cache (and status's own cache)
-# timeit BIN PRE: wall times (µs) of $n invocations of BIN, PRE run
-# before each one (untimed), then CPU (user+sys) per invocation, which the
-# machine's load disturbs less than wall time.
-timeit() {
-	local b=$1 pre=$2 times=() a z
-	for _ in $(seq 1 "$n"); do
-		eval "$pre"
-		a=$(date +%s%N)
-		"$b" --repo-root "$repo" status --lane main --json > /dev/null
-		z=$(date +%s%N)
-		times+=($(( (z - a) / 1000 )))
-	done
-	sorted=$(printf '%s\n' "${times[@]}" | sort -n)
-	cpu_total=$( { /usr/bin/time -f '%U %S' bash -c 'for _ in $(seq 1 "$1"); do eval "$5"; "$2" --repo-root "$3" status --lane main --json > /dev/null; done' _ "$n" "$b" "$repo" "$work" "$pre"; } 2>&1 | tail -1)
-}
-pct() { printf '%s\n' "$sorted" | awk -v p="$1" -v n="$n" 'NR == int((n - 1) * p / 100) + 1 { printf "%.1f", $1 / 1000 }'; }
+wo status --lane main --json > /dev/null # warm the page cache
 report() { # label
-	echo "$1 x$n: p50 $(pct 50) ms  p90 $(pct 90) ms  min $(pct 0) ms  max $(pct 100) ms"
-	echo "$cpu_total" | awk -v n="$n" -v l="$1" '{ printf "%s CPU: %.1f ms user+sys per invocation\n", l, 1000 * ($1 + $2) / n }'
+	echo "$1 x$n: p50 $(pct 50 "$n") ms  p90 $(pct 90 "$n") ms  min $(pct 0 "$n") ms  max $(pct 100 "$n") ms"
+	echo "$1 CPU: $cpu_ms ms user+sys per invocation"
 }
-cache=$repo/.wave/lanes/main/cache
-timeit "$bin" :
+timeit "$n" "$bin" --repo-root "$repo" status --lane main --json
 report "status --json"
-# The first status after a change of every run (or with the cache
-# deleted) reads everything, as before the cache. An empty cache file is
-# one ignored (a shell builtin empties it: no process more to count).
-timeit "$bin" ": > '$cache/status.v1.json'"
-report "status --json, no cache"
-wo status --lane main --json > /dev/null
 # OTHER=path/to/binary (e.g. main's build): it and this build alternately,
 # in the same minutes, on the same lane.
 if [ -n "${OTHER:-}" ]; then
 	for round in 1 2; do
-		timeit "$OTHER" :
+		timeit "$n" "$OTHER" --repo-root "$repo" status --lane main --json
 		report "OTHER round $round"
-		timeit "$bin" :
+		timeit "$n" "$bin" --repo-root "$repo" status --lane main --json
 		report "this build round $round"
 	done
 fi

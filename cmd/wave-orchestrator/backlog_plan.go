@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
@@ -94,7 +94,7 @@ func printPlanWarnings(w io.Writer, p supervisor.PlanView) {
 
 // badIssueFileRe finds the issue file a local source warning is about:
 // docs/backlog/<n>-<slug>.md, then :<line> or the message.
-var badIssueFileRe = lazyregexp.New(`^(\S*?([0-9]+)(?:-[^/:]*)?\.md)(?::[0-9]+)?: `)
+var badIssueFileRe = regexp.MustCompile(`^(\S*?([0-9]+)(?:-[^/:]*)?\.md)(?::[0-9]+)?: `)
 
 // brokenIssueFile is the file of issue n a warning names, "" when none.
 func brokenIssueFile(n int, warnings []string) string {

@@ -101,7 +101,7 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, wait func(state.La
 	if err := jsonfile.MkdirAll(layout.StateDir); err != nil {
 		return state.Lane{}, false, err
 	}
-	addTree(w, layout, layout.StateDir)
+	addTree(w, layout.StateDir)
 	l, err := launcher.Status(ctx, layout)
 	if err != nil {
 		return l, false, err
@@ -120,10 +120,10 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, wait func(state.La
 		case ev := <-w.Events:
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
-					addTree(w, layout, ev.Name)
+					addTree(w, ev.Name)
 				}
 			}
-			if !strings.Contains(ev.Name, string(filepath.Separator)+".tmp") && !strings.HasPrefix(ev.Name, filepath.Dir(layout.StatusCachePath())) {
+			if !strings.Contains(ev.Name, string(filepath.Separator)+".tmp") {
 				debounce.Reset(50 * time.Millisecond)
 			}
 		case err := <-w.Errors:
@@ -142,15 +142,14 @@ func waitLaneChange(ctx context.Context, layout lanes.Layout, wait func(state.La
 	}
 }
 
-// addTree watches dir and every directory under it except temp dirs and
-// the status cache.
-func addTree(w *fsnotify.Watcher, layout lanes.Layout, dir string) {
+// addTree watches dir and every directory under it except temp dirs.
+func addTree(w *fsnotify.Watcher, dir string) {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
 		}
-		if d.Name() == ".tmp" || d.Name() == "dry-run" || p == filepath.Dir(layout.StatusCachePath()) {
-			return filepath.SkipDir // status's own cache is no change of the lane
+		if d.Name() == ".tmp" || d.Name() == "dry-run" {
+			return filepath.SkipDir
 		}
 		_ = w.Add(p)
 		return nil

@@ -234,6 +234,7 @@ type IssueLive struct {
 	Number        int    `json:"number"`
 	State         string `json:"state"`
 	Session       string `json:"session"`
+	RunDir        string `json:"runDir"`
 	Worktree      string `json:"worktree"`
 	Branch        string `json:"branch"`
 	LastOutputSec *int64 `json:"lastOutputAgeSeconds"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/e2e/e2etest"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 )
 
 // Issue 18's smaller backlog defects: a stopped worker, attach to a
@@ -40,13 +41,22 @@ func TestAttachIssueAttachesToTheBacklogWorkersSession(t *testing.T) {
 		r.RunEnv(context.Background(), "backlog", "stop")
 		_ = run.Wait()
 	}()
+	// Running in the run's record comes before the worker's session and
+	// log exist: attach is asked once both do.
 	var want string
-	e2etest.WaitFor(t, "the worker to start", time.Minute, func() bool {
+	e2etest.WaitFor(t, "the worker's session and log", time.Minute, func() bool {
 		is, _ := r.TryLiveIssues()
-		if len(is) == 1 && is[0].State == "running" {
-			want = is[0].Session
+		if len(is) != 1 || is[0].State != "running" || is[0].Session == "" || is[0].RunDir == "" {
+			return false
 		}
-		return want != ""
+		if _, err := r.TmuxLane("has-session", "-t", "="+is[0].Session); err != nil {
+			return false
+		}
+		if _, err := os.Stat(filepath.Join(is[0].RunDir, lanes.LogFile)); err != nil {
+			return false
+		}
+		want = is[0].Session
+		return true
 	})
 	env := append(append(envWithout("TMUX", "TMUX_PANE"), "TMUX_TMPDIR="+e2etest.TmuxDir()), r.Env()...)
 	outside := ptyClient(t, env, e2etest.Bin(), "--repo-root", r.Root, "attach", "--issue", "1")

@@ -1,6 +1,6 @@
 // Package fanout runs independent pieces of work side by side, a bounded
 // number at once: the end of a backlog run's clean-up, worktree removals,
-// the status cache's decode. It owns no state; the caller's f must be safe
+// the observation of a lane's runs. It owns no state; the caller's f must be safe
 // to call from several goroutines.
 package fanout
 

@@ -14,7 +14,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/wave-orchestrator/wave-orchestrator/internal/lazyregexp"
+	"regexp"
 )
 
 // Value stands in for a secret value.
@@ -25,13 +25,13 @@ const Value = "<redacted>"
 // GOOGLE_APPLICATION_CREDENTIALS, apiKey. Matched anywhere in the name,
 // case-insensitively: a name wrongly taken for a secret is only kept from
 // agents and shown redacted, while one missed is handed to every worker.
-var secretWords = lazyregexp.New(`(?i)token|secret|key|passw(or)?d|credential`)
+var secretWords = regexp.MustCompile(`(?i)token|secret|key|passw(or)?d|credential`)
 
 // otlpHeaders are the OpenTelemetry exporters' header lists
 // (OTEL_EXPORTER_OTLP_HEADERS and each signal's own, _TRACES_HEADERS,
 // _METRICS_HEADERS, _LOGS_HEADERS): where a collector's token goes
 // (authorization=Bearer …), though the names say nothing of it.
-var otlpHeaders = lazyregexp.New(`(?i)^OTEL_EXPORTER_OTLP_([A-Z]+_)?HEADERS$`)
+var otlpHeaders = regexp.MustCompile(`(?i)^OTEL_EXPORTER_OTLP_([A-Z]+_)?HEADERS$`)
 
 // Name reports whether a variable's (or a JSON member's) name says it
 // holds a secret.

@@ -198,7 +198,9 @@ function renderBacklog(bl) {
     "sandbox: off (" + bl.sandbox.why + "): workers can read your home directory and reach any host")] : [];
   const blocked = (bl.blockedHosts || []).map(b => el("p", { class: "blocked-host" },
     "blocked host: " + b.host + " (" + b.issues.map(n => "#" + n).join(" ") + ")"));
-  root.replaceChildren(head, ...sandbox, ...paused, counts, ...blocked, tab);
+  // The merge train: what is being verified, on top of what, what waits.
+  const train = bl.train && bl.state !== "finished" ? [el("p", { class: "train", id: "train" }, bl.train.line)] : [];
+  root.replaceChildren(head, ...sandbox, ...paused, counts, ...train, ...blocked, tab);
 }
 
 // issueNote is the one thing to know about an issue, as the dashboard

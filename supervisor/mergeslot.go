@@ -1,0 +1,181 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/gitops"
+)
+
+// The jobs of the merge pipeline (mergetrain.go): a slot's gates,
+// prepare and verify; the first slot's landing; its verdict.
+
+// runSlot is slot sl's job: the gates (once), its merge prepared on
+// on.base, and its verify there. ctx ends when the slot goes stale (its
+// verify is cancelled, no verdict); loop is the loop's context, done
+// when the supervisor stops.
+func (s *Supervisor) runSlot(ctx, loop context.Context, sl *slot, on verifyOn, admitted bool) error {
+	n := sl.n
+	var is *backlog.IssueRun
+	s.onLoop(ctx, func() { is = s.worker(n).is })
+	if !admitted {
+		var ok bool
+		var err error
+		if is, ok, err = s.admit(ctx, n); err != nil || !ok {
+			s.onLoop(ctx, func() { sl.out, s.train.poke = true, true })
+			return err
+		}
+	}
+	c, err := s.o.Git.PrepareMerge(ctx, s.run().Info.WaveBranch, on.base, "refs/heads/"+is.Branch,
+		mergeMessage(n, is.Branch, s.run().Info.ID))
+	var verify bool
+	var rerr error
+	s.onLoop(ctx, func() { verify, rerr = s.prepared(sl, on, c, err) })
+	if err != nil {
+		return fmt.Errorf("merge #%d: %w", n, err)
+	}
+	if rerr != nil {
+		return rerr
+	}
+	if !verify {
+		return nil
+	}
+	s.printf("#%d: verifying its merge %s%s", n, short(c.Commit), onTopOf(on.ahead))
+	err = s.o.Git.VerifyAt(ctx, c.Commit, s.verifier(n, on))
+	s.onLoop(ctx, func() { rerr = s.verified(sl, c.Commit, on, err, ctx.Err() != nil, loop.Err() != nil) })
+	if rerr != nil {
+		return rerr
+	}
+	if err != nil && !errors.Is(err, gitops.ErrVerifyFailed) && ctx.Err() == nil {
+		return fmt.Errorf("verify #%d: %w", n, err) // no verdict (a scratch checkout that could not be made): again
+	}
+	return nil
+}
+
+// prepared takes up sl's prepared merge (c, or the failure err), on the
+// loop: true when its verify is to run. A slot whose base changed while
+// it was prepared is prepared again.
+func (s *Supervisor) prepared(sl *slot, on verifyOn, c gitops.Candidate, err error) (bool, error) {
+	s.train.poke = true
+	sl.admitted = true
+	if sl.state != slotAdmitting {
+		return false, nil // made stale meanwhile
+	}
+	if ch := s.chainTo(sl); err != nil || !ch.known || ch.base != on.base {
+		s.restale(sl)
+		return false, nil
+	}
+	switch {
+	case c.Already:
+		sl.state = slotAlready
+	case len(c.Conflicts) > 0:
+		sl.state, sl.conflicts = slotConflict, c.Conflicts
+		if s.behind(sl) {
+			s.printf("%s", heldLine(sl.n, "its merge conflicts in "+strings.Join(c.Conflicts, ", "), on.ahead))
+			return false, s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: sl.n, Outcome: backlog.VerifyConflict, Ref: on.base,
+				Ahead: on.ahead, Files: c.Conflicts})
+		}
+	case c.Verified:
+		sl.state, sl.commit = slotPassed, c.Commit
+		s.printf("#%d: its merge %s was verified before the supervisor stopped; landing it", sl.n, short(c.Commit))
+	default:
+		sl.state, sl.commit = slotVerifying, c.Commit
+		return true, nil
+	}
+	return false, nil
+}
+
+// behind: a candidate ahead of sl has not landed yet.
+func (s *Supervisor) behind(sl *slot) bool {
+	for _, o := range s.train.slots {
+		if o == sl {
+			return false
+		}
+		if !o.out && o.state != slotLanded {
+			return true
+		}
+	}
+	return false
+}
+
+// verified takes up the verify of sl's merge commit (err its failure),
+// on the loop. A verify cancelled because its base changed is recorded
+// as such; one cut short by the supervisor stopping is not (the next
+// one records it as interrupted).
+func (s *Supervisor) verified(sl *slot, commit string, on verifyOn, err error, cancelled, stopping bool) error {
+	s.train.poke = true
+	n := sl.n
+	current := sl.state == slotVerifying && sl.commit == commit
+	switch {
+	case stopping:
+		if current {
+			s.restale(sl)
+		}
+		return nil
+	case !current || cancelled:
+		if current {
+			s.restale(sl)
+		}
+		s.printf("#%d: verify at %s cancelled: what it was built on changed; verifying it again", n, short(commit))
+		return s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: backlog.VerifyCancelled, Commit: commit,
+			Detail: "a candidate ahead of it failed, conflicted or left the merge train"})
+	case err == nil:
+		sl.state = slotPassed
+		return nil
+	case errors.Is(err, gitops.ErrVerifyFailed):
+		sl.state, sl.verdict = slotFailed, err
+		if s.behind(sl) {
+			s.printf("%s", heldLine(n, "verify failed", on.ahead))
+		}
+		return s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: backlog.VerifyFailed, Commit: commit,
+			Detail: err.Error()})
+	}
+	s.restale(sl)
+	return nil
+}
+
+// landSlot lands the first slot: its verified merge commit pushed as it
+// is, under the lease on the wave tip the run recorded (passed), or the
+// worker found in the wave branch already.
+func (s *Supervisor) landSlot(ctx context.Context, sl *slot, commit string, passed bool) error {
+	n := sl.n
+	var is *backlog.IssueRun
+	var tip string
+	s.onLoop(ctx, func() { is, tip = s.worker(n).is, s.run().WaveTip })
+	req := gitops.MergeRequest{Wave: s.run().Info.WaveBranch, Worker: "refs/heads/" + is.Branch,
+		Message: mergeMessage(n, is.Branch, s.run().Info.ID), Expect: tip}
+	if passed {
+		req.Prepared = commit
+	} else {
+		// In the wave branch already: nothing is merged. Should the
+		// worker not be in it after all, its merge is verified first.
+		req.Verify = s.verifier(n, verifyOn{})
+	}
+	res, err := s.o.Git.Merge(ctx, req)
+	switch {
+	case errors.Is(err, gitops.ErrStalePrepared):
+		s.onLoop(ctx, func() { s.restale(sl) })
+		return nil
+	case errors.Is(err, gitops.ErrVerifyFailed) && ctx.Err() == nil:
+		if err := s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: backlog.VerifyFailed, Detail: err.Error()}); err != nil {
+			return err
+		}
+		return s.verifyVerdict(ctx, is, err)
+	}
+	return s.landed(ctx, is, res, err, func() { sl.state = slotLanded })
+}
+
+// judgeSlot acts on the first slot's verdict, now that nothing is ahead
+// of it: a failed verify goes to rework (or parks), a conflict goes
+// back to its worker.
+func (s *Supervisor) judgeSlot(ctx context.Context, n int, verdict error, conflicts []string) error {
+	var is *backlog.IssueRun
+	s.onLoop(ctx, func() { is = s.worker(n).is })
+	if len(conflicts) > 0 {
+		return s.conflict(ctx, is, conflicts)
+	}
+	return s.verifyVerdict(ctx, is, verdict)
+}
