@@ -224,6 +224,9 @@ func writeWaveHead(b *strings.Builder, w state.Wave, p palette, o Options, bar, 
 	if file && w.File != "" {
 		fmt.Fprintln(b, fit(p.dim.Render("file "+clean(w.File)), o.Width))
 	}
+	for _, pz := range w.Paused {
+		fmt.Fprintln(b, fit(p.warn.Render(pauseLine(pz, o.Now)), o.Width))
+	}
 	if bar {
 		writeProgress(b, w.Agents, p, o)
 	}
@@ -377,4 +380,23 @@ func (p palette) wave(s string) string {
 		return p.warn.Render(s)
 	}
 	return p.dim.Render(orDash(s))
+}
+
+// pauseLine is how a wave's usage-limit pause is shown: "paused: claude
+// usage limit until 15:00 (A1 waits): <the CLI's words>"; the time is the
+// reader's clock, with the date when it is not today.
+func pauseLine(pz state.UsagePause, now time.Time) string {
+	until := pz.Until.In(now.Location())
+	when := until.Format("15:04")
+	if y, m, d := now.Date(); until.Year() != y || until.Month() != m || until.Day() != d {
+		when = until.Format("Jan 2 15:04")
+	}
+	line := "paused: " + clean(pz.Executor) + " usage limit until " + when
+	if len(pz.Agents) > 0 {
+		line += " (" + clean(strings.Join(pz.Agents, ", ")) + " wait)"
+	}
+	if pz.Detail != "" {
+		line += ": " + clean(pz.Detail)
+	}
+	return line
 }

@@ -186,3 +186,28 @@ func TestTheWaveTableColoursUsageLimitedAsWaitingAndNoProgressAsFailed(t *testin
 		}
 	}
 }
+
+// While an executor's account is out, the wave's view says so and until
+// when (status and dashboard alike), and the held agent's LAST cell is
+// the CLI's words, not the JSON line its log ended with.
+func TestAWavePausedByAUsageLimitSaysUntilWhenAndWhy(t *testing.T) {
+	l := runningLane()
+	w := &l.Waves[0]
+	a := &w.Agents[0]
+	a.State, a.FinishedAt, a.ExitCode = state.AgentUsageLimited, at(time.Minute), code(1)
+	a.Detail, a.LastMarker = "usage limit: You've hit your session limit · resets 5:47am (UTC)", `{"type":"result","is_error":true}`
+	until := clock.Add(47 * time.Minute)
+	w.Paused = []state.UsagePause{{Executor: "claude", Until: until, Detail: "You've hit your session limit", Agents: []string{"A1"}}}
+	want := "paused: claude usage limit until " + until.Local().Format("15:04") + " (A1 wait): You've hit your session limit"
+	for name, got := range map[string]string{
+		"dashboard": Render(l, Options{Width: 200, Now: clock, Wave: -1, Selected: -1}),
+		"status":    RenderStatus(l, Options{Width: 200, Now: clock, Wave: -1}),
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s lacks %q:\n%s", name, want, got)
+		}
+		if !strings.Contains(got, "usage limit: You've hit your session limit") || strings.Contains(got, `{"type":"result"`) {
+			t.Errorf("%s: the held agent's LAST is not the limit's words:\n%s", name, got)
+		}
+	}
+}

@@ -42,6 +42,9 @@ func TestAWaveAgentGoesOnOnItsFallbackExecutorDuringAUsageLimit(t *testing.T) {
 	wantStarts(t, h, map[string]int{"A1": 2, "A2": 1, "A8": 1, "A9": 1, "A0": 1})
 	var execs []string
 	for _, ev := range h.events(0, state.EntityAgentRun) {
+		if ev.Action == state.AgentUsageLimited && !strings.HasPrefix(fmt.Sprint(ev.Data["detail"]), "usage limit: You've hit your session limit") {
+			t.Errorf("the usage-limited run's detail %q does not give the CLI's words", ev.Data["detail"])
+		}
 		if ev.Action == "started" && ev.Data["agentId"] == "A1" {
 			execs = append(execs, fmt.Sprint(ev.Data["executorId"]))
 			if len(execs) == 2 && ev.Data["relaunchedFor"] != "usage-limit" {
