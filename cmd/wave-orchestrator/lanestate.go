@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
@@ -15,13 +14,13 @@ import (
 
 // loadLaneState opens the lane of the global flags and loads its wave
 // state through launcher.Status.
-func loadLaneState(ctx context.Context, g *globals) (state.Lane, lanes.Layout, error) {
+func loadLaneState(ctx context.Context, g *globals) (state.Lane, *laneEnv, error) {
 	e, err := openLane(g)
 	if err != nil {
-		return state.Lane{}, lanes.Layout{}, err
+		return state.Lane{}, nil, err
 	}
 	l, err := launcher.Status(ctx, e.layout)
-	return l, e.layout, err
+	return l, e, err
 }
 
 // openWaveRepo opens the lane as openLane does, and refuses a directory
