@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -38,10 +39,51 @@ func openWaveRepo(g *globals) (*laneEnv, error) {
 		return err == nil
 	}
 	if e.cfg.File != "" || exists(e.lane.WavesDir) || exists(e.lane.StateRoot) || backlogInUse(e) {
-		return e, nil
+		return e, e.knownLane()
 	}
 	return nil, fmt.Errorf("%s is no wave-orchestrator repository (no wave.config.yaml, no %s, no %s): `wave-orchestrator init` starts one here, or give the repository with --repo-root or $WAVE_REPO_ROOT",
 		root, e.lane.WavesDir, e.lane.StateRoot)
+}
+
+// knownLane refuses a lane the repository has nothing of — not its
+// default lane, no lanes.<name> section, no waves directory, no state —
+// a mistyped --lane, which status would show as an empty lane: a usage
+// error naming this repository's lanes and how to start a new one.
+func (e *laneEnv) knownLane() error {
+	name := e.lane.Name
+	if _, ok := e.cfg.Lanes[name]; ok || name == e.cfg.DefaultLane {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(e.lane.RepoRoot, filepath.FromSlash(e.lane.WavesDir))); err == nil {
+		return nil
+	}
+	if _, err := os.Stat(e.layout.StateDir); err == nil {
+		return nil
+	}
+	where := "the configuration"
+	if e.cfg.File != "" {
+		where = filepath.Base(e.cfg.File)
+	}
+	return usageError{fmt.Errorf("lane %s: no such lane here (no lanes.%s in %s, no waves directory %s, no state); "+
+		"this repository's lanes: %s. Give one of them with --lane, or write wave files in %s to start lane %s",
+		name, name, where, e.lane.WavesDir, strings.Join(e.laneNames(), ", "), e.lane.WavesDir, name)}
+}
+
+// laneNames are the repository's lanes: the default one, those its
+// configuration names and those with state.
+func (e *laneEnv) laneNames() []string {
+	names := []string{e.cfg.DefaultLane}
+	for n := range e.cfg.Lanes {
+		names = append(names, n)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(e.layout.StateDir))
+	for _, en := range entries {
+		if en.IsDir() {
+			names = append(names, en.Name())
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // knownWave refuses wave n (-1: none asked) when it is neither a wave
