@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -47,43 +46,19 @@ func openWaveRepo(g *globals) (*laneEnv, error) {
 
 // knownLane refuses a lane the repository has nothing of — not its
 // default lane, no lanes.<name> section, no waves directory, no state —
-// a mistyped --lane, which status would show as an empty lane: a usage
-// error naming this repository's lanes and how to start a new one.
+// a mistyped --lane, which status would show as an empty lane: the usage
+// error launch gives, naming the known lanes and how to declare one.
 func (e *laneEnv) knownLane() error {
-	name := e.lane.Name
-	if _, ok := e.cfg.Lanes[name]; ok || name == e.cfg.DefaultLane {
-		return nil
-	}
 	if _, err := os.Stat(filepath.Join(e.lane.RepoRoot, filepath.FromSlash(e.lane.WavesDir))); err == nil {
 		return nil
 	}
 	if _, err := os.Stat(e.layout.StateDir); err == nil {
 		return nil
 	}
-	where := "the configuration"
-	if e.cfg.File != "" {
-		where = filepath.Base(e.cfg.File)
+	if err := e.noWavesDir(); isUsageError(err) {
+		return err
 	}
-	return usageError{fmt.Errorf("lane %s: no such lane here (no lanes.%s in %s, no waves directory %s, no state); "+
-		"this repository's lanes: %s. Give one of them with --lane, or write wave files in %s to start lane %s",
-		name, name, where, e.lane.WavesDir, strings.Join(e.laneNames(), ", "), e.lane.WavesDir, name)}
-}
-
-// laneNames are the repository's lanes: the default one, those its
-// configuration names and those with state.
-func (e *laneEnv) laneNames() []string {
-	names := []string{e.cfg.DefaultLane}
-	for n := range e.cfg.Lanes {
-		names = append(names, n)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(e.layout.StateDir))
-	for _, en := range entries {
-		if en.IsDir() {
-			names = append(names, en.Name())
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
+	return nil // a declared lane with nothing yet: an empty lane
 }
 
 // knownWave refuses wave n (-1: none asked) when it is neither a wave

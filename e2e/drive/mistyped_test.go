@@ -98,9 +98,8 @@ func TestUsageErrorsExitTwoAsDocumented(t *testing.T) {
 		{[]string{"submit", "--wave", "7"}, "submit --wave 7: lane main: no wave 7; the lane's waves are 0; " +
 			"resume one of those, or submit a launch (without --wave) for a new wave"},
 		// A mistyped lane is no empty lane.
-		{[]string{"status", "--lane", "nope"}, "lane nope: no such lane here (no lanes.nope in wave.config.yaml, " +
-			"no waves directory docs/nope/plans/waves, no state); this repository's lanes: main. Give one of them with --lane, " +
-			"or write wave files in docs/nope/plans/waves to start lane nope"},
+		{[]string{"status", "--lane", "nope"}, "unknown lane \"nope\" (known lanes: main); declare it under `lanes: {nope: {}}` " +
+			"in wave.config.yaml, or create its waves directory docs/nope/plans/waves"},
 	} {
 		res := r.Run(e2etest.Context(t), tc.args...)
 		if res.Code != e2etest.ExitUsage || res.Stderr != "wave-orchestrator: "+tc.want+"\n" || res.Stdout != "" {
