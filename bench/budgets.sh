@@ -26,7 +26,7 @@ work=$(mktemp -d /tmp/wbb.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 bin=${BIN:-$work/wave-orchestrator}
 if [ -z "${BIN:-}" ]; then # the release build, as .ci/run makes it
-	(cd "$here/cmd/wave-orchestrator" && CGO_ENABLED=0 go build -trimpath -o "$bin" .)
+	(cd "$here/cmd/wave-orchestrator" && CGO_ENABLED=0 go build -trimpath -tags grpcnotrace -o "$bin" .)
 fi
 lanes=${LANES:-$work/lanes}
 rt=()
