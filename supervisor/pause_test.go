@@ -164,8 +164,9 @@ func TestAFallbackExecutorTakesTheWorkDuringAUsageLimit(t *testing.T) {
 
 // A reviewer whose CLI says its account is out pauses its executor as a
 // worker does, spending nothing: the issue is neither parked nor sent
-// back for rework, the person is told once, and at the reset the review
-// runs again and the issue merges once.
+// back for rework, the person is told once, and at the reset (two
+// seconds away: the runs are real, so is the clock) the review runs
+// again and the issue merges once.
 func TestAReviewerAtItsUsageLimitWaitsForTheResetAndTheIssueMergesOnce(t *testing.T) {
 	f := newFixture(t)
 	f.actsOutside() // the reviewer keeps its mark outside its scratch checkout
@@ -173,7 +174,7 @@ func TestAReviewerAtItsUsageLimitWaitsForTheResetAndTheIssueMergesOnce(t *testin
 	script := filepath.Join(t.TempDir(), "review.sh")
 	body := `if [ ! -e ` + shellQuote(mark) + ` ]; then
   : > ` + shellQuote(mark) + `
-  reset=$(( $(date +%s) + 3600 ))
+  reset=$(( $(date +%s) + 2 ))
   printf '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":%s}}\n' "$reset"
   printf '{"type":"result","is_error":true,"api_error_status":429,"result":"You'"'"'ve hit your session limit · resets 5:47am (UTC)"}\n'
   exit 1
@@ -185,16 +186,7 @@ echo "[wave-verdict] pass detail=reviewed"
 	}
 	f.config = baseConfig + "  review:\n    executor:\n      id: shell\n      shell.command: sh " + script + "\n"
 	f.issue(1, "Reviewed", "Files: backlog-work/**")
-	clk := &clock{}
-	or := f.startRun(t, func(o *Options) { o.Now = clk.now }, 1)
-	or.until(t, f, "the reviewer's executor paused", func(ev backlog.Event) bool {
-		return ev.Kind == backlog.EvUsageLimit && ev.Outcome == backlog.UsagePaused && ev.Executor == "shell"
-	})
-	if _, err := os.Stat(filepath.Join(or.dir(), "reviews", "i1-r2")); err == nil {
-		t.Fatal("the review ran again before the reset")
-	}
-	clk.skip(time.Hour + time.Minute) // the reset passes
-	res := or.end(t)
+	res := f.run(1)
 	if res.err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("exit %d, %v\n%s", res.ExitCode, res.err, res.out)
 	}
@@ -203,8 +195,21 @@ echo "[wave-verdict] pass detail=reviewed"
 	if is := r.Issues[1]; is.State != backlog.StateMerged || is.Reworks != 0 || is.Attempts != 1 || countIssueEvents(evs, backlog.EvMerged, 1) != 1 {
 		t.Fatalf("#1: %s after %d attempts, %d rework rounds; want merged once, on its first run, no rework", is.State, is.Attempts, is.Reworks)
 	}
-	if _, err := os.Stat(filepath.Join(res.Dir, "reviews", "i1-r2")); err != nil {
-		t.Errorf("the review did not run again after the reset: %v", err)
+	var until time.Time
+	var reviews []time.Time
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == backlog.EvUsageLimit && ev.Outcome == backlog.UsagePaused && ev.Executor == "shell" && ev.Until != nil:
+			until = *ev.Until
+		case ev.Kind == backlog.EvVerify && ev.Outcome == "reviewing":
+			reviews = append(reviews, ev.At)
+		}
+	}
+	if until.IsZero() || len(reviews) != 2 {
+		t.Fatalf("pause until %v, %d review runs; want a pause of shell and the review run twice\n%s", until, len(reviews), res.out)
+	}
+	if reviews[1].Before(until) {
+		t.Errorf("the review ran again at %s, before the reset %s", reviews[1], until)
 	}
 	if c := strings.Count(res.out, "paused: shell usage limit until"); c != 1 {
 		t.Errorf("the pause was said %d times, want once:\n%s", c, res.out)
