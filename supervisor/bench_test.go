@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,4 +162,102 @@ func BenchmarkPlan1000(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(calls/float64(b.N), "calls")
+}
+
+// BenchmarkVerifyPipeline10 is a bounded run of 10 local issues on
+// disjoint surfaces, width 5, instant local workers, real tmux and a bare
+// origin, with `backlog.verify: [sleep, "5"]`: a verify step as slow as
+// a small test suite. Sub-benchmarks: the merge pipeline at
+// backlog.verifyParallel's default (min(width, 4)) and at 1 (one verify
+// at a time, as before the pipeline). Reported per run: run-s (wall,
+// Run's start to its end) and verify-rounds (verifies begun, all
+// issues).
+//
+//	go test ./supervisor -run '^$' -bench VerifyPipeline10 -benchtime 1x
+func BenchmarkVerifyPipeline10(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		parallel int
+	}{{"default", 0}, {"one-at-a-time", 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			var wall, rounds float64
+			for b.Loop() {
+				b.StopTimer()
+				f := newFixture(b)
+				f.config = strings.Replace(f.config, "backlog:\n",
+					fmt.Sprintf("backlog:\n  verify: [sleep, \"5\"]\n  verifyParallel: %d\n", c.parallel), 1)
+				for n := 1; n <= 10; n++ {
+					f.issue(n, fmt.Sprintf("Part %d", n), fmt.Sprintf("Files: part%d/**", n))
+				}
+				w, evs := benchRun(b, f, 10, issueList(10))
+				wall += w
+				for _, r := range verifyRounds(evs) {
+					rounds += float64(r)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(wall/float64(b.N), "run-s")
+			b.ReportMetric(rounds/float64(b.N), "verify-rounds")
+		})
+	}
+}
+
+// BenchmarkVerifyPipelineFailing20 is 20 local issues, width 5, a verify
+// step that takes 5 s and fails on a change holding a BROKEN file; the
+// workers are ready in the issues' order, and #7's first change is
+// broken (its rework round mends it). Reported per run: run-s (wall),
+// merged (issues merged, want 20: every other issue, and #7 after its
+// rework), extra-rounds (verifies begun beyond one per issue, #7's own
+// excepted: what its failure cost the others) and max-extra (the most
+// one issue spent beyond its one; want ≤ 1).
+//
+//	go test ./supervisor -run '^$' -bench VerifyPipelineFailing20 -benchtime 1x
+func BenchmarkVerifyPipelineFailing20(b *testing.B) {
+	const issues, broken = 20, 7
+	var wall, merged, extra, maxExtra float64
+	for b.Loop() {
+		b.StopTimer()
+		f := newFixture(b)
+		for n := 1; n <= issues; n++ {
+			f.issue(n, fmt.Sprintf("Part %d", n), fmt.Sprintf("Files: part%d/**", n))
+		}
+		f.brokenWorkers(broken)
+		f.verifyGate(`sleep 5
+if ls part*/BROKEN >/dev/null 2>&1; then echo "a BROKEN file is in the tree"; exit 1; fi
+`)
+		w, evs := benchRun(b, f, issues, issueList(issues))
+		wall += w
+		merged += float64(len(mergedOrder(evs)))
+		most := 0
+		for n, r := range verifyRounds(evs) {
+			if n != broken && r > 1 {
+				extra += float64(r - 1)
+				most = max(most, r-1)
+			}
+		}
+		maxExtra += float64(most)
+		b.StartTimer()
+	}
+	n := float64(b.N)
+	b.ReportMetric(wall/n, "run-s")
+	b.ReportMetric(merged/n, "merged")
+	b.ReportMetric(extra/n, "extra-rounds")
+	b.ReportMetric(maxExtra/n, "max-extra")
+}
+
+// benchRun supervises issues at width 5 to the end (all merged, or the
+// benchmark fails) and returns its wall time in seconds and its events.
+func benchRun(b *testing.B, f *fixture, want int, issues []int) (float64, []backlog.Event) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	b.StartTimer()
+	res := f.runCtx(ctx, func(o *Options) { o.Width = 5 }, issues...)
+	b.StopTimer()
+	wall := time.Since(start).Seconds()
+	if res.err != nil || res.ExitCode != exitcode.OK || res.Tally.Merged != want {
+		b.Fatalf("run: exit %d, tally %+v, %v\n%s", res.ExitCode, res.Tally, res.err, res.out)
+	}
+	return wall, f.events(res.Dir)
 }

@@ -117,9 +117,10 @@ func (s *Supervisor) runDir(n, attempt int) string {
 	return filepath.Join(s.log.dir, "runs", fmt.Sprintf("i%d-a%d", n, attempt))
 }
 
-// payload writes the worker's prompt and returns its launch payload.
-func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt string, why workerStart) (*runtime.Payload, error) {
-	issue, err := s.issue(ctx, n)
+// payload writes the prompt of j's worker and returns its launch payload.
+func (s *Supervisor) payload(ctx context.Context, j *job, attempt int, branch, wt string, why workerStart) (*runtime.Payload, error) {
+	n := j.w.n
+	issue, err := s.issue(ctx, j, n)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 	}
 	var answer *backlog.Answer
 	var answered questions.Question
-	s.onLoop(ctx, func() {
+	j.onLoop(func() {
 		is := s.run().Issues[n]
 		if answer = is.Answer; answer != nil {
 			answered = questions.IssueAnswered(s.o.Layout, s.run().Info.ID, s.run().Info.StartedAt, is)
@@ -205,11 +206,12 @@ func (s *Supervisor) runPayload(r agentRun) (*runtime.Payload, error) {
 }
 
 // issue returns issue n as last read, reading it when this process has
-// not (a resumed run): a worker's prompt always carries the issue.
-func (s *Supervisor) issue(ctx context.Context, n int) (backlog.Issue, error) {
+// not (a resumed run): a worker's prompt always carries the issue. In j,
+// or on the loop with s.inline.
+func (s *Supervisor) issue(ctx context.Context, j *job, n int) (backlog.Issue, error) {
 	var is backlog.Issue
 	var ok bool
-	s.onLoop(ctx, func() { is, ok = s.issues[n] })
+	j.onLoop(func() { is, ok = s.issues[n] })
 	if ok && is.Number == n {
 		return is, nil
 	}
@@ -217,6 +219,6 @@ func (s *Supervisor) issue(ctx context.Context, n int) (backlog.Issue, error) {
 	if err != nil {
 		return backlog.Issue{}, fmt.Errorf("issue #%d: %w", n, err)
 	}
-	s.onLoop(ctx, func() { s.issues[n] = is })
+	j.onLoop(func() { s.issues[n] = is })
 	return is, nil
 }

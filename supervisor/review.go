@@ -27,14 +27,15 @@ const maxReviewDiff = 200 << 10
 // The diff is the merge's own, from its first parent: the wave tip, or
 // the candidate ahead it was built on (on), whose changes are not this
 // worker's.
-func (s *Supervisor) review(ctx context.Context, n int, dir, commit string, on verifyOn) error {
+func (s *Supervisor) review(ctx context.Context, j *job, dir, commit string, on verifyOn) error {
+	n := j.w.n
 	cfg := s.o.Config.Backlog.Review.Executor
 	if len(cfg) == 0 {
 		return nil
 	}
 	var is *backlog.IssueRun
-	s.onLoop(ctx, func() { is = s.run().Issues[n] })
-	issue, err := s.issue(ctx, n)
+	j.onLoop(func() { is = s.run().Issues[n] })
+	issue, err := s.issue(ctx, j, n)
 	if err != nil {
 		return err
 	}
@@ -42,12 +43,12 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string, on v
 	if err != nil {
 		return fmt.Errorf("review #%d: diff: %w", n, err)
 	}
-	runDir, err := s.reviewRun(ctx, issue, is, dir, diff, cfg, commit, on)
+	runDir, err := s.reviewRun(ctx, j, issue, is, dir, diff, cfg, commit, on)
 	if err != nil {
 		return err
 	}
 	if r := s.o.Runs.Observe(ctx, runDir, s.o.Now()).Record; r != nil {
-		if err := s.noteBlocked(ctx, n, "reviewer", r.BlockedHosts); err != nil {
+		if err := s.noteBlocked(j, n, "reviewer", r.BlockedHosts); err != nil {
 			return err
 		}
 	}
@@ -62,17 +63,18 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string, on v
 		return fmt.Errorf("review #%d: verdict %s: %s", n, v.Verdict, oneLine(v.Detail))
 	}
 	s.printf("#%d: review passed", n)
-	return s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Detail: oneLine(v.Detail), Commit: commit})
+	return j.record(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Detail: oneLine(v.Detail), Commit: commit})
 }
 
 // waitRun blocks until the run in dir is done, terminating it at its
-// deadline; it wakes on watcher events and the sweep tick. In a job it
-// wakes on the tick only: the watcher's events are the loop's.
-func (s *Supervisor) waitRun(ctx context.Context, dir string) error {
+// deadline; it wakes on watcher events and the sweep tick. In a job j on
+// a goroutine of its own it wakes on the tick only: the watcher's events
+// are the loop's.
+func (s *Supervisor) waitRun(ctx context.Context, j *job, dir string) error {
 	tick := time.NewTicker(s.o.Tick)
 	defer tick.Stop()
 	changed := s.o.Runs.Changed()
-	if inJob(ctx) {
+	if !j.inline {
 		changed = nil
 	}
 	for {
@@ -99,7 +101,7 @@ func (s *Supervisor) waitRun(ctx context.Context, dir string) error {
 // fallback of its executor that is not), and one whose CLI says its
 // account is out pauses that executor and runs again after the reset.
 // A stop requested while it waits ends the wait (ErrStopped).
-func (s *Supervisor) reviewRun(ctx context.Context, issue backlog.Issue, is *backlog.IssueRun, cwd, diff string, cfg map[string]string,
+func (s *Supervisor) reviewRun(ctx context.Context, j *job, issue backlog.Issue, is *backlog.IssueRun, cwd, diff string, cfg map[string]string,
 	commit string, on verifyOn) (string, error) {
 	n := issue.Number
 	agent, res, err := s.reviewer(n, cfg)
@@ -107,7 +109,7 @@ func (s *Supervisor) reviewRun(ctx context.Context, issue backlog.Issue, is *bac
 		return "", err
 	}
 	for {
-		exec, err := s.reviewerOn(ctx, n, res)
+		exec, err := s.reviewerOn(ctx, j, n, res)
 		if err != nil {
 			return "", fmt.Errorf("review #%d: %w", n, err)
 		}
@@ -121,7 +123,7 @@ func (s *Supervisor) reviewRun(ctx context.Context, issue backlog.Issue, is *bac
 		if err != nil {
 			return "", err
 		}
-		_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir, Commit: commit,
+		_ = j.record(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir, Commit: commit,
 			Ref: on.base, Ahead: on.ahead})
 		s.printf("#%d: reviewer started in tmux session %s", n, p.SessionName)
 		_ = s.o.Runs.Discard(ctx, p)
@@ -129,7 +131,7 @@ func (s *Supervisor) reviewRun(ctx context.Context, issue backlog.Issue, is *bac
 		if err := s.o.Runs.Start(ctx, []*runtime.Payload{p}); err != nil {
 			return "", fmt.Errorf("review #%d: start: %w", n, err)
 		}
-		if err := s.waitRun(ctx, runDir); err != nil {
+		if err := s.waitRun(ctx, j, runDir); err != nil {
 			if ctx.Err() != nil {
 				// Cut short (its base changed under it, or the run stops):
 				// the reviewer is stopped, not left reviewing a stale merge.
@@ -144,13 +146,13 @@ func (s *Supervisor) reviewRun(ctx context.Context, issue backlog.Issue, is *bac
 		}
 		out := p.ExecutorID
 		var opened bool
-		s.onLoop(ctx, func() { opened, err = s.pauseFor(out, n, *obs.Verdict.UsageLimit) })
+		j.onLoop(func() { opened, err = s.pauseFor(out, n, *obs.Verdict.UsageLimit) })
 		if err != nil {
 			return "", err
 		}
 		if opened {
 			var line string
-			s.onLoop(ctx, func() { line = backlog.PauseLine(*s.run().Paused(out), s.o.Now()) })
+			j.onLoop(func() { line = backlog.PauseLine(*s.run().Paused(out), s.o.Now()) })
 			s.printf("%s; #%d's review runs again after it", line, n)
 		}
 	}
@@ -158,13 +160,13 @@ func (s *Supervisor) reviewRun(ctx context.Context, issue backlog.Issue, is *bac
 
 // reviewerOn waits until the reviewer, resolved as res, may start: the
 // executor it runs on ("" its own, or a fallback), as startsOnFor says.
-func (s *Supervisor) reviewerOn(ctx context.Context, n int, res executor.Resolved) (string, error) {
+func (s *Supervisor) reviewerOn(ctx context.Context, j *job, n int, res executor.Resolved) (string, error) {
 	tick := time.NewTicker(s.o.Tick)
 	defer tick.Stop()
 	for said := false; ; said = true {
 		var on string
 		var ok bool
-		s.onLoop(ctx, func() { on, ok = s.startsOnFor(res) })
+		j.onLoop(func() { on, ok = s.startsOnFor(res) })
 		if ok {
 			return on, nil
 		}

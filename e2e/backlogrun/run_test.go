@@ -79,7 +79,7 @@ func TestBacklogEndToEndThroughTheBinary(t *testing.T) {
 func TestBacklogKill9AnywhereResumesExactlyOnce(t *testing.T) {
 	trials := e2etest.Kill9Trials(2)
 	for trial := range trials {
-		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) { kill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 7)), nil) })
+		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) { kill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 7)), nil, false) })
 	}
 }
 
@@ -90,12 +90,23 @@ func TestBacklogKill9WithGitHubMakesNoDuplicateWrites(t *testing.T) {
 	for trial := range trials {
 		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) {
 			gh := forgetest.NewServer(t, "acme", "widgets")
-			kill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 11)), gh)
+			kill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 11)), gh, false)
 		})
 	}
 }
 
-func kill9Trial(t *testing.T, rng *rand.Rand, gh *forgetest.Server) {
+// The same with a verify step, so merges go through the pipeline
+// (backlog.verifyParallel: three candidates verified at once, each on
+// top of the ones ahead): nothing merged twice, and every commit the
+// wave branch ever pointed at is a merge a verify passed on.
+func TestBacklogKill9AnywhereInTheMergePipelineMergesOnlyVerified(t *testing.T) {
+	trials := e2etest.Kill9Trials(2)
+	for trial := range trials {
+		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) { kill9Trial(t, rand.New(rand.NewPCG(uint64(trial), 13)), nil, true) })
+	}
+}
+
+func kill9Trial(t *testing.T, rng *rand.Rand, gh *forgetest.Server, pipeline bool) {
 	r := e2etest.NewBacklogRepo(t)
 	for n := 1; n <= 6; n++ {
 		body := fmt.Sprintf("Files: part%d/**\n\nlocal-agent: delay=%dms", n, 50+rng.IntN(400))
@@ -110,6 +121,18 @@ func kill9Trial(t *testing.T, rng *rand.Rand, gh *forgetest.Server) {
 		cfg, _ := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
 		r.Write("wave.config.yaml", string(cfg)+fmt.Sprintf("github:\n  owner: acme\n  repo: widgets\n  apiUrl: %s\n", gh.URL))
 		extraEnv = append(extraEnv, "GITHUB_TOKEN="+forgetest.Token)
+	}
+	ctl := filepath.Join(r.Origin, "ctl")
+	if pipeline {
+		// The verify notes the tree it passed on where the test reads it
+		// (outside a sandbox's reach: unconfined); it takes a while, so
+		// the kills find verifies under way.
+		if err := os.MkdirAll(ctl, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r.SetBacklogKey(t, `verify: [sh, -c, 'sleep 0.3; echo "$WAVE_ISSUE_NUMBER $WAVE_MERGE_COMMIT $(git rev-parse HEAD^{tree})" >> `+filepath.Join(ctl, "passed")+`']`)
+		e2etest.GitIn(t, r.Origin, "config", "core.logAllRefUpdates", "always")
+		extraEnv = append(extraEnv, "WAVE_BACKLOG_SANDBOX_MODE=off")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -215,6 +238,9 @@ func kill9Trial(t *testing.T, rng *rand.Rand, gh *forgetest.Server) {
 	}
 	if !run.Finished || run.Tally().Merged != 6 {
 		t.Errorf("run finished=%v tally %+v", run.Finished, run.Tally())
+	}
+	if pipeline {
+		everyWaveTipVerified(t, r, ctl, run, evs, 6)
 	}
 	if gh != nil {
 		heads := map[string]int{}

@@ -89,8 +89,9 @@ func BacklogEvents(t *testing.T, r *BacklogRepo) (*backlog.Run, []backlog.Event)
 
 // StatusJSON is what `backlog status --json` prints, as the tests read it.
 type StatusJSON struct {
-	State  string        `json:"state"`
-	Tally  backlog.Tally `json:"tally"`
+	State  string             `json:"state"`
+	Tally  backlog.Tally      `json:"tally"`
+	Train  *backlog.TrainView `json:"train"`
 	Issues []struct {
 		Number       int    `json:"number"`
 		State        string `json:"state"`
@@ -177,6 +178,12 @@ func (l *Life) WaitFor(t *testing.T, what string, timeout time.Duration, cond fu
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
 	}
+}
+
+// Killed reports whether the life, ended, was killed with SIGKILL.
+func (l *Life) Killed() bool {
+	ws, ok := l.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 // Kill kills the life with SIGKILL and waits for its end.
