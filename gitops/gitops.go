@@ -24,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/coalesce"
 )
 
 // Errors callers match with errors.Is.
@@ -74,7 +76,7 @@ type Repo struct {
 	// fetches updating one local ref fail on its lock file.
 	fetchMu sync.Mutex
 	// claimPushes coalesces concurrent claim pushes (claimpush.go).
-	claimPushes claimPusher
+	claimPushes *coalesce.Queue[claimPush, claimAnswer]
 	// wtMu keeps the commands that change the clone's worktrees (add,
 	// remove, prune, move) apart from those that read them all: a worktree
 	// half added or half removed fails a fetch's connectivity check ("bad
@@ -98,6 +100,7 @@ type Repo struct {
 // Open returns the clone containing dir.
 func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	r := &Repo{Remote: o.Remote, scratchDir: o.ScratchDir, log: o.Logger}
+	r.claimPushes = &coalesce.Queue[claimPush, claimAnswer]{Run: r.pushClaimBatch, Key: claimPush.key}
 	if r.Remote == "" {
 		r.Remote = "origin"
 	}
@@ -181,9 +184,13 @@ func firstLine(s string) string {
 }
 
 // Version is the installed git's major and minor version (doctor needs
-// >= 2.38 for merge-tree --write-tree).
+// >= 2.38 for merge-tree --write-tree). `git version` needs nothing of
+// the environment but PATH, and gets nothing else: which variables hold
+// secrets (a configured token name, a sink's URL) is not known here.
 func Version(ctx context.Context) (major, minor int, err error) {
-	out, err := bootstrapRunner(nil, secretEnv, nil, 30*time.Second).run(ctx, call{dir: os.TempDir(), args: []string{"version"}})
+	rn := runner{env: []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=" + os.DevNull}, config: hardConfig(os.DevNull), timeout: 30 * time.Second}
+	out, err := rn.run(ctx, call{dir: os.TempDir(), args: []string{"version"}})
 	if err != nil {
 		return 0, 0, fmt.Errorf("git version: %w", err)
 	}

@@ -63,38 +63,6 @@ func (r *Repo) treeArgs(l lens, args ...string) []string {
 	return append([]string{"--git-dir=" + r.common, "--work-tree=" + l.dir}, args...)
 }
 
-// CheckoutHead is the sha of the checkout's HEAD: read from a clone's
-// files (HEAD, the loose ref it names, else packed-refs; inside the
-// checkout only); for a worktree an older version made, as upload-pack
-// tells it (its refs are this clone's). A HEAD that cannot be read so (an
-// unborn branch, a link out of the checkout) is a CheckoutError.
-func (r *Repo) CheckoutHead(ctx context.Context, dir string) (string, error) {
-	l, err := r.lensOf(dir)
-	if err != nil {
-		return "", err
-	}
-	if l.objects != "" {
-		sha, ok, err := readRef(dir, "HEAD")
-		switch {
-		case err != nil:
-			return "", checkoutErr(dir, fmt.Errorf("HEAD: %w", err))
-		case !ok:
-			return "", checkoutErr(dir, errors.New("HEAD names a branch it does not have (an unborn branch?)"))
-		}
-		return sha, nil
-	}
-	out, err := r.git(ctx, r.Dir, "ls-remote", "--", dir, "HEAD")
-	if err != nil {
-		return "", checkoutErr(dir, fmt.Errorf("HEAD: %w", err))
-	}
-	for _, l := range strings.Split(out, "\n") {
-		if sha, name, ok := strings.Cut(strings.TrimSpace(l), "\t"); ok && name == "HEAD" && isHex(sha) {
-			return sha, nil
-		}
-	}
-	return "", checkoutErr(dir, errors.New("HEAD: none (an unborn branch?)"))
-}
-
 // CheckoutAhead counts the commits of head (the checkout's HEAD, as
 // CheckoutHead read it) not in base, a ref or commit of this clone.
 func (r *Repo) CheckoutAhead(ctx context.Context, dir, head, base string) (int, error) {

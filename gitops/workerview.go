@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -79,78 +78,6 @@ func checkoutErr(dir string, err error) error {
 		}
 	}
 	return &CheckoutError{Dir: dir, Err: err}
-}
-
-// maxPackedRefs bounds the packed-refs file read from a worker's clone.
-const maxPackedRefs = 64 << 20
-
-// readRef resolves name ("HEAD" or a full ref name) in the clone at dir
-// from its files as git's files backend keeps them: a loose file holding
-// a sha or "ref: <name>", else a line of packed-refs. Only files inside
-// dir are read (os.Root: a symbolic link out of it is an error). ok is
-// false when the ref does not exist.
-func readRef(dir, name string) (sha string, ok bool, err error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return "", false, err
-	}
-	defer root.Close()
-	for range 4 { // HEAD → a branch (a symbolic ref to another, rarely)
-		if name != "HEAD" && (!strings.HasPrefix(name, "refs/") || preCheckName(name) != nil) {
-			return "", false, fmt.Errorf("%q is not a ref name", sanitize(name))
-		}
-		b, err := readSmall(root, path.Join(".git", name), 4096)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return packedRefOf(root, name)
-		case err != nil:
-			return "", false, err
-		}
-		v := strings.TrimSpace(string(b))
-		if target, sym := strings.CutPrefix(v, "ref: "); sym {
-			name = target
-			continue
-		}
-		if !isHex(v) {
-			return "", false, fmt.Errorf("ref %s holds %q, not a sha", sanitize(name), sanitize(v))
-		}
-		return v, true, nil
-	}
-	return "", false, fmt.Errorf("ref %s: symbolic refs nested too deep", sanitize(name))
-}
-
-// packedRefOf is name's sha in the clone's packed-refs.
-func packedRefOf(root *os.Root, name string) (string, bool, error) {
-	b, err := readSmall(root, ".git/packed-refs", maxPackedRefs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if sha, ref, ok := strings.Cut(strings.TrimSpace(l), " "); ok && ref == name && isHex(sha) {
-			return sha, true, nil
-		}
-	}
-	return "", false, nil
-}
-
-// readSmall reads the regular file name inside root, at most limit bytes.
-func readSmall(root *os.Root, name string, limit int64) ([]byte, error) {
-	f, err := root.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", name)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, limit)
-	}
-	return b, err
 }
 
 // objectFile matches the files of an object directory the view copies:

@@ -12,6 +12,9 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -114,9 +117,10 @@ func (s *Supervisor) runDir(n, attempt int) string {
 	return filepath.Join(s.log.dir, "runs", fmt.Sprintf("i%d-a%d", n, attempt))
 }
 
-// payload writes the worker's prompt and returns its launch payload.
-func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt string, why workerStart) (*runtime.Payload, error) {
-	issue, err := s.issue(ctx, n)
+// payload writes the prompt of j's worker and returns its launch payload.
+func (s *Supervisor) payload(ctx context.Context, j *job, attempt int, branch, wt string, why workerStart) (*runtime.Payload, error) {
+	n := j.w.n
+	issue, err := s.issue(ctx, j, n)
 	if err != nil {
 		return nil, err
 	}
@@ -134,12 +138,40 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 		return nil, fmt.Errorf("worker role prompt: %w", err)
 	}
 	var answer *backlog.Answer
-	s.onLoop(ctx, func() { answer = s.run().Issues[n].Answer })
+	var answered questions.Question
+	j.onLoop(func() {
+		is := s.run().Issues[n]
+		if answer = is.Answer; answer != nil {
+			answered = questions.IssueAnswered(s.o.Layout, s.run().Info.ID, s.run().Info.StartedAt, is)
+		}
+	})
 	prompt := backlog.WorkerPrompt(backlog.PromptInput{RolePrompt: string(role), Issue: issue, Branch: branch,
 		WaveBranch: s.run().Info.WaveBranch, Worktree: wt, Attempt: attempt, Salvage: why.salvage,
 		SalvageRef: why.salvageRef, Stopped: why.stopped, Conflict: why.conflict, Rework: why.rework, Answer: answer})
-	return s.runPayload(agentRun{what: fmt.Sprintf("#%d", n), agent: agent, res: res, dir: s.runDir(n, attempt), cwd: wt, prompt: prompt,
+	p, err := s.runPayload(agentRun{what: fmt.Sprintf("#%d", n), agent: agent, res: res, dir: s.runDir(n, attempt), cwd: wt, prompt: prompt,
 		attempt: attempt, session: SessionName(n), issue: n, branch: branch})
+	if err != nil || answer == nil {
+		return p, err
+	}
+	return p, tellAnswered(p, n, answered)
+}
+
+// tellAnswered gives a worker started after a person answered its issue's
+// question what a wave agent gets (docs/local-agent.md): $WAVE_ANSWERED=1
+// and, in $WAVE_ANSWERS_FILE, the answered question as `questions --json`
+// prints it. A worker that is no model cannot read the answer in its
+// prompt: every prompt's rules name the answers heading.
+func tellAnswered(p *runtime.Payload, n int, q questions.Question) error {
+	path := filepath.Join(p.RunDir, lanes.AnswersFile)
+	if err := jsonfile.Write(path, []questions.Question{q}); err != nil {
+		return fmt.Errorf("#%d: answers file: %w", n, err)
+	}
+	if p.Env == nil {
+		p.Env = map[string]string{}
+	}
+	p.Env["WAVE_ANSWERED"] = "1"
+	p.Env["WAVE_ANSWERS_FILE"] = path
+	return nil
 }
 
 // agentRun is what a worker's run and a reviewer's run differ in.
@@ -174,11 +206,12 @@ func (s *Supervisor) runPayload(r agentRun) (*runtime.Payload, error) {
 }
 
 // issue returns issue n as last read, reading it when this process has
-// not (a resumed run): a worker's prompt always carries the issue.
-func (s *Supervisor) issue(ctx context.Context, n int) (backlog.Issue, error) {
+// not (a resumed run): a worker's prompt always carries the issue. In j,
+// or on the loop with s.inline.
+func (s *Supervisor) issue(ctx context.Context, j *job, n int) (backlog.Issue, error) {
 	var is backlog.Issue
 	var ok bool
-	s.onLoop(ctx, func() { is, ok = s.issues[n] })
+	j.onLoop(func() { is, ok = s.issues[n] })
 	if ok && is.Number == n {
 		return is, nil
 	}
@@ -186,6 +219,6 @@ func (s *Supervisor) issue(ctx context.Context, n int) (backlog.Issue, error) {
 	if err != nil {
 		return backlog.Issue{}, fmt.Errorf("issue #%d: %w", n, err)
 	}
-	s.onLoop(ctx, func() { s.issues[n] = is })
+	j.onLoop(func() { s.issues[n] = is })
 	return is, nil
 }
