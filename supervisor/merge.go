@@ -319,9 +319,12 @@ func (s *Supervisor) verifierWith(n int, reviewed bool, on verifyOn) func(ctx co
 			return err
 		}
 		cmd.Stdout, cmd.Stderr = out, out
-		err = cmd.Run()
+		err = s.runRecorded(ctx, n, "verify", dir, cmd)
 		if berr := s.noteBlocked(ctx, n, "verify", done()); berr != nil {
 			return berr
+		}
+		if errors.Is(err, errUnrecorded) {
+			return err // no verdict on the change
 		}
 		if err != nil {
 			return &verifyFailure{err: fmt.Errorf("%s: %w (output in %s)", strings.Join(argv, " "), err, path), log: path}

@@ -275,7 +275,7 @@ func (s *Supervisor) prepareFiles(ctx context.Context, n int, dir string, out io
 		return fmt.Errorf("setup #%d: %w", n, err)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	err = cmd.Run()
+	err = s.runRecorded(ctx, n, "setup", dir, cmd)
 	if berr := s.noteBlocked(ctx, n, "setup", done()); berr != nil && err == nil {
 		return berr
 	}
