@@ -55,11 +55,7 @@ func TestClaimsAskedForDuringAPushGoTogetherInTheNext(t *testing.T) {
 	for n := 2; n <= 6; n++ {
 		claim(n)
 	}
-	waitUntil(t, "five claims queued", func() bool {
-		r.claimPushes.mu.Lock()
-		defer r.claimPushes.mu.Unlock()
-		return len(r.claimPushes.queue) == 5
-	})
+	waitUntil(t, "five claims queued", func() bool { return r.claimPushes.Waiting() == 5 })
 	writeFile(t, filepath.Join(origin, "go"), "")
 	wg.Wait()
 	for n := 1; n <= 6; n++ {

@@ -24,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/coalesce"
 )
 
 // Errors callers match with errors.Is.
@@ -74,7 +76,7 @@ type Repo struct {
 	// fetches updating one local ref fail on its lock file.
 	fetchMu sync.Mutex
 	// claimPushes coalesces concurrent claim pushes (claimpush.go).
-	claimPushes claimPusher
+	claimPushes *coalesce.Queue[claimPush, claimAnswer]
 	// wtMu keeps the commands that change the clone's worktrees (add,
 	// remove, prune, move) apart from those that read them all: a worktree
 	// half added or half removed fails a fetch's connectivity check ("bad
@@ -98,6 +100,7 @@ type Repo struct {
 // Open returns the clone containing dir.
 func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	r := &Repo{Remote: o.Remote, scratchDir: o.ScratchDir, log: o.Logger}
+	r.claimPushes = &coalesce.Queue[claimPush, claimAnswer]{Run: r.pushClaimBatch, Key: claimPush.key}
 	if r.Remote == "" {
 		r.Remote = "origin"
 	}

@@ -69,14 +69,14 @@ func askIntent(what string, n, answers int) string {
 // ask posts a worker's question on its issue and adds the needs-input
 // label, each once per round of questions (a worker that was answered
 // may ask again).
-func (s *Supervisor) ask(ctx context.Context, n int, q string) error {
-	k := s.run().Issues[n].Answers
+func (s *Supervisor) ask(ctx context.Context, j *job, q string) error {
+	n, k := j.w.n, j.w.is.Answers
 	m := s.askMarker(n, k)
-	if _, err := s.do(ctx, backlog.Intent{ID: askIntent("comment", n, k), Op: backlog.OpComment, Issue: n, Marker: m,
+	if _, err := s.writeOnce(ctx, j, backlog.Intent{ID: askIntent("comment", n, k), Op: backlog.OpComment, Issue: n, Marker: m,
 		Body: backlog.NeedsInputComment(q) + "\n\n" + m}); err != nil {
 		return err
 	}
-	_, err := s.do(ctx, backlog.Intent{ID: askIntent("label", n, k), Op: backlog.OpLabel, Issue: n,
+	_, err := s.writeOnce(ctx, j, backlog.Intent{ID: askIntent("label", n, k), Op: backlog.OpLabel, Issue: n,
 		Label: s.o.Config.Backlog.NeedsInputLabel})
 	return err
 }
@@ -110,11 +110,11 @@ func (s *Supervisor) takeAnswers(ctx context.Context) error {
 	}
 	actx, cancel := context.WithCancel(ctx)
 	s.stopAnswers = cancel
-	lookAll := func(ctx context.Context) error {
+	lookAll := func(ctx context.Context, j *job) error {
 		defer cancel()
 		var took bool
 		for _, a := range look {
-			ok, err := s.lookForAnswer(ctx, a.n, a.answers, a.question)
+			ok, err := s.lookForAnswer(ctx, j, a.n, a.answers, a.question)
 			if err != nil && actx.Err() != nil {
 				return nil // a stop cut the look short: the next run looks again
 			}
@@ -124,14 +124,14 @@ func (s *Supervisor) takeAnswers(ctx context.Context) error {
 			took = took || ok
 		}
 		if took {
-			s.onLoop(ctx, func() { s.checkpoint("answered") })
+			j.onLoop(func() { s.checkpoint("answered") })
 		}
 		return nil
 	}
 	if s.o.Source.Kind() != forge.KindGitHub {
-		return lookAll(actx) // a file read: no rate limit to wait out
+		return lookAll(actx, s.inline(nil)) // a file read: no rate limit to wait out
 	}
-	return s.spawn(actx, answersJob, lookAll)
+	return s.goJob(actx, answersJob, nil, lookAll)
 }
 
 // cancelAnswers ends a look for answers under way, if any.
@@ -142,8 +142,8 @@ func (s *Supervisor) cancelAnswers() {
 }
 
 // lookForAnswer reads issue n and records the answer to its question
-// (asked after answers earlier ones), if it has one; off the loop.
-func (s *Supervisor) lookForAnswer(ctx context.Context, n, answers int, question string) (bool, error) {
+// (asked after answers earlier ones), if it has one; in the look's job.
+func (s *Supervisor) lookForAnswer(ctx context.Context, j *job, n, answers int, question string) (bool, error) {
 	self := ""
 	if sl, ok := s.o.Source.(selfLogin); ok {
 		login, err := sl.Self(ctx)
@@ -167,7 +167,7 @@ func (s *Supervisor) lookForAnswer(ctx context.Context, n, answers int, question
 		return false, nil
 	}
 	var took bool
-	s.onLoop(ctx, func() {
+	j.onLoop(func() {
 		is := s.run().Issues[n]
 		if is == nil || is.State != backlog.StateNeedsInput || is.Answers != answers {
 			return // answered (or gone) since the look began
@@ -202,11 +202,12 @@ func answeredHow(a backlog.Answer) string {
 // before its worker goes on: answered by a comment, the label is still
 // there, and dispatch would take it for a new question. Once per answer;
 // a restart between the answer and the worker's start does it then.
-func (s *Supervisor) unlabelAnswered(ctx context.Context, is *backlog.IssueRun) error {
+func (s *Supervisor) unlabelAnswered(ctx context.Context, j *job) error {
+	is := j.w.is
 	if is.Outcome != backlog.OutcomeAnswered {
 		return nil
 	}
-	_, err := s.do(ctx, backlog.Intent{ID: fmt.Sprintf("unlabel-needs-input-%d-a%d", is.Number, is.Answers),
+	_, err := s.writeOnce(ctx, j, backlog.Intent{ID: fmt.Sprintf("unlabel-needs-input-%d-a%d", is.Number, is.Answers),
 		Op: backlog.OpUnlabel, Issue: is.Number, Label: s.o.Config.Backlog.NeedsInputLabel})
 	return err
 }
@@ -235,7 +236,7 @@ func (s *Supervisor) awaitAnswers() (bool, error) {
 			return false, err
 		}
 		s.printf("%s; answer with `backlog answer N TEXT`, a comment on the issue, or by removing the %s label",
-			backlog.InputWaitLine(*answerWait(r)), s.o.Config.Backlog.NeedsInputLabel)
+			backlog.InputWaitLine(*backlog.NewAnswerWait(r)), s.o.Config.Backlog.NeedsInputLabel)
 		return true, nil
 	}
 	if w.Until == nil || now.Before(*w.Until) {

@@ -56,23 +56,24 @@ func (s *Supervisor) spendCheck(n int) (over string) {
 	return ""
 }
 
-// overBudget parks issue n instead of starting its next worker when the
-// run's or the issue's budget is spent; it reports whether it did.
-func (s *Supervisor) overBudget(ctx context.Context, n int) (bool, error) {
+// overBudget parks j's issue instead of starting its next worker when
+// the run's or the issue's budget is spent; it reports whether it did.
+func (s *Supervisor) overBudget(ctx context.Context, j *job) (bool, error) {
 	var over string
-	s.onLoop(ctx, func() { over = s.spendCheck(n) }) // the budget is the loop's
+	j.onLoop(func() { over = s.spendCheck(j.w.n) }) // the budget is the loop's
 	if over == "" {
 		return false, nil
 	}
-	return true, s.park(ctx, n, "not started: "+over, "", nil)
+	return true, s.park(ctx, j, "not started: "+over, "", nil)
 }
 
-// dropForBudget drops a planned issue not yet claimed once the run's
-// budget is spent: it never got a worker, so nothing of it is kept.
-func (s *Supervisor) dropForBudget(n int) (bool, error) {
+// dropForBudget drops w's planned issue, not yet claimed, once the run's
+// budget is spent: it never got a run, so nothing of it is kept.
+func (s *Supervisor) dropForBudget(w *worker) (bool, error) {
 	if s.spendCheck(0) == "" {
 		return false, nil
 	}
+	n := w.n
 	s.printf("#%d not started: %s", n, s.budget.over)
 	return true, s.emit(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: ReasonBudget, Detail: s.budget.over})
 }

@@ -115,11 +115,12 @@ func appendNew(list []string, v string) []string {
 	return append(list, v)
 }
 
-// gateChecks is the merge's look at the checks of is's head (the worker
-// branch as fetched into the clone, which is what is merged): true when
-// the merge may go on. Otherwise the issue went back to its worker, was
-// parked, or waits (out of the train's way) for its checks.
-func (s *Supervisor) gateChecks(ctx context.Context, is *backlog.IssueRun) (bool, error) {
+// gateChecks is the merge's look at the checks of the head of j's worker
+// (its branch as fetched into the clone, which is what is merged): true
+// when the merge may go on. Otherwise the issue went back to its worker,
+// was parked, or waits (out of the train's way) for its checks.
+func (s *Supervisor) gateChecks(ctx context.Context, j *job) (bool, error) {
+	is := j.w.is
 	if !s.checksOn() {
 		return true, nil
 	}
@@ -127,59 +128,61 @@ func (s *Supervisor) gateChecks(ctx context.Context, is *backlog.IssueRun) (bool
 	if err != nil || len(required) == 0 {
 		return err == nil, err
 	}
-	if err := s.pushForChecks(ctx, is); err != nil {
+	if err := s.pushForChecks(ctx, j); err != nil {
 		return false, err
 	}
 	head, err := s.o.Git.RevParse(ctx, "refs/heads/"+is.Branch)
 	if err != nil {
 		return false, fmt.Errorf("#%d: the head its checks are read on: %w", is.Number, err)
 	}
-	return s.lookAtChecks(ctx, is.Number, head, required)
+	return s.lookAtChecks(ctx, j, head, required)
 }
 
 // pushForChecks pushes the worker branch when no worker PR did: CI runs
 // on what is on GitHub.
-func (s *Supervisor) pushForChecks(ctx context.Context, is *backlog.IssueRun) error {
+func (s *Supervisor) pushForChecks(ctx context.Context, j *job) error {
+	is := j.w.is
 	if s.o.Config.Backlog.WorkerPRsOn() {
 		return nil // workerPR pushed it
 	}
 	k := strconv.Itoa(is.Number) + "-a" + strconv.Itoa(is.Attempts)
-	_, err := s.do(ctx, backlog.Intent{ID: "push-" + k, Op: backlog.OpPush, Issue: is.Number, Head: is.Branch})
+	_, err := s.writeOnce(ctx, j, backlog.Intent{ID: "push-" + k, Op: backlog.OpPush, Issue: is.Number, Head: is.Branch})
 	return err
 }
 
 // lookAtChecks reads head's checks and acts on them: green → true; red →
 // rework; waiting → a wait the train steps around, or, past the
 // timeout, a park. Each change of outcome (or head) is recorded.
-func (s *Supervisor) lookAtChecks(ctx context.Context, n int, head string, required []string) (bool, error) {
+func (s *Supervisor) lookAtChecks(ctx context.Context, j *job, head string, required []string) (bool, error) {
+	n := j.w.n
 	got, err := s.o.Source.(checksSource).Checks(ctx, head, required)
 	if err != nil {
 		return false, fmt.Errorf("#%d: checks of %s: %w", n, short(head), err)
 	}
 	v := backlog.JudgeChecks(required, got)
 	var is *backlog.IssueRun
-	s.onLoop(ctx, func() { is = s.run().Issues[n] })
-	if err := s.recordChecks(ctx, n, is.Checks, head, v); err != nil {
+	j.onLoop(func() { is = s.run().Issues[n] })
+	if err := s.recordChecks(j, is.Checks, head, v); err != nil {
 		return false, err
 	}
 	var since time.Time
-	s.onLoop(ctx, func() { since = is.Checks.Since })
+	j.onLoop(func() { since = is.Checks.Since })
 	switch {
 	case v.Outcome == backlog.ChecksPassed:
-		s.onLoop(ctx, func() { s.checks.wait(n, head, time.Time{}, true) })
+		j.onLoop(func() { s.checks.wait(n, head, time.Time{}, true) })
 		return true, nil
 	case v.Outcome == backlog.ChecksFailed:
-		s.onLoop(ctx, func() { s.checks.done(n) })
+		j.onLoop(func() { s.checks.done(n) })
 		detail := "required checks failed on " + short(head) + ": " + v.Line()
-		return false, s.rework(ctx, is, backlog.ReworkChecks, detail, checksFeedback(head, v), nil)
+		return false, s.rework(ctx, j, backlog.ReworkChecks, detail, checksFeedback(head, v), nil)
 	}
 	timeout := time.Duration(s.o.Config.Backlog.ChecksTimeoutMinutes) * time.Minute
 	if s.o.Now().Sub(since) < timeout {
-		s.onLoop(ctx, func() { s.checks.wait(n, head, s.o.Now().Add(s.o.ChecksPoll), false) })
+		j.onLoop(func() { s.checks.wait(n, head, s.o.Now().Add(s.o.ChecksPoll), false) })
 		return false, nil
 	}
-	s.onLoop(ctx, func() { s.checks.done(n) })
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvChecks, Issue: n, Commit: head, Outcome: backlog.ChecksTimedOut,
+	j.onLoop(func() { s.checks.done(n) })
+	if err := j.record(backlog.Event{Kind: backlog.EvChecks, Issue: n, Commit: head, Outcome: backlog.ChecksTimedOut,
 		Detail: v.Line()}); err != nil {
 		return false, err
 	}
@@ -188,12 +191,13 @@ func (s *Supervisor) lookAtChecks(ctx context.Context, n int, head string, requi
 	q := fmt.Sprintf("The required checks of #%d's change (%s on %s) did not all report a result within %d minutes: %s. "+
 		"Is CI set up to run on pull requests into %s? Once they pass, run `backlog run` again to merge it.",
 		n, short(head), is.Branch, s.o.Config.Backlog.ChecksTimeoutMinutes, v.Line(), s.run().Info.WaveBranch)
-	return false, s.park(ctx, n, detail, q, nil)
+	return false, s.park(ctx, j, detail, q, nil)
 }
 
 // recordChecks records a look whose outcome or head differs from the
 // last one recorded (st): the log grows with changes, not with polls.
-func (s *Supervisor) recordChecks(ctx context.Context, n int, st *backlog.ChecksState, head string, v backlog.ChecksVerdict) error {
+func (s *Supervisor) recordChecks(j *job, st *backlog.ChecksState, head string, v backlog.ChecksVerdict) error {
+	n := j.w.n
 	if st != nil && st.Commit == head && st.Outcome == v.Outcome {
 		return nil
 	}
@@ -204,7 +208,7 @@ func (s *Supervisor) recordChecks(ctx context.Context, n int, st *backlog.Checks
 	if v.Outcome != backlog.ChecksPassed {
 		s.printf("#%d: checks %s on %s", n, v.Line(), short(head))
 	}
-	return s.record(ctx, backlog.Event{Kind: backlog.EvChecks, Issue: n, Commit: head, Outcome: v.Outcome, Detail: v.Line(), URL: url})
+	return j.record(backlog.Event{Kind: backlog.EvChecks, Issue: n, Commit: head, Outcome: v.Outcome, Detail: v.Line(), URL: url})
 }
 
 // checksFeedback is the red checks' words for the worker's prompt: each
@@ -299,12 +303,12 @@ func (s *Supervisor) pollChecks(ctx context.Context) error {
 		}
 		head := w.head
 		w.next = now.Add(s.o.ChecksPoll) // one look at a time, even when it runs inline
-		if err := s.spawn(ctx, n, func(ctx context.Context) error {
+		if err := s.spawn(ctx, s.worker(n), func(ctx context.Context, j *job) error {
 			required, err := s.requiredChecks(ctx, s.run().Info.WaveBranch)
 			if err != nil {
 				return err
 			}
-			_, err = s.lookAtChecks(ctx, n, head, required)
+			_, err = s.lookAtChecks(ctx, j, head, required)
 			return err
 		}); err != nil {
 			return err

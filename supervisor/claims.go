@@ -16,21 +16,21 @@ import (
 // dispatch claims a planned issue and starts its worker. An issue that
 // turned ineligible since planning (closed, needs input, claimed
 // elsewhere) leaves the run with the reason. It runs as the issue's job
-// (jobs.go): the state it needs beyond is goes through onLoop.
-func (s *Supervisor) dispatch(ctx context.Context, is *backlog.IssueRun) error {
-	n := is.Number
+// (jobs.go).
+func (s *Supervisor) dispatch(ctx context.Context, j *job) error {
+	is, n := j.w.is, j.w.n
 	if is.State == backlog.StatePlanned {
-		ok, err := s.claim(ctx, n)
+		ok, err := s.claim(ctx, j)
 		if err != nil || !ok {
 			return err
 		}
 	} else if is.Attempts == 0 {
 		// Claimed by a supervisor that died before its claim command ran.
-		if ok, err := s.claimHook(ctx, n); err != nil || !ok {
+		if ok, err := s.claimHook(ctx, j); err != nil || !ok {
 			return err
 		}
 	}
-	if err := s.unlabelAnswered(ctx, is); err != nil {
+	if err := s.unlabelAnswered(ctx, j); err != nil {
 		return err
 	}
 	// Re-read right before dispatch: orientation data is stale by
@@ -40,20 +40,20 @@ func (s *Supervisor) dispatch(ctx context.Context, is *backlog.IssueRun) error {
 	if err != nil {
 		return fmt.Errorf("issue #%d: %w", n, err)
 	}
-	s.onLoop(ctx, func() { s.issues[n] = fresh })
+	j.onLoop(func() { s.issues[n] = fresh })
 	if why := s.ineligible(fresh); why != "" && is.Attempts > 0 {
 		// Work was done for it (a stopped or sent-back worker): keep it
 		// in the run, parked with its worktree, rather than forget it.
-		return s.park(ctx, n, "became "+why+" while its work was in progress",
+		return s.park(ctx, j, "became "+why+" while its work was in progress",
 			fmt.Sprintf("#%d became %s; its work is kept in %s. Continue it?", n, why, is.Worktree), nil)
 	} else if why != "" {
 		s.printf("#%d is no longer eligible (%s); releasing it", n, why)
-		if err := s.release(ctx, n, why); err != nil {
+		if err := s.release(ctx, j, why); err != nil {
 			return err
 		}
-		return s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: why})
+		return j.record(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: why})
 	}
-	if err := s.claimCopies(ctx, n); err != nil {
+	if err := s.claimCopies(ctx, j); err != nil {
 		return err
 	}
 	// A worker stopped by `backlog stop` continues where it was; one whose
@@ -65,7 +65,7 @@ func (s *Supervisor) dispatch(ctx context.Context, is *backlog.IssueRun) error {
 	if is.Outcome == backlog.OutcomeConflict {
 		why.conflict = is.Files
 	}
-	return s.startWorker(ctx, n, why)
+	return s.launch(ctx, j, why)
 }
 
 func (s *Supervisor) ineligible(is backlog.Issue) string {
@@ -78,14 +78,15 @@ func (s *Supervisor) ineligible(is backlog.Issue) string {
 	return ""
 }
 
-// claim wins issue n for this run with the compare-and-swap ref on
+// claim wins j's issue for this run with the compare-and-swap ref on
 // origin (and the repository's own claim hooks). A claim held by another
 // live run means the issue leaves this run; an expired lease of a dead
 // holder is taken over.
-func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
+func (s *Supervisor) claim(ctx context.Context, j *job) (bool, error) {
+	n := j.w.n
 	if ok, why := s.hook(ctx, s.o.Config.Backlog.Claim.Check, n); !ok {
 		s.printf("#%d not eligible by the claim check: %s", n, why)
-		return false, s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-check", Detail: why})
+		return false, j.record(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-check", Detail: why})
 	}
 	info := s.claimInfo(n)
 	won, holder, err := s.o.Git.Claim(ctx, info)
@@ -107,36 +108,37 @@ func (s *Supervisor) claim(ctx context.Context, n int) (bool, error) {
 	if !won {
 		detail := fmt.Sprintf("run %s on %s", oneLine(holder.RunID), oneLine(holder.Host))
 		s.printf("#%d is claimed by %s; skipping it", n, detail)
-		return false, s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: backlog.ReasonClaimed, Detail: detail})
+		return false, j.record(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: backlog.ReasonClaimed, Detail: detail})
 	}
 	if won && info.SHA == "" {
 		if c, ok, err := s.o.Git.ReadClaim(ctx, n); err == nil && ok {
 			info = c
 		}
 	}
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvClaimed, Issue: n, Ref: info.SHA}); err != nil {
+	if err := j.record(backlog.Event{Kind: backlog.EvClaimed, Issue: n, Ref: info.SHA}); err != nil {
 		return false, err
 	}
-	s.onLoop(ctx, func() { s.worker(n).renewedAt = s.o.Now() })
-	return s.claimHook(ctx, n)
+	j.onLoop(func() { j.w.renewedAt = s.o.Now() })
+	return s.claimHook(ctx, j)
 }
 
 // claimHook runs backlog.claim.command once per issue and run: it is
 // recorded done, so a supervisor killed between the claim ref and the
 // hook runs the hook on resume instead of skipping it.
-func (s *Supervisor) claimHook(ctx context.Context, n int) (bool, error) {
+func (s *Supervisor) claimHook(ctx context.Context, j *job) (bool, error) {
+	n := j.w.n
 	id := "claim-command-" + strconv.Itoa(n)
-	if len(s.o.Config.Backlog.Claim.Command) == 0 || s.done(ctx, id) {
+	if len(s.o.Config.Backlog.Claim.Command) == 0 || s.done(j, id) {
 		return true, nil
 	}
 	if ok, why := s.hook(ctx, s.o.Config.Backlog.Claim.Command, n); !ok {
 		s.printf("#%d: the claim command failed (%s); releasing", n, why)
-		if err := s.release(ctx, n, "claim command failed"); err != nil {
+		if err := s.release(ctx, j, "claim command failed"); err != nil {
 			return false, err
 		}
-		return false, s.record(ctx, backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-command", Detail: why})
+		return false, j.record(backlog.Event{Kind: backlog.EvDropped, Issue: n, Outcome: "claim-command", Detail: why})
 	}
-	return true, s.record(ctx, backlog.Event{Kind: backlog.EvIntentDone, Issue: n, Intent: &backlog.Intent{ID: id}})
+	return true, j.record(backlog.Event{Kind: backlog.EvIntentDone, Issue: n, Intent: &backlog.Intent{ID: id}})
 }
 
 // claimInfo is the claim this run writes for issue n. Its lease is read
@@ -162,39 +164,40 @@ func (s *Supervisor) stale(c gitops.ClaimInfo) bool {
 
 // claimCopies writes the human-visible copy of the claim: the label and a
 // marker comment.
-func (s *Supervisor) claimCopies(ctx context.Context, n int) error {
-	label := s.o.Config.Backlog.ClaimLabel
-	if _, err := s.do(ctx, backlog.Intent{ID: "label-claim-" + strconv.Itoa(n), Op: backlog.OpLabel, Issue: n, Label: label}); err != nil {
+func (s *Supervisor) claimCopies(ctx context.Context, j *job) error {
+	n, label := j.w.n, s.o.Config.Backlog.ClaimLabel
+	if _, err := s.writeOnce(ctx, j, backlog.Intent{ID: "label-claim-" + strconv.Itoa(n), Op: backlog.OpLabel, Issue: n, Label: label}); err != nil {
 		return err
 	}
-	return s.comment(ctx, "claim", n, fmt.Sprintf("Claimed by wave-orchestrator run %s (wave branch %s). A worker is on it.",
+	return s.comment(ctx, j, "claim", fmt.Sprintf("Claimed by wave-orchestrator run %s (wave branch %s). A worker is on it.",
 		mdfence.Inline(s.run().Info.ID, 0), mdfence.Inline(s.run().Info.WaveBranch, 0)))
 }
 
-// release gives issue n back: claim ref deleted under its lease, label
-// removed, a comment saying why. Never called while work for n could
+// release gives j's issue back: claim ref deleted under its lease, label
+// removed, a comment saying why. Never called while work for it could
 // still land.
-func (s *Supervisor) release(ctx context.Context, n int, why string) error {
+func (s *Supervisor) release(ctx context.Context, j *job, why string) error {
+	n := j.w.n
 	var is *backlog.IssueRun
-	s.onLoop(ctx, func() { is = s.run().Issues[n] })
+	j.onLoop(func() { is = s.run().Issues[n] })
 	if is == nil || is.Released {
 		return nil
 	}
 	if is.ClaimRef != "" {
-		if _, err := s.do(ctx, backlog.Intent{ID: "release-" + strconv.Itoa(n), Op: backlog.OpRelease, Issue: n, SHA: is.ClaimRef}); err != nil {
+		if _, err := s.writeOnce(ctx, j, backlog.Intent{ID: "release-" + strconv.Itoa(n), Op: backlog.OpRelease, Issue: n, SHA: is.ClaimRef}); err != nil {
 			return err
 		}
-		if _, err := s.do(ctx, backlog.Intent{ID: "unlabel-claim-" + strconv.Itoa(n), Op: backlog.OpUnlabel, Issue: n,
+		if _, err := s.writeOnce(ctx, j, backlog.Intent{ID: "unlabel-claim-" + strconv.Itoa(n), Op: backlog.OpUnlabel, Issue: n,
 			Label: s.o.Config.Backlog.ClaimLabel}); err != nil {
 			return err
 		}
-		if s.done(ctx, "comment-claim-"+strconv.Itoa(n)) {
-			if err := s.comment(ctx, "released", n, "Released by wave-orchestrator run "+mdfence.Inline(s.run().Info.ID, 0)+": "+mdfence.Inline(why, 300)+"."); err != nil {
+		if s.done(j, "comment-claim-"+strconv.Itoa(n)) {
+			if err := s.comment(ctx, j, "released", "Released by wave-orchestrator run "+mdfence.Inline(s.run().Info.ID, 0)+": "+mdfence.Inline(why, 300)+"."); err != nil {
 				return err
 			}
 		}
 	}
-	return s.record(ctx, backlog.Event{Kind: backlog.EvReleased, Issue: n, Detail: why})
+	return j.record(backlog.Event{Kind: backlog.EvReleased, Issue: n, Detail: why})
 }
 
 // hook runs a claim hook argv with {issue} replaced; no hook is a pass.
@@ -261,32 +264,33 @@ func (s *Supervisor) renewClaims(ctx context.Context) error {
 		return nil
 	}
 	for _, is := range held {
-		if err := s.checkClaim(ctx, is, heads[is.Number]); err != nil {
+		if err := s.checkClaim(ctx, s.inline(s.worker(is.Number)), heads[is.Number]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// claimStillHeld looks at issue n's claim right before its merge: false
-// when another run holds it now (the issue left this run).
-func (s *Supervisor) claimStillHeld(ctx context.Context, is *backlog.IssueRun) (bool, error) {
+// claimStillHeld looks at j's issue's claim right before its merge:
+// false when another run holds it now (the issue left this run).
+func (s *Supervisor) claimStillHeld(ctx context.Context, j *job) (bool, error) {
+	is := j.w.is
 	heads, err := s.o.Git.ClaimHeads(ctx)
 	if err != nil {
 		// Origin unreachable: the merge's own push says so.
 		s.printf("warning: look at the claim of #%d on origin: %v", is.Number, err)
 		return true, nil
 	}
-	if err := s.checkClaim(ctx, is, heads[is.Number]); err != nil {
+	if err := s.checkClaim(ctx, j, heads[is.Number]); err != nil {
 		return false, err
 	}
 	return !is.Released, nil
 }
 
-// checkClaim compares issue n's claim ref on origin (head, "" when gone)
-// with the commit this run recorded, and acts on what it finds.
-func (s *Supervisor) checkClaim(ctx context.Context, is *backlog.IssueRun, head string) error {
-	n := is.Number
+// checkClaim compares j's issue's claim ref on origin (head, "" when
+// gone) with the commit this run recorded, and acts on what it finds.
+func (s *Supervisor) checkClaim(ctx context.Context, j *job, head string) error {
+	is, n := j.w.is, j.w.n
 	lease := time.Duration(s.o.Config.Backlog.Claim.LeaseMinutes) * time.Minute
 	switch {
 	case head == "":
@@ -296,26 +300,26 @@ func (s *Supervisor) checkClaim(ctx context.Context, is *backlog.IssueRun, head 
 		// or another run's. holdClaim tells which.
 	default:
 		var at time.Time
-		s.onLoop(ctx, func() { at = s.worker(n).renewedAt })
+		j.onLoop(func() { at = j.w.renewedAt })
 		if s.o.Now().Sub(at) < lease/3 {
 			return nil
 		}
 	}
-	return s.holdClaim(ctx, is, s.claimInfo(n))
+	return s.holdClaim(ctx, j, s.claimInfo(n))
 }
 
-// holdClaim makes issue n's claim on origin c (a fresh lease): renewed
+// holdClaim makes j's issue's claim on origin c (a fresh lease): renewed
 // from the commit recorded, or created again if the ref is gone. A claim
 // another run holds is never replaced: the issue is lost to it.
-func (s *Supervisor) holdClaim(ctx context.Context, is *backlog.IssueRun, c gitops.ClaimInfo) error {
-	got, err := s.renew(ctx, is, c)
-	return s.held(ctx, is, got, err)
+func (s *Supervisor) holdClaim(ctx context.Context, j *job, c gitops.ClaimInfo) error {
+	got, err := s.renew(ctx, j.w, c)
+	return s.held(ctx, j, got, err)
 }
 
 // renew is holdClaim's push: it touches no state, so the end renews the
 // claims of every merged issue at once.
-func (s *Supervisor) renew(ctx context.Context, is *backlog.IssueRun, c gitops.ClaimInfo) (gitops.Renewal, error) {
-	got, err := s.o.Git.Renew(ctx, is.ClaimRef, c)
+func (s *Supervisor) renew(ctx context.Context, w *worker, c gitops.ClaimInfo) (gitops.Renewal, error) {
+	got, err := s.o.Git.Renew(ctx, w.is.ClaimRef, c)
 	if err == nil && !got.Won && got.Holder.RunID == s.run().Info.ID && got.Holder.SHA != "" {
 		// Ours, from a life of this run whose record of it was lost:
 		// renew from that commit.
@@ -325,44 +329,41 @@ func (s *Supervisor) renew(ctx context.Context, is *backlog.IssueRun, c gitops.C
 }
 
 // held records what renew found.
-func (s *Supervisor) held(ctx context.Context, is *backlog.IssueRun, got gitops.Renewal, err error) error {
-	n := is.Number
+func (s *Supervisor) held(ctx context.Context, j *job, got gitops.Renewal, err error) error {
+	is, n := j.w.is, j.w.n
 	if errors.Is(err, gitops.ErrBadClaim) {
 		// Something that is no claim of ours sits on the ref.
-		return s.claimLost(ctx, is, gitops.ClaimInfo{})
+		return s.claimLost(ctx, j, gitops.ClaimInfo{})
 	}
 	if err != nil {
 		s.printf("warning: renew the claim of #%d: %v", n, err)
 		return nil
 	}
 	if !got.Won {
-		return s.claimLost(ctx, is, got.Holder)
+		return s.claimLost(ctx, j, got.Holder)
 	}
-	s.onLoop(ctx, func() { s.worker(n).renewedAt = s.o.Now() })
+	j.onLoop(func() { j.w.renewedAt = s.o.Now() })
 	if got.Recreated {
 		s.printf("#%d: claim created again on origin (%s)", n, short(got.Holder.SHA))
 	}
 	if got.Holder.SHA != "" && got.Holder.SHA != is.ClaimRef {
-		return s.record(ctx, backlog.Event{Kind: backlog.EvClaimRenewed, Issue: n, Ref: got.Holder.SHA})
+		return j.record(backlog.Event{Kind: backlog.EvClaimRenewed, Issue: n, Ref: got.Holder.SHA})
 	}
 	return nil
 }
 
-// claimLost: another run holds issue n's claim now. Work in flight stops
-// and is never merged by this run; a merge already made cannot be undone,
-// so for a merged issue it is said (once) and the run goes on.
-func (s *Supervisor) claimLost(ctx context.Context, is *backlog.IssueRun, holder gitops.ClaimInfo) error {
-	n := is.Number
+// claimLost: another run holds j's issue's claim now. Work in flight
+// stops and is never merged by this run; a merge already made cannot be
+// undone, so for a merged issue it is said (once) and the run goes on.
+func (s *Supervisor) claimLost(ctx context.Context, j *job, holder gitops.ClaimInfo) error {
+	is, n := j.w.is, j.w.n
 	detail := fmt.Sprintf("run %s on %s", oneLine(holder.RunID), oneLine(holder.Host))
 	if holder.RunID == "" {
 		detail = "someone else (a claim ref not made by wave-orchestrator)"
 	}
 	if is.State == backlog.StateMerged || is.State == backlog.StateMerging {
 		warned := true
-		s.onLoop(ctx, func() {
-			w := s.worker(n)
-			warned, w.claimWarned = w.claimWarned, true
-		})
+		j.onLoop(func() { warned, j.w.claimWarned = j.w.claimWarned, true })
 		if !warned {
 			s.printf("warning: #%d is merged into %s, but its claim on origin is held by %s now; that run may work on it again",
 				n, s.run().Info.WaveBranch, detail)
@@ -373,5 +374,5 @@ func (s *Supervisor) claimLost(ctx context.Context, is *backlog.IssueRun, holder
 	if is.State == backlog.StateRunning && is.RunDir != "" {
 		_ = s.o.Runs.Terminate(ctx, is.RunDir, time.Duration(s.o.Lane.Runtime.TerminateGraceMs)*time.Millisecond, false)
 	}
-	return s.record(ctx, backlog.Event{Kind: backlog.EvClaimLost, Issue: n, Detail: detail})
+	return j.record(backlog.Event{Kind: backlog.EvClaimLost, Issue: n, Detail: detail})
 }

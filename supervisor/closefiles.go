@@ -63,7 +63,7 @@ func (s *Supervisor) closeIssueFiles(ctx context.Context) {
 		return out, changed, nil
 	})
 	if fe, ok := gitops.IsForeignCommit(err); ok {
-		if err := s.foreignCommit(ctx, fe); err != nil {
+		if err := s.foreignCommit(fe); err != nil {
 			s.printf("warning: %v", err)
 		}
 		return

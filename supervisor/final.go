@@ -77,18 +77,19 @@ func (s *Supervisor) end(ctx context.Context) (int, error) {
 	}
 	renewals := s.renewMerged(ctx)
 	for _, is := range r.List() {
+		j := s.inline(s.worker(is.Number))
 		switch {
 		case is.State == backlog.StateMerged:
 			rn := renewals[is.Number]
-			if err := s.held(ctx, is, rn.got, rn.err); err != nil {
+			if err := s.held(ctx, j, rn.got, rn.err); err != nil {
 				s.printf("warning: renew the claim of #%d: %v", is.Number, err)
 			}
 		case !is.Released:
-			if err := s.release(ctx, is.Number, "its work did not reach the wave branch in this run"); err != nil {
+			if err := s.release(ctx, j, "its work did not reach the wave branch in this run"); err != nil {
 				return exitcode.Failed, err
 			}
 		}
-		if err := s.closeWorkerPR(ctx, is); err != nil {
+		if err := s.closeWorkerPR(ctx, j); err != nil {
 			return exitcode.Failed, err
 		}
 	}
@@ -185,9 +186,9 @@ func (s *Supervisor) mergeBase(ctx context.Context) (string, error) {
 	if s.run().Tally().Merged == 0 || s.run().BaseMerges > 0 || s.run().Foreign != nil {
 		return "", nil
 	}
-	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base, s.run().WaveTip, s.verifierWith(0, false, verifyOn{}))
+	res, err := s.o.Git.MergeBase(ctx, s.run().Info.WaveBranch, s.run().Info.Base, s.run().WaveTip, s.verifierWith(s.inline(nil), 0, false, verifyOn{}))
 	if fe, ok := gitops.IsForeignCommit(err); ok {
-		return "", s.foreignCommit(ctx, fe)
+		return "", s.foreignCommit(fe)
 	}
 	if errors.Is(err, gitops.ErrVerifyFailed) {
 		s.printf("merging %s into %s failed verify: %v", s.run().Info.Base, s.run().Info.WaveBranch, err)
@@ -222,7 +223,7 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 		s.printf("nothing merged: no pull request opened (body kept in %s)", path)
 		return nil
 	}
-	pr, err := s.again(ctx, backlog.Intent{ID: "pr-final", Op: backlog.OpPR, Head: r.Info.WaveBranch, Base: r.Info.Base,
+	pr, err := s.writeAgain(ctx, s.inline(nil), backlog.Intent{ID: "pr-final", Op: backlog.OpPR, Head: r.Info.WaveBranch, Base: r.Info.Base,
 		Title: title, Body: body, Marker: m})
 	if err != nil {
 		return err
@@ -239,7 +240,8 @@ func (s *Supervisor) finalPR(ctx context.Context, baseConflict string) error {
 // closeWorkerPR closes the worker PR of an issue whose work did not land
 // once its claim is released, with a comment saying why: left open, it
 // would look like work in progress that nobody is doing.
-func (s *Supervisor) closeWorkerPR(ctx context.Context, is *backlog.IssueRun) error {
+func (s *Supervisor) closeWorkerPR(ctx context.Context, j *job) error {
+	is := j.w.is
 	if is.State == backlog.StateMerged || !is.Released || is.PR == nil || is.PR.Number == 0 {
 		return nil
 	}
@@ -248,7 +250,7 @@ func (s *Supervisor) closeWorkerPR(ctx context.Context, is *backlog.IssueRun) er
 	// Our own words only: the detail may quote the worker.
 	body := fmt.Sprintf("Closed by wave-orchestrator run `%s`: #%d ended %s in this run and its claim was released. "+
 		"The branch `%s` is kept; `backlog status --run %s` says why.\n\n%s", s.run().Info.ID, n, is.State, is.Branch, s.run().Info.ID, m)
-	_, err := s.do(ctx, backlog.Intent{ID: "close-pr-" + strconv.Itoa(n), Op: backlog.OpClosePR, Issue: n, PR: is.PR.Number,
+	_, err := s.writeOnce(ctx, j, backlog.Intent{ID: "close-pr-" + strconv.Itoa(n), Op: backlog.OpClosePR, Issue: n, PR: is.PR.Number,
 		Marker: m, Body: body})
 	return err
 }
@@ -302,7 +304,7 @@ func (s *Supervisor) renewMerged(ctx context.Context) map[int]renewal {
 func (s *Supervisor) cleanup(ctx context.Context) {
 	list := s.run().List()
 	var sessions []*runtime.Payload
-	var merged []*worker // made here: the map is the loop's
+	var merged []*backlog.IssueRun
 	for _, is := range list {
 		if is.Session != "" {
 			sessions = append(sessions, &runtime.Payload{RunDir: is.RunDir, SessionName: is.Session})
@@ -311,7 +313,7 @@ func (s *Supervisor) cleanup(ctx context.Context) {
 		// is not there, and only live sessions are killed.
 		sessions = append(sessions, &runtime.Payload{SessionName: "backlog-r" + strconv.Itoa(is.Number)})
 		if is.State == backlog.StateMerged && is.Branch != "" {
-			merged = append(merged, s.worker(is.Number))
+			merged = append(merged, is)
 		}
 	}
 	if err := s.o.Runs.DiscardAll(ctx, sessions); err != nil {
@@ -319,12 +321,12 @@ func (s *Supervisor) cleanup(ctx context.Context) {
 	}
 	errs := s.co.RemoveAll(ctx, merged, s.o.Width)
 	var branches []string
-	for _, w := range merged {
-		if err := errs[w.n]; err != nil {
-			s.printf("warning: remove worktree of #%d: %v", w.n, err)
+	for _, is := range merged {
+		if err := errs[is.Number]; err != nil {
+			s.printf("warning: remove worktree of #%d: %v", is.Number, err)
 			continue
 		}
-		branches = append(branches, w.is.Branch)
+		branches = append(branches, is.Branch)
 	}
 	if _, err := s.o.Git.SafeDeleteAll(ctx, branches, s.run().Info.WaveBranch); err != nil {
 		s.printf("warning: delete the merged issues' branches: %v", err)

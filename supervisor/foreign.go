@@ -20,19 +20,14 @@ import (
 // only with its merge commit on that branch (proveMerged).
 
 // foreignCommit records the foreign commit fe found, once, and says so.
-// The loop then halts the run (haltForeign).
-func (s *Supervisor) foreignCommit(ctx context.Context, fe *gitops.ForeignCommitError) error {
-	var done bool
-	var err error
-	s.onLoop(ctx, func() {
-		if done = s.run().Foreign != nil; done {
-			return
-		}
-		detail := foreignDetail(s.run().Info.WaveBranch, fe)
-		s.printf("warning: %s", detail)
-		err = s.emit(backlog.Event{Kind: backlog.EvForeignCommit, Commit: fe.Found, Ref: fe.Expected, Detail: detail})
-	})
-	return err
+// The loop then halts the run (haltForeign). On the loop.
+func (s *Supervisor) foreignCommit(fe *gitops.ForeignCommitError) error {
+	if s.run().Foreign != nil {
+		return nil
+	}
+	detail := foreignDetail(s.run().Info.WaveBranch, fe)
+	s.printf("warning: %s", detail)
+	return s.emit(backlog.Event{Kind: backlog.EvForeignCommit, Commit: fe.Found, Ref: fe.Expected, Detail: detail})
 }
 
 func foreignDetail(wave string, fe *gitops.ForeignCommitError) string {
@@ -52,7 +47,7 @@ func (s *Supervisor) checkWaveTip(ctx context.Context) error {
 	}
 	_, err := s.o.Git.CheckTip(ctx, r.Info.WaveBranch, r.WaveTip)
 	if fe, ok := gitops.IsForeignCommit(err); ok {
-		return s.foreignCommit(ctx, fe)
+		return s.foreignCommit(fe)
 	}
 	return err
 }
@@ -87,7 +82,7 @@ func (s *Supervisor) haltForeign(ctx context.Context) error {
 			}
 			q := fmt.Sprintf("A commit this run did not make (%s) is on the wave branch %s, so #%d was not merged. "+
 				"Look at that commit; run #%d again once the wave branch is sound?", short(f.Found), s.run().Info.WaveBranch, n, n)
-			if err := s.park(ctx, n, "not merged: "+f.Detail, q, nil); err != nil {
+			if err := s.park(ctx, s.inline(s.worker(n)), "not merged: "+f.Detail, q, nil); err != nil {
 				return err
 			}
 		}
@@ -141,7 +136,7 @@ func (s *Supervisor) proveMerged(ctx context.Context) error {
 		detail := fmt.Sprintf("the run's log says #%d merged (commit %s), but origin's wave branch %s has no merge of it: "+
 			"a record the run did not write, or a merge that was lost; not closed", is.Number, short(is.MergeCommit), r.Info.WaveBranch)
 		s.printf("warning: %s", detail)
-		if err := s.park(ctx, is.Number, detail, fmt.Sprintf("Nothing of #%d is on the wave branch %s although the run's log said it merged. Run it again?",
+		if err := s.park(ctx, s.inline(s.worker(is.Number)), detail, fmt.Sprintf("Nothing of #%d is on the wave branch %s although the run's log said it merged. Run it again?",
 			is.Number, r.Info.WaveBranch), nil); err != nil {
 			return err
 		}

@@ -10,17 +10,18 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
 
-// do makes one external write idempotently across crashes: the intent is
-// recorded first; a write already done in this run (by this process or one
-// before it) is not made again; and every write is itself a look-then-act
-// on a marker (comment marker, PR head, label, ref) so an intent recorded
-// but interrupted is safe to redo. It returns the pull request the write
-// opened (zero for every other write).
-func (s *Supervisor) do(ctx context.Context, in backlog.Intent) (backlog.PRRef, error) {
+// writeOnce makes one external write idempotently across crashes: the
+// intent is recorded first; a write already done in this run (by this
+// process or one before it) is not made again; and every write is itself
+// a look-then-act on a marker (comment marker, PR head, label, ref) so an
+// intent recorded but interrupted is safe to redo. It returns the pull
+// request the write opened (zero for every other write). In j, or on
+// the loop with s.inline.
+func (s *Supervisor) writeOnce(ctx context.Context, j *job, in backlog.Intent) (backlog.PRRef, error) {
 	var pr backlog.PRRef
 	var done bool
 	var err error
-	s.onLoop(ctx, func() {
+	j.onLoop(func() {
 		if pr, done = s.run().Done[in.ID]; done {
 			return
 		}
@@ -31,29 +32,31 @@ func (s *Supervisor) do(ctx context.Context, in backlog.Intent) (backlog.PRRef, 
 	if done || err != nil {
 		return pr, err
 	}
-	pr, err = s.perform(ctx, in)
+	pr, err = s.carryOut(ctx, in)
 	if err != nil {
 		return backlog.PRRef{}, fmt.Errorf("%s (#%d): %w", in.ID, in.Issue, err)
 	}
-	return pr, s.record(ctx, backlog.Event{Kind: backlog.EvIntentDone, Issue: in.Issue, Intent: &backlog.Intent{ID: in.ID},
+	return pr, j.record(backlog.Event{Kind: backlog.EvIntentDone, Issue: in.Issue, Intent: &backlog.Intent{ID: in.ID},
 		URL: pr.URL, Number: pr.Number})
 }
 
 // done: the write (or hook) id was made in this run.
-func (s *Supervisor) done(ctx context.Context, id string) bool {
+func (s *Supervisor) done(j *job, id string) bool {
 	var ok bool
-	s.onLoop(ctx, func() { _, ok = s.run().Done[id] })
+	j.onLoop(func() { _, ok = s.run().Done[id] })
 	return ok
 }
 
-// again makes an idempotent write even when this run made it before (the
-// final PR: its body must say what the run did in the end).
-func (s *Supervisor) again(ctx context.Context, in backlog.Intent) (backlog.PRRef, error) {
-	delete(s.run().Done, in.ID)
-	return s.do(ctx, in)
+// writeAgain makes an idempotent write even when this run made it before
+// (the final PR: its body must say what the run did in the end).
+func (s *Supervisor) writeAgain(ctx context.Context, j *job, in backlog.Intent) (backlog.PRRef, error) {
+	j.onLoop(func() { delete(s.run().Done, in.ID) })
+	return s.writeOnce(ctx, j, in)
 }
 
-func (s *Supervisor) perform(ctx context.Context, in backlog.Intent) (backlog.PRRef, error) {
+// carryOut makes the write in names, without recording it: the pull
+// request it opened, if it opened one.
+func (s *Supervisor) carryOut(ctx context.Context, in backlog.Intent) (backlog.PRRef, error) {
 	if in.Op == backlog.OpPR {
 		pr, err := s.o.Source.EnsurePR(ctx, in.Head, in.Base, in.Title, in.Body)
 		if err != nil {
@@ -64,7 +67,7 @@ func (s *Supervisor) perform(ctx context.Context, in backlog.Intent) (backlog.PR
 	return backlog.PRRef{}, s.write(ctx, in)
 }
 
-// write is perform for the writes that produce nothing to keep.
+// write is carryOut for the writes that produce nothing to keep.
 func (s *Supervisor) write(ctx context.Context, in backlog.Intent) error {
 	src := s.o.Source
 	switch in.Op {
@@ -104,7 +107,7 @@ func (s *Supervisor) restartIntents(ctx context.Context) error {
 	for _, id := range ids {
 		in := s.run().Intents[id]
 		s.printf("redoing an interrupted write: %s", id)
-		if _, err := s.do(ctx, in); err != nil {
+		if _, err := s.writeOnce(ctx, s.inline(nil), in); err != nil {
 			// Never fatal here: one write that keeps failing must not
 			// keep the whole run from resuming. It stays pending; the
 			// step that wants it tries again and says why it fails.
@@ -119,10 +122,11 @@ func (s *Supervisor) marker(kind string, n int) string {
 	return fmt.Sprintf("<!-- wave-orchestrator:%s run=%s issue=%d -->", kind, s.run().Info.ID, n)
 }
 
-// comment posts body on issue n once per (kind, run).
-func (s *Supervisor) comment(ctx context.Context, kind string, n int, body string) error {
+// comment posts body on j's issue once per (kind, run).
+func (s *Supervisor) comment(ctx context.Context, j *job, kind, body string) error {
+	n := j.w.n
 	m := s.marker(kind, n)
-	_, err := s.do(ctx, backlog.Intent{ID: fmt.Sprintf("comment-%s-%d", kind, n), Op: backlog.OpComment, Issue: n,
+	_, err := s.writeOnce(ctx, j, backlog.Intent{ID: fmt.Sprintf("comment-%s-%d", kind, n), Op: backlog.OpComment, Issue: n,
 		Marker: m, Body: body + "\n\n" + m})
 	return err
 }

@@ -12,19 +12,35 @@ import (
 // Jobs: the slow part of starting a worker (claim, claim hooks, the
 // issue's copies, fetch, worktree, payload, the runner's start) runs in a
 // goroutine per issue, up to the width at once, so the loop goes on
-// seeing exits, merging and starting others meanwhile.
+// seeing exits, merging and starting others meanwhile. So do a merge's
+// gates and verify, a look at an issue's CI checks, and the look for
+// answers.
 //
 // The loop goroutine owns the run's state: its log, the reduced run and
-// its workers (worker.go). A job touches that state only through
-// onLoop, which hands a function to the loop and waits until it ran, so
-// every event is still written (intent first) and applied by one
-// goroutine, in one order. While an issue has a job the loop leaves that
-// issue alone (it is not observed, renewed, merged or dispatched again):
-// only its job changes it, and the fields of its IssueRun change only
-// inside the job's own onLoop calls.
+// its workers (worker.go). A job is a value of its own type, and what
+// changes that state from a job is a method of it: onLoop hands a
+// function to the loop and waits until it ran, record writes an event
+// that way, sendBack hands the worker back. So every event is still
+// written (intent first) and applied by one goroutine, in one order, and
+// a function that records or touches the loop's state from a job says
+// so by taking the job: code in a job cannot record without one, and
+// code on the loop emits directly or, where it does a job's work itself,
+// says so with s.inline. While an issue
+// has a job the loop leaves that issue alone (it is not observed,
+// renewed, merged or dispatched again): only its job changes it, and the
+// fields of its IssueRun change only inside the job's own onLoop calls.
 
-// jobKey marks a job's context: onLoop called with it goes through the loop.
-type jobKey struct{}
+// job is one background job: an issue's (its worker's start, its merge,
+// a look at its checks) or the run's (the look for answers).
+type job struct {
+	s *Supervisor
+	// w is the issue's worker; nil for a job of the run's.
+	w *worker
+	// inline: the loop does the job itself, on its own goroutine (while
+	// a transient failure is waited out, or when the loop calls a job's
+	// verb itself): onLoop runs its function at once.
+	inline bool
+}
 
 // jobEnd is a job's last word to the loop.
 type jobEnd struct {
@@ -49,51 +65,26 @@ func newJobs() jobs {
 	return jobs{calls: make(chan func()), ended: make(chan jobEnd), active: map[int]bool{}}
 }
 
-// inJob: ctx is a job's.
-func inJob(ctx context.Context) bool {
-	_, ok := ctx.Value(jobKey{}).(int)
-	return ok
-}
-
-// onLoop runs f on the loop goroutine: directly when the caller is the
-// loop, else handed over and waited for.
-func (s *Supervisor) onLoop(ctx context.Context, f func()) {
-	if !inJob(ctx) {
+// onLoop runs f on the loop goroutine: handed over and waited for, or
+// at once when the loop does the job itself.
+func (j *job) onLoop(f func()) {
+	if j.inline {
 		f()
 		return
 	}
 	done := make(chan struct{})
-	s.jobs.calls <- func() {
+	j.s.jobs.calls <- func() {
 		defer close(done)
 		f()
 	}
 	<-done
 }
 
-// record is emit from the loop or a job.
-func (s *Supervisor) record(ctx context.Context, ev backlog.Event) error {
+// record writes ev to the run's log, on the loop.
+func (j *job) record(ev backlog.Event) error {
 	var err error
-	s.onLoop(ctx, func() { err = s.emit(ev) })
+	j.onLoop(func() { err = j.s.emit(ev) })
 	return err
-}
-
-// spawn runs body as issue n's job. Called on the loop only, for an
-// issue with no job. While a transient failure is being waited out the
-// work runs inline instead: the sweep that goes through is what ends
-// the wait, so it must be the one that did the work.
-func (s *Supervisor) spawn(ctx context.Context, n int, body func(ctx context.Context) error) error {
-	// inJob first: a job (dispatch starting its worker) must not read
-	// s.waiting, which the loop writes.
-	if inJob(ctx) || s.waiting != nil {
-		return body(ctx)
-	}
-	s.jobs.active[n] = true
-	jctx := context.WithValue(ctx, jobKey{}, n)
-	go func() {
-		err := body(jctx)
-		s.jobs.ended <- jobEnd{issue: n, err: err}
-	}()
-	return nil
 }
 
 // sendBack leaves the worker of an issue a merge sent back (its state is
@@ -101,17 +92,33 @@ func (s *Supervisor) spawn(ctx context.Context, n int, body func(ctx context.Con
 // refill, which starts it from that record as its own job once a slot of
 // the width is free and its group's surface is its own: the train goes
 // on to the next merge meanwhile.
-func (s *Supervisor) sendBack(context.Context, int, workerStart) error { return nil }
+func (j *job) sendBack(workerStart) error { return nil }
 
-// offLoop runs f, which writes to the issue tracker, as issue n's job
-// when called on the loop, so that a GitHub rate-limit wait in it never
-// holds the loop; inside a job it runs at once. n has no job (the loop
-// leaves issues with one alone).
-func (s *Supervisor) offLoop(ctx context.Context, n int, f func(context.Context) error) error {
-	if inJob(ctx) {
-		return f(ctx)
+// inline is a job for w (nil: the run's) that the loop does itself, in
+// place. Called on the loop only.
+func (s *Supervisor) inline(w *worker) *job { return &job{s: s, w: w, inline: true} }
+
+// spawn runs body as w's job. Called on the loop only, for an issue with
+// no job. While a transient failure is being waited out the work runs
+// inline instead: the sweep that goes through is what ends the wait, so
+// it must be the one that did the work.
+func (s *Supervisor) spawn(ctx context.Context, w *worker, body func(context.Context, *job) error) error {
+	return s.goJob(ctx, w.n, w, body)
+}
+
+// goJob runs body as the job keyed key (an issue, or answersJob) of w
+// (nil: the run's), as spawn does.
+func (s *Supervisor) goJob(ctx context.Context, key int, w *worker, body func(context.Context, *job) error) error {
+	if s.waiting != nil {
+		return body(ctx, s.inline(w))
 	}
-	return s.spawn(ctx, n, f)
+	s.jobs.active[key] = true
+	j := &job{s: s, w: w}
+	go func() {
+		err := body(ctx, j)
+		s.jobs.ended <- jobEnd{issue: key, err: err}
+	}()
+	return nil
 }
 
 // busyJob: issue n has a job; the loop leaves it alone.

@@ -1,37 +1,12 @@
 package supervisor
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
-	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 )
-
-// takeOverKept moves the checkout a finished run kept of issue n on
-// branch to dir, where this run's worker works. A finished run keeps the
-// checkout of an issue it did not merge (a question, a park: the work
-// lives there), and a later run whose wave branch has the same name (the
-// first merged nothing, so its empty wave branch was deleted) wants the
-// same worker branch: it goes on in those files, uncommitted work
-// included, instead of a fresh clone of the branch beside them.
-func (c *localCheckout) takeOverKept(ctx context.Context, n int, branch, dir string) error {
-	if _, err := os.Lstat(dir); err == nil {
-		return nil // this run's own checkout is there already
-	}
-	from := c.kept(n, branch)
-	if from == "" || gitops.SamePath(from, dir) {
-		return nil
-	}
-	if err := c.git.MoveCheckout(ctx, from, dir); err != nil {
-		return fmt.Errorf("take over the checkout an earlier run kept: %w", err)
-	}
-	c.say("#%d: took over the worktree an earlier run kept (%s), with any uncommitted work in it", n, from)
-	return nil
-}
 
 // keptCheckout is the checkout a finished run of this lane other than
 // this one kept of issue n on branch (not merged, still there), "" when

@@ -220,13 +220,14 @@ func (s *Supervisor) refill(ctx context.Context) error {
 		if !ok {
 			continue // every executor is paused by a usage limit
 		}
+		w := s.worker(is.Number)
 		if is.State == backlog.StatePlanned {
-			if dropped, err := s.dropForBudget(is.Number); dropped || err != nil {
+			if dropped, err := s.dropForBudget(w); dropped || err != nil {
 				return err
 			}
 		}
-		s.worker(is.Number).executor = on
-		if err := s.spawn(ctx, is.Number, func(ctx context.Context) error { return s.dispatch(ctx, is) }); err != nil {
+		w.executor = on
+		if err := s.spawn(ctx, w, s.dispatch); err != nil {
 			return err
 		}
 	}
@@ -435,7 +436,7 @@ func (s *Supervisor) finishEarly(ctx context.Context) error {
 				return err
 			}
 		default:
-			if err := s.park(ctx, is.Number, "the run was finished early (backlog stop --finish) before this issue merged",
+			if err := s.park(ctx, s.inline(s.worker(is.Number)), "the run was finished early (backlog stop --finish) before this issue merged",
 				fmt.Sprintf("Work on #%d stopped early; continue it in %s?", is.Number, firstNonEmpty(is.Worktree, "a new run")), nil); err != nil {
 				return err
 			}

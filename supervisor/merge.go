@@ -28,7 +28,7 @@ func (s *Supervisor) mergeReady(ctx context.Context) error {
 		if !ok || s.stopRequested() || s.run().Foreign != nil {
 			return nil
 		}
-		if err := s.mergeOne(ctx, n); err != nil {
+		if err := s.mergeOne(ctx, s.inline(s.worker(n))); err != nil {
 			return err
 		}
 	}
@@ -76,7 +76,7 @@ func (s *Supervisor) mergeNext(ctx context.Context) error {
 	}
 	n, _ := s.trainNext()
 	s.jobs.merge = n
-	err := s.spawn(ctx, n, func(ctx context.Context) error { return s.mergeOne(ctx, n) })
+	err := s.spawn(ctx, s.worker(n), s.mergeOne)
 	if !s.busyJob(n) {
 		s.jobs.merge = 0 // it ran inline (spawn says when)
 	}
@@ -91,96 +91,94 @@ func (s *Supervisor) mergeable() bool {
 	return ok && s.jobs.merge == 0 && s.run().Foreign == nil
 }
 
-// mergeOne merges issue n, as its job when the loop's sweep asks for it
-// (the state it needs beyond is goes through onLoop): the gates, then
-// the merge with its verify, in one go (the train without speculation:
-// train.go).
-func (s *Supervisor) mergeOne(ctx context.Context, n int) error {
-	is, ok, err := s.admit(ctx, n)
-	if err != nil || !ok {
+// mergeOne merges j's issue, as its job when the loop's sweep asks for
+// it: the gates, then the merge with its verify, in one go (the train
+// without speculation: train.go).
+func (s *Supervisor) mergeOne(ctx context.Context, j *job) error {
+	if ok, err := s.admit(ctx, j); err != nil || !ok {
 		return err
 	}
+	is, n := j.w.is, j.w.n
 	res, err := s.o.Git.Merge(ctx, gitops.MergeRequest{
 		Wave:    s.run().Info.WaveBranch,
 		Worker:  "refs/heads/" + is.Branch,
 		Message: mergeMessage(n, is.Branch, s.run().Info.ID),
-		Verify:  s.verifier(n, verifyOn{}),
+		Verify:  s.verifier(j, verifyOn{}),
 		Expect:  s.run().WaveTip,
 	})
 	if errors.Is(err, gitops.ErrVerifyFailed) && ctx.Err() == nil { // a stop is no verdict on the change
-		if err := s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "failed", Detail: err.Error()}); err != nil {
+		if err := j.record(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "failed", Detail: err.Error()}); err != nil {
 			return err
 		}
-		return s.verifyVerdict(ctx, is, err)
+		return s.verifyVerdict(ctx, j, err)
 	}
-	return s.landed(ctx, is, res, err, nil)
+	return s.landed(ctx, j, res, err, nil)
 }
 
 // admit runs the gates a candidate passes before its merge is verified:
 // its claim is still ours, its branch fetched, its surface, its worker
 // PR, its CI checks, its PR's reviews. false: it left the train (sent
 // back, parked, or waiting for its checks out of the train's way).
-func (s *Supervisor) admit(ctx context.Context, n int) (*backlog.IssueRun, bool, error) {
-	var w *worker
-	s.onLoop(ctx, func() { w = s.worker(n) })
-	is := w.is
+func (s *Supervisor) admit(ctx context.Context, j *job) (bool, error) {
+	is, n := j.w.is, j.w.n
 	if is.State != backlog.StateMerging {
 		// Never merge on a claim that is not ours (any more).
-		if held, err := s.claimStillHeld(ctx, is); err != nil || !held {
-			return is, false, err
+		if held, err := s.claimStillHeld(ctx, j); err != nil || !held {
+			return false, err
 		}
-		if err := s.record(ctx, backlog.Event{Kind: backlog.EvMergeStarted, Issue: n}); err != nil {
-			return is, false, err
+		if err := j.record(backlog.Event{Kind: backlog.EvMergeStarted, Issue: n}); err != nil {
+			return false, err
 		}
 	}
 	// What follows reads the worker branch in the clone.
-	if err := s.co.Fetch(ctx, w); err != nil {
-		return is, false, fmt.Errorf("merge #%d: fetch its branch: %w", n, err)
+	if err := s.co.Fetch(ctx, is); err != nil {
+		return false, fmt.Errorf("merge #%d: fetch its branch: %w", n, err)
 	}
-	if parked, err := s.parkOutside(ctx, is); parked || err != nil {
-		return is, false, err
+	if parked, err := s.parkOutside(ctx, j); parked || err != nil {
+		return false, err
 	}
-	if err := s.workerPR(ctx, is); err != nil {
-		return is, false, err
+	if err := s.workerPR(ctx, j); err != nil {
+		return false, err
 	}
-	if green, err := s.gateChecks(ctx, is); err != nil || !green {
-		return is, false, err
+	if green, err := s.gateChecks(ctx, j); err != nil || !green {
+		return false, err
 	}
-	if sent, err := s.prReviewRework(ctx, is); err != nil || sent {
-		return is, false, err
+	if sent, err := s.prReviewRework(ctx, j); err != nil || sent {
+		return false, err
 	}
-	return is, true, nil
+	return true, nil
 }
 
-// verifyVerdict acts on issue is's failed verify (err), recorded
+// verifyVerdict acts on the failed verify (err) of j's issue, recorded
 // already: a rework round the worker can act on, else a park.
-func (s *Supervisor) verifyVerdict(ctx context.Context, is *backlog.IssueRun, err error) error {
-	n := is.Number
+func (s *Supervisor) verifyVerdict(ctx context.Context, j *job, err error) error {
+	is, n := j.w.is, j.w.n
 	if from, detail, feedback, ok := reworkOfMerge(err); ok {
-		return s.rework(ctx, is, from, detail, feedback, nil)
+		return s.rework(ctx, j, from, detail, feedback, nil)
 	}
-	return s.park(ctx, n, "verify failed: "+oneLine(err.Error()),
+	return s.park(ctx, j, "verify failed: "+oneLine(err.Error()),
 		fmt.Sprintf("The verify step failed on the merge of #%d; see %s. Fix it on %s and run again?", n,
 			s.verifyLog(n), is.Branch), nil)
 }
 
-// landed records what a merge of is did (res, err): merged, conflicting
-// (sent back), or the foreign commit it found. onMerged, when set, runs
-// on the loop with the merged record.
-func (s *Supervisor) landed(ctx context.Context, is *backlog.IssueRun, res gitops.MergeResult, err error, onMerged func()) error {
-	n := is.Number
+// landed records what a merge of j's issue did (res, err): merged,
+// conflicting (sent back), or the foreign commit it found. onMerged, when
+// set, runs on the loop with the merged record.
+func (s *Supervisor) landed(ctx context.Context, j *job, res gitops.MergeResult, err error, onMerged func()) error {
+	is, n := j.w.is, j.w.n
 	if fe, ok := gitops.IsForeignCommit(err); ok {
-		return s.foreignCommit(ctx, fe)
+		j.onLoop(func() { err = s.foreignCommit(fe) })
+		return err
 	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("merge #%d: %w", n, err)
 	case len(res.Conflicts) > 0:
-		return s.conflict(ctx, is, res.Conflicts)
+		return s.conflict(ctx, j, res.Conflicts)
 	}
 	outside := backlog.Outside(is.Surface, res.Files)
 	ev := backlog.Event{Kind: backlog.EvMerged, Issue: n, Commit: res.Commit, Files: res.Files, Outside: outside, Tip: mergedTip(res)}
-	s.onLoop(ctx, func() {
+	j.onLoop(func() {
 		if err = s.emit(ev); err == nil && onMerged != nil {
 			onMerged()
 		}
@@ -189,8 +187,8 @@ func (s *Supervisor) landed(ctx context.Context, is *backlog.IssueRun, res gitop
 		return err
 	}
 	s.printf("#%d merged into %s (%s)", n, s.run().Info.WaveBranch, short(res.Commit))
-	s.onLoop(ctx, func() {
-		s.surfaceWarn(is, outside)
+	j.onLoop(func() {
+		s.surfaceWarn(j.w, outside)
 		s.checkpoint("merged")
 	})
 	return nil
@@ -223,40 +221,41 @@ func mergedTip(res gitops.MergeResult) string {
 
 // conflict sends the worker back once to merge the wave branch and
 // resolve; a second conflict parks the issue with the files.
-func (s *Supervisor) conflict(ctx context.Context, is *backlog.IssueRun, files []string) error {
-	n := is.Number
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvConflict, Issue: n, Files: files, Attempt: is.Attempts}); err != nil {
+func (s *Supervisor) conflict(ctx context.Context, j *job, files []string) error {
+	is, n := j.w.is, j.w.n
+	if err := j.record(backlog.Event{Kind: backlog.EvConflict, Issue: n, Files: files, Attempt: is.Attempts}); err != nil {
 		return err
 	}
 	if is.Conflicts >= 2 {
-		return s.park(ctx, n, "conflicts with the wave branch again after one resolution attempt",
+		return s.park(ctx, j, "conflicts with the wave branch again after one resolution attempt",
 			fmt.Sprintf("#%d conflicts with %s in %s. How should they be reconciled?", n, s.run().Info.WaveBranch, strings.Join(files, ", ")),
 			files)
 	}
 	s.printf("#%d conflicts with the wave branch in %s; sending it back to its worker", n, strings.Join(files, ", "))
-	return s.sendBack(ctx, n, workerStart{conflict: files})
+	return j.sendBack(workerStart{conflict: files})
 }
 
 // workerPR pushes the worker branch and opens its PR into the wave branch
 // (GitHub, backlog.workerPRs), before the merge, so the merge shows on it.
-func (s *Supervisor) workerPR(ctx context.Context, is *backlog.IssueRun) error {
+func (s *Supervisor) workerPR(ctx context.Context, j *job) error {
+	is := j.w.is
 	if s.o.Source.Kind() != config.SourceGitHub || !s.o.Config.Backlog.WorkerPRsOn() {
 		return nil
 	}
 	n, k := is.Number, strconv.Itoa(is.Number)+"-a"+strconv.Itoa(is.Attempts)
-	if _, err := s.do(ctx, backlog.Intent{ID: "push-" + k, Op: backlog.OpPush, Issue: n, Head: is.Branch}); err != nil {
+	if _, err := s.writeOnce(ctx, j, backlog.Intent{ID: "push-" + k, Op: backlog.OpPush, Issue: n, Head: is.Branch}); err != nil {
 		return err
 	}
 	m := s.marker("worker-pr", n)
 	body := fmt.Sprintf("Worker branch for #%d, merged by the supervisor into `%s` (backlog run `%s`).\n\n%s",
 		n, s.run().Info.WaveBranch, s.run().Info.ID, m)
-	pr, err := s.do(ctx, backlog.Intent{ID: "pr-" + strconv.Itoa(n), Op: backlog.OpPR, Issue: n, Head: is.Branch,
+	pr, err := s.writeOnce(ctx, j, backlog.Intent{ID: "pr-" + strconv.Itoa(n), Op: backlog.OpPR, Issue: n, Head: is.Branch,
 		Base: s.run().Info.WaveBranch, Title: fmt.Sprintf("#%d: %s", n, oneLine(is.Title)), Body: body, Marker: m})
 	if err != nil {
 		return err
 	}
 	if is.PR == nil && pr.URL != "" {
-		return s.record(ctx, backlog.Event{Kind: backlog.EvPR, Issue: n, URL: pr.URL, Number: pr.Number})
+		return j.record(backlog.Event{Kind: backlog.EvPR, Issue: n, URL: pr.URL, Number: pr.Number})
 	}
 	return nil
 }
@@ -274,10 +273,10 @@ type verifyOn struct {
 }
 
 // verifier runs backlog.verify (an argv) in the scratch checkout at the
-// would-be merge commit, then the backlog.review agent; its output is kept
-// in the run dir. nil: nothing to verify.
-func (s *Supervisor) verifier(n int, on verifyOn) func(ctx context.Context, dir, commit string) error {
-	return s.verifierWith(n, len(s.o.Config.Backlog.Review.Executor) > 0, on)
+// would-be merge commit of j's issue, then the backlog.review agent; its
+// output is kept in the run dir. nil: nothing to verify.
+func (s *Supervisor) verifier(j *job, on verifyOn) func(ctx context.Context, dir, commit string) error {
+	return s.verifierWith(j, j.w.n, len(s.o.Config.Backlog.Review.Executor) > 0, on)
 }
 
 // verifies: a merge has a verify step (backlog.verify or backlog.review).
@@ -285,19 +284,19 @@ func (s *Supervisor) verifies() bool {
 	return len(s.o.Config.Backlog.Verify) > 0 || len(s.o.Config.Backlog.Review.Executor) > 0
 }
 
-// verifierWith is verifier with or without the review agent (a moved
-// base merged into the wave branch is verified, not reviewed: no worker
-// wrote it).
-func (s *Supervisor) verifierWith(n int, reviewed bool, on verifyOn) func(ctx context.Context, dir, commit string) error {
+// verifierWith is verifier of issue n with or without the review agent
+// (a moved base merged into the wave branch, n 0, is verified, not
+// reviewed: no worker wrote it); it records through j.
+func (s *Supervisor) verifierWith(j *job, n int, reviewed bool, on verifyOn) func(ctx context.Context, dir, commit string) error {
 	argv := s.o.Config.Backlog.Verify
 	if len(argv) == 0 && !reviewed {
 		return nil
 	}
 	return func(ctx context.Context, dir, commit string) error {
 		if len(argv) == 0 {
-			return s.review(ctx, n, dir, commit, on)
+			return s.review(ctx, j, dir, commit, on)
 		}
-		_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "running", Commit: commit, Ref: on.base, Ahead: on.ahead})
+		_ = j.record(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "running", Commit: commit, Ref: on.base, Ahead: on.ahead})
 		timeout := time.Duration(s.o.Config.Backlog.VerifyTimeoutMin) * time.Minute
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -310,7 +309,7 @@ func (s *Supervisor) verifierWith(n int, reviewed bool, on verifyOn) func(ctx co
 			return err
 		}
 		defer out.Close()
-		if err := s.setupScratch(ctx, n, dir, out); err != nil {
+		if err := s.setupScratch(ctx, j, n, dir, out); err != nil {
 			return &verifyFailure{err: fmt.Errorf("backlog.setup in the verify checkout: %w (output in %s)", err, path), log: path}
 		}
 		cmd, done, err := s.verifyCommand(ctx, n, argv, dir, commit)
@@ -319,8 +318,8 @@ func (s *Supervisor) verifierWith(n int, reviewed bool, on verifyOn) func(ctx co
 			return err
 		}
 		cmd.Stdout, cmd.Stderr = out, out
-		err = s.runRecorded(ctx, n, "verify", dir, cmd)
-		if berr := s.noteBlocked(ctx, n, "verify", done()); berr != nil {
+		err = s.runRecorded(j, n, "verify", dir, cmd)
+		if berr := s.noteBlocked(j, n, "verify", done()); berr != nil {
 			return berr
 		}
 		if errors.Is(err, errUnrecorded) {
@@ -330,9 +329,9 @@ func (s *Supervisor) verifierWith(n int, reviewed bool, on verifyOn) func(ctx co
 			return &verifyFailure{err: fmt.Errorf("%s: %w (output in %s)", strings.Join(argv, " "), err, path), log: path}
 		}
 		if reviewed {
-			return s.review(ctx, n, dir, commit, on)
+			return s.review(ctx, j, dir, commit, on)
 		}
-		return s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Commit: commit})
+		return j.record(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Commit: commit})
 	}
 }
 

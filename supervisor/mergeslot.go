@@ -13,19 +13,15 @@ import (
 // The jobs of the merge pipeline (mergetrain.go): a slot's gates,
 // prepare and verify; the first slot's landing; its verdict.
 
-// runSlot is slot sl's job: the gates (once), its merge prepared on
+// runSlot is slot sl's job j: the gates (once), its merge prepared on
 // on.base, and its verify there. ctx ends when the slot goes stale (its
 // verify is cancelled, no verdict); loop is the loop's context, done
 // when the supervisor stops.
-func (s *Supervisor) runSlot(ctx, loop context.Context, sl *slot, on verifyOn, admitted bool) error {
-	n := sl.n
-	var is *backlog.IssueRun
-	s.onLoop(ctx, func() { is = s.worker(n).is })
+func (s *Supervisor) runSlot(ctx, loop context.Context, j *job, sl *slot, on verifyOn, admitted bool) error {
+	is, n := j.w.is, j.w.n
 	if !admitted {
-		var ok bool
-		var err error
-		if is, ok, err = s.admit(ctx, n); err != nil || !ok {
-			s.onLoop(ctx, func() { sl.out, s.train.poke = true, true })
+		if ok, err := s.admit(ctx, j); err != nil || !ok {
+			j.onLoop(func() { sl.out, s.train.poke = true, true })
 			return err
 		}
 	}
@@ -33,7 +29,7 @@ func (s *Supervisor) runSlot(ctx, loop context.Context, sl *slot, on verifyOn, a
 		mergeMessage(n, is.Branch, s.run().Info.ID))
 	var verify bool
 	var rerr error
-	s.onLoop(ctx, func() { verify, rerr = s.prepared(sl, on, c, err) })
+	j.onLoop(func() { verify, rerr = s.prepared(sl, on, c, err) })
 	if err != nil {
 		return fmt.Errorf("merge #%d: %w", n, err)
 	}
@@ -44,8 +40,8 @@ func (s *Supervisor) runSlot(ctx, loop context.Context, sl *slot, on verifyOn, a
 		return nil
 	}
 	s.printf("#%d: verifying its merge %s%s", n, short(c.Commit), onTopOf(on.ahead))
-	err = s.o.Git.VerifyAt(ctx, c.Commit, s.verifier(n, on))
-	s.onLoop(ctx, func() { rerr = s.verified(sl, c.Commit, on, err, ctx.Err() != nil, loop.Err() != nil) })
+	err = s.o.Git.VerifyAt(ctx, c.Commit, s.verifier(j, on))
+	j.onLoop(func() { rerr = s.verified(sl, c.Commit, on, err, ctx.Err() != nil, loop.Err() != nil) })
 	if rerr != nil {
 		return rerr
 	}
@@ -140,11 +136,10 @@ func (s *Supervisor) verified(sl *slot, commit string, on verifyOn, err error, c
 // landSlot lands the first slot: its verified merge commit pushed as it
 // is, under the lease on the wave tip the run recorded (passed), or the
 // worker found in the wave branch already.
-func (s *Supervisor) landSlot(ctx context.Context, sl *slot, commit string, passed bool) error {
-	n := sl.n
-	var is *backlog.IssueRun
+func (s *Supervisor) landSlot(ctx context.Context, j *job, sl *slot, commit string, passed bool) error {
+	is, n := j.w.is, j.w.n
 	var tip string
-	s.onLoop(ctx, func() { is, tip = s.worker(n).is, s.run().WaveTip })
+	j.onLoop(func() { tip = s.run().WaveTip })
 	req := gitops.MergeRequest{Wave: s.run().Info.WaveBranch, Worker: "refs/heads/" + is.Branch,
 		Message: mergeMessage(n, is.Branch, s.run().Info.ID), Expect: tip}
 	if passed {
@@ -152,30 +147,28 @@ func (s *Supervisor) landSlot(ctx context.Context, sl *slot, commit string, pass
 	} else {
 		// In the wave branch already: nothing is merged. Should the
 		// worker not be in it after all, its merge is verified first.
-		req.Verify = s.verifier(n, verifyOn{})
+		req.Verify = s.verifier(j, verifyOn{})
 	}
 	res, err := s.o.Git.Merge(ctx, req)
 	switch {
 	case errors.Is(err, gitops.ErrStalePrepared):
-		s.onLoop(ctx, func() { s.restale(sl) })
+		j.onLoop(func() { s.restale(sl) })
 		return nil
 	case errors.Is(err, gitops.ErrVerifyFailed) && ctx.Err() == nil:
-		if err := s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: backlog.VerifyFailed, Detail: err.Error()}); err != nil {
+		if err := j.record(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: backlog.VerifyFailed, Detail: err.Error()}); err != nil {
 			return err
 		}
-		return s.verifyVerdict(ctx, is, err)
+		return s.verifyVerdict(ctx, j, err)
 	}
-	return s.landed(ctx, is, res, err, func() { sl.state = slotLanded })
+	return s.landed(ctx, j, res, err, func() { sl.state = slotLanded })
 }
 
 // judgeSlot acts on the first slot's verdict, now that nothing is ahead
 // of it: a failed verify goes to rework (or parks), a conflict goes
 // back to its worker.
-func (s *Supervisor) judgeSlot(ctx context.Context, n int, verdict error, conflicts []string) error {
-	var is *backlog.IssueRun
-	s.onLoop(ctx, func() { is = s.worker(n).is })
+func (s *Supervisor) judgeSlot(ctx context.Context, j *job, verdict error, conflicts []string) error {
 	if len(conflicts) > 0 {
-		return s.conflict(ctx, is, conflicts)
+		return s.conflict(ctx, j, conflicts)
 	}
-	return s.verifyVerdict(ctx, is, verdict)
+	return s.verifyVerdict(ctx, j, verdict)
 }

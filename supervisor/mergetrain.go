@@ -293,11 +293,11 @@ func (s *Supervisor) act(ctx context.Context, a trainAction) error {
 	switch a.kind {
 	case actLand:
 		sl, commit, passed := a.sl, a.sl.commit, a.sl.state == slotPassed
-		return s.spawn(ctx, a.n, func(ctx context.Context) error { return s.landSlot(ctx, sl, commit, passed) })
+		return s.spawn(ctx, s.worker(a.n), func(ctx context.Context, j *job) error { return s.landSlot(ctx, j, sl, commit, passed) })
 	case actJudge:
 		sl := a.sl
 		verdict, conflicts := sl.verdict, sl.conflicts
-		return s.spawn(ctx, a.n, func(ctx context.Context) error { return s.judgeSlot(ctx, sl.n, verdict, conflicts) })
+		return s.spawn(ctx, s.worker(a.n), func(ctx context.Context, j *job) error { return s.judgeSlot(ctx, j, verdict, conflicts) })
 	}
 	sl := a.sl
 	if a.kind == actEnter {
@@ -309,9 +309,9 @@ func (s *Supervisor) act(ctx context.Context, a trainAction) error {
 	sl.cancel = cancel
 	on := verifyOn{base: a.base, ahead: a.ahead}
 	admitted := sl.admitted
-	return s.spawn(sctx, a.n, func(jctx context.Context) error {
+	return s.spawn(sctx, s.worker(a.n), func(jctx context.Context, j *job) error {
 		defer cancel()
-		return s.runSlot(jctx, ctx, sl, on, admitted)
+		return s.runSlot(jctx, ctx, j, sl, on, admitted)
 	})
 }
 

@@ -27,13 +27,13 @@ var errUnrecorded = errors.New("the run's log could not record it")
 // runRecorded runs cmd (what: verify, setup) for issue n in dir, its
 // identity in the run's log before it runs anything. The error is the
 // program's (its start, its exit) or wraps errUnrecorded.
-func (s *Supervisor) runRecorded(ctx context.Context, n int, what, dir string, cmd *exec.Cmd) error {
+func (s *Supervisor) runRecorded(j *job, n int, what, dir string, cmd *exec.Cmd) error {
 	h, err := runtime.StartHeld(cmd)
 	if err != nil {
 		return err
 	}
 	id := h.ID()
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvProcess, Issue: n, Outcome: backlog.ProcessStarted, Detail: what,
+	if err := j.record(backlog.Event{Kind: backlog.EvProcess, Issue: n, Outcome: backlog.ProcessStarted, Detail: what,
 		Worktree: dir, Proc: &backlog.ProcID{Pid: id.Pid, Start: id.Start}}); err != nil {
 		h.Abandon()
 		_ = cmd.Wait()
@@ -63,7 +63,7 @@ func (s *Supervisor) endOrphans(ctx context.Context) error {
 	for _, p := range procs {
 		for _, id := range found {
 			if id.Pid == p.Pid && id.Start == p.Start {
-				s.printf("#%d: its %s (pid %d) was still running, left by the supervisor that stopped; ended it", p.Issue, p.What, p.Pid)
+				s.printf("%s: its %s (pid %d) was still running, left by the supervisor that stopped; ended it", whose(p.Issue), p.What, p.Pid)
 			}
 		}
 	}
@@ -77,4 +77,13 @@ func (s *Supervisor) endOrphans(ctx context.Context) error {
 		return nil
 	}
 	return s.emit(backlog.Event{Kind: backlog.EvProcess, Outcome: backlog.ProcessEnded})
+}
+
+// whose names the issue a verify or setup was for: n 0 is the base
+// merged into the wave branch.
+func whose(n int) string {
+	if n == 0 {
+		return "the base merge"
+	}
+	return fmt.Sprintf("#%d", n)
 }

@@ -114,9 +114,10 @@ func (s *Supervisor) runDir(n, attempt int) string {
 	return filepath.Join(s.log.dir, "runs", fmt.Sprintf("i%d-a%d", n, attempt))
 }
 
-// payload writes the worker's prompt and returns its launch payload.
-func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt string, why workerStart) (*runtime.Payload, error) {
-	issue, err := s.issue(ctx, n)
+// payload writes the prompt of j's worker and returns its launch payload.
+func (s *Supervisor) payload(ctx context.Context, j *job, attempt int, branch, wt string, why workerStart) (*runtime.Payload, error) {
+	n := j.w.n
+	issue, err := s.issue(ctx, j, n)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func (s *Supervisor) payload(ctx context.Context, n, attempt int, branch, wt str
 		return nil, fmt.Errorf("worker role prompt: %w", err)
 	}
 	var answer *backlog.Answer
-	s.onLoop(ctx, func() { answer = s.run().Issues[n].Answer })
+	j.onLoop(func() { answer = s.run().Issues[n].Answer })
 	prompt := backlog.WorkerPrompt(backlog.PromptInput{RolePrompt: string(role), Issue: issue, Branch: branch,
 		WaveBranch: s.run().Info.WaveBranch, Worktree: wt, Attempt: attempt, Salvage: why.salvage,
 		SalvageRef: why.salvageRef, Stopped: why.stopped, Conflict: why.conflict, Rework: why.rework, Answer: answer})
@@ -174,11 +175,12 @@ func (s *Supervisor) runPayload(r agentRun) (*runtime.Payload, error) {
 }
 
 // issue returns issue n as last read, reading it when this process has
-// not (a resumed run): a worker's prompt always carries the issue.
-func (s *Supervisor) issue(ctx context.Context, n int) (backlog.Issue, error) {
+// not (a resumed run): a worker's prompt always carries the issue. In j,
+// or on the loop with s.inline.
+func (s *Supervisor) issue(ctx context.Context, j *job, n int) (backlog.Issue, error) {
 	var is backlog.Issue
 	var ok bool
-	s.onLoop(ctx, func() { is, ok = s.issues[n] })
+	j.onLoop(func() { is, ok = s.issues[n] })
 	if ok && is.Number == n {
 		return is, nil
 	}
@@ -186,6 +188,6 @@ func (s *Supervisor) issue(ctx context.Context, n int) (backlog.Issue, error) {
 	if err != nil {
 		return backlog.Issue{}, fmt.Errorf("issue #%d: %w", n, err)
 	}
-	s.onLoop(ctx, func() { s.issues[n] = is })
+	j.onLoop(func() { s.issues[n] = is })
 	return is, nil
 }

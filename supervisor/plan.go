@@ -70,7 +70,7 @@ func (s *Supervisor) take(ctx context.Context, groups []backlog.Group) error {
 			if _, in := s.run().Issues[n]; in || dropped[n] {
 				continue
 			}
-			is, err := s.issue(ctx, n)
+			is, err := s.issue(ctx, s.inline(nil), n)
 			if err != nil {
 				return err
 			}

@@ -77,9 +77,10 @@ const ProbeFile = "probe.json"
 // status` shows it as "waiting: probe failed 3×: <reason>".
 type ProbeWait = backlog.ProbeWait
 
-// noteProbe records issue n's probe state for status: failures so far
-// (0 removes it) and the last reason.
-func (s *Supervisor) noteProbe(n, failures int, reason string, next time.Time) {
+// noteProbe records w's probe state for status: failures so far (0
+// removes it) and the last reason.
+func (s *Supervisor) noteProbe(w *worker, failures int, reason string, next time.Time) {
+	n := w.n
 	path := filepath.Join(s.log.dir, ProbeFile)
 	waits := readProbes(s.log.dir)
 	waits = slices.DeleteFunc(waits, func(w ProbeWait) bool { return w.Issue == n })

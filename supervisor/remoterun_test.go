@@ -12,11 +12,12 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor/checkout"
 )
 
 // TestWorkersInTheirOwnClonesMergeAndASalvageRestoresTheSnapshot runs a
 // backlog whose workers each clone origin over HTTP into a directory of
-// their own and push back, as pods do (a remoteCheckout), with the real
+// their own and push back, as pods do (a checkout.Remote), with the real
 // runner on the fixture's tmux: the supervisor sees their work only
 // through origin. Issue 2's first attempt leaves an uncommitted file and
 // fails; its runner's snapshot carries the file to the relaunch, which
@@ -38,10 +39,10 @@ func TestWorkersInTheirOwnClonesMergeAndASalvageRestoresTheSnapshot(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := s.newRemoteCheckout()
-	rc.url = url
-	rc.dir = func(n int) string { return filepath.Join(clones, "i"+strconv.Itoa(n)) }
-	s.co = rc
+	o := s.remoteOptions()
+	o.URL = url
+	o.Dir = func(n int) string { return filepath.Join(clones, "i"+strconv.Itoa(n)) }
+	s.co = checkout.NewRemote(o)
 	res, err := s.Run(ctx)
 	t.Logf("supervisor output:\n%s", out.String())
 	if err != nil || res.ExitCode != 0 {

@@ -27,14 +27,15 @@ const maxReviewDiff = 200 << 10
 // The diff is the merge's own, from its first parent: the wave tip, or
 // the candidate ahead it was built on (on), whose changes are not this
 // worker's.
-func (s *Supervisor) review(ctx context.Context, n int, dir, commit string, on verifyOn) error {
+func (s *Supervisor) review(ctx context.Context, j *job, dir, commit string, on verifyOn) error {
+	n := j.w.n
 	cfg := s.o.Config.Backlog.Review.Executor
 	if len(cfg) == 0 {
 		return nil
 	}
 	var is *backlog.IssueRun
-	s.onLoop(ctx, func() { is = s.run().Issues[n] })
-	issue, err := s.issue(ctx, n)
+	j.onLoop(func() { is = s.run().Issues[n] })
+	issue, err := s.issue(ctx, j, n)
 	if err != nil {
 		return err
 	}
@@ -50,7 +51,7 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string, on v
 	if err != nil {
 		return err
 	}
-	_ = s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir, Commit: commit,
+	_ = j.record(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "reviewing", RunDir: runDir, Commit: commit,
 		Ref: on.base, Ahead: on.ahead})
 	s.printf("#%d: reviewer started in tmux session %s", n, p.SessionName)
 	_ = s.o.Runs.Discard(ctx, p)
@@ -58,7 +59,7 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string, on v
 	if err := s.o.Runs.Start(ctx, []*runtime.Payload{p}); err != nil {
 		return fmt.Errorf("review #%d: start: %w", n, err)
 	}
-	if err := s.waitRun(ctx, runDir); err != nil {
+	if err := s.waitRun(ctx, j, runDir); err != nil {
 		if ctx.Err() != nil {
 			// Cut short (its base changed under it, or the run stops):
 			// the reviewer is stopped, not left reviewing a stale merge.
@@ -68,7 +69,7 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string, on v
 		return fmt.Errorf("review #%d: %w", n, err)
 	}
 	if r := s.o.Runs.Observe(ctx, runDir, s.o.Now()).Record; r != nil {
-		if err := s.noteBlocked(ctx, n, "reviewer", r.BlockedHosts); err != nil {
+		if err := s.noteBlocked(j, n, "reviewer", r.BlockedHosts); err != nil {
 			return err
 		}
 	}
@@ -83,17 +84,18 @@ func (s *Supervisor) review(ctx context.Context, n int, dir, commit string, on v
 		return fmt.Errorf("review #%d: verdict %s: %s", n, v.Verdict, oneLine(v.Detail))
 	}
 	s.printf("#%d: review passed", n)
-	return s.record(ctx, backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Detail: oneLine(v.Detail), Commit: commit})
+	return j.record(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: "passed", Detail: oneLine(v.Detail), Commit: commit})
 }
 
 // waitRun blocks until the run in dir is done, terminating it at its
-// deadline; it wakes on watcher events and the sweep tick. In a job it
-// wakes on the tick only: the watcher's events are the loop's.
-func (s *Supervisor) waitRun(ctx context.Context, dir string) error {
+// deadline; it wakes on watcher events and the sweep tick. In a job j on
+// a goroutine of its own it wakes on the tick only: the watcher's events
+// are the loop's.
+func (s *Supervisor) waitRun(ctx context.Context, j *job, dir string) error {
 	tick := time.NewTicker(s.o.Tick)
 	defer tick.Stop()
 	changed := s.o.Runs.Changed()
-	if inJob(ctx) {
+	if !j.inline {
 		changed = nil
 	}
 	for {

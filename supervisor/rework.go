@@ -86,7 +86,8 @@ type reviewThreads interface {
 // before its merge: a review asking for changes or an unresolved thread
 // that no earlier round answered sends the issue back, in one round. It
 // reports whether it did (or parked the issue).
-func (s *Supervisor) prReviewRework(ctx context.Context, is *backlog.IssueRun) (bool, error) {
+func (s *Supervisor) prReviewRework(ctx context.Context, j *job) (bool, error) {
+	is := j.w.is
 	src, ok := s.o.Source.(changeRequests)
 	if !ok || is.PR == nil || is.PR.Number == 0 {
 		return false, nil
@@ -102,7 +103,7 @@ func (s *Supervisor) prReviewRework(ctx context.Context, is *backlog.IssueRun) (
 			fresh, ids = append(fresh, rv), append(ids, rv.ID)
 		}
 	}
-	threads, err := s.freshThreads(ctx, is)
+	threads, err := s.freshThreads(ctx, j)
 	if err != nil {
 		return false, err
 	}
@@ -130,22 +131,23 @@ func (s *Supervisor) prReviewRework(ctx context.Context, is *backlog.IssueRun) (
 		}
 		feedback += threadFeedback(threads)
 	}
-	return true, s.reworkAnswering(ctx, is, from, detail, feedback, ids, tids)
+	return true, s.reworkAnswering(ctx, j, from, detail, feedback, ids, tids)
 }
 
 // freshThreads are the worker PR's unresolved review threads that no
 // earlier round answered. A token that may not read them (403) is said
 // once and the merge goes on without thread checks.
-func (s *Supervisor) freshThreads(ctx context.Context, is *backlog.IssueRun) ([]forge.Thread, error) {
+func (s *Supervisor) freshThreads(ctx context.Context, j *job) ([]forge.Thread, error) {
+	is := j.w.is
 	src, ok := s.o.Source.(reviewThreads)
 	var denied bool
-	s.onLoop(ctx, func() { denied = s.threadsDenied })
+	j.onLoop(func() { denied = s.threadsDenied })
 	if !ok || denied {
 		return nil, nil
 	}
 	threads, err := src.UnresolvedThreads(ctx, is.PR.Number)
 	if errors.Is(err, forge.ErrNoThreadAccess) {
-		s.onLoop(ctx, func() { s.threadsDenied = true })
+		j.onLoop(func() { s.threadsDenied = true })
 		s.printf("warning: #%d: review threads of worker PR #%d: %v; merging without looking at unresolved threads "+
 			"(give the token read access to pull requests over GraphQL)", is.Number, is.PR.Number, err)
 		return nil, nil
@@ -200,33 +202,33 @@ func reviewFeedback(reviews []forge.Review) string {
 	return b.String()
 }
 
-// rework sends issue is back to its worker, in the same worktree, with
+// rework sends j's issue back to its worker, in the same worktree, with
 // the feedback in its prompt — or, its rounds spent, parks it with the
 // feedback as its question. The round is recorded before the relaunch, so
 // a supervisor killed in between relaunches it (dispatch) and never
 // counts it twice.
-func (s *Supervisor) rework(ctx context.Context, is *backlog.IssueRun, from, detail, feedback string, reviews []int64) error {
-	return s.reworkAnswering(ctx, is, from, detail, feedback, reviews, nil)
+func (s *Supervisor) rework(ctx context.Context, j *job, from, detail, feedback string, reviews []int64) error {
+	return s.reworkAnswering(ctx, j, from, detail, feedback, reviews, nil)
 }
 
 // reworkAnswering is rework that also records the worker PR review
 // threads the round answers, so none is answered twice, across restarts.
-func (s *Supervisor) reworkAnswering(ctx context.Context, is *backlog.IssueRun, from, detail, feedback string, reviews []int64, threads []string) error {
-	n, rounds := is.Number, s.o.Config.Backlog.ReworkRounds
+func (s *Supervisor) reworkAnswering(ctx context.Context, j *job, from, detail, feedback string, reviews []int64, threads []string) error {
+	is, n, rounds := j.w.is, j.w.n, s.o.Config.Backlog.ReworkRounds
 	if is.Reworks >= rounds {
 		if is.Reworks > 0 {
 			detail += fmt.Sprintf(" (after %d rework round(s))", is.Reworks)
 		}
 		q := fmt.Sprintf("%s still asks for changes to #%d after %d rework round(s):\n\n%s",
 			backlog.ReworkWhat(from), n, is.Reworks, feedback)
-		return s.park(ctx, n, detail, q, nil)
+		return s.park(ctx, j, detail, q, nil)
 	}
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvRework, Issue: n, Attempt: is.Attempts, Outcome: from,
+	if err := j.record(backlog.Event{Kind: backlog.EvRework, Issue: n, Attempt: is.Attempts, Outcome: from,
 		Detail: detail, Feedback: feedback, Reviews: reviews, Threads: threads}); err != nil {
 		return err
 	}
 	s.printf("#%d: %s; sending it back to its worker (rework round %d of %d)", n, oneLine(detail), is.Reworks, rounds)
-	return s.sendBack(ctx, n, workerStart{}) // InRework: with the feedback
+	return j.sendBack(workerStart{}) // InRework: with the feedback
 }
 
 // reworkOf is the prompt's rework section for is's last round.

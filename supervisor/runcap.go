@@ -70,9 +70,10 @@ func counted(runs []pastRun) int {
 	return n
 }
 
-// overRuns parks issue n instead of starting its next worker once its
+// overRuns parks j's issue instead of starting its next worker once its
 // runs reached backlog.maxRunsPerIssue; it reports whether it did.
-func (s *Supervisor) overRuns(ctx context.Context, n int) (bool, error) {
+func (s *Supervisor) overRuns(ctx context.Context, j *job) (bool, error) {
+	n := j.w.n
 	limit := s.o.Config.Backlog.MaxRunsPerIssue
 	if limit <= 0 {
 		return false, nil
@@ -92,7 +93,7 @@ func (s *Supervisor) overRuns(ctx context.Context, n int) (bool, error) {
 	}
 	q := fmt.Sprintf("#%d used its %d worker runs (backlog.maxRunsPerIssue) without merging and spent %s. Its runs:\n- %s\n"+
 		"Raise the cap, narrow or split the issue, or say what the worker is missing?", n, limit, spent.String(), strings.Join(hist, "\n- "))
-	return true, s.park(ctx, n, fmt.Sprintf("not started: backlog.maxRunsPerIssue (%d) reached after %d worker runs, %s spent",
+	return true, s.park(ctx, j, fmt.Sprintf("not started: backlog.maxRunsPerIssue (%d) reached after %d worker runs, %s spent",
 		limit, counted(runs), spent.String()), q, nil)
 }
 

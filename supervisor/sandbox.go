@@ -55,11 +55,12 @@ func (s *Supervisor) runSandbox(gitWritable bool) *runtime.Sandbox {
 }
 
 // noteBlocked records the hosts the sandbox refused issue n's run (a
-// worker's, a reviewer's or verify's, as what says).
-func (s *Supervisor) noteBlocked(ctx context.Context, n int, what string, hosts []string) error {
+// worker's, a reviewer's or verify's, as what says; n 0: the verify of
+// the base merged at the end), through j.
+func (s *Supervisor) noteBlocked(j *job, n int, what string, hosts []string) error {
 	if len(hosts) == 0 {
 		return nil
 	}
 	s.printf("#%d: the sandbox refused its %s connections to %v", n, what, hosts)
-	return s.emit(backlog.Event{Kind: backlog.EvBlocked, Issue: n, Hosts: hosts, Detail: what})
+	return j.record(backlog.Event{Kind: backlog.EvBlocked, Issue: n, Hosts: hosts, Detail: what})
 }

@@ -118,26 +118,28 @@ func underAny(rel string, dirs []string) bool {
 	return false
 }
 
-// forgetLostSetup records that the checkout setup last ran in for issue
-// n is gone (deleted by a person or a tool): the one made in its place
+// forgetLostSetup records that the checkout setup last ran in for j's
+// issue is gone (deleted by a person or a tool): the one made in its place
 // gets setup again. Called before the checkout is made again, so a
 // supervisor killed in between still knows.
-func (s *Supervisor) forgetLostSetup(ctx context.Context, w *worker) error {
+func (s *Supervisor) forgetLostSetup(j *job) error {
+	w := j.w
 	var st *backlog.SetupState
-	s.onLoop(ctx, func() { st = w.is.Setup })
+	j.onLoop(func() { st = w.is.Setup })
 	if st == nil || st.Worktree == "" {
 		return nil
 	}
 	if _, err := os.Lstat(st.Worktree); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return s.record(ctx, backlog.Event{Kind: backlog.EvSetup, Issue: w.n, Worktree: st.Worktree, Outcome: backlog.SetupReset})
+	return j.record(backlog.Event{Kind: backlog.EvSetup, Issue: w.n, Worktree: st.Worktree, Outcome: backlog.SetupReset})
 }
 
-// readyCheckout makes issue n's checkout at wt ready to build unless the
-// run's log says it is: the ignored files copied and setup passed. It
+// readyCheckout makes the checkout of j's issue at wt ready to build
+// unless the run's log says it is: the ignored files copied and setup passed. It
 // reports whether the issue parked instead (setup failed twice).
-func (s *Supervisor) readyCheckout(ctx context.Context, w *worker, wt string) (parked bool, err error) {
+func (s *Supervisor) readyCheckout(ctx context.Context, j *job, wt string) (parked bool, err error) {
+	w := j.w
 	if !s.setupWanted() || s.pods() {
 		return false, nil
 	}
@@ -146,7 +148,7 @@ func (s *Supervisor) readyCheckout(ctx context.Context, w *worker, wt string) (p
 		var ready bool
 		var failed int
 		var detail string
-		s.onLoop(ctx, func() {
+		j.onLoop(func() {
 			st := w.is.Setup
 			ready, failed = st.Ready(wt), st.FailedTries(wt)
 			if st != nil {
@@ -157,24 +159,24 @@ func (s *Supervisor) readyCheckout(ctx context.Context, w *worker, wt string) (p
 			return false, nil
 		}
 		if failed >= setupTries {
-			return true, s.parkSetup(ctx, n, detail, failed)
+			return true, s.parkSetup(ctx, j, detail, failed)
 		}
 		try := failed + 1
-		if err := s.record(ctx, backlog.Event{Kind: backlog.EvSetup, Issue: n, Worktree: wt, Outcome: backlog.SetupRunning, Attempt: try}); err != nil {
+		if err := j.record(backlog.Event{Kind: backlog.EvSetup, Issue: n, Worktree: wt, Outcome: backlog.SetupRunning, Attempt: try}); err != nil {
 			return false, err
 		}
 		s.printf("#%d: making its checkout ready (%s), try %d of %d", n, s.setupWhat(), try, setupTries)
 		start := time.Now()
-		err := s.setupCheckout(ctx, n, wt, try)
+		err := s.setupCheckout(ctx, j, wt, try)
 		if ctx.Err() != nil {
 			return false, fmt.Errorf("#%d: setup: %w", n, ctx.Err()) // a stop is no verdict on the checkout
 		}
 		if err == nil {
 			s.printf("#%d: checkout ready in %s", n, time.Since(start).Round(time.Second))
-			return false, s.record(ctx, backlog.Event{Kind: backlog.EvSetup, Issue: n, Worktree: wt, Outcome: backlog.SetupPassed, Attempt: try})
+			return false, j.record(backlog.Event{Kind: backlog.EvSetup, Issue: n, Worktree: wt, Outcome: backlog.SetupPassed, Attempt: try})
 		}
 		s.printf("#%d: setup failed (try %d of %d): %s", n, try, setupTries, oneLine(err.Error()))
-		if err := s.record(ctx, backlog.Event{Kind: backlog.EvSetup, Issue: n, Worktree: wt, Outcome: backlog.SetupFailed,
+		if err := j.record(backlog.Event{Kind: backlog.EvSetup, Issue: n, Worktree: wt, Outcome: backlog.SetupFailed,
 			Attempt: try, Detail: oneLine(err.Error())}); err != nil {
 			return false, err
 		}
@@ -194,16 +196,17 @@ func (s *Supervisor) setupWhat() string {
 	return strings.Join(parts, ", then ")
 }
 
-// parkSetup parks issue n after its setup failed tries times, the end
+// parkSetup parks j's issue after its setup failed tries times, the end
 // of the last try's log in the question (the repository's output:
 // cleaned of control characters, fenced as data by the comment).
-func (s *Supervisor) parkSetup(ctx context.Context, n int, detail string, tries int) error {
+func (s *Supervisor) parkSetup(ctx context.Context, j *job, detail string, tries int) error {
+	n := j.w.n
 	log := s.setupLog(n, tries)
 	tail, _ := tailOf(log, setupTail)
 	q := fmt.Sprintf("The checkout of #%d could not be made ready: backlog.setup failed %d times (%s). "+
 		"Fix the setup (or what it needs) and answer to try again. Its log: %s; it ends:\n\n%s",
 		n, tries, detail, log, backlog.Clean(tail))
-	return s.park(ctx, n, "setup failed "+fmt.Sprint(tries)+" times: "+detail, q, nil)
+	return s.park(ctx, j, "setup failed "+fmt.Sprint(tries)+" times: "+detail, q, nil)
 }
 
 // setupLog is where try k of issue n's checkout setup writes its output.
@@ -211,9 +214,10 @@ func (s *Supervisor) setupLog(n, try int) string {
 	return filepath.Join(s.log.dir, "setup", fmt.Sprintf("i%d-%d.log", n, try))
 }
 
-// setupCheckout is one try of readying issue n's checkout at dir, its
-// output in its own log.
-func (s *Supervisor) setupCheckout(ctx context.Context, n int, dir string, try int) error {
+// setupCheckout is one try of readying the checkout of j's issue at dir,
+// its output in its own log.
+func (s *Supervisor) setupCheckout(ctx context.Context, j *job, dir string, try int) error {
+	n := j.w.n
 	path := s.setupLog(n, try)
 	if err := jsonfile.MkdirAll(filepath.Dir(path)); err != nil {
 		return err
@@ -223,7 +227,7 @@ func (s *Supervisor) setupCheckout(ctx context.Context, n int, dir string, try i
 		return err
 	}
 	defer out.Close()
-	if err := s.prepareFiles(ctx, n, dir, out, true); err != nil {
+	if err := s.prepareFiles(ctx, j, n, dir, out, true); err != nil {
 		return fmt.Errorf("%w (log: %s)", err, path)
 	}
 	return nil
@@ -235,12 +239,12 @@ func (s *Supervisor) setupCheckout(ctx context.Context, n int, dir string, try i
 // the would-be merge commit, so it never reuses what a worker's setup
 // left: a worker can write anything in its own checkout, and verify
 // must judge the commits alone.
-func (s *Supervisor) setupScratch(ctx context.Context, n int, dir string, out io.Writer) error {
+func (s *Supervisor) setupScratch(ctx context.Context, j *job, n int, dir string, out io.Writer) error {
 	if !s.setupWanted() {
 		return nil
 	}
 	fmt.Fprintf(out, "[wave] making the verify checkout ready: %s\n", s.setupWhat())
-	if err := s.prepareFiles(ctx, n, dir, out, false); err != nil {
+	if err := s.prepareFiles(ctx, j, n, dir, out, false); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "[wave] the verify checkout is ready")
@@ -248,8 +252,9 @@ func (s *Supervisor) setupScratch(ctx context.Context, n int, dir string, out io
 }
 
 // prepareFiles copies the ignored files into dir, then runs setup there
-// (bounded by backlog.setupTimeoutMinutes), writing to out what it did.
-func (s *Supervisor) prepareFiles(ctx context.Context, n int, dir string, out io.Writer, gitWritable bool) error {
+// (bounded by backlog.setupTimeoutMinutes) for issue n, writing to out
+// what it did; the hosts its sandbox refused are recorded through j.
+func (s *Supervisor) prepareFiles(ctx context.Context, j *job, n int, dir string, out io.Writer, gitWritable bool) error {
 	files, err := s.ignoredFiles(ctx)
 	if err != nil {
 		fmt.Fprintln(out, err)
@@ -275,8 +280,8 @@ func (s *Supervisor) prepareFiles(ctx context.Context, n int, dir string, out io
 		return fmt.Errorf("setup #%d: %w", n, err)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	err = s.runRecorded(ctx, n, "setup", dir, cmd)
-	if berr := s.noteBlocked(ctx, n, "setup", done()); berr != nil && err == nil {
+	err = s.runRecorded(j, n, "setup", dir, cmd)
+	if berr := s.noteBlocked(j, n, "setup", done()); berr != nil && err == nil {
 		return berr
 	}
 	if err != nil {

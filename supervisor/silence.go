@@ -37,41 +37,6 @@ type progress struct {
 	lookedAt time.Time
 }
 
-// progressMarker names the state of a worker's checkout (its head and
-// its files) in one string: equal strings, no progress in between.
-type progressMarker interface {
-	Mark(ctx context.Context, w *worker, obs runtime.Observation) (string, error)
-}
-
-// Mark implements progressMarker for a worker's clone on this machine,
-// read without running git in it (gitops.CheckoutMark). A HEAD the
-// clone's copy of the worker branch lacks is fetched then: what a clone
-// holds alone is lost with it.
-func (c *localCheckout) Mark(ctx context.Context, w *worker, _ runtime.Observation) (string, error) {
-	head, mark, err := c.git.CheckoutMark(ctx, w.is.Worktree)
-	if err != nil {
-		return "", err
-	}
-	if mine, err := c.git.RevParse(ctx, "refs/heads/"+w.is.Branch); err != nil || mine != head {
-		_ = c.fetch(ctx, w) // a try: a merge fetches anyway
-	}
-	return mark, nil
-}
-
-// Mark implements progressMarker for a pod's clone: what its runner last
-// reported of it (its head, and when its files last changed).
-func (c *remoteCheckout) Mark(_ context.Context, _ *worker, obs runtime.Observation) (string, error) {
-	if obs.Record == nil || obs.Record.Git == nil {
-		return "", nil
-	}
-	g := obs.Record.Git
-	changed := ""
-	if g.ChangedAt != nil {
-		changed = g.ChangedAt.UTC().Format(time.RFC3339Nano)
-	}
-	return fmt.Sprintf("%s %d %s", g.Head, g.Dirty, changed), nil
-}
-
 // stuck decides whether a running worker is to be stopped, by silence or
 // for want of progress. It records the stop before the caller terminates.
 func (s *Supervisor) stuck(ctx context.Context, w *worker, obs runtime.Observation, now time.Time) bool {
@@ -116,11 +81,7 @@ func (s *Supervisor) stuck(ctx context.Context, w *worker, obs runtime.Observati
 // (or the first look of the run) as a progress event.
 func (s *Supervisor) lookAtCheckout(ctx context.Context, w *worker, obs runtime.Observation, now time.Time) {
 	w.progress.lookedAt = now
-	m, ok := s.co.(progressMarker)
-	if !ok {
-		return
-	}
-	mark, err := m.Mark(ctx, w, obs)
+	mark, err := s.co.Mark(ctx, w.is, obs)
 	if err != nil || mark == "" || mark == w.is.ProgressMark {
 		return // unreadable (a worktree being deleted): no change seen
 	}

@@ -12,31 +12,18 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/spend"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor/checkout"
 	"github.com/wave-orchestrator/wave-orchestrator/usage"
 )
-
-// The status read model lives in backlog (built from the reduced run);
-// these names stay for the supervisor's callers.
-type (
-	StatusView = backlog.StatusView
-	IssueView  = backlog.IssueView
-	AnswerWait = backlog.AnswerWait
-)
-
-// StatusSchemaVersion is the version of `backlog status --json`.
-const StatusSchemaVersion = backlog.StatusSchemaVersion
-
-// ViewStopped is backlog.ViewStopped.
-const ViewStopped = backlog.ViewStopped
 
 // Status builds the snapshot of the run in dir: the reduced events plus
 // what is read live here (worktrees, output ages, waits, spend). git may
 // be nil (no live worktree facts); lockHeld says whether a supervisor
 // holds the lane.
-func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, now time.Time) (StatusView, error) {
+func Status(ctx context.Context, dir string, git *gitops.Repo, lockHeld bool, now time.Time) (backlog.StatusView, error) {
 	r, bad, err := runlog.Read(dir)
 	if err != nil {
-		return StatusView{}, err
+		return backlog.StatusView{}, err
 	}
 	runs := spend.BacklogRuns("", dir)
 	in := backlog.StatusInput{BadEvents: bad, LockHeld: lockHeld, Now: now, Usage: spend.Total(runs).Ptr(),
@@ -75,7 +62,7 @@ func live(ctx context.Context, is *backlog.IssueRun, git *gitops.Repo, waveRef s
 	if _, err := os.Stat(is.Worktree); err != nil {
 		return f, false
 	}
-	f.CommitsAhead, f.DirtyFiles, _ = checkoutFacts(ctx, git, is.Worktree, waveRef)
+	f.CommitsAhead, f.DirtyFiles, _ = checkout.Facts(ctx, git, is.Worktree, waveRef)
 	if is.RunDir != "" {
 		if fi, err := os.Stat(filepath.Join(is.RunDir, lanes.LogFile)); err == nil {
 			age := int64(now.Sub(fi.ModTime()).Seconds())
@@ -84,9 +71,6 @@ func live(ctx context.Context, is *backlog.IssueRun, git *gitops.Repo, waveRef s
 	}
 	return f, true
 }
-
-// answerWait is backlog.NewAnswerWait.
-func answerWait(r *backlog.Run) *AnswerWait { return backlog.NewAnswerWait(r) }
 
 // pauseRequested reports whether a `backlog stop` without --finish waits
 // in the run's control file for the next supervisor.

@@ -32,6 +32,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor/checkout"
 	"github.com/wave-orchestrator/wave-orchestrator/telemetry"
 )
 
@@ -95,8 +96,8 @@ type Supervisor struct {
 	start  time.Time
 	// workers are the run's workers as this process knows them, by issue.
 	workers map[int]*worker
-	// co is where the workers' files live (checkout.go).
-	co      checkout
+	// co is where the workers' files live (package checkout).
+	co      checkout.Checkout
 	capped  bool
 	drained bool
 	budget  budgetState
@@ -133,7 +134,7 @@ type Supervisor struct {
 	// (train.go).
 	train train
 	// starts coalesces the jobs' run starts (starts.go).
-	starts starts
+	starts *starts
 	// sandbox is whether workers, reviewers and verify are sandboxed
 	// (decided once, at Run).
 	sandbox sandbox.Decision
@@ -196,6 +197,7 @@ func New(o Options) (*Supervisor, error) {
 	s := &Supervisor{o: o, issues: map[int]backlog.Issue{}, workers: map[int]*worker{}, probeWait: probeWait,
 		replan: true, jobs: newJobs()}
 	s.co = s.newCheckout()
+	s.starts = &starts{Run: s.startBatch}
 	return s, nil
 }
 

@@ -13,11 +13,12 @@ import (
 // leaves its declared surface (the default, warn, merges it and says so).
 func (s *Supervisor) surfacePark() bool { return s.o.Config.Backlog.SurfacePolicy == "park" }
 
-// parkOutside parks a ready issue, before any write about its merge,
+// parkOutside parks j's ready issue, before any write about its merge,
 // when surfacePolicy is park and its worker changed files outside the
 // issue's declared surface; the files go into the park event (and so
 // into status and the final PR) and into the question.
-func (s *Supervisor) parkOutside(ctx context.Context, is *backlog.IssueRun) (bool, error) {
+func (s *Supervisor) parkOutside(ctx context.Context, j *job) (bool, error) {
+	is := j.w.is
 	if !s.surfacePark() || len(is.Surface.Globs) == 0 || is.Branch == "" {
 		return false, nil
 	}
@@ -32,22 +33,24 @@ func (s *Supervisor) parkOutside(ctx context.Context, is *backlog.IssueRun) (boo
 	n := is.Number
 	detail := fmt.Sprintf("changed %s outside its declared surface (backlog.surfacePolicy: park)", backlog.Clean(strings.Join(outside, ", ")))
 	question := fmt.Sprintf("#%d's worker changed files its Files: list does not name. Add them to the issue's Files: list, or narrow the change on %s, and run again?", n, is.Branch)
-	if err := s.comment(ctx, "parked", n, backlog.ParkedComment(s.run().Info.ID, detail, question, nil)); err != nil {
+	if err := s.comment(ctx, j, "parked", backlog.ParkedComment(s.run().Info.ID, detail, question, nil)); err != nil {
 		return true, err
 	}
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Outside: outside}); err != nil {
+	if err := j.record(backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Outside: outside}); err != nil {
 		return true, err
 	}
 	s.printf("#%d parked: %s", n, oneLine(detail))
-	s.onLoop(ctx, func() { s.checkpoint("parked") })
+	j.onLoop(func() { s.checkpoint("parked") })
 	return true, nil
 }
 
-// surfaceWarn reports the files a merged worker changed outside its
+// surfaceWarn reports the files merged worker w changed outside its
 // declared surface (already recorded with the merge), naming the work in
 // flight whose surface they fall in; the merge train already serialised
-// the merges, and later planning sees the change on the wave branch.
-func (s *Supervisor) surfaceWarn(is *backlog.IssueRun, outside []string) {
+// the merges, and later planning sees the change on the wave branch. On
+// the loop.
+func (s *Supervisor) surfaceWarn(w *worker, outside []string) {
+	is := w.is
 	if len(outside) == 0 {
 		return
 	}

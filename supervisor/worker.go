@@ -47,7 +47,10 @@ func (s *Supervisor) worker(n int) *worker {
 		s.workers[n] = w
 	}
 	// The record is the reduced run's own (it changes with each event);
-	// it exists once the issue entered the run.
-	w.is = s.run().Issues[n]
+	// it exists once the issue entered the run, and is the same record
+	// from then on: a job reads w.is while the loop looks its worker up.
+	if is := s.run().Issues[n]; w.is != is {
+		w.is = is
+	}
 	return w
 }

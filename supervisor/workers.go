@@ -12,6 +12,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/gate"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/supervisor/checkout"
 )
 
 // workerStart says why a worker run starts.
@@ -31,8 +32,8 @@ type workerStart struct {
 func (s *Supervisor) branchOf(n int) string { return s.run().Info.WaveBranch + "-i" + strconv.Itoa(n) }
 
 func (s *Supervisor) worktreeOf(n int) string {
-	if rc, ok := s.co.(*remoteCheckout); ok {
-		return rc.dir(n) // in the worker's own pod
+	if rc, ok := s.co.(*checkout.Remote); ok {
+		return rc.Dir(n) // in the worker's own pod
 	}
 	return filepath.Join(s.worktreeRoot(), s.o.Layout.Project+"-"+s.run().Info.ID, "i"+strconv.Itoa(n))
 }
@@ -66,38 +67,38 @@ func DefaultWorktreeRoot() string {
 
 func (s *Supervisor) waveRef() string { return "refs/remotes/origin/" + s.run().Info.WaveBranch }
 
-// startWorker prepares issue n's worktree and starts its next agent run,
-// as the issue's job (jobs.go): called on the loop it returns at once.
-func (s *Supervisor) startWorker(ctx context.Context, n int, why workerStart) error {
-	return s.spawn(ctx, n, func(ctx context.Context) error { return s.launch(ctx, n, why) })
+// startWorker prepares w's worktree and starts its next agent run, as
+// the issue's job (jobs.go): it returns at once. On the loop.
+func (s *Supervisor) startWorker(ctx context.Context, w *worker, why workerStart) error {
+	return s.spawn(ctx, w, func(ctx context.Context, j *job) error { return s.launch(ctx, j, why) })
 }
 
-// launch is startWorker's work; it touches the run's state through onLoop.
-func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
-	var w *worker
-	s.onLoop(ctx, func() { w = s.worker(n); why.executor = w.executor })
+// launch is startWorker's work, in the worker's job.
+func (s *Supervisor) launch(ctx context.Context, j *job, why workerStart) error {
+	w, n := j.w, j.w.n
+	j.onLoop(func() { why.executor = w.executor })
 	is := w.is
 	// The branch needs no check-ref-format of its own: the wave branch
 	// passed it when the run opened, and "-i<n>" appended to a valid
 	// name keeps it valid (no "..", "@{", ".lock" or trailing "." or "/").
 	branch, wt := s.branchOf(n), s.worktreeOf(n)
-	if err := s.forgetLostSetup(ctx, w); err != nil {
+	if err := s.forgetLostSetup(j); err != nil {
 		return err
 	}
-	resumed, err := s.co.Prepare(ctx, w, branch, wt)
+	resumed, err := s.co.Prepare(ctx, w.is, branch, wt)
 	if err != nil {
 		return err
 	}
 	if resumed && is.Attempts == 0 {
 		s.printf("#%d: resuming the existing branch %s", n, branch)
 	}
-	if parked, err := s.overBudget(ctx, n); parked || err != nil {
+	if parked, err := s.overBudget(ctx, j); parked || err != nil {
 		return err
 	}
-	if parked, err := s.overRuns(ctx, n); parked || err != nil {
+	if parked, err := s.overRuns(ctx, j); parked || err != nil {
 		return err
 	}
-	if parked, err := s.readyCheckout(ctx, w, wt); parked || err != nil {
+	if parked, err := s.readyCheckout(ctx, j, wt); parked || err != nil {
 		return err
 	}
 	attempt := is.Attempts + 1
@@ -106,11 +107,11 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 		// now (a resume, a relaunch) carries the feedback.
 		why.rework = s.reworkOf(is)
 	}
-	p, err := s.payload(ctx, n, attempt, branch, wt, why)
+	p, err := s.payload(ctx, j, attempt, branch, wt, why)
 	if err != nil {
 		return err
 	}
-	if err := s.co.Payload(w, p, why); err != nil {
+	if err := s.co.Payload(w.is, p); err != nil {
 		return fmt.Errorf("#%d: %w", n, err)
 	}
 	// Recorded before the session exists, so a supervisor killed right
@@ -121,7 +122,7 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if s.pods() {
 		recorded = "" // nothing of it is on this machine
 	}
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: recorded,
+	if err := j.record(backlog.Event{Kind: backlog.EvWorkerStarted, Issue: n, Attempt: attempt, Branch: branch, Worktree: recorded,
 		RunDir: p.RunDir, Session: p.SessionName, Salvage: why.salvage, Ref: why.salvageRef}); err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func (s *Supervisor) launch(ctx context.Context, n int, why workerStart) error {
 	if err := s.startRun(ctx, p); err != nil {
 		return fmt.Errorf("#%d: start worker: %w", n, err)
 	}
-	s.onLoop(ctx, func() { w.progress = progress{} })
+	j.onLoop(func() { w.progress = progress{} })
 	if p.Checkout != nil {
 		s.printf("#%d: worker started (%s, attempt %d) in a pod, cloning %s", n, p.ExecutorID, attempt, p.Checkout.Origin)
 		return nil
@@ -152,7 +153,7 @@ func (s *Supervisor) observe(ctx context.Context) error {
 			w.restarts++
 			_ = runtime.DiscardEnv(is.RunDir)
 			s.printf("#%d: its worker never started (the supervisor stopped between recording and starting it); starting it", is.Number)
-			if err := s.startWorker(ctx, is.Number, workerStart{}); err != nil {
+			if err := s.startWorker(ctx, w, workerStart{}); err != nil {
 				return err
 			}
 			continue
@@ -197,7 +198,7 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	is := w.is
 	n, v, prior := is.Number, obs.Verdict, is.Outcome
 	// First: a pod's run brings its log's tail back with its branch.
-	if err := s.co.Fetch(ctx, w); err != nil {
+	if err := s.co.Fetch(ctx, is); err != nil {
 		return fmt.Errorf("#%d: fetch its branch: %w", n, err)
 	}
 	if v.State == runtime.StateUsageLimited && v.UsageLimit != nil {
@@ -208,8 +209,8 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	// The marker is read from what the agent wrote, in any output format
 	// (claude json/stream-json, codex and opencode events), as wave mode does.
 	res, marked := backlog.ParseResult(gate.DecodeLog(text))
-	lost := s.co.Lost(w)
-	commits, err := s.co.Ahead(ctx, w)
+	lost := s.co.Lost(is)
+	commits, err := s.co.Ahead(ctx, is)
 	if err != nil {
 		return fmt.Errorf("#%d: commits ahead: %w", n, err)
 	}
@@ -239,7 +240,7 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	}
 	if prior == "" || prior == outcomeStopped {
 		if r := obs.Record; r != nil {
-			if err := s.noteBlocked(ctx, n, "worker", r.BlockedHosts); err != nil {
+			if err := s.noteBlocked(s.inline(w), n, "worker", r.BlockedHosts); err != nil {
 				return err
 			}
 		}
@@ -249,9 +250,11 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		}
 	}
 	if v.State == runtime.StateBudgetExceeded {
-		// A relaunch on the same budget would spend as much again.
-		return s.offLoop(ctx, n, func(ctx context.Context) error {
-			return s.park(ctx, n, "worker stopped at its budget ("+v.Reason+"); not retried on the same budget", "", nil)
+		// A relaunch on the same budget would spend as much again. The
+		// park writes to the issue tracker: as the issue's job, so a
+		// rate-limit wait in it never holds the loop.
+		return s.spawn(ctx, w, func(ctx context.Context, j *job) error {
+			return s.park(ctx, j, "worker stopped at its budget ("+v.Reason+"); not retried on the same budget", "", nil)
 		})
 	}
 	switch outcome {
@@ -262,13 +265,13 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		s.printf("#%d: ready to merge (%d commit(s) on %s)", n, commits, is.Branch)
 		// Its branch is brought in now, beside the merge train (which
 		// waits for this job before it merges the issue), not in it.
-		return s.spawn(ctx, n, func(ctx context.Context) error { return s.co.Fetch(ctx, w) })
+		return s.spawn(ctx, w, func(ctx context.Context, _ *job) error { return s.co.Fetch(ctx, w.is) })
 	case backlog.OutcomeNeedsInput:
 		q := firstNonEmpty(res.Question, "The worker needs input to go on.")
-		return s.offLoop(ctx, n, func(ctx context.Context) error { return s.needsInput(ctx, n, q) })
+		return s.spawn(ctx, w, func(ctx context.Context, j *job) error { return s.needsInput(ctx, j, q) })
 	case backlog.OutcomeBlocked:
-		return s.offLoop(ctx, n, func(ctx context.Context) error {
-			return s.park(ctx, n, "worker reported blocked: "+detail, firstNonEmpty(res.Question, detail), nil)
+		return s.spawn(ctx, w, func(ctx context.Context, j *job) error {
+			return s.park(ctx, j, "worker reported blocked: "+detail, firstNonEmpty(res.Question, detail), nil)
 		})
 	case backlog.OutcomeNoWork:
 		s.printf("#%d: failed: the worker finished without a commit", n)
@@ -281,13 +284,13 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	if prior == outcomeStopped {
 		// Stopped by `backlog stop`, not failed: continue without
 		// spending the salvage relaunch.
-		return s.startWorker(ctx, n, workerStart{salvage: true})
+		return s.startWorker(ctx, w, workerStart{salvage: true})
 	}
 	if outcome == outcomeEnvironment {
 		if prior == "" {
 			s.printf("#%d: worker %s", n, oneLine(detail))
 		}
-		return s.startWorker(ctx, n, workerStart{salvage: true})
+		return s.startWorker(ctx, w, workerStart{salvage: true})
 	}
 	return s.salvage(ctx, w, detail)
 }
@@ -385,8 +388,8 @@ func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) erro
 	is, n := w.is, w.n
 	if is.Salvages >= 1 {
 		q := fmt.Sprintf("The worker for #%d failed twice (%s). What should change before another try?", n, detail)
-		return s.offLoop(ctx, n, func(ctx context.Context) error {
-			return s.park(ctx, n, "failed after one salvage relaunch: "+detail, q, nil)
+		return s.spawn(ctx, w, func(ctx context.Context, j *job) error {
+			return s.park(ctx, j, "failed after one salvage relaunch: "+detail, q, nil)
 		})
 	}
 	if s.o.Now().Before(w.probeAt) {
@@ -398,20 +401,20 @@ func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) erro
 	if ok, why := s.probe(ctx); !ok {
 		w.probeTries++
 		if w.probeTries >= maxProbeTries {
-			s.noteProbe(n, 0, "", time.Time{})
+			s.noteProbe(w, 0, "", time.Time{})
 			q := fmt.Sprintf("The worker for #%d failed (%s) and the probe kept failing (%s). Is the executor reachable?", n, detail, why)
-			return s.park(ctx, n, "probe failed "+strconv.Itoa(maxProbeTries)+" times: "+why, q, nil)
+			return s.park(ctx, s.inline(w), "probe failed "+strconv.Itoa(maxProbeTries)+" times: "+why, q, nil)
 		}
 		w.probeAt = s.o.Now().Add(s.probeWait)
-		s.noteProbe(n, w.probeTries, why, w.probeAt)
+		s.noteProbe(w, w.probeTries, why, w.probeAt)
 		s.printf("#%d: probe failed (%s); waiting %s before the salvage relaunch (%d of %d)", n, why, s.probeWait, w.probeTries, maxProbeTries)
 		return nil
 	}
-	s.noteProbe(n, 0, "", time.Time{}) // also a wait left by a supervisor before a restart
+	s.noteProbe(w, 0, "", time.Time{}) // also a wait left by a supervisor before a restart
 	w.probeAt, w.probeTries = time.Time{}, 0
 	ref := fmt.Sprintf("refs/wave/salvage/%d/a%d", n, is.Attempts)
-	lost := s.co.Lost(w)
-	sha, err := s.co.Snapshot(ctx, w, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
+	lost := s.co.Lost(is)
+	sha, err := s.co.Snapshot(ctx, is, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
 	if err != nil {
 		return fmt.Errorf("#%d: salvage snapshot: %w", n, err)
 	}
@@ -431,36 +434,39 @@ func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) erro
 	case backlog.OutcomeStalled:
 		why.stopped = oneLine(is.Detail)
 	}
-	return s.startWorker(ctx, n, why)
+	return s.startWorker(ctx, w, why)
 }
 
-// needsInput puts issue n in the bucket: question kept, a comment posted,
-// the needs-input label added so no run takes it until a person answers.
-func (s *Supervisor) needsInput(ctx context.Context, n int, q string) error {
+// needsInput puts j's issue in the bucket: question kept, a comment
+// posted, the needs-input label added so no run takes it until a person
+// answers.
+func (s *Supervisor) needsInput(ctx context.Context, j *job, q string) error {
+	n := j.w.n
 	// The writes come before the state: a crash in between finds the
 	// worker's outcome again and redoes them (each is done once).
-	if err := s.ask(ctx, n, q); err != nil {
+	if err := s.ask(ctx, j, q); err != nil {
 		return err
 	}
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvNeedsInput, Issue: n, Question: q}); err != nil {
+	if err := j.record(backlog.Event{Kind: backlog.EvNeedsInput, Issue: n, Question: q}); err != nil {
 		return err
 	}
 	s.printf("#%d needs input: %s", n, oneLine(q))
-	s.onLoop(ctx, func() { s.checkpoint("needs-input") })
+	j.onLoop(func() { s.checkpoint("needs-input") })
 	return nil
 }
 
-// park sets issue n aside as blocked with a specific question; the rest
-// of the wave goes on. Its worktree and branch are kept.
-func (s *Supervisor) park(ctx context.Context, n int, detail, question string, files []string) error {
+// park sets j's issue aside as blocked with a specific question; the
+// rest of the wave goes on. Its worktree and branch are kept.
+func (s *Supervisor) park(ctx context.Context, j *job, detail, question string, files []string) error {
+	n := j.w.n
 	// The comment before the state, as in needsInput.
-	if err := s.comment(ctx, "parked", n, backlog.ParkedComment(s.run().Info.ID, detail, question, files)); err != nil {
+	if err := s.comment(ctx, j, "parked", backlog.ParkedComment(s.run().Info.ID, detail, question, files)); err != nil {
 		return err
 	}
-	if err := s.record(ctx, backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Files: files}); err != nil {
+	if err := j.record(backlog.Event{Kind: backlog.EvParked, Issue: n, Detail: detail, Question: question, Files: files}); err != nil {
 		return err
 	}
 	s.printf("#%d parked: %s", n, oneLine(detail))
-	s.onLoop(ctx, func() { s.checkpoint("parked") })
+	j.onLoop(func() { s.checkpoint("parked") })
 	return nil
 }

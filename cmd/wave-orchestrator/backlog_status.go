@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
@@ -50,7 +51,7 @@ func newBacklogStatusCmd(g *globals) *cobra.Command {
 
 // backlogStatusView is the `backlog status --json` document of the run in
 // dir (also what `serve` answers on /api/v1/backlog).
-func backlogStatusView(ctx context.Context, e *laneEnv, dir string) (supervisor.StatusView, error) {
+func backlogStatusView(ctx context.Context, e *laneEnv, dir string) (backlog.StatusView, error) {
 	repo, _ := gitops.Open(ctx, e.lane.RepoRoot, e.gitOptions(nil))
 	return supervisor.Status(ctx, dir, repo, lanes.Held(e.layout.LockPath()), time.Now())
 }

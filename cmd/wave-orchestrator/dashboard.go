@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
@@ -111,14 +112,14 @@ launch replaces it.`,
 func newBacklogLoader(ctx context.Context, layout lanes.Layout) dashboard.BacklogLoader {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil)) // never onto the dashboard's screen
 	repo, _ := gitops.Open(ctx, layout.RepoRoot, gitops.Options{Logger: quiet})
-	return func(ctx context.Context) (supervisor.StatusView, bool, error) {
+	return func(ctx context.Context) (backlog.StatusView, bool, error) {
 		dirs, err := runlog.List(layout.StateDir)
 		if err != nil || len(dirs) == 0 {
-			return supervisor.StatusView{}, false, err
+			return backlog.StatusView{}, false, err
 		}
 		v, err := supervisor.Status(ctx, dirs[len(dirs)-1], repo, lanes.Held(layout.LockPath()), time.Now())
 		if err != nil {
-			return supervisor.StatusView{}, false, err
+			return backlog.StatusView{}, false, err
 		}
 		return v, true, nil
 	}

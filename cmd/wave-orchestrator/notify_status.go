@@ -14,7 +14,6 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/notify"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
-	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
 // notifyLine is status's line about notifications: shown only when some
@@ -92,7 +91,7 @@ func failureFinding(where string, n *state.Notifications, configured map[string]
 // withNotifications is `backlog status --json`: the run's snapshot and
 // the tally of its notifications (null when none).
 type withNotifications struct {
-	supervisor.StatusView
+	backlog.StatusView
 	Notifications *state.Notifications `json:"notifications"`
 }
 

@@ -365,3 +365,53 @@ func TestTheAgentsDoorOpensOnlyOntoTheCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestTheCheckoutReachesOnlyGit fails when supervisor/checkout (where a
+// backlog worker's files live, local or in a pod) depends on a loop, the
+// runs and their backends, an issue tracker or notifications, imports
+// tmux or starts processes or dials itself, or is imported by any
+// package but the supervisor: it reaches a worker's files and origin
+// through gitops only, and its goroutine contract (its package doc) is
+// the supervisor's loop and jobs, so no one else drives it.
+func TestTheCheckoutReachesOnlyGit(t *testing.T) {
+	const pkg = module + "/supervisor/checkout"
+	out, err := exec.Command("go", "list", "-f", `{{join .Deps " "}}|{{join .Imports " "}}`, pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	deps, imports, _ := strings.Cut(strings.TrimSpace(string(out)), "|")
+	var rooms []string
+	for _, r := range []string{"launcher", "supervisor", "runs", "kube", "forge", "notify"} {
+		rooms = append(rooms, module+"/"+r)
+	}
+	for _, dep := range strings.Fields(deps) {
+		for _, r := range rooms {
+			if dep == r || strings.HasPrefix(dep, r+"/") {
+				t.Errorf("supervisor/checkout depends on %s: it reaches a worker's files through gitops only", dep)
+			}
+		}
+	}
+	for _, imp := range strings.Fields(imports) {
+		if imp == module+"/tmuxadapter" || imp == "os/exec" || imp == "net" || strings.HasPrefix(imp, "net/") {
+			t.Errorf("supervisor/checkout imports %s: git is gitops's, and the runs are the supervisor's", imp)
+		}
+	}
+	out, err = exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	users := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if !slices.Contains(f[1:], pkg) {
+			continue
+		}
+		users++
+		if f[0] != module+"/supervisor" {
+			t.Errorf("%s imports supervisor/checkout: only the supervisor drives a worker's checkout", f[0])
+		}
+	}
+	if users == 0 {
+		t.Fatal("nothing imports supervisor/checkout; the rule matches nothing")
+	}
+}

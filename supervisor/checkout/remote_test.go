@@ -1,4 +1,4 @@
-package supervisor
+package checkout
 
 import (
 	"context"
@@ -11,45 +11,52 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
-	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	return gittest.Run(t, dir, args...)
+}
+
 // remoteFixture is a supervisor's clone whose worker runs elsewhere: a
 // "pod" clones origin over HTTP and pushes what its runner pushes.
 type remoteFixture struct {
-	*fixture
-	git *gitops.Repo
-	co  *remoteCheckout
-	url string
+	t            testing.TB
+	origin, root string
+	git          *gitops.Repo
+	co           *Remote
+	url          string
 }
 
 func newRemoteFixture(t *testing.T) *remoteFixture {
-	f := newFixture(t)
+	origin := gittest.OriginWithBase(t, map[string]string{"README.md": "scratch\n"})
+	f := &remoteFixture{t: t, origin: origin, root: gittest.CloneOf(t, origin)}
 	git(t, f.root, "push", "-q", "origin", "main:refs/heads/wave/x")
 	repo, err := gitops.Open(t.Context(), f.root, gitops.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	url := gittest.ServeHTTP(t, f.origin, "", "")
-	co := &remoteCheckout{git: repo, wave: func() string { return "wave/x" }, runID: func() string { return "r1" },
-		url: url, say: func(string, ...any) {}, restore: map[int]string{}, dir: func(int) string { return PodCheckoutDir }}
-	return &remoteFixture{fixture: f, git: repo, co: co, url: url}
+	co := NewRemote(RemoteOptions{Git: repo, Wave: func() string { return "wave/x" }, RunID: func() string { return "r1" },
+		URL: url, Say: func(string, ...any) {}})
+	f.git, f.co, f.url = repo, co, url
+	return f
 }
 
 // start prepares issue n's next run as the supervisor does and returns
 // its payload.
-func (f *remoteFixture) start(w *worker) *runtime.Payload {
+func (f *remoteFixture) start(is *backlog.IssueRun) *runtime.Payload {
 	f.t.Helper()
 	ctx := context.Background()
-	if _, err := f.co.Prepare(ctx, w, w.is.Branch, PodCheckoutDir); err != nil {
+	if _, err := f.co.Prepare(ctx, is, is.Branch, PodDir); err != nil {
 		f.t.Fatal(err)
 	}
-	k := w.is.Attempts + 1
+	k := is.Attempts + 1
 	p := &runtime.Payload{RunID: "i-a", Attempt: k, RunDir: filepath.Join(f.t.TempDir(), "i-a"),
-		Env: map[string]string{"WAVE_WORKER_BRANCH": w.is.Branch}}
-	if err := f.co.Payload(w, p, workerStart{}); err != nil {
+		Env: map[string]string{"WAVE_WORKER_BRANCH": is.Branch}}
+	if err := f.co.Payload(is, p); err != nil {
 		f.t.Fatal(err)
 	}
 	return p
@@ -106,10 +113,10 @@ func writeTestFile(t testing.TB, path, body string) {
 func TestAPodsWorkReachesTheSupervisorThroughOrigin(t *testing.T) {
 	f := newRemoteFixture(t)
 	ctx := t.Context()
-	w := &worker{n: 3, is: &backlog.IssueRun{Number: 3, Branch: "wave/x-i3"}}
-	p := f.start(w)
+	is := &backlog.IssueRun{Number: 3, Branch: "wave/x-i3"}
+	p := f.start(is)
 	c := p.Checkout
-	if c == nil || c.Origin != f.url || c.Base != "wave/x" || c.Branch != "wave/x-i3" || c.Dir != PodCheckoutDir || p.Cwd != PodCheckoutDir ||
+	if c == nil || c.Origin != f.url || c.Base != "wave/x" || c.Branch != "wave/x-i3" || c.Dir != PodDir || p.Cwd != PodDir ||
 		c.SnapshotRef != "refs/wave/salvage/3/a1" || c.ResultRef != "refs/wave/runs/r1/i3/a1" || c.RestoreRef != "" {
 		t.Fatalf("checkout of a first run: %+v (cwd %s)", c, p.Cwd)
 	}
@@ -119,21 +126,21 @@ func TestAPodsWorkReachesTheSupervisorThroughOrigin(t *testing.T) {
 	head, snap := f.pod(c, "src/a.txt", "src/wip.txt", "working\n[backlog-result] state=done detail=ok\n")
 	// While it runs, progress is the runner's report: no git here.
 	obs := runtime.Observation{Record: &runtime.Record{Git: &runtime.GitFacts{Ahead: 1, Dirty: 1}}}
-	if commits, dirty, err := f.co.Progress(ctx, w, obs); err != nil || commits != 1 || dirty != 1 {
+	if commits, dirty, err := f.co.Progress(ctx, is, obs); err != nil || commits != 1 || dirty != 1 {
 		t.Fatalf("progress %d %d %v", commits, dirty, err)
 	}
 	// It ended: its branch and its result come back.
-	w.is.Attempts, w.is.RunDir = 1, p.RunDir
+	is.Attempts, is.RunDir = 1, p.RunDir
 	if err := os.MkdirAll(p.RunDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.co.Fetch(ctx, w); err != nil {
+	if err := f.co.Fetch(ctx, is); err != nil {
 		t.Fatal(err)
 	}
 	if got := git(t, f.root, "rev-parse", "refs/heads/wave/x-i3"); got != head {
 		t.Fatalf("the clone's branch is %s, want the pod's %s", got, head)
 	}
-	if n, err := f.co.Ahead(ctx, w); err != nil || n != 1 {
+	if n, err := f.co.Ahead(ctx, is); err != nil || n != 1 {
 		t.Fatalf("ahead %d %v", n, err)
 	}
 	text, _ := runtime.ReadLogTail(filepath.Join(p.RunDir, lanes.LogFile), 1<<20)
@@ -142,11 +149,11 @@ func TestAPodsWorkReachesTheSupervisorThroughOrigin(t *testing.T) {
 	}
 	// Salvage: the snapshot the runner pushed, uncommitted file and all;
 	// the relaunch restores it.
-	sha, err := f.co.Snapshot(ctx, w, "refs/wave/salvage/3/a1", "salvage")
+	sha, err := f.co.Snapshot(ctx, is, "refs/wave/salvage/3/a1", "salvage")
 	if err != nil || sha != snap {
 		t.Fatalf("snapshot %s %v, want the runner's %s", sha, err, snap)
 	}
-	p2 := f.start(w)
+	p2 := f.start(is)
 	if p2.Checkout.RestoreRef != "refs/wave/salvage/3/a1" || p2.Checkout.SnapshotRef != "refs/wave/salvage/3/a2" {
 		t.Fatalf("relaunch checkout %+v", p2.Checkout)
 	}
@@ -154,7 +161,7 @@ func TestAPodsWorkReachesTheSupervisorThroughOrigin(t *testing.T) {
 		t.Fatal("the snapshot lacks the uncommitted file")
 	}
 	// Merged: the run's refs of the issue go from origin.
-	if err := f.co.Remove(ctx, w); err != nil {
+	if err := f.co.Remove(ctx, is); err != nil {
 		t.Fatal(err)
 	}
 	if refs := git(t, f.origin, "for-each-ref", "refs/wave/"); refs != "" {
@@ -167,8 +174,8 @@ func TestAnEarlierRunsSnapshotIsNeverTakenForThisRuns(t *testing.T) {
 	ctx := t.Context()
 	old := git(t, f.root, "rev-parse", "HEAD")
 	git(t, f.root, "push", "-q", "origin", old+":refs/wave/salvage/4/a1")
-	w := &worker{n: 4, is: &backlog.IssueRun{Number: 4, Branch: "wave/x-i4"}}
-	f.start(w)
+	is := &backlog.IssueRun{Number: 4, Branch: "wave/x-i4"}
+	f.start(is)
 	if refs := git(t, f.origin, "for-each-ref", "refs/wave/salvage/4/"); refs != "" {
 		t.Fatalf("an earlier run's snapshot is still on origin at the first start:\n%s", refs)
 	}
@@ -177,31 +184,15 @@ func TestAnEarlierRunsSnapshotIsNeverTakenForThisRuns(t *testing.T) {
 	}
 	// This run's pod went before it pushed anything: the salvage is the
 	// branch (none: the wave branch), and the relaunch restores nothing.
-	w.is.Attempts = 1
-	sha, err := f.co.Snapshot(ctx, w, "refs/wave/salvage/4/a1", "salvage")
+	is.Attempts = 1
+	sha, err := f.co.Snapshot(ctx, is, "refs/wave/salvage/4/a1", "salvage")
 	if err != nil || sha != git(t, f.root, "rev-parse", "refs/remotes/origin/wave/x") {
 		t.Fatalf("snapshot of a run that pushed none: %s %v", sha, err)
 	}
-	if p := f.start(w); p.Checkout.RestoreRef != "" {
+	if p := f.start(is); p.Checkout.RestoreRef != "" {
 		t.Fatalf("the relaunch restores %s, which its run never pushed", p.Checkout.RestoreRef)
 	}
 	if strings.Contains(git(t, f.origin, "for-each-ref", "refs/wave/"), "salvage/4") {
 		t.Fatal("a snapshot the run never pushed appeared on origin")
-	}
-}
-
-func TestStatusOfAPodWorkerComesFromItsRunnersReport(t *testing.T) {
-	dir := t.TempDir()
-	out := time.Now().Add(-90 * time.Second)
-	rec := runtime.Record{RunID: "r1-i3-a1", LastOutputAt: &out, Kubernetes: &runtime.KubeRef{Namespace: "agents", Job: "wave-x", Pod: "wave-x-abcde", Node: "node-1"},
-		Git: &runtime.GitFacts{Ahead: 2, Dirty: 3}}
-	if err := jsonfile.Write(filepath.Join(dir, lanes.RuntimeFile), rec); err != nil {
-		t.Fatal(err)
-	}
-	is := &backlog.IssueRun{Number: 3, State: backlog.StateRunning, RunDir: dir}
-	f, ok := live(t.Context(), is, nil, "refs/remotes/origin/wave/x", time.Now())
-	if !ok || f.Pod != "agents/wave-x-abcde on node-1" || f.CommitsAhead == nil || *f.CommitsAhead != 2 || f.DirtyFiles == nil || *f.DirtyFiles != 3 ||
-		f.LastOutputSec == nil || *f.LastOutputSec < 89 {
-		t.Fatalf("live facts %+v (ok %v)", f, ok)
 	}
 }
