@@ -16,16 +16,25 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 )
 
+// recordedFirst is a shell line that notes "what issue pid" in
+// ctl/unrecorded unless the run's log (under runs) already records this
+// process: what runs of the repository's code is on record before it
+// runs anything.
+func recordedFirst(what, runs string) string {
+	return `grep -qs "\"proc\":{\"pid\":$$," '` + runs + `'/*/events.jsonl || echo "` + what + ` $WAVE_ISSUE_NUMBER $$" >> "$CTL/unrecorded"
+`
+}
+
 // orphanVerify is a backlog.verify script that outlives its supervisor:
 // it starts a child (its tree), notes "life issue pid child dir" in
 // ctl/verifying and holds until ctl/pass-all exists, whoever its parent
 // is. Before it notes itself it looks for the verifies of earlier lives
 // (ORPHAN_TEST_LIFE) still running and notes each in ctl/overlap.
-func orphanVerify(ctl string) string {
+func orphanVerify(ctl, runs string) string {
 	return `#!/bin/sh
 CTL='` + ctl + `'
 n=$WAVE_ISSUE_NUMBER
-if [ -e "$CTL/verifying" ]; then
+` + recordedFirst("verify", runs) + `if [ -e "$CTL/verifying" ]; then
   while read -r life issue pid kid dir; do
     [ "$life" = "$ORPHAN_TEST_LIFE" ] && continue
     for p in $pid $kid; do
@@ -88,11 +97,17 @@ func TestBacklogKill9UnsandboxedEndsTheKilledVerifiesBeforeVerifyingAgain(t *tes
 	if err := os.MkdirAll(ctl, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(ctl, "verify.sh")
-	if err := os.WriteFile(script, []byte(orphanVerify(ctl)), 0o755); err != nil {
+	runs := filepath.Join(r.Root, ".wave", "lanes", "main", "backlog")
+	script, setup := filepath.Join(ctl, "verify.sh"), filepath.Join(ctl, "setup.sh")
+	if err := os.WriteFile(script, []byte(orphanVerify(ctl, runs)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	setupScript := "#!/bin/sh\nCTL='" + ctl + "'\n" + recordedFirst("setup", runs) + "echo \"$WAVE_ISSUE_NUMBER $$\" >> \"$CTL/setups\"\n"
+	if err := os.WriteFile(setup, []byte(setupScript), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r.SetBacklogKey(t, "verify: [sh, '"+script+"']")
+	r.SetBacklogKey(t, "setup: [sh, '"+setup+"']")
 	e2etest.GitIn(t, r.Origin, "config", "core.logAllRefUpdates", "always")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -152,6 +167,12 @@ func TestBacklogKill9UnsandboxedEndsTheKilledVerifiesBeforeVerifyingAgain(t *tes
 	<-second.Done
 	if second.Err != nil {
 		t.Fatalf("the resumed supervisor ended with %v", second.Err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ctl, "unrecorded")); len(b) > 0 {
+		t.Errorf("these ran before the run's log recorded them (what issue pid):\n%s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ctl, "setups")); len(b) == 0 {
+		t.Error("backlog.setup never ran")
 	}
 	out := l.Outs[1].String()
 	for _, o := range killed {
