@@ -21,6 +21,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter"
 	"github.com/wave-orchestrator/wave-orchestrator/tmuxadapter/tmuxtest"
 )
@@ -30,6 +31,10 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
+	// The supervisor starts verify and setup held: through this binary.
+	if code, ok := runtime.HoldMain(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	os.Exit(tmuxtest.Run(m, func(dir string) error {
 		binPath = filepath.Join(dir, "wave-orchestrator")
 		return buildtest.Binary(binPath)
