@@ -222,6 +222,9 @@ type Event struct {
 	// (EvBlocked).
 	Hosts []string `json:"hosts,omitempty"`
 
+	// Proc is the process an EvProcess event records.
+	Proc *ProcID `json:"proc,omitempty"`
+
 	// Answer and By are an answered event's answer and who gave it
 	// (both untrusted text); Until is when an input wait ends.
 	Answer string     `json:"answer,omitempty"`

@@ -67,9 +67,13 @@ type Run struct {
 	FinalChecks *ChecksState `json:"finalChecks,omitempty"`
 	// Sandbox is whether the run's workers are sandboxed (nil: a run
 	// recorded before sandboxes were).
-	Sandbox  *SandboxState `json:"sandbox,omitempty"`
-	backoffs map[string]int
-	applied  int
+	Sandbox *SandboxState `json:"sandbox,omitempty"`
+	// Processes are the processes of the repository's code recorded
+	// (EvProcess) since a supervisor last ended what an earlier one left
+	// running.
+	Processes []Process `json:"-"`
+	backoffs  map[string]int
+	applied   int
 }
 
 // WaveState is where cutting the wave branch is: the candidate name
@@ -390,6 +394,9 @@ func (r *Run) apply(i int, ev Event) {
 		return
 	case EvSandbox:
 		r.sandbox(ev)
+		return
+	case EvProcess:
+		r.process(ev)
 		return
 	case EvUsageLimit:
 		r.usageLimit(ev)

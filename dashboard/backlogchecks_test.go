@@ -24,3 +24,16 @@ func TestBacklogShowsAnIssueWaitingOnItsChecks(t *testing.T) {
 		t.Errorf("backlog status does not show the pending checks:\n%s", b.String())
 	}
 }
+
+// An issue whose worker waits for its executor's usage limit to reset is
+// drawn yellow, as waiting, not dim as if nothing held it.
+func TestABacklogIssuePausedByAUsageLimitIsDrawnWaiting(t *testing.T) {
+	v := runningBacklog()
+	is := &v.Issues[1]
+	is.State, is.LastOutputSec = backlog.ViewPaused, nil
+	frame := BacklogFrame(v, true, 200, true, clock)
+	p := newPalette(true)
+	if !strings.Contains(frame, p.warn.pre+backlog.ViewPaused+" ") {
+		t.Errorf("the paused issue is not drawn waiting (%q):\n%q", p.warn.pre, frame)
+	}
+}

@@ -422,14 +422,15 @@ func (p palette) run(s string) string {
 }
 
 // issueStyle colours an issue state as the wave view colours agents:
-// green merged, red blocked, yellow waiting for a person, cyan in flight.
+// green merged, red blocked, yellow waiting (for a person, or for a usage
+// limit's reset), cyan in flight.
 func (p palette) issueStyle(s string) style {
 	switch s {
 	case backlog.StateMerged:
 		return p.good
 	case backlog.StateParked, backlog.StateFailed:
 		return p.bad
-	case backlog.StateNeedsInput:
+	case backlog.StateNeedsInput, backlog.ViewPaused:
 		return p.warn
 	case backlog.StateRunning, backlog.StateClaimed, backlog.StateReady, backlog.StateMerging:
 		return p.live

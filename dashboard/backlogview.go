@@ -242,10 +242,11 @@ func logPath(is backlog.IssueView) string {
 }
 
 // urgentIssue reports whether an issue's row must stay when the table is
-// cut: its worker runs, or it needs a person (parked, failed).
+// cut: its worker runs or waits for a usage limit's reset, or it needs a
+// person (parked, failed).
 func urgentIssue(is backlog.IssueView) bool {
 	switch is.State {
-	case backlog.StateRunning, backlog.StateMerging, backlog.StateParked, backlog.StateFailed:
+	case backlog.StateRunning, backlog.StateMerging, backlog.ViewPaused, backlog.StateParked, backlog.StateFailed:
 		return true
 	}
 	return false

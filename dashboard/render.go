@@ -224,6 +224,9 @@ func writeWaveHead(b *strings.Builder, w state.Wave, p palette, o Options, bar, 
 	if file && w.File != "" {
 		fmt.Fprintln(b, fit(p.dim.Render("file "+clean(w.File)), o.Width))
 	}
+	for _, pz := range w.Paused {
+		fmt.Fprintln(b, fit(p.warn.Render(pauseLine(pz, o.Now)), o.Width))
+	}
 	if bar {
 		writeProgress(b, w.Agents, p, o)
 	}
@@ -251,11 +254,12 @@ func countAgents(agents []state.Agent) tally {
 		switch a.State {
 		case state.AgentCompleted, state.AgentReused:
 			t.ok++
-		case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated, state.AgentStalled:
+		case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated, state.AgentStalled,
+			state.AgentNoProgress, state.AgentBudgetExceeded:
 			t.failed++
 		case state.AgentRunning, state.AgentLaunching:
 			t.running++
-		case state.AgentWaitingForInput:
+		case state.AgentWaitingForInput, state.AgentUsageLimited:
 			t.waiting++
 		default:
 			t.pending++
@@ -346,16 +350,19 @@ func newPalette(color bool) palette {
 }
 
 // agentStyle maps an agent (or stage) state to its colour, the reference's
-// scheme: green done, red failed, cyan in flight, dim pending.
+// scheme: green done, red failed (a stall, a no-progress stop or a spent
+// budget included), cyan in flight, yellow waiting (for a person, or for
+// a usage limit's reset), dim pending.
 func (p palette) agentStyle(s string) style {
 	switch s {
 	case state.AgentCompleted, state.AgentReused, state.StagePassed:
 		return p.good
-	case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated, state.AgentStalled:
+	case state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated, state.AgentStalled,
+		state.AgentNoProgress, state.AgentBudgetExceeded:
 		return p.bad
 	case state.AgentRunning, state.AgentLaunching:
 		return p.live
-	case state.StageSkipped, state.AgentWaitingForInput:
+	case state.StageSkipped, state.AgentWaitingForInput, state.AgentUsageLimited:
 		return p.warn
 	}
 	return p.dim
@@ -373,4 +380,23 @@ func (p palette) wave(s string) string {
 		return p.warn.Render(s)
 	}
 	return p.dim.Render(orDash(s))
+}
+
+// pauseLine is how a wave's usage-limit pause is shown: "paused: claude
+// usage limit until 15:00 (A1 waits): <the CLI's words>"; the time is the
+// reader's clock, with the date when it is not today.
+func pauseLine(pz state.UsagePause, now time.Time) string {
+	until := pz.Until.In(now.Location())
+	when := until.Format("15:04")
+	if y, m, d := now.Date(); until.Year() != y || until.Month() != m || until.Day() != d {
+		when = until.Format("Jan 2 15:04")
+	}
+	line := "paused: " + clean(pz.Executor) + " usage limit until " + when
+	if len(pz.Agents) > 0 {
+		line += " (" + clean(strings.Join(pz.Agents, ", ")) + " wait)"
+	}
+	if pz.Detail != "" {
+		line += ": " + clean(pz.Detail)
+	}
+	return line
 }

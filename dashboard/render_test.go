@@ -166,3 +166,48 @@ func TestRenderStalledAgent(t *testing.T) {
 		}
 	}
 }
+
+// An agent paused by its executor's usage limit is shown waiting
+// (yellow, as a question to a person is), and one the no-progress brake
+// stopped is shown failed (red, counted in the tally), not as a pending
+// row in the dim of agents yet to start.
+func TestTheWaveTableColoursUsageLimitedAsWaitingAndNoProgressAsFailed(t *testing.T) {
+	p := newPalette(true)
+	for st, want := range map[string]style{state.AgentUsageLimited: p.warn, state.AgentNoProgress: p.bad} {
+		l := runningLane()
+		a := &l.Waves[0].Agents[0]
+		a.State, a.FinishedAt, a.ExitCode = st, at(time.Minute), code(1)
+		got := Render(l, Options{Width: 160, Now: clock, Wave: -1, Selected: -1, Color: true})
+		if !strings.Contains(got, want.Render(st)) {
+			t.Errorf("%s is not coloured %q:\n%q", st, want.pre, got)
+		}
+		if st == state.AgentNoProgress && !strings.Contains(got, " 1 failed ") {
+			t.Errorf("a no-progress agent is not counted failed:\n%s", got)
+		}
+	}
+}
+
+// While an executor's account is out, the wave's view says so and until
+// when (status and dashboard alike), and the held agent's LAST cell is
+// the CLI's words, not the JSON line its log ended with.
+func TestAWavePausedByAUsageLimitSaysUntilWhenAndWhy(t *testing.T) {
+	l := runningLane()
+	w := &l.Waves[0]
+	a := &w.Agents[0]
+	a.State, a.FinishedAt, a.ExitCode = state.AgentUsageLimited, at(time.Minute), code(1)
+	a.Detail, a.LastMarker = "usage limit: You've hit your session limit · resets 5:47am (UTC)", `{"type":"result","is_error":true}`
+	until := clock.Add(47 * time.Minute)
+	w.Paused = []state.UsagePause{{Executor: "claude", Until: until, Detail: "You've hit your session limit", Agents: []string{"A1"}}}
+	want := "paused: claude usage limit until " + until.Local().Format("15:04") + " (A1 wait): You've hit your session limit"
+	for name, got := range map[string]string{
+		"dashboard": Render(l, Options{Width: 200, Now: clock, Wave: -1, Selected: -1}),
+		"status":    RenderStatus(l, Options{Width: 200, Now: clock, Wave: -1}),
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s lacks %q:\n%s", name, want, got)
+		}
+		if !strings.Contains(got, "usage limit: You've hit your session limit") || strings.Contains(got, `{"type":"result"`) {
+			t.Errorf("%s: the held agent's LAST is not the limit's words:\n%s", name, got)
+		}
+	}
+}

@@ -14,8 +14,8 @@ import (
 // user watches for.
 func urgent(a state.Agent) bool {
 	switch a.State {
-	case state.AgentRunning, state.AgentLaunching, state.AgentWaitingForInput,
-		state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated:
+	case state.AgentRunning, state.AgentLaunching, state.AgentWaitingForInput, state.AgentUsageLimited,
+		state.AgentFailed, state.AgentTimedOut, state.AgentLost, state.AgentTerminated, state.AgentNoProgress:
 		return true
 	}
 	return false

@@ -169,11 +169,13 @@ func exitCell(a state.Agent) string {
 	return "-"
 }
 
-// lastCell is what an agent is doing: for a failed run the reason, else
-// its last marker (the loader's last [wave-phase] or meaningful log line).
+// lastCell is what an agent is doing: for a failed run, or one held by a
+// usage limit, the reason; else its last marker (the loader's last
+// [wave-phase] or meaningful log line).
 func lastCell(a state.Agent) string {
-	failed := a.State == state.AgentFailed || a.State == state.AgentTimedOut || a.State == state.AgentLost || a.State == state.AgentStalled
-	if failed && a.Detail != "" {
+	why := a.State == state.AgentFailed || a.State == state.AgentTimedOut || a.State == state.AgentLost || a.State == state.AgentStalled ||
+		a.State == state.AgentNoProgress || a.State == state.AgentUsageLimited
+	if why && a.Detail != "" {
 		return clean(a.Detail)
 	}
 	if a.LastMarker != "" {

@@ -184,9 +184,13 @@ func firstLine(s string) string {
 }
 
 // Version is the installed git's major and minor version (doctor needs
-// >= 2.38 for merge-tree --write-tree).
+// >= 2.38 for merge-tree --write-tree). `git version` needs nothing of
+// the environment but PATH, and gets nothing else: which variables hold
+// secrets (a configured token name, a sink's URL) is not known here.
 func Version(ctx context.Context) (major, minor int, err error) {
-	out, err := bootstrapRunner(nil, secretEnv, nil, 30*time.Second).run(ctx, call{dir: os.TempDir(), args: []string{"version"}})
+	rn := runner{env: []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=" + os.DevNull}, config: hardConfig(os.DevNull), timeout: 30 * time.Second}
+	out, err := rn.run(ctx, call{dir: os.TempDir(), args: []string{"version"}})
 	if err != nil {
 		return 0, 0, fmt.Errorf("git version: %w", err)
 	}

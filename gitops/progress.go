@@ -167,6 +167,9 @@ func (r *Repo) BranchAhead(ctx context.Context, branch, base string) (int, bool,
 	if err != nil {
 		return 0, false, fmt.Errorf("commits of %s: %q is not a count", sanitize(branch), firstLine(out))
 	}
+	if n > 0 && r.noCommonHistory(ctx, base, "refs/heads/"+branch, nil) {
+		return 0, false, fmt.Errorf("branch %s: %w", sanitize(branch), ErrNoCommonHistory)
+	}
 	return n, true, nil
 }
 

@@ -36,6 +36,10 @@ import (
 // an origin, and fetching from it reads without writing.
 const workerPushURL = "/dev/null/workers-do-not-push-the-supervisor-merges-the-branch"
 
+// ObjectsDir is this clone's object directory, as a worker's clone (and a
+// verify checkout) borrows it: the path their alternates name.
+func (r *Repo) ObjectsDir() string { return filepath.Join(r.common, "objects") }
+
 // WorkerCheckout is a worker's clone as EnsureWorkerClone makes it.
 type WorkerCheckout struct {
 	Dir    string // where it is (absolute)
@@ -88,7 +92,16 @@ func inspectCheckout(dir string) (kind checkoutKind, gitdir string) {
 		if !filepath.IsAbs(gd) {
 			gd = filepath.Join(dir, gd)
 		}
-		return kindWorktree, filepath.Clean(gd)
+		gd = filepath.Clean(gd)
+		// git's back-link: a worktree's git dir names the .git file of its
+		// checkout. A .git file naming another checkout's git dir (a
+		// worker's forgery naming one of the user's worktrees) is not a
+		// worktree of this directory, and nothing of it is ever touched.
+		back, err := os.ReadFile(filepath.Join(gd, "gitdir"))
+		if err != nil || !SamePath(strings.TrimSpace(string(back)), filepath.Join(dir, ".git")) {
+			return kindOther, ""
+		}
+		return kindWorktree, gd
 	case !gfi.IsDir():
 		return kindOther, ""
 	}

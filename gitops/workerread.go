@@ -37,11 +37,14 @@ func (r *Repo) lensOf(dir string) (lens, error) {
 		g := filepath.Join(dir, ".git")
 		return lens{dir: dir, objects: filepath.Join(g, "objects"), index: filepath.Join(g, "index")}, nil
 	case kindWorktree:
+		if filepath.Dir(gitdir) != filepath.Join(r.common, "worktrees") {
+			return lens{}, &CheckoutError{Dir: dir, Err: fmt.Errorf("its .git names %s, no worktree of this clone", gitdir)}
+		}
 		return lens{dir: dir, index: filepath.Join(gitdir, "index")}, nil
 	case kindNone:
 		return lens{}, fmt.Errorf("worker checkout %s: %w", dir, os.ErrNotExist)
 	}
-	return lens{}, fmt.Errorf("worker checkout %s: not a checkout of a worker", dir)
+	return lens{}, &CheckoutError{Dir: dir, Err: errors.New("not a checkout of a worker")}
 }
 
 // readEnv lets a call read the checkout's objects; never given to a call
@@ -60,82 +63,6 @@ func (r *Repo) treeArgs(l lens, args ...string) []string {
 	return append([]string{"--git-dir=" + r.common, "--work-tree=" + l.dir}, args...)
 }
 
-// CheckoutHead is the sha of the checkout's HEAD: read from its files
-// (HEAD, the loose ref it names, else packed-refs; inside the checkout
-// only), else as upload-pack there tells it.
-func (r *Repo) CheckoutHead(ctx context.Context, dir string) (string, error) {
-	l, err := r.lensOf(dir)
-	if err != nil {
-		return "", err
-	}
-	if l.objects != "" {
-		if sha, ok := readHead(dir); ok {
-			return sha, nil
-		}
-	}
-	out, err := r.git(ctx, r.Dir, "ls-remote", "--", dir, "HEAD")
-	if err != nil {
-		return "", fmt.Errorf("HEAD of %s: %w", dir, err)
-	}
-	for _, l := range strings.Split(out, "\n") {
-		if sha, name, ok := strings.Cut(strings.TrimSpace(l), "\t"); ok && name == "HEAD" && isHex(sha) {
-			return sha, nil
-		}
-	}
-	return "", fmt.Errorf("HEAD of %s: none (an unborn branch?)", dir)
-}
-
-// readHead resolves a clone's HEAD from its files as git's files
-// backend keeps them: HEAD holds a sha or "ref: <name>"; the name is a
-// loose ref file, else a line of packed-refs. Only files inside dir are
-// read (os.Root); anything unexpected is not ok (the caller asks git).
-func readHead(dir string) (string, bool) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return "", false
-	}
-	defer root.Close()
-	read := func(name string) string {
-		f, err := root.Open(name)
-		if err != nil {
-			return ""
-		}
-		defer f.Close()
-		b := make([]byte, 512)
-		n, _ := f.Read(b)
-		return strings.TrimSpace(string(b[:n]))
-	}
-	head := read(".git/HEAD")
-	for range 3 { // HEAD → a branch (a symbolic ref to another, rarely)
-		name, sym := strings.CutPrefix(head, "ref: ")
-		if !sym {
-			return head, isHex(head)
-		}
-		if !strings.HasPrefix(name, "refs/") || preCheckName(name) != nil {
-			return "", false
-		}
-		if head = read(filepath.Join(".git", filepath.FromSlash(name))); head != "" {
-			continue
-		}
-		return packedRef(read, name)
-	}
-	return "", false
-}
-
-// packedRef is name's sha in the clone's packed-refs.
-func packedRef(read func(string) string, name string) (string, bool) {
-	f := read(".git/packed-refs")
-	if len(f) >= 511 { // more than read takes: let git say
-		return "", false
-	}
-	for _, l := range strings.Split(f, "\n") {
-		if sha, ref, ok := strings.Cut(l, " "); ok && ref == name && isHex(sha) {
-			return sha, true
-		}
-	}
-	return "", false
-}
-
 // CheckoutAhead counts the commits of head (the checkout's HEAD, as
 // CheckoutHead read it) not in base, a ref or commit of this clone.
 func (r *Repo) CheckoutAhead(ctx context.Context, dir, head, base string) (int, error) {
@@ -148,11 +75,14 @@ func (r *Repo) CheckoutAhead(ctx context.Context, dir, head, base string) (int, 
 	}
 	out, err := r.do(ctx, call{dir: r.Dir, args: []string{"rev-list", "--count", base + ".." + head}, env: l.readEnv()})
 	if err != nil {
-		return 0, fmt.Errorf("commits ahead of %s in %s: %w", sanitize(base), dir, err)
+		return 0, checkoutErr(dir, fmt.Errorf("commits ahead of %s: %w", sanitize(base), err))
 	}
 	n, err := strconv.Atoi(firstLine(out))
 	if err != nil {
 		return 0, fmt.Errorf("commits ahead in %s: %q is not a count", dir, firstLine(out))
+	}
+	if n > 0 && r.noCommonHistory(ctx, base, head, l.readEnv()) {
+		return 0, &CheckoutError{Dir: dir, Err: fmt.Errorf("its HEAD %s: %w", short(head), ErrNoCommonHistory)}
 	}
 	return n, nil
 }
@@ -170,7 +100,7 @@ func (r *Repo) CheckoutState(ctx context.Context, dir string) (head string, dirt
 	for _, fromHead := range []bool{false, true} {
 		index, done, ierr := r.lensIndex(ctx, l, head, fromHead, true)
 		if ierr != nil {
-			return head, 0, ierr
+			return head, 0, checkoutErr(dir, ierr)
 		}
 		dirty, err = r.lensDirty(ctx, l, head, index)
 		done()
@@ -178,7 +108,7 @@ func (r *Repo) CheckoutState(ctx context.Context, dir string) (head string, dirt
 			return head, dirty, nil
 		}
 	}
-	return head, 0, fmt.Errorf("dirty files in %s: %w", dir, err)
+	return head, 0, checkoutErr(dir, fmt.Errorf("dirty files: %w", err))
 }
 
 // lensDirty counts the files of the checkout that differ from head or
@@ -213,10 +143,8 @@ func (r *Repo) lensIndex(ctx context.Context, l lens, head string, fromHead, obj
 	}
 	done := func() { os.RemoveAll(tmp) }
 	index := filepath.Join(tmp, "index")
-	if !fromHead {
-		if b, err := os.ReadFile(l.index); err == nil && os.WriteFile(index, b, 0o600) == nil {
-			return index, done, nil
-		}
+	if !fromHead && r.copyIndex(ctx, l, index) {
+		return index, done, nil
 	}
 	var env []string
 	if objects {
@@ -229,10 +157,49 @@ func (r *Repo) lensIndex(ctx context.Context, l lens, head string, fromHead, obj
 	return index, done, nil
 }
 
+// maxIndex bounds the index file copied from a worker's checkout.
+const maxIndex = 1 << 30
+
+// copyIndex copies the checkout's index to index, read inside the
+// checkout only, and keeps it only when every path it lists is one git
+// would write (safeIndexPath): a forged entry naming a file out of the
+// work tree would be hashed into this clone by the next `git add`.
+func (r *Repo) copyIndex(ctx context.Context, l lens, index string) bool {
+	var b []byte
+	if l.objects != "" {
+		root, err := os.OpenRoot(l.dir)
+		if err != nil {
+			return false
+		}
+		b, err = readSmall(root, filepath.Join(".git", "index"), maxIndex)
+		root.Close()
+		if err != nil {
+			return false
+		}
+	} else if b, _ = os.ReadFile(l.index); b == nil { // a worktree of this clone: its index is in this clone
+		return false
+	}
+	if os.WriteFile(index, b, 0o600) != nil {
+		return false
+	}
+	out, err := r.do(ctx, call{dir: r.Dir, args: []string{"ls-files", "-z", "--cached"}, env: []string{"GIT_INDEX_FILE=" + index}})
+	if err != nil {
+		return false
+	}
+	for _, p := range splitNUL(out) {
+		if !safeIndexPath(p) {
+			r.log.Warn("worker checkout: its index lists a path out of its work tree; looked at from its HEAD instead", "dir", l.dir, "path", sanitize(p))
+			return false
+		}
+	}
+	return true
+}
+
 // FetchFromCheckout brings the checkout's refs/heads/<branch> into this
 // clone's refs/heads/<branch>, forcibly (the worker may have rewritten
-// it; this clone's copy is only ever the worker's): upload-pack in the
-// checkout sends it, running none of the checkout's hooks or programs.
+// it; this clone's copy is only ever the worker's): read from its files
+// and sent from a copy of its objects (fetchFromView), so nothing its git
+// names outside it is read.
 // ok is false when the checkout has no such branch (nothing changes). A
 // worktree of this clone (an older version's) shares the branch already.
 func (r *Repo) FetchFromCheckout(ctx context.Context, dir, branch string) (sha string, ok bool, err error) {
@@ -245,17 +212,15 @@ func (r *Repo) FetchFromCheckout(ctx context.Context, dir, branch string) (sha s
 	}
 	ref := "refs/heads/" + branch
 	if l.objects != "" {
-		_, ferr := r.git(ctx, r.Dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-			"--no-show-forced-updates", "--", dir, "+"+ref+":"+ref)
-		if ferr != nil {
-			out, err := r.git(ctx, r.Dir, "ls-remote", "--", dir, ref)
-			switch {
-			case err != nil:
-				return "", false, fmt.Errorf("fetch %s from %s: %w", sanitize(branch), dir, errorsJoin(ferr, err))
-			case strings.Contains(out, "\t"+ref):
-				return "", false, fmt.Errorf("fetch %s from %s: %w", sanitize(branch), dir, ferr)
-			}
+		sha, ok, err := readRef(dir, ref)
+		if err != nil {
+			return "", false, checkoutErr(dir, fmt.Errorf("branch %s: %w", sanitize(branch), err))
+		}
+		if !ok {
 			return "", false, nil
+		}
+		if err := r.fetchFromView(ctx, dir, sha, ref); err != nil {
+			return "", false, fmt.Errorf("fetch %s: %w", sanitize(branch), err)
 		}
 	}
 	return r.localRef(ctx, ref)
@@ -280,14 +245,13 @@ func (r *Repo) SnapshotCheckout(ctx context.Context, dir, ref, message string) (
 	if l.objects != "" {
 		// HEAD's commits into this clone, held by ref until the snapshot
 		// replaces it there.
-		if _, err := r.git(ctx, r.Dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-			"--", dir, "+HEAD:"+ref); err != nil {
+		if err := r.fetchFromView(ctx, dir, head, ref); err != nil {
 			return "", fmt.Errorf("snapshot %s: fetch its HEAD: %w", dir, err)
 		}
 	}
 	tree, err := r.lensTree(ctx, l, head)
 	if err != nil {
-		return "", err
+		return "", checkoutErr(dir, err)
 	}
 	if message == "" {
 		message = "wave-orchestrator snapshot"
@@ -462,23 +426,23 @@ func (r *Repo) DiffCheckout(ctx context.Context, dir, branch, base string, max i
 		return "", err
 	}
 	ref := "refs/heads/" + branch
-	out, err := r.git(ctx, r.Dir, "ls-remote", "--", dir, ref)
+	var tip string
+	var ok bool
+	if l.objects != "" {
+		tip, ok, err = readRef(dir, ref)
+	} else {
+		tip, ok, err = r.localRef(ctx, ref) // a worktree of this clone shares its branches
+	}
 	if err != nil {
-		return "", fmt.Errorf("branch %s in %s: %w", sanitize(branch), dir, err)
+		return "", checkoutErr(dir, fmt.Errorf("branch %s: %w", sanitize(branch), err))
 	}
-	tip := ""
-	for _, line := range strings.Split(out, "\n") {
-		if sha, name, ok := strings.Cut(strings.TrimSpace(line), "\t"); ok && name == ref {
-			tip = sha
-		}
-	}
-	if !isHex(tip) {
+	if !ok {
 		return "", fmt.Errorf("branch %s: not in %s", sanitize(branch), dir)
 	}
 	diff, err := r.do(ctx, call{dir: r.Dir, args: []string{"diff", "--stat", "--patch", "--no-color", "--no-ext-diff", base + "..." + tip},
 		env: l.readEnv()})
 	if err != nil {
-		return "", fmt.Errorf("diff %s...%s: %w", sanitize(base), short(tip), err)
+		return "", checkoutErr(dir, fmt.Errorf("diff %s...%s: %w", sanitize(base), short(tip), err))
 	}
 	if len(diff) > max {
 		diff = diff[:max] + fmt.Sprintf("\n[diff cut at %d bytes of %d]\n", max, len(diff))
@@ -503,7 +467,7 @@ func (r *Repo) CheckoutMark(ctx context.Context, dir string) (head, mark string,
 	for _, fromHead := range []bool{false, true} {
 		index, done, ierr := r.lensIndex(ctx, l, head, fromHead, true)
 		if ierr != nil {
-			return head, "", ierr
+			return head, "", checkoutErr(dir, ierr)
 		}
 		env := append(l.readEnv(), "GIT_INDEX_FILE="+index)
 		var tree string
@@ -515,5 +479,5 @@ func (r *Repo) CheckoutMark(ctx context.Context, dir string) (head, mark string,
 			return head, head + " " + firstLine(tree), nil
 		}
 	}
-	return head, "", fmt.Errorf("state of %s: %w", dir, err)
+	return head, "", checkoutErr(dir, fmt.Errorf("state: %w", err))
 }

@@ -176,15 +176,20 @@ func TestCheckoutHeadReadsTheCheckoutsOwnFiles(t *testing.T) {
 		func() { gitT(t, dir, "checkout", "-q", "--detach") },
 	} {
 		step()
-		if got, ok := readHead(dir); !ok || got != want {
-			t.Errorf("readHead = %q %v, want %s", got, ok, want)
+		if got, ok, err := readRef(dir, "HEAD"); !ok || err != nil || got != want {
+			t.Errorf("readRef HEAD = %q %v %v, want %s", got, ok, err, want)
 		}
 		if got, err := r.CheckoutHead(ctxT(t), dir); err != nil || got != want {
 			t.Errorf("CheckoutHead = %q %v, want %s", got, err, want)
 		}
 	}
 	writeFile(t, filepath.Join(dir, ".git", "HEAD"), "ref: ../../../etc/passwd\n")
-	if _, ok := readHead(dir); ok {
+	if _, ok, err := readRef(dir, "HEAD"); ok || err == nil {
 		t.Error("a HEAD naming a path out of refs/ was followed")
+	}
+	if _, err := r.CheckoutHead(ctxT(t), dir); err == nil {
+		t.Error("CheckoutHead read a HEAD naming a path out of refs/")
+	} else if _, ok := IsCheckoutError(err); !ok {
+		t.Errorf("CheckoutHead: %v, want a CheckoutError (the worker's failure)", err)
 	}
 }

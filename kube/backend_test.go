@@ -128,12 +128,21 @@ func TestDeadlineTimesOut(t *testing.T) {
 func TestStopTerminatesWithGrace(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	// The agent takes TERM as a cue to write a file and exit 0.
-	p := e.payload("w0-A1-a1", `trap 'echo bye > stopped.txt; exit 0' TERM; while :; do sleep 0.1; done`)
+	// The agent takes TERM as a cue to write a file and exit 0; it says
+	// when its trap is set, since a TERM before that ends the shell.
+	p := e.payload("w0-A1-a1", `trap 'echo bye > stopped.txt; exit 0' TERM; : > trapped.txt; while :; do sleep 0.1; done`)
 	if err := e.b.Start(context.Background(), []*runtime.Payload{p}); err != nil {
 		t.Fatal(err)
 	}
 	e.await(e.b, p.RunDir, "running", time.Minute, running)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(e.repo, "trapped.txt")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent never set its TERM trap")
+		}
+	}
 	if err := e.b.Terminate(context.Background(), p.RunDir, 2*time.Second, false); err != nil {
 		t.Fatal(err)
 	}

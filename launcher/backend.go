@@ -21,6 +21,9 @@ func outcomeOf(obs runtime.Observation) Outcome {
 		o.Executor = obs.Record.ExecutorID
 	}
 	var detail []string
+	if v.UsageLimit != nil {
+		detail = append(detail, "usage limit: "+v.UsageLimit.Line)
+	}
 	if v.Reason != "" {
 		detail = append(detail, v.Reason)
 	}

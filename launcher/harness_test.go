@@ -133,6 +133,10 @@ func (f *fakeRuns) finish(dir string) {
 	v := runtime.Verdict{State: runtime.StateCompleted, Done: true, ExitCode: &code}
 	if code != 0 {
 		v.State = runtime.StateFailed
+		// As the runner reads a failed agent's output.
+		if lim, ok := runtime.DetectUsageLimit(log.Bytes(), time.Now(), time.Local); ok {
+			v.State, v.UsageLimit = runtime.StateUsageLimited, &lim
+		}
 	}
 	f.end(dir, v)
 }

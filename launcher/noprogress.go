@@ -12,6 +12,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
+	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 // runtime.noProgressMinutes is the wave agents' no-progress brake: an
@@ -23,7 +24,7 @@ import (
 
 // StateNoProgress is the outcome of a run the launcher stopped for want
 // of progress.
-const StateNoProgress = "no-progress"
+const StateNoProgress = state.AgentNoProgress
 
 // ownedProgress is what the brake knows of one run: its owned files'
 // mark, when it last changed (the first look counts as a change), and

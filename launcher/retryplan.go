@@ -48,18 +48,7 @@ func (r *waveRun) promptHashes() map[string]string {
 // that it cannot be retried, adding to blocks why when no failure of the
 // agent says so already.
 func (r *waveRun) fallback(ap *agentPlan, next int, code string, blocks *[]gate.Failure) bool {
-	targets := r.l.opt.Lane.RuntimePolicy.RuntimeMixTargets
-	var fits func(string) bool
-	if len(targets) > 0 {
-		// Counted as the plan stands, so fallbacks chosen earlier in this
-		// retry count against the targets too.
-		counts := map[string]int{}
-		for _, other := range r.p.Agents {
-			counts[other.Resolved.ID]++
-		}
-		fits = func(id string) bool { return executor.MixFits(targets, counts, id) }
-	}
-	nr, b, mix := executor.FallbackWithin(ap.Resolved, next, code, r.l.available, fits)
+	nr, b, mix := executor.FallbackWithin(ap.Resolved, next, code, r.l.available, r.mixFits())
 	for _, id := range mix {
 		r.l.printf("wave %d: %s fallback to %s blocked (%s): the lane's runtime mix target for %s is reached",
 			r.n, ap.Agent.ID, id, codeFallbackBlock, id)
@@ -85,6 +74,21 @@ func (r *waveRun) fallback(ap *agentPlan, next int, code string, blocks *[]gate.
 	}
 	ap.Resolved = nr
 	return false
+}
+
+// mixFits reports whether moving one more agent onto an executor keeps
+// the lane's runtime mix targets (nil: no targets). Counted as the plan
+// stands, so fallbacks chosen earlier in this retry count too.
+func (r *waveRun) mixFits() func(string) bool {
+	targets := r.l.opt.Lane.RuntimePolicy.RuntimeMixTargets
+	if len(targets) == 0 {
+		return nil
+	}
+	counts := map[string]int{}
+	for _, other := range r.p.Agents {
+		counts[other.Resolved.ID]++
+	}
+	return func(id string) bool { return executor.MixFits(targets, counts, id) }
 }
 
 // resumePhaseFromPlan asks the pure resume planner where to pick up.

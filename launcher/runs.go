@@ -142,6 +142,7 @@ func (r *waveRun) runAgents(ctx context.Context, attempt int, ids []string) erro
 			}
 			return errBudgetReached
 		}
+		r.offPause(id, attempt)
 		p, err := r.payload(id, attempt)
 		if err != nil {
 			return err

@@ -29,7 +29,10 @@ func (l *Launcher) decideSandbox(ctx context.Context) error {
 		return nil
 	}
 	home, _ := os.UserHomeDir()
-	l.sandbox = &runtime.Sandbox{Bwrap: d.Bwrap, GitWritable: true, ReadOnly: sb.ReadOnlyPaths(home),
+	// The repository's object directories as they are before any agent
+	// ran: what an agent writes in its alternates mounts nothing.
+	borrow := sandbox.RepositoryBorrowed(l.opt.Lane.RepoRoot)
+	l.sandbox = &runtime.Sandbox{Bwrap: d.Bwrap, GitWritable: true, Borrow: borrow, ReadOnly: sb.ReadOnlyPaths(home),
 		AllowHosts: sb.AllowHosts, Network: sandbox.NetAllowlist}
 	return nil
 }

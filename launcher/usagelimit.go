@@ -3,7 +3,10 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/wave-orchestrator/wave-orchestrator/executor"
 
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
@@ -14,7 +17,11 @@ import (
 // capped backoff when the CLI named no reset), without spending one of
 // the wave's attempts, and no agent of that executor starts before then;
 // the wave's other agents run on. The person is told once per pause
-// (a usage_limit event, which notify and status read).
+// (a usage_limit event, which notify and status read). Meanwhile an
+// agent whose executor has fallbacks (the `fallbacks` of its `###
+// Executor`, else the lane's fallbackExecutorOrder; none under a sticky
+// retry policy) runs on the first of them that is available, not paused
+// itself and within the lane's runtime mix, and stays there.
 
 // usagePauses are the launcher's paused executors.
 type usagePauses struct {
@@ -96,4 +103,34 @@ func (r *waveRun) holdForPause(ctx context.Context, attempt int, execs []string)
 			return ErrStopped
 		}
 	}
+}
+
+// paused reports whether exec's agents wait for its usage limit now.
+func (l *Launcher) paused(exec string) bool {
+	until, ok := l.pauses.until[exec]
+	return ok && l.now().Before(until)
+}
+
+// offPause moves agent id, whose executor is paused, onto the first of
+// its fallbacks that can take the work now, saying so (its next
+// agent_run started event names the fallback); false leaves it waiting
+// for the reset.
+func (r *waveRun) offPause(id string, attempt int) bool {
+	ap := r.p.Agents[id]
+	from := ap.Resolved.ID
+	if !r.l.paused(from) {
+		return false
+	}
+	fits := r.mixFits()
+	for _, to := range ap.Resolved.Fallbacks {
+		to = strings.TrimSpace(to)
+		if to == "" || to == from || r.l.paused(to) || !executor.Available(ap.Resolved, to, r.l.available) ||
+			fits != nil && !fits(to) {
+			continue
+		}
+		ap.Resolved = executor.UsageFallback(ap.Resolved, to, attempt)
+		r.l.printf("wave %d: %s goes on on %s while the %s usage limit lasts", r.n, id, to, from)
+		return true
+	}
+	return false
 }

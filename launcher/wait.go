@@ -194,6 +194,9 @@ func (w *waiter) check(ctx context.Context, dir string, expired bool) error {
 	}
 	if o.State == state.AgentUsageLimited && o.Limit != nil {
 		w.limited[id] = r.pauseFor(id, w.attempt, o)
+		if r.offPause(id, w.attempt) {
+			return w.relaunch(ctx, id)
+		}
 		return nil
 	}
 	return w.after(ctx, id, dir)
@@ -238,6 +241,7 @@ func (w *waiter) relaunch(ctx context.Context, id string) error {
 		delete(w.asking, id)
 		r.ask.relaunch[id] = true
 	}
+	r.offPause(id, w.attempt)
 	p, err := r.payload(id, w.attempt)
 	if err != nil {
 		return err

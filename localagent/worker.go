@@ -28,7 +28,7 @@ import (
 // question=..., detail=..., exit=N, fail-attempts=N (exit 1 while
 // WAVE_ATTEMPT <= N), dirty=PATH (leave an uncommitted file first),
 // hang (never finish), delay=DURATION, wait=PATH (go on only once PATH
-// exists: a test's gate), review=pass|fail (what the simulated reviewer
+// exists: a test's gate; waitForGate), review=pass|fail (what the simulated reviewer
 // says of the change; unfixed: fail while the change lacks the fix file),
 // fix=PATH (the file a rework round commits; default
 // backlog-work/issue-<n>-fix.md), plant=hooks,fsmonitor,push and
@@ -131,11 +131,8 @@ func runWorker(k workerKnobs, prompt string, issue, attempt int, wt, target stri
 		}
 	}
 	time.Sleep(k.delay)
-	for k.wait != "" {
-		if _, err := os.Stat(k.wait); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	if k.wait != "" {
+		waitForGate(k.wait, wt)
 	}
 	if k.hang {
 		if k.plant != "" { // a hostile worker at work: commit, plant, work on
@@ -340,4 +337,26 @@ func (k *workerKnobs) set(key, v string) error {
 		return fmt.Errorf("%s=%q: %w", key, v, err)
 	}
 	return nil
+}
+
+// waitForGate waits until gate exists, as an agent at work: a scratch
+// file in its checkout changes every second, so a wait longer than the
+// no-progress limit is not taken for a worker that is stuck (a test's
+// gate holds a worker at work, not a stalled one). The file is gone
+// before the worker goes on.
+func waitForGate(gate, wt string) {
+	scratch := filepath.Join(wt, ".local-agent-at-work")
+	defer os.Remove(scratch)
+	last := time.Time{}
+	for beat := 0; ; {
+		if _, err := os.Stat(gate); err == nil {
+			return
+		}
+		if time.Since(last) >= time.Second {
+			beat++
+			_ = os.WriteFile(scratch, []byte(strconv.Itoa(beat)+"\n"), 0o644)
+			last = time.Now()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

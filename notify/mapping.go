@@ -86,7 +86,7 @@ func FromLane(project string, ev state.Event) (Notice, bool) {
 		n.Summary = fmt.Sprintf("%s: paused: %s usage limit%s (agent %s hit it): %s", where, clip(str("executor"), 40),
 			untilText(&until), clip(n.AgentID, 40), clip(n.Detail, 300))
 	case state.EntityAgentRun:
-		if ev.Action != state.AgentStalled && ev.Action != state.AgentTimedOut && ev.Action != "no-progress" {
+		if ev.Action != state.AgentStalled && ev.Action != state.AgentTimedOut && ev.Action != state.AgentNoProgress {
 			return Notice{}, false
 		}
 		n.Event, n.AgentID, n.Detail = AgentStalled, str("agentId"), ev.Action

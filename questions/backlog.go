@@ -140,6 +140,13 @@ func backlogQuestions(layout lanes.Layout) ([]Question, []string) {
 	return out, problems
 }
 
+// IssueAnswered is issue is's answered question as `questions --json`
+// prints it, for a worker started again with the answer
+// ($WAVE_ANSWERS_FILE); is.Answer must be set.
+func IssueAnswered(layout lanes.Layout, runID string, asked time.Time, is *backlog.IssueRun) Question {
+	return *answeredInRun(layout, runID, asked, is)
+}
+
 // answeredInRun is the question an open run saw answered (a comment, the
 // label removed, or `backlog answer`), with the answer and who gave it.
 func answeredInRun(layout lanes.Layout, runID string, asked time.Time, is *backlog.IssueRun) *Question {

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if code, ok := sandbox.Main(os.Args[1:]); ok {
 		os.Exit(code)
 	}
+	if code, ok := HoldMain(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "agent-run":
@@ -51,8 +54,9 @@ func TestMain(m *testing.M) {
 //	echo                   print "ready", answer each stdin line "got: <line>"
 //	ratelimit FILE K       count starts in FILE; the first K print a 429 and exit 1
 //	args FILE              write argv and WAVE_* env as JSON to FILE, exit 0
-//	spawn FILE setsid|group  start a `guard FILE` child sharing the pty (in
-//	                       its own session, or in the agent's group), wait
+//	spawn FILE setsid|group|pgid  start a `guard FILE` child sharing the pty
+//	                       (in its own session, in the agent's group, or in
+//	                       a group of its own in the agent's session), wait
 //	                       until it is ready, print "spawned", exit 0
 //	env FILE               write the environment as a JSON object to FILE, exit 0
 //	guard FILE             ignore SIGTERM/SIGHUP, write its pid to FILE, wait
@@ -136,7 +140,7 @@ func fakeAgent(args []string) int {
 		self, _ := os.Executable()
 		cmd := exec.Command(self, "fake-agent", "guard", args[1])
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: args[2] == "setsid"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: args[2] == "setsid", Setpgid: args[2] == "pgid"}
 		if err := cmd.Start(); err != nil {
 			fmt.Println("spawn:", err)
 			return 1

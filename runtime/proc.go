@@ -21,6 +21,7 @@ func ProcStartTime(pid int) (start uint64, zombie bool, err error) {
 // procStat is what we use of /proc/<pid>/stat.
 type procStat struct {
 	pgrp   int
+	sid    int // its session
 	start  uint64
 	zombie bool
 }
@@ -42,7 +43,8 @@ func parseStat(data []byte) (procStat, error) {
 		return procStat{}, errors.New("proc stat: no ')'")
 	}
 	f := bytes.Fields(data[i+1:])
-	// f[0] is field 3 (state), f[2] field 5 (pgrp), f[19] field 22.
+	// f[0] is field 3 (state), f[2] field 5 (pgrp), f[3] field 6
+	// (session), f[19] field 22.
 	if len(f) < 20 {
 		return procStat{}, fmt.Errorf("proc stat: %d fields after comm", len(f))
 	}
@@ -54,7 +56,11 @@ func parseStat(data []byte) (procStat, error) {
 	if err != nil {
 		return procStat{}, fmt.Errorf("proc stat: pgrp: %w", err)
 	}
-	return procStat{pgrp: pgrp, start: st, zombie: string(f[0]) == "Z"}, nil
+	sid, err := strconv.Atoi(string(f[3]))
+	if err != nil {
+		return procStat{}, fmt.Errorf("proc stat: session: %w", err)
+	}
+	return procStat{pgrp: pgrp, sid: sid, start: st, zombie: string(f[0]) == "Z"}, nil
 }
 
 // groupAlive reports whether group pgid has a live member that started

@@ -110,9 +110,9 @@ func TestRateLimitOnlyAtTheEnd(t *testing.T) {
 
 func TestParseStat(t *testing.T) {
 	t.Parallel()
-	line := "123 (a) b) c) S 1 123 123 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 98765 0 0"
+	line := "123 (a) b) c) S 1 123 120 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 98765 0 0"
 	st, err := parseStat([]byte(line))
-	if err != nil || st != (procStat{pgrp: 123, start: 98765}) {
+	if err != nil || st != (procStat{pgrp: 123, sid: 120, start: 98765}) {
 		t.Fatalf("got %+v %v", st, err)
 	}
 	zl := "9 (x) Z 1 7 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 0 0"

@@ -26,7 +26,7 @@ func (r *Runner) openSandbox(p *Payload, env []string, rw *recordWriter) (*sandb
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: our own binary: %w", err)
 	}
-	box, err := sandbox.Open(sandbox.Options{Bwrap: sb.Bwrap, Self: self, Checkout: p.Cwd, GitWritable: sb.GitWritable,
+	box, err := sandbox.Open(sandbox.Options{Bwrap: sb.Bwrap, Self: self, Checkout: p.Cwd, GitWritable: sb.GitWritable, Borrow: sb.Borrow,
 		Writable: sb.Writable, ReadOnly: sb.ReadOnly, Needs: sb.Needs, AllowHosts: sb.AllowHosts, Network: sb.Network,
 		Refused: func(hostport, why string) { r.blocked(rw, hostport, why) },
 	}, env)

@@ -2,7 +2,9 @@
 // tmux session whose pane runs `wave-orchestrator agent-run --payload
 // <run>/launch.json`; the runner owns the agent's process group and writes
 // the run's runtime record and status file, which are the truth about
-// liveness. Only this package signals processes. (A kubernetes run is a
+// liveness. It also starts processes held until their identity is on
+// record (StartHeld) and ends what a dead starter left running
+// (EndSessions). Only this package signals processes. (A kubernetes run is a
 // pod whose runner reports through the cluster instead, and package kube
 // writes its records; Classify judges both.)
 package runtime
@@ -108,6 +110,9 @@ type Sandbox struct {
 	// GitWritable: the agent commits (a worker), so its checkout's git
 	// metadata is writable; a reviewer's is not.
 	GitWritable bool `json:"gitWritable,omitempty"`
+	// Borrow are the object directories its checkout's git may read
+	// (sandbox.Borrowed of the repository the checkout belongs to).
+	Borrow []string `json:"borrow,omitempty"`
 	// Writable and ReadOnly are more paths bound at their own path (the
 	// run's prompt and overlay files, backlog.sandbox.readOnly).
 	Writable []string `json:"writable,omitempty"`

@@ -30,11 +30,16 @@ type Options struct {
 	// with GitWritable (a worker commits; a reviewer or verify does not).
 	Checkout    string
 	GitWritable bool
-	Writable    []string // more paths bound read-write
-	ReadOnly    []string // paths bound read-only (the missing skipped)
-	Needs       Needs    // what the agent CLI needs (package executor declares it)
-	AllowHosts  []string // allowed besides the executor's model endpoint
-	Network     string   // NetAllowlist (the default), NetNone or NetHost
+	// Borrow are the object directories the checkout's git may read
+	// (Borrowed of the repository it belongs to), bound read-only: what
+	// its own objects/info/alternates says is the sandboxed process's to
+	// write, so it never decides what is mounted.
+	Borrow     []string
+	Writable   []string // more paths bound read-write
+	ReadOnly   []string // paths bound read-only (the missing skipped)
+	Needs      Needs    // what the agent CLI needs (package executor declares it)
+	AllowHosts []string // allowed besides the executor's model endpoint
+	Network    string   // NetAllowlist (the default), NetNone or NetHost
 	// Refused is told each host the proxy refused, once, with why. It
 	// runs on the proxy's goroutines.
 	Refused func(hostport, why string)
@@ -120,7 +125,7 @@ func (b *Box) Cmd(argv, env []string, cwd string) (*exec.Cmd, error) {
 	ms = append(ms, fileMounts...)
 	if b.o.Checkout != "" {
 		ms = append(ms, Mount{Kind: MountWritable, Src: b.o.Checkout, Dest: b.o.Checkout})
-		git, legacy, err := gitMounts(b.o.Checkout, b.o.GitWritable)
+		git, legacy, err := gitMounts(b.o.Checkout, b.o.GitWritable, b.o.Borrow)
 		if err != nil {
 			closeAll(files)
 			return nil, fmt.Errorf("sandbox: checkout %s: %w", b.o.Checkout, err)

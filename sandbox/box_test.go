@@ -136,6 +136,7 @@ func counting(t *testing.T, body string) (*httptest.Server, *atomic.Int64) {
 // projects, a clone with run state, and a worker checkout.
 type world struct {
 	home, clone, checkout string
+	borrow                []string // the clone's object directories
 	env                   []string
 }
 
@@ -161,8 +162,10 @@ func newWorld(t *testing.T, shared bool) world {
 	w.checkout = filepath.Join(w.home, ".local", "state", "wave-orchestrator", "worktrees", "i1")
 	if shared {
 		gittest.Run(t, root, "clone", "-q", "--shared", w.clone, w.checkout)
+		w.borrow = Borrowed(filepath.Join(w.clone, ".git", "objects"))
 	} else {
 		gittest.Run(t, w.clone, "worktree", "add", "-q", "-b", "wave-i1", w.checkout)
+		w.borrow = Borrowed(filepath.Join(w.clone, ".git", "objects"))
 	}
 	w.env = []string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C"}
 	return w
@@ -222,7 +225,7 @@ func want(t *testing.T, res map[string]string, action, prefix string) {
 func TestASandboxedWorkerCannotReadTheUsersSSHKeys(t *testing.T) {
 	bwrap := bwrapOrSkip(t)
 	w := newWorld(t, true)
-	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout, GitWritable: true,
+	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout, Borrow: w.borrow, GitWritable: true,
 		Needs: Needs{Home: []HomeFile{{Env: "CLAUDE_CONFIG_DIR", Path: ".claude.json", Else: ".claude.json"}}}}, w.env, w.checkout,
 		"read:"+filepath.Join(w.home, ".ssh/id_ed25519"),
 		"read:"+filepath.Join(w.home, ".config/gh/hosts.yml"),
@@ -265,7 +268,7 @@ func TestALegacyWorktreeCommitsButPlantsNoHookOrConfig(t *testing.T) {
 	bwrap := bwrapOrSkip(t)
 	w := newWorld(t, false)
 	common := filepath.Join(w.clone, ".git")
-	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout, GitWritable: true}, w.env, w.checkout,
+	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout, Borrow: w.borrow, GitWritable: true}, w.env, w.checkout,
 		"git:commit -q --allow-empty -m inside",
 		"write:"+filepath.Join(common, "hooks", "pre-push"),
 		"write:"+filepath.Join(common, "config"),
@@ -294,7 +297,7 @@ func TestASandboxedWorkerReachesOnlyAllowedHosts(t *testing.T) {
 	other, otherHits := counting(t, "other")
 	var mu sync.Mutex
 	var refused []string
-	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout, GitWritable: true,
+	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout, Borrow: w.borrow, GitWritable: true,
 		Needs: Needs{EndpointEnv: []string{"ANTHROPIC_BASE_URL"}},
 		Refused: func(hostport, why string) {
 			mu.Lock()
@@ -334,7 +337,7 @@ func TestASandboxedWorkerCannotSeeOrKillTheSupervisor(t *testing.T) {
 	bwrap := bwrapOrSkip(t)
 	w := newWorld(t, true)
 	me := fmt.Sprint(os.Getpid())
-	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout, Network: NetNone}, w.env, w.checkout,
+	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout, Borrow: w.borrow, Network: NetNone}, w.env, w.checkout,
 		"kill:"+me, "read:/proc/"+me+"/environ")
 	want(t, res, "kill:"+me, "err: ")
 	want(t, res, "read:/proc/"+me+"/environ", "err: ")
@@ -348,7 +351,7 @@ func TestAReadOnlyWorktreeStillRestoresAFile(t *testing.T) {
 	bwrap := bwrapOrSkip(t)
 	w := newWorld(t, false)
 	writeFile(t, filepath.Join(w.checkout, "README.md"), "changed\n")
-	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout}, w.env, w.checkout,
+	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout, Borrow: w.borrow}, w.env, w.checkout,
 		"git:status --porcelain", "git:diff --stat", "git:checkout -- README.md", "read:"+filepath.Join(w.checkout, "README.md"),
 		"git:commit -qam inside",
 		"write:"+filepath.Join(w.clone, ".git", "hooks", "pre-push"))
@@ -358,4 +361,67 @@ func TestAReadOnlyWorktreeStillRestoresAFile(t *testing.T) {
 	want(t, res, "read:"+filepath.Join(w.checkout, "README.md"), "ok: hello")
 	want(t, res, "git:commit -qam inside", "err: ")
 	want(t, res, "write:"+filepath.Join(w.clone, ".git", "hooks", "pre-push"), "err: ")
+}
+
+// A worker writes the user's secret directories into its clone's
+// alternates, or turns its .git into a file naming another repository,
+// and fails: its next sandbox (a relaunch in the same checkout) mounts
+// none of them — only the clone's own object directories are borrowed.
+func TestWhatAWorkersGitNamesIsNeverMountedInItsNextSandbox(t *testing.T) {
+	bwrap := bwrapOrSkip(t)
+	w := newWorld(t, true)
+	alt := filepath.Join(w.checkout, ".git", "objects", "info", "alternates")
+	f, err := os.OpenFile(alt, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "%s\n%s\n", filepath.Join(w.home, ".ssh"), filepath.Join(w.home, "other-project"))
+	f.Close()
+	o := Options{Bwrap: bwrap, Checkout: w.checkout, Borrow: w.borrow, GitWritable: true}
+	res := runIn(t, o, w.env, w.checkout, "read:"+filepath.Join(w.home, ".ssh/id_ed25519"),
+		"read:"+filepath.Join(w.home, "other-project/notes.md"), "git:log -1 --format=%s")
+	want(t, res, "read:"+filepath.Join(w.home, ".ssh/id_ed25519"), "err: ")
+	want(t, res, "read:"+filepath.Join(w.home, "other-project/notes.md"), "err: ")
+	if got := res["git:log -1 --format=%s"]; !strings.HasPrefix(got, "ok: ") || !strings.HasSuffix(got, "base") {
+		t.Errorf("git in the clone, its borrowed objects: %q, want the base commit", got)
+	}
+
+	// A .git file naming the user's home as its git directory.
+	if err := os.Rename(filepath.Join(w.checkout, ".git"), filepath.Join(w.checkout, ".git-real")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(w.checkout, ".git"), "gitdir: "+filepath.Join(w.home, ".ssh")+"\n")
+	o.Self, _ = os.Executable()
+	box, err := Open(o, w.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer box.Close()
+	if _, err := box.Cmd([]string{o.Self, "try"}, w.env, w.checkout); err == nil {
+		t.Errorf("a checkout whose .git names %s/.ssh got a sandbox", w.home)
+	}
+}
+
+// A wave agent's checkout is the user's repository itself: it commits
+// there, but plants nothing the user's own git would run later — no
+// hook, no config, no alternates.
+func TestAnAgentInTheUsersRepositoryPlantsNoHookOrConfig(t *testing.T) {
+	bwrap := bwrapOrSkip(t)
+	w := newWorld(t, true)
+	dotgit := filepath.Join(w.clone, ".git")
+	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.clone, Borrow: RepositoryBorrowed(w.clone), GitWritable: true}, w.env, w.clone,
+		"git:commit -q --allow-empty -m inside",
+		"write:"+filepath.Join(dotgit, "hooks", "pre-commit"),
+		"git:config core.fsmonitor /tmp/evil",
+		"write:"+filepath.Join(dotgit, "objects", "info", "alternates"),
+		"write:"+filepath.Join(dotgit, "info", "attributes"),
+	)
+	want(t, res, "git:commit -q --allow-empty -m inside", "ok: ")
+	for _, a := range []string{"write:" + filepath.Join(dotgit, "hooks", "pre-commit"), "git:config core.fsmonitor /tmp/evil",
+		"write:" + filepath.Join(dotgit, "objects", "info", "alternates"), "write:" + filepath.Join(dotgit, "info", "attributes")} {
+		want(t, res, a, "err: ")
+	}
+	if got := gittest.Run(t, w.clone, "log", "-1", "--format=%s"); got != "inside" {
+		t.Errorf("the commit made inside is not in the repository: %q", got)
+	}
 }

@@ -35,6 +35,10 @@ const (
 	// launcher relaunches it once the limit resets, without spending an
 	// attempt.
 	AgentUsageLimited = "usage-limited"
+	// AgentNoProgress: the launcher stopped the agent after it kept
+	// printing while its owned files did not change for
+	// runtime.noProgressMinutes; retried like a stall.
+	AgentNoProgress = "no-progress"
 )
 
 // Wave statuses.

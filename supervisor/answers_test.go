@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/forge/forgetest"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 )
 
 // An open run takes the answers to its own workers' questions: the
@@ -282,5 +284,45 @@ func TestUnansweredQuestionHoldsTheRunOnlyForInputWaitMinutes(t *testing.T) {
 	}
 	if !strings.Contains(res.out, "no answer to #2 by ") {
 		t.Errorf("the run does not say why it stopped waiting:\n%s", res.out)
+	}
+}
+
+// A worker that is no model (a script) knows a person answered its
+// issue's question the way a wave agent does: started again after the
+// answer, it sees $WAVE_ANSWERED=1 and reads the answer, as `questions
+// --json` prints it, from $WAVE_ANSWERS_FILE (docs/local-agent.md).
+func TestABacklogWorkerStartedAfterAnAnswerIsToldSoInItsEnvironment(t *testing.T) {
+	f := newFixture(t)
+	f.config = waitingConfig(f.config, "30")
+	gate := f.shellWorkers(`if [ "$WAVE_ANSWERED" != 1 ]; then echo "[backlog-result] state=needs-input question=\"Which API?\""; exit 0; fi
+cp "$WAVE_ANSWERS_FILE" "$GATE/answers.json"
+echo done > own.txt && gitc add own.txt && gitc commit -q -m "Work" && echo "[backlog-result] state=done detail=answered"
+`)
+	f.issue(1, "Asks", "Files: own.txt")
+	src := f.source()
+	run := f.startRun(t, fastAnswers, 1)
+	run.until(t, f, "the question", func(ev backlog.Event) bool { return ev.Kind == backlog.EvNeedsInput })
+	body, marker := backlog.AnswerComment("the v2 API")
+	if _, err := src.EnsureComment(context.Background(), 1, marker, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.RemoveLabel(context.Background(), 1, "needs-input"); err != nil {
+		t.Fatal(err)
+	}
+	res := run.end(t)
+	if res.err != nil || res.ExitCode != exitcode.OK {
+		t.Fatalf("exit %d, %v; want 0 (answered, merged)\n%s", res.ExitCode, res.err, res.out)
+	}
+	var got []questions.Question
+	b, err := os.ReadFile(filepath.Join(gate, "answers.json"))
+	if err != nil {
+		t.Fatalf("the answered worker had no answers file: %v", err)
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("answers file: %v\n%s", err, b)
+	}
+	if len(got) != 1 || got[0].Issue == nil || *got[0].Issue != 1 || got[0].Text != "Which API?" || got[0].Answer != "the v2 API" ||
+		got[0].State != questions.Answered {
+		t.Errorf("answers file %+v, want #1's question with its answer", got)
 	}
 }

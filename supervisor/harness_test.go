@@ -32,6 +32,10 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
+	// The supervisor starts verify and setup held: through this binary.
+	if code, ok := runtime.HoldMain(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	os.Exit(tmuxtest.Run(m, func(dir string) error {
 		binPath = filepath.Join(dir, "wave-orchestrator")
 		return buildtest.Binary(binPath)

@@ -132,6 +132,9 @@ func (s *Supervisor) admit(ctx context.Context, j *job) (bool, error) {
 	}
 	// What follows reads the worker branch in the clone.
 	if err := s.co.Fetch(ctx, is); err != nil {
+		if ok, err := s.unreadableIn(ctx, j, err); ok {
+			return false, err
+		}
 		return false, fmt.Errorf("merge #%d: fetch its branch: %w", n, err)
 	}
 	if parked, err := s.parkOutside(ctx, j); parked || err != nil {
@@ -318,9 +321,12 @@ func (s *Supervisor) verifierWith(j *job, n int, reviewed bool, on verifyOn) fun
 			return err
 		}
 		cmd.Stdout, cmd.Stderr = out, out
-		err = cmd.Run()
+		err = s.runRecorded(j, n, "verify", dir, cmd)
 		if berr := s.noteBlocked(j, n, "verify", done()); berr != nil {
 			return berr
+		}
+		if errors.Is(err, errUnrecorded) {
+			return err // no verdict on the change
 		}
 		if err != nil {
 			return &verifyFailure{err: fmt.Errorf("%s: %w (output in %s)", strings.Join(argv, " "), err, path), log: path}

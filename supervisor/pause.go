@@ -29,6 +29,26 @@ func (s *Supervisor) usageLimited(ctx context.Context, w *worker, obs runtime.Ob
 	if obs.Record != nil && obs.Record.ExecutorID != "" {
 		exec = obs.Record.ExecutorID
 	}
+	opened, err := s.pauseFor(exec, n, lim)
+	if err != nil {
+		return err
+	}
+	if opened {
+		s.printf("%s; running workers go on, merges and answers too", backlog.PauseLine(*s.run().Paused(exec), s.o.Now()))
+	} else {
+		s.printf("#%d: its worker stopped at the same %s usage limit; it waits for the reset in its worktree", n, exec)
+	}
+	if is.Outcome != "" {
+		return nil // recorded by a supervisor before this one
+	}
+	return s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: n, Attempt: is.Attempts, Outcome: backlog.OutcomeUsageLimited,
+		ExitCode: v.ExitCode, Detail: "usage limit: " + lim.Line})
+}
+
+// pauseFor opens exec's pause (opened), or extends it, for the limit lim
+// that stopped a run of issue n: until the CLI's reset, or a capped
+// backoff when it named none. On the loop.
+func (s *Supervisor) pauseFor(exec string, n int, lim runtime.UsageLimit) (opened bool, err error) {
 	now := s.o.Now()
 	until, kind := lim.ResumeAt(), "reset"
 	if until.IsZero() {
@@ -42,19 +62,10 @@ func (s *Supervisor) usageLimited(ctx context.Context, w *worker, obs runtime.Ob
 		}
 		if err := s.emit(backlog.Event{Kind: backlog.EvUsageLimit, Outcome: outcome, Executor: exec, Issue: n,
 			Until: &until, Detail: lim.Line, Ref: kind}); err != nil {
-			return err
+			return false, err
 		}
 	}
-	if open == nil {
-		s.printf("%s; running workers go on, merges and answers too", backlog.PauseLine(*s.run().Paused(exec), now))
-	} else {
-		s.printf("#%d: its worker stopped at the same %s usage limit; it waits for the reset in its worktree", n, exec)
-	}
-	if is.Outcome != "" {
-		return nil // recorded by a supervisor before this one
-	}
-	return s.emit(backlog.Event{Kind: backlog.EvWorkerFinished, Issue: n, Attempt: is.Attempts, Outcome: backlog.OutcomeUsageLimited,
-		ExitCode: v.ExitCode, Detail: "usage limit: " + lim.Line})
+	return open == nil, nil
 }
 
 // endPauses ends every pause whose time came: its workers are started
@@ -82,18 +93,23 @@ func (s *Supervisor) endPauses() error {
 // startsOn is the executor a worker started now would run on: "" for
 // backlog.executor itself, a fallback's id while that one is paused, and
 // false when every one is paused (the start waits).
-func (s *Supervisor) startsOn() (string, bool) {
+func (s *Supervisor) startsOn() (string, bool) { return s.startsOnFor(s.worker0) }
+
+// startsOnFor is startsOn for an agent resolved as res (a worker, or the
+// reviewer): "" for res's own executor, a fallback of res while it is
+// paused, false while every one is.
+func (s *Supervisor) startsOnFor(res executor.Resolved) (string, bool) {
 	now := s.o.Now()
 	paused := func(id string) bool {
 		p := s.run().Paused(id)
 		return p != nil && now.Before(p.Until)
 	}
-	if !paused(s.worker0.ID) {
+	if !paused(res.ID) {
 		return "", true
 	}
-	for _, id := range s.worker0.Fallbacks {
+	for _, id := range res.Fallbacks {
 		id = strings.TrimSpace(id)
-		if id == "" || id == s.worker0.ID || paused(id) || !executor.Available(s.worker0, id, onPath) {
+		if id == "" || id == res.ID || paused(id) || !executor.Available(res, id, onPath) {
 			continue
 		}
 		return id, true

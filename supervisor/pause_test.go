@@ -163,3 +163,57 @@ func TestAFallbackExecutorTakesTheWorkDuringAUsageLimit(t *testing.T) {
 		t.Errorf("the pause ended before its reset")
 	}
 }
+
+// A reviewer whose CLI says its account is out pauses its executor as a
+// worker does, spending nothing: the issue is neither parked nor sent
+// back for rework, the person is told once, and at the reset (two
+// seconds away: the runs are real, so is the clock) the review runs
+// again and the issue merges once.
+func TestAReviewerAtItsUsageLimitWaitsForTheResetAndTheIssueMergesOnce(t *testing.T) {
+	f := newFixture(t)
+	f.actsOutside() // the reviewer keeps its mark outside its scratch checkout
+	mark := filepath.Join(t.TempDir(), "limited")
+	script := filepath.Join(t.TempDir(), "review.sh")
+	body := `if [ ! -e ` + shellQuote(mark) + ` ]; then
+  : > ` + shellQuote(mark) + `
+  reset=$(( $(date +%s) + 2 ))
+  printf '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":%s}}\n' "$reset"
+  printf '{"type":"result","is_error":true,"api_error_status":429,"result":"You'"'"'ve hit your session limit · resets 5:47am (UTC)"}\n'
+  exit 1
+fi
+echo "[wave-verdict] pass detail=reviewed"
+`
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.config = baseConfig + "  review:\n    executor:\n      id: shell\n      shell.command: sh " + script + "\n"
+	f.issue(1, "Reviewed", "Files: backlog-work/**")
+	res := f.run(1)
+	if res.err != nil || res.ExitCode != exitcode.OK {
+		t.Fatalf("exit %d, %v\n%s", res.ExitCode, res.err, res.out)
+	}
+	evs := f.events(res.Dir)
+	r := backlog.Reduce(evs)
+	if is := r.Issues[1]; is.State != backlog.StateMerged || is.Reworks != 0 || is.Attempts != 1 || countIssueEvents(evs, backlog.EvMerged, 1) != 1 {
+		t.Fatalf("#1: %s after %d attempts, %d rework rounds; want merged once, on its first run, no rework", is.State, is.Attempts, is.Reworks)
+	}
+	var until time.Time
+	var reviews []time.Time
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == backlog.EvUsageLimit && ev.Outcome == backlog.UsagePaused && ev.Executor == "shell" && ev.Until != nil:
+			until = *ev.Until
+		case ev.Kind == backlog.EvVerify && ev.Outcome == "reviewing":
+			reviews = append(reviews, ev.At)
+		}
+	}
+	if until.IsZero() || len(reviews) != 2 {
+		t.Fatalf("pause until %v, %d review runs; want a pause of shell and the review run twice\n%s", until, len(reviews), res.out)
+	}
+	if reviews[1].Before(until) {
+		t.Errorf("the review ran again at %s, before the reset %s", reviews[1], until)
+	}
+	if c := strings.Count(res.out, "paused: shell usage limit until"); c != 1 {
+		t.Errorf("the pause was said %d times, want once:\n%s", c, res.out)
+	}
+}

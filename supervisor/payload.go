@@ -12,6 +12,9 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/executor"
+	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
+	"github.com/wave-orchestrator/wave-orchestrator/lanes"
+	"github.com/wave-orchestrator/wave-orchestrator/questions"
 	"github.com/wave-orchestrator/wave-orchestrator/roles"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/runtime"
@@ -135,12 +138,40 @@ func (s *Supervisor) payload(ctx context.Context, j *job, attempt int, branch, w
 		return nil, fmt.Errorf("worker role prompt: %w", err)
 	}
 	var answer *backlog.Answer
-	j.onLoop(func() { answer = s.run().Issues[n].Answer })
+	var answered questions.Question
+	j.onLoop(func() {
+		is := s.run().Issues[n]
+		if answer = is.Answer; answer != nil {
+			answered = questions.IssueAnswered(s.o.Layout, s.run().Info.ID, s.run().Info.StartedAt, is)
+		}
+	})
 	prompt := backlog.WorkerPrompt(backlog.PromptInput{RolePrompt: string(role), Issue: issue, Branch: branch,
 		WaveBranch: s.run().Info.WaveBranch, Worktree: wt, Attempt: attempt, Salvage: why.salvage,
 		SalvageRef: why.salvageRef, Stopped: why.stopped, Conflict: why.conflict, Rework: why.rework, Answer: answer})
-	return s.runPayload(agentRun{what: fmt.Sprintf("#%d", n), agent: agent, res: res, dir: s.runDir(n, attempt), cwd: wt, prompt: prompt,
+	p, err := s.runPayload(agentRun{what: fmt.Sprintf("#%d", n), agent: agent, res: res, dir: s.runDir(n, attempt), cwd: wt, prompt: prompt,
 		attempt: attempt, session: SessionName(n), issue: n, branch: branch})
+	if err != nil || answer == nil {
+		return p, err
+	}
+	return p, tellAnswered(p, n, answered)
+}
+
+// tellAnswered gives a worker started after a person answered its issue's
+// question what a wave agent gets (docs/local-agent.md): $WAVE_ANSWERED=1
+// and, in $WAVE_ANSWERS_FILE, the answered question as `questions --json`
+// prints it. A worker that is no model cannot read the answer in its
+// prompt: every prompt's rules name the answers heading.
+func tellAnswered(p *runtime.Payload, n int, q questions.Question) error {
+	path := filepath.Join(p.RunDir, lanes.AnswersFile)
+	if err := jsonfile.Write(path, []questions.Question{q}); err != nil {
+		return fmt.Errorf("#%d: answers file: %w", n, err)
+	}
+	if p.Env == nil {
+		p.Env = map[string]string{}
+	}
+	p.Env["WAVE_ANSWERED"] = "1"
+	p.Env["WAVE_ANSWERS_FILE"] = path
+	return nil
 }
 
 // agentRun is what a worker's run and a reviewer's run differ in.

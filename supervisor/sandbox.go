@@ -50,9 +50,14 @@ func (s *Supervisor) runSandbox(gitWritable bool) *runtime.Sandbox {
 	}
 	sb := s.o.Config.Backlog.Sandbox
 	home, _ := os.UserHomeDir()
-	return &runtime.Sandbox{Bwrap: s.sandbox.Bwrap, GitWritable: gitWritable, ReadOnly: sb.ReadOnlyPaths(home),
+	return &runtime.Sandbox{Bwrap: s.sandbox.Bwrap, GitWritable: gitWritable, Borrow: s.borrow(), ReadOnly: sb.ReadOnlyPaths(home),
 		AllowHosts: sb.AllowHosts, Network: sandbox.NetAllowlist}
 }
+
+// borrow is the object directories a sandboxed checkout's git may read:
+// this clone's, which no sandbox writes (what a worker writes in its own
+// clone's alternates mounts nothing).
+func (s *Supervisor) borrow() []string { return sandbox.Borrowed(s.o.Git.ObjectsDir()) }
 
 // noteBlocked records the hosts the sandbox refused issue n's run (a
 // worker's, a reviewer's or verify's, as what says; n 0: the verify of

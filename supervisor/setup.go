@@ -280,7 +280,7 @@ func (s *Supervisor) prepareFiles(ctx context.Context, j *job, n int, dir string
 		return fmt.Errorf("setup #%d: %w", n, err)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	err = cmd.Run()
+	err = s.runRecorded(j, n, "setup", dir, cmd)
 	if berr := s.noteBlocked(j, n, "setup", done()); berr != nil && err == nil {
 		return berr
 	}

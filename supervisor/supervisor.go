@@ -277,7 +277,6 @@ func randomHex(n int) string {
 // unreachable, GitHub down, the disk full) is waited out here as in the
 // loop: a run started during an outage starts once it passes.
 func (s *Supervisor) open(ctx context.Context) (bool, error) {
-	s.sweepScratch(ctx)
 	dir, err := runlog.OpenDir(s.o.Layout.StateDir)
 	if err != nil {
 		return false, err
@@ -294,6 +293,12 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 		l.count(s.o.Source)
 		s.start = l.run.Info.StartedAt
 		s.printf("resuming run %s (wave branch %s)", l.run.Info.ID, l.run.Info.WaveBranch)
+		// What the last supervisor left running goes first, then the
+		// checkouts it ran in.
+		if err := s.endOrphans(ctx); err != nil {
+			return true, err
+		}
+		s.sweepScratch(ctx)
 		if l.run.StopPaused {
 			if err := s.emit(backlog.Event{Kind: backlog.EvRunResumed, Detail: "backlog run"}); err != nil {
 				return true, err
@@ -305,6 +310,7 @@ func (s *Supervisor) open(ctx context.Context) (bool, error) {
 		}
 		return true, s.restartIntents(ctx)
 	}
+	s.sweepScratch(ctx)
 	created := ""
 	if err := s.retry(ctx, func(ctx context.Context) error { return s.create(ctx, &created) }); err != nil {
 		return false, err

@@ -31,7 +31,7 @@ func (s *Supervisor) parkOutside(ctx context.Context, j *job) (bool, error) {
 		return false, nil
 	}
 	n := is.Number
-	detail := fmt.Sprintf("changed %s outside its declared surface (backlog.surfacePolicy: park)", backlog.Clean(strings.Join(outside, ", ")))
+	detail := fmt.Sprintf("changed %s outside its declared surface (backlog.surfacePolicy: park)", fileList(outside))
 	question := fmt.Sprintf("#%d's worker changed files its Files: list does not name. Add them to the issue's Files: list, or narrow the change on %s, and run again?", n, is.Branch)
 	if err := s.comment(ctx, j, "parked", backlog.ParkedComment(s.run().Info.ID, detail, question, nil)); err != nil {
 		return true, err
@@ -66,7 +66,7 @@ func (s *Supervisor) surfaceWarn(w *worker, outside []string) {
 			}
 		}
 	}
-	d := fmt.Sprintf("changed %s outside its declared surface (listed in the final PR)", backlog.Clean(strings.Join(outside, ", ")))
+	d := fmt.Sprintf("changed %s outside its declared surface (listed in the final PR)", fileList(outside))
 	if len(touched) > 0 {
 		var ns []string
 		for _, o := range s.run().List() {
@@ -78,4 +78,11 @@ func (s *Supervisor) surfaceWarn(w *worker, outside []string) {
 	}
 	s.printf("warning: #%d %s", is.Number, d)
 	_ = s.emit(backlog.Event{Kind: backlog.EvSurfaceOverlap, Issue: is.Number, Files: outside, Detail: d})
+}
+
+// fileList is the names of files a worker committed, for one line: a
+// name is the worker's to choose, newlines included, and must not start
+// a line of the run's output of its own.
+func fileList(files []string) string {
+	return strings.NewReplacer("\n", " ", "\t", " ").Replace(backlog.Clean(strings.Join(files, ", ")))
 }

@@ -32,7 +32,7 @@ func (s *Supervisor) untrustedCommand(ctx context.Context, argv []string, dir st
 	}
 	var mu sync.Mutex
 	var refused []string
-	box, err := sandbox.Open(sandbox.Options{Bwrap: s.sandbox.Bwrap, Self: self, Checkout: dir, GitWritable: gitWritable,
+	box, err := sandbox.Open(sandbox.Options{Bwrap: s.sandbox.Bwrap, Self: self, Checkout: dir, GitWritable: gitWritable, Borrow: s.borrow(),
 		ReadOnly: sb.ReadOnlyPaths(home), AllowHosts: sb.AllowHosts, Network: network,
 		Refused: func(hostport, _ string) {
 			mu.Lock()

@@ -40,7 +40,7 @@ func (s *Supervisor) verifyCommand(ctx context.Context, n int, argv []string, di
 	}
 	var mu sync.Mutex
 	var refused []string
-	box, err := sandbox.Open(sandbox.Options{Bwrap: s.sandbox.Bwrap, Self: self, Checkout: dir, ReadOnly: sb.ReadOnlyPaths(home),
+	box, err := sandbox.Open(sandbox.Options{Bwrap: s.sandbox.Bwrap, Self: self, Checkout: dir, Borrow: s.borrow(), ReadOnly: sb.ReadOnlyPaths(home),
 		AllowHosts: sb.AllowHosts, Network: sb.VerifyNet(),
 		Refused: func(hostport, _ string) {
 			mu.Lock()

@@ -199,6 +199,9 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	n, v, prior := is.Number, obs.Verdict, is.Outcome
 	// First: a pod's run brings its log's tail back with its branch.
 	if err := s.co.Fetch(ctx, is); err != nil {
+		if ok, err := s.unreadable(ctx, w, err); ok {
+			return err
+		}
 		return fmt.Errorf("#%d: fetch its branch: %w", n, err)
 	}
 	if v.State == runtime.StateUsageLimited && v.UsageLimit != nil {
@@ -212,6 +215,9 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 	lost := s.co.Lost(is)
 	commits, err := s.co.Ahead(ctx, is)
 	if err != nil {
+		if ok, err := s.unreadable(ctx, w, err); ok {
+			return err
+		}
 		return fmt.Errorf("#%d: commits ahead: %w", n, err)
 	}
 	outcome, detail := classify(v, prior, res, marked, commits)
@@ -265,7 +271,10 @@ func (s *Supervisor) finished(ctx context.Context, w *worker, obs runtime.Observ
 		s.printf("#%d: ready to merge (%d commit(s) on %s)", n, commits, is.Branch)
 		// Its branch is brought in now, beside the merge train (which
 		// waits for this job before it merges the issue), not in it.
-		return s.spawn(ctx, w, func(ctx context.Context, _ *job) error { return s.co.Fetch(ctx, w.is) })
+		return s.spawn(ctx, w, func(ctx context.Context, j *job) error {
+			_, err := s.unreadableIn(ctx, j, s.co.Fetch(ctx, w.is))
+			return err
+		})
 	case backlog.OutcomeNeedsInput:
 		q := firstNonEmpty(res.Question, "The worker needs input to go on.")
 		return s.spawn(ctx, w, func(ctx context.Context, j *job) error { return s.needsInput(ctx, j, q) })
@@ -416,6 +425,9 @@ func (s *Supervisor) salvage(ctx context.Context, w *worker, detail string) erro
 	lost := s.co.Lost(is)
 	sha, err := s.co.Snapshot(ctx, is, ref, fmt.Sprintf("salvage of #%d attempt %d: %s", n, is.Attempts, oneLine(detail)))
 	if err != nil {
+		if ok, err := s.unreadable(ctx, w, err); ok {
+			return err
+		}
 		return fmt.Errorf("#%d: salvage snapshot: %w", n, err)
 	}
 	if err := s.emit(backlog.Event{Kind: backlog.EvSalvaged, Issue: n, Attempt: is.Attempts, Ref: ref, Commit: sha}); err != nil {

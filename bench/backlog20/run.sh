@@ -4,6 +4,7 @@
 # against a bare origin in a temp dir; prints the wall time and the run's
 # per-issue figures from its events.
 # Usage: bench/backlog20/run.sh <our binary> [issues=20] [width=5]
+# SANDBOX=off|on sets backlog.sandbox.mode (default: the config's, auto).
 set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") n=${2:-20} width=${3:-5}
 d=$(mktemp -d /tmp/bl20.XXXX)
@@ -14,6 +15,9 @@ git clone -q "$d/origin.git" "$d/repo" 2>/dev/null
 cd "$d/repo"
 "$bin" --repo-root . init --backlog-demo >/dev/null
 rm -f docs/backlog/*.md
+if [ -n "${SANDBOX:-}" ]; then
+  sed -i "s/^backlog:\$/backlog:\n  sandbox:\n    mode: $SANDBOX/" wave.config.yaml
+fi
 for i in $(seq 1 "$n"); do
   printf -- '---\ntitle: Part %d\n---\nAdd part %d.\n\nFiles: src/p%d/**\n' "$i" "$i" "$i" >"docs/backlog/$i-part-$i.md"
 done

@@ -71,7 +71,7 @@ when that session is not running.`,
 				return err
 			}
 			if dash {
-				return attachDashboard(ctx, g, e.layout, c.OutOrStdout(), c.ErrOrStderr())
+				return attachDashboard(ctx, g, e, c.OutOrStdout(), c.ErrOrStderr())
 			}
 			if issue > 0 {
 				return attachIssue(ctx, e, issue, c.OutOrStdout(), c.ErrOrStderr())
@@ -150,7 +150,8 @@ func showRunLog(ctx context.Context, w state.Wave, a state.Agent, why string, st
 	return nil
 }
 
-func attachDashboard(ctx context.Context, g *globals, layout lanes.Layout, stdout, stderr io.Writer) error {
+func attachDashboard(ctx context.Context, g *globals, e *laneEnv, stdout, stderr io.Writer) error {
+	layout := e.layout
 	client := tmuxadapter.New(layout.Socket())
 	ok, err := client.HasSession(ctx, lanes.DashboardSession)
 	if err != nil {
@@ -160,7 +161,7 @@ func attachDashboard(ctx context.Context, g *globals, layout lanes.Layout, stdou
 		return attachSession(client, lanes.DashboardSession)
 	}
 	fmt.Fprintf(stderr, "no %s session on tmux socket %s; showing the dashboard here\n", lanes.DashboardSession, layout.Socket())
-	return watchDashboard(ctx, g, layout, -1, "", stdout)
+	return watchDashboard(ctx, g, e, -1, "", stdout)
 }
 
 // attachSession hands the terminal to tmux: attach-session, or

@@ -23,6 +23,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/preflight"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
+	"github.com/wave-orchestrator/wave-orchestrator/submitted"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor"
 )
 
@@ -33,6 +34,7 @@ type backlogFlags struct {
 	executor  string
 	noDash    bool
 	run       string
+	detach    bool
 }
 
 func (f *backlogFlags) selection(c *cobra.Command) {
@@ -163,10 +165,14 @@ executor is unusable. The lane's dashboard session shows the backlog
 view (tmux -L <socket> attach -t dashboard) unless --no-dashboard. A run that
 was interrupted or stopped is resumed by running this again; a run paused by
 ` + "`backlog stop`" + ` exits 0. --issues naming an issue the source does not have is
-refused (exit 2) before anything is created.`,
+refused (exit 2) before anything is created. --detach runs it as submit runs a
+launch: after these checks it is queued on the lane (behind an active run) and
+started in tmux session "launcher" on the lane socket, and the command returns
+at once with its run id; follow it with wait --run-id and backlog status.`,
 		Example: `  wave-orchestrator backlog run --issues 12,15,18
   wave-orchestrator backlog run --unbounded --max-issues 10 --max-minutes 120
-  wave-orchestrator backlog run    # after a crash or stop: resume the open run`,
+  wave-orchestrator backlog run    # after a crash or stop: resume the open run
+  id=$(wave-orchestrator backlog run --issues 12,15 --detach --json | jq -r .runId) && wave-orchestrator wait --run-id "$id"`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runBacklog(c, g, f) },
 	}
@@ -181,6 +187,8 @@ refused (exit 2) before anything is created.`,
 	bindConfig(c, "base", "github.baseBranch")
 	fl.StringVar(&f.executor, "executor", "", "executor for workers (default backlog.executor.id, else executors.default)")
 	fl.BoolVar(&f.noDash, "no-dashboard", false, "do not start the dashboard tmux session")
+	fl.BoolVar(&f.detach, "detach", false, "queue the run and start it detached (tmux session launcher); print its run id and return")
+	fl.BoolVar(&g.json, "json", false, "with --detach: print {runId, lane, statePath, queued} as JSON")
 	return c
 }
 
@@ -239,6 +247,9 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.detach {
+		return detachBacklog(c, g, e, bin)
+	}
 	var runID string
 	d := laneDrive{holder: "another launcher or supervisor", dashboard: !f.noDash, view: []string{"--view", viewBacklog}, logger: be.logger,
 		stopped: supervisor.ErrStopped,
@@ -267,6 +278,23 @@ func runBacklog(c *cobra.Command, g *globals, f *backlogFlags) error {
 		runID = res.RunID
 		return res.ExitCode, err
 	})
+}
+
+// detachBacklog queues this `backlog run` (its flags but --detach and
+// --json) as a submitted run, as the MCP server's submit does: the same
+// queue, watcher and records as a submitted launch.
+func detachBacklog(c *cobra.Command, g *globals, e *laneEnv, bin string) error {
+	var args []string
+	for _, a := range forwardedArgs(c.Flags()) {
+		if !strings.HasPrefix(a, "--detach=") && !strings.HasPrefix(a, "--json=") {
+			args = append(args, a)
+		}
+	}
+	rec, busy, err := enqueueRun(c.Context(), e, bin, "backlog", append([]string{"run"}, args...), false)
+	if err != nil {
+		return err
+	}
+	return printSubmitted(c.OutOrStdout(), g.json, rec, submitted.Open(e.layout).Path(rec.RunID), busy)
 }
 
 // preflightBacklog checks, before anything is claimed or pushed, that this

@@ -25,7 +25,9 @@ func newBacklogPruneCmd(g *globals) *cobra.Command {
 where nothing is lost: no uncommitted change is left in the worktree, and every
 commit of its HEAD is on the worker branch or in a salvage snapshot
 (refs/wave/salvage/...). Any other worktree is kept, and prune says why. The
-branches stay: a later run recreates a worktree from its branch.`,
+branches stay: a later run recreates a worktree from its branch. --dry-run
+changes nothing (no fetch, no ref moved, nothing removed): it reads each
+worker branch from its worktree and says what prune would do.`,
 		Example: `  wave-orchestrator backlog prune
   wave-orchestrator backlog prune --dry-run`,
 		Args: cobra.NoArgs,
@@ -72,7 +74,7 @@ branches stay: a later run recreates a worktree from its branch.`,
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&dry, "dry-run", false, "say what would be removed and kept; remove nothing")
+	c.Flags().BoolVar(&dry, "dry-run", false, "say what would be removed and kept; fetch, move and remove nothing")
 	return c
 }
 
@@ -80,7 +82,9 @@ branches stay: a later run recreates a worktree from its branch.`,
 // work is safe in a ref of the clone, and says what it did or why it
 // kept it. The worker branch is first brought from the checkout into the
 // clone (commits made there since the run, by the worker or a person,
-// are then on it); nothing of git runs in the checkout itself.
+// are then on it); nothing of git runs in the checkout itself. A dry run
+// changes nothing: it reads the checkout's branch instead of fetching it,
+// so it says what the real prune would do.
 func pruneWorktree(ctx context.Context, repo *gitops.Repo, is *backlog.IssueRun, dry bool, w io.Writer) bool {
 	where := termtext.Escape(is.Worktree)
 	keep := func(why string) bool {
@@ -94,15 +98,32 @@ func pruneWorktree(ctx context.Context, repo *gitops.Repo, is *backlog.IssueRun,
 	case dirty > 0:
 		return keep(fmt.Sprintf("%d uncommitted change(s) that no ref holds", dirty))
 	}
-	if !dry && is.Branch != "" {
+	branch := "refs/heads/" + is.Branch
+	// What the clone's branch is once brought from the checkout: a dry
+	// run reads it there and fetches nothing.
+	branchTip := branch
+	switch {
+	case is.Branch == "":
+	case dry:
+		tip, ok, err := repo.CheckoutBranch(ctx, is.Worktree, is.Branch)
+		if err != nil {
+			return keep(fmt.Sprintf("cannot read its branch: %v", err))
+		}
+		if ok {
+			branchTip = tip
+		}
+	default:
 		if _, _, err := repo.FetchFromCheckout(ctx, is.Worktree, is.Branch); err != nil {
 			return keep(fmt.Sprintf("cannot bring its branch into the clone: %v", err))
 		}
 	}
 	safeIn := ""
-	for _, ref := range append([]string{"refs/heads/" + is.Branch}, is.SalvageRefs...) {
+	for i, ref := range append([]string{branchTip}, is.SalvageRefs...) {
 		if n, err := repo.CheckoutAhead(ctx, is.Worktree, head, ref); err == nil && n == 0 {
 			safeIn = ref
+			if i == 0 {
+				safeIn = branch
+			}
 			break
 		}
 	}

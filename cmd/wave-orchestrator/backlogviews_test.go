@@ -8,6 +8,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
+	"github.com/wave-orchestrator/wave-orchestrator/config"
 	"github.com/wave-orchestrator/wave-orchestrator/dashboard"
 	"github.com/wave-orchestrator/wave-orchestrator/jsonfile"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
@@ -21,7 +22,7 @@ func TestBacklogViewsJoinTheDashboard(t *testing.T) {
 	layout := lanes.New(t.TempDir(), ".wave", "", "main")
 	views := func(view string) (int, string) {
 		cfg := dashboard.Config{}
-		backlogViews(ctx, &cfg, layout, view)
+		backlogViews(ctx, &cfg, &laneEnv{cfg: &config.Config{}, layout: layout}, view)
 		return len(cfg.Views), cfg.First
 	}
 	if n, first := views(""); n != 0 || first != "" {

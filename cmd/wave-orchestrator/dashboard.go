@@ -79,13 +79,13 @@ launch replaces it.`,
 			}
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
-			l, layout, err := loadLaneState(ctx, g)
+			l, e, err := loadLaneState(ctx, g)
 			if err != nil {
 				return err
 			}
 			out := c.OutOrStdout()
 			if !watch && view == viewBacklog {
-				st, ok, err := newBacklogLoader(ctx, layout)(ctx)
+				st, ok, err := newBacklogLoader(ctx, e)(ctx)
 				if err != nil {
 					return err
 				}
@@ -96,7 +96,7 @@ launch replaces it.`,
 				_, err := fmt.Fprint(out, dashboard.Frame(l, wave, outWidth(out), outColor(out), time.Now()))
 				return err
 			}
-			return watchDashboard(ctx, g, layout, wave, view, out)
+			return watchDashboard(ctx, g, e, wave, view, out)
 		},
 	}
 	waveVar(c, &wave, "wave", "w", -1, "show wave `N` (default: the latest)")
@@ -108,10 +108,13 @@ launch replaces it.`,
 
 // newBacklogLoader reads the lane's newest backlog run through
 // supervisor.Status — the reducer `backlog status` renders — with live
-// worktree facts from the repository when it opens.
-func newBacklogLoader(ctx context.Context, layout lanes.Layout) dashboard.BacklogLoader {
+// worktree facts from the repository when it opens. Its git calls hold
+// back the lane's secrets as the supervisor's do (gitOptions): they read
+// workers' checkouts.
+func newBacklogLoader(ctx context.Context, e *laneEnv) dashboard.BacklogLoader {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil)) // never onto the dashboard's screen
-	repo, _ := gitops.Open(ctx, layout.RepoRoot, gitops.Options{Logger: quiet})
+	layout := e.layout
+	repo, _ := gitops.Open(ctx, layout.RepoRoot, e.gitOptions(quiet))
 	return func(ctx context.Context) (backlog.StatusView, bool, error) {
 		dirs, err := runlog.List(layout.StateDir)
 		if err != nil || len(dirs) == 0 {
@@ -128,12 +131,13 @@ func newBacklogLoader(ctx context.Context, layout lanes.Layout) dashboard.Backlo
 // backlogViews adds the backlog view when it is asked for or the lane has
 // a backlog run, and shows it first when asked or (view "") while a run
 // is open; a lane that never ran backlog mode keeps the wave view alone.
-func backlogViews(ctx context.Context, cfg *dashboard.Config, layout lanes.Layout, view string) dashboard.BacklogLoader {
+func backlogViews(ctx context.Context, cfg *dashboard.Config, e *laneEnv, view string) dashboard.BacklogLoader {
+	layout := e.layout
 	runs, _ := runlog.List(layout.StateDir)
 	if view != viewBacklog && len(runs) == 0 {
 		return nil
 	}
-	load := newBacklogLoader(ctx, layout)
+	load := newBacklogLoader(ctx, e)
 	cfg.Views = append(cfg.Views, dashboard.NewBacklogView(*cfg, load))
 	open, _ := runlog.OpenDir(layout.StateDir)
 	if view == viewBacklog || view == "" && open != "" {
@@ -144,14 +148,14 @@ func backlogViews(ctx context.Context, cfg *dashboard.Config, layout lanes.Layou
 
 // watchDashboard runs the live view: interactive on a terminal (a tmux
 // pane included), frame-per-change otherwise.
-func watchDashboard(ctx context.Context, g *globals, layout lanes.Layout, wave int, view string, out io.Writer) error {
-	cfg := dashboardConfig(ctx, g, layout, wave)
+func watchDashboard(ctx context.Context, g *globals, e *laneEnv, wave int, view string, out io.Writer) error {
+	cfg := dashboardConfig(ctx, g, e.layout, wave)
 	f, isFile := out.(*os.File)
 	interactive := isFile && dashboard.IsTerminal(f) && dashboard.IsTerminal(os.Stdin)
 	if interactive {
 		cfg.Color = dashboard.ColorFor(f)
 	}
-	load := backlogViews(ctx, &cfg, layout, view)
+	load := backlogViews(ctx, &cfg, e, view)
 	switch {
 	case interactive:
 		return dashboard.Run(ctx, cfg, os.Stdin, f)

@@ -12,7 +12,6 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/questions"
-	"github.com/wave-orchestrator/wave-orchestrator/state"
 )
 
 // newFeedbackCmd is the reference's feedback queue spelled as it was:
@@ -134,7 +133,7 @@ func newFeedbackWatchCmd(g *globals) *cobra.Command {
 	var timeoutS int
 	c := &cobra.Command{
 		Use:   "watch",
-		Short: "Wait: with --id until that question is answered (prints the answer), else until a question is pending (prints them)",
+		Short: "Wait: with --id until that question is answered (prints the answer), else until a question, wave or backlog, is pending (prints them)",
 		Example: `  wave-orchestrator feedback watch --timeout-seconds 3600
   wave-orchestrator feedback watch --id q-1a2b3c4d`,
 		Args: cobra.NoArgs,
@@ -159,22 +158,15 @@ func newFeedbackWatchCmd(g *globals) *cobra.Command {
 				ctx, cancel = context.WithTimeout(ctx, time.Duration(timeoutS)*time.Second)
 				defer cancel()
 			}
-			for {
-				qs, _, err := questions.List(e.layout)
-				if err != nil {
-					return err
-				}
-				if p := questions.PendingOf(qs); len(p) > 0 {
-					printQuestions(c.OutOrStdout(), p, time.Now())
-					return nil
-				}
-				if _, _, err := waitLaneChange(ctx, e.layout, func(state.Lane) bool { return true }); err != nil {
-					return err
-				}
-				if ctx.Err() != nil {
-					return withCode(exitcode.Timeout, fmt.Errorf("feedback watch: no question within %d s", timeoutS))
-				}
+			p, err := waitPending(ctx, e.layout)
+			if ctx.Err() != nil {
+				return withCode(exitcode.Timeout, fmt.Errorf("feedback watch: no question within %d s", timeoutS))
 			}
+			if err != nil {
+				return err
+			}
+			printQuestions(c.OutOrStdout(), p, time.Now())
+			return nil
 		},
 	}
 	c.Flags().StringVar(&id, "id", "", "wait for the answer to question `ID`")

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/wave-orchestrator/wave-orchestrator/lanes"
 	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/state"
 	"github.com/wave-orchestrator/wave-orchestrator/wave"
@@ -15,13 +14,13 @@ import (
 
 // loadLaneState opens the lane of the global flags and loads its wave
 // state through launcher.Status.
-func loadLaneState(ctx context.Context, g *globals) (state.Lane, lanes.Layout, error) {
+func loadLaneState(ctx context.Context, g *globals) (state.Lane, *laneEnv, error) {
 	e, err := openLane(g)
 	if err != nil {
-		return state.Lane{}, lanes.Layout{}, err
+		return state.Lane{}, nil, err
 	}
 	l, err := launcher.Status(ctx, e.layout)
-	return l, e.layout, err
+	return l, e, err
 }
 
 // openWaveRepo opens the lane as openLane does, and refuses a directory
@@ -39,10 +38,27 @@ func openWaveRepo(g *globals) (*laneEnv, error) {
 		return err == nil
 	}
 	if e.cfg.File != "" || exists(e.lane.WavesDir) || exists(e.lane.StateRoot) || backlogInUse(e) {
-		return e, nil
+		return e, e.knownLane()
 	}
 	return nil, fmt.Errorf("%s is no wave-orchestrator repository (no wave.config.yaml, no %s, no %s): `wave-orchestrator init` starts one here, or give the repository with --repo-root or $WAVE_REPO_ROOT",
 		root, e.lane.WavesDir, e.lane.StateRoot)
+}
+
+// knownLane refuses a lane the repository has nothing of — not its
+// default lane, no lanes.<name> section, no waves directory, no state —
+// a mistyped --lane, which status would show as an empty lane: the usage
+// error launch gives, naming the known lanes and how to declare one.
+func (e *laneEnv) knownLane() error {
+	if _, err := os.Stat(filepath.Join(e.lane.RepoRoot, filepath.FromSlash(e.lane.WavesDir))); err == nil {
+		return nil
+	}
+	if _, err := os.Stat(e.layout.StateDir); err == nil {
+		return nil
+	}
+	if err := e.noWavesDir(); isUsageError(err) {
+		return err
+	}
+	return nil // a declared lane with nothing yet: an empty lane
 }
 
 // knownWave refuses wave n (-1: none asked) when it is neither a wave

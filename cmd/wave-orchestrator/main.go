@@ -13,6 +13,7 @@ import (
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
+	"github.com/wave-orchestrator/wave-orchestrator/runtime"
 	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 )
 
@@ -81,7 +82,7 @@ func exitOf(err error) (int, string) {
 // which costs each of these processes more than the rest of its start-up
 // in Go. It takes only the exact forms the launcher and the executors
 // write (`agent-run --payload <path>`, `local …`, `local-worker …`,
-// `sandbox-shim …`) and
+// `sandbox-shim …`, the supervisor's held starts' `hold …`) and
 // behaves as the cobra command would; anything else (`agent-run --help`,
 // a global flag first, a missing payload) goes through cobra.
 func runInternal(ctx context.Context, args []string) (code int, ok bool) {
@@ -99,6 +100,8 @@ func runInternal(ctx context.Context, args []string) (code int, ok bool) {
 		return runLocal(args[1:], os.Stdout), true
 	case "local-worker":
 		return runLocalWorker(args[1:], os.Stdout), true
+	case runtime.HoldCommand:
+		return runtime.HoldMain(args)
 	}
 	// A sandbox's first process inside.
 	return sandbox.Main(args)

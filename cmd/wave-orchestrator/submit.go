@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
+	"github.com/wave-orchestrator/wave-orchestrator/launcher"
 	"github.com/wave-orchestrator/wave-orchestrator/runs"
 	"github.com/wave-orchestrator/wave-orchestrator/submitted"
 )
@@ -42,7 +43,7 @@ at a time per lane, first in first out, each starting once the lane is free.
   id=$(wave-orchestrator submit --json | jq -r .runId) && wave-orchestrator wait --run-id "$id"`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runSubmit(c, g, f, resumeWave >= 0, noQueue)
+			return runSubmit(c, g, f, resumeWave, noQueue)
 		},
 	}
 	f.register(c, false)
@@ -74,7 +75,8 @@ func forwardedArgs(fs *pflag.FlagSet) []string {
 	return out
 }
 
-func runSubmit(c *cobra.Command, g *globals, f *launchFlags, resume, noQueue bool) error {
+func runSubmit(c *cobra.Command, g *globals, f *launchFlags, resumeWave int, noQueue bool) error {
+	resume := resumeWave >= 0
 	if !resume && (f.phase != "" || len(f.agents) > 0 || f.rerunProven) {
 		return usageError{fmt.Errorf("--phase, --agent and --rerun-proven need --wave (a resume)")}
 	}
@@ -95,6 +97,16 @@ func runSubmit(c *cobra.Command, g *globals, f *launchFlags, resume, noQueue boo
 	}
 	if err := checkProject(f.ref.project, e); err != nil {
 		return err
+	}
+	if resume {
+		// Refused now, not as the queued run's why later.
+		l, err := launcher.Status(c.Context(), e.layout)
+		if err != nil {
+			return err
+		}
+		if err := e.knownWave(l, resumeWave); err != nil {
+			return usageError{fmt.Errorf("submit --wave %d: %w; resume one of those, or submit a launch (without --wave) for a new wave", resumeWave, err)}
+		}
 	}
 	bin, err := self()
 	if err != nil {

@@ -84,7 +84,8 @@ func TestAMistypedFlagNamesTheFlagMeant(t *testing.T) {
 }
 
 // The usage errors docs/exit-codes.md lists exit 2: a missing argument,
-// a bad flag value and a wave that does not exist.
+// a bad flag value, a wave that does not exist (for status and for
+// submit's resume) and a lane the repository has nothing of.
 func TestUsageErrorsExitTwoAsDocumented(t *testing.T) {
 	t.Parallel()
 	r := e2etest.NewRepo(t)
@@ -97,6 +98,12 @@ func TestUsageErrorsExitTwoAsDocumented(t *testing.T) {
 		{[]string{"launch", "--timeout-minutes", "-1", "--no-dashboard"}, "flag --timeout-minutes: runtime.timeoutMinutes: must be >= 1, got -1"},
 		{[]string{"status", "-w", "7"}, "lane main: no wave 7; the lane's waves are 0"},
 		{[]string{"status", "-w", "7", "--json"}, "lane main: no wave 7; the lane's waves are 0"},
+		// Refused before anything is queued, not as the queued run's why.
+		{[]string{"submit", "--wave", "7"}, "submit --wave 7: lane main: no wave 7; the lane's waves are 0; " +
+			"resume one of those, or submit a launch (without --wave) for a new wave"},
+		// A mistyped lane is no empty lane.
+		{[]string{"status", "--lane", "nope"}, "unknown lane \"nope\" (known lanes: main); declare it under `lanes: {nope: {}}` " +
+			"in wave.config.yaml, or create its waves directory docs/nope/plans/waves"},
 	} {
 		res := r.Run(e2etest.Context(t), tc.args...)
 		if res.Code != e2etest.ExitUsage || res.Stderr != "wave-orchestrator: "+tc.want+"\n" || res.Stdout != "" {

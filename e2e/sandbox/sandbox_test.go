@@ -135,7 +135,13 @@ func status(t *testing.T, r *e2etest.BacklogRepo, home string) (string, backlog.
 
 func agentLog(t *testing.T, r *e2etest.BacklogRepo, issue int) string {
 	t.Helper()
-	logs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "lanes", "main", "backlog", "*", "runs", fmt.Sprintf("i%d-a*", issue), "agent.log"))
+	return agentLogGlob(t, r, fmt.Sprintf("i%d-a*", issue))
+}
+
+// agentLogGlob is the logs of the runs whose directory matches run.
+func agentLogGlob(t *testing.T, r *e2etest.BacklogRepo, run string) string {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(r.Root, ".wave", "lanes", "main", "backlog", "*", "runs", run, "agent.log"))
 	var b strings.Builder
 	for _, l := range logs {
 		data, _ := os.ReadFile(l)

@@ -153,3 +153,39 @@ func TestBacklogPruneLeavesNoEmptyRunDirectory(t *testing.T) {
 		t.Errorf("prune removed the worktree root %s itself: %v", root, err)
 	}
 }
+
+// `backlog prune --dry-run` changes nothing — no ref of the clone moves,
+// no worktree goes — and says what `backlog prune` then does: a commit
+// made on the worker's branch in its worktree after the run counts as
+// safe in both, though only the real prune brings it into the clone.
+func TestBacklogPruneDryRunChangesNothingAndSaysWhatPruneDoes(t *testing.T) {
+	r := e2etest.NewBacklogRepo(t)
+	r.Issue(1, "Fails, committed", "Files: a/**\n\nlocal-agent: fail-attempts=9")
+	run := r.RunEnv(context.Background(), "backlog", "run", "--issues", "1", "--no-dashboard")
+	var wt e2etest.IssueLive
+	for _, is := range r.LiveIssues(t) {
+		if is.Number == 1 {
+			wt = is
+		}
+	}
+	if _, err := os.Stat(wt.Worktree); err != nil || wt.Branch == "" {
+		t.Fatalf("#1's worktree %q (branch %q) was not kept: %v\n%s", wt.Worktree, wt.Branch, err, run.Stdout)
+	}
+	e2etest.GitIn(t, wt.Worktree, "commit", "-q", "--allow-empty", "-m", "after the run, on its branch")
+	refs := func() string { return e2etest.GitIn(t, r.Root, "for-each-ref", "--format=%(refname) %(objectname)") }
+	before := refs()
+	dry := r.RunEnv(context.Background(), "backlog", "prune", "--dry-run")
+	if dry.Code != 0 || !strings.Contains(dry.Stdout, "#1: would remove "+wt.Worktree+" (work safe in refs/heads/"+wt.Branch+")") {
+		t.Fatalf("prune --dry-run: exit %d, want #1 would be removed\n%s\n%s", dry.Code, dry.Stdout, dry.Stderr)
+	}
+	if after := refs(); after != before {
+		t.Errorf("prune --dry-run moved refs of the clone:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if _, err := os.Stat(wt.Worktree); err != nil {
+		t.Fatalf("prune --dry-run removed #1's worktree: %v", err)
+	}
+	res := r.RunEnv(context.Background(), "backlog", "prune")
+	if res.Code != 0 || !strings.Contains(res.Stdout, "#1: removed "+wt.Worktree+" (work safe in refs/heads/"+wt.Branch+")") {
+		t.Fatalf("prune: exit %d, want #1 removed as the dry run said\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+}

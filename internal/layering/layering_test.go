@@ -277,8 +277,8 @@ func TestSubmittedLeavesLoopsAndBackendsAlone(t *testing.T) {
 // runtime (and outside tests and test harnesses) sends a signal:
 // syscall.Kill, unix.Kill, or a Signal or Kill on an os.Process. A
 // process is started to be stopped through runtime (GroupCommand,
-// StartChild, Terminate), which checks it is still the process it
-// started.
+// StartChild, StartHeld, Terminate, EndSessions), which checks it is
+// still the process it started.
 func TestOnlyRuntimeSignalsProcesses(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{.Dir}} {{join .GoFiles " "}}`, module+"/...").Output()
 	if err != nil {
