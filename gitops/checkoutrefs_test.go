@@ -9,6 +9,7 @@ import (
 // made there after the clone last fetched it included — whether the ref
 // is loose or packed, and nothing of this clone moves while it is read.
 func TestCheckoutBranchReadsTheWorkersBranchWithoutFetchingIt(t *testing.T) {
+	t.Parallel()
 	r := newClone(t, newOrigin(t))
 	ctx := ctxT(t)
 	dir := filepath.Join(t.TempDir(), "w")

@@ -39,6 +39,7 @@ func exitCode(t *testing.T, err error) int {
 // nothing of its program: there is no moment in which it runs without
 // its identity recorded.
 func TestAHeldProcessNobodyReleasedRunsNothing(t *testing.T) {
+	t.Parallel()
 	mark := filepath.Join(t.TempDir(), "ran")
 	cmd := heldCmd("sh", "-c", `echo $$ > "$0"`, mark)
 	h, err := StartHeld(cmd)
@@ -61,6 +62,7 @@ func TestAHeldProcessNobodyReleasedRunsNothing(t *testing.T) {
 // recorded before the release is the program's own, in its own session,
 // and its exit code and environment are the program's.
 func TestAReleasedProcessIsTheOneItsIdentityNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "ran")
 	cmd := heldCmd("sh", "-c", `echo "$$ $(cut -d' ' -f6 /proc/$$/stat) $HELD_ENV $PWD" > "$0"; exit 7`, mark)
@@ -89,6 +91,7 @@ func TestAReleasedProcessIsTheOneItsIdentityNames(t *testing.T) {
 // one of them made in its session, ignoring SIGTERM — is ended, and the
 // id it was recorded with is reported found.
 func TestEndSessionsEndsEveryGroupOfAnOrphanedSession(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	self, err := os.Executable()
 	if err != nil {
@@ -133,6 +136,7 @@ func TestEndSessionsEndsEveryGroupOfAnOrphanedSession(t *testing.T) {
 // A pid the kernel gave to another process since it was recorded is
 // never signalled, nor its session.
 func TestEndSessionsNeverSignalsAReusedPid(t *testing.T) {
+	t.Parallel()
 	cmd := heldCmd("sleep", "600")
 	h, err := StartHeld(cmd)
 	if err != nil {
@@ -154,6 +158,7 @@ func TestEndSessionsNeverSignalsAReusedPid(t *testing.T) {
 }
 
 func TestLiveSessions(t *testing.T) {
+	t.Parallel()
 	p := func(pid, pgrp, sid int, start uint64, zombie bool) proc {
 		return proc{pid: pid, procStat: procStat{pgrp: pgrp, sid: sid, start: start, zombie: zombie}}
 	}

@@ -292,6 +292,7 @@ func TestUnansweredQuestionHoldsTheRunOnlyForInputWaitMinutes(t *testing.T) {
 // answer, it sees $WAVE_ANSWERED=1 and reads the answer, as `questions
 // --json` prints it, from $WAVE_ANSWERS_FILE (docs/local-agent.md).
 func TestABacklogWorkerStartedAfterAnAnswerIsToldSoInItsEnvironment(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.config = waitingConfig(f.config, "30")
 	gate := f.shellWorkers(`if [ "$WAVE_ANSWERED" != 1 ]; then echo "[backlog-result] state=needs-input question=\"Which API?\""; exit 0; fi

@@ -170,6 +170,7 @@ func TestAFallbackExecutorTakesTheWorkDuringAUsageLimit(t *testing.T) {
 // seconds away: the runs are real, so is the clock) the review runs
 // again and the issue merges once.
 func TestAReviewerAtItsUsageLimitWaitsForTheResetAndTheIssueMergesOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.actsOutside() // the reviewer keeps its mark outside its scratch checkout
 	mark := filepath.Join(t.TempDir(), "limited")

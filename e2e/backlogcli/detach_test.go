@@ -17,6 +17,7 @@ import (
 // every issue merges. A selection naming a missing issue is refused first
 // (exit 2), queueing nothing.
 func TestADetachedBacklogRunReturnsAtOnceAndMergesEveryIssue(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Add a greeting", "Files: src/greet/**")
 	r.Issue(2, "Add a farewell", "Files: src/bye/**")

@@ -88,6 +88,7 @@ func verifiesOf(ctl, life string) []orphan {
 // starts while one of the killed life runs, their scratch checkouts are
 // gone, and every issue is merged once, each merge one a verify passed.
 func TestBacklogKill9UnsandboxedEndsTheKilledVerifiesBeforeVerifyingAgain(t *testing.T) {
+	t.Parallel()
 	const issues = 2
 	r := e2etest.NewBacklogRepo(t)
 	for n := 1; n <= issues; n++ {

@@ -61,6 +61,7 @@ func endOfWatch(t *testing.T, out *bytes.Buffer, done chan error, question strin
 // nothing else of the lane changes: a wave agent's question that blocks
 // nothing.
 func TestFeedbackWatchWakesForAQuestionThatBlocksNothing(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, e2etest.ImplAgent("A1"))
 	_, out, done := startWatch(t, r, nil)
@@ -73,6 +74,7 @@ func TestFeedbackWatchWakesForAQuestionThatBlocksNothing(t *testing.T) {
 // `feedback watch` wakes for a backlog worker's question: the run's log
 // is not the wave state it used to wait on.
 func TestFeedbackWatchWakesForABacklogQuestion(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Pick an API", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
 	_, out, done := startWatch(t, r.Repo, r.Env())
