@@ -17,6 +17,7 @@ import (
 // output a click away; once #1 is answered and merged its row no longer
 // shows the question it asked.
 func TestServePageShowsTheBacklogsQuestionsBranchesAndOutput(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Asks", "Files: backlog-work/issue-1.md\n\nlocal-agent: result=needs-input question=\"Which API?\"")
@@ -75,6 +76,7 @@ func TestServePageShowsTheBacklogsQuestionsBranchesAndOutput(t *testing.T) {
 // A worker at work has its commits ahead of the wave branch on the page,
 // as on the dashboard.
 func TestServePageShowsAWorkersCommitsAhead(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	r := e2etest.NewBacklogRepo(t)
 	if _, err := r.PauseAHangingRun(t); err != nil {

@@ -13,6 +13,7 @@ import (
 // The same question on the page (a real browser) shows the override,
 // the isolates, the escape sequence and the zero-width space as escapes.
 func TestABidiOverrideInAQuestionNeverReachesThePage(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	r := e2etest.NewRepo(t)
 	q := e2etest.PostRecord(t, r, "-a", "A1", "--kind", "human-feedback", "--summary", e2etest.HostileQuestion)

@@ -18,6 +18,7 @@ const serveToken = "flood-test-token-0123456789abcdef"
 // A token shorter than 16 bytes is refused at start, naming the variable
 // and how to make a good one.
 func TestServeRefusesAShortToken(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	cmd := r.Command(e2etest.Context(t), "serve", "--addr", "127.0.0.1:0", "--token-env", "SERVE_TEST_SHORT_TOKEN")
 	cmd.Env = append(cmd.Env, "SERVE_TEST_SHORT_TOKEN=x")
@@ -33,6 +34,7 @@ func TestServeRefusesAShortToken(t *testing.T) {
 // open, against a serve whose file limit is 200, neither crash it nor
 // keep the token holder out.
 func TestServeSurvivesAFloodOfUnauthenticatedConnections(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	url := r.ServeUnderFileLimit(t, 200, []string{"SERVE_TEST_TOKEN=" + serveToken}, "--token-env", "SERVE_TEST_TOKEN")
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/")

@@ -83,6 +83,7 @@ func waitPage(t *testing.T, ctx context.Context, what, expr string) {
 // with the answer in its prompt and exits 0. Markup in a title and in the
 // answer stays text.
 func TestServePageShowsAWaveLiveAndAnswersAQuestion(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	r := e2etest.NewRepo(t)
 	a1 := e2etest.ImplAgent("A1", "local.ask: "+e2etest.AskedQuestion)
@@ -204,6 +205,7 @@ func TestServeTokenGuardsEveryRequest(t *testing.T) {
 // and POST …/answer answers it on its issue as `answer` does, so the next
 // run merges the issue with the answer in its worker's prompt.
 func TestServeAnswersABacklogQuestion(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
 	r.CommitIssues(t)

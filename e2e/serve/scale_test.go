@@ -85,6 +85,7 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 // read, never that no wave ran. A wave a person unfolds stays open across
 // updates, and its agents' output opens on a click.
 func TestServePageKeepsTenWavesOfTwentyAgentsToOneScreen(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	r, launchNine := tenWaves(t)
 	url := r.Serve(t)
