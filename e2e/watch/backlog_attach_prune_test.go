@@ -17,6 +17,7 @@ import (
 // backlog worker, and pruning kept worktrees only where nothing is lost.
 
 func TestBacklogStatusShowsAStoppedWorkerAsStopped(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	_, _ = r.PauseAHangingRun(t)
 	is := r.LiveIssues(t)
@@ -30,6 +31,7 @@ func TestBacklogStatusShowsAStoppedWorkerAsStopped(t *testing.T) {
 }
 
 func TestAttachIssueAttachesToTheBacklogWorkersSession(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Works for a long time", "Files: a/**\n\nlocal-agent: hang")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -74,6 +76,7 @@ func TestAttachIssueAttachesToTheBacklogWorkersSession(t *testing.T) {
 }
 
 func TestBacklogPruneRemovesOnlyWorktreesWhoseWorkIsSafe(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Fails, committed", "Files: a/**\n\nlocal-agent: fail-attempts=9")
 	r.Issue(2, "Fails, dirty", "Files: b/**\n\nlocal-agent: fail-attempts=9 dirty=b/wip.txt")
@@ -122,6 +125,7 @@ func TestBacklogPruneRemovesOnlyWorktreesWhoseWorkIsSafe(t *testing.T) {
 // under the worktree root (<project>-<run>) goes too: nothing empty is
 // left behind per run.
 func TestBacklogPruneLeavesNoEmptyRunDirectory(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Fails, committed", "Files: a/**\n\nlocal-agent: fail-attempts=9")
 	r.Issue(2, "Merges", "Files: c/**")
@@ -159,6 +163,7 @@ func TestBacklogPruneLeavesNoEmptyRunDirectory(t *testing.T) {
 // made on the worker's branch in its worktree after the run counts as
 // safe in both, though only the real prune brings it into the clone.
 func TestBacklogPruneDryRunChangesNothingAndSaysWhatPruneDoes(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Fails, committed", "Files: a/**\n\nlocal-agent: fail-attempts=9")
 	run := r.RunEnv(context.Background(), "backlog", "run", "--issues", "1", "--no-dashboard")

@@ -14,6 +14,7 @@ import (
 )
 
 func TestBacklogRunPreflightFailsBeforeAnyClaim(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Add a greeting", "Files: src/greet/**")
 	r.Issue(2, "Add a farewell", "Files: src/bye/**")
@@ -62,6 +63,7 @@ func TestBacklogRunPreflightFailsBeforeAnyClaim(t *testing.T) {
 // tally and the workers while they run, then the run's final result, and
 // it stays after the run ends.
 func TestBacklogRunDashboardShowsTallyThenResult(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Add a greeting", "Files: src/greet/**\n\nlocal-agent: delay=4s")
 	r.Issue(2, "Add a farewell", "Files: src/bye/**\n\nlocal-agent: delay=4s")
@@ -113,6 +115,7 @@ func TestBacklogRunDashboardShowsTallyThenResult(t *testing.T) {
 }
 
 func TestDashboardViewFlag(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	none := r.RunEnv(e2etest.Context(t), "dashboard", "--view", "backlog")
 	if none.Code != 0 || !strings.Contains(none.Stdout, "no backlog run on this lane yet") {
@@ -131,6 +134,7 @@ func TestDashboardViewFlag(t *testing.T) {
 // doctor names the GitHub token variable of a github backlog source,
 // set or not, and never prints its value.
 func TestDoctorChecksBacklogToken(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	cfg, err := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
 	if err != nil {

@@ -34,6 +34,7 @@ func agentRow(id, st string) *regexp.Regexp {
 // its final frame and a result line, detaches on q and keeps running,
 // and is replaced in place (its client staying) by the next launch.
 func TestDashboardSessionOutlivesTheWave(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 3s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main")
@@ -134,6 +135,7 @@ func TestDashboardSessionOutlivesTheWave(t *testing.T) {
 }
 
 func TestStatusJSONOfFinishedLane(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	if res := e2etest.Launch(t, r); res.Code != 0 {
@@ -242,6 +244,7 @@ func envWithout(names ...string) []string {
 }
 
 func TestAttachTargetsTheAgentSession(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
@@ -301,6 +304,7 @@ func processExited(cmd *exec.Cmd) bool {
 }
 
 func TestAttachShowsLogWhenSessionGone(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	if res := e2etest.Launch(t, r); res.Code != 0 {
@@ -336,6 +340,7 @@ func TestAttachShowsLogWhenSessionGone(t *testing.T) {
 // A run whose session is gone while it still runs (here: renamed away)
 // is followed through its log until it ends.
 func TestAttachFollowsLogOfRunWithoutSession(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
@@ -378,6 +383,7 @@ func TestAttachFollowsLogOfRunWithoutSession(t *testing.T) {
 }
 
 func TestStopLaneTerminatesTheWave(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
@@ -421,6 +427,7 @@ func TestStopLaneTerminatesTheWave(t *testing.T) {
 }
 
 func TestStopAgentLeavesTheLauncherRunning(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main", "--no-dashboard")
@@ -460,6 +467,7 @@ func TestStopAgentLeavesTheLauncherRunning(t *testing.T) {
 // `stop --agent` does: the live launcher counts a failed attempt and
 // runs it again.
 func TestDashboardStopKeyStopsTheAgent(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.delay: 60s"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	bg := r.Start(e2etest.Context(t), "launch", "--lane", "main")
@@ -489,6 +497,7 @@ func TestDashboardStopKeyStopsTheAgent(t *testing.T) {
 // resume session; the resumed launch replaces the dashboard, which then
 // shows the wave completed.
 func TestDashboardRetryKeyResumesTheWave(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1", "local.fail-attempts: 1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	if res := r.Run(e2etest.Context(t), "launch", "--lane", "main", "--max-retries-per-wave", "0"); res.Code == 0 {
