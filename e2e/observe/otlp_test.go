@@ -52,6 +52,7 @@ func byID(spans []otlptest.Span) map[string]otlptest.Span {
 // and its metrics; the agents get OTEL_RESOURCE_ATTRIBUTES naming where
 // they run, the user's own attributes kept.
 func TestALaunchSendsItsWaveAsOneTraceOfStagesAndAgents(t *testing.T) {
+	t.Parallel()
 	rcv := otlptest.New(t)
 	r := e2etest.NewRepo(t)
 	dump := writeScript(t, envDump)
@@ -126,6 +127,7 @@ func TestALaunchSendsItsWaveAsOneTraceOfStagesAndAgents(t *testing.T) {
 // worker runs, its merge and the merge's verify under it; the merges and
 // the issues' tokens and cost are counted.
 func TestABacklogRunSendsItsIssuesWorkersMergesAndVerifiesAsOneTrace(t *testing.T) {
+	t.Parallel()
 	rcv := otlptest.New(t)
 	r := e2etest.NewBacklogRepo(t)
 	r.SetBacklogKey(t, "verify: [sh, -c, 'echo verified']")

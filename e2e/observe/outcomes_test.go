@@ -31,6 +31,7 @@ type ledgerDoc struct {
 // PR's footer; once the wave is merged into main and one issue's merge is
 // reverted there, `usage --outcomes` counts that issue as reverted.
 func TestTheOutcomeLedgerCountsAMergeRevertedOnTheBase(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Write("docs/backlog/1-greet.md", "---\ntitle: Add a greeting\nlabels: [area:greet]\n---\nFiles: src/greet/**\n")
 	r.Write("docs/backlog/2-bye.md", "---\ntitle: Add a farewell\nlabels: [area:bye]\n---\nFiles: src/bye/**\n")

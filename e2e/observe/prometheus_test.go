@@ -154,6 +154,7 @@ func tail(s string, n int) string {
 // agent running, and once the wave ends answers PromQL for the lane's
 // runs and what they cost.
 func TestPrometheusScrapesTheLanesRunsAndCostDuringAWave(t *testing.T) {
+	t.Parallel()
 	prometheusBin(t)
 	r := e2etest.NewRepo(t)
 	script := filepath.Join(t.TempDir(), "costly.sh")
