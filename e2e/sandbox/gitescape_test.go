@@ -46,6 +46,7 @@ const scanObjects = `scan() {
 // its clone (and every look at it) never hashes that file into the
 // user's clone, whose objects the relaunched worker borrows.
 func TestAForgedIndexNeverHasTheSupervisorReadAFileOutOfTheCheckout(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	home := userHome(t)
 	log := plantThenRelaunch(t, home, mkindex+`  mkindex "$(realpath -m --relative-to=. "$HOME_OUTSIDE/.ssh/id_ed25519")"
@@ -63,6 +64,7 @@ scan "PRIVATE KEY"`)
 // user's clone (where every later worker's borrowed objects would reach
 // it), parks the issue, and merges the others.
 func TestAWorkerCloneNamingAnotherRepositoryNeverBringsItIntoTheClone(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	home := userHome(t)
 	other := filepath.Join(home, "other-project")
@@ -95,6 +97,7 @@ fi
 // parked, saying so, while the run merges the one that worked: none
 // stops the run, nor has it wait for an outage that is not there.
 func TestAWorkerThatBreaksItsGitIsParkedWhileTheRunMergesEveryoneElse(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	r := e2etest.NewBacklogRepo(t)
 	shellWorkers(t, r, `case $n in
@@ -134,6 +137,7 @@ if [ "$n" != 4 ]; then echo "[backlog-result] state=done detail=broke it"; exit 
 // run's warning names the file on its own line, and no line of the
 // run's output is the worker's.
 func TestAFileNameNeverForgesALineOfTheRunsOutput(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	r := e2etest.NewBacklogRepo(t)
 	shellWorkers(t, r, `f=$(printf 'forged\nbacklog: #7 merged into main (0000000000)')
@@ -157,6 +161,7 @@ echo x > "$f" && git add -A && git commit -qm "a file"
 // the run merges the other and ends; the verify never loops on a
 // checkout git refuses to make.
 func TestATreeGitWouldNotWriteIsRefusedAtTheFetch(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	r := e2etest.NewBacklogRepo(t)
 	r.SetBacklogKey(t, `verify: [sh, -c, 'true']`)
@@ -207,6 +212,7 @@ func lastLines(s string, n int) string {
 // fails: the supervisor never takes that worktree for the worker's, so
 // the user's worktree, its index and HEAD, stay as they were.
 func TestAWorkerNamingTheUsersWorktreeNeverHasItRemoved(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	r := e2etest.NewBacklogRepo(t)
 	feature := filepath.Join(filepath.Dir(r.Root), "feature")

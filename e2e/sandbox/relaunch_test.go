@@ -44,6 +44,7 @@ func agentLogOf(t *testing.T, r *e2etest.BacklogRepo, issue, attempt int) string
 // objects/info/alternates and fails: its relaunch in the same clone gets
 // a sandbox that mounts none of them.
 func TestAWorkersAlternatesMountNothingInItsNextSandbox(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	home := userHome(t)
 	log := plantThenRelaunch(t, home,

@@ -155,6 +155,7 @@ func agentLogGlob(t *testing.T, r *e2etest.BacklogRepo, run string) string {
 // the run goes on to merge everyone — the attacker's own change too,
 // through the gate like any other.
 func TestAWorkerTryingEachAttackFailsWhileTheRunMergesEveryoneElse(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	other, hits := counting(t)
 	home := userHome(t)
@@ -222,6 +223,7 @@ func TestAWorkerTryingEachAttackFailsWhileTheRunMergesEveryoneElse(t *testing.T)
 // record, the lane's lock. What the supervisor reads back is what it
 // and the runner wrote.
 func TestASandboxedWorkerCannotWriteTheRunRecords(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	home := userHome(t)
 	r := e2etest.NewBacklogRepo(t)
@@ -259,6 +261,7 @@ done
 // second server on 127.0.0.1 receives nothing, and the host it tried is
 // in backlog status and the final PR.
 func TestASandboxedWorkerReachesOnlyAllowedHosts(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	allowed, allowedHits := counting(t)
 	other, otherHits := counting(t)
@@ -303,6 +306,7 @@ get 127.0.0.1:$OTHER | head -n1
 // sink's URL, the model key — while the rest of the environment is
 // there, and it runs sandboxed (the run's state out of its sight).
 func TestVerifyNeverSeesTheTokens(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	home := userHome(t)
 	r := e2etest.NewBacklogRepo(t)
@@ -348,6 +352,7 @@ func TestVerifyNeverSeesTheTokens(t *testing.T) {
 // With backlog.sandbox.mode off, workers run unconfined and the run
 // says so where a person looks: backlog status, the final PR, doctor.
 func TestAnUnsandboxedRunSaysSo(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.SetBacklogKey(t, "sandbox:\n    mode: \"off\"")
 	r.Issue(1, "One", "Files: src/i1/**")
@@ -376,6 +381,7 @@ func TestAnUnsandboxedRunSaysSo(t *testing.T) {
 // repository is their checkout (they post their coordination records
 // under its .wave), their home is private, and the wave passes.
 func TestWaveAgentsRunSandboxedWhenAsked(t *testing.T) {
+	t.Parallel()
 	needBwrap(t)
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
