@@ -127,6 +127,7 @@ func fixed(v any) func([]e2etest.ToolResult) any {
 // model is the `status --json` document of that wave, waiting for input
 // with A1's question.
 func TestClaudeCodeReadsTheStatusOfALiveWave(t *testing.T) {
+	t.Parallel()
 	c := newClaude(t)
 	r := e2etest.NewRepo(t)
 	askingWave(r)
@@ -182,6 +183,7 @@ func questionID(t *testing.T, rs []e2etest.ToolResult) string {
 // as `answer` does, the live launcher starts A1 again with the answer in
 // its prompt, and the launch completes.
 func TestClaudeCodeAnswersAQuestionAndTheAgentCarriesOnWithIt(t *testing.T) {
+	t.Parallel()
 	c := newClaude(t)
 	r := e2etest.NewRepo(t)
 	askingWave(r)
@@ -216,6 +218,7 @@ func TestClaudeCodeAnswersAQuestionAndTheAgentCarriesOnWithIt(t *testing.T) {
 // offers the model no answer tool, refuses the model's call to it, and
 // the question stays pending with the launcher waiting for it.
 func TestClaudeCodeCannotAnswerThroughAReadOnlyServer(t *testing.T) {
+	t.Parallel()
 	c := newClaude(t)
 	r := e2etest.NewRepo(t)
 	askingWave(r)

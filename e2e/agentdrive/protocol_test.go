@@ -74,6 +74,7 @@ var readTools = []string{"backlog_plan", "backlog_status", "output_tail", "quest
 // gets a tool error naming the flag, with nothing answered. With the
 // flag, submit, answer and stop are listed too.
 func TestWriteToolsAreOffUnlessTheServerIsStartedWithAllowWrite(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	ro := connect(t, r)
@@ -101,6 +102,7 @@ func TestWriteToolsAreOffUnlessTheServerIsStartedWithAllowWrite(t *testing.T) {
 // A tool given what the command refuses answers with the command's own
 // error, as a tool error that says how to fix it; the session goes on.
 func TestBadToolInputIsAToolErrorInTheCommandsWords(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	s := connect(t, r, "--allow-write")
@@ -183,6 +185,7 @@ func (s *rawServer) reply(t *testing.T) map[string]any {
 // error reply and the next request is served; a client that goes away
 // while a wait is in flight (600 s) ends the server at once, cleanly.
 func TestTheServerSurvivesMalformedLinesAndAClientLeavingMidWait(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
 	s := startRaw(t, r)

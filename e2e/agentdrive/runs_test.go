@@ -57,6 +57,7 @@ type ended struct {
 // code, run_state says completed, and output_tail shows an agent's output
 // as fenced, untrusted data.
 func TestAWaveSubmittedThroughTheToolsRunsToTheEnd(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1"), e2etest.ImplAgent("A2")}, e2etest.ClosureAgents()...)...)
 	s := connect(t, r, "--allow-write")
@@ -106,6 +107,7 @@ func TestAWaveSubmittedThroughTheToolsRunsToTheEnd(t *testing.T) {
 // before anything is queued, and the submitted run merges its issues,
 // which backlog_status and output_tail then show.
 func TestABacklogRunSubmittedThroughTheToolsMergesItsIssues(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Add a greeting", "Files: src/greet/**")
 	r.Issue(2, "Add a farewell", "Files: src/bye/**")
@@ -168,6 +170,7 @@ func TestABacklogRunSubmittedThroughTheToolsMergesItsIssues(t *testing.T) {
 // `backlog answer` does, and the next submitted run merges the issue
 // with the answer in its worker's prompt.
 func TestABacklogQuestionAnsweredThroughTheToolsLetsTheNextRunMerge(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	r.Issue(1, "Asks", "Files: a/**\n\nlocal-agent: result=needs-input question=\"Which API?\"")
 	r.CommitIssues(t)
@@ -220,6 +223,7 @@ func TestABacklogQuestionAnsweredThroughTheToolsLetsTheNextRunMerge(t *testing.T
 // waiting for a person it returns at once (not after its 600 s), saying
 // input is required and what to do, with the lane's status.
 func TestWaitSaysInputIsRequiredWhenAQuestionWaits(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	askingWave(r)
 	l := startLaunch(t, r)

@@ -19,6 +19,7 @@ const skillDescription = "dispatch a wave of issues"
 // the skill by its description and the server's tools, and a second
 // install changes nothing.
 func TestClaudeCodeSeesTheInstalledSkillAndServer(t *testing.T) {
+	t.Parallel()
 	c := newClaude(t)
 	r := e2etest.NewRepo(t)
 	r.WriteWave(0, append([]e2etest.Agent{e2etest.ImplAgent("A1")}, e2etest.ClosureAgents()...)...)
@@ -59,6 +60,7 @@ func TestClaudeCodeSeesTheInstalledSkillAndServer(t *testing.T) {
 // An edited skill is never overwritten silently: install refuses, naming
 // the file and --force, and changes no file; --force replaces it.
 func TestSkillInstallRefusesAnEditedSkillWithoutForce(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	ctx := e2etest.Context(t)
 	if res := r.Run(ctx, "skill", "install", "--allow-write"); res.Code != 0 {
@@ -92,6 +94,7 @@ func TestSkillInstallRefusesAnEditedSkillWithoutForce(t *testing.T) {
 // ($CLAUDE_CONFIG_DIR/skills), where Claude Code offers it in a project
 // that has none of its own.
 func TestClaudeCodeSeesAUserSkill(t *testing.T) {
+	t.Parallel()
 	c := newClaude(t)
 	r := e2etest.NewRepo(t)
 	res := r.RunWith(e2etest.Context(t), []string{"CLAUDE_CONFIG_DIR=" + c.config}, "skill", "install", "--user")
