@@ -13,6 +13,7 @@ import (
 // opencode provider's apiKey appear in no dry-run file, manifest or
 // output.
 func TestDryRunNeverPrintsASecret(t *testing.T) {
+	t.Parallel()
 	const agentKey, providerKey = "sk-agent-leak0010", "sk-provider-leak0011"
 	r := e2etest.NewRepo(t)
 	cfg := claudeSettingsConfig("claude") + "" // the dry run starts nothing

@@ -72,6 +72,7 @@ func seenIn(t *testing.T, log string) map[string]string {
 // A wave agent gets none of the launcher's secrets but its executor's
 // own: a shell agent none, a claude agent its Anthropic key.
 func TestNoAgentSeesANotifySinksURL(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewRepo(t)
 	dump := writeScript(t, "claude", envDump+"\n")
 	r.Write("wave.config.yaml", strings.Replace(e2etest.Config, "executors:\n  default: local\n",
@@ -101,6 +102,7 @@ func TestNoAgentSeesANotifySinksURL(t *testing.T) {
 // A backlog worker never gets the GitHub token (in any of its names) nor
 // a sink's URL, nor any other secret its executor does not read.
 func TestWorkersNeverSeeGHToken(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	dump := writeScript(t, "dump.sh", envDump)
 	cfg, err := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))

@@ -39,6 +39,7 @@ func gitEnvLog(t *testing.T, names ...string) (string, string) {
 // dashboard's backlog view alike, whose git calls read workers'
 // checkouts.
 func TestEveryCommandReadingABacklogRunKeepsTheTokenFromGit(t *testing.T) {
+	t.Parallel()
 	r := e2etest.NewBacklogRepo(t)
 	cfg, err := os.ReadFile(filepath.Join(r.Root, "wave.config.yaml"))
 	if err != nil {
