@@ -8,6 +8,7 @@ import (
 )
 
 func TestAllowlistMatching(t *testing.T) {
+	t.Parallel()
 	a, err := ParseAllowlist([]string{
 		"api.anthropic.com:443",
 		"https://gateway.example.com/v1", // a URL: its port from the scheme
@@ -69,6 +70,7 @@ func fixV6(addrs []string) []string {
 }
 
 func TestBadAllowlistEntriesAreNamed(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"api.example.com:0", "api.example.com:70000", "exa mple.com", "http://", "a..b:443", "host:port"} {
 		if _, err := ParseAllowlist([]string{"ok.example.com", bad}); err == nil || !strings.Contains(err.Error(), "allowed hosts") {
 			t.Errorf("ParseAllowlist(%q) = %v, want an error naming it", bad, err)
@@ -77,6 +79,7 @@ func TestBadAllowlistEntriesAreNamed(t *testing.T) {
 }
 
 func TestInternalAddressesAreNeverReachedByName(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		ip   string
 		want bool
@@ -92,6 +95,7 @@ func TestInternalAddressesAreNeverReachedByName(t *testing.T) {
 }
 
 func TestEndpointsComeFromTheExecutorsVariablesElseItsDefaults(t *testing.T) {
+	t.Parallel()
 	n := Needs{EndpointEnv: []string{"ANTHROPIC_BASE_URL"}, Endpoints: []string{"api.anthropic.com:443"}}
 	env := envLookup([]string{"ANTHROPIC_BASE_URL=http://127.0.0.1:5000", "X=1"})
 	if got := n.endpoints(env); !slices.Equal(got, []string{"http://127.0.0.1:5000"}) {

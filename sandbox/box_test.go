@@ -223,6 +223,7 @@ func want(t *testing.T, res map[string]string, action, prefix string) {
 }
 
 func TestASandboxedWorkerCannotReadTheUsersSSHKeys(t *testing.T) {
+	t.Parallel()
 	bwrap := bwrapOrSkip(t)
 	w := newWorld(t, true)
 	res := runIn(t, Options{Bwrap: bwrap, Checkout: w.checkout, Borrow: w.borrow, GitWritable: true,
@@ -265,6 +266,7 @@ func TestASandboxedWorkerCannotReadTheUsersSSHKeys(t *testing.T) {
 }
 
 func TestALegacyWorktreeCommitsButPlantsNoHookOrConfig(t *testing.T) {
+	t.Parallel()
 	bwrap := bwrapOrSkip(t)
 	w := newWorld(t, false)
 	common := filepath.Join(w.clone, ".git")
@@ -291,6 +293,7 @@ func TestALegacyWorktreeCommitsButPlantsNoHookOrConfig(t *testing.T) {
 }
 
 func TestASandboxedWorkerReachesOnlyAllowedHosts(t *testing.T) {
+	t.Parallel()
 	bwrap := bwrapOrSkip(t)
 	w := newWorld(t, true)
 	model, modelHits := counting(t, "model")
@@ -334,6 +337,7 @@ func TestASandboxedWorkerReachesOnlyAllowedHosts(t *testing.T) {
 }
 
 func TestASandboxedWorkerCannotSeeOrKillTheSupervisor(t *testing.T) {
+	t.Parallel()
 	bwrap := bwrapOrSkip(t)
 	w := newWorld(t, true)
 	me := fmt.Sprint(os.Getpid())
@@ -348,6 +352,7 @@ func TestASandboxedWorkerCannotSeeOrKillTheSupervisor(t *testing.T) {
 // own index (status, diff, checkout of a file), and cannot commit or
 // touch the clone.
 func TestAReadOnlyWorktreeStillRestoresAFile(t *testing.T) {
+	t.Parallel()
 	bwrap := bwrapOrSkip(t)
 	w := newWorld(t, false)
 	writeFile(t, filepath.Join(w.checkout, "README.md"), "changed\n")
@@ -368,6 +373,7 @@ func TestAReadOnlyWorktreeStillRestoresAFile(t *testing.T) {
 // and fails: its next sandbox (a relaunch in the same checkout) mounts
 // none of them — only the clone's own object directories are borrowed.
 func TestWhatAWorkersGitNamesIsNeverMountedInItsNextSandbox(t *testing.T) {
+	t.Parallel()
 	bwrap := bwrapOrSkip(t)
 	w := newWorld(t, true)
 	alt := filepath.Join(w.checkout, ".git", "objects", "info", "alternates")
@@ -406,6 +412,7 @@ func TestWhatAWorkersGitNamesIsNeverMountedInItsNextSandbox(t *testing.T) {
 // there, but plants nothing the user's own git would run later — no
 // hook, no config, no alternates.
 func TestAnAgentInTheUsersRepositoryPlantsNoHookOrConfig(t *testing.T) {
+	t.Parallel()
 	bwrap := bwrapOrSkip(t)
 	w := newWorld(t, true)
 	dotgit := filepath.Join(w.clone, ".git")

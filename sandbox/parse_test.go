@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseGitFile(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want string
 		ok       bool
@@ -26,6 +27,7 @@ func TestParseGitFile(t *testing.T) {
 }
 
 func TestParseAlternates(t *testing.T) {
+	t.Parallel()
 	in := "# borrowed\n/home/u/repo/.git/objects\n../../other/objects\n\"/with \\\"quote\\\"/objects\"\n\n"
 	got := parseAlternates(strings.NewReader(in), "/w/i1/.git/objects")
 	want := []string{"/home/u/repo/.git/objects", "/w/i1/other/objects", `/with "quote"/objects`}
@@ -35,6 +37,7 @@ func TestParseAlternates(t *testing.T) {
 }
 
 func TestParseIdentityTakesTheUserSectionOnly(t *testing.T) {
+	t.Parallel()
 	in := `[core]
 	name = not-this
 [user]
@@ -59,6 +62,7 @@ func TestParseIdentityTakesTheUserSectionOnly(t *testing.T) {
 }
 
 func TestHomeFilesAreFoundWhereTheCLIWouldLook(t *testing.T) {
+	t.Parallel()
 	files := []HomeFile{
 		{Env: "CLAUDE_CONFIG_DIR", Path: ".credentials.json", Else: ".claude/.credentials.json"},
 		{Env: "CLAUDE_CONFIG_DIR", Path: ".claude.json", Else: ".claude.json"},
@@ -80,6 +84,7 @@ func TestHomeFilesAreFoundWhereTheCLIWouldLook(t *testing.T) {
 }
 
 func TestExecutableMountsBindTheAgentsInstallNotItsDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	nm := filepath.Join(dir, "cli", "node_modules")
 	real := filepath.Join(nm, "@vendor", "cli", "bin", "cli.exe")

@@ -24,6 +24,7 @@ func proxyClient(socket string) *http.Client {
 }
 
 func TestTheProxyLetsThroughTheAllowlistOnly(t *testing.T) {
+	t.Parallel()
 	allowed, allowedHits := counting(t, "allowed")
 	other, otherHits := counting(t, "other")
 	allowedHost := strings.TrimPrefix(allowed.URL, "http://")

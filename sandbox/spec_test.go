@@ -7,6 +7,7 @@ import (
 )
 
 func TestArgsMountEveryDirectoryBeforeWhatLandsInIt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		spec Spec
@@ -61,6 +62,7 @@ func TestArgsMountEveryDirectoryBeforeWhatLandsInIt(t *testing.T) {
 }
 
 func TestShimCommandLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name           string
 		socket         string
@@ -95,6 +97,7 @@ func TestShimCommandLine(t *testing.T) {
 }
 
 func TestProxyEnvRoutesEveryClientThroughTheProxy(t *testing.T) {
+	t.Parallel()
 	got := proxyEnv([]string{"PATH=/usr/bin", "no_proxy=*", "NO_PROXY=localhost", "https_proxy=http://corp:3128", "HOME=/h"}, "http://127.0.0.1:41")
 	want := []string{"PATH=/usr/bin", "HOME=/h",
 		"HTTP_PROXY=http://127.0.0.1:41", "http_proxy=http://127.0.0.1:41",
@@ -106,6 +109,7 @@ func TestProxyEnvRoutesEveryClientThroughTheProxy(t *testing.T) {
 }
 
 func TestInsideEnvGivesTheSandboxItsOwnTemporaryDirectoryAndTheAgentItsTerm(t *testing.T) {
+	t.Parallel()
 	got := insideEnv([]string{"TMPDIR=/var/folders/x", "HOME=/h", "TERM=xterm-256color"})
 	if !slices.Equal(got, []string{"HOME=/h", termEnv + "=xterm-256color", "TMPDIR=/tmp", "TERM=dumb"}) {
 		t.Errorf("insideEnv = %q", got)
