@@ -35,6 +35,7 @@ func kubeconfigREST(t *testing.T, path string) *rest.Config {
 }
 
 func TestAdminIsClusterAdminOverVerifiedTLS(t *testing.T) {
+	t.Parallel()
 	c := cluster.Get(t)
 	t.Logf("control plane started in %s", c.StartupTime)
 	cfg := kubeconfigREST(t, c.AdminKubeconfig())
@@ -61,6 +62,7 @@ func TestAdminIsClusterAdminOverVerifiedTLS(t *testing.T) {
 }
 
 func TestUnprivilegedUserIsForbidden(t *testing.T) {
+	t.Parallel()
 	c := cluster.Get(t)
 	ns := c.Namespace(t, t.Name())
 	cfg := kubeconfigREST(t, c.UserKubeconfig("alice"))
@@ -74,6 +76,7 @@ func TestUnprivilegedUserIsForbidden(t *testing.T) {
 }
 
 func TestServiceAccountKubeconfigIsTheServiceAccount(t *testing.T) {
+	t.Parallel()
 	c := cluster.Get(t)
 	ns := c.Namespace(t, t.Name())
 	ctx := context.Background()

@@ -28,6 +28,7 @@ func (e *env) waitStopped(pod string) {
 }
 
 func TestKillIsReportedAndVanishIsNot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, kubetest.NodeOptions{})
 	e.createJob(shJob("vanishing", `exec sleep 1000`))
 	e.createJob(shJob("killed", `exec sleep 1000`))

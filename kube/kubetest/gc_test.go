@@ -57,6 +57,7 @@ func (e *env) ownedLeft(name string) (left []string, owned bool) {
 }
 
 func TestJobDeletionCollectsWhatItOwns(t *testing.T) {
+	t.Parallel()
 	for _, policy := range []metav1.DeletionPropagation{metav1.DeletePropagationBackground, metav1.DeletePropagationForeground} {
 		t.Run(string(policy), func(t *testing.T) {
 			e := newEnv(t, kubetest.NodeOptions{})
@@ -79,6 +80,7 @@ func TestJobDeletionCollectsWhatItOwns(t *testing.T) {
 }
 
 func TestJobDeletedWithoutPolicyOrphansItsPod(t *testing.T) {
+	t.Parallel()
 	// batch/v1's default is to orphan, as on a real cluster: a backend
 	// that forgets propagationPolicy leaves its pods running.
 	e := newEnv(t, kubetest.NodeOptions{})
@@ -99,6 +101,7 @@ func TestJobDeletedWithoutPolicyOrphansItsPod(t *testing.T) {
 }
 
 func TestObjectOwnedByADeletedJobIsCollected(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, kubetest.NodeOptions{})
 	j := shJob("gone", `exit 0`)
 	j.Spec.Suspend = ptr(true) // no pod needed

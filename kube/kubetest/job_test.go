@@ -13,6 +13,7 @@ import (
 )
 
 func TestJobRecordsExitCodeAndTerminationMessage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, kubetest.NodeOptions{})
 	job := e.createJob(shJob("exit3", `printf msg > "$TERMINATION_PATH"; exit 3`))
 
@@ -57,6 +58,7 @@ func TestJobRecordsExitCodeAndTerminationMessage(t *testing.T) {
 }
 
 func TestJobCompletes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, kubetest.NodeOptions{})
 	e.createJob(shJob("ok", `exit 0`))
 	done := e.waitJob("ok", kubetest.JobCondition(batchv1.JobComplete))
@@ -70,6 +72,7 @@ func TestJobCompletes(t *testing.T) {
 }
 
 func TestActiveDeadlineFailsTheJobAndEndsItsPod(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, kubetest.NodeOptions{})
 	j := shJob("late", `exec sleep 1000`)
 	j.Spec.ActiveDeadlineSeconds = ptr(int64(1))
@@ -89,6 +92,7 @@ func TestActiveDeadlineFailsTheJobAndEndsItsPod(t *testing.T) {
 }
 
 func TestRunningJobPodIsActiveAndReady(t *testing.T) {
+	t.Parallel()
 	started := make(chan *corev1.Pod, 1)
 	e := newEnv(t, kubetest.NodeOptions{OnStart: func(p *corev1.Pod) { started <- p }})
 	e.createJob(shJob("busy", `exec sleep 1000`))
@@ -117,6 +121,7 @@ func TestRunningJobPodIsActiveAndReady(t *testing.T) {
 // pods (it alone puts its tracking finalizer on them, and leaves them
 // unbound) and the Node only binds and runs them.
 func TestRealControllerManagerMakesTheJobsPods(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, kubetest.NodeOptions{})
 	if !e.c.RealControllers() {
 		t.Skip("no kube-controller-manager: set KUBETEST_CONTROLLER_MANAGER")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestExpandFollowsKubernetesRules(t *testing.T) {
+	t.Parallel()
 	vars := map[string]string{"A": "x", "EMPTY": ""}
 	lookup := func(n string) (string, bool) { v, ok := vars[n]; return v, ok }
 	for in, want := range map[string]string{
@@ -33,6 +34,7 @@ func TestExpandFollowsKubernetesRules(t *testing.T) {
 }
 
 func TestPathMapRewritesMountedPathsOnly(t *testing.T) {
+	t.Parallel()
 	var m pathMap
 	m.add("/wave/in", "/root/p/wave/in")
 	m.add("/wave", "/root/p/wave")
@@ -55,6 +57,7 @@ func TestPathMapRewritesMountedPathsOnly(t *testing.T) {
 }
 
 func TestExitCodeOfASignalledProcessIs128PlusSignal(t *testing.T) {
+	t.Parallel()
 	for script, want := range map[string]int32{"exit 3": 3, "kill -TERM $$": 143, "kill -KILL $$": 137} {
 		cmd := exec.Command("/bin/sh", "-c", script)
 		cmd.Run()
@@ -65,6 +68,7 @@ func TestExitCodeOfASignalledProcessIs128PlusSignal(t *testing.T) {
 }
 
 func TestNextJobStatusPassesTheApiserversOrderRules(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	started := metav1.NewTime(now.Add(-time.Minute))
 	job := &batchv1.Job{Spec: batchv1.JobSpec{ActiveDeadlineSeconds: ptrTo(int64(30))}}
@@ -85,6 +89,7 @@ func TestNextJobStatusPassesTheApiserversOrderRules(t *testing.T) {
 }
 
 func TestNamespaceNameIsADNSLabel(t *testing.T) {
+	t.Parallel()
 	label := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	for _, prefix := range []string{"TestX/sub_case", "---", "", "A very long test name that goes on and on beyond any limit at all"} {
 		if n := namespaceName(prefix); !label.MatchString(n) || len(n) > 63 {

@@ -17,6 +17,7 @@ import (
 )
 
 func TestSecretVolumeAndEnvReachTheProcess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, kubetest.NodeOptions{})
 	j := shJob("vol", `set -e
 cat "$2/launch.json" > "$OUT/launch.json"
@@ -187,6 +188,7 @@ func (e *env) deleteAndWatch(name string) *corev1.ContainerStateTerminated {
 }
 
 func TestDeletionSendsTermThenThePodGoes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, kubetest.NodeOptions{})
 	_, out := e.barePod("polite", `trap 'echo term > "$OUT/term"; exit 0' TERM
 echo ready > "$OUT/ready"
@@ -202,6 +204,7 @@ sleep 1000 & wait`, 30)
 }
 
 func TestGracePeriodEscalatesToKill(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, kubetest.NodeOptions{})
 	_, out := e.barePod("stubborn", `trap '' TERM
 echo ready > "$OUT/ready"
@@ -213,6 +216,7 @@ exec sleep 1000`, 1)
 }
 
 func TestTTYContainerRunsOnATerminal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, kubetest.NodeOptions{})
 	j := shJob("tty", `[ -t 0 ] && echo on-a-tty; read line; echo "got $line"`)
 	container(j).TTY, container(j).Stdin = true, true
@@ -228,6 +232,7 @@ func TestTTYContainerRunsOnATerminal(t *testing.T) {
 }
 
 func TestCommandResolution(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, kubetest.NodeOptions{Binaries: map[string]string{"/usr/local/bin/wave-orchestrator": "/bin/sh"}})
 	mapped := shJob("mapped", "")
 	container(mapped).Command = []string{"/usr/local/bin/wave-orchestrator", "-c", "exit 7"}
