@@ -292,7 +292,8 @@ func (b *TmuxBackend) paneRecord(ctx context.Context, runDir string) (*Record, e
 
 // killRunSession kills session name while it is still run runID's: the
 // agent's next attempt reuses the name, and the launcher may start it as
-// soon as this run's record is terminal.
+// soon as this run's record is terminal, even between the listing and the
+// kill (hence the kill of the session listed, not of the name).
 func (b *TmuxBackend) killRunSession(ctx context.Context, name, runID string) error {
 	ss, err := b.tm.ListSessions(ctx)
 	if err != nil {
@@ -305,7 +306,9 @@ func (b *TmuxBackend) killRunSession(ctx context.Context, name, runID string) er
 		if s.Name != name || s.Run != "" && s.Run != runID {
 			continue
 		}
-		if err := b.tm.KillSession(ctx, name); err != nil && !tmuxadapter.IsGone(err) {
+		// By id: the launcher may have put the next attempt's session
+		// under this name since the listing, and that one must live.
+		if err := b.tm.KillListed(ctx, s); err != nil && !tmuxadapter.IsGone(err) {
 			return fmt.Errorf("terminate %s: %w", runID, err)
 		}
 	}

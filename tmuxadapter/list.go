@@ -14,14 +14,19 @@ const sep = "~|w|~"
 
 // Session is one row of list-sessions.
 type Session struct {
-	Name    string
+	Name string
+	// ID is the server's id of the session ($N) and Server the server's
+	// pid: unlike the name, an id is never given to another session while
+	// that server lives (KillListed).
+	ID      string
+	Server  int
 	Created int64  // unix seconds
 	Run     string // @wave_run
 	Lane    string // @wave_lane
 	Agent   string // @wave_agent
 }
 
-var sessionFormat = strings.Join([]string{"#{session_name}", "#{session_created}", "#{@wave_run}", "#{@wave_lane}", "#{@wave_agent}"}, sep)
+var sessionFormat = strings.Join([]string{"#{session_name}", "#{session_created}", "#{@wave_run}", "#{@wave_lane}", "#{@wave_agent}", "#{session_id}", "#{pid}"}, sep)
 
 // ListSessions lists the server's sessions in one call; no server is an
 // empty list.
@@ -43,11 +48,12 @@ func parseSessions(out string) ([]Session, error) {
 			continue
 		}
 		f := strings.Split(line, sep)
-		if len(f) != 5 {
-			return nil, fmt.Errorf("tmux list-sessions line %d: %d fields, want 5: %q", i+1, len(f), line)
+		if len(f) != 7 {
+			return nil, fmt.Errorf("tmux list-sessions line %d: %d fields, want 7: %q", i+1, len(f), line)
 		}
 		created, _ := strconv.ParseInt(f[1], 10, 64)
-		ss = append(ss, Session{Name: f[0], Created: created, Run: f[2], Lane: f[3], Agent: f[4]})
+		server, _ := strconv.Atoi(f[6])
+		ss = append(ss, Session{Name: f[0], Created: created, Run: f[2], Lane: f[3], Agent: f[4], ID: f[5], Server: server})
 	}
 	return ss, nil
 }

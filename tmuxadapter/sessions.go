@@ -249,6 +249,26 @@ func (c *Client) KillSession(ctx context.Context, name string) error {
 	return err
 }
 
+// idRe is a session id as tmux prints #{session_id}.
+var idRe = regexp.MustCompile(`^\$[0-9]+$`)
+
+// KillListed kills the session s of a listing, if it still exists. A
+// name passes to the next session made under it the moment its session
+// is gone, so a kill by name decided on a listing may reach that one;
+// an id is never reused while its server lives. The kill is one tmux
+// command that checks the server is still the one listed (a new server
+// numbers its sessions from $0 again) and kills by id.
+func (c *Client) KillListed(ctx context.Context, s Session) error {
+	if !idRe.MatchString(s.ID) || s.Server <= 0 {
+		return fmt.Errorf("tmux session %q: no id and server pid listed (%q, %d)", s.Name, s.ID, s.Server)
+	}
+	_, err := c.run(ctx, true, nil, "if-shell", "-F", "#{==:#{pid},"+strconv.Itoa(s.Server)+"}", "kill-session -t '"+s.ID+"'")
+	if IsGone(err) {
+		return nil
+	}
+	return err
+}
+
 // KillSessions kills every named session that exists: one list-sessions,
 // then one tmux invocation (per maxBatch of arguments) killing the live
 // ones. tmux skips the rest of a command list after a failing command, so

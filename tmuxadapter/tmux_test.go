@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -366,5 +367,78 @@ func TestKillSessionsKillsTheLiveOnesNamedAndLeavesTheRest(t *testing.T) {
 	}
 	if err := c.KillSessions(ctx, []string{"k1"}); err != nil { // no server left
 		t.Fatalf("no server: %v", err)
+	}
+}
+
+// A kill decided on a listing reaches only the session listed: once that
+// one is gone and another is made under its name (an agent's next
+// attempt) — on the same server or on a new one, which numbers its
+// sessions from $0 again — killing the listed one leaves the new one.
+func TestAKillOfAListedSessionNeverReachesOneMadeUnderItsNameSince(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	start := func(name, run string) {
+		t.Helper()
+		if err := c.NewSession(ctx, SessionSpec{Name: name, Argv: []string{"sleep 60"}, Options: map[string]string{"@wave_run": run}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed := func(run string) Session {
+		t.Helper()
+		ss, err := c.ListSessions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range ss {
+			if s.Run == run {
+				if s.ID == "" || s.Server <= 0 {
+					t.Fatalf("listed %+v without its id and server", s)
+				}
+				return s
+			}
+		}
+		t.Fatalf("no session of run %s in %+v", run, ss)
+		return Session{}
+	}
+	// The same server: another session keeps it alive.
+	start("dashboard", "")
+	start("w0-A1", "a1")
+	a1 := listed("a1")
+	if err := c.KillSession(ctx, "w0-A1"); err != nil {
+		t.Fatal(err)
+	}
+	start("w0-A1", "a2")
+	if err := c.KillListed(ctx, a1); err != nil {
+		t.Fatal(err)
+	}
+	listed("a2")
+	// A new server: the kill of its last session ended the old one, and
+	// the new one numbers its sessions from $0 again.
+	if err := c.KillServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start("w0-A1", "b1")
+	b1 := listed("b1")
+	if err := c.KillSession(ctx, "w0-A1"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the emptied server to exit", func() bool { return syscall.Kill(b1.Server, 0) != nil })
+	start("w0-A1", "b2")
+	if b2 := listed("b2"); b2.ID != b1.ID || b2.Server == b1.Server {
+		t.Fatalf("the new server's session is %s on %d, want %s again on another server than %d", b2.ID, b2.Server, b1.ID, b1.Server)
+	}
+	if err := c.KillListed(ctx, b1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.KillListed(ctx, listed("b2")); err != nil {
+		t.Fatal(err)
+	}
+	if ss, _ := c.ListSessions(ctx); len(ss) != 0 {
+		t.Fatalf("sessions %+v left after killing the listed one", ss)
+	}
+	for _, bad := range []Session{{ID: "w0-A1", Server: 1}, {ID: "$", Server: 1}, {ID: "$1;kill-server", Server: 1}, {ID: "$1"}} {
+		if err := c.KillListed(ctx, bad); err == nil {
+			t.Errorf("KillListed(%+v) accepted", bad)
+		}
 	}
 }
