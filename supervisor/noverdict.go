@@ -1,8 +1,10 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops"
@@ -28,16 +30,18 @@ type parking struct {
 }
 
 // noVerdict takes up a verify of sl's merge (c) that ended with no
-// verdict (err), on the loop; sl is stale already. A cause of this
-// machine's that passes by itself (a full disk) is the run's, waited out
-// as every transient failure is (the error goes to ride): it counts
-// against no candidate. Otherwise the slot is verified again after a
-// backoff, and the try counts when the merge was built on the wave tip
-// alone (with candidates ahead in it, the checkout may have failed on
-// theirs). The maxNoVerdict-th counted try parks the issue.
+// verdict (err), on the loop; sl is stale already. A full disk, as the
+// system call that failed says it, is the run's, waited out as every
+// transient failure is (the error goes to ride): it counts against no
+// candidate. git's words are not asked (transientCause): its stderr
+// quotes the worker's file names, which can spell any cause. Otherwise
+// the slot is verified again after a backoff, and the try counts when
+// the merge was built on the wave tip alone (with candidates ahead in
+// it, the checkout may have failed on theirs). The maxNoVerdict-th
+// counted try parks the issue.
 func (s *Supervisor) noVerdict(sl *slot, c gitops.Candidate, on verifyOn, err error) (*parking, error) {
 	n := sl.n
-	if cause := transientCause(err); cause != "" {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return nil, fmt.Errorf("verify #%d: %w", n, err)
 	}
 	if sl.tip != c.Worker {

@@ -14,18 +14,19 @@ import (
 )
 
 // TestAMergeWhoseVerifyCannotStartIsParkedWhileTheOtherMerges: worker 1
-// commits a file whose name (300 bytes) git's checks accept and no
+// commits a file whose name (over 300 bytes) git's checks accept and no
 // filesystem here can hold, so the scratch checkout of its merge, where
 // backlog.verify would run, can never be made. Its verify is tried again
 // after a growing backoff (never at once), and after maxNoVerdict tries
 // its issue is parked with a question naming the issue, the worker's
-// commit and the error; worker 2 is merged and the run ends.
+// commit and the error; worker 2 is merged and the run ends. The name
+// spells a full disk: git quotes it, and the run never waits it out.
 func TestAMergeWhoseVerifyCannotStartIsParkedWhileTheOtherMerges(t *testing.T) {
 	f := newFixture(t)
 	f.issue(1, "A name too long", "Files: a/**")
 	f.issue(2, "Two", "Files: b/**")
 	f.shellWorkers(`if [ "$WAVE_ISSUE_NUMBER" = 1 ]; then
-  name=$(printf 'x%.0s' $(seq 300))
+  name="no space left on device $(printf 'x%.0s' $(seq 300))"
   blob=$(echo w | git hash-object -w --stdin)
   tree=$( (git ls-tree HEAD; printf '100644 blob %s\t%s\n' "$blob" "$name") | git mktree)
   git update-ref HEAD "$(gitc commit-tree "$tree" -p HEAD -m 'a name no filesystem holds')"
@@ -72,6 +73,9 @@ echo "[backlog-result] state=done detail=shell worker"
 	}
 	if !slices.Equal(waits, want) {
 		t.Errorf("backoffs asked for %v, want %v (one per retry of #1's verify)", waits, want)
+	}
+	if strings.Contains(res.out, "waiting:") {
+		t.Errorf("the worker's file name was taken for a full disk:\n%s", res.out)
 	}
 	if n := strings.Count(res.out, "#1: its verify at"); n < maxNoVerdict {
 		t.Errorf("%d tries of #1's verify reported, want %d:\n%s", n, maxNoVerdict, res.out)
