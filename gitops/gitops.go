@@ -155,7 +155,8 @@ func (r *Repo) git(ctx context.Context, dir string, args ...string) (string, err
 
 // do runs one call, counting it and logging it at debug level.
 func (r *Repo) do(ctx context.Context, c call) (string, error) {
-	switch access := worktreeAccess(c.args); {
+	cmd := afterConfig(c.args) // the command, after its -c options
+	switch access := worktreeAccess(cmd); {
 	case c.locked:
 	case access == accessChange:
 		r.wtMu.Lock()
@@ -165,11 +166,20 @@ func (r *Repo) do(ctx context.Context, c call) (string, error) {
 		defer r.wtMu.RUnlock()
 	}
 	r.calls.Add(1)
-	c.net = c.net || reachesRemote(c.args, r.Remote)
+	c.net = c.net || reachesRemote(cmd, r.Remote)
 	start := time.Now()
 	out, err := r.rn.run(ctx, c)
 	r.log.Debug("git", "dir", c.dir, "args", c.args, "took", time.Since(start), "err", err)
 	return out, err
+}
+
+// afterConfig is args without the -c key=value pairs that lead them:
+// the command and its own arguments.
+func afterConfig(args []string) []string {
+	for len(args) >= 2 && args[0] == "-c" {
+		args = args[2:]
+	}
+	return args
 }
 
 // line runs git in the clone and returns stdout's first line, trimmed.

@@ -131,6 +131,11 @@ func TestSupervisorGitRunsWithoutTheToken(t *testing.T) {
 	if _, _, err := r.CheckoutState(ctx, dir); err != nil {
 		t.Fatal(err)
 	}
+	// A pod's candidate (none here), fetched with its objects checked
+	// (-c options before the command): still with the credentials.
+	if _, _, err := r.FetchCandidate(ctx, CandidateRef(wave+"-i1"), wave+"-i1", "refs/remotes/origin/"+wave); err != nil {
+		t.Fatal(err)
+	}
 	verified := false
 	res, err := r.Merge(ctx, MergeRequest{Wave: wave, Worker: "refs/heads/" + wave + "-i1", Message: "Merge #1",
 		Verify: func(context.Context, string, string) error { verified = true; return nil }})

@@ -208,7 +208,7 @@ func TestAPodPushesItsWorkToACandidateNeverABranch(t *testing.T) {
 		t.Fatalf("push under a stale lease: %v, want ErrRejected", err)
 	}
 	sup := newClone(t, origin)
-	if sha, ok, err := sup.FetchCandidate(ctx, cand, branch); err != nil || !ok || sha != theirs {
+	if sha, ok, err := sup.FetchCandidate(ctx, cand, branch, "refs/remotes/origin/main"); err != nil || !ok || sha != theirs {
 		t.Fatalf("supervisor fetch: %s %v %v, want %s", sha, ok, err, theirs)
 	}
 	if _, err := r.PushCandidate(ctx, "refs/heads/main", ""); err == nil {

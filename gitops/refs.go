@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -20,12 +21,24 @@ func (r *Repo) tracking(branch string) string {
 // Callers that ask while a fetch runs share the next one of the same refs
 // that begins after they asked: its refs are as fresh as they asked for.
 func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
+	return r.fetch(ctx, nil, refspecs)
+}
+
+// fetchChecked is Fetch with every object it brings checked as a
+// worker's are (fsckStrict): a fetch of what a worker's pod pushed.
+func (r *Repo) fetchChecked(ctx context.Context, refspecs ...string) error {
+	return r.fetch(ctx, fsckStrict(), refspecs)
+}
+
+// fetch is Fetch with pre, git's global options (-c key=value), before
+// the command.
+func (r *Repo) fetch(ctx context.Context, pre, refspecs []string) error {
 	for _, s := range refspecs {
 		if strings.HasPrefix(s, "-") {
 			return fmt.Errorf("fetch: refspec %q starts with '-'", s)
 		}
 	}
-	key := strings.Join(refspecs, "\x00")
+	key := strings.Join(append(slices.Clone(pre), refspecs...), "\x00")
 	asked := r.fetchSeq.Load()
 	unlock := r.lockFetch()
 	defer unlock()
@@ -35,7 +48,7 @@ func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
 		return last.err
 	}
 	seq := r.fetchSeq.Add(1)
-	args := append([]string{"fetch", "--quiet", "--no-write-fetch-head", r.Remote}, refspecs...)
+	args := append(append(slices.Clone(pre), "fetch", "--quiet", "--no-write-fetch-head", r.Remote), refspecs...)
 	err := r.retryLocked(ctx, func() error { _, err := r.git(ctx, r.Dir, args...); return err })
 	if err != nil {
 		err = fmt.Errorf("fetch from %s: %w", r.Remote, err)

@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,35 +18,62 @@ import (
 // branch of the same name, forcibly (the runner may have rewritten it
 // under its lease; the local branch is only ever a copy of the remote's).
 // ok is false when the remote has no such branch: nothing is changed.
-func (r *Repo) FetchWorker(ctx context.Context, branch string) (sha string, ok bool, err error) {
+// What a pod pushed is checked as a local worker's clone is
+// (fetchWorkerRef): an object git's checks refuse is ErrRefusedObject, a
+// branch sharing no history with base (the wave branch's ref)
+// ErrNoCommonHistory.
+func (r *Repo) FetchWorker(ctx context.Context, branch, base string) (sha string, ok bool, err error) {
 	if err := r.checkBranch(ctx, branch); err != nil {
 		return "", false, err
 	}
-	return r.fetchOne(ctx, "refs/heads/"+branch)
+	ref := "refs/heads/" + branch
+	return r.fetchWorkerRef(ctx, ref, ref, base)
 }
 
 // FetchCandidate fetches the candidate ref a pod pushed (CandidateRef)
-// into the local branch, forcibly, as FetchWorker does for a branch; ok
-// is false when origin has no such candidate (nothing is changed).
-func (r *Repo) FetchCandidate(ctx context.Context, candidate, branch string) (sha string, ok bool, err error) {
+// into the local branch, forcibly, checked, as FetchWorker does for a
+// branch; ok is false when origin has no such candidate (nothing is
+// changed).
+func (r *Repo) FetchCandidate(ctx context.Context, candidate, branch, base string) (sha string, ok bool, err error) {
 	if err := r.checkBranch(ctx, branch); err != nil {
 		return "", false, err
 	}
 	if err := r.checkCandidate(ctx, candidate); err != nil {
 		return "", false, err
 	}
-	local := "refs/heads/" + branch
-	if ferr := r.Fetch(ctx, "+"+candidate+":"+local); ferr != nil {
-		_, there, err := r.lsRemote(ctx, candidate)
+	return r.fetchWorkerRef(ctx, candidate, "refs/heads/"+branch, base)
+}
+
+// fetchWorkerRef fetches the remote's ref, a worker's work its pod
+// pushed, into the local ref local, forcibly, with the checks of a fetch
+// from a local worker's clone: every object it brings checked
+// (fsckStrict; a refusal fetches nothing), and its tip sharing history
+// with base ("": not looked at).
+func (r *Repo) fetchWorkerRef(ctx context.Context, ref, local, base string) (string, bool, error) {
+	if base != "" && strings.HasPrefix(base, "-") {
+		return "", false, fmt.Errorf("fetch %s: invalid base %q", sanitize(ref), base)
+	}
+	if ferr := r.fetchChecked(ctx, "+"+ref+":"+local); ferr != nil {
+		if rerr := refusal(ferr); errors.Is(rerr, ErrRefusedObject) {
+			return "", false, fmt.Errorf("fetch %s: %w", sanitize(ref), rerr)
+		}
+		_, there, err := r.lsRemote(ctx, ref)
 		switch {
 		case err != nil:
-			return "", false, fmt.Errorf("fetch %s: %w", candidate, err)
+			return "", false, fmt.Errorf("fetch %s: %w", sanitize(ref), err)
 		case there:
-			return "", false, fmt.Errorf("fetch %s: %w", candidate, ferr)
+			return "", false, fmt.Errorf("fetch %s: %w", sanitize(ref), ferr)
 		}
 		return "", false, nil
 	}
-	return r.localRef(ctx, local)
+	sha, ok, err := r.localRef(ctx, local)
+	if err != nil || !ok {
+		return "", false, fmt.Errorf("fetch %s: not in the clone after the fetch: %v", sanitize(ref), err)
+	}
+	if base != "" && r.noCommonHistory(ctx, base, sha, nil) {
+		return "", false, fmt.Errorf("fetch %s: its tip %s: %w", sanitize(ref), short(sha), ErrNoCommonHistory)
+	}
+	return sha, true, nil
 }
 
 // RemoteRef is the sha of one full ref on the remote; ok is false when
@@ -60,32 +88,12 @@ func (r *Repo) RemoteRef(ctx context.Context, ref string) (string, bool, error) 
 // FetchRef fetches one full ref (refs/wave/salvage/3/a1, a run's result
 // ref) from the remote into the local ref of the same name, forcibly.
 // ok is false when the remote has no such ref.
+// A pod pushes them: their objects are checked as FetchWorker's are.
 func (r *Repo) FetchRef(ctx context.Context, ref string) (sha string, ok bool, err error) {
 	if err := r.checkFullRef(ctx, ref); err != nil {
 		return "", false, err
 	}
-	return r.fetchOne(ctx, ref)
-}
-
-// fetchOne fetches +ref:ref. A missing remote ref fails the fetch; the
-// remote is asked (ls-remote) only then, to tell "absent" from an error.
-func (r *Repo) fetchOne(ctx context.Context, ref string) (string, bool, error) {
-	ferr := r.Fetch(ctx, "+"+ref+":"+ref)
-	if ferr != nil {
-		_, there, err := r.lsRemote(ctx, ref)
-		switch {
-		case err != nil:
-			return "", false, fmt.Errorf("fetch %s: %w", sanitize(ref), err)
-		case there:
-			return "", false, fmt.Errorf("fetch %s: %w", sanitize(ref), ferr)
-		}
-		return "", false, nil
-	}
-	sha, ok, err := r.localRef(ctx, ref)
-	if err != nil || !ok {
-		return "", false, fmt.Errorf("fetch %s: not in the clone after the fetch: %v", sanitize(ref), err)
-	}
-	return sha, true, nil
+	return r.fetchWorkerRef(ctx, ref, ref, "")
 }
 
 // RemoteRefs lists the remote's refs under each prefix (a full ref name

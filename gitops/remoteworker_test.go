@@ -1,9 +1,12 @@
 package gitops
 
 import (
-	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
 )
 
 // runnerDir is a second clone of origin, standing in for a worker pod's:
@@ -19,12 +22,12 @@ func TestSupervisorFetchesTheBranchAPodPushed(t *testing.T) {
 	sup := newClone(t, origin)
 	pod := runnerDir(t, origin)
 	ctx := ctxT(t)
-	if _, ok, err := sup.FetchWorker(ctx, "wave/x-i3"); err != nil || ok {
+	if _, ok, err := sup.FetchWorker(ctx, "wave/x-i3", "refs/heads/main"); err != nil || ok {
 		t.Fatalf("a branch origin lacks: ok %v err %v, want absent and no error", ok, err)
 	}
 	first := commitOn(t, pod, "wave/x-i3", "main", map[string]string{"a.txt": "one"})
 	gitT(t, pod, "push", "-q", "origin", "wave/x-i3")
-	sha, ok, err := sup.FetchWorker(ctx, "wave/x-i3")
+	sha, ok, err := sup.FetchWorker(ctx, "wave/x-i3", "refs/heads/main")
 	if err != nil || !ok || sha != first || gitT(t, sup.Dir, "rev-parse", "refs/heads/wave/x-i3") != first {
 		t.Fatalf("fetch: %s %v %v, want %s in refs/heads", sha, ok, err, first)
 	}
@@ -33,10 +36,10 @@ func TestSupervisorFetchesTheBranchAPodPushed(t *testing.T) {
 	gitT(t, pod, "update-ref", "refs/heads/wave/x-i3", "main")
 	second := commitOn(t, pod, "wave/x-i3", "main", map[string]string{"b.txt": "two"})
 	gitT(t, pod, "push", "-q", "-f", "origin", "wave/x-i3")
-	if sha, ok, err := sup.FetchWorker(ctx, "wave/x-i3"); err != nil || !ok || sha != second {
+	if sha, ok, err := sup.FetchWorker(ctx, "wave/x-i3", "refs/heads/main"); err != nil || !ok || sha != second {
 		t.Fatalf("fetch after a rewrite: %s %v %v, want %s", sha, ok, err, second)
 	}
-	if _, _, err := sup.FetchWorker(ctx, "-bad"); err == nil {
+	if _, _, err := sup.FetchWorker(ctx, "-bad", "refs/heads/main"); err == nil {
 		t.Fatal("a branch name starting with '-' was fetched")
 	}
 }
@@ -130,5 +133,56 @@ func TestRemoteURLIsWhatAPodCanReach(t *testing.T) {
 	gitT(t, sup.Dir, "remote", "set-url", "origin", "git@example.com:acme/widgets.git")
 	if url, _ := sup.RemoteURL(ctxT(t)); url != "git@example.com:acme/widgets.git" {
 		t.Fatalf("an scp-like URL was changed: %q", url)
+	}
+}
+
+// What a pod pushes is fetched with the checks a local worker's clone
+// gets: a candidate, an older pod's branch or a snapshot whose tree has
+// an entry no git writes (".git/hooks/post-checkout", "..", ".") is
+// refused whole — nothing of it in the clone, no ref written, never an
+// outage to wait out — and a candidate sharing no history with the wave
+// branch is refused as an orphan.
+func TestWhatAPodPushedIsCheckedAsALocalWorkersClone(t *testing.T) {
+	origin := newOrigin(t)
+	sup := newClone(t, origin)
+	pod := runnerDir(t, origin)
+	ctx := ctxT(t)
+	const base = "refs/remotes/origin/main"
+	main := gitT(t, pod, "rev-parse", "main")
+	for i, name := range []string{".git", "..", "."} {
+		forged := gittest.ForgedCommit(t, pod, main, name)
+		branch := fmt.Sprintf("wave/x-i%d", i+1)
+		fetches := map[string]func() (string, bool, error){
+			CandidateRef(branch):     func() (string, bool, error) { return sup.FetchCandidate(ctx, CandidateRef(branch), branch, base) },
+			"refs/heads/" + branch:   func() (string, bool, error) { return sup.FetchWorker(ctx, branch, base) },
+			"refs/wave/salvage/1/a1": func() (string, bool, error) { return sup.FetchRef(ctx, "refs/wave/salvage/1/a1") },
+		}
+		for ref, fetch := range fetches {
+			gitT(t, pod, "push", "-q", "-f", "origin", forged+":"+ref)
+			_, ok, err := fetch()
+			if !errors.Is(err, ErrRefusedObject) || ok {
+				t.Fatalf("%s holding %q: ok %v, %v; want ErrRefusedObject", ref, name, ok, err)
+			}
+			if cause, transient := TransientCause(err); transient {
+				t.Errorf("%s holding %q: taken for a transient failure (%s)", ref, name, cause)
+			}
+			if gittest.Try(sup.Dir, "cat-file", "-e", forged) == nil {
+				t.Errorf("%s holding %q: the forged commit is in the clone", ref, name)
+			}
+			if got := gittest.Ref(sup.Dir, "refs/heads/"+branch); got != "" {
+				t.Errorf("%s holding %q: the clone's %s was written (%s)", ref, name, branch, got)
+			}
+		}
+	}
+	orphan := gittest.CommitOn(t, pod, "alone", "", map[string]string{"a.txt": "alone"})
+	gitT(t, pod, "push", "-q", "origin", orphan+":"+CandidateRef("wave/x-i9"))
+	if _, ok, err := sup.FetchCandidate(ctx, CandidateRef("wave/x-i9"), "wave/x-i9", base); !errors.Is(err, ErrNoCommonHistory) || ok {
+		t.Fatalf("an orphan candidate: ok %v, %v; want ErrNoCommonHistory", ok, err)
+	}
+	// The checks cost an honest pod nothing.
+	honest := commitOn(t, pod, "wave/x-i8", "main", map[string]string{"b.txt": "b"})
+	gitT(t, pod, "push", "-q", "origin", honest+":"+CandidateRef("wave/x-i8"))
+	if sha, ok, err := sup.FetchCandidate(ctx, CandidateRef("wave/x-i8"), "wave/x-i8", base); err != nil || !ok || sha != honest {
+		t.Fatalf("an honest candidate: %s %v %v, want %s", sha, ok, err, honest)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -142,5 +144,35 @@ func TestPrepareTakesUpTheVerifiedMergeAKilledSupervisorLeftUnpushed(t *testing.
 	// Landed: preparing it again finds it in.
 	if c, err := r.PrepareMerge(ctxT(t), testWave, left, "wave/t-i1", "Merge #1"); err != nil || !c.Already {
 		t.Fatalf("prepare once landed: %+v %v, want Already", c, err)
+	}
+}
+
+// A commit holding a file the file system cannot take (a name over 255
+// bytes, in a directory: git checkout says "unable to create file" and
+// exits 0) is never verified: a verify there would pass a tree without
+// the file that the merge then lands.
+func TestAVerifyNeverRunsOnACheckoutMissingAFileOfTheCommit(t *testing.T) {
+	_, r := newWave(t)
+	tip := gitT(t, r.Dir, "rev-parse", "refs/remotes/origin/"+testWave)
+	mktree := func(listing string) string {
+		cmd := exec.Command("git", "-C", r.Dir, "mktree")
+		cmd.Stdin = strings.NewReader(listing)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("mktree: %v", err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	blob := strings.TrimSpace(gitT(t, r.Dir, "hash-object", "-w", filepath.Join(r.Dir, "README.md")))
+	sub := mktree("100644 blob " + blob + "\t" + strings.Repeat("x", 300) + "\n100644 blob " + blob + "\tok.txt\n")
+	top := mktree(gitT(t, r.Dir, "ls-tree", tip) + "\n040000 tree " + sub + "\tlong\n")
+	commit := strings.TrimSpace(gitT(t, r.Dir, "-c", "user.name=w", "-c", "user.email=w@example.com", "commit-tree", top, "-p", tip, "-m", "a name too long"))
+	ran := false
+	err := r.VerifyAt(ctxT(t), commit, func(context.Context, string, string) error { ran = true; return nil })
+	if ran || err == nil || !strings.Contains(err.Error(), "could not be written") {
+		t.Fatalf("verify ran: %v, error %v; want no verify and the checkout refused as incomplete", ran, err)
+	}
+	if errors.Is(err, ErrVerifyFailed) {
+		t.Errorf("%v reads as a failed verify: the worker would be sent back for a verdict no verify gave", err)
 	}
 }

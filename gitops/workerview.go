@@ -35,6 +35,26 @@ func (r *Repo) noCommonHistory(ctx context.Context, base, head string, env []str
 	return exitCode(err) == 1
 }
 
+// ErrRefusedObject: what a worker made holds an object git's checks of
+// a fetch refuse (fsckStrict): a tree entry ".git", "..", "." (a
+// .git/hooks/post-checkout made with mktree), a malformed commit. Nothing
+// of it was fetched.
+var ErrRefusedObject = errors.New("it holds an object git's checks refuse")
+
+// refusal is err, a failed fetch from a worker (its clone's view, or
+// origin where its pod pushed), as ErrRefusedObject when git's checks of
+// the objects it brought are why: the worker's failure, never an outage
+// to wait out (no transient cause). Any other err is returned as it is.
+func refusal(err error) error {
+	var ge *Error
+	if !errors.As(err, &ge) || !strings.Contains(strings.ToLower(ge.Stderr), "fsck error") {
+		return err
+	}
+	c := *ge
+	c.Transient = ""
+	return fmt.Errorf("%w: %w", ErrRefusedObject, &c)
+}
+
 // CheckoutError is a worker checkout this clone cannot read as a worker's
 // clone: its HEAD, a ref, its index or its objects are not what git made
 // of them (a worker that broke or forged its .git). It is the worker's
@@ -119,7 +139,7 @@ func (r *Repo) fetchFromView(ctx context.Context, dir, sha, dest string) error {
 	args := append(fsckStrict(), "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
 		"--no-show-forced-updates", "--", view, "+refs/heads/wave-view:"+dest)
 	if _, err := r.git(ctx, r.Dir, args...); err != nil {
-		return checkoutErr(dir, fmt.Errorf("fetch %s: %w", short(sha), err))
+		return checkoutErr(dir, fmt.Errorf("fetch %s: %w", short(sha), refusal(err)))
 	}
 	return nil
 }

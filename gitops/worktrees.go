@@ -133,5 +133,24 @@ func (r *Repo) scratchCheckout(ctx context.Context, commit string) (string, func
 		cleanup()
 		return "", nil, fmt.Errorf("scratch checkout at %s: %w", short(commit), err)
 	}
+	if err := r.checkoutComplete(ctx, dir); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("scratch checkout at %s: %w", short(commit), err)
+	}
 	return dir, cleanup, nil
+}
+
+// checkoutComplete fails when a file of the commit is missing from the
+// checkout dir: git checkout says "unable to create file" (a name too
+// long for the file system, say) and still exits 0, and a verify there
+// would pass a tree without the file the merge then lands.
+func (r *Repo) checkoutComplete(ctx context.Context, dir string) error {
+	out, err := r.git(ctx, dir, "ls-files", "--deleted", "-z")
+	if err != nil {
+		return fmt.Errorf("reading the checkout back: %w", err)
+	}
+	if missing := strings.Split(strings.TrimRight(out, "\x00"), "\x00"); missing[0] != "" {
+		return fmt.Errorf("%d file(s) of the commit could not be written (first: %s)", len(missing), sanitize(missing[0]))
+	}
+	return nil
 }

@@ -41,14 +41,13 @@ func (s *Supervisor) runSlot(ctx, loop context.Context, j *job, sl *slot, on ver
 	}
 	s.printf("#%d: verifying its merge %s%s", n, short(c.Commit), onTopOf(on.ahead))
 	err = s.o.Git.VerifyAt(ctx, c.Commit, s.verifier(j, on))
-	j.onLoop(func() { rerr = s.verified(sl, c.Commit, on, err, ctx.Err() != nil, loop.Err() != nil) })
-	if rerr != nil {
+	var stuck *parking
+	j.onLoop(func() { stuck, rerr = s.verified(sl, c, on, err, ctx.Err() != nil, loop.Err() != nil) })
+	if rerr != nil || stuck == nil {
 		return rerr
 	}
-	if err != nil && !errors.Is(err, gitops.ErrVerifyFailed) && ctx.Err() == nil {
-		return fmt.Errorf("verify #%d: %w", n, err) // no verdict (a scratch checkout that could not be made): again
-	}
-	return nil
+	// ctx ended with the slot made stale: the park is the loop's.
+	return s.park(loop, j, stuck.detail, stuck.question, nil)
 }
 
 // prepared takes up sl's prepared merge (c, or the failure err), on the
@@ -97,40 +96,42 @@ func (s *Supervisor) behind(sl *slot) bool {
 	return false
 }
 
-// verified takes up the verify of sl's merge commit (err its failure),
+// verified takes up the verify of c's merge commit (err its failure),
 // on the loop. A verify cancelled because its base changed is recorded
 // as such; one cut short by the supervisor stopping is not (the next
-// one records it as interrupted).
-func (s *Supervisor) verified(sl *slot, commit string, on verifyOn, err error, cancelled, stopping bool) error {
+// one records it as interrupted). One that ended with no verdict is
+// noVerdict's: parking, when not nil, is the park of sl's issue its job
+// is to make.
+func (s *Supervisor) verified(sl *slot, c gitops.Candidate, on verifyOn, err error, cancelled, stopping bool) (*parking, error) {
 	s.train.poke = true
-	n := sl.n
+	n, commit := sl.n, c.Commit
 	current := sl.state == slotVerifying && sl.commit == commit
 	switch {
 	case stopping:
 		if current {
 			s.restale(sl)
 		}
-		return nil
+		return nil, nil
 	case !current || cancelled:
 		if current {
 			s.restale(sl)
 		}
 		s.printf("#%d: verify at %s cancelled: what it was built on changed; verifying it again", n, short(commit))
-		return s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: backlog.VerifyCancelled, Commit: commit,
+		return nil, s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: backlog.VerifyCancelled, Commit: commit,
 			Detail: "a candidate ahead of it failed, conflicted or left the merge train"})
 	case err == nil:
 		sl.state = slotPassed
-		return nil
+		return nil, nil
 	case errors.Is(err, gitops.ErrVerifyFailed):
 		sl.state, sl.verdict = slotFailed, err
 		if s.behind(sl) {
 			s.printf("%s", heldLine(n, "verify failed", on.ahead))
 		}
-		return s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: backlog.VerifyFailed, Commit: commit,
+		return nil, s.emit(backlog.Event{Kind: backlog.EvVerify, Issue: n, Outcome: backlog.VerifyFailed, Commit: commit,
 			Detail: err.Error()})
 	}
 	s.restale(sl)
-	return nil
+	return s.noVerdict(sl, c, on, err)
 }
 
 // landSlot lands the first slot: its verified merge commit pushed as it

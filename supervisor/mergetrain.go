@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 )
@@ -67,6 +68,12 @@ type slot struct {
 	verdict   error  // its failed verify
 	conflicts []string
 	cancel    context.CancelFunc // ends its job's verify
+	// tip is the worker commit whose verifies ended with no verdict
+	// (noverdict.go): tries of them, counted of those on the wave tip
+	// alone; retryAt is when the next may start.
+	tip            string
+	tries, counted int
+	retryAt        time.Time
 }
 
 // train is the loop's pipeline.
@@ -268,7 +275,7 @@ func (s *Supervisor) trainPlan() []trainAction {
 		}
 		busy := s.busyJob(sl.n)
 		if sl.state == slotStale && !busy {
-			if c.known && active < limit {
+			if c.known && active < limit && !s.backingOff(sl) {
 				acts = append(acts, trainAction{kind: actRedo, sl: sl, n: sl.n, base: c.base, ahead: c.ahead})
 			}
 			return acts // behind it, nothing is known until it is prepared

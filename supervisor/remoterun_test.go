@@ -12,6 +12,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
 	"github.com/wave-orchestrator/wave-orchestrator/backlog/runlog"
 	"github.com/wave-orchestrator/wave-orchestrator/gitops/gittest"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/exitcode"
 	"github.com/wave-orchestrator/wave-orchestrator/supervisor/checkout"
 )
 
@@ -77,5 +78,83 @@ func TestWorkersInTheirOwnClonesMergeAndASalvageRestoresTheSnapshot(t *testing.T
 	}
 	if left := git(t, f.origin, "for-each-ref", "refs/wave/salvage", "refs/wave/runs"); left != "" {
 		t.Errorf("left on origin after the merges:\n%s", left)
+	}
+}
+
+// startRemoteRun supervises issues in the background with workers in
+// clones of their own that push to origin over HTTP, as pods do.
+func (f *fixture) startRemoteRun(t *testing.T, issues ...int) *openRun {
+	t.Helper()
+	url := gittest.ServeHTTP(t, f.origin, "", "")
+	clones := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	out := &syncBuffer{}
+	s, err := New(f.options(ctx, out, issues...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := s.remoteOptions()
+	o.URL = url
+	o.Dir = func(n int) string { return filepath.Join(clones, "i"+strconv.Itoa(n)) }
+	s.co = checkout.NewRemote(o)
+	or := &openRun{done: make(chan result, 1)}
+	go func() {
+		res, err := s.Run(ctx)
+		or.done <- result{Result: res, out: out.String(), err: err}
+	}()
+	or.dir = func() string { d, _ := runlog.OpenDir(f.layout().StateDir); return d }
+	return or
+}
+
+// TestAPodsCandidateMadeAnOrphanBeforeItsMergeIsParkedWhileTheOtherMerges:
+// issue 1's worker finishes while issue 2's merge is being verified; then
+// its candidate on origin is replaced by an orphan commit (what a pod
+// holding origin's credential can push at any time). When the train
+// takes issue 1 up, the fetch of its candidate refuses the orphan: the
+// issue is parked saying so, and issue 2 is merged and the run ends (an
+// orphan merged nowhere, rather than the run ending on "no merge base").
+func TestAPodsCandidateMadeAnOrphanBeforeItsMergeIsParkedWhileTheOtherMerges(t *testing.T) {
+	f := newFixture(t)
+	gate := t.TempDir()
+	f.issue(1, "One", "Files: a/**\n\nlocal-agent: wait="+filepath.Join(gate, "ready1"))
+	f.issue(2, "Two", "Files: b/**")
+	f.verifyGate(`if [ "$WAVE_ISSUE_NUMBER" = 2 ]; then
+  touch ` + shellQuote(gate) + `/ready1
+  i=0; until [ -e ` + shellQuote(gate) + `/go ]; do i=$((i+1)); [ $i -gt 1200 ] && exit 1; sleep 0.05; done
+fi
+`)
+	f.config = strings.Replace(f.config, "\nbacklog:\n", "\nbacklog:\n  verifyParallel: 1\n", 1)
+	git(t, f.root, "add", "-A")
+	git(t, f.root, "commit", "-q", "-m", "issues")
+	git(t, f.root, "push", "-q", "origin", "main")
+	run := f.startRemoteRun(t, 1, 2)
+	run.until(t, f, "#1 ready to merge", func(ev backlog.Event) bool { return ev.Kind == backlog.EvReady && ev.Issue == 1 })
+	r, _, err := runlog.Read(run.dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := gittest.CommitOn(t, f.origin, "forged", "", map[string]string{"a/x.txt": "no history\n"})
+	git(t, f.origin, "update-ref", "refs/wave/candidates/"+r.Issues[1].Branch, orphan)
+	git(t, f.origin, "update-ref", "-d", "refs/heads/forged")
+	if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := <-run.done
+	if res.err != nil || res.ExitCode != exitcode.NeedsHuman {
+		t.Fatalf("run: exit %d, %v; want 43 (#1 parked)\n%s", res.ExitCode, res.err, res.out)
+	}
+	r, _, err = runlog.Read(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if is := r.Issues[1]; is.State != backlog.StateParked || !strings.Contains(is.Detail, "shares no history") {
+		t.Errorf("#1: %s (%s), want parked: its candidate shares no history", is.State, is.Detail)
+	}
+	if is := r.Issues[2]; is.State != backlog.StateMerged {
+		t.Errorf("#2: %s (%s), want merged", is.State, is.Detail)
+	}
+	if gittest.IsAncestor(f.origin, orphan, r.Info.WaveBranch) {
+		t.Error("the orphan reached the wave branch")
 	}
 }

@@ -63,7 +63,8 @@ type Options struct {
 	// Tick is the slow sweep between watcher events (default 1 s).
 	Tick time.Duration
 	// Backoff is the wait before the try-th (0-based) retry of a sweep
-	// that failed transiently (default: 2 s doubling, capped at 1 min).
+	// that failed transiently, or of a verify that ended with no verdict
+	// (noverdict.go) (default: 2 s doubling, capped at 1 min).
 	Backoff func(try int) time.Duration
 	// AnswerPoll is how often the source is asked whether questions were
 	// answered (default: every sweep locally, 30 s on GitHub).

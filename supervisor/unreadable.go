@@ -11,8 +11,9 @@ import (
 // unreadable parks w's issue, as a job of its own, when err says its
 // worker's checkout cannot be read as a worker's clone
 // (gitops.CheckoutError: a HEAD on no branch, a ref or .git leading out
-// of it, an object git's checks refuse) or its branch shares no history
-// with the wave branch: what a worker that broke or forged its git
+// of it, an object git's checks refuse), what its pod pushed holds an
+// object git's checks refuse, or its branch shares no history with the
+// wave branch: what a worker that broke or forged its git
 // leaves is its failure, never the run's end or an outage to wait out
 // (docs/security-model.md). handled reports that it parks the issue;
 // any other err is returned as it is. Called on the loop.
@@ -40,7 +41,8 @@ func (s *Supervisor) unreadableIn(ctx context.Context, j *job, err error) (handl
 // a worker's broken checkout or branch (and the run is not stopping).
 func unreadableWhy(ctx context.Context, n int, err error) (detail, question string, ok bool) {
 	ce, isCE := gitops.IsCheckoutError(err)
-	if !isCE && !errors.Is(err, gitops.ErrNoCommonHistory) || ctx.Err() != nil {
+	forged := errors.Is(err, gitops.ErrNoCommonHistory) || errors.Is(err, gitops.ErrRefusedObject)
+	if !isCE && !forged || ctx.Err() != nil {
 		return "", "", false
 	}
 	where := "its branch"

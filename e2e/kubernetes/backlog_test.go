@@ -44,12 +44,27 @@ const victim = 7
 
 func newKubeBacklog(t *testing.T) *kubeBacklog {
 	t.Helper()
+	k := onKube(t, e2etest.NewBacklogRepo(t))
+	for n := 1; n <= backlogIssues; n++ {
+		directive := fmt.Sprintf("local-agent: commit=part%d/work.md", n)
+		if n == victim {
+			// Leaves an uncommitted file, then waits for the test's go.
+			directive += fmt.Sprintf(" dirty=part%d/wip.md wait=%s", n, filepath.Join(k.ctl, "go"))
+		}
+		k.Issue(n, fmt.Sprintf("Issue %d", n), fmt.Sprintf("Files: part%d/**\n\n%s", n, directive))
+	}
+	k.CommitIssues(t)
+	return k
+}
+
+// onKube runs r's workers as pods of a fresh namespace on the test node.
+func onKube(t *testing.T, r *e2etest.BacklogRepo) *kubeBacklog {
+	t.Helper()
 	c := kubeCluster.Get(t)
 	ns := c.Namespace(t, "e2e-backlog")
 	kubeconfig := manifestLauncher(t, c, ns)
 	node := c.StartNode(t, kubetest.NodeOptions{Namespace: ns, Binaries: map[string]string{e2etest.Bin(): e2etest.Bin()}})
 	counted, requests := countingKubeconfig(t, kubeconfig)
-	r := e2etest.NewBacklogRepo(t)
 	url := gittest.ServeHTTP(t, r.Origin, "", "")
 	cfgPath := filepath.Join(r.Root, "wave.config.yaml")
 	cfg, err := os.ReadFile(cfgPath)
@@ -60,17 +75,7 @@ func newKubeBacklog(t *testing.T) *kubeBacklog {
 		"    kubeconfig: " + strconv.Quote(counted) + "\n    namespace: " + ns + "\n    image: wave-agents:test\n" +
 		"    serviceAccount: wave\n    binary: " + strconv.Quote(e2etest.Bin()) + "\n    gitURL: " + strconv.Quote(url) + "\n"
 	r.Write("wave.config.yaml", strings.Replace(string(cfg), "runtime:\n", kube, 1))
-	k := &kubeBacklog{BacklogRepo: r, c: c, ns: ns, node: node, requests: requests, ctl: t.TempDir()}
-	for n := 1; n <= backlogIssues; n++ {
-		directive := fmt.Sprintf("local-agent: commit=part%d/work.md", n)
-		if n == victim {
-			// Leaves an uncommitted file, then waits for the test's go.
-			directive += fmt.Sprintf(" dirty=part%d/wip.md wait=%s", n, filepath.Join(k.ctl, "go"))
-		}
-		r.Issue(n, fmt.Sprintf("Issue %d", n), fmt.Sprintf("Files: part%d/**\n\n%s", n, directive))
-	}
-	r.CommitIssues(t)
-	return k
+	return &kubeBacklog{BacklogRepo: r, c: c, ns: ns, node: node, requests: requests, ctl: t.TempDir()}
 }
 
 // record is the newest mirrored record of issue n's worker (nil before

@@ -104,6 +104,30 @@ func CommitOn(t testing.TB, dir, branch, start string, files map[string]string) 
 	return commit
 }
 
+// ForgedCommit makes, in the repository at dir, a commit no git writes
+// but a hostile worker can with git mktree: on parent (a commit), its
+// tree plus an entry name (".git", "..", ".") holding
+// hooks/post-checkout, a script; parent "" makes it a root commit (an
+// orphan, sharing no history) of that entry alone. No ref is changed.
+func ForgedCommit(t testing.TB, dir, parent, name string) string {
+	t.Helper()
+	hook := runWith(t, dir, nil, "#!/bin/sh\ntouch forged-hook-ran\n", "hash-object", "-w", "--stdin")
+	hooks := runWith(t, dir, nil, "100755 blob "+hook+"\tpost-checkout\n", "mktree")
+	entry := runWith(t, dir, nil, "040000 tree "+hooks+"\thooks\n", "mktree")
+	listing := ""
+	if parent != "" {
+		if l := Run(t, dir, "ls-tree", parent); l != "" {
+			listing = l + "\n"
+		}
+	}
+	tree := runWith(t, dir, nil, listing+"040000 tree "+entry+"\t"+name+"\n", "mktree")
+	args := []string{"commit-tree", tree, "-m", "forged " + name}
+	if parent != "" {
+		args = append(args, "-p", parent)
+	}
+	return Run(t, dir, args...)
+}
+
 // Ref is the sha ref names in the repository at dir (a clone or a bare
 // origin), "" when absent.
 func Ref(dir, ref string) string {

@@ -233,11 +233,15 @@ func (c *Remote) Fetch(ctx context.Context, is *backlog.IssueRun) error {
 }
 
 // fetchBranch brings the worker's candidate, else origin's branch of an
-// older version's pod, into the clone's refs/heads/<branch>.
+// older version's pod, into the clone's refs/heads/<branch>, checked as
+// a local worker's clone is: an object git's checks refuse
+// (gitops.ErrRefusedObject) or a branch with no history in common with
+// the wave branch (gitops.ErrNoCommonHistory) is its worker's failure,
+// which parks its issue (docs/security-model.md).
 func (c *Remote) fetchBranch(ctx context.Context, is *backlog.IssueRun) error {
-	_, ok, err := c.o.Git.FetchCandidate(ctx, gitops.CandidateRef(is.Branch), is.Branch)
+	_, ok, err := c.o.Git.FetchCandidate(ctx, gitops.CandidateRef(is.Branch), is.Branch, c.waveRef())
 	if err == nil && !ok {
-		_, _, err = c.o.Git.FetchWorker(ctx, is.Branch)
+		_, _, err = c.o.Git.FetchWorker(ctx, is.Branch, c.waveRef())
 	}
 	if err != nil {
 		return fmt.Errorf("#%d: %w", is.Number, err)
