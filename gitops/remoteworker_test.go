@@ -143,6 +143,7 @@ func TestRemoteURLIsWhatAPodCanReach(t *testing.T) {
 // outage to wait out — and a candidate sharing no history with the wave
 // branch is refused as an orphan.
 func TestWhatAPodPushedIsCheckedAsALocalWorkersClone(t *testing.T) {
+	t.Parallel()
 	origin := newOrigin(t)
 	sup := newClone(t, origin)
 	pod := runnerDir(t, origin)

@@ -152,6 +152,7 @@ func TestPrepareTakesUpTheVerifiedMergeAKilledSupervisorLeftUnpushed(t *testing.
 // exits 0) is never verified: a verify there would pass a tree without
 // the file that the merge then lands.
 func TestAVerifyNeverRunsOnACheckoutMissingAFileOfTheCommit(t *testing.T) {
+	t.Parallel()
 	_, r := newWave(t)
 	tip := gitT(t, r.Dir, "rev-parse", "refs/remotes/origin/"+testWave)
 	mktree := func(listing string) string {

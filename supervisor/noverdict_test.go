@@ -22,6 +22,7 @@ import (
 // commit and the error; worker 2 is merged and the run ends. The name
 // spells a full disk: git quotes it, and the run never waits it out.
 func TestAMergeWhoseVerifyCannotStartIsParkedWhileTheOtherMerges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.issue(1, "A name too long", "Files: a/**")
 	f.issue(2, "Two", "Files: b/**")

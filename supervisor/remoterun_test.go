@@ -115,6 +115,7 @@ func (f *fixture) startRemoteRun(t *testing.T, issues ...int) *openRun {
 // issue is parked saying so, and issue 2 is merged and the run ends (an
 // orphan merged nowhere, rather than the run ending on "no merge base").
 func TestAPodsCandidateMadeAnOrphanBeforeItsMergeIsParkedWhileTheOtherMerges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	gate := t.TempDir()
 	f.issue(1, "One", "Files: a/**\n\nlocal-agent: wait="+filepath.Join(gate, "ready1"))
