@@ -61,10 +61,11 @@ func readTrace(t *testing.T, gate string) []traced {
 }
 
 // brokenWorkers are shell workers writing part<n>/work.txt, ready in
-// the issues' order (#n's first run ends once #n-1's did); the first
-// attempt of each issue in broken also commits part<n>/BROKEN, which
-// the verify step refuses, and its rework round removes it. An attempt
-// after the first merges the wave branch first.
+// the issues' order (#n's first run ends once the run's log has #n-1
+// ready: two runs that end together may be taken up in either order);
+// the first attempt of each issue in broken also commits part<n>/BROKEN,
+// which the verify step refuses, and its rework round removes it. An
+// attempt after the first merges the wave branch first.
 func (f *fixture) brokenWorkers(broken ...int) string {
 	list := strings.Trim(fmt.Sprint(broken), "[]")
 	return f.shellWorkers(`set -e
@@ -73,7 +74,7 @@ n=$WAVE_ISSUE_NUMBER
 mkdir -p part$n
 if [ "$WAVE_ATTEMPT" = 1 ] && [ "$n" -gt 1 ]; then
   p=$((n-1)); i=0
-  until grep -Eq '"terminalDisposition": *"completed"' "$RUNS"/*/runs/i$p-a1/runtime.json 2>/dev/null; do i=$((i+1)); [ $i -gt 400 ] && exit 1; sleep 0.05; done
+  until grep -Eq '"kind":"ready","issue":'"$p"'[,}]' "$RUNS"/*/events.jsonl 2>/dev/null; do i=$((i+1)); [ $i -gt 400 ] && exit 1; sleep 0.05; done
 fi
 if [ "$WAVE_ATTEMPT" -gt 1 ]; then
   gitc merge -q -X ours --no-edit "$WAVE_TARGET_BRANCH" || true
@@ -209,13 +210,13 @@ func TestMergesLandInTheQueuesOrder(t *testing.T) {
 	for n := 1; n <= 3; n++ {
 		f.issue(n, fmt.Sprintf("Part %d", n), fmt.Sprintf("Files: part%d/**", n))
 	}
-	// Ready in order: #n's worker finishes once #n-1's did.
+	// Ready in order: #n's worker finishes once #n-1 is ready.
 	gate := f.shellWorkers(`set -e
 RUNS=` + shellQuote(runlog.Root(f.layout().StateDir)) + `
 n=$WAVE_ISSUE_NUMBER
 if [ "$n" -gt 1 ]; then
   p=$((n-1)); i=0
-  until grep -Eq '"terminalDisposition": *"completed"' "$RUNS"/*/runs/i$p-a1/runtime.json 2>/dev/null; do i=$((i+1)); [ $i -gt 400 ] && exit 1; sleep 0.05; done
+  until grep -Eq '"kind":"ready","issue":'"$p"'[,}]' "$RUNS"/*/events.jsonl 2>/dev/null; do i=$((i+1)); [ $i -gt 400 ] && exit 1; sleep 0.05; done
 fi
 mkdir -p part$n && echo "work of #$n" > part$n/work.txt && gitc add -A part$n && gitc commit -q -m "Work on #$n"
 echo "[backlog-result] state=done detail=shell worker"
