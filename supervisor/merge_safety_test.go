@@ -120,8 +120,9 @@ else
     i=0; until [ -e "$GATE/merging-1" ]; do i=$((i+1)); [ $i -gt 400 ] && exit 1; sleep 0.05; done
   fi
   if [ "$n" = 3 ]; then
-    # Ready after #2: the loop sees each exit as it happens.
-    i=0; until grep -Eq '"terminalDisposition": *"completed"' "$RUNS"/*/runs/i2-a1/runtime.json 2>/dev/null; do i=$((i+1)); [ $i -gt 400 ] && exit 1; sleep 0.05; done
+    # Ready after #2: two runs that end together may be taken up in
+    # either order, so #3's ends once the run's log has #2 ready.
+    i=0; until grep -Eq '"kind":"ready","issue":2[,}]' "$RUNS"/*/events.jsonl 2>/dev/null; do i=$((i+1)); [ $i -gt 400 ] && exit 1; sleep 0.05; done
   fi
   f=own-$n.txt; [ "$n" = 3 ] || f=shared.txt
   echo "work of #$n" > $f && gitc add $f && gitc commit -q -m "Work on #$n"
