@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/wave-orchestrator/wave-orchestrator/internal/logtail"
 )
 
 // Delivery bounds: each try has tryTimeout; a failing sink is
@@ -79,7 +81,7 @@ type Follower struct {
 	sinks []Sink
 	o     Options
 	log   *slog.Logger
-	tail  tailer
+	tail  logtail.Tail
 
 	mu       sync.Mutex
 	down     map[string]string // sink → why its last delivery failed every try
@@ -106,7 +108,7 @@ func newFollower(j journal, sinks []Sink, o Options) *Follower {
 	if o.Backoff == nil {
 		o.Backoff = defaultBackoff
 	}
-	return &Follower{j: j, sinks: sinks, o: o, log: o.Logger, tail: tailer{path: j.path(), rotates: j.rotates()},
+	return &Follower{j: j, sinks: sinks, o: o, log: o.Logger, tail: logtail.Tail{Path: j.path(), Rotates: j.rotates()},
 		down: map[string]string{}, done: map[string]bool{}, intended: map[string]bool{}, queued: map[string]bool{},
 		queues: map[string]chan record{}, flushing: make(chan struct{})}
 }
@@ -126,9 +128,9 @@ func (f *Follower) say(format string, args ...any) {
 // until Stop. It returns once the follower's scope is fixed, so every
 // event appended after it returns is delivered.
 func (f *Follower) start() error {
-	lines, err := f.tail.readAll()
+	lines, err := f.tail.ReadAll()
 	if err != nil {
-		return err
+		return fmt.Errorf("notify: %w", err)
 	}
 	entries := make([]entry, len(lines))
 	for i, l := range lines {
@@ -155,7 +157,7 @@ func (f *Follower) start() error {
 			return err
 		}
 	}
-	f.tail.pin()
+	f.tail.Pin()
 	for _, e := range entries[from:] {
 		f.take(e)
 	}
@@ -222,7 +224,7 @@ func (f *Follower) take(e entry) {
 }
 
 func (f *Follower) readNew() {
-	lines, err := f.tail.readNew()
+	lines, err := f.tail.ReadNew()
 	if err != nil {
 		f.log.Warn("notify: read log", "err", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wave-orchestrator/wave-orchestrator/backlog"
+	"github.com/wave-orchestrator/wave-orchestrator/internal/logtail"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/otelenv"
 	"github.com/wave-orchestrator/wave-orchestrator/internal/termtext"
 	"github.com/wave-orchestrator/wave-orchestrator/lanes"
@@ -50,7 +51,7 @@ type Follower struct {
 	log    *slog.Logger
 	lane   string
 	mode   string // wave | backlog: the runs' mode in metrics
-	tail   tailer
+	tail   logtail.Tail
 	apply  func(line []byte, live bool) []op
 	tp     *sdktrace.TracerProvider
 	mp     *sdkmetric.MeterProvider
@@ -128,7 +129,7 @@ func newFollower(lane, mode, path string, rotates bool, o Options) *Follower {
 	if !cfg.Enabled() {
 		return nil
 	}
-	f := &Follower{log: o.Logger, lane: lane, mode: mode, tail: tailer{path: path, rotates: rotates}, open: map[string]*openSpan{}}
+	f := &Follower{log: o.Logger, lane: lane, mode: mode, tail: logtail.Tail{Path: path, Rotates: rotates}, open: map[string]*openSpan{}}
 	res := resourceFor(lane)
 	// What the SDK and the exporters report goes to our log: failed
 	// exports (the receiver's answer escaped, as all untrusted text), and
@@ -190,10 +191,11 @@ func resourceFor(lane string) *resource.Resource {
 // opened again with their own times and ids, nothing is counted twice —
 // then follows it.
 func (f *Follower) start() *Follower {
-	lines, err := f.tail.readAll()
+	lines, err := f.tail.ReadAll()
 	if err != nil {
 		f.log.Warn("telemetry: read the log", "err", err)
 	}
+	f.tail.Pin() // no log yet: the one created next is followed from its start
 	f.mu.Lock()
 	for _, l := range lines {
 		for _, o := range f.apply(l, false) {
@@ -239,13 +241,13 @@ func (f *Follower) watch() {
 	var events chan fsnotify.Event
 	if err == nil {
 		defer w.Close()
-		if w.Add(filepath.Dir(f.tail.path)) == nil {
+		if w.Add(filepath.Dir(f.tail.Path)) == nil {
 			events = w.Events
 		}
 	}
 	tick := time.NewTicker(safetyTick)
 	defer tick.Stop()
-	base := filepath.Base(f.tail.path)
+	base := filepath.Base(f.tail.Path)
 	for {
 		select {
 		case <-f.stop:
@@ -261,7 +263,7 @@ func (f *Follower) watch() {
 }
 
 func (f *Follower) readNew() {
-	lines, err := f.tail.readNew()
+	lines, err := f.tail.ReadNew()
 	if err != nil {
 		f.log.Warn("telemetry: read the log", "err", err)
 	}
