@@ -11,7 +11,7 @@ import (
 	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 )
 
-// untrustedCommand is argv, the repository's own code (backlog.setup),
+// untrustedCommand is argv, the repository's own code (backlog.setup, backlog.verify),
 // run in dir the way a worker runs (docs/security-model.md): with env
 // (which the caller made without the supervisor's secrets), in a session
 // of its own, and, when the run is sandboxed, in a sandbox: dir

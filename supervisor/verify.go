@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/wave-orchestrator/wave-orchestrator/config"
-	"github.com/wave-orchestrator/wave-orchestrator/sandbox"
 )
 
 // verifyCommand is backlog.verify's command at the would-be merge commit
@@ -26,47 +23,11 @@ import (
 // ends the sandbox and returns the hosts it refused.
 func (s *Supervisor) verifyCommand(ctx context.Context, n int, argv []string, dir, commit string) (cmd *exec.Cmd, done func() []string, err error) {
 	env := verifyEnv(s.o.Config, os.Environ(), n, commit)
-	if !s.sandbox.On {
-		cmd = command(ctx, argv, dir)
-		cmd.Env = env
-		newSession(cmd)
-		return cmd, func() []string { return nil }, nil
-	}
-	sb := s.o.Config.Backlog.Sandbox
-	home, _ := os.UserHomeDir()
-	self, err := filepath.Abs(s.o.Self)
-	if err != nil {
-		return nil, nil, err
-	}
-	var mu sync.Mutex
-	var refused []string
-	box, err := sandbox.Open(sandbox.Options{Bwrap: s.sandbox.Bwrap, Self: self, Checkout: dir, Borrow: s.borrow(), ReadOnly: sb.ReadOnlyPaths(home),
-		AllowHosts: sb.AllowHosts, Network: sb.VerifyNet(),
-		Refused: func(hostport, _ string) {
-			mu.Lock()
-			refused = append(refused, hostport)
-			mu.Unlock()
-		}}, env)
+	cmd, done, err = s.untrustedCommand(ctx, argv, dir, env, false, s.o.Config.Backlog.Sandbox.VerifyNet())
 	if err != nil {
 		return nil, nil, fmt.Errorf("verify #%d: %w", n, err)
 	}
-	inner, err := box.Cmd(argv, env, dir)
-	if err != nil {
-		box.Close()
-		return nil, nil, fmt.Errorf("verify #%d: %w", n, err)
-	}
-	cmd = command(ctx, inner.Args, dir)
-	cmd.Env, cmd.ExtraFiles = inner.Env, inner.ExtraFiles
-	newSession(cmd)
-	return cmd, func() []string {
-		for _, f := range inner.ExtraFiles {
-			f.Close()
-		}
-		box.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		return refused
-	}, nil
+	return cmd, done, nil
 }
 
 // newSession starts cmd in a session of its own: with no controlling
